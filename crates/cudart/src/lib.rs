@@ -1,0 +1,1 @@
+//! A libcudart.so.11.0 replacement that runs kernels on the simulator.

@@ -1,0 +1,1 @@
+//! Functional SIMT execution of PTX kernels.
