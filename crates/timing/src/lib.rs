@@ -1,0 +1,1 @@
+//! Cycle-level timing model of the GPU.
