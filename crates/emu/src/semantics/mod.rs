@@ -1,0 +1,8 @@
+//! Numeric semantics of PTX instructions as pure functions on bit patterns, independent of
+//! the IR and of execution state. Each function follows the PTX ISA's definition of the
+//! instruction (ISA §9.7); where the ISA leaves a result machine-specific, the function
+//! documents the value it returns.
+
+pub mod exact;
+
+pub use exact::{Format, Rounding};
