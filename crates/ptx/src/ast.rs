@@ -144,6 +144,42 @@ pub enum Statement {
     Pragma(Pragma),
     /// `.loc file line column [, function_name label, inlined_at f l c]`
     Loc(LocDirective),
+    /// `prototype_0 : .callprototype (.param .b32 _) _ (.param .b64 _);`: the signature an
+    /// indirect `call` names as its last operand. Added by the parser: both compilers emit
+    /// it inside the call-sequence scope of every call through a function pointer.
+    CallPrototype(CallPrototype),
+    /// `tbl: .branchtargets $L1, $L2;` or `tgts: .calltargets f, g;`: the candidate list
+    /// that `brx.idx` or an indirect `call` may name. Added by the parser.
+    TargetList(TargetList),
+}
+
+/// `label: .callprototype (return params) _ (params) [.noreturn];`
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallPrototype {
+    pub label: Ident,
+    /// Empty both for `()_` (what nvcc writes for a void prototype) and for a bare `_`.
+    pub return_params: Vec<Param>,
+    /// Parameter names are usually `_`.
+    pub params: Vec<Param>,
+    pub noreturn: bool,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TargetListKind {
+    /// `.branchtargets`: labels, for `brx.idx`.
+    Branch,
+    /// `.calltargets`: functions, for an indirect `call`.
+    Call,
+}
+
+/// `label: .branchtargets a, b, c;`
+#[derive(Clone, Debug, PartialEq)]
+pub struct TargetList {
+    pub label: Ident,
+    pub kind: TargetListKind,
+    pub targets: Vec<Ident>,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -166,6 +202,9 @@ pub struct RegDeclarator {
 pub struct VariableDecl {
     pub linkage: Option<Linkage>,
     pub space: StateSpace,
+    /// `.attribute(.managed)`: a `__managed__` variable (nvcc writes it for CUDA managed
+    /// memory). Added by the parser; `.attribute(.unified(...))` is not supported.
+    pub managed: bool,
     pub align: Option<u32>,
     pub vector: Option<VectorWidth>,
     pub ty: VariableType,
@@ -196,14 +235,21 @@ pub enum Initializer {
 pub enum InitValue {
     Immediate(Immediate),
     /// `sym`, `sym+4`: the address of another variable (or function).
-    Symbol { name: Ident, offset: i64 },
+    Symbol {
+        name: Ident,
+        offset: i64,
+    },
     /// `generic(sym)`, `generic(sym)+4`
-    Generic { name: Ident, offset: i64 },
+    Generic {
+        name: Ident,
+        offset: i64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FileDirective {
     pub index: u32,
+    /// The text between the quotes, verbatim (escapes are not processed).
     pub path: String,
     /// Optional `, timestamp, size`.
     pub timestamp_and_size: Option<(u64, u64)>,
@@ -212,6 +258,7 @@ pub struct FileDirective {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct SectionDirective {
+    /// The section's name without its leading dot: `debug_info` for `.section .debug_info`.
     pub name: String,
     /// The text between the braces, verbatim.
     pub body: String,
@@ -220,6 +267,7 @@ pub struct SectionDirective {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Pragma {
+    /// The text between the quotes, verbatim (escapes are not processed).
     pub text: String,
     pub span: Span,
 }
@@ -274,7 +322,15 @@ pub enum Operand {
     /// `_`: a sink.
     Sink(Span),
     /// `sym+4` used directly (e.g. `mov.u64 %rd1, sym+4`).
-    SymbolOffset { name: Ident, offset: i64 },
+    SymbolOffset {
+        name: Ident,
+        offset: i64,
+    },
+    /// `[texref, {%f1, %f2}]`, `[texref, sampler, {%f1, %f2}]`: the bracketed handle and
+    /// coordinate operand of `tex`, `tld4`, `suld`, `sust` and `sured`. The first element is
+    /// always a `Name`. (A lone `[texref]`, as `txq` takes it, is an [`Address`].) Added by
+    /// the parser: nvcc emits it for every texture fetch.
+    TextureAddress(Vec<Operand>, Span),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -687,12 +743,18 @@ impl ScalarType {
     }
 
     pub fn is_signed_int(self) -> bool {
-        matches!(self, ScalarType::S4 | ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64)
+        matches!(
+            self,
+            ScalarType::S4 | ScalarType::S8 | ScalarType::S16 | ScalarType::S32 | ScalarType::S64
+        )
     }
 
     pub fn is_float(self) -> bool {
         use ScalarType::*;
-        matches!(self, F16 | F16x2 | Bf16 | Bf16x2 | Tf32 | E4m3 | E5m2 | F32 | F64)
+        matches!(
+            self,
+            F16 | F16x2 | Bf16 | Bf16x2 | Tf32 | E4m3 | E5m2 | F32 | F64
+        )
     }
 }
 
@@ -812,5 +874,177 @@ impl Instruction {
             Modifier::Vector(v) => Some(*v),
             _ => None,
         })
+    }
+}
+
+impl Module {
+    /// Sets every [`Span`] in the tree to `Span::default()`, so that trees parsed from
+    /// differently formatted text compare equal when they say the same thing.
+    pub fn erase_spans(&mut self) {
+        self.span = Span::default();
+        for ident in &mut self.target {
+            ident.span = Span::default();
+        }
+        for item in &mut self.items {
+            item.erase_spans();
+        }
+    }
+}
+
+impl ModuleItem {
+    fn erase_spans(&mut self) {
+        match self {
+            ModuleItem::Function(f) => f.erase_spans(),
+            ModuleItem::Variable(v) => v.erase_spans(),
+            ModuleItem::File(f) => f.span = Span::default(),
+            ModuleItem::Section(s) => s.span = Span::default(),
+            ModuleItem::Pragma(p) => p.span = Span::default(),
+        }
+    }
+}
+
+impl Function {
+    fn erase_spans(&mut self) {
+        self.span = Span::default();
+        self.name.span = Span::default();
+        for p in self.return_params.iter_mut().chain(&mut self.params) {
+            p.erase_spans();
+        }
+        for d in &mut self.directives {
+            if let PerformanceDirective::Pragma(p) = d {
+                p.span = Span::default();
+            }
+        }
+        if let Some(body) = &mut self.body {
+            body.erase_spans();
+        }
+    }
+}
+
+impl Param {
+    fn erase_spans(&mut self) {
+        self.span = Span::default();
+        self.name.span = Span::default();
+    }
+}
+
+impl VariableDecl {
+    fn erase_spans(&mut self) {
+        self.span = Span::default();
+        self.name.span = Span::default();
+        if let Some(init) = &mut self.init {
+            init.erase_spans();
+        }
+    }
+}
+
+impl Initializer {
+    fn erase_spans(&mut self) {
+        match self {
+            Initializer::Value(InitValue::Immediate(_)) => {}
+            Initializer::Value(InitValue::Symbol { name, .. })
+            | Initializer::Value(InitValue::Generic { name, .. }) => name.span = Span::default(),
+            Initializer::List(items) => items.iter_mut().for_each(Initializer::erase_spans),
+        }
+    }
+}
+
+impl Block {
+    fn erase_spans(&mut self) {
+        self.span = Span::default();
+        for s in &mut self.statements {
+            s.erase_spans();
+        }
+    }
+}
+
+impl Statement {
+    fn erase_spans(&mut self) {
+        match self {
+            Statement::Label(l) => l.span = Span::default(),
+            Statement::Instruction(i) => i.erase_spans(),
+            Statement::RegDecl(r) => {
+                r.span = Span::default();
+                for d in &mut r.names {
+                    d.name.span = Span::default();
+                }
+            }
+            Statement::Variable(v) => v.erase_spans(),
+            Statement::Block(b) => b.erase_spans(),
+            Statement::Pragma(p) => p.span = Span::default(),
+            Statement::Loc(l) => l.span = Span::default(),
+            Statement::CallPrototype(c) => {
+                c.span = Span::default();
+                c.label.span = Span::default();
+                for p in c.return_params.iter_mut().chain(&mut c.params) {
+                    p.erase_spans();
+                }
+            }
+            Statement::TargetList(t) => {
+                t.span = Span::default();
+                t.label.span = Span::default();
+                for target in &mut t.targets {
+                    target.span = Span::default();
+                }
+            }
+        }
+    }
+}
+
+impl Instruction {
+    fn erase_spans(&mut self) {
+        self.span = Span::default();
+        if let Some(g) = &mut self.guard {
+            g.predicate.span = Span::default();
+        }
+        for op in &mut self.operands {
+            op.erase_spans();
+        }
+    }
+}
+
+impl Operand {
+    fn erase_spans(&mut self) {
+        match self {
+            Operand::Name { name, .. } | Operand::SymbolOffset { name, .. } => {
+                name.span = Span::default()
+            }
+            Operand::Not(inner) => inner.erase_spans(),
+            Operand::PredicatePair(a, b) => {
+                a.span = Span::default();
+                b.span = Span::default();
+            }
+            Operand::Immediate(_, span) | Operand::Sink(span) => *span = Span::default(),
+            Operand::Address(a) => {
+                a.span = Span::default();
+                if let AddressBase::Name(n) = &mut a.base {
+                    n.span = Span::default();
+                }
+            }
+            Operand::Vector(items, span)
+            | Operand::List(items, span)
+            | Operand::TextureAddress(items, span) => {
+                *span = Span::default();
+                items.iter_mut().for_each(Operand::erase_spans);
+            }
+        }
+    }
+}
+
+impl Operand {
+    /// The source range of the whole operand.
+    pub fn span(&self) -> Span {
+        match self {
+            Operand::Name { name, .. } => name.span,
+            Operand::SymbolOffset { name, .. } => name.span,
+            Operand::Not(inner) => inner.span(),
+            Operand::PredicatePair(a, b) => a.span.to(b.span),
+            Operand::Immediate(_, span)
+            | Operand::Sink(span)
+            | Operand::Vector(_, span)
+            | Operand::List(_, span)
+            | Operand::TextureAddress(_, span) => *span,
+            Operand::Address(a) => a.span,
+        }
     }
 }
