@@ -94,7 +94,7 @@ pub enum Unpacked {
 }
 
 impl Unpacked {
-    pub fn neg(self) -> bool {
+    pub fn is_negative(self) -> bool {
         match self {
             Unpacked::Nan => false,
             Unpacked::Inf { neg } | Unpacked::Zero { neg } | Unpacked::Finite { neg, .. } => neg,
@@ -307,7 +307,7 @@ pub fn add(a: u64, b: u64, fmt: Format, mode: Rounding) -> u64 {
 pub fn mul(a: u64, b: u64, fmt: Format, mode: Rounding) -> u64 {
     use Unpacked::*;
     let (ua, ub) = (unpack(a, fmt), unpack(b, fmt));
-    let neg = ua.neg() ^ ub.neg();
+    let neg = ua.is_negative() ^ ub.is_negative();
     match (ua, ub) {
         (Nan, _) | (_, Nan) => fmt.canonical_nan(),
         (Inf { .. }, Zero { .. }) | (Zero { .. }, Inf { .. }) => fmt.canonical_nan(),
@@ -328,7 +328,7 @@ pub fn mul(a: u64, b: u64, fmt: Format, mode: Rounding) -> u64 {
 pub fn fma(a: u64, b: u64, c: u64, fmt: Format, mode: Rounding) -> u64 {
     use Unpacked::*;
     let (ua, ub, uc) = (unpack(a, fmt), unpack(b, fmt), unpack(c, fmt));
-    let pneg = ua.neg() ^ ub.neg();
+    let pneg = ua.is_negative() ^ ub.is_negative();
     match (ua, ub, uc) {
         (Nan, _, _) | (_, Nan, _) | (_, _, Nan) => fmt.canonical_nan(),
         (Inf { .. }, Zero { .. }, _) | (Zero { .. }, Inf { .. }, _) => fmt.canonical_nan(),
@@ -384,7 +384,7 @@ pub fn fma(a: u64, b: u64, c: u64, fmt: Format, mode: Rounding) -> u64 {
 pub fn div(a: u64, b: u64, fmt: Format, mode: Rounding) -> u64 {
     use Unpacked::*;
     let (ua, ub) = (unpack(a, fmt), unpack(b, fmt));
-    let neg = ua.neg() ^ ub.neg();
+    let neg = ua.is_negative() ^ ub.is_negative();
     match (ua, ub) {
         (Nan, _) | (_, Nan) => fmt.canonical_nan(),
         (Inf { .. }, Inf { .. }) | (Zero { .. }, Zero { .. }) => fmt.canonical_nan(),

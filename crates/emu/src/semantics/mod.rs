@@ -3,6 +3,11 @@
 //! instruction (ISA §9.7); where the ISA leaves a result machine-specific, the function
 //! documents the value it returns.
 
+pub mod compare;
+pub mod convert;
 pub mod exact;
+pub mod float;
+pub mod half;
+pub mod int;
 
 pub use exact::{Format, Rounding};
