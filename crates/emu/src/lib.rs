@@ -4,4 +4,5 @@
 //! asked and reports what it did (active lanes, addresses, values, next PC); the timing
 //! model decides when.
 
+pub mod memory;
 pub mod semantics;
