@@ -30,6 +30,9 @@ __global__ void sort_per_thread(const int* __restrict__ in, int* __restrict__ ou
     for (int b = 0; b < BUCKETS; ++b) bucket[b] = 0;
     for (int k = 0; k < ITEMS; ++k) bucket[items[k] & (BUCKETS - 1)]++;
 
+    // Kept rolled: when nvcc 11.8 unrolls this copy it vectorises the local loads
+    // differently from run to run, and the committed PTX must be reproducible.
+#pragma unroll 1
     for (int k = 0; k < ITEMS; ++k) out[k * total + t] = items[k];
     for (int b = 0; b < BUCKETS; ++b) counts[b * total + t] = bucket[b];
 }

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Rebuilds the built-in CUDA workloads. Every directory workloads/<name>/ holding
+# <name>.cu is a workload; for each one this writes, under the output directory:
+#
+#   bin/<name>                   executable: sm_70 SASS plus compute_70 PTX, linked against
+#                                the shared libcudart.so.11.0 (so a replacement runtime can
+#                                be preloaded in its place)
+#   ptx/nvcc/<name>.ptx          nvcc -O2 PTX, no debug information
+#   ptx/clang/<name>.ptx         clang-19 PTX for the same source
+#   ptx/nvcc-lineinfo/saxpy.ptx  one nvcc PTX file with -lineinfo (.loc/.file directives)
+#   ptxas-registers.tsv          registers per kernel entry, from ptxas -O3 on the nvcc PTX
+#
+# The PTX and the TSV are reproducible byte for byte (scripts/check-workload-ptx.sh
+# relies on it); the binaries need not be.
+#
+# Usage: scripts/build-workloads.sh [--out-dir DIR] [--no-binaries]
+#   --out-dir DIR   write the outputs under DIR instead of workloads/
+#   --no-binaries   only PTX and the register table
+# Environment: CUDA_PATH, the toolkit root given to clang (default /usr/lib/cuda).
+set -euo pipefail
+export LC_ALL=C
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out_dir=$repo/workloads
+build_binaries=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --out-dir)
+            [ $# -ge 2 ] || { echo "error: --out-dir needs a directory" >&2; exit 2; }
+            mkdir -p "$2"
+            out_dir=$(cd "$2" && pwd)
+            shift 2
+            ;;
+        --no-binaries)
+            build_binaries=0
+            shift
+            ;;
+        *)
+            echo "usage: $0 [--out-dir DIR] [--no-binaries]" >&2
+            exit 2
+            ;;
+    esac
+done
+
+cuda_path=${CUDA_PATH:-/usr/lib/cuda}
+arch=sm_70
+tools=(nvcc ptxas clang-19)
+if [ "$build_binaries" -eq 1 ]; then tools+=(cuobjdump objdump); fi
+for tool in "${tools[@]}"; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "error: $tool not found; scripts/install-cuda-toolkit.sh installs it" >&2
+        exit 1
+    fi
+done
+
+# Compile from the repository root with repository-relative source paths.
+cd "$repo"
+names=()
+for dir in workloads/*/; do
+    name=$(basename "$dir")
+    if [ -f "workloads/$name/$name.cu" ]; then names+=("$name"); fi
+done
+if [ ${#names[@]} -eq 0 ]; then
+    echo "error: no workloads/<name>/<name>.cu found" >&2
+    exit 1
+fi
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+# Start from empty output directories so that a removed workload leaves nothing behind.
+rm -rf "$out_dir/ptx/nvcc" "$out_dir/ptx/clang" "$out_dir/ptx/nvcc-lineinfo"
+mkdir -p "$out_dir/ptx/nvcc" "$out_dir/ptx/clang" "$out_dir/ptx/nvcc-lineinfo"
+if [ "$build_binaries" -eq 1 ]; then
+    rm -rf "$out_dir/bin"
+    mkdir -p "$out_dir/bin"
+fi
+
+registers=$scratch/registers.tsv
+: >"$registers"
+for name in "${names[@]}"; do
+    src=workloads/$name/$name.cu
+    echo "building $name" >&2
+
+    nvcc -O2 -arch="$arch" -ptx -o "$out_dir/ptx/nvcc/$name.ptx" "$src"
+    clang-19 -O2 -x cuda --cuda-device-only --cuda-gpu-arch="$arch" --cuda-path="$cuda_path" \
+        -S -o "$out_dir/ptx/clang/$name.ptx" "$src"
+
+    # Registers per entry: ptxas prints "Compiling entry function '<name>'" and, a few
+    # lines later, "Used <n> registers". Called (.func) functions get no register line.
+    ptxas -v -arch="$arch" -O3 -o "$scratch/$name.cubin" "$out_dir/ptx/nvcc/$name.ptx" 2>"$scratch/$name.ptxas"
+    awk -v workload="$name" '
+        /Compiling entry function/ { split($0, q, "\047"); entry = q[2] }
+        /Used [0-9]+ registers/ && entry != "" {
+            for (i = 1; i <= NF; i++) if ($i == "Used") regs = $(i + 1)
+            print workload "\t" entry "\t" regs
+            entry = ""
+        }' "$scratch/$name.ptxas" >>"$registers"
+
+    if [ "$build_binaries" -eq 1 ]; then
+        nvcc -O2 -arch="$arch" -cudart shared -o "$out_dir/bin/$name" "$src"
+        # The simulator needs both properties: it reads the embedded PTX and replaces
+        # the CUDA runtime library.
+        if ! cuobjdump -lptx "$out_dir/bin/$name" | grep -q '^PTX file'; then
+            echo "error: $out_dir/bin/$name embeds no PTX" >&2
+            exit 1
+        fi
+        if ! objdump -p "$out_dir/bin/$name" | grep -q 'NEEDED *libcudart\.so\.11\.0$'; then
+            echo "error: $out_dir/bin/$name is not linked against libcudart.so.11.0" >&2
+            exit 1
+        fi
+    fi
+done
+
+# nvcc writes the absolute source path into .file directives; rewrite it relative to the
+# repository so the file does not depend on where the repository is checked out.
+nvcc -O2 -arch="$arch" -lineinfo -ptx -o "$scratch/saxpy-lineinfo.ptx" workloads/saxpy/saxpy.cu
+sed "s|\"$repo/|\"|" "$scratch/saxpy-lineinfo.ptx" >"$out_dir/ptx/nvcc-lineinfo/saxpy.ptx"
+
+{
+    printf 'workload\tkernel\tregisters\n'
+    sort "$registers"
+} >"$out_dir/ptxas-registers.tsv"
+echo "built ${#names[@]} workloads into $out_dir" >&2
