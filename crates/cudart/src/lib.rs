@@ -1,1 +1,43 @@
-//! A libcudart.so.11.0 replacement that runs kernels on the simulator.
+//! A `libcudart.so.11.0` replacement that runs kernels on the simulator.
+//!
+//! Programs built with `nvcc -cudart shared` load this library instead of NVIDIA's runtime
+//! (put a directory holding it, named `libcudart.so.11.0`, on `LD_LIBRARY_PATH`). At start
+//! their static constructors register the embedded fatbinary ([`fatbin`]), whose PTX for
+//! the highest virtual architecture the simulated GPU supports is chosen and loaded on first
+//! use; kernels and `__device__` variables are registered by name. Launches pack the
+//! arguments into the kernel's PTX parameter layout ([`kernel_abi`]) and run synchronously
+//! on the [`device::Device`].
+//!
+//! # Symbol versions
+//! nvcc-built programs import `cudaMalloc@libcudart.so.11.0` etc. `build.rs` links the
+//! cdylib with GNU ld, `-soname libcudart.so.11.0` and `--default-symver`, which gives every
+//! export that version node (see `build.rs` for why not rust-lld). Every export of the real
+//! 11.8 runtime exists here: the unimplemented ones print one line,
+//! `regsim: cudaXxx is not supported by the simulator`, and return `cudaErrorNotSupported`.
+//!
+//! # Environment contract (set by `regsim run`)
+//! - `REGSIM_GPU` — path to the GPU configuration (stored; not read yet).
+//! - `REGSIM_STATS` — if set, at process exit the per-kernel statistics are written there as
+//!   JSON: `{"kernels":[{"name","grid":[x,y,z],"block":[x,y,z],"warp_instructions",
+//!   "thread_instructions"}…],"total":{"kernels","warp_instructions","thread_instructions"}}`.
+//! - `REGSIM_MODE` — `functional` (default) or `timing`; anything else warns and runs
+//!   functionally.
+//!
+//! After each kernel one line goes to stderr:
+//! `regsim: kernel NAME grid (x,y,z) block (x,y,z): W warp instructions, T thread instructions`.
+//!
+//! # Errors
+//! Codes are CUDA 11.8's numeric values ([`error`]). A kernel fault (kernel, PTX line, CTA,
+//! thread, address) is printed to stderr and returned, sticky, by the next runtime call, as
+//! on a real GPU. No Rust panic crosses into C.
+
+pub mod config;
+pub mod device;
+pub mod error;
+pub mod exports;
+pub mod fatbin;
+pub mod kernel_abi;
+pub mod lz4;
+pub mod props;
+pub mod runtime;
+pub mod stats;

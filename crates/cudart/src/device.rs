@@ -1,0 +1,290 @@
+//! What the runtime needs from the simulated GPU, behind one trait, and a host-only test
+//! double that implements it.
+//!
+//! Device memory is identity-mapped: a device pointer is the address of a real host
+//! allocation, so `cudaMallocManaged` and `cudaMallocHost` memory "just work" and the
+//! runtime copies bytes with plain memory copies once the device has confirmed that a range
+//! lies inside one of its allocations.
+
+use std::alloc::{self, Layout};
+use std::collections::{BTreeMap, HashMap};
+
+use thiserror::Error;
+
+use crate::error::CudaError;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl Dim3 {
+    pub fn count(self) -> u64 {
+        u64::from(self.x) * u64::from(self.y) * u64::from(self.z)
+    }
+}
+
+impl std::fmt::Display for Dim3 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "({},{},{})", self.x, self.y, self.z)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ModuleId(pub u32);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllocKind {
+    Device,
+    /// Page-locked host memory (`cudaMallocHost`, `cudaHostAlloc`): kernels may read it.
+    PinnedHost,
+    Managed,
+}
+
+/// One kernel launch, with its arguments already packed into the PTX parameter layout.
+#[derive(Debug, Clone, Copy)]
+pub struct Launch<'a> {
+    pub module: ModuleId,
+    pub kernel: &'a str,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub dynamic_shared_bytes: usize,
+    pub params: &'a [u8],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KernelStats {
+    pub warp_instructions: u64,
+    pub thread_instructions: u64,
+}
+
+/// A kernel that went wrong while running: what a real GPU reports as a sticky error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelFault {
+    pub kind: FaultKind,
+    pub kernel: String,
+    pub ptx_line: Option<u32>,
+    pub cta: Dim3,
+    pub thread: Dim3,
+    pub address: Option<u64>,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultKind {
+    IllegalAddress,
+    MisalignedAddress,
+    IllegalInstruction,
+    Trap,
+    Deadlock,
+}
+
+impl KernelFault {
+    pub fn cuda_error(&self) -> CudaError {
+        match self.kind {
+            FaultKind::IllegalAddress => CudaError::IllegalAddress,
+            FaultKind::MisalignedAddress => CudaError::MisalignedAddress,
+            FaultKind::IllegalInstruction => CudaError::IllegalInstruction,
+            FaultKind::Trap => CudaError::Assert,
+            FaultKind::Deadlock => CudaError::LaunchFailure,
+        }
+    }
+}
+
+impl std::fmt::Display for KernelFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "kernel {}", self.kernel)?;
+        if let Some(line) = self.ptx_line {
+            write!(f, ", PTX line {line}")?;
+        }
+        write!(f, ", CTA {}, thread {}", self.cta, self.thread)?;
+        if let Some(addr) = self.address {
+            write!(f, ", address {addr:#x}")?;
+        }
+        write!(f, ": {}", self.detail)
+    }
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum DeviceError {
+    #[error("out of device memory ({0} bytes requested)")]
+    OutOfMemory(usize),
+    #[error("{0:#x} is not a live device allocation")]
+    NotAllocated(u64),
+    #[error("{len} bytes at {ptr:#x} are not inside one device allocation")]
+    OutOfBounds { ptr: u64, len: usize },
+    #[error("PTX module does not load: {0}")]
+    BadModule(String),
+    #[error("kernel {0} is not in the module")]
+    UnknownKernel(String),
+    #[error("symbol {0} is not in the module")]
+    UnknownSymbol(String),
+    #[error("{0}")]
+    Fault(KernelFault),
+    #[error("{0} is not available in this build of the simulator")]
+    Unavailable(&'static str),
+}
+
+impl DeviceError {
+    pub fn cuda_error(&self) -> CudaError {
+        match self {
+            DeviceError::OutOfMemory(_) => CudaError::MemoryAllocation,
+            DeviceError::NotAllocated(_) | DeviceError::OutOfBounds { .. } => {
+                CudaError::InvalidValue
+            }
+            DeviceError::BadModule(_) => CudaError::InvalidPtx,
+            DeviceError::UnknownKernel(_) => CudaError::InvalidDeviceFunction,
+            DeviceError::UnknownSymbol(_) => CudaError::InvalidSymbol,
+            DeviceError::Fault(f) => f.cuda_error(),
+            DeviceError::Unavailable(_) => CudaError::NotSupported,
+        }
+    }
+}
+
+/// The simulated GPU as the runtime sees it.
+pub trait Device {
+    /// Allocates `size` bytes (at least 256-byte aligned, like cudaMalloc) and returns
+    /// their address, which is valid both on the host and in kernels.
+    fn malloc(&mut self, size: usize, kind: AllocKind) -> Result<u64, DeviceError>;
+    fn free(&mut self, ptr: u64) -> Result<(), DeviceError>;
+    /// Whether `[ptr, ptr+len)` lies inside one live allocation.
+    fn check_range(&self, ptr: u64, len: usize) -> Result<(), DeviceError>;
+    fn load_module(&mut self, ptx: &str) -> Result<ModuleId, DeviceError>;
+    /// Address of a `.global` / `.const` variable of the module; `size` is what the host
+    /// registered for it.
+    fn symbol_address(
+        &mut self,
+        module: ModuleId,
+        name: &str,
+        size: usize,
+    ) -> Result<u64, DeviceError>;
+    /// Runs a kernel to completion.
+    fn launch(&mut self, launch: &Launch<'_>) -> Result<KernelStats, DeviceError>;
+}
+
+const ALLOC_ALIGN: usize = 256;
+
+/// Memory only: real host allocations and a table of them, no kernel execution. It lets
+/// the runtime's memory, registration and error paths be tested without the emulator.
+#[derive(Debug, Default)]
+pub struct HostDevice {
+    allocations: BTreeMap<u64, usize>,
+    modules: Vec<String>,
+    symbols: HashMap<(ModuleId, String), u64>,
+}
+
+impl HostDevice {
+    pub fn new() -> HostDevice {
+        HostDevice::default()
+    }
+
+    pub fn module_text(&self, module: ModuleId) -> Option<&str> {
+        self.modules.get(module.0 as usize).map(String::as_str)
+    }
+}
+
+impl Device for HostDevice {
+    fn malloc(&mut self, size: usize, _kind: AllocKind) -> Result<u64, DeviceError> {
+        // Zero-byte allocations still get a distinct address, as on CUDA.
+        let layout = Layout::from_size_align(size.max(1), ALLOC_ALIGN)
+            .map_err(|_| DeviceError::OutOfMemory(size))?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(DeviceError::OutOfMemory(size));
+        }
+        self.allocations.insert(ptr as u64, size);
+        Ok(ptr as u64)
+    }
+
+    fn free(&mut self, ptr: u64) -> Result<(), DeviceError> {
+        let size = self
+            .allocations
+            .remove(&ptr)
+            .ok_or(DeviceError::NotAllocated(ptr))?;
+        let layout = Layout::from_size_align(size.max(1), ALLOC_ALIGN)
+            .map_err(|_| DeviceError::NotAllocated(ptr))?;
+        // SAFETY: `ptr` came from `alloc_zeroed` with this layout and is freed only once,
+        // because it has just been removed from the table.
+        unsafe { alloc::dealloc(ptr as *mut u8, layout) };
+        Ok(())
+    }
+
+    fn check_range(&self, ptr: u64, len: usize) -> Result<(), DeviceError> {
+        let (&start, &size) = self
+            .allocations
+            .range(..=ptr)
+            .next_back()
+            .ok_or(DeviceError::OutOfBounds { ptr, len })?;
+        let end = start.saturating_add(size as u64);
+        if ptr.saturating_add(len as u64) <= end && (ptr < end || len == 0) {
+            Ok(())
+        } else {
+            Err(DeviceError::OutOfBounds { ptr, len })
+        }
+    }
+
+    fn load_module(&mut self, ptx: &str) -> Result<ModuleId, DeviceError> {
+        self.modules.push(ptx.to_string());
+        Ok(ModuleId(u32::try_from(self.modules.len() - 1).map_err(
+            |_| DeviceError::BadModule("too many modules".into()),
+        )?))
+    }
+
+    fn symbol_address(
+        &mut self,
+        module: ModuleId,
+        name: &str,
+        size: usize,
+    ) -> Result<u64, DeviceError> {
+        if let Some(&addr) = self.symbols.get(&(module, name.to_string())) {
+            return Ok(addr);
+        }
+        let addr = self.malloc(size, AllocKind::Device)?;
+        self.symbols.insert((module, name.to_string()), addr);
+        Ok(addr)
+    }
+
+    fn launch(&mut self, _launch: &Launch<'_>) -> Result<KernelStats, DeviceError> {
+        Err(DeviceError::Unavailable(
+            "kernel execution (the functional emulator)",
+        ))
+    }
+}
+
+impl Drop for HostDevice {
+    fn drop(&mut self) {
+        let ptrs: Vec<u64> = self.allocations.keys().copied().collect();
+        for ptr in ptrs {
+            let _ = self.free(ptr);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_checked_against_allocations() {
+        let mut dev = HostDevice::new();
+        let a = dev.malloc(100, AllocKind::Device).unwrap();
+        assert_eq!(a % 256, 0);
+        assert!(dev.check_range(a, 100).is_ok());
+        assert!(dev.check_range(a + 99, 1).is_ok());
+        assert_eq!(
+            dev.check_range(a + 50, 51),
+            Err(DeviceError::OutOfBounds {
+                ptr: a + 50,
+                len: 51
+            })
+        );
+        assert!(dev.check_range(a - 1, 1).is_err());
+        dev.free(a).unwrap();
+        assert!(dev.check_range(a, 1).is_err());
+        assert_eq!(dev.free(a), Err(DeviceError::NotAllocated(a)));
+    }
+}

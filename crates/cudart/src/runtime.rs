@@ -1,0 +1,1015 @@
+//! The runtime's state and the semantics of the CUDA runtime calls, independent of the C
+//! ABI (`exports.rs` is a thin, panic-proof shell around this) and generic over the
+//! [`Device`] so it can be tested with the host-only double.
+//!
+//! Execution is synchronous: a launch runs the kernel to completion before returning, so
+//! streams and events only need to keep their handles valid. Errors follow CUDA's rules:
+//! a failing call returns its code and records it as the last error (read and cleared by
+//! `cudaGetLastError`); a kernel fault is *sticky*: it is printed once and every later call
+//! that needs the device returns it until `cudaDeviceReset`.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write as _;
+use std::time::Instant;
+
+use crate::config::Config;
+use crate::device::{AllocKind, Device, DeviceError, Dim3, Launch, ModuleId};
+use crate::error::CudaError;
+use crate::fatbin::FatBinary;
+use crate::kernel_abi::{self, KernelSignature};
+use crate::props::{GpuDescription, MAX_BLOCK_DIM, MAX_GRID_DIM};
+use crate::stats::{self, KernelRecord};
+
+pub type CudaResult<T> = Result<T, CudaError>;
+
+/// `cudaMemcpyKind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyKind {
+    HostToHost,
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+    Default,
+}
+
+impl CopyKind {
+    pub fn from_raw(kind: i32) -> CudaResult<CopyKind> {
+        Ok(match kind {
+            0 => CopyKind::HostToHost,
+            1 => CopyKind::HostToDevice,
+            2 => CopyKind::DeviceToHost,
+            3 => CopyKind::DeviceToDevice,
+            4 => CopyKind::Default,
+            _ => return Err(CudaError::InvalidMemcpyDirection),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallConfig {
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shared_bytes: usize,
+    pub stream: u64,
+}
+
+#[derive(Debug)]
+struct LoadedModule {
+    id: ModuleId,
+    signatures: HashMap<String, KernelSignature>,
+}
+
+#[derive(Debug)]
+struct FatbinRecord {
+    /// The selected PTX, or the message explaining why there is none.
+    ptx: Result<String, String>,
+    module: Option<Result<LoadedModule, CudaError>>,
+}
+
+#[derive(Debug, Clone)]
+struct KernelRef {
+    fatbin: usize,
+    name: String,
+}
+
+#[derive(Debug, Clone)]
+struct TextureRef {
+    #[allow(dead_code)] // read once the emulator's texture table is connected
+    fatbin: usize,
+    #[allow(dead_code)]
+    name: String,
+    #[allow(dead_code)]
+    dim: i32,
+    #[allow(dead_code)]
+    normalized: bool,
+    binding: Option<TextureBinding>,
+}
+
+/// What a legacy texture reference is bound to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TextureBinding {
+    /// Linear memory; `pitch2d` = (width, height, pitch) for `cudaBindTexture2D`.
+    Linear {
+        ptr: u64,
+        size: usize,
+        pitch2d: Option<(usize, usize, usize)>,
+    },
+    Array(u64),
+}
+
+/// Channel bit widths and `cudaChannelFormatKind` of a CUDA array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArrayFormat {
+    pub bits: [i32; 4],
+    pub kind: i32,
+}
+
+#[derive(Debug, Clone)]
+struct ArrayRecord {
+    #[allow(dead_code)]
+    format: ArrayFormat,
+    #[allow(dead_code)]
+    width: usize,
+    height: usize,
+    row_bytes: usize,
+    data: u64,
+}
+
+#[derive(Debug, Clone)]
+struct VariableRef {
+    fatbin: usize,
+    name: String,
+    size: usize,
+}
+
+pub struct Runtime<D: Device> {
+    pub device: D,
+    pub gpu: GpuDescription,
+    config: Config,
+    fatbins: Vec<FatbinRecord>,
+    functions: HashMap<u64, KernelRef>,
+    variables: HashMap<u64, VariableRef>,
+    textures: HashMap<u64, TextureRef>,
+    arrays: HashMap<u64, ArrayRecord>,
+    texture_objects: HashSet<u64>,
+    call_configs: Vec<CallConfig>,
+    last_error: CudaError,
+    sticky: Option<CudaError>,
+    records: Vec<KernelRecord>,
+    next_handle: u64,
+    streams: HashMap<u64, ()>,
+    events: HashMap<u64, Option<Instant>>,
+    current_device: i32,
+    /// Where diagnostics go; stderr in the library, a buffer in tests.
+    log: Box<dyn FnMut(&str) + Send>,
+}
+
+impl<D: Device> Runtime<D> {
+    pub fn new(device: D, config: Config) -> Runtime<D> {
+        Runtime::with_log(
+            device,
+            config,
+            Box::new(|line: &str| {
+                let _ = writeln!(std::io::stderr(), "{line}");
+            }),
+        )
+    }
+
+    pub fn with_log(device: D, config: Config, mut log: Box<dyn FnMut(&str) + Send>) -> Runtime<D> {
+        for warning in &config.warnings {
+            log(&format!("regsim: {warning}"));
+        }
+        Runtime {
+            device,
+            gpu: GpuDescription::default(),
+            config,
+            fatbins: Vec::new(),
+            functions: HashMap::new(),
+            variables: HashMap::new(),
+            textures: HashMap::new(),
+            arrays: HashMap::new(),
+            texture_objects: HashSet::new(),
+            call_configs: Vec::new(),
+            last_error: CudaError::Success,
+            sticky: None,
+            records: Vec::new(),
+            next_handle: 1,
+            streams: HashMap::new(),
+            events: HashMap::new(),
+            current_device: 0,
+            log,
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn records(&self) -> &[KernelRecord] {
+        &self.records
+    }
+
+    fn say(&mut self, line: &str) {
+        (self.log)(line);
+    }
+
+    // ----- errors -------------------------------------------------------------------
+
+    /// Records the outcome of a call as CUDA does and returns its code.
+    pub fn finish<T>(&mut self, result: CudaResult<T>) -> CudaResult<T> {
+        if let Err(e) = result {
+            self.last_error = e;
+        }
+        result
+    }
+
+    /// Fails with the sticky error, if a kernel has faulted.
+    pub fn check_sticky(&self) -> CudaResult<()> {
+        self.sticky.map_or(Ok(()), Err)
+    }
+
+    /// `cudaGetLastError`: returns and clears the last error (a sticky one stays).
+    pub fn take_last_error(&mut self) -> CudaError {
+        let e = self.last_error;
+        self.last_error = self.sticky.unwrap_or(CudaError::Success);
+        e
+    }
+
+    pub fn peek_last_error(&self) -> CudaError {
+        self.last_error
+    }
+
+    pub fn reset(&mut self) {
+        self.sticky = None;
+        self.last_error = CudaError::Success;
+        self.call_configs.clear();
+    }
+
+    fn device_error(&mut self, e: DeviceError) -> CudaError {
+        let code = e.cuda_error();
+        match &e {
+            DeviceError::Fault(fault) => {
+                let line = format!("regsim: kernel fault: {fault}");
+                self.say(&line);
+                self.sticky = Some(code);
+                self.last_error = code;
+            }
+            DeviceError::Unavailable(_) | DeviceError::BadModule(_) => {
+                let line = format!("regsim: {e}");
+                self.say(&line);
+            }
+            _ => {}
+        }
+        code
+    }
+
+    // ----- registration -------------------------------------------------------------
+
+    /// `__cudaRegisterFatBinary` with the container bytes; returns the handle index.
+    pub fn register_fatbin(&mut self, container: &[u8]) -> usize {
+        let target = self.gpu.arch;
+        let ptx = FatBinary::parse(container)
+            .map_err(|e| e.to_string())
+            .and_then(|fb| {
+                let choice = fb.select_ptx(target).map_err(|e| e.to_string())?;
+                let arch = choice.entry.arch;
+                let text = choice.entry.ptx_text().map_err(|e| e.to_string())?;
+                if choice.newer_than_target {
+                    self.say(&format!(
+                        "regsim: warning: the program has no PTX for compute_{target} or older; \
+                     running its compute_{arch} PTX"
+                    ));
+                }
+                Ok(text)
+            });
+        self.fatbins.push(FatbinRecord { ptx, module: None });
+        self.fatbins.len() - 1
+    }
+
+    pub fn register_function(&mut self, fatbin: usize, host_fn: u64, name: String) {
+        self.functions.insert(host_fn, KernelRef { fatbin, name });
+    }
+
+    pub fn register_variable(&mut self, fatbin: usize, host_var: u64, name: String, size: usize) {
+        self.variables
+            .insert(host_var, VariableRef { fatbin, name, size });
+    }
+
+    /// The PTX chosen for a registered fatbinary (for diagnostics and tests).
+    pub fn ptx(&self, fatbin: usize) -> Option<&str> {
+        self.fatbins.get(fatbin).and_then(|f| f.ptx.as_deref().ok())
+    }
+
+    fn module(&mut self, fatbin: usize) -> CudaResult<&LoadedModule> {
+        let record = self
+            .fatbins
+            .get(fatbin)
+            .ok_or(CudaError::InvalidResourceHandle)?;
+        if record.module.is_none() {
+            let loaded = match &record.ptx {
+                Err(msg) => {
+                    let msg = format!("regsim: {msg}");
+                    self.say(&msg);
+                    Err(CudaError::NoKernelImageForDevice)
+                }
+                Ok(text) => {
+                    let text = text.clone();
+                    self.load(&text)
+                }
+            };
+            self.fatbins[fatbin].module = Some(loaded);
+        }
+        match &self.fatbins[fatbin].module {
+            Some(Ok(m)) => Ok(m),
+            Some(Err(e)) => Err(*e),
+            None => Err(CudaError::Unknown),
+        }
+    }
+
+    fn load(&mut self, text: &str) -> CudaResult<LoadedModule> {
+        let signatures = match kernel_abi::kernel_signatures(text) {
+            Ok(s) => s,
+            Err(e) => {
+                self.say(&format!("regsim: {e}"));
+                return Err(CudaError::InvalidPtx);
+            }
+        };
+        let id = self
+            .device
+            .load_module(text)
+            .map_err(|e| self.device_error(e))?;
+        Ok(LoadedModule { id, signatures })
+    }
+
+    // ----- launches -----------------------------------------------------------------
+
+    pub fn push_call_config(&mut self, config: CallConfig) {
+        self.call_configs.push(config);
+    }
+
+    pub fn pop_call_config(&mut self) -> CudaResult<CallConfig> {
+        self.call_configs
+            .pop()
+            .ok_or(CudaError::MissingConfiguration)
+    }
+
+    /// `cudaLaunchKernel`. `read_arg(i, size)` returns the bytes of argument `i`.
+    pub fn launch(
+        &mut self,
+        host_fn: u64,
+        grid: Dim3,
+        block: Dim3,
+        shared_bytes: usize,
+        mut read_arg: impl FnMut(usize, usize) -> Option<Vec<u8>>,
+    ) -> CudaResult<()> {
+        self.check_sticky()?;
+        let kernel = self
+            .functions
+            .get(&host_fn)
+            .cloned()
+            .ok_or(CudaError::InvalidDeviceFunction)?;
+        self.check_launch_config(grid, block, shared_bytes)?;
+        let module = self.module(kernel.fatbin)?;
+        let module_id = module.id;
+        let signature = module
+            .signatures
+            .get(&kernel.name)
+            .cloned()
+            .ok_or(CudaError::InvalidDeviceFunction)?;
+
+        let mut params = vec![0u8; signature.size];
+        for (i, slot) in signature.params.iter().enumerate() {
+            let bytes = read_arg(i, slot.size).ok_or(CudaError::InvalidValue)?;
+            let dst = params
+                .get_mut(slot.offset..slot.offset + slot.size)
+                .ok_or(CudaError::InvalidValue)?;
+            dst.copy_from_slice(bytes.get(..slot.size).ok_or(CudaError::InvalidValue)?);
+        }
+
+        let launch = Launch {
+            module: module_id,
+            kernel: &kernel.name,
+            grid,
+            block,
+            dynamic_shared_bytes: shared_bytes,
+            params: &params,
+        };
+        match self.device.launch(&launch) {
+            Ok(stats) => {
+                let record = KernelRecord {
+                    name: kernel.name.clone(),
+                    grid,
+                    block,
+                    stats,
+                };
+                let line = record.summary_line();
+                self.say(&line);
+                self.records.push(record);
+                Ok(())
+            }
+            // A fault is reported by the next call, as on a real GPU; the launch itself
+            // was accepted.
+            Err(e @ DeviceError::Fault(_)) => {
+                self.device_error(e);
+                Ok(())
+            }
+            Err(e) => Err(self.device_error(e)),
+        }
+    }
+
+    fn check_launch_config(&self, grid: Dim3, block: Dim3, shared_bytes: usize) -> CudaResult<()> {
+        let dims_ok = |d: Dim3, max: [u32; 3]| {
+            d.x >= 1 && d.y >= 1 && d.z >= 1 && d.x <= max[0] && d.y <= max[1] && d.z <= max[2]
+        };
+        if !dims_ok(grid, MAX_GRID_DIM)
+            || !dims_ok(block, MAX_BLOCK_DIM)
+            || block.count() > u64::from(self.gpu.max_threads_per_block)
+            || shared_bytes > self.gpu.shared_mem_per_block_optin as usize
+        {
+            return Err(CudaError::InvalidConfiguration);
+        }
+        Ok(())
+    }
+
+    /// Writes the stats file, if one was asked for.
+    pub fn write_stats(&mut self) {
+        if let Some(path) = self.config.stats_path.clone() {
+            if let Err(e) = std::fs::write(&path, stats::to_json(&self.records)) {
+                self.say(&format!(
+                    "regsim: cannot write stats to {}: {e}",
+                    path.display()
+                ));
+            }
+        }
+    }
+
+    // ----- memory -------------------------------------------------------------------
+
+    pub fn malloc(&mut self, size: usize, kind: AllocKind) -> CudaResult<u64> {
+        self.check_sticky()?;
+        self.device
+            .malloc(size, kind)
+            .map_err(|e| self.device_error(e))
+    }
+
+    pub fn free(&mut self, ptr: u64) -> CudaResult<()> {
+        self.check_sticky()?;
+        if ptr == 0 {
+            return Ok(());
+        }
+        self.device.free(ptr).map_err(|_| CudaError::InvalidValue)
+    }
+
+    fn is_device(&self, ptr: u64, len: usize) -> bool {
+        self.device.check_range(ptr, len).is_ok()
+    }
+
+    /// `cudaMemcpy`. Device memory is host memory, so after validation this is a copy.
+    ///
+    /// # Safety
+    /// Host-side pointers must be valid for `len` bytes, as CUDA requires of its callers.
+    pub unsafe fn memcpy(
+        &mut self,
+        dst: u64,
+        src: u64,
+        len: usize,
+        kind: CopyKind,
+    ) -> CudaResult<()> {
+        self.check_sticky()?;
+        if len == 0 {
+            return Ok(());
+        }
+        if dst == 0 || src == 0 {
+            return Err(CudaError::InvalidValue);
+        }
+        let (dst_dev, src_dev) = match kind {
+            CopyKind::HostToHost => (false, false),
+            CopyKind::HostToDevice => (true, false),
+            CopyKind::DeviceToHost => (false, true),
+            CopyKind::DeviceToDevice => (true, true),
+            CopyKind::Default => (false, false),
+        };
+        if dst_dev && !self.is_device(dst, len) || src_dev && !self.is_device(src, len) {
+            return Err(CudaError::InvalidValue);
+        }
+        // SAFETY: device ranges were checked against live allocations; host ranges are the
+        // caller's promise. `copy` tolerates overlap.
+        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
+        Ok(())
+    }
+
+    /// `cudaMemset` on device memory.
+    pub fn memset(&mut self, dst: u64, value: u8, len: usize) -> CudaResult<()> {
+        self.check_sticky()?;
+        if len == 0 {
+            return Ok(());
+        }
+        if !self.is_device(dst, len) {
+            return Err(CudaError::InvalidValue);
+        }
+        // SAFETY: the range lies inside a live allocation.
+        unsafe { std::ptr::write_bytes(dst as *mut u8, value, len) };
+        Ok(())
+    }
+
+    /// Checks a pitched/2D region: `height` rows of `width` bytes, `pitch` apart.
+    pub fn check_2d(&self, ptr: u64, pitch: usize, width: usize, height: usize) -> CudaResult<()> {
+        if height == 0 || width == 0 {
+            return Ok(());
+        }
+        let span = pitch
+            .checked_mul(height - 1)
+            .and_then(|s| s.checked_add(width))
+            .ok_or(CudaError::InvalidValue)?;
+        self.device
+            .check_range(ptr, span)
+            .map_err(|_| CudaError::InvalidValue)
+    }
+
+    // ----- symbols ------------------------------------------------------------------
+
+    /// Device address and size of the `__device__`/`__constant__` variable whose host
+    /// shadow is at `host_var`.
+    pub fn symbol(&mut self, host_var: u64) -> CudaResult<(u64, usize)> {
+        self.check_sticky()?;
+        let var = self
+            .variables
+            .get(&host_var)
+            .cloned()
+            .ok_or(CudaError::InvalidSymbol)?;
+        let module = self.module(var.fatbin)?.id;
+        let addr = self
+            .device
+            .symbol_address(module, &var.name, var.size)
+            .map_err(|e| self.device_error(e))?;
+        Ok((addr, var.size))
+    }
+
+    // ----- streams and events -------------------------------------------------------
+
+    fn new_handle(&mut self) -> u64 {
+        let h = self.next_handle;
+        self.next_handle += 1;
+        h
+    }
+
+    pub fn stream_create(&mut self) -> u64 {
+        let h = self.new_handle();
+        self.streams.insert(h, ());
+        h
+    }
+
+    pub fn stream_destroy(&mut self, stream: u64) -> CudaResult<()> {
+        self.streams
+            .remove(&stream)
+            .map(|_| ())
+            .ok_or(CudaError::InvalidResourceHandle)
+    }
+
+    /// Stream 0 (legacy), 1 and 2 (the per-thread default streams) and created streams.
+    pub fn check_stream(&self, stream: u64) -> CudaResult<()> {
+        if stream <= 2 || self.streams.contains_key(&stream) {
+            Ok(())
+        } else {
+            Err(CudaError::InvalidResourceHandle)
+        }
+    }
+
+    pub fn event_create(&mut self) -> u64 {
+        let h = self.new_handle();
+        self.events.insert(h, None);
+        h
+    }
+
+    pub fn event_record(&mut self, event: u64) -> CudaResult<()> {
+        let slot = self
+            .events
+            .get_mut(&event)
+            .ok_or(CudaError::InvalidResourceHandle)?;
+        *slot = Some(Instant::now());
+        Ok(())
+    }
+
+    pub fn event_check(&self, event: u64) -> CudaResult<()> {
+        self.events
+            .get(&event)
+            .map(|_| ())
+            .ok_or(CudaError::InvalidResourceHandle)
+    }
+
+    /// Milliseconds between two recorded events. Host wall-clock time for now: events
+    /// will measure simulated time once the timing model provides cycles.
+    pub fn event_elapsed(&self, start: u64, end: u64) -> CudaResult<f32> {
+        let s = self
+            .events
+            .get(&start)
+            .ok_or(CudaError::InvalidResourceHandle)?;
+        let e = self
+            .events
+            .get(&end)
+            .ok_or(CudaError::InvalidResourceHandle)?;
+        match (s, e) {
+            (Some(s), Some(e)) => Ok(e.saturating_duration_since(*s).as_secs_f32() * 1000.0),
+            _ => Err(CudaError::InvalidResourceHandle),
+        }
+    }
+
+    pub fn event_destroy(&mut self, event: u64) -> CudaResult<()> {
+        self.events
+            .remove(&event)
+            .map(|_| ())
+            .ok_or(CudaError::InvalidResourceHandle)
+    }
+
+    // ----- textures and arrays ------------------------------------------------------
+
+    pub fn register_texture(
+        &mut self,
+        fatbin: usize,
+        host_ref: u64,
+        name: String,
+        dim: i32,
+        normalized: bool,
+    ) {
+        self.textures.insert(
+            host_ref,
+            TextureRef {
+                fatbin,
+                name,
+                dim,
+                normalized,
+                binding: None,
+            },
+        );
+    }
+
+    pub fn array_create(
+        &mut self,
+        format: ArrayFormat,
+        width: usize,
+        height: usize,
+    ) -> CudaResult<u64> {
+        let elem: usize = format
+            .bits
+            .iter()
+            .map(|&b| usize::try_from(b).unwrap_or(0))
+            .sum::<usize>()
+            .div_ceil(8);
+        if elem == 0 {
+            return Err(CudaError::InvalidChannelDescriptor);
+        }
+        let row_bytes = width.checked_mul(elem).ok_or(CudaError::InvalidValue)?;
+        let size = row_bytes
+            .checked_mul(height.max(1))
+            .ok_or(CudaError::MemoryAllocation)?;
+        let data = self.malloc(size, AllocKind::Device)?;
+        let handle = self.new_handle();
+        self.arrays.insert(
+            handle,
+            ArrayRecord {
+                format,
+                width,
+                height: height.max(1),
+                row_bytes,
+                data,
+            },
+        );
+        Ok(handle)
+    }
+
+    pub fn array_destroy(&mut self, handle: u64) -> CudaResult<()> {
+        let array = self
+            .arrays
+            .remove(&handle)
+            .ok_or(CudaError::InvalidResourceHandle)?;
+        self.free(array.data)
+    }
+
+    /// (data address, bytes per row, rows) of an array.
+    pub fn array_layout(&self, handle: u64) -> CudaResult<(u64, usize, usize)> {
+        let a = self
+            .arrays
+            .get(&handle)
+            .ok_or(CudaError::InvalidResourceHandle)?;
+        Ok((a.data, a.row_bytes, a.height))
+    }
+
+    pub fn bind_texture_linear(
+        &mut self,
+        texref: u64,
+        ptr: u64,
+        size: usize,
+        pitch2d: Option<(usize, usize, usize)>,
+    ) -> CudaResult<()> {
+        self.check_sticky()?;
+        self.device
+            .check_range(ptr, size)
+            .map_err(|_| CudaError::InvalidValue)?;
+        let tex = self
+            .textures
+            .get_mut(&texref)
+            .ok_or(CudaError::InvalidTexture)?;
+        tex.binding = Some(TextureBinding::Linear { ptr, size, pitch2d });
+        Ok(())
+    }
+
+    pub fn bind_texture_array(&mut self, texref: u64, array: u64) -> CudaResult<()> {
+        self.check_sticky()?;
+        if !self.arrays.contains_key(&array) {
+            return Err(CudaError::InvalidResourceHandle);
+        }
+        let tex = self
+            .textures
+            .get_mut(&texref)
+            .ok_or(CudaError::InvalidTexture)?;
+        tex.binding = Some(TextureBinding::Array(array));
+        Ok(())
+    }
+
+    pub fn unbind_texture(&mut self, texref: u64) -> CudaResult<()> {
+        let tex = self
+            .textures
+            .get_mut(&texref)
+            .ok_or(CudaError::InvalidTexture)?;
+        tex.binding = None;
+        Ok(())
+    }
+
+    pub fn texture_binding(&self, texref: u64) -> Option<&TextureBinding> {
+        self.textures.get(&texref).and_then(|t| t.binding.as_ref())
+    }
+
+    pub fn texture_object_create(&mut self) -> CudaResult<u64> {
+        self.check_sticky()?;
+        let h = self.new_handle();
+        self.texture_objects.insert(h);
+        Ok(h)
+    }
+
+    pub fn texture_object_destroy(&mut self, handle: u64) -> CudaResult<()> {
+        if self.texture_objects.remove(&handle) {
+            Ok(())
+        } else {
+            Err(CudaError::InvalidValue)
+        }
+    }
+
+    // ----- functions ----------------------------------------------------------------
+
+    pub fn check_function(&self, host_fn: u64) -> CudaResult<()> {
+        self.check_sticky()?;
+        self.functions
+            .get(&host_fn)
+            .map(|_| ())
+            .ok_or(CudaError::InvalidDeviceFunction)
+    }
+
+    /// Resident blocks per SM for a block size, limited by threads, blocks and shared
+    /// memory. Registers are not counted until the simulator's compiler allocates them.
+    pub fn occupancy(&self, block_size: i32, dynamic_shared: usize) -> CudaResult<i32> {
+        let threads = u32::try_from(block_size)
+            .ok()
+            .filter(|&t| t > 0 && t <= self.gpu.max_threads_per_block)
+            .ok_or(CudaError::InvalidValue)?;
+        let warps = threads.div_ceil(32);
+        let by_threads = (self.gpu.max_threads_per_sm / 32) / warps;
+        let by_shared = (self.gpu.shared_mem_per_sm as usize)
+            .checked_div(dynamic_shared)
+            .map_or(u32::MAX, |b| u32::try_from(b).unwrap_or(u32::MAX));
+        let blocks = by_threads.min(self.gpu.max_blocks_per_sm).min(by_shared);
+        Ok(i32::try_from(blocks).unwrap_or(i32::MAX))
+    }
+
+    // ----- devices ------------------------------------------------------------------
+
+    pub fn set_device(&mut self, device: i32) -> CudaResult<()> {
+        if device != 0 {
+            return Err(CudaError::InvalidDevice);
+        }
+        self.current_device = device;
+        Ok(())
+    }
+
+    pub fn current_device(&self) -> i32 {
+        self.current_device
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::device::{FaultKind, HostDevice, KernelFault, KernelStats};
+
+    /// HostDevice memory plus a scripted launch result and a log of launches.
+    struct ScriptedDevice {
+        host: HostDevice,
+        launches: Launches,
+        fault: bool,
+    }
+
+    impl Device for ScriptedDevice {
+        fn malloc(&mut self, size: usize, kind: AllocKind) -> Result<u64, DeviceError> {
+            self.host.malloc(size, kind)
+        }
+        fn free(&mut self, ptr: u64) -> Result<(), DeviceError> {
+            self.host.free(ptr)
+        }
+        fn check_range(&self, ptr: u64, len: usize) -> Result<(), DeviceError> {
+            self.host.check_range(ptr, len)
+        }
+        fn load_module(&mut self, ptx: &str) -> Result<ModuleId, DeviceError> {
+            self.host.load_module(ptx)
+        }
+        fn symbol_address(
+            &mut self,
+            m: ModuleId,
+            name: &str,
+            size: usize,
+        ) -> Result<u64, DeviceError> {
+            self.host.symbol_address(m, name, size)
+        }
+        fn launch(&mut self, launch: &Launch<'_>) -> Result<KernelStats, DeviceError> {
+            self.launches
+                .lock()
+                .unwrap()
+                .push((launch.kernel.to_string(), launch.params.to_vec()));
+            if self.fault {
+                return Err(DeviceError::Fault(KernelFault {
+                    kind: FaultKind::IllegalAddress,
+                    kernel: launch.kernel.to_string(),
+                    ptx_line: Some(17),
+                    cta: Dim3 { x: 3, y: 0, z: 0 },
+                    thread: Dim3 { x: 5, y: 0, z: 0 },
+                    address: Some(0xdead),
+                    detail: "load from unallocated memory".to_string(),
+                }));
+            }
+            Ok(KernelStats {
+                warp_instructions: 12,
+                thread_instructions: 345,
+            })
+        }
+    }
+
+    const PTX: &str = ".version 7.8\n.target sm_70\n.address_size 64\n\
+        .visible .entry _Z1kifPf(.param .u32 p0, .param .f32 p1, .param .u64 p2)\n{\n ret;\n}\n";
+
+    fn container(ptx: &str) -> Vec<u8> {
+        let payload: Vec<u8> = ptx.bytes().chain([0]).collect();
+        let padded = payload.len().next_multiple_of(8);
+        let mut e = Vec::new();
+        e.extend_from_slice(&1u16.to_le_bytes());
+        e.extend_from_slice(&0x0101u16.to_le_bytes());
+        e.extend_from_slice(&0x40u32.to_le_bytes());
+        e.extend_from_slice(&(padded as u64).to_le_bytes());
+        e.extend_from_slice(&[0; 8]);
+        e.extend_from_slice(&8u16.to_le_bytes());
+        e.extend_from_slice(&7u16.to_le_bytes());
+        e.extend_from_slice(&70u32.to_le_bytes());
+        e.extend_from_slice(&[0; 8]);
+        e.extend_from_slice(&0x11u64.to_le_bytes());
+        e.extend_from_slice(&[0; 16]);
+        e.extend_from_slice(&payload);
+        e.resize(0x40 + padded, 0);
+        let mut c = Vec::new();
+        c.extend_from_slice(&crate::fatbin::CONTAINER_MAGIC.to_le_bytes());
+        c.extend_from_slice(&1u16.to_le_bytes());
+        c.extend_from_slice(&16u16.to_le_bytes());
+        c.extend_from_slice(&(e.len() as u64).to_le_bytes());
+        c.extend_from_slice(&e);
+        c
+    }
+
+    type Log = Arc<Mutex<Vec<String>>>;
+    type Launches = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
+    fn runtime(fault: bool) -> (Runtime<ScriptedDevice>, Log, Launches) {
+        let log: Log = Arc::default();
+        let launches: Launches = Arc::default();
+        let sink = log.clone();
+        let dev = ScriptedDevice {
+            host: HostDevice::new(),
+            launches: launches.clone(),
+            fault,
+        };
+        let rt = Runtime::with_log(
+            dev,
+            Config::default(),
+            Box::new(move |l: &str| sink.lock().unwrap().push(l.to_string())),
+        );
+        (rt, log, launches)
+    }
+
+    fn args(values: Vec<Vec<u8>>) -> impl FnMut(usize, usize) -> Option<Vec<u8>> {
+        move |i, _| values.get(i).cloned()
+    }
+
+    const GRID: Dim3 = Dim3 { x: 2, y: 1, z: 1 };
+    const BLOCK: Dim3 = Dim3 { x: 64, y: 1, z: 1 };
+
+    #[test]
+    fn launch_packs_parameters_and_records_stats() {
+        let (mut rt, log, launches) = runtime(false);
+        let fb = rt.register_fatbin(&container(PTX));
+        rt.register_function(fb, 0x1000, "_Z1kifPf".to_string());
+        let a = vec![7u8, 0, 0, 0];
+        let b = 1.5f32.to_le_bytes().to_vec();
+        let c = 0x1122334455667788u64.to_le_bytes().to_vec();
+        rt.launch(0x1000, GRID, BLOCK, 0, args(vec![a, b, c]))
+            .unwrap();
+        let launched = launches.lock().unwrap();
+        assert_eq!(launched[0].0, "_Z1kifPf");
+        let mut expected = vec![7, 0, 0, 0];
+        expected.extend_from_slice(&1.5f32.to_le_bytes());
+        expected.extend_from_slice(&0x1122334455667788u64.to_le_bytes());
+        assert_eq!(launched[0].1, expected);
+        assert_eq!(rt.records().len(), 1);
+        assert_eq!(rt.records()[0].stats.thread_instructions, 345);
+        assert_eq!(log.lock().unwrap()[0], "regsim: kernel _Z1kifPf grid (2,1,1) block (64,1,1): 12 warp instructions, 345 thread instructions");
+    }
+
+    #[test]
+    fn bad_configurations_and_unknown_functions() {
+        let (mut rt, _, _) = runtime(false);
+        let fb = rt.register_fatbin(&container(PTX));
+        rt.register_function(fb, 0x1000, "_Z1kifPf".to_string());
+        let big = Dim3 {
+            x: 1025,
+            y: 1,
+            z: 1,
+        };
+        assert_eq!(
+            rt.launch(0x1000, GRID, big, 0, args(vec![])),
+            Err(CudaError::InvalidConfiguration)
+        );
+        assert_eq!(
+            rt.launch(0x1000, Dim3 { x: 0, y: 1, z: 1 }, BLOCK, 0, args(vec![])),
+            Err(CudaError::InvalidConfiguration)
+        );
+        assert_eq!(
+            rt.launch(0x2000, GRID, BLOCK, 0, args(vec![])),
+            Err(CudaError::InvalidDeviceFunction)
+        );
+        assert_eq!(rt.pop_call_config(), Err(CudaError::MissingConfiguration));
+    }
+
+    #[test]
+    fn a_fault_is_sticky_until_reset() {
+        let (mut rt, log, _) = runtime(true);
+        let fb = rt.register_fatbin(&container(PTX));
+        rt.register_function(fb, 0x1000, "_Z1kifPf".to_string());
+        let zero = |_: usize, n: usize| Some(vec![0u8; n]);
+        assert_eq!(rt.launch(0x1000, GRID, BLOCK, 0, zero), Ok(()));
+        let msg = log.lock().unwrap().join("\n");
+        assert!(
+            msg.contains(
+                "kernel _Z1kifPf, PTX line 17, CTA (3,0,0), thread (5,0,0), address 0xdead"
+            ),
+            "{msg}"
+        );
+        assert_eq!(
+            rt.malloc(16, AllocKind::Device),
+            Err(CudaError::IllegalAddress)
+        );
+        assert_eq!(rt.take_last_error(), CudaError::IllegalAddress);
+        assert_eq!(
+            rt.take_last_error(),
+            CudaError::IllegalAddress,
+            "sticky errors are not cleared"
+        );
+        rt.reset();
+        assert!(rt.malloc(16, AllocKind::Device).is_ok());
+    }
+
+    #[test]
+    fn program_without_ptx_gets_the_rebuild_message_once() {
+        let (mut rt, log, _) = runtime(false);
+        let mut c = container(PTX);
+        c[16] = 2; // the only entry becomes a cubin
+        let fb = rt.register_fatbin(&c);
+        rt.register_function(fb, 0x1000, "_Z1kifPf".to_string());
+        let zero = |_: usize, n: usize| Some(vec![0u8; n]);
+        assert_eq!(
+            rt.launch(0x1000, GRID, BLOCK, 0, zero),
+            Err(CudaError::NoKernelImageForDevice)
+        );
+        assert_eq!(
+            rt.launch(0x1000, GRID, BLOCK, 0, zero),
+            Err(CudaError::NoKernelImageForDevice)
+        );
+        let lines = log.lock().unwrap();
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].contains("Rebuild it with PTX included"),
+            "{}",
+            lines[0]
+        );
+    }
+
+    #[test]
+    fn memcpy_checks_device_ranges() {
+        let (mut rt, _, _) = runtime(false);
+        let d = rt.malloc(64, AllocKind::Device).unwrap();
+        let src = [1u8; 64];
+        let mut back = [0u8; 64];
+        unsafe {
+            rt.memcpy(d, src.as_ptr() as u64, 64, CopyKind::HostToDevice)
+                .unwrap();
+            assert_eq!(
+                rt.memcpy(d, src.as_ptr() as u64, 65, CopyKind::HostToDevice),
+                Err(CudaError::InvalidValue)
+            );
+            rt.memset(d + 8, 9, 8).unwrap();
+            rt.memcpy(back.as_mut_ptr() as u64, d, 64, CopyKind::DeviceToHost)
+                .unwrap();
+        }
+        assert_eq!(back[7], 1);
+        assert_eq!(back[8], 9);
+        assert_eq!(back[16], 1);
+        assert_eq!(rt.free(d + 1), Err(CudaError::InvalidValue));
+        assert_eq!(rt.free(d), Ok(()));
+        assert_eq!(rt.memset(d, 0, 1), Err(CudaError::InvalidValue));
+    }
+}
