@@ -1,0 +1,124 @@
+//! Unmodified nvcc-built programs running against the cargo-built library, loaded as
+//! `libcudart.so.11.0` through `LD_LIBRARY_PATH`.
+
+mod common;
+
+use std::process::Command;
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn exports_carry_the_libcudart_version_node() {
+    if !common::tool_available("objdump") {
+        eprintln!("skipped: objdump not installed");
+        return;
+    }
+    let lib = common::library_dir().join("libcudart.so.11.0");
+    let out = Command::new("objdump")
+        .arg("-T")
+        .arg(&lib)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    for symbol in [
+        "cudaMalloc",
+        "__cudaRegisterFatBinary",
+        "cudaLaunchKernel",
+        "cudaGraphCreate",
+        "cudaGetErrorString",
+    ] {
+        let line = table
+            .lines()
+            .find(|l| l.ends_with(&format!(" {symbol}")))
+            .unwrap_or_else(|| panic!("{symbol} not exported"));
+        assert!(line.contains("libcudart.so.11.0"), "{line}");
+    }
+    let unversioned: Vec<&str> = table
+        .lines()
+        .filter(|l| l.contains(" g ") && l.contains(".text") && !l.contains("libcudart.so.11.0"))
+        .collect();
+    assert!(unversioned.is_empty(), "{unversioned:?}");
+}
+
+#[test]
+fn runtime_api_program_passes() {
+    let out = common::run(&common::program("runtime_api"), &[]);
+    assert_eq!(stdout(&out), "PASS\n", "stderr: {}", stderr(&out));
+    assert!(out.status.success());
+    // The one unsupported call prints exactly one line naming it.
+    assert_eq!(
+        stderr(&out),
+        "regsim: cudaGraphCreate is not supported by the simulator\n"
+    );
+}
+
+#[test]
+fn stats_file_and_mode_warning() {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("stats-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let out = common::run(
+        &common::program("runtime_api"),
+        &[
+            ("REGSIM_STATS", path.to_str().unwrap()),
+            ("REGSIM_MODE", "fast"),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("REGSIM_MODE=\"fast\" is not `functional` or `timing`"),
+        "{}",
+        stderr(&out)
+    );
+    let json = std::fs::read_to_string(&path).expect("stats file written at exit");
+    assert!(json.contains("\"kernels\": ["), "{json}");
+    assert!(
+        json.contains(
+            "\"total\": {\"kernels\": 0, \"warp_instructions\": 0, \"thread_instructions\": 0}"
+        ),
+        "{json}"
+    );
+}
+
+#[test]
+fn program_without_ptx_is_told_how_to_rebuild() {
+    let out = common::run(&common::program("kernels_sass_only"), &[]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("the program carries no PTX (only machine code for sm_70)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("-gencode arch=compute_70,code=compute_70"),
+        "{err}"
+    );
+    assert!(
+        stdout(&out).contains("cudaErrorNoKernelImageForDevice"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn kernel_launch_reaches_the_device() {
+    // Until the emulator is linked in, the device double refuses to execute kernels with a
+    // message, and the program sees cudaErrorNotSupported from its next call.
+    let out = common::run(&common::program("kernels"), &[]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("kernel execution (the functional emulator) is not available"),
+        "{err}"
+    );
+    assert!(
+        stdout(&out).contains("launch failed: cudaErrorNotSupported"),
+        "{}",
+        stdout(&out)
+    );
+}
