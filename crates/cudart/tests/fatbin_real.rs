@@ -113,8 +113,11 @@ fn machine_code_only_is_a_clear_error() {
 fn every_truncation_of_a_real_container_is_an_error_not_a_panic() {
     let bytes = section("kernels");
     for cut in 0..bytes.len().min(4096) {
-        let _ = FatBinary::parse(&bytes[..cut])
-            .map(|fb| fb.entries.iter().map(|e| e.contents().is_ok()).count());
+        if let Ok(fb) = FatBinary::parse(&bytes[..cut]) {
+            for e in &fb.entries {
+                let _ = e.contents();
+            }
+        }
     }
     for flip in (0..bytes.len()).step_by(7) {
         let mut corrupt = bytes.clone();
