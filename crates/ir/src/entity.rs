@@ -45,3 +45,20 @@ entity!(
     RegId,
     "v"
 );
+entity!(
+    /// A function of one program (kernel entry or device function), in module order.
+    FuncId,
+    "fn"
+);
+entity!(
+    /// A module-scope variable of one program (`.global`, `.const`, `.shared`, texture refs).
+    VarId,
+    "g"
+);
+entity!(
+    /// A variable declared inside one function body, in any state space (`.local`,
+    /// `.shared`, `.param` call buffers), after scope resolution: two declarations of the
+    /// same name in different `{}` scopes get different ids.
+    LocalVarId,
+    "l"
+);

@@ -1,0 +1,2233 @@
+//! Instruction decoding: opcode + modifiers (in any order) + operands of the syntax tree
+//! into a typed [`Op`] and resolved [`Operand`]s (PTX ISA 8.x chapter 9).
+//!
+//! Every modifier is either consumed by the opcode's decoder or reported as
+//! `unsupported modifier '.x' on 'op'`; nothing is silently ignored. Operands are checked
+//! against the instruction type with PTX's type rules (ISA §6.4, "Operand Type
+//! Information", and the relaxed rules for bit-size types), which were cross-checked
+//! against `ptxas`: a `.bN` register or instruction type fits any type of the same size,
+//! signed and unsigned integers of the same size fit each other, floats fit only their own
+//! type, and `ld`/`st`/`cvt` also accept integer or bit registers wider than the type.
+
+use ptx::ast::{self, Flag, Immediate, Modifier, Opcode, ScalarType, StateSpace, VectorComponent};
+
+use crate::entity::BlockId;
+use crate::function::{AddrBase, Address, Dim, Operand, SpecialReg, Symbol};
+use crate::lower::{space_of, DecodeError, FnLower, Resolved};
+use crate::op::*;
+
+type Result<T> = std::result::Result<T, DecodeError>;
+
+use ScalarType::*;
+
+/// The modifiers of one instruction, with a record of which ones the decoder consumed.
+struct Mods<'i> {
+    list: &'i [Modifier],
+    used: u64,
+    opcode: &'static str,
+}
+
+impl<'i> Mods<'i> {
+    fn new(inst: &'i ast::Instruction) -> Result<Mods<'i>> {
+        if inst.modifiers.len() > 64 {
+            return Err(DecodeError::new("too many modifiers"));
+        }
+        Ok(Mods {
+            list: &inst.modifiers,
+            used: 0,
+            opcode: inst.opcode.as_str(),
+        })
+    }
+
+    fn take(&mut self, pred: impl Fn(&Modifier) -> bool) -> Option<&'i Modifier> {
+        let list = self.list;
+        for (i, m) in list.iter().enumerate() {
+            if self.used & (1 << i) == 0 && pred(m) {
+                self.used |= 1 << i;
+                return Some(m);
+            }
+        }
+        None
+    }
+
+    fn flag(&mut self, f: Flag) -> bool {
+        self.take(|m| *m == Modifier::Flag(f)).is_some()
+    }
+
+    fn other(&mut self, s: &str) -> bool {
+        self.take(|m| matches!(m, Modifier::Other(o) if o == s))
+            .is_some()
+    }
+
+    /// The first unused modifier among `table`'s flags.
+    fn pick<T: Copy>(&mut self, table: &[(Flag, T)]) -> Option<T> {
+        let m =
+            self.take(|m| matches!(m, Modifier::Flag(f) if table.iter().any(|(t, _)| t == f)))?;
+        table
+            .iter()
+            .find(|(t, _)| Modifier::Flag(*t) == *m)
+            .map(|(_, v)| *v)
+    }
+
+    fn pick_other<T: Copy>(&mut self, table: &[(&str, T)]) -> Option<T> {
+        let m =
+            self.take(|m| matches!(m, Modifier::Other(o) if table.iter().any(|(t, _)| t == o)))?;
+        table
+            .iter()
+            .find(|(t, _)| matches!(m, Modifier::Other(o) if o == t))
+            .map(|(_, v)| *v)
+    }
+
+    fn ty(&mut self) -> Option<ScalarType> {
+        match self.take(|m| matches!(m, Modifier::Type(_))) {
+            Some(Modifier::Type(t)) => Some(*t),
+            _ => None,
+        }
+    }
+
+    fn need_ty(&mut self) -> Result<ScalarType> {
+        self.ty()
+            .ok_or_else(|| DecodeError::new(format!("missing type on '{}'", self.opcode)))
+    }
+
+    fn space(&mut self) -> Option<StateSpace> {
+        match self.take(|m| matches!(m, Modifier::Space(_))) {
+            Some(Modifier::Space(s)) => Some(*s),
+            _ => None,
+        }
+    }
+
+    fn vector(&mut self) -> Option<u8> {
+        match self.take(|m| matches!(m, Modifier::Vector(_))) {
+            Some(Modifier::Vector(v)) => Some(v.lanes() as u8),
+            _ => None,
+        }
+    }
+
+    fn rounding(&mut self) -> Option<Rounding> {
+        self.pick(&[
+            (Flag::Rn, Rounding::Rn),
+            (Flag::Rna, Rounding::Rna),
+            (Flag::Rz, Rounding::Rz),
+            (Flag::Rm, Rounding::Rm),
+            (Flag::Rp, Rounding::Rp),
+            (Flag::Rni, Rounding::Rni),
+            (Flag::Rzi, Rounding::Rzi),
+            (Flag::Rmi, Rounding::Rmi),
+            (Flag::Rpi, Rounding::Rpi),
+            (Flag::Rs, Rounding::Rs),
+        ])
+    }
+
+    fn scope(&mut self) -> Option<Scope> {
+        self.pick(&[
+            (Flag::Cta, Scope::Cta),
+            (Flag::Cluster, Scope::Cluster),
+            (Flag::Gpu, Scope::Gpu),
+            (Flag::Sys, Scope::Sys),
+        ])
+    }
+
+    /// Errors on the first modifier the decoder did not consume.
+    fn finish(&self) -> Result<()> {
+        for (i, m) in self.list.iter().enumerate() {
+            if self.used & (1 << i) == 0 {
+                let repeated = self.list[..i].contains(m);
+                let what = if repeated { "repeated" } else { "unsupported" };
+                return Err(DecodeError::new(format!(
+                    "{what} modifier '{m}' on '{}'",
+                    self.opcode
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How strictly a register must match the instruction type.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    /// Same size; bit types fit anything of their size, integers fit integers.
+    Exact,
+    /// `ld`, `st`, `cvt`: integer or bit registers may also be wider than the type.
+    Wider,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Pred,
+    Bits,
+    Int,
+    Float,
+}
+
+fn kind(t: ScalarType) -> Kind {
+    match t {
+        Pred => Kind::Pred,
+        B8 | B16 | B32 | B64 | B128 => Kind::Bits,
+        _ if t.is_float() => Kind::Float,
+        _ => Kind::Int,
+    }
+}
+
+/// Whether a register declared `reg` may be an operand of type `ty`.
+pub(crate) fn reg_fits(reg: ScalarType, ty: ScalarType, wider_ok: bool) -> bool {
+    let (rk, tk) = (kind(reg), kind(ty));
+    if rk == Kind::Pred || tk == Kind::Pred {
+        return rk == tk;
+    }
+    if reg.bits() == ty.bits() {
+        return rk == Kind::Bits
+            || tk == Kind::Bits
+            || (rk == Kind::Int && tk == Kind::Int)
+            || reg == ty;
+    }
+    wider_ok
+        && reg.bits() > ty.bits()
+        && (rk == Kind::Bits || (rk == Kind::Int && tk != Kind::Float))
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// The bit pattern of an immediate in an operand of type `ty` (ptxas's rules): integers
+/// fit integer and bit types (truncated to the width) and predicates (non-zero is true);
+/// float literals fit float types (converted between f32 and f64 as needed) and bit types
+/// of their own width (`0f` in `.b32`, `0d` in `.b64`, as raw bits).
+pub(crate) fn immediate_bits(imm: Immediate, ty: ScalarType) -> std::result::Result<u64, String> {
+    let bad = || format!("immediate {} does not fit a .{ty} operand", show_imm(imm));
+    match (imm, kind(ty)) {
+        (Immediate::Int(v), Kind::Pred) => Ok((v != 0) as u64),
+        (Immediate::Int(v), Kind::Int | Kind::Bits) => Ok(v as u64 & mask(ty.bits())),
+        (Immediate::F32(b), _) => match ty {
+            F32 | B32 => Ok(b as u64),
+            F64 => Ok((f32::from_bits(b) as f64).to_bits()),
+            _ => Err(bad()),
+        },
+        (Immediate::F64(b), _) => match ty {
+            F64 | B64 => Ok(b),
+            F32 => Ok((f64::from_bits(b) as f32).to_bits() as u64),
+            _ => Err(bad()),
+        },
+        _ => Err(bad()),
+    }
+}
+
+fn show_imm(imm: Immediate) -> String {
+    match imm {
+        Immediate::Int(v) => v.to_string(),
+        Immediate::F32(b) => format!("0f{b:08X}"),
+        Immediate::F64(b) => format!("0d{b:016X}"),
+    }
+}
+
+fn is_float(t: ScalarType) -> bool {
+    matches!(t, F32 | F64 | F16 | F16x2 | Bf16 | Bf16x2)
+}
+fn is_half(t: ScalarType) -> bool {
+    matches!(t, F16 | F16x2 | Bf16 | Bf16x2)
+}
+const INTS: &[ScalarType] = &[S16, U16, S32, U32, S64, U64];
+const INT32_64: &[ScalarType] = &[S32, U32, S64, U64];
+const BITS: &[ScalarType] = &[B16, B32, B64];
+const BITS_PRED: &[ScalarType] = &[B16, B32, B64, Pred];
+const FLOATS: &[ScalarType] = &[F32, F64];
+const ALL_16_64: &[ScalarType] = &[B16, B32, B64, S16, U16, S32, U32, S64, U64, F16, F32, F64];
+
+pub(crate) fn widen(t: ScalarType) -> Option<ScalarType> {
+    Some(match t {
+        S16 => S32,
+        U16 => U32,
+        S32 => S64,
+        U32 => U64,
+        _ => return None,
+    })
+}
+
+fn component_index(c: VectorComponent) -> u32 {
+    match c {
+        VectorComponent::X => 0,
+        VectorComponent::Y => 1,
+        VectorComponent::Z => 2,
+        VectorComponent::W => 3,
+    }
+}
+
+fn dim_of(c: VectorComponent) -> Option<Dim> {
+    match c {
+        VectorComponent::X => Some(Dim::X),
+        VectorComponent::Y => Some(Dim::Y),
+        VectorComponent::Z => Some(Dim::Z),
+        VectorComponent::W => None,
+    }
+}
+
+/// Splits a name such as `%tid.x` written as one identifier into base and component.
+fn split_component(name: &str) -> (&str, Option<VectorComponent>) {
+    if let Some((base, c)) = name.rsplit_once('.') {
+        let comp = match c {
+            "x" => Some(VectorComponent::X),
+            "y" => Some(VectorComponent::Y),
+            "z" => Some(VectorComponent::Z),
+            "w" => Some(VectorComponent::W),
+            _ => None,
+        };
+        if comp.is_some() {
+            return (base, comp);
+        }
+    }
+    (name, None)
+}
+
+impl FnLower<'_, '_> {
+    fn need_count(&self, inst: &ast::Instruction, n: usize) -> Result<()> {
+        if inst.operands.len() != n {
+            return Err(DecodeError::new(format!(
+                "'{}' expects {n} operands, found {}",
+                inst.opcode,
+                inst.operands.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_fit(
+        &self,
+        reg: crate::RegId,
+        ty: ScalarType,
+        fit: Fit,
+        span: ast::Span,
+    ) -> Result<()> {
+        let info = self.f.reg(reg);
+        if reg_fits(info.ty, ty, fit == Fit::Wider) {
+            Ok(())
+        } else {
+            Err(DecodeError::at(
+                span,
+                format!(
+                    "register '{}' of type .{} does not fit a .{ty} operand",
+                    info.name, info.ty
+                ),
+            ))
+        }
+    }
+
+    /// A name that must be one (scalar or vector-lane) register.
+    fn name_reg(
+        &self,
+        name: &ast::Ident,
+        component: Option<VectorComponent>,
+    ) -> Result<crate::RegId> {
+        match (self.resolve(&name.name), component) {
+            (Some(Resolved::Reg(r)), None) => Ok(r),
+            (Some(Resolved::VecReg(first, lanes)), Some(c))
+                if component_index(c) < lanes as u32 =>
+            {
+                Ok(crate::RegId(first.0 + component_index(c)))
+            }
+            (Some(Resolved::VecReg(..)), _) => Err(DecodeError::at(
+                name.span,
+                format!(
+                    "vector register '{}' needs a valid component here",
+                    name.name
+                ),
+            )),
+            (Some(Resolved::Reg(_)), Some(_)) => Err(DecodeError::at(
+                name.span,
+                format!("'{}' is not a vector register", name.name),
+            )),
+            (Some(_), _) => Err(DecodeError::at(
+                name.span,
+                format!("'{}' is not a register", name.name),
+            )),
+            (None, _) => {
+                let (base, c) = split_component(&name.name);
+                if SpecialReg::from_name(base, c.and_then(dim_of)).is_some() {
+                    Err(DecodeError::at(
+                        name.span,
+                        format!(
+                            "special register '{}' is only allowed in 'mov' and 'cvt'",
+                            name.name
+                        ),
+                    ))
+                } else {
+                    Err(DecodeError::at(
+                        name.span,
+                        format!("undefined register '{}'", name.name),
+                    ))
+                }
+            }
+        }
+    }
+
+    fn special(&self, name: &ast::Ident, component: Option<VectorComponent>) -> Option<SpecialReg> {
+        if self.resolve(&name.name).is_some() {
+            return None;
+        }
+        let (base, c) = match component {
+            Some(c) => (name.name.as_str(), Some(c)),
+            None => split_component(&name.name),
+        };
+        let dim = match c {
+            Some(c) => Some(dim_of(c)?),
+            None => None,
+        };
+        SpecialReg::from_name(base, dim)
+    }
+
+    /// A destination register of type `ty`.
+    fn dst(&self, op: &ast::Operand, ty: ScalarType, fit: Fit) -> Result<Operand> {
+        match op {
+            ast::Operand::Name { name, component } => {
+                let r = self.name_reg(name, *component)?;
+                self.check_fit(r, ty, fit, name.span)?;
+                Ok(Operand::Reg(r))
+            }
+            _ => Err(DecodeError::at(
+                op.span(),
+                "expected a destination register",
+            )),
+        }
+    }
+
+    /// A destination register or `_`.
+    fn dst_or_sink(&self, op: &ast::Operand, ty: ScalarType, fit: Fit) -> Result<Operand> {
+        match op {
+            ast::Operand::Sink(_) => Ok(Operand::Sink),
+            _ => self.dst(op, ty, fit),
+        }
+    }
+
+    /// A source register, immediate or (for predicates) negated predicate of type `ty`.
+    fn src(&self, op: &ast::Operand, ty: ScalarType, fit: Fit) -> Result<Operand> {
+        match op {
+            ast::Operand::Name { name, component } => {
+                let r = self.name_reg(name, *component)?;
+                self.check_fit(r, ty, fit, name.span)?;
+                Ok(Operand::Reg(r))
+            }
+            ast::Operand::Immediate(imm, span) => immediate_bits(*imm, ty)
+                .map(Operand::Imm)
+                .map_err(|m| DecodeError::at(*span, m)),
+            ast::Operand::Not(inner) if ty == Pred => match self.src(inner, Pred, fit)? {
+                Operand::Reg(r) => Ok(Operand::NotReg(r)),
+                _ => Err(DecodeError::at(op.span(), "'!' needs a predicate register")),
+            },
+            _ => Err(DecodeError::at(
+                op.span(),
+                "expected a register or an immediate",
+            )),
+        }
+    }
+
+    /// A source that may also be a special register or a symbol's address (`mov`, `cvt`, `cvta`).
+    fn src_value(
+        &self,
+        op: &ast::Operand,
+        ty: ScalarType,
+        fit: Fit,
+        symbols: bool,
+    ) -> Result<Operand> {
+        match op {
+            ast::Operand::Name { name, component } => {
+                if let Some(s) = self.special(name, *component) {
+                    let ok = match s.bits() {
+                        64 => ty.bits() == 64 || fit == Fit::Wider,
+                        _ => matches!(ty.bits(), 16 | 32) || (fit == Fit::Wider && ty.bits() == 64),
+                    };
+                    if !ok || kind(ty) == Kind::Float || kind(ty) == Kind::Pred {
+                        return Err(DecodeError::at(
+                            name.span,
+                            format!("special register '{s}' does not fit a .{ty} operand"),
+                        ));
+                    }
+                    return Ok(Operand::Special(s));
+                }
+                if symbols && component.is_none() {
+                    if let Some(Resolved::Symbol(symbol)) = self.resolve(&name.name) {
+                        self.check_address_type(ty, name.span)?;
+                        return Ok(Operand::SymbolAddr { symbol, offset: 0 });
+                    }
+                }
+                self.src(op, ty, fit)
+            }
+            ast::Operand::SymbolOffset { name, offset } if symbols => {
+                match self.resolve(&name.name) {
+                    Some(Resolved::Symbol(symbol)) => {
+                        self.check_address_type(ty, name.span)?;
+                        Ok(Operand::SymbolAddr {
+                            symbol,
+                            offset: *offset,
+                        })
+                    }
+                    _ => Err(DecodeError::at(
+                        name.span,
+                        format!("undefined symbol '{}'", name.name),
+                    )),
+                }
+            }
+            _ => self.src(op, ty, fit),
+        }
+    }
+
+    fn check_address_type(&self, ty: ScalarType, span: ast::Span) -> Result<()> {
+        if matches!(kind(ty), Kind::Int | Kind::Bits) && matches!(ty.bits(), 32 | 64) {
+            Ok(())
+        } else {
+            Err(DecodeError::at(
+                span,
+                format!("an address does not fit a .{ty} operand"),
+            ))
+        }
+    }
+
+    /// `[reg+off]`, `[sym+off]`, `[imm]`.
+    fn address(&self, op: &ast::Operand) -> Result<Operand> {
+        let ast::Operand::Address(a) = op else {
+            return Err(DecodeError::at(
+                op.span(),
+                "expected an address operand '[...]'",
+            ));
+        };
+        let base = match &a.base {
+            ast::AddressBase::Absolute => AddrBase::Absolute,
+            ast::AddressBase::Name(n) => match self.resolve(&n.name) {
+                Some(Resolved::Reg(r)) => {
+                    let info = self.f.reg(r);
+                    if !matches!(kind(info.ty), Kind::Int | Kind::Bits)
+                        || !matches!(info.ty.bits(), 32 | 64)
+                    {
+                        return Err(DecodeError::at(
+                            n.span,
+                            format!(
+                                "address register '{}' must be 32 or 64 bits wide, not .{}",
+                                info.name, info.ty
+                            ),
+                        ));
+                    }
+                    AddrBase::Reg(r)
+                }
+                Some(Resolved::Symbol(s)) => AddrBase::Symbol(s),
+                Some(Resolved::VecReg(..)) | Some(Resolved::Prototype) => {
+                    return Err(DecodeError::at(
+                        n.span,
+                        format!("'{}' cannot be an address", n.name),
+                    ))
+                }
+                None => {
+                    return Err(DecodeError::at(
+                        n.span,
+                        format!("undefined symbol or register '{}'", n.name),
+                    ))
+                }
+            },
+        };
+        Ok(Operand::Address(Address {
+            base,
+            offset: a.offset,
+        }))
+    }
+
+    /// The registers of a vector operand `{a, b, ...}` (or a vector register), `lanes` long.
+    fn vector(
+        &self,
+        op: &ast::Operand,
+        lanes: u8,
+        ty: ScalarType,
+        fit: Fit,
+        is_dst: bool,
+    ) -> Result<Vec<Operand>> {
+        let items: Vec<Operand> = match op {
+            ast::Operand::Vector(items, _) => items
+                .iter()
+                .map(|item| {
+                    if is_dst {
+                        self.dst_or_sink(item, ty, fit)
+                    } else {
+                        self.src(item, ty, fit)
+                    }
+                })
+                .collect::<Result<_>>()?,
+            ast::Operand::Name {
+                name,
+                component: None,
+            } => match self.resolve(&name.name) {
+                Some(Resolved::VecReg(first, n)) => {
+                    let regs: Vec<Operand> = (0..n as u32)
+                        .map(|i| Operand::Reg(crate::RegId(first.0 + i)))
+                        .collect();
+                    for r in &regs {
+                        if let Operand::Reg(r) = r {
+                            self.check_fit(*r, ty, fit, name.span)?;
+                        }
+                    }
+                    regs
+                }
+                _ => {
+                    return Err(DecodeError::at(
+                        op.span(),
+                        format!("expected a vector of {lanes} registers"),
+                    ))
+                }
+            },
+            _ => {
+                return Err(DecodeError::at(
+                    op.span(),
+                    format!("expected a vector of {lanes} registers"),
+                ))
+            }
+        };
+        if items.len() != lanes as usize {
+            return Err(DecodeError::at(
+                op.span(),
+                format!(
+                    "expected a vector of {lanes} elements, found {}",
+                    items.len()
+                ),
+            ));
+        }
+        Ok(items)
+    }
+
+    /// The common shape: all destinations then all sources, registers or immediates.
+    fn regular(
+        &mut self,
+        inst: &ast::Instruction,
+        dsts: &[ScalarType],
+        srcs: &[ScalarType],
+    ) -> Result<()> {
+        self.need_count(inst, dsts.len() + srcs.len())?;
+        let (d, s) = inst.operands.split_at(dsts.len());
+        for (op, ty) in d.iter().zip(dsts) {
+            let o = self.dst(op, *ty, Fit::Exact)?;
+            self.dsts.push(o);
+        }
+        for (op, ty) in s.iter().zip(srcs) {
+            let o = self.src(op, *ty, Fit::Exact)?;
+            self.srcs.push(o);
+        }
+        Ok(())
+    }
+
+    fn check_ty(
+        &self,
+        inst: &ast::Instruction,
+        ty: ScalarType,
+        allowed: &[ScalarType],
+    ) -> Result<()> {
+        if allowed.contains(&ty) {
+            Ok(())
+        } else {
+            Err(DecodeError::new(format!(
+                "type .{ty} is not supported by '{}'",
+                inst.opcode
+            )))
+        }
+    }
+
+    /// Decodes one instruction: returns its op and leaves its operands in
+    /// `self.dsts`/`self.srcs`.
+    pub(crate) fn decode(&mut self, inst: &ast::Instruction) -> Result<Op> {
+        let mut m = Mods::new(inst)?;
+        let op = self.decode_op(inst, &mut m)?;
+        m.finish()?;
+        Ok(op)
+    }
+
+    fn decode_op(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        use Opcode as O;
+        let opc = inst.opcode;
+        Ok(match opc {
+            O::Add | O::Sub | O::Addc | O::Subc => {
+                let sat = m.flag(Flag::Sat);
+                let cc = m.flag(Flag::Cc);
+                let ty = m.need_ty()?;
+                if is_float(ty) && matches!(opc, O::Add | O::Sub) && !cc {
+                    let mode = float_mode(m, ty, sat)?;
+                    self.regular(inst, &[ty], &[ty, ty])?;
+                    return Ok(if opc == O::Add {
+                        Op::FAdd { ty, mode }
+                    } else {
+                        Op::FSub { ty, mode }
+                    });
+                }
+                let carry = match (matches!(opc, O::Addc | O::Subc), cc) {
+                    (false, false) => Carry::None,
+                    (false, true) => Carry::Out,
+                    (true, false) => Carry::In,
+                    (true, true) => Carry::InOut,
+                };
+                if carry == Carry::None {
+                    self.check_ty(inst, ty, INTS)?;
+                } else {
+                    self.check_ty(inst, ty, INT32_64)?;
+                }
+                if sat && (ty != S32 || carry != Carry::None) {
+                    return Err(DecodeError::new(format!(
+                        "'.sat' on '{opc}' needs .s32 without carry"
+                    )));
+                }
+                self.regular(inst, &[ty], &[ty, ty])?;
+                match opc {
+                    O::Add | O::Addc => Op::Add { ty, sat, carry },
+                    _ => Op::Sub { ty, sat, carry },
+                }
+            }
+            O::Mul | O::Mad | O::Madc => {
+                let mode = m.pick(&[
+                    (Flag::Lo, MulMode::Lo),
+                    (Flag::Hi, MulMode::Hi),
+                    (Flag::Wide, MulMode::Wide),
+                ]);
+                let sat = m.flag(Flag::Sat);
+                let cc = m.flag(Flag::Cc);
+                let ty = m.need_ty()?;
+                if is_float(ty) && opc != O::Madc && mode.is_none() && !cc {
+                    let fm = float_mode(m, ty, sat)?;
+                    return Ok(if opc == O::Mul {
+                        self.regular(inst, &[ty], &[ty, ty])?;
+                        Op::FMul { ty, mode: fm }
+                    } else {
+                        if fm.rounding.is_none()
+                            && ty != F16
+                            && ty != F16x2
+                            && ty != Bf16
+                            && ty != Bf16x2
+                        {
+                            return Err(DecodeError::new(format!(
+                                "'{opc}.{ty}' needs a rounding modifier"
+                            )));
+                        }
+                        self.regular(inst, &[ty], &[ty, ty, ty])?;
+                        Op::Fma { ty, mode: fm }
+                    });
+                }
+                self.check_ty(inst, ty, INTS)?;
+                let mode = mode.ok_or_else(|| {
+                    DecodeError::new(format!("'{opc}' on integers needs .lo, .hi or .wide"))
+                })?;
+                let wide_ty = match mode {
+                    MulMode::Wide => widen(ty).ok_or_else(|| {
+                        DecodeError::new(format!("'.wide' is not supported for .{ty}"))
+                    })?,
+                    _ => ty,
+                };
+                if opc == O::Mul {
+                    if sat || cc {
+                        return Err(DecodeError::new("'mul' takes neither .sat nor .cc"));
+                    }
+                    self.regular(inst, &[wide_ty], &[ty, ty])?;
+                    return Ok(Op::Mul { ty, mode });
+                }
+                let carry = match (opc == O::Madc, cc) {
+                    (false, false) => Carry::None,
+                    (false, true) => Carry::Out,
+                    (true, false) => Carry::In,
+                    (true, true) => Carry::InOut,
+                };
+                if sat && !(ty == S32 && mode == MulMode::Hi && carry == Carry::None) {
+                    return Err(DecodeError::new("'.sat' on 'mad' needs .hi.s32"));
+                }
+                if carry != Carry::None && mode == MulMode::Wide {
+                    return Err(DecodeError::new("carry is not supported with 'mad.wide'"));
+                }
+                self.regular(inst, &[wide_ty], &[ty, ty, wide_ty])?;
+                Op::Mad {
+                    ty,
+                    mode,
+                    sat,
+                    carry,
+                }
+            }
+            O::Mul24 | O::Mad24 => {
+                let hi = match m.pick(&[(Flag::Lo, false), (Flag::Hi, true)]) {
+                    Some(h) => h,
+                    None => return Err(DecodeError::new(format!("'{opc}' needs .lo or .hi"))),
+                };
+                let sat = opc == O::Mad24 && m.flag(Flag::Sat);
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[S32, U32])?;
+                if opc == O::Mul24 {
+                    self.regular(inst, &[ty], &[ty, ty])?;
+                    Op::Mul24 { ty, hi }
+                } else {
+                    self.regular(inst, &[ty], &[ty, ty, ty])?;
+                    Op::Mad24 { ty, hi, sat }
+                }
+            }
+            O::Sad => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, INTS)?;
+                self.regular(inst, &[ty], &[ty, ty, ty])?;
+                Op::Sad { ty }
+            }
+            O::Div => {
+                let ty = m.need_ty()?;
+                if is_float(ty) {
+                    let (precision, ftz) = precision(m, ty, true)?;
+                    self.check_ty(inst, ty, FLOATS)?;
+                    self.regular(inst, &[ty], &[ty, ty])?;
+                    return Ok(Op::FDiv { ty, precision, ftz });
+                }
+                self.check_ty(inst, ty, INTS)?;
+                self.regular(inst, &[ty], &[ty, ty])?;
+                Op::Div { ty }
+            }
+            O::Rem => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, INTS)?;
+                self.regular(inst, &[ty], &[ty, ty])?;
+                Op::Rem { ty }
+            }
+            O::Min | O::Max => {
+                let ftz = m.flag(Flag::Ftz);
+                let nan = m.flag(Flag::Nan);
+                let relu = m.flag(Flag::Relu);
+                let ty = m.need_ty()?;
+                if is_float(ty) {
+                    if relu {
+                        return Err(DecodeError::new(format!(
+                            "'.relu' on float '{opc}' is not supported"
+                        )));
+                    }
+                    self.regular(inst, &[ty], &[ty, ty])?;
+                    return Ok(if opc == O::Min {
+                        Op::FMin { ty, ftz, nan }
+                    } else {
+                        Op::FMax { ty, ftz, nan }
+                    });
+                }
+                if ftz || nan {
+                    return Err(DecodeError::new(format!(
+                        "'.ftz'/'.NaN' need a float type on '{opc}'"
+                    )));
+                }
+                self.check_ty(inst, ty, INTS)?;
+                if relu && ty != S32 {
+                    return Err(DecodeError::new("'.relu' needs .s32"));
+                }
+                self.regular(inst, &[ty], &[ty, ty])?;
+                if opc == O::Min {
+                    Op::Min { ty, relu }
+                } else {
+                    Op::Max { ty, relu }
+                }
+            }
+            O::Abs | O::Neg => {
+                let ftz = m.flag(Flag::Ftz);
+                let ty = m.need_ty()?;
+                self.regular(inst, &[ty], &[ty])?;
+                if is_float(ty) {
+                    return Ok(if opc == O::Abs {
+                        Op::FAbs { ty, ftz }
+                    } else {
+                        Op::FNeg { ty, ftz }
+                    });
+                }
+                if ftz {
+                    return Err(DecodeError::new(format!(
+                        "'.ftz' needs a float type on '{opc}'"
+                    )));
+                }
+                self.check_ty(inst, ty, &[S16, S32, S64])?;
+                if opc == O::Abs {
+                    Op::Abs { ty }
+                } else {
+                    Op::Neg { ty }
+                }
+            }
+            O::And | O::Or | O::Xor => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, BITS_PRED)?;
+                self.regular(inst, &[ty], &[ty, ty])?;
+                match opc {
+                    O::And => Op::And { ty },
+                    O::Or => Op::Or { ty },
+                    _ => Op::Xor { ty },
+                }
+            }
+            O::Not | O::Cnot => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, if opc == O::Not { BITS_PRED } else { BITS })?;
+                self.regular(inst, &[ty], &[ty])?;
+                if opc == O::Not {
+                    Op::Not { ty }
+                } else {
+                    Op::Cnot { ty }
+                }
+            }
+            O::Lop3 => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[B32])?;
+                self.regular(inst, &[B32], &[B32, B32, B32, B32])?;
+                if !matches!(self.srcs[3], Operand::Imm(v) if v <= 0xFF) {
+                    return Err(DecodeError::at(
+                        inst.operands[4].span(),
+                        "'lop3' needs an 8-bit immediate lookup table",
+                    ));
+                }
+                Op::Lop3 { ty }
+            }
+            O::Shl | O::Shr => {
+                let ty = m.need_ty()?;
+                let allowed: &[ScalarType] = if opc == O::Shl {
+                    BITS
+                } else {
+                    &[B16, B32, B64, S16, U16, S32, U32, S64, U64]
+                };
+                self.check_ty(inst, ty, allowed)?;
+                self.regular(inst, &[ty], &[ty, U32])?;
+                if opc == O::Shl {
+                    Op::Shl { ty }
+                } else {
+                    Op::Shr { ty }
+                }
+            }
+            O::Bfe => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, INT32_64)?;
+                self.regular(inst, &[ty], &[ty, U32, U32])?;
+                Op::Bfe { ty }
+            }
+            O::Bfi => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[B32, B64])?;
+                self.regular(inst, &[ty], &[ty, ty, U32, U32])?;
+                Op::Bfi { ty }
+            }
+            O::Bfind => {
+                let shiftamt = m.flag(Flag::Shiftamt);
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, INT32_64)?;
+                self.regular(inst, &[U32], &[ty])?;
+                Op::Bfind { ty, shiftamt }
+            }
+            O::Popc | O::Clz => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[B32, B64])?;
+                self.regular(inst, &[U32], &[ty])?;
+                if opc == O::Popc {
+                    Op::Popc { ty }
+                } else {
+                    Op::Clz { ty }
+                }
+            }
+            O::Brev => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[B32, B64])?;
+                self.regular(inst, &[ty], &[ty])?;
+                Op::Brev { ty }
+            }
+            O::Prmt => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[B32])?;
+                let mode = m
+                    .pick(&[
+                        (Flag::F4e, PrmtMode::F4e),
+                        (Flag::B4e, PrmtMode::B4e),
+                        (Flag::Rc8, PrmtMode::Rc8),
+                        (Flag::Ecl, PrmtMode::Ecl),
+                        (Flag::Ecr, PrmtMode::Ecr),
+                        (Flag::Rc16, PrmtMode::Rc16),
+                    ])
+                    .unwrap_or(PrmtMode::Generic);
+                self.regular(inst, &[B32], &[B32, B32, B32])?;
+                Op::Prmt { mode }
+            }
+            O::Dp4a | O::Dp2a => {
+                let hi = if opc == O::Dp2a {
+                    m.pick(&[(Flag::Lo, false), (Flag::Hi, true)])
+                        .ok_or_else(|| DecodeError::new("'dp2a' needs .lo or .hi"))?
+                } else {
+                    false
+                };
+                let a_ty = m.need_ty()?;
+                let b_ty = m.need_ty()?;
+                self.check_ty(inst, a_ty, &[S32, U32])?;
+                self.check_ty(inst, b_ty, &[S32, U32])?;
+                let d_ty = if a_ty == U32 && b_ty == U32 { U32 } else { S32 };
+                self.regular(inst, &[d_ty], &[a_ty, b_ty, d_ty])?;
+                if opc == O::Dp4a {
+                    Op::Dp4a { a_ty, b_ty }
+                } else {
+                    Op::Dp2a { a_ty, b_ty, hi }
+                }
+            }
+            O::Shf => {
+                let dir = m
+                    .pick(&[(Flag::L, ShiftDir::Left), (Flag::R, ShiftDir::Right)])
+                    .ok_or_else(|| DecodeError::new("'shf' needs .l or .r"))?;
+                let amount = m
+                    .pick(&[
+                        (Flag::Clamp, ShiftAmount::Clamp),
+                        (Flag::Wrap, ShiftAmount::Wrap),
+                    ])
+                    .ok_or_else(|| DecodeError::new("'shf' needs .clamp or .wrap"))?;
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[B32])?;
+                self.regular(inst, &[B32], &[B32, B32, U32])?;
+                Op::Shf { dir, amount }
+            }
+
+            O::Fma => {
+                let sat = m.flag(Flag::Sat);
+                let ty = m.need_ty()?;
+                if !is_float(ty) {
+                    return Err(DecodeError::new(format!(
+                        "type .{ty} is not supported by 'fma'"
+                    )));
+                }
+                let mode = float_mode(m, ty, sat)?;
+                if mode.rounding.is_none() {
+                    return Err(DecodeError::new("'fma' needs a rounding modifier"));
+                }
+                self.regular(inst, &[ty], &[ty, ty, ty])?;
+                Op::Fma { ty, mode }
+            }
+            O::Rcp | O::Sqrt => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, FLOATS)?;
+                let (precision, ftz) = precision(m, ty, false)?;
+                self.regular(inst, &[ty], &[ty])?;
+                if opc == O::Rcp {
+                    Op::Rcp { ty, precision, ftz }
+                } else {
+                    Op::Sqrt { ty, precision, ftz }
+                }
+            }
+            O::Rsqrt | O::Sin | O::Cos | O::Lg2 | O::Ex2 | O::Tanh => {
+                if !m.flag(Flag::Approx) {
+                    return Err(DecodeError::new(format!("'{opc}' needs .approx")));
+                }
+                let ftz = opc != O::Tanh && m.flag(Flag::Ftz);
+                let ty = m.need_ty()?;
+                let allowed: &[ScalarType] = match opc {
+                    O::Rsqrt => FLOATS,
+                    O::Ex2 | O::Tanh => &[F32, F16, F16x2, Bf16, Bf16x2],
+                    _ => &[F32],
+                };
+                self.check_ty(inst, ty, allowed)?;
+                self.regular(inst, &[ty], &[ty])?;
+                match opc {
+                    O::Rsqrt => Op::Rsqrt { ty, ftz },
+                    O::Sin => Op::Sin { ftz },
+                    O::Cos => Op::Cos { ftz },
+                    O::Lg2 => Op::Lg2 { ftz },
+                    O::Ex2 => Op::Ex2 { ty, ftz },
+                    _ => Op::Tanh { ty },
+                }
+            }
+            O::Copysign => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, FLOATS)?;
+                self.regular(inst, &[ty], &[ty, ty])?;
+                Op::Copysign { ty }
+            }
+            O::Testp => {
+                let class = m
+                    .pick(&[
+                        (Flag::Finite, FloatClass::Finite),
+                        (Flag::Infinite, FloatClass::Infinite),
+                        (Flag::Number, FloatClass::Number),
+                        (Flag::Notanumber, FloatClass::NotANumber),
+                        (Flag::Normal, FloatClass::Normal),
+                        (Flag::Subnormal, FloatClass::Subnormal),
+                    ])
+                    .ok_or_else(|| {
+                        DecodeError::new("'testp' needs a class (.finite, .number, ...)")
+                    })?;
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, FLOATS)?;
+                self.regular(inst, &[Pred], &[ty])?;
+                Op::Testp { ty, class }
+            }
+
+            O::Setp | O::Set => {
+                let cmp = m
+                    .pick(CMP_OPS)
+                    .ok_or_else(|| DecodeError::new(format!("'{opc}' needs a comparison")))?;
+                let combine = m.pick(&[
+                    (Flag::And, BoolOp::And),
+                    (Flag::Or, BoolOp::Or),
+                    (Flag::Xor, BoolOp::Xor),
+                ]);
+                let ftz = m.flag(Flag::Ftz);
+                let dst_ty = if opc == O::Set {
+                    Some(m.need_ty()?)
+                } else {
+                    None
+                };
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, ALL_16_64)?;
+                check_cmp(cmp, ty)?;
+                let n = 3 + combine.is_some() as usize;
+                self.need_count(inst, n)?;
+                match (&inst.operands[0], dst_ty) {
+                    (ast::Operand::PredicatePair(p, q), None) => {
+                        let p = self.pred_dst(p)?;
+                        let q = self.pred_dst(q)?;
+                        self.dsts.extend([p, q]);
+                    }
+                    (op, None) => {
+                        let p = self.dst(op, Pred, Fit::Exact)?;
+                        self.dsts.push(p);
+                    }
+                    (op, Some(d)) => {
+                        self.check_ty(inst, d, &[U32, S32, F32])?;
+                        let o = self.dst(op, d, Fit::Exact)?;
+                        self.dsts.push(o);
+                    }
+                }
+                for op in &inst.operands[1..3] {
+                    let o = self.src(op, ty, Fit::Exact)?;
+                    self.srcs.push(o);
+                }
+                if combine.is_some() {
+                    let o = self.src(&inst.operands[3], Pred, Fit::Exact)?;
+                    self.srcs.push(o);
+                }
+                match dst_ty {
+                    None => Op::Setp {
+                        ty,
+                        cmp,
+                        ftz,
+                        combine,
+                    },
+                    Some(dst_ty) => Op::Set {
+                        dst_ty,
+                        ty,
+                        cmp,
+                        ftz,
+                        combine,
+                    },
+                }
+            }
+            O::Selp => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, ALL_16_64)?;
+                self.regular(inst, &[ty], &[ty, ty, Pred])?;
+                Op::Selp { ty }
+            }
+            O::Slct => {
+                let ftz = m.flag(Flag::Ftz);
+                let ty = m.need_ty()?;
+                let cmp_ty = m.need_ty()?;
+                self.check_ty(inst, ty, ALL_16_64)?;
+                self.check_ty(inst, cmp_ty, &[S32, F32])?;
+                self.regular(inst, &[ty], &[ty, ty, cmp_ty])?;
+                Op::Slct { ty, cmp_ty, ftz }
+            }
+
+            O::Mov => self.decode_mov(inst, m)?,
+            O::Cvt => self.decode_cvt(inst, m)?,
+            O::Cvta => {
+                let to_generic = !m.flag(Flag::To);
+                let space = m
+                    .space()
+                    .and_then(space_of)
+                    .filter(|s| !matches!(s, Space::Generic))
+                    .ok_or_else(|| DecodeError::new("'cvta' needs a state space"))?;
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[U32, U64, B32, B64])?;
+                self.need_count(inst, 2)?;
+                let d = self.dst(&inst.operands[0], ty, Fit::Exact)?;
+                let a = self.src_value(&inst.operands[1], ty, Fit::Exact, true)?;
+                self.dsts.push(d);
+                self.srcs.push(a);
+                Op::Cvta {
+                    to_generic,
+                    space,
+                    ty,
+                }
+            }
+            O::Isspacep => {
+                let space = m
+                    .space()
+                    .and_then(space_of)
+                    .ok_or_else(|| DecodeError::new("'isspacep' needs a state space"))?;
+                self.need_count(inst, 2)?;
+                let p = self.dst(&inst.operands[0], Pred, Fit::Exact)?;
+                let a = self.src(&inst.operands[1], B64, Fit::Exact)?;
+                self.dsts.push(p);
+                self.srcs.push(a);
+                Op::Isspacep { space }
+            }
+            O::Ld | O::Ldu | O::St => self.decode_ld_st(inst, m)?,
+            O::Prefetch | O::Prefetchu => {
+                let uniform = opc == O::Prefetchu;
+                let space = match m.space() {
+                    None => Space::Generic,
+                    Some(s) => match space_of(s) {
+                        Some(sp @ (Space::Global | Space::Local)) if !uniform => sp,
+                        _ => {
+                            return Err(DecodeError::new(format!("'{opc}' does not support .{s}")))
+                        }
+                    },
+                };
+                let level = m
+                    .pick_other(&[("L1", CacheLevel::L1), ("L2", CacheLevel::L2)])
+                    .ok_or_else(|| DecodeError::new(format!("'{opc}' needs .L1 or .L2")))?;
+                self.need_count(inst, 1)?;
+                let a = self.address(&inst.operands[0])?;
+                self.srcs.push(a);
+                Op::Prefetch {
+                    space,
+                    level,
+                    uniform,
+                }
+            }
+            O::Atom | O::Red => self.decode_atomic(inst, m)?,
+
+            O::Bar | O::Barrier => self.decode_barrier(inst, m)?,
+            O::Membar => {
+                let scope = if m.flag(Flag::Cta) {
+                    Scope::Cta
+                } else if m.other("gl") {
+                    Scope::Gpu
+                } else if m.flag(Flag::Sys) {
+                    Scope::Sys
+                } else {
+                    return Err(DecodeError::new("'membar' needs .cta, .gl or .sys"));
+                };
+                self.need_count(inst, 0)?;
+                Op::Fence {
+                    sem: FenceSem::Sc,
+                    scope,
+                }
+            }
+            O::Fence => {
+                let sem = if m.flag(Flag::Sc) {
+                    FenceSem::Sc
+                } else {
+                    m.flag(Flag::AcqRel);
+                    FenceSem::AcqRel
+                };
+                let scope = m
+                    .scope()
+                    .ok_or_else(|| DecodeError::new("'fence' needs a scope"))?;
+                self.need_count(inst, 0)?;
+                Op::Fence { sem, scope }
+            }
+            O::Shfl => {
+                let sync = m.flag(Flag::Sync);
+                let mode = m
+                    .pick(&[
+                        (Flag::Up, ShuffleMode::Up),
+                        (Flag::Down, ShuffleMode::Down),
+                        (Flag::Bfly, ShuffleMode::Bfly),
+                        (Flag::Idx, ShuffleMode::Idx),
+                    ])
+                    .ok_or_else(|| DecodeError::new("'shfl' needs .up, .down, .bfly or .idx"))?;
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[B32])?;
+                self.need_count(inst, 4 + sync as usize)?;
+                self.value_and_pred_dst(&inst.operands[0], B32)?;
+                for (op, ty) in inst.operands[1..].iter().zip([B32, U32, U32, U32]) {
+                    let o = self.src(op, ty, Fit::Exact)?;
+                    self.srcs.push(o);
+                }
+                Op::Shfl { mode, sync }
+            }
+            O::Vote => {
+                let sync = m.flag(Flag::Sync);
+                let mode = m
+                    .pick(&[
+                        (Flag::All, VoteMode::All),
+                        (Flag::Any, VoteMode::Any),
+                        (Flag::Uni, VoteMode::Uni),
+                        (Flag::Ballot, VoteMode::Ballot),
+                    ])
+                    .ok_or_else(|| DecodeError::new("'vote' needs .all, .any, .uni or .ballot"))?;
+                let ty = m.need_ty()?;
+                let d_ty = if mode == VoteMode::Ballot { B32 } else { Pred };
+                self.check_ty(inst, ty, &[d_ty])?;
+                if sync {
+                    self.regular(inst, &[d_ty], &[Pred, U32])?;
+                } else {
+                    self.regular(inst, &[d_ty], &[Pred])?;
+                }
+                Op::Vote { mode, sync }
+            }
+            O::Match => {
+                let all = m
+                    .pick(&[(Flag::Any, false), (Flag::All, true)])
+                    .ok_or_else(|| DecodeError::new("'match' needs .any or .all"))?;
+                if !m.flag(Flag::Sync) {
+                    return Err(DecodeError::new("'match' needs .sync"));
+                }
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[B32, B64])?;
+                self.need_count(inst, 3)?;
+                if all {
+                    self.value_and_pred_dst(&inst.operands[0], B32)?;
+                } else {
+                    let d = self.dst(&inst.operands[0], B32, Fit::Exact)?;
+                    self.dsts.push(d);
+                }
+                let a = self.src(&inst.operands[1], ty, Fit::Exact)?;
+                let mask = self.src(&inst.operands[2], U32, Fit::Exact)?;
+                self.srcs.extend([a, mask]);
+                Op::Match { all, ty }
+            }
+            O::Activemask => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[B32])?;
+                self.regular(inst, &[B32], &[])?;
+                Op::Activemask
+            }
+            O::Redux => {
+                if !m.flag(Flag::Sync) {
+                    return Err(DecodeError::new("'redux' needs .sync"));
+                }
+                let op = m
+                    .pick(&[
+                        (Flag::Add, ReduxOp::Add),
+                        (Flag::Min, ReduxOp::Min),
+                        (Flag::Max, ReduxOp::Max),
+                        (Flag::And, ReduxOp::And),
+                        (Flag::Or, ReduxOp::Or),
+                        (Flag::Xor, ReduxOp::Xor),
+                    ])
+                    .ok_or_else(|| DecodeError::new("'redux.sync' needs an operation"))?;
+                let ty = m.need_ty()?;
+                let allowed: &[ScalarType] = match op {
+                    ReduxOp::Add | ReduxOp::Min | ReduxOp::Max => &[U32, S32],
+                    _ => &[B32],
+                };
+                self.check_ty(inst, ty, allowed)?;
+                self.regular(inst, &[ty], &[ty, U32])?;
+                Op::Redux { op, ty }
+            }
+
+            O::Bra => {
+                let uni = m.flag(Flag::Uni);
+                self.need_count(inst, 1)?;
+                let target = match &inst.operands[0] {
+                    ast::Operand::Name {
+                        name,
+                        component: None,
+                    } => self.label(&name.name).ok_or_else(|| {
+                        DecodeError::at(name.span, format!("undefined label '{}'", name.name))
+                    })?,
+                    op => return Err(DecodeError::at(op.span(), "'bra' needs a label")),
+                };
+                self.srcs.push(Operand::Block(BlockId(target)));
+                Op::Bra { uni }
+            }
+            O::Call => self.decode_call(inst, m)?,
+            O::Ret => {
+                let uni = m.flag(Flag::Uni);
+                self.need_count(inst, 0)?;
+                Op::Ret { uni }
+            }
+            O::Exit | O::Trap | O::Brkpt => {
+                self.need_count(inst, 0)?;
+                match opc {
+                    O::Exit => Op::Exit,
+                    O::Trap => Op::Trap,
+                    _ => Op::Brkpt,
+                }
+            }
+            O::Nanosleep => {
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[U32])?;
+                self.regular(inst, &[], &[U32])?;
+                Op::Nanosleep
+            }
+            O::Tex | O::Tld4 => self.decode_tex(inst, m)?,
+            O::Txq => {
+                let query = m.pick_other(TexQuery::ALL).ok_or_else(|| {
+                    DecodeError::new("'txq' needs a query (.width, .height, ...)")
+                })?;
+                let ty = m.need_ty()?;
+                self.check_ty(inst, ty, &[B32])?;
+                self.need_count(inst, 2)?;
+                let d = self.dst(&inst.operands[0], B32, Fit::Exact)?;
+                let t = match &inst.operands[1] {
+                    ast::Operand::Address(a) => match &a.base {
+                        ast::AddressBase::Name(n) if a.offset == 0 => self.texture_ref(n)?,
+                        _ => {
+                            return Err(DecodeError::at(a.span, "'txq' needs a texture reference"))
+                        }
+                    },
+                    op => return Err(DecodeError::at(op.span(), "'txq' needs '[texref]'")),
+                };
+                self.dsts.push(d);
+                self.srcs.push(t);
+                Op::Txq { query, ty }
+            }
+            _ => return Err(DecodeError::new(format!("unsupported instruction '{opc}'"))),
+        })
+    }
+
+    fn pred_dst(&self, name: &ast::Ident) -> Result<Operand> {
+        if name.name == "_" {
+            return Ok(Operand::Sink);
+        }
+        let r = self.name_reg(name, None)?;
+        self.check_fit(r, Pred, Fit::Exact, name.span)?;
+        Ok(Operand::Reg(r))
+    }
+
+    /// `d` or `d|p` destinations (shfl, match.all).
+    fn value_and_pred_dst(&mut self, op: &ast::Operand, ty: ScalarType) -> Result<()> {
+        match op {
+            ast::Operand::PredicatePair(d, p) => {
+                let d = if d.name == "_" {
+                    Operand::Sink
+                } else {
+                    let r = self.name_reg(d, None)?;
+                    self.check_fit(r, ty, Fit::Exact, d.span)?;
+                    Operand::Reg(r)
+                };
+                let p = self.pred_dst(p)?;
+                self.dsts.extend([d, p]);
+            }
+            _ => {
+                let d = self.dst_or_sink(op, ty, Fit::Exact)?;
+                self.dsts.push(d);
+            }
+        }
+        Ok(())
+    }
+
+    fn decode_mov(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let ty = m.need_ty()?;
+        if matches!(ty, S4 | U4 | E4m3 | E5m2 | Tf32 | B128) {
+            return Err(DecodeError::new(format!(
+                "type .{ty} is not supported by 'mov'"
+            )));
+        }
+        self.need_count(inst, 2)?;
+        let (d, a) = (&inst.operands[0], &inst.operands[1]);
+        if let ast::Operand::Vector(items, _) = d {
+            let lanes = items.len() as u8;
+            let elem = self.pack_elem(ty, lanes)?;
+            self.dsts = self.vector(d, lanes, elem, Fit::Exact, true)?;
+            let a = self.src(a, ty, Fit::Exact)?;
+            self.srcs.push(a);
+            return Ok(Op::Unpack { ty, lanes });
+        }
+        if let ast::Operand::Vector(items, _) = a {
+            let lanes = items.len() as u8;
+            let elem = self.pack_elem(ty, lanes)?;
+            let d = self.dst(d, ty, Fit::Exact)?;
+            self.dsts.push(d);
+            self.srcs = self.vector(a, lanes, elem, Fit::Exact, false)?;
+            return Ok(Op::Pack { ty, lanes });
+        }
+        let dst = self.dst(d, ty, Fit::Exact)?;
+        let src = self.src_value(a, ty, Fit::Exact, true)?;
+        self.dsts.push(dst);
+        self.srcs.push(src);
+        Ok(Op::Mov { ty })
+    }
+
+    /// Element type of `mov.bN` vector packing: N / lanes bits.
+    fn pack_elem(&self, ty: ScalarType, lanes: u8) -> Result<ScalarType> {
+        let bits = ty.bits() / lanes.max(1) as u32;
+        let elem = match bits {
+            8 => B8,
+            16 => B16,
+            32 => B32,
+            _ => {
+                return Err(DecodeError::new(format!(
+                    "cannot split .{ty} into {lanes} lanes"
+                )))
+            }
+        };
+        if kind(ty) != Kind::Bits || !matches!(lanes, 2 | 4) {
+            return Err(DecodeError::new(format!(
+                "vector 'mov' needs a .b32 or .b64 type, not .{ty}"
+            )));
+        }
+        Ok(elem)
+    }
+
+    fn decode_cvt(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let rounding = m.rounding();
+        let ftz = m.flag(Flag::Ftz);
+        let sat = m.flag(Flag::Sat);
+        let relu = m.flag(Flag::Relu);
+        let satfinite = m.flag(Flag::Satfinite);
+        let dst = m.need_ty()?;
+        let src = m.need_ty()?;
+        if satfinite {
+            return Err(DecodeError::new("'.satfinite' on 'cvt' is not supported"));
+        }
+        let supported = |t: ScalarType| {
+            matches!(
+                t,
+                S8 | S16 | S32 | S64 | U8 | U16 | U32 | U64 | F16 | Bf16 | F32 | F64
+            ) || (t == F16x2 || t == Bf16x2) && t == dst
+        };
+        if !supported(dst) || !supported(src) || src.is_float() && matches!(src, F16x2 | Bf16x2) {
+            return Err(DecodeError::new(format!(
+                "'cvt.{dst}.{src}' is not supported"
+            )));
+        }
+        let (df, sf) = (dst.is_float(), src.is_float());
+        let needs = if df && sf {
+            if dst.bits() < src.bits() || matches!(dst, F16x2 | Bf16x2) {
+                Some(true)
+            } else if dst == src {
+                None
+            } else {
+                Some(false)
+            }
+        } else if df || sf {
+            Some(true)
+        } else {
+            Some(false)
+        };
+        match (needs, rounding) {
+            // Float results need a float rounding; float-to-int needs an integer rounding.
+            (Some(true), Some(r)) if df && r.is_float_rounding() => {}
+            (Some(true), Some(r)) if !df && r.is_integer_rounding() => {}
+            (Some(true), _) => {
+                return Err(DecodeError::new(format!(
+                    "'cvt.{dst}.{src}' needs a valid rounding modifier"
+                )))
+            }
+            (Some(false), None) => {}
+            (Some(false), Some(r)) => {
+                return Err(DecodeError::new(format!(
+                    "'.{}' is not allowed on 'cvt.{dst}.{src}'",
+                    r.as_str()
+                )))
+            }
+            (None, None) => {}
+            (None, Some(r)) if r.is_integer_rounding() => {}
+            (None, Some(r)) => {
+                return Err(DecodeError::new(format!(
+                    "'.{}' is not allowed on 'cvt.{dst}.{src}'",
+                    r.as_str()
+                )))
+            }
+        }
+        if relu && !matches!(dst, F16 | F16x2 | Bf16 | Bf16x2) {
+            return Err(DecodeError::new(
+                "'.relu' on 'cvt' needs a half-precision destination",
+            ));
+        }
+        let packed = matches!(dst, F16x2 | Bf16x2);
+        self.need_count(inst, if packed { 3 } else { 2 })?;
+        let d = self.dst(&inst.operands[0], dst, Fit::Wider)?;
+        self.dsts.push(d);
+        for op in &inst.operands[1..] {
+            let a = self.src_value(op, src, Fit::Wider, false)?;
+            self.srcs.push(a);
+        }
+        Ok(Op::Cvt {
+            dst,
+            src,
+            rounding,
+            ftz,
+            sat,
+            relu,
+        })
+    }
+
+    fn mem_order(&self, m: &mut Mods<'_>) -> Result<MemOrder> {
+        let volatile = m.flag(Flag::Volatile);
+        let weak = m.flag(Flag::Weak);
+        let mmio = m.flag(Flag::Mmio);
+        let sem = m.pick(&[
+            (Flag::Relaxed, 0),
+            (Flag::Acquire, 1),
+            (Flag::Release, 2),
+            (Flag::AcqRel, 3),
+        ]);
+        let scope = m.scope();
+        Ok(match (volatile, weak, mmio, sem, scope) {
+            (false, _, false, None, None) => MemOrder::Weak,
+            (true, false, false, None, None) => MemOrder::Volatile,
+            (false, false, true, Some(0), Some(Scope::Sys)) => MemOrder::Mmio,
+            (false, false, false, Some(s), Some(scope)) => match s {
+                0 => MemOrder::Relaxed(scope),
+                1 => MemOrder::Acquire(scope),
+                2 => MemOrder::Release(scope),
+                _ => MemOrder::AcqRel(scope),
+            },
+            (false, false, false, Some(_), None) => {
+                return Err(DecodeError::new(
+                    "a memory-ordering qualifier needs a scope",
+                ))
+            }
+            _ => return Err(DecodeError::new("conflicting memory-ordering qualifiers")),
+        })
+    }
+
+    fn decode_ld_st(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let opc = inst.opcode;
+        let order = self.mem_order(m)?;
+        let space = match m.space() {
+            None => Space::Generic,
+            Some(s) => space_of(s)
+                .ok_or_else(|| DecodeError::new(format!("'{opc}' cannot access .{s}")))?,
+        };
+        let cache = m
+            .pick(&[
+                (Flag::Ca, CacheOp::Ca),
+                (Flag::Cg, CacheOp::Cg),
+                (Flag::Cs, CacheOp::Cs),
+                (Flag::Lu, CacheOp::Lu),
+                (Flag::Cv, CacheOp::Cv),
+                (Flag::Wb, CacheOp::Wb),
+                (Flag::Wt, CacheOp::Wt),
+            ])
+            .unwrap_or(CacheOp::Default);
+        let nc = opc == Opcode::Ld && m.flag(Flag::Nc);
+        let lanes = m.vector().unwrap_or(1);
+        let ty = m.need_ty()?;
+        if matches!(ty, Pred | S4 | U4 | B128 | Tf32 | E4m3 | E5m2) {
+            return Err(DecodeError::new(format!(
+                "type .{ty} is not supported by '{opc}'"
+            )));
+        }
+        let is_load = opc != Opcode::St;
+        let cache_ok = match cache {
+            CacheOp::Default => true,
+            CacheOp::Ca | CacheOp::Lu | CacheOp::Cv => is_load,
+            CacheOp::Wb | CacheOp::Wt => !is_load,
+            CacheOp::Cg | CacheOp::Cs => true,
+        };
+        if !cache_ok {
+            return Err(DecodeError::new(format!(
+                "cache operator '.{}' is not valid on '{opc}'",
+                cache.as_str()
+            )));
+        }
+        if nc && space != Space::Global {
+            return Err(DecodeError::new("'.nc' needs .global"));
+        }
+        if opc == Opcode::Ldu && !matches!(space, Space::Global | Space::Generic) {
+            return Err(DecodeError::new("'ldu' reads .global memory only"));
+        }
+        if order != MemOrder::Weak && (nc || cache != CacheOp::Default || opc == Opcode::Ldu) {
+            return Err(DecodeError::new(
+                "memory-ordering qualifiers exclude cache operators and .nc",
+            ));
+        }
+        match order {
+            MemOrder::Acquire(_) if !is_load => {
+                return Err(DecodeError::new("'st' cannot be .acquire"))
+            }
+            MemOrder::Release(_) if is_load => {
+                return Err(DecodeError::new("'ld' cannot be .release"))
+            }
+            MemOrder::AcqRel(_) => {
+                return Err(DecodeError::new(format!("'{opc}' cannot be .acq_rel")))
+            }
+            _ => {}
+        }
+        self.need_count(inst, 2)?;
+        let access = MemAccess {
+            space,
+            ty,
+            lanes,
+            order,
+            cache,
+            nc,
+        };
+        if is_load {
+            if lanes == 1 {
+                let d = self.dst(&inst.operands[0], ty, Fit::Wider)?;
+                self.dsts.push(d);
+            } else {
+                self.dsts = self.vector(&inst.operands[0], lanes, ty, Fit::Wider, true)?;
+            }
+            let a = self.address(&inst.operands[1])?;
+            self.srcs.push(a);
+            Ok(if opc == Opcode::Ld {
+                Op::Ld(access)
+            } else {
+                Op::Ldu(access)
+            })
+        } else {
+            let a = self.address(&inst.operands[0])?;
+            self.srcs.push(a);
+            if lanes == 1 {
+                let v = self.src(&inst.operands[1], ty, Fit::Wider)?;
+                self.srcs.push(v);
+            } else {
+                let v = self.vector(&inst.operands[1], lanes, ty, Fit::Wider, false)?;
+                self.srcs.extend(v);
+            }
+            Ok(Op::St(access))
+        }
+    }
+
+    fn decode_atomic(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let opc = inst.opcode;
+        let order = match self.mem_order(m)? {
+            MemOrder::Weak => MemOrder::Relaxed(Scope::Gpu),
+            o @ (MemOrder::Relaxed(_)
+            | MemOrder::Acquire(_)
+            | MemOrder::Release(_)
+            | MemOrder::AcqRel(_)) => o,
+            _ => {
+                return Err(DecodeError::new(format!(
+                    "'{opc}' cannot be .volatile or .mmio"
+                )))
+            }
+        };
+        // A scope without a semantics (`atom.sys.add`) is relaxed at that scope.
+        let order = match (order, m.scope()) {
+            (MemOrder::Relaxed(Scope::Gpu), Some(s)) => MemOrder::Relaxed(s),
+            (o, None) => o,
+            (_, Some(_)) => return Err(DecodeError::new("repeated scope")),
+        };
+        let space = match m.space() {
+            None => Space::Generic,
+            Some(s) => match space_of(s) {
+                Some(sp @ (Space::Global | Space::Shared | Space::SharedCluster)) => sp,
+                _ => return Err(DecodeError::new(format!("'{opc}' cannot access .{s}"))),
+            },
+        };
+        let op = m
+            .pick(&[
+                (Flag::Add, AtomOp::Add),
+                (Flag::Min, AtomOp::Min),
+                (Flag::Max, AtomOp::Max),
+                (Flag::Inc, AtomOp::Inc),
+                (Flag::Dec, AtomOp::Dec),
+                (Flag::And, AtomOp::And),
+                (Flag::Or, AtomOp::Or),
+                (Flag::Xor, AtomOp::Xor),
+                (Flag::Exch, AtomOp::Exch),
+                (Flag::Cas, AtomOp::Cas),
+            ])
+            .ok_or_else(|| {
+                DecodeError::new(format!("'{opc}' needs an operation (.add, .cas, ...)"))
+            })?;
+        let noftz = m.other("noftz");
+        let ty = m.need_ty()?;
+        let allowed: &[ScalarType] = match op {
+            AtomOp::Add => &[U32, S32, U64, F32, F64, F16, F16x2, Bf16, Bf16x2],
+            AtomOp::Min | AtomOp::Max => &[U32, S32, U64, S64],
+            AtomOp::Inc | AtomOp::Dec => &[U32],
+            AtomOp::And | AtomOp::Or | AtomOp::Xor => &[B32, B64],
+            AtomOp::Exch | AtomOp::Cas => &[B32, B64, B16],
+        };
+        self.check_ty(inst, ty, allowed)?;
+        if noftz != is_half(ty) {
+            return Err(DecodeError::new(
+                "half-precision atomic add needs '.noftz' (and only it takes it)",
+            ));
+        }
+        if opc == Opcode::Red && matches!(op, AtomOp::Cas | AtomOp::Exch) {
+            return Err(DecodeError::new(format!(
+                "'red' does not support .{}",
+                op.as_str()
+            )));
+        }
+        let srcs = if op == AtomOp::Cas { 2 } else { 1 };
+        if opc == Opcode::Atom {
+            self.need_count(inst, 2 + srcs)?;
+            let d = self.dst(&inst.operands[0], ty, Fit::Exact)?;
+            self.dsts.push(d);
+        } else {
+            self.need_count(inst, 1 + srcs)?;
+        }
+        let first = (opc == Opcode::Atom) as usize;
+        let a = self.address(&inst.operands[first])?;
+        self.srcs.push(a);
+        for op in &inst.operands[first + 1..] {
+            let o = self.src(op, ty, Fit::Exact)?;
+            self.srcs.push(o);
+        }
+        let atomic = Atomic {
+            space,
+            op,
+            ty,
+            order,
+        };
+        Ok(if opc == Opcode::Atom {
+            Op::Atom(atomic)
+        } else {
+            Op::Red(atomic)
+        })
+    }
+
+    fn decode_barrier(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        if inst.opcode == Opcode::Bar && m.other("warp") {
+            if !m.flag(Flag::Sync) {
+                return Err(DecodeError::new("'bar.warp' needs .sync"));
+            }
+            self.regular(inst, &[], &[U32])?;
+            return Ok(Op::BarWarpSync);
+        }
+        m.flag(Flag::Cta);
+        // `bar` is `barrier.aligned`.
+        let mut aligned = inst.opcode == Opcode::Bar;
+        let kind = if m.flag(Flag::Sync) {
+            BarrierKind::Sync
+        } else if m.flag(Flag::Arrive) {
+            BarrierKind::Arrive
+        } else if m.flag(Flag::Red) {
+            if m.flag(Flag::Popc) {
+                BarrierKind::RedPopc
+            } else {
+                let op = m
+                    .pick(&[(Flag::And, BoolOp::And), (Flag::Or, BoolOp::Or)])
+                    .ok_or_else(|| DecodeError::new("'bar.red' needs .popc, .and or .or"))?;
+                BarrierKind::Red(op)
+            }
+        } else {
+            return Err(DecodeError::new(format!(
+                "'{}' needs .sync, .arrive or .red",
+                inst.opcode
+            )));
+        };
+        aligned |= m.flag(Flag::Aligned);
+        let n = inst.operands.len();
+        match kind {
+            BarrierKind::Sync | BarrierKind::Arrive => {
+                let max_ok = if kind == BarrierKind::Arrive {
+                    n == 2
+                } else {
+                    (1..=2).contains(&n)
+                };
+                if !max_ok {
+                    return Err(DecodeError::new(format!(
+                        "'{}' has the wrong number of operands ({n})",
+                        inst.opcode
+                    )));
+                }
+                for op in &inst.operands {
+                    let o = self.src(op, U32, Fit::Exact)?;
+                    self.srcs.push(o);
+                }
+            }
+            BarrierKind::RedPopc | BarrierKind::Red(_) => {
+                let (ty, d_ty) = match kind {
+                    BarrierKind::RedPopc => (U32, U32),
+                    _ => (Pred, Pred),
+                };
+                let t = m.need_ty()?;
+                self.check_ty(inst, t, &[ty])?;
+                if !(3..=4).contains(&n) {
+                    return Err(DecodeError::new(format!(
+                        "'bar.red' expects 3 or 4 operands, found {n}"
+                    )));
+                }
+                let d = self.dst(&inst.operands[0], d_ty, Fit::Exact)?;
+                self.dsts.push(d);
+                for op in &inst.operands[1..n - 1] {
+                    let o = self.src(op, U32, Fit::Exact)?;
+                    self.srcs.push(o);
+                }
+                let p = self.src(&inst.operands[n - 1], Pred, Fit::Exact)?;
+                self.srcs.push(p);
+            }
+        }
+        Ok(Op::Bar { kind, aligned })
+    }
+
+    /// A call argument or return slot: a `.param` variable, a register or an immediate.
+    fn call_arg(&self, op: &ast::Operand, is_ret: bool) -> Result<Operand> {
+        match op {
+            ast::Operand::Name {
+                name,
+                component: None,
+            } => match self.resolve(&name.name) {
+                Some(Resolved::Symbol(
+                    s @ (Symbol::Local(_) | Symbol::Param(_) | Symbol::ReturnParam(_)),
+                )) => Ok(Operand::Symbol(s)),
+                Some(Resolved::Reg(r)) => Ok(Operand::Reg(r)),
+                _ => Err(DecodeError::at(
+                    name.span,
+                    format!("'{}' is not a parameter or register", name.name),
+                )),
+            },
+            ast::Operand::Immediate(Immediate::Int(v), _) if !is_ret => Ok(Operand::Imm(*v as u64)),
+            ast::Operand::Immediate(Immediate::F32(b), _) if !is_ret => Ok(Operand::Imm(*b as u64)),
+            ast::Operand::Immediate(Immediate::F64(b), _) if !is_ret => Ok(Operand::Imm(*b)),
+            _ => Err(DecodeError::at(
+                op.span(),
+                "expected a parameter or register",
+            )),
+        }
+    }
+
+    fn decode_call(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let uni = m.flag(Flag::Uni);
+        let ops = &inst.operands;
+        let mut i = 0;
+        if let Some(ast::Operand::List(rets, _)) = ops.first() {
+            for r in rets {
+                let o = self.call_arg(r, true)?;
+                self.dsts.push(o);
+            }
+            i = 1;
+        }
+        let callee = match ops.get(i) {
+            Some(ast::Operand::Name {
+                name,
+                component: None,
+            }) => match self.resolve(&name.name) {
+                Some(Resolved::Symbol(Symbol::Func(f))) => {
+                    self.srcs.push(Operand::Symbol(Symbol::Func(f)));
+                    Callee::Direct(f)
+                }
+                Some(Resolved::Reg(r)) => {
+                    self.check_fit(r, B64, Fit::Exact, name.span)
+                        .or_else(|_| self.check_fit(r, B32, Fit::Exact, name.span))?;
+                    self.srcs.push(Operand::Reg(r));
+                    Callee::Indirect
+                }
+                _ => {
+                    return Err(DecodeError::at(
+                        name.span,
+                        format!("undefined function '{}'", name.name),
+                    ))
+                }
+            },
+            _ => return Err(DecodeError::new("'call' needs a function name or register")),
+        };
+        i += 1;
+        if let Some(ast::Operand::List(args, _)) = ops.get(i) {
+            for a in args {
+                let o = self.call_arg(a, false)?;
+                self.srcs.push(o);
+            }
+            i += 1;
+        }
+        let mut prototype = None;
+        if let Some(op) = ops.get(i) {
+            match op {
+                ast::Operand::Name {
+                    name,
+                    component: None,
+                } if callee == Callee::Indirect
+                    && matches!(self.resolve(&name.name), Some(Resolved::Prototype)) =>
+                {
+                    prototype = Some(name.name.clone().into_boxed_str());
+                }
+                _ => {
+                    return Err(DecodeError::at(
+                        op.span(),
+                        "unexpected 'call' operand (call target lists are not supported)",
+                    ))
+                }
+            }
+            i += 1;
+        }
+        if i != ops.len() || (callee == Callee::Indirect && prototype.is_none()) {
+            return Err(DecodeError::new(
+                "malformed 'call' (an indirect call needs a .callprototype)",
+            ));
+        }
+        if self.dsts.len() > u8::MAX as usize || self.srcs.len() > u8::MAX as usize {
+            return Err(DecodeError::new("too many call arguments"));
+        }
+        Ok(Op::Call(Box::new(CallOp {
+            uni,
+            callee,
+            prototype,
+        })))
+    }
+
+    fn texture_ref(&self, name: &ast::Ident) -> Result<Operand> {
+        match self.resolve(&name.name) {
+            Some(Resolved::Symbol(
+                s @ (Symbol::Global(_) | Symbol::Param(_) | Symbol::Local(_)),
+            )) => Ok(Operand::Symbol(s)),
+            Some(Resolved::Reg(r)) => {
+                self.check_fit(r, B64, Fit::Exact, name.span)?;
+                Ok(Operand::Reg(r))
+            }
+            _ => Err(DecodeError::at(
+                name.span,
+                format!("'{}' is not a texture reference", name.name),
+            )),
+        }
+    }
+
+    fn decode_tex(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let gather = if inst.opcode == Opcode::Tld4 {
+            let c = if m.flag(Flag::R) {
+                TexComponent::R
+            } else {
+                m.pick_other(&[
+                    ("g", TexComponent::G),
+                    ("b", TexComponent::B),
+                    ("a", TexComponent::A),
+                ])
+                .ok_or_else(|| DecodeError::new("'tld4' needs .r, .g, .b or .a"))?
+            };
+            Some(c)
+        } else {
+            None
+        };
+        let geometry = m
+            .pick(&[
+                (Flag::Dim1d, TexGeometry::D1),
+                (Flag::Dim2d, TexGeometry::D2),
+                (Flag::Dim3d, TexGeometry::D3),
+                (Flag::A1d, TexGeometry::A1d),
+                (Flag::A2d, TexGeometry::A2d),
+                (Flag::Cube, TexGeometry::Cube),
+                (Flag::Acube, TexGeometry::ACube),
+                (Flag::TwoDms, TexGeometry::D2ms),
+                (Flag::A2dms, TexGeometry::A2dms),
+            ])
+            .ok_or_else(|| DecodeError::new(format!("'{}' needs a geometry", inst.opcode)))?;
+        if m.vector() != Some(4) {
+            return Err(DecodeError::new(format!("'{}' needs .v4", inst.opcode)));
+        }
+        let lod = if gather.is_some() {
+            TexLod::Base
+        } else if m.flag(Flag::Level) {
+            TexLod::Level
+        } else if m.flag(Flag::Grad) {
+            TexLod::Grad
+        } else {
+            m.flag(Flag::Base);
+            TexLod::Base
+        };
+        let dst_ty = m.need_ty()?;
+        let coord_ty = m.need_ty()?;
+        self.check_ty(inst, dst_ty, &[U32, S32, F32])?;
+        self.check_ty(inst, coord_ty, &[S32, F32])?;
+        let extra = match lod {
+            TexLod::Base => 0,
+            TexLod::Level => 1,
+            TexLod::Grad => 2,
+        };
+        self.need_count(inst, 2 + extra)?;
+        self.dsts = self.vector(&inst.operands[0], 4, dst_ty, Fit::Exact, true)?;
+        let ast::Operand::TextureAddress(items, span) = &inst.operands[1] else {
+            return Err(DecodeError::at(
+                inst.operands[1].span(),
+                "expected '[texture, {coordinates}]'",
+            ));
+        };
+        let (tex, sampler, coords) = match items.as_slice() {
+            [t, c] => (t, None, c),
+            [t, s, c] => (t, Some(s), c),
+            _ => {
+                return Err(DecodeError::at(
+                    *span,
+                    "expected '[texture, {coordinates}]'",
+                ))
+            }
+        };
+        let tex_name = match tex {
+            ast::Operand::Name {
+                name,
+                component: None,
+            } => name,
+            op => return Err(DecodeError::at(op.span(), "expected a texture reference")),
+        };
+        let t = self.texture_ref(tex_name)?;
+        self.srcs.push(t);
+        if let Some(s) = sampler {
+            match s {
+                ast::Operand::Name {
+                    name,
+                    component: None,
+                } => {
+                    let s = self.texture_ref(name)?;
+                    self.srcs.push(s);
+                }
+                op => return Err(DecodeError::at(op.span(), "expected a sampler")),
+            }
+        }
+        let num_coords = match coords {
+            ast::Operand::Vector(v, _) => v.len(),
+            _ => 1,
+        };
+        if num_coords < geometry.coords() || num_coords > 4 {
+            return Err(DecodeError::at(
+                coords.span(),
+                format!(
+                    "'{}' needs {} coordinates",
+                    geometry.as_str(),
+                    geometry.coords()
+                ),
+            ));
+        }
+        match coords {
+            ast::Operand::Vector(v, _) => {
+                for c in v {
+                    let o = self.src(c, coord_ty, Fit::Exact)?;
+                    self.srcs.push(o);
+                }
+            }
+            c => {
+                let o = self.src(c, coord_ty, Fit::Exact)?;
+                self.srcs.push(o);
+            }
+        }
+        for op in &inst.operands[2..] {
+            match op {
+                ast::Operand::Vector(v, _) => {
+                    for c in v {
+                        let o = self.src(c, F32, Fit::Exact)?;
+                        self.srcs.push(o);
+                    }
+                }
+                _ => {
+                    let o = self.src(op, coord_ty, Fit::Exact)?;
+                    self.srcs.push(o);
+                }
+            }
+        }
+        Ok(Op::Tex(Box::new(TexOp {
+            geometry,
+            lod,
+            gather,
+            dst_ty,
+            coord_ty,
+            has_sampler: sampler.is_some(),
+            num_coords: num_coords as u8,
+        })))
+    }
+}
+
+const CMP_OPS: &[(Flag, CmpOp)] = &[
+    (Flag::Eq, CmpOp::Eq),
+    (Flag::Ne, CmpOp::Ne),
+    (Flag::Lt, CmpOp::Lt),
+    (Flag::Le, CmpOp::Le),
+    (Flag::Gt, CmpOp::Gt),
+    (Flag::Ge, CmpOp::Ge),
+    (Flag::Lo, CmpOp::Lo),
+    (Flag::Ls, CmpOp::Ls),
+    (Flag::Hi, CmpOp::Hi),
+    (Flag::Hs, CmpOp::Hs),
+    (Flag::Equ, CmpOp::Equ),
+    (Flag::Neu, CmpOp::Neu),
+    (Flag::Ltu, CmpOp::Ltu),
+    (Flag::Leu, CmpOp::Leu),
+    (Flag::Gtu, CmpOp::Gtu),
+    (Flag::Geu, CmpOp::Geu),
+    (Flag::Num, CmpOp::Num),
+    (Flag::NanCmp, CmpOp::Nan),
+];
+
+/// Which comparisons each type family allows (ptxas: "mismatch between instruction type
+/// and comparison qualifier").
+fn check_cmp(cmp: CmpOp, ty: ScalarType) -> Result<()> {
+    use CmpOp::*;
+    let ok = match kind(ty) {
+        Kind::Bits => matches!(cmp, Eq | Ne),
+        Kind::Int if ty.is_signed_int() => matches!(cmp, Eq | Ne | Lt | Le | Gt | Ge),
+        Kind::Int => matches!(cmp, Eq | Ne | Lt | Le | Gt | Ge | Lo | Ls | Hi | Hs),
+        Kind::Float => !matches!(cmp, Lo | Ls | Hi | Hs),
+        Kind::Pred => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(DecodeError::new(format!(
+            "comparison '.{}' is not valid for .{ty}",
+            cmp.as_str()
+        )))
+    }
+}
+
+/// Rounding, ftz and sat of add/sub/mul/fma on floats.
+fn float_mode(m: &mut Mods<'_>, ty: ScalarType, sat: bool) -> Result<FloatMode> {
+    let rounding = m.rounding();
+    let ftz = m.flag(Flag::Ftz);
+    if let Some(r) = rounding {
+        if !r.is_float_rounding() || (is_half(ty) && r != Rounding::Rn) {
+            return Err(DecodeError::new(format!(
+                "rounding '.{}' is not valid for .{ty}",
+                r.as_str()
+            )));
+        }
+    }
+    if ty == F64 && (ftz || sat) {
+        return Err(DecodeError::new("'.ftz' and '.sat' are not valid for .f64"));
+    }
+    Ok(FloatMode { rounding, ftz, sat })
+}
+
+/// `.approx`, `.full` or a rounding mode, plus `.ftz`, for div/rcp/sqrt.
+fn precision(m: &mut Mods<'_>, ty: ScalarType, full_ok: bool) -> Result<(Precision, bool)> {
+    let approx = m.flag(Flag::Approx);
+    let full = full_ok && m.flag(Flag::Full);
+    let rounding = m.rounding();
+    let ftz = m.flag(Flag::Ftz);
+    let p = match (approx, full, rounding) {
+        (true, false, None) => Precision::Approx,
+        (false, true, None) => Precision::Full,
+        (false, false, Some(r)) if r.is_float_rounding() => Precision::Ieee(r),
+        (false, false, None) => {
+            return Err(DecodeError::new(format!(
+                "a rounding modifier or .approx is required for .{ty}"
+            )))
+        }
+        _ => return Err(DecodeError::new("conflicting precision modifiers")),
+    };
+    if ty == F64 && (p == Precision::Full || (p == Precision::Approx && !ftz)) {
+        return Err(DecodeError::new(
+            "f64 needs a rounding modifier (or .approx.ftz for rcp)",
+        ));
+    }
+    Ok((p, ftz))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_fit_follows_ptxas() {
+        // Same size: bit types and integers mix, floats only with their own type or bits.
+        assert!(reg_fits(B32, F32, false));
+        assert!(reg_fits(F32, B32, false));
+        assert!(reg_fits(U32, S32, false));
+        assert!(!reg_fits(F32, U32, false));
+        assert!(!reg_fits(U32, F32, false));
+        assert!(!reg_fits(F16x2, F32, false));
+        // Sizes differ: only ld/st/cvt, and only integer or bit registers.
+        assert!(!reg_fits(B32, U16, false));
+        assert!(reg_fits(B32, U16, true));
+        assert!(reg_fits(U64, U8, true));
+        assert!(reg_fits(B32, F16, true));
+        assert!(!reg_fits(F64, F32, true));
+        assert!(!reg_fits(U32, F16, true));
+        assert!(!reg_fits(U16, U32, true));
+        assert!(!reg_fits(Pred, B16, true));
+        assert!(reg_fits(Pred, Pred, false));
+    }
+
+    #[test]
+    fn immediates_become_bit_patterns_of_the_operand_type() {
+        assert_eq!(immediate_bits(Immediate::Int(-1), S32), Ok(0xFFFF_FFFF));
+        assert_eq!(immediate_bits(Immediate::Int(-1), U16), Ok(0xFFFF));
+        assert_eq!(immediate_bits(Immediate::Int(0x1_0000_0005), U32), Ok(5));
+        assert_eq!(immediate_bits(Immediate::Int(2), Pred), Ok(1));
+        assert_eq!(
+            immediate_bits(Immediate::F32(0x3F80_0000), F32),
+            Ok(0x3F80_0000)
+        );
+        assert_eq!(
+            immediate_bits(Immediate::F32(0x3F80_0000), F64),
+            Ok(1.0f64.to_bits())
+        );
+        assert_eq!(
+            immediate_bits(Immediate::F64(1.5f64.to_bits()), F32),
+            Ok(1.5f32.to_bits() as u64)
+        );
+        assert_eq!(
+            immediate_bits(Immediate::F32(0x3F80_0000), B32),
+            Ok(0x3F80_0000)
+        );
+        assert!(immediate_bits(Immediate::Int(1), F32).is_err());
+        assert!(immediate_bits(Immediate::F32(0x3F80_0000), U32).is_err());
+        assert!(immediate_bits(Immediate::F32(0x3F80_0000), B64).is_err());
+        assert!(immediate_bits(Immediate::F64(0), B32).is_err());
+        assert!(immediate_bits(Immediate::F32(0x3F80_0000), F16).is_err());
+    }
+}

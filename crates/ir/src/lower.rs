@@ -1,0 +1,706 @@
+//! Lowering of a PTX syntax tree ([`ptx::ast::Module`]) to a [`Program`]: symbol tables,
+//! scope resolution of registers and function-scope variables, parameter-buffer and
+//! variable layout with initial bytes, instruction decoding (in [`crate::decode`]) and
+//! block construction (in [`crate::cfg`]).
+//!
+//! Lowering reports every error it finds, each located at file:line:column and naming the
+//! function and instruction, rather than stopping at the first.
+
+use std::collections::HashMap;
+
+use ptx::ast::{self, Immediate, InitValue, Initializer, ScalarType, Span, StateSpace};
+
+use crate::cfg::{self, LabelPos};
+use crate::entity::{FuncId, LocalVarId, RegId, VarId};
+use crate::error::{LineIndex, LowerError, LowerErrors};
+use crate::function::{
+    Function, FunctionKind, Guard, Inst, Operand, Param, PerfDirectives, Relocation, Symbol,
+    VarSpace, Variable,
+};
+use crate::op::Space;
+use crate::program::Program;
+
+/// Lowers a parsed module. `file_name` and `source` are the file the tree was parsed from;
+/// they locate errors and give instructions their text.
+pub fn lower(module: &ast::Module, file_name: &str, source: &str) -> Result<Program, LowerErrors> {
+    let mut cx = ModuleScope {
+        file: file_name,
+        source,
+        lines: LineIndex::new(source),
+        func_names: HashMap::new(),
+        var_names: HashMap::new(),
+        errors: Vec::new(),
+    };
+
+    // Functions: a declaration followed by a definition of the same name is one function.
+    let mut func_asts: Vec<&ast::Function> = Vec::new();
+    let mut var_asts: Vec<&ast::VariableDecl> = Vec::new();
+    for item in &module.items {
+        match item {
+            ast::ModuleItem::Function(f) => match cx.func_names.get(&f.name.name) {
+                Some(&id) => {
+                    let prev = &mut func_asts[id.index()];
+                    match (prev.body.is_some(), f.body.is_some()) {
+                        (false, _) => *prev = f,
+                        (true, false) => {}
+                        (true, true) => cx.error(
+                            None,
+                            f.name.span,
+                            f.name.span,
+                            format!("function '{}' is defined twice", f.name.name),
+                        ),
+                    }
+                }
+                None => {
+                    cx.func_names
+                        .insert(f.name.name.clone(), FuncId::new(func_asts.len()));
+                    func_asts.push(f);
+                }
+            },
+            ast::ModuleItem::Variable(v) => match cx.var_names.get(&v.name.name) {
+                Some(&id) => {
+                    let prev = &mut var_asts[id.index()];
+                    if prev.linkage == Some(ast::Linkage::Extern) {
+                        *prev = v;
+                    } else if v.linkage != Some(ast::Linkage::Extern) {
+                        cx.error(
+                            None,
+                            v.name.span,
+                            v.span,
+                            format!("variable '{}' is declared twice", v.name.name),
+                        );
+                    }
+                }
+                None => {
+                    cx.var_names
+                        .insert(v.name.name.clone(), VarId::new(var_asts.len()));
+                    var_asts.push(v);
+                }
+            },
+            ast::ModuleItem::File(_) | ast::ModuleItem::Section(_) | ast::ModuleItem::Pragma(_) => {
+            }
+        }
+    }
+
+    let mut variables = Vec::with_capacity(var_asts.len());
+    for decl in &var_asts {
+        let resolve = |name: &str| cx.module_symbol(name);
+        match layout_variable(decl, &resolve) {
+            Ok(v) => variables.push(v),
+            Err((span, msg)) => {
+                cx.error(None, span, decl.span, msg);
+                variables.push(placeholder_variable(decl));
+            }
+        }
+    }
+
+    let mut functions = Vec::with_capacity(func_asts.len());
+    for f in &func_asts {
+        functions.push(FnLower::lower(&mut cx, f));
+    }
+
+    if !cx.errors.is_empty() {
+        cx.errors.sort_by_key(|e| (e.line, e.column));
+        return Err(LowerErrors(cx.errors));
+    }
+    Ok(Program {
+        file_name: file_name.to_string(),
+        source: source.to_string(),
+        version: module.version,
+        target: module.target.iter().map(|t| t.name.clone()).collect(),
+        address_size: module.address_size.unwrap_or(32),
+        functions,
+        variables,
+        func_names: cx.func_names,
+        var_names: cx.var_names,
+    })
+}
+
+/// Module-wide context: the symbol tables and everything needed to locate errors.
+pub(crate) struct ModuleScope<'a> {
+    pub(crate) file: &'a str,
+    pub(crate) source: &'a str,
+    lines: LineIndex,
+    func_names: HashMap<String, FuncId>,
+    var_names: HashMap<String, VarId>,
+    errors: Vec<LowerError>,
+}
+
+impl ModuleScope<'_> {
+    fn module_symbol(&self, name: &str) -> Option<Symbol> {
+        self.var_names
+            .get(name)
+            .map(|&v| Symbol::Global(v))
+            .or_else(|| self.func_names.get(name).map(|&f| Symbol::Func(f)))
+    }
+
+    pub(crate) fn line(&self, offset: u32) -> u32 {
+        self.lines.line_col(self.source, offset).0
+    }
+
+    /// Records an error at `at`, quoting the source text of `text`.
+    fn error(&mut self, function: Option<String>, at: Span, text: Span, message: String) {
+        let (line, column) = self.lines.line_col(self.source, at.start);
+        let text = self
+            .source
+            .get(text.start as usize..text.end as usize)
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        self.errors.push(LowerError {
+            file: self.file.to_string(),
+            line,
+            column,
+            function,
+            text,
+            message,
+        });
+    }
+}
+
+/// What a name inside a function body refers to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Resolved {
+    Reg(RegId),
+    /// A vector register, split into `lanes` consecutive registers.
+    VecReg(RegId, u8),
+    Symbol(Symbol),
+    /// A `.callprototype` label.
+    Prototype,
+}
+
+/// A decoding problem: where (an operand's span, or the instruction if `None`) and what.
+#[derive(Debug)]
+pub(crate) struct DecodeError {
+    pub span: Option<Span>,
+    pub message: String,
+}
+
+impl DecodeError {
+    pub(crate) fn new(message: impl Into<String>) -> DecodeError {
+        DecodeError {
+            span: None,
+            message: message.into(),
+        }
+    }
+    pub(crate) fn at(span: Span, message: impl Into<String>) -> DecodeError {
+        DecodeError {
+            span: Some(span),
+            message: message.into(),
+        }
+    }
+}
+
+/// Lowering state of one function body.
+pub(crate) struct FnLower<'a, 'm> {
+    pub(crate) module: &'m mut ModuleScope<'a>,
+    pub(crate) f: Function,
+    scopes: Vec<HashMap<String, Resolved>>,
+    labels: HashMap<&'a str, u32>,
+    label_pos: Vec<LabelPos<'a>>,
+    /// Operand buffers of the instruction being decoded.
+    pub(crate) dsts: Vec<Operand>,
+    pub(crate) srcs: Vec<Operand>,
+}
+
+impl<'a, 'm> FnLower<'a, 'm> {
+    fn lower(module: &'m mut ModuleScope<'a>, ast: &'a ast::Function) -> Function {
+        let kind = match ast.kind {
+            ast::FunctionKind::Entry => FunctionKind::Kernel,
+            ast::FunctionKind::Func => FunctionKind::Device,
+        };
+        let mut f = Function::new(ast.name.name.clone(), kind);
+        f.linkage = ast.linkage;
+        f.noreturn = ast.noreturn;
+        f.has_body = ast.body.is_some();
+        f.directives = directives(&ast.directives);
+        let mut cx = FnLower {
+            module,
+            f,
+            scopes: vec![HashMap::new()],
+            labels: HashMap::new(),
+            label_pos: Vec::new(),
+            dsts: Vec::new(),
+            srcs: Vec::new(),
+        };
+        let (params, size) = cx.params(&ast.params, false);
+        let (rets, ret_size) = cx.params(&ast.return_params, true);
+        cx.f.params = params;
+        cx.f.param_size = size;
+        cx.f.return_params = rets;
+        cx.f.return_size = ret_size;
+        if let Some(body) = &ast.body {
+            cx.collect_labels(body);
+            cx.block(body);
+            let n = cx.f.insts.len() as u32;
+            for l in &mut cx.label_pos {
+                l.inst = l.inst.min(n);
+            }
+            cfg::split_blocks(&mut cx.f, &cx.label_pos);
+        }
+        cx.f.compute_effects();
+        cx.f
+    }
+
+    fn func_error(&mut self, at: Span, text: Span, message: String) {
+        let func = Some(self.f.describe());
+        self.module.error(func, at, text, message);
+    }
+
+    /// Lays out parameters in declaration order; `.reg` parameters become registers.
+    fn params(&mut self, params: &'a [ast::Param], ret: bool) -> (Vec<Param>, u64) {
+        let mut out = Vec::with_capacity(params.len());
+        let mut offset = 0u64;
+        for (i, p) in params.iter().enumerate() {
+            let bytes = scalar_bytes(p.ty);
+            let mut elements = 1u64;
+            for d in &p.array {
+                match d {
+                    Some(n) => elements = elements.saturating_mul(*n),
+                    None => {
+                        self.func_error(p.name.span, p.span, "parameter array needs a size".into());
+                    }
+                }
+            }
+            let size = bytes.saturating_mul(elements);
+            let align = p.align.unwrap_or(bytes as u32).max(1);
+            if !align.is_power_of_two() {
+                self.func_error(
+                    p.span,
+                    p.span,
+                    format!("alignment {align} is not a power of two"),
+                );
+            }
+            let reg = if p.space == StateSpace::Reg {
+                Some(self.f.add_reg(p.name.name.clone(), p.ty))
+            } else {
+                offset = offset.next_multiple_of(align as u64);
+                None
+            };
+            let symbol = match (reg, ret) {
+                (Some(r), _) => Resolved::Reg(r),
+                (None, false) => Resolved::Symbol(Symbol::Param(i as u32)),
+                (None, true) => Resolved::Symbol(Symbol::ReturnParam(i as u32)),
+            };
+            if self.scopes[0].insert(p.name.name.clone(), symbol).is_some() && p.name.name != "_" {
+                self.func_error(
+                    p.name.span,
+                    p.span,
+                    format!("parameter '{}' is declared twice", p.name.name),
+                );
+            }
+            let (ptr_space, ptr_align) = match &p.ptr {
+                Some(ptr) => (ptr.space.and_then(space_of), ptr.align),
+                None => (None, None),
+            };
+            out.push(Param {
+                name: p.name.name.clone(),
+                ty: p.ty,
+                elements,
+                size,
+                align,
+                offset: if reg.is_some() { 0 } else { offset },
+                ptr_space,
+                ptr_align,
+                reg,
+            });
+            if reg.is_none() {
+                offset += size;
+            }
+        }
+        (out, offset)
+    }
+
+    fn collect_labels(&mut self, block: &'a ast::Block) {
+        for s in &block.statements {
+            match s {
+                ast::Statement::Label(l) => {
+                    let index = self.label_pos.len() as u32;
+                    if self.labels.insert(&l.name, index).is_some() {
+                        self.func_error(
+                            l.span,
+                            l.span,
+                            format!("label '{}' is defined twice", l.name),
+                        );
+                    }
+                    self.label_pos.push(LabelPos {
+                        name: &l.name,
+                        inst: 0,
+                    });
+                }
+                ast::Statement::Block(b) => self.collect_labels(b),
+                _ => {}
+            }
+        }
+    }
+
+    /// The label index of a label name (what `Operand::Block` holds until blocks exist).
+    pub(crate) fn label(&self, name: &str) -> Option<u32> {
+        self.labels.get(name).copied()
+    }
+
+    fn declare(&mut self, name: &ast::Ident, text: Span, what: Resolved) {
+        let scope = self
+            .scopes
+            .last_mut()
+            .expect("function scope stack is never empty");
+        if scope.insert(name.name.clone(), what).is_some() {
+            self.func_error(
+                name.span,
+                text,
+                format!("'{}' is declared twice in one scope", name.name),
+            );
+        }
+    }
+
+    fn block(&mut self, block: &'a ast::Block) {
+        self.scopes.push(HashMap::new());
+        // Declarations are visible in their whole scope.
+        for s in &block.statements {
+            match s {
+                ast::Statement::RegDecl(d) => self.reg_decl(d),
+                ast::Statement::Variable(v) => self.local_var(v),
+                ast::Statement::CallPrototype(p) => {
+                    self.declare(&p.label, p.span, Resolved::Prototype)
+                }
+                _ => {}
+            }
+        }
+        for s in &block.statements {
+            match s {
+                ast::Statement::Label(l) => {
+                    if let Some(&i) = self.labels.get(l.name.as_str()) {
+                        self.label_pos[i as usize].inst = self.f.insts.len() as u32;
+                    }
+                }
+                ast::Statement::Instruction(i) => self.instruction(i),
+                ast::Statement::Block(b) => self.block(b),
+                ast::Statement::TargetList(t) => self.func_error(
+                    t.span,
+                    t.span,
+                    "branch/call target lists are not supported".into(),
+                ),
+                ast::Statement::RegDecl(_)
+                | ast::Statement::Variable(_)
+                | ast::Statement::CallPrototype(_)
+                | ast::Statement::Pragma(_)
+                | ast::Statement::Loc(_) => {}
+            }
+        }
+        self.scopes.pop();
+    }
+
+    fn reg_decl(&mut self, d: &ast::RegDecl) {
+        if matches!(d.ty, ScalarType::S4 | ScalarType::U4) {
+            self.func_error(
+                d.span,
+                d.span,
+                format!("registers of type .{} are not supported", d.ty),
+            );
+            return;
+        }
+        let lanes = d.vector.map_or(1, |v| v.lanes());
+        for decl in &d.names {
+            let base = &decl.name.name;
+            let count = decl.range.unwrap_or(1);
+            for i in 0..count {
+                let name = match decl.range {
+                    Some(_) => format!("{base}{i}"),
+                    None => base.clone(),
+                };
+                let what = if lanes == 1 {
+                    Resolved::Reg(self.f.add_reg(name.clone(), d.ty))
+                } else {
+                    let first = RegId::new(self.f.regs.len());
+                    for lane in 0..lanes {
+                        self.f.add_reg(format!("{name}.{}", lane_name(lane)), d.ty);
+                    }
+                    Resolved::VecReg(first, lanes as u8)
+                };
+                let ident = ast::Ident {
+                    name,
+                    span: decl.name.span,
+                };
+                self.declare(&ident, d.span, what);
+            }
+        }
+    }
+
+    fn local_var(&mut self, v: &'a ast::VariableDecl) {
+        let resolve = |name: &str| self.module.module_symbol(name);
+        let var = match layout_variable(v, &resolve) {
+            Ok(var) => var,
+            Err((span, msg)) => {
+                self.func_error(span, v.span, msg);
+                placeholder_variable(v)
+            }
+        };
+        let id = LocalVarId::new(self.f.vars.len());
+        self.f.vars.push(var);
+        self.declare(&v.name, v.span, Resolved::Symbol(Symbol::Local(id)));
+    }
+
+    /// Resolves a name in a function body: innermost scope first, then parameters, then
+    /// module variables and functions.
+    pub(crate) fn resolve(&self, name: &str) -> Option<Resolved> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(name).copied())
+            .or_else(|| self.module.module_symbol(name).map(Resolved::Symbol))
+    }
+
+    fn instruction(&mut self, inst: &'a ast::Instruction) {
+        self.dsts.clear();
+        self.srcs.clear();
+        let decoded = self.guard(inst).and_then(|g| Ok((g, self.decode(inst)?)));
+        match decoded {
+            Ok((guard, op)) => {
+                let start = self.f.operands.len() as u32;
+                self.f.operands.extend_from_slice(&self.dsts);
+                self.f.operands.extend_from_slice(&self.srcs);
+                let line = self.module.line(inst.span.start);
+                self.f.insts.push(Inst {
+                    op,
+                    guard,
+                    operands_start: start,
+                    num_dsts: self.dsts.len() as u8,
+                    num_srcs: self.srcs.len() as u8,
+                    line,
+                    span: inst.span,
+                });
+            }
+            Err(e) => self.func_error(e.span.unwrap_or(inst.span), inst.span, e.message),
+        }
+    }
+
+    fn guard(&self, inst: &ast::Instruction) -> Result<Option<Guard>, DecodeError> {
+        let Some(g) = &inst.guard else {
+            return Ok(None);
+        };
+        let p = &g.predicate;
+        match self.resolve(&p.name) {
+            Some(Resolved::Reg(r)) if self.f.reg(r).ty == ScalarType::Pred => Ok(Some(Guard {
+                reg: r,
+                negated: g.negated,
+            })),
+            Some(_) => Err(DecodeError::at(
+                p.span,
+                format!("guard '{}' is not a predicate register", p.name),
+            )),
+            None => Err(DecodeError::at(
+                p.span,
+                format!("undefined register '{}'", p.name),
+            )),
+        }
+    }
+}
+
+fn lane_name(lane: u32) -> &'static str {
+    ["x", "y", "z", "w", "4", "5", "6", "7"][lane as usize % 8]
+}
+
+fn directives(ds: &[ast::PerformanceDirective]) -> PerfDirectives {
+    let dims = |v: &[u32]| {
+        let mut d = [1u32; 3];
+        for (slot, x) in d.iter_mut().zip(v) {
+            *slot = *x;
+        }
+        d
+    };
+    let mut out = PerfDirectives::default();
+    for d in ds {
+        match d {
+            ast::PerformanceDirective::MaxNtid(v) => out.maxntid = Some(dims(v)),
+            ast::PerformanceDirective::ReqNtid(v) => out.reqntid = Some(dims(v)),
+            ast::PerformanceDirective::MinNctaPerSm(n) => out.minnctapersm = Some(*n),
+            ast::PerformanceDirective::MaxNctaPerSm(n) => out.maxnctapersm = Some(*n),
+            ast::PerformanceDirective::MaxNreg(n) => out.maxnreg = Some(*n),
+            ast::PerformanceDirective::Pragma(_) => {}
+        }
+    }
+    out
+}
+
+/// Bytes of one value of a scalar type in memory.
+pub(crate) fn scalar_bytes(ty: ScalarType) -> u64 {
+    (ty.bits() as u64).div_ceil(8).max(1)
+}
+
+/// The instruction-level space of a declared state space (`None` for `.reg`, `.sreg`, `.tex`).
+pub(crate) fn space_of(s: StateSpace) -> Option<Space> {
+    Some(match s {
+        StateSpace::Global => Space::Global,
+        StateSpace::Shared | StateSpace::SharedCta => Space::Shared,
+        StateSpace::SharedCluster => Space::SharedCluster,
+        StateSpace::Local => Space::Local,
+        StateSpace::Const => Space::Const,
+        StateSpace::Param | StateSpace::ParamEntry | StateSpace::ParamFunc => Space::Param,
+        StateSpace::Reg | StateSpace::Sreg | StateSpace::Tex => return None,
+    })
+}
+
+fn var_space(s: StateSpace) -> Option<VarSpace> {
+    Some(match s {
+        StateSpace::Global => VarSpace::Global,
+        StateSpace::Const => VarSpace::Const,
+        StateSpace::Shared | StateSpace::SharedCta | StateSpace::SharedCluster => VarSpace::Shared,
+        StateSpace::Local => VarSpace::Local,
+        StateSpace::Param | StateSpace::ParamEntry | StateSpace::ParamFunc => VarSpace::Param,
+        StateSpace::Tex => VarSpace::Tex,
+        StateSpace::Reg | StateSpace::Sreg => return None,
+    })
+}
+
+fn placeholder_variable(decl: &ast::VariableDecl) -> Variable {
+    Variable {
+        name: decl.name.name.clone(),
+        space: var_space(decl.space).unwrap_or(VarSpace::Global),
+        linkage: decl.linkage,
+        ty: decl.ty,
+        elem_size: 0,
+        size: 0,
+        align: 1,
+        unsized_array: false,
+        managed: decl.managed,
+        init: None,
+        relocations: Vec::new(),
+    }
+}
+
+/// Computes a variable's size, alignment and initial bytes. Symbol initializers become
+/// relocations.
+pub(crate) fn layout_variable(
+    decl: &ast::VariableDecl,
+    resolve: &dyn Fn(&str) -> Option<Symbol>,
+) -> Result<Variable, (Span, String)> {
+    let space = var_space(decl.space).ok_or_else(|| {
+        (
+            decl.span,
+            format!("a variable cannot live in .{}", decl.space),
+        )
+    })?;
+    let scalar = match decl.ty {
+        ast::VariableType::Scalar(t) => Some(t),
+        _ => None,
+    };
+    // Texture, sampler and surface references are 64-bit handles.
+    let scalar_size = scalar.map_or(8, scalar_bytes);
+    let lanes = decl.vector.map_or(1, |v| v.lanes()) as u64;
+    let elem_size = scalar_size * lanes;
+
+    let mut leaves = Vec::new();
+    if let Some(init) = &decl.init {
+        flatten(init, &mut leaves);
+    }
+    let mut elements = 1u64;
+    let mut unsized_array = false;
+    for d in &decl.array {
+        match d {
+            Some(n) => elements = elements.saturating_mul(*n),
+            None => unsized_array = true,
+        }
+    }
+    if unsized_array {
+        // `a[] = {…}`: the initializer gives the length.
+        let known = elements.max(1);
+        let per_element = lanes * known;
+        elements = (leaves.len() as u64).div_ceil(per_element) * known;
+    }
+    let size = elem_size.saturating_mul(elements);
+    let align = decl.align.unwrap_or(elem_size.max(1) as u32);
+    if !align.is_power_of_two() {
+        return Err((
+            decl.span,
+            format!("alignment {align} is not a power of two"),
+        ));
+    }
+
+    let mut init = None;
+    let mut relocations = Vec::new();
+    if decl.init.is_some() {
+        if (leaves.len() as u64).saturating_mul(scalar_size) > size {
+            return Err((
+                decl.span,
+                format!(
+                    "too many initializers for '{}' ({} values)",
+                    decl.name.name,
+                    leaves.len()
+                ),
+            ));
+        }
+        let ty = scalar.ok_or_else(|| {
+            (
+                decl.span,
+                "texture references cannot be initialized".to_string(),
+            )
+        })?;
+        let mut bytes = vec![0u8; size as usize];
+        for (k, leaf) in leaves.iter().enumerate() {
+            let offset = k as u64 * scalar_size;
+            match leaf {
+                InitValue::Immediate(imm) => {
+                    let bits = init_bits(*imm, ty).map_err(|m| (decl.span, m))?;
+                    let at = offset as usize;
+                    bytes[at..at + scalar_size as usize]
+                        .copy_from_slice(&bits.to_le_bytes()[..scalar_size as usize]);
+                }
+                InitValue::Symbol {
+                    name,
+                    offset: addend,
+                }
+                | InitValue::Generic {
+                    name,
+                    offset: addend,
+                } => {
+                    let symbol = resolve(&name.name)
+                        .ok_or_else(|| (name.span, format!("undefined symbol '{}'", name.name)))?;
+                    if scalar_size != 4 && scalar_size != 8 {
+                        return Err((
+                            name.span,
+                            "an address initializer needs a 32- or 64-bit element".into(),
+                        ));
+                    }
+                    relocations.push(Relocation {
+                        offset,
+                        size: scalar_size as u8,
+                        symbol,
+                        addend: *addend,
+                        generic: matches!(leaf, InitValue::Generic { .. }),
+                    });
+                }
+            }
+        }
+        init = Some(bytes);
+    }
+    Ok(Variable {
+        name: decl.name.name.clone(),
+        space,
+        linkage: decl.linkage,
+        ty: decl.ty,
+        elem_size,
+        size,
+        align,
+        unsized_array: unsized_array && decl.init.is_none(),
+        managed: decl.managed,
+        init,
+        relocations,
+    })
+}
+
+fn flatten<'t>(init: &'t Initializer, out: &mut Vec<&'t InitValue>) {
+    match init {
+        Initializer::Value(v) => out.push(v),
+        Initializer::List(items) => items.iter().for_each(|i| flatten(i, out)),
+    }
+}
+
+/// The bit pattern an initializer literal stores in a variable of type `ty`. Unlike
+/// instruction operands, integer literals initialize float variables by value.
+fn init_bits(imm: Immediate, ty: ScalarType) -> Result<u64, String> {
+    match (imm, ty) {
+        (Immediate::Int(v), ScalarType::F32) => Ok((v as f32).to_bits() as u64),
+        (Immediate::Int(v), ScalarType::F64) => Ok((v as f64).to_bits()),
+        _ => crate::decode::immediate_bits(imm, ty),
+    }
+}

@@ -1,0 +1,1555 @@
+//! Decoded PTX operations: what an instruction does, with every modifier turned into a typed
+//! field (PTX ISA 8.x, chapter 9 "Instruction Set").
+//!
+//! An [`Op`] is produced once, when the `ir` crate decodes an instruction from the syntax
+//! tree, and is what the functional emulator matches on in its hot loop: variants are small
+//! and `Copy`-like, and the rare bulky ones (calls, texture fetches) are boxed. Operands are
+//! not part of the op; they live in the function's operand arena (see
+//! [`crate::function::Inst`]) in the order documented on each variant: destinations first,
+//! then sources.
+
+use std::fmt;
+
+pub use ptx::ast::ScalarType;
+
+use crate::entity::FuncId;
+
+/// Rounding modifiers: `.rn .rna .rz .rm .rp` for floating-point results, `.rni .rzi .rmi
+/// .rpi` for float-to-integer rounding in `cvt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rounding {
+    Rn,
+    Rna,
+    Rz,
+    Rm,
+    Rp,
+    Rni,
+    Rzi,
+    Rmi,
+    Rpi,
+    /// `.rs`: stochastic rounding (cvt to packed narrow floats only).
+    Rs,
+}
+
+impl Rounding {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rounding::Rn => "rn",
+            Rounding::Rna => "rna",
+            Rounding::Rz => "rz",
+            Rounding::Rm => "rm",
+            Rounding::Rp => "rp",
+            Rounding::Rni => "rni",
+            Rounding::Rzi => "rzi",
+            Rounding::Rmi => "rmi",
+            Rounding::Rpi => "rpi",
+            Rounding::Rs => "rs",
+        }
+    }
+
+    /// True for the rounding modes that round a floating-point result (`.rn .rz .rm .rp`).
+    pub fn is_float_rounding(self) -> bool {
+        matches!(
+            self,
+            Rounding::Rn | Rounding::Rz | Rounding::Rm | Rounding::Rp
+        )
+    }
+
+    /// True for the rounding modes that round to an integral value (`.rni .rzi .rmi .rpi`).
+    pub fn is_integer_rounding(self) -> bool {
+        matches!(
+            self,
+            Rounding::Rni | Rounding::Rzi | Rounding::Rmi | Rounding::Rpi
+        )
+    }
+}
+
+/// Carry flag use of integer add/sub/mad (`.cc` writes the carry, `addc`/`subc`/`madc` read it).
+/// The carry flag is per-thread state of the emulator, not a virtual register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Carry {
+    None,
+    /// `add.cc`: writes CC.CF.
+    Out,
+    /// `addc`: reads CC.CF.
+    In,
+    /// `addc.cc`: reads and writes CC.CF.
+    InOut,
+}
+
+impl Carry {
+    pub fn reads(self) -> bool {
+        matches!(self, Carry::In | Carry::InOut)
+    }
+    pub fn writes(self) -> bool {
+        matches!(self, Carry::Out | Carry::InOut)
+    }
+}
+
+/// Which part of the double-width product `mul`/`mad` keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MulMode {
+    Lo,
+    Hi,
+    /// The whole product, in a register twice as wide as the operands.
+    Wide,
+}
+
+/// Comparison operators of `setp`, `set`, `slct` (ISA §9.7.1 comparison tables).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Unsigned `<`.
+    Lo,
+    /// Unsigned `<=`.
+    Ls,
+    /// Unsigned `>`.
+    Hi,
+    /// Unsigned `>=`.
+    Hs,
+    /// Unordered-or-equal, etc. (floats only).
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    /// Both operands are numbers.
+    Num,
+    /// Either operand is NaN.
+    Nan,
+}
+
+impl CmpOp {
+    pub fn as_str(self) -> &'static str {
+        use CmpOp::*;
+        match self {
+            Eq => "eq",
+            Ne => "ne",
+            Lt => "lt",
+            Le => "le",
+            Gt => "gt",
+            Ge => "ge",
+            Lo => "lo",
+            Ls => "ls",
+            Hi => "hi",
+            Hs => "hs",
+            Equ => "equ",
+            Neu => "neu",
+            Ltu => "ltu",
+            Leu => "leu",
+            Gtu => "gtu",
+            Geu => "geu",
+            Num => "num",
+            Nan => "nan",
+        }
+    }
+}
+
+/// Boolean combination of a comparison with a third predicate (`setp.lt.and`), or the
+/// operation of `bar.red`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+impl BoolOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BoolOp::And => "and",
+            BoolOp::Or => "or",
+            BoolOp::Xor => "xor",
+        }
+    }
+}
+
+/// Floating-point behaviour shared by add/sub/mul/fma.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct FloatMode {
+    /// `None`: the default (round to nearest even, and the compiler may contract mul+add).
+    pub rounding: Option<Rounding>,
+    /// Flush subnormal inputs and results to sign-preserving zero.
+    pub ftz: bool,
+    /// Clamp the result to [0.0, 1.0] (NaN becomes 0.0).
+    pub sat: bool,
+}
+
+/// How precise `div`, `rcp` and `sqrt` on floats are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// `.approx`: fast approximation.
+    Approx,
+    /// `.full` (div only): full-range approximation, max 2 ulp.
+    Full,
+    /// IEEE 754 compliant with the given rounding.
+    Ieee(Rounding),
+}
+
+/// `testp` classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FloatClass {
+    Finite,
+    Infinite,
+    Number,
+    NotANumber,
+    Normal,
+    Subnormal,
+}
+
+impl FloatClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FloatClass::Finite => "finite",
+            FloatClass::Infinite => "infinite",
+            FloatClass::Number => "number",
+            FloatClass::NotANumber => "notanumber",
+            FloatClass::Normal => "normal",
+            FloatClass::Subnormal => "subnormal",
+        }
+    }
+}
+
+/// `prmt` modes; `Generic` is the plain byte-select form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PrmtMode {
+    Generic,
+    F4e,
+    B4e,
+    Rc8,
+    Ecl,
+    Ecr,
+    Rc16,
+}
+
+impl PrmtMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PrmtMode::Generic => "",
+            PrmtMode::F4e => "f4e",
+            PrmtMode::B4e => "b4e",
+            PrmtMode::Rc8 => "rc8",
+            PrmtMode::Ecl => "ecl",
+            PrmtMode::Ecr => "ecr",
+            PrmtMode::Rc16 => "rc16",
+        }
+    }
+}
+
+/// `shf` direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShiftDir {
+    Left,
+    Right,
+}
+
+/// `shf` shift-amount handling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShiftAmount {
+    Clamp,
+    Wrap,
+}
+
+/// A memory state space as instructions name it. `Generic` is the absence of a space
+/// modifier (addresses are generic and resolved at run time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    Generic,
+    Global,
+    Shared,
+    /// `.shared::cluster`
+    SharedCluster,
+    Local,
+    Const,
+    /// `.param` (kernel parameters, device-function parameters and call buffers).
+    Param,
+}
+
+impl Space {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Space::Generic => "",
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::SharedCluster => "shared::cluster",
+            Space::Local => "local",
+            Space::Const => "const",
+            Space::Param => "param",
+        }
+    }
+}
+
+/// Scope of a memory-consistency operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    Cta,
+    Cluster,
+    Gpu,
+    Sys,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Cta => "cta",
+            Scope::Cluster => "cluster",
+            Scope::Gpu => "gpu",
+            Scope::Sys => "sys",
+        }
+    }
+}
+
+/// Memory-ordering semantics of a load, store or atomic (ISA §8 memory consistency model).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemOrder {
+    /// No qualifier (`.weak`): ordinary access.
+    Weak,
+    /// `.volatile`: relaxed at system scope that may not be cached or merged.
+    Volatile,
+    /// `.mmio.relaxed.sys`
+    Mmio,
+    Relaxed(Scope),
+    Acquire(Scope),
+    Release(Scope),
+    AcqRel(Scope),
+}
+
+/// Cache operators of loads and stores (ISA §9.7.9.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CacheOp {
+    Default,
+    /// Cache at all levels.
+    Ca,
+    /// Cache globally (L2 only).
+    Cg,
+    /// Streaming, likely accessed once.
+    Cs,
+    /// Last use.
+    Lu,
+    /// Don't cache, fetch again.
+    Cv,
+    /// Write back.
+    Wb,
+    /// Write through.
+    Wt,
+}
+
+impl CacheOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheOp::Default => "",
+            CacheOp::Ca => "ca",
+            CacheOp::Cg => "cg",
+            CacheOp::Cs => "cs",
+            CacheOp::Lu => "lu",
+            CacheOp::Cv => "cv",
+            CacheOp::Wb => "wb",
+            CacheOp::Wt => "wt",
+        }
+    }
+}
+
+/// A load or store: `ld{.order}{.space}{.cache}{.nc}{.vN}.type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MemAccess {
+    pub space: Space,
+    pub ty: ScalarType,
+    /// 1, 2, 4 or 8 elements.
+    pub lanes: u8,
+    pub order: MemOrder,
+    pub cache: CacheOp,
+    /// `ld.global.nc`: through the read-only non-coherent cache.
+    pub nc: bool,
+}
+
+/// Atomic and reduction operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomOp {
+    Add,
+    Min,
+    Max,
+    /// `((old >= b) ? 0 : old + 1)`
+    Inc,
+    /// `((old == 0) || (old > b)) ? b : old - 1`
+    Dec,
+    And,
+    Or,
+    Xor,
+    Exch,
+    /// Compare and swap: three operands.
+    Cas,
+}
+
+impl AtomOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AtomOp::Add => "add",
+            AtomOp::Min => "min",
+            AtomOp::Max => "max",
+            AtomOp::Inc => "inc",
+            AtomOp::Dec => "dec",
+            AtomOp::And => "and",
+            AtomOp::Or => "or",
+            AtomOp::Xor => "xor",
+            AtomOp::Exch => "exch",
+            AtomOp::Cas => "cas",
+        }
+    }
+}
+
+/// `atom`/`red`: `atom{.order}{.scope}{.space}.op.type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Atomic {
+    pub space: Space,
+    pub op: AtomOp,
+    pub ty: ScalarType,
+    /// `Weak` when no ordering is written (relaxed at gpu scope by the ISA's default).
+    pub order: MemOrder,
+}
+
+/// What a CTA barrier instruction does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarrierKind {
+    /// `bar.sync` / `barrier.sync`: arrive and wait.
+    Sync,
+    /// `bar.arrive`: arrive without waiting.
+    Arrive,
+    /// `bar.red.popc.u32`: arrive, wait, and count true predicates.
+    RedPopc,
+    /// `bar.red.and.pred` / `.or.pred`.
+    Red(BoolOp),
+}
+
+/// `shfl` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShuffleMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+impl ShuffleMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShuffleMode::Up => "up",
+            ShuffleMode::Down => "down",
+            ShuffleMode::Bfly => "bfly",
+            ShuffleMode::Idx => "idx",
+        }
+    }
+}
+
+/// `vote` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+impl VoteMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VoteMode::All => "all",
+            VoteMode::Any => "any",
+            VoteMode::Uni => "uni",
+            VoteMode::Ballot => "ballot",
+        }
+    }
+}
+
+/// `redux.sync` operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+impl ReduxOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReduxOp::Add => "add",
+            ReduxOp::Min => "min",
+            ReduxOp::Max => "max",
+            ReduxOp::And => "and",
+            ReduxOp::Or => "or",
+            ReduxOp::Xor => "xor",
+        }
+    }
+}
+
+/// `membar` levels and `fence` semantics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FenceSem {
+    /// `membar.*` and `fence.sc.*`: sequentially consistent.
+    Sc,
+    /// `fence.acq_rel.*` (also what plain `fence.scope` means).
+    AcqRel,
+}
+
+/// `prefetch` targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CacheLevel {
+    L1,
+    L2,
+}
+
+/// The callee of a `call`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Callee {
+    /// The callee operand is `Operand::Func`.
+    Direct(FuncId),
+    /// The callee is the first source operand, a register holding a function address.
+    Indirect,
+}
+
+/// `call{.uni} (rets), callee, (args){, prototype};` Destinations are the return
+/// operands, sources are (for indirect calls) the target register followed by the arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CallOp {
+    pub uni: bool,
+    pub callee: Callee,
+    /// The `.callprototype` label of an indirect call, verbatim.
+    pub prototype: Option<Box<str>>,
+}
+
+/// Texture geometries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TexGeometry {
+    D1,
+    D2,
+    D3,
+    A1d,
+    A2d,
+    Cube,
+    ACube,
+    D2ms,
+    A2dms,
+}
+
+impl TexGeometry {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TexGeometry::D1 => "1d",
+            TexGeometry::D2 => "2d",
+            TexGeometry::D3 => "3d",
+            TexGeometry::A1d => "a1d",
+            TexGeometry::A2d => "a2d",
+            TexGeometry::Cube => "cube",
+            TexGeometry::ACube => "acube",
+            TexGeometry::D2ms => "2dms",
+            TexGeometry::A2dms => "a2dms",
+        }
+    }
+
+    /// Number of coordinate components the coordinate vector carries (array index included).
+    pub fn coords(self) -> usize {
+        match self {
+            TexGeometry::D1 => 1,
+            TexGeometry::D2 | TexGeometry::A1d => 2,
+            TexGeometry::D3 | TexGeometry::Cube | TexGeometry::A2d | TexGeometry::D2ms => 3,
+            TexGeometry::ACube | TexGeometry::A2dms => 4,
+        }
+    }
+}
+
+/// Mip-level selection of `tex`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TexLod {
+    /// Implicit level 0.
+    Base,
+    /// `.level`: explicit level-of-detail operand.
+    Level,
+    /// `.grad`: gradient vectors.
+    Grad,
+}
+
+/// `tld4` colour component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TexComponent {
+    R,
+    G,
+    B,
+    A,
+}
+
+impl TexComponent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TexComponent::R => "r",
+            TexComponent::G => "g",
+            TexComponent::B => "b",
+            TexComponent::A => "a",
+        }
+    }
+}
+
+/// `tex` and `tld4`. Destinations: the four (or fewer, `_`) result lanes. Sources: the
+/// texture (a texture variable or a 64-bit handle register), the sampler if the
+/// instruction names one, then the coordinate vector flattened into one operand per
+/// component, then the extra operands that `.level`/`.grad` need.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TexOp {
+    pub geometry: TexGeometry,
+    pub lod: TexLod,
+    /// `Some` for `tld4.{r,g,b,a}`.
+    pub gather: Option<TexComponent>,
+    pub dst_ty: ScalarType,
+    pub coord_ty: ScalarType,
+    /// Whether the instruction names a separate sampler (independent texture mode).
+    pub has_sampler: bool,
+    /// How many coordinate components were written.
+    pub num_coords: u8,
+}
+
+/// `txq` queries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TexQuery {
+    Width,
+    Height,
+    Depth,
+    ChannelDataType,
+    ChannelOrder,
+    NormalizedCoords,
+    FilterMode,
+    AddrMode0,
+    AddrMode1,
+    AddrMode2,
+    ArraySize,
+    NumMipmapLevels,
+    NumSamples,
+    ForceUnnormalizedCoords,
+}
+
+impl TexQuery {
+    pub const ALL: &'static [(&'static str, TexQuery)] = &[
+        ("width", TexQuery::Width),
+        ("height", TexQuery::Height),
+        ("depth", TexQuery::Depth),
+        ("channel_data_type", TexQuery::ChannelDataType),
+        ("channel_order", TexQuery::ChannelOrder),
+        ("normalized_coords", TexQuery::NormalizedCoords),
+        ("filter_mode", TexQuery::FilterMode),
+        ("addr_mode_0", TexQuery::AddrMode0),
+        ("addr_mode_1", TexQuery::AddrMode1),
+        ("addr_mode_2", TexQuery::AddrMode2),
+        ("array_size", TexQuery::ArraySize),
+        ("num_mipmap_levels", TexQuery::NumMipmapLevels),
+        ("num_samples", TexQuery::NumSamples),
+        (
+            "force_unnormalized_coords",
+            TexQuery::ForceUnnormalizedCoords,
+        ),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        TexQuery::ALL
+            .iter()
+            .find(|(_, q)| *q == self)
+            .map_or("?", |(s, _)| s)
+    }
+}
+
+/// A decoded operation. Field `ty` is the instruction type (the last type modifier unless
+/// documented otherwise). Each variant lists its operands as `dsts; srcs`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    // ---- integer arithmetic (ISA §9.7.1) ----
+    /// `d; a, b`
+    Add {
+        ty: ScalarType,
+        sat: bool,
+        carry: Carry,
+    },
+    /// `d; a, b`
+    Sub {
+        ty: ScalarType,
+        sat: bool,
+        carry: Carry,
+    },
+    /// `d; a, b` (`d` is twice as wide for `.wide`)
+    Mul {
+        ty: ScalarType,
+        mode: MulMode,
+    },
+    /// `d; a, b, c`: `a*b + c` (`c` and `d` twice as wide for `.wide`).
+    Mad {
+        ty: ScalarType,
+        mode: MulMode,
+        sat: bool,
+        carry: Carry,
+    },
+    /// `d; a, b`: 24-bit multiply.
+    Mul24 {
+        ty: ScalarType,
+        hi: bool,
+    },
+    /// `d; a, b, c`
+    Mad24 {
+        ty: ScalarType,
+        hi: bool,
+        sat: bool,
+    },
+    /// `d; a, b, c`: `c + |a - b|`
+    Sad {
+        ty: ScalarType,
+    },
+    /// `d; a, b` (integer types)
+    Div {
+        ty: ScalarType,
+    },
+    /// `d; a, b`
+    Rem {
+        ty: ScalarType,
+    },
+    /// `d; a, b` (integer types; `.relu` clamps negative results to 0)
+    Min {
+        ty: ScalarType,
+        relu: bool,
+    },
+    /// `d; a, b`
+    Max {
+        ty: ScalarType,
+        relu: bool,
+    },
+    /// `d; a`
+    Abs {
+        ty: ScalarType,
+    },
+    /// `d; a`
+    Neg {
+        ty: ScalarType,
+    },
+    /// `d; a, b` — also on `.pred`.
+    And {
+        ty: ScalarType,
+    },
+    Or {
+        ty: ScalarType,
+    },
+    Xor {
+        ty: ScalarType,
+    },
+    /// `d; a` — also on `.pred`.
+    Not {
+        ty: ScalarType,
+    },
+    /// `d; a`: `d = (a == 0) ? 1 : 0`.
+    Cnot {
+        ty: ScalarType,
+    },
+    /// `d; a, b, c, immLut`
+    Lop3 {
+        ty: ScalarType,
+    },
+    /// `d; a, b` (`b` is a `.u32` shift amount).
+    Shl {
+        ty: ScalarType,
+    },
+    /// `d; a, b` (arithmetic for signed types).
+    Shr {
+        ty: ScalarType,
+    },
+    /// `d; a, b(pos .u32), c(len .u32)`
+    Bfe {
+        ty: ScalarType,
+    },
+    /// `d; a, b, c(pos .u32), d(len .u32)`
+    Bfi {
+        ty: ScalarType,
+    },
+    /// `d(.u32); a`
+    Bfind {
+        ty: ScalarType,
+        shiftamt: bool,
+    },
+    /// `d(.u32); a`
+    Popc {
+        ty: ScalarType,
+    },
+    /// `d(.u32); a`
+    Clz {
+        ty: ScalarType,
+    },
+    /// `d; a`
+    Brev {
+        ty: ScalarType,
+    },
+    /// `d; a, b, c(selector)` (always `.b32`)
+    Prmt {
+        mode: PrmtMode,
+    },
+    /// `d; a, b, c`: four-way byte dot product plus accumulate.
+    Dp4a {
+        a_ty: ScalarType,
+        b_ty: ScalarType,
+    },
+    /// `d; a, b, c`: two-way 16×8-bit dot product; `hi` selects the upper bytes of `b`.
+    Dp2a {
+        a_ty: ScalarType,
+        b_ty: ScalarType,
+        hi: bool,
+    },
+    /// `d; a, b, c`: funnel shift of `b:a` by `c` (always `.b32`).
+    Shf {
+        dir: ShiftDir,
+        amount: ShiftAmount,
+    },
+
+    // ---- floating point (ISA §9.7.3, §9.7.4 half precision) ----
+    /// `d; a, b`
+    FAdd {
+        ty: ScalarType,
+        mode: FloatMode,
+    },
+    FSub {
+        ty: ScalarType,
+        mode: FloatMode,
+    },
+    FMul {
+        ty: ScalarType,
+        mode: FloatMode,
+    },
+    /// `d; a, b, c`: fused `a*b + c` (`fma`, and `mad` on floats, which is fused on sm_20+).
+    Fma {
+        ty: ScalarType,
+        mode: FloatMode,
+    },
+    /// `d; a, b`
+    FDiv {
+        ty: ScalarType,
+        precision: Precision,
+        ftz: bool,
+    },
+    /// `d; a`
+    Rcp {
+        ty: ScalarType,
+        precision: Precision,
+        ftz: bool,
+    },
+    /// `d; a`
+    Sqrt {
+        ty: ScalarType,
+        precision: Precision,
+        ftz: bool,
+    },
+    /// `d; a` (approximate only)
+    Rsqrt {
+        ty: ScalarType,
+        ftz: bool,
+    },
+    /// `d; a` (`.approx.f32` only)
+    Sin {
+        ftz: bool,
+    },
+    Cos {
+        ftz: bool,
+    },
+    Lg2 {
+        ftz: bool,
+    },
+    /// `d; a` (`.approx`; f32, f16, f16x2, bf16, bf16x2)
+    Ex2 {
+        ty: ScalarType,
+        ftz: bool,
+    },
+    /// `d; a` (`.approx`)
+    Tanh {
+        ty: ScalarType,
+    },
+    /// `d; a, b`; `nan` propagates NaN instead of returning the number.
+    FMin {
+        ty: ScalarType,
+        ftz: bool,
+        nan: bool,
+    },
+    FMax {
+        ty: ScalarType,
+        ftz: bool,
+        nan: bool,
+    },
+    /// `d; a`
+    FAbs {
+        ty: ScalarType,
+        ftz: bool,
+    },
+    FNeg {
+        ty: ScalarType,
+        ftz: bool,
+    },
+    /// `d; a, b`: magnitude of `b` with the sign of `a`.
+    Copysign {
+        ty: ScalarType,
+    },
+    /// `p(.pred); a`
+    Testp {
+        ty: ScalarType,
+        class: FloatClass,
+    },
+
+    // ---- comparison and selection (ISA §9.7.6) ----
+    /// `p{, q}; a, b{, c}`: `q` (from `p|q`) receives the complement; `c` is the combine
+    /// predicate, present iff `combine` is.
+    Setp {
+        ty: ScalarType,
+        cmp: CmpOp,
+        ftz: bool,
+        combine: Option<BoolOp>,
+    },
+    /// `d; a, b{, c}`: writes 1.0/0xFFFFFFFF or 0 in type `dst_ty`.
+    Set {
+        dst_ty: ScalarType,
+        ty: ScalarType,
+        cmp: CmpOp,
+        ftz: bool,
+        combine: Option<BoolOp>,
+    },
+    /// `d; a, b, c(.pred)`: `c ? a : b`.
+    Selp {
+        ty: ScalarType,
+    },
+    /// `d; a, b, c(cmp_ty)`: `c >= 0 ? a : b`.
+    Slct {
+        ty: ScalarType,
+        cmp_ty: ScalarType,
+        ftz: bool,
+    },
+
+    // ---- data movement and conversion (ISA §9.7.8, §9.7.9) ----
+    /// `d; a` where `a` is a register, immediate, special register, or a symbol's address.
+    Mov {
+        ty: ScalarType,
+    },
+    /// `d; a0, a1{, a2, a3}`: `mov.b64 %rd, {%r1, %r2}` — lane 0 is the least significant.
+    Pack {
+        ty: ScalarType,
+        lanes: u8,
+    },
+    /// `d0, d1{, d2, d3}; a`: `mov.b64 {%r1, %r2}, %rd`; a `_` destination is discarded.
+    Unpack {
+        ty: ScalarType,
+        lanes: u8,
+    },
+    /// `d; a` — or `d; a, b` for `cvt.f16x2.f32`/`cvt.bf16x2.f32` packing (`a` → upper half).
+    Cvt {
+        dst: ScalarType,
+        src: ScalarType,
+        rounding: Option<Rounding>,
+        ftz: bool,
+        sat: bool,
+        relu: bool,
+    },
+    /// `d; a`: `cvta.space` (to generic) or `cvta.to.space` (from generic).
+    Cvta {
+        to_generic: bool,
+        space: Space,
+        ty: ScalarType,
+    },
+    /// `p(.pred); a`
+    Isspacep {
+        space: Space,
+    },
+    /// `d0..dN; [addr]`
+    Ld(MemAccess),
+    /// `d0..dN; [addr]`: load via the uniform cache.
+    Ldu(MemAccess),
+    /// `; [addr], a0..aN`
+    St(MemAccess),
+    /// `; [addr]`
+    Prefetch {
+        space: Space,
+        level: CacheLevel,
+        uniform: bool,
+    },
+    /// `d; [addr], b{, c}` (`c` only for `cas`)
+    Atom(Atomic),
+    /// `; [addr], b`
+    Red(Atomic),
+
+    // ---- synchronisation and warp-level operations (ISA §9.7.12, §9.7.13) ----
+    /// `{d}; id{, count}{, p}`: `d` and `p` only for reductions.
+    Bar {
+        kind: BarrierKind,
+        aligned: bool,
+    },
+    /// `; membermask`
+    BarWarpSync,
+    /// `membar.{cta,gl,sys}` and `fence.{sc,acq_rel}.scope`.
+    Fence {
+        sem: FenceSem,
+        scope: Scope,
+    },
+    /// `d{, p}; a, b, c{, membermask}`: membermask present iff `sync`.
+    Shfl {
+        mode: ShuffleMode,
+        sync: bool,
+    },
+    /// `d; {!}a{, membermask}`: `ty` is `.pred` or `.b32` (ballot).
+    Vote {
+        mode: VoteMode,
+        sync: bool,
+    },
+    /// `d{, p}; a, membermask`: `all` writes the predicate `p`.
+    Match {
+        all: bool,
+        ty: ScalarType,
+    },
+    /// `d;`
+    Activemask,
+    /// `d; a, membermask`
+    Redux {
+        op: ReduxOp,
+        ty: ScalarType,
+    },
+
+    // ---- control flow (ISA §9.7.12) ----
+    /// `; target(Operand::Block)`
+    Bra {
+        uni: bool,
+    },
+    Call(Box<CallOp>),
+    Ret {
+        uni: bool,
+    },
+    Exit,
+    Trap,
+    Brkpt,
+    /// `; t(.u32 nanoseconds)`
+    Nanosleep,
+
+    // ---- textures (ISA §9.7.10) ----
+    Tex(Box<TexOp>),
+    /// `d; [tex]`
+    Txq {
+        query: TexQuery,
+        ty: ScalarType,
+    },
+}
+
+impl Op {
+    /// True if the instruction may transfer control somewhere other than the next one.
+    pub fn is_branch(&self) -> bool {
+        matches!(self, Op::Bra { .. })
+    }
+
+    /// True for `ret`, `exit` and `trap`: execution of the thread (or function) ends here.
+    pub fn is_return_like(&self) -> bool {
+        matches!(self, Op::Ret { .. } | Op::Exit | Op::Trap)
+    }
+
+    /// True if a basic block must end after this instruction.
+    pub fn ends_block(&self) -> bool {
+        self.is_branch() || self.is_return_like()
+    }
+
+    /// The PTX opcode spelling, without modifiers.
+    pub fn opcode(&self) -> &'static str {
+        match self {
+            Op::Add { carry, .. } if carry.reads() => "addc",
+            Op::Add { .. } | Op::FAdd { .. } => "add",
+            Op::Sub { carry, .. } if carry.reads() => "subc",
+            Op::Sub { .. } | Op::FSub { .. } => "sub",
+            Op::Mul { .. } | Op::FMul { .. } => "mul",
+            Op::Mad { carry, .. } if carry.reads() => "madc",
+            Op::Mad { .. } => "mad",
+            Op::Mul24 { .. } => "mul24",
+            Op::Mad24 { .. } => "mad24",
+            Op::Sad { .. } => "sad",
+            Op::Div { .. } | Op::FDiv { .. } => "div",
+            Op::Rem { .. } => "rem",
+            Op::Min { .. } | Op::FMin { .. } => "min",
+            Op::Max { .. } | Op::FMax { .. } => "max",
+            Op::Abs { .. } | Op::FAbs { .. } => "abs",
+            Op::Neg { .. } | Op::FNeg { .. } => "neg",
+            Op::And { .. } => "and",
+            Op::Or { .. } => "or",
+            Op::Xor { .. } => "xor",
+            Op::Not { .. } => "not",
+            Op::Cnot { .. } => "cnot",
+            Op::Lop3 { .. } => "lop3",
+            Op::Shl { .. } => "shl",
+            Op::Shr { .. } => "shr",
+            Op::Bfe { .. } => "bfe",
+            Op::Bfi { .. } => "bfi",
+            Op::Bfind { .. } => "bfind",
+            Op::Popc { .. } => "popc",
+            Op::Clz { .. } => "clz",
+            Op::Brev { .. } => "brev",
+            Op::Prmt { .. } => "prmt",
+            Op::Dp4a { .. } => "dp4a",
+            Op::Dp2a { .. } => "dp2a",
+            Op::Shf { .. } => "shf",
+            Op::Fma { .. } => "fma",
+            Op::Rcp { .. } => "rcp",
+            Op::Sqrt { .. } => "sqrt",
+            Op::Rsqrt { .. } => "rsqrt",
+            Op::Sin { .. } => "sin",
+            Op::Cos { .. } => "cos",
+            Op::Lg2 { .. } => "lg2",
+            Op::Ex2 { .. } => "ex2",
+            Op::Tanh { .. } => "tanh",
+            Op::Copysign { .. } => "copysign",
+            Op::Testp { .. } => "testp",
+            Op::Setp { .. } => "setp",
+            Op::Set { .. } => "set",
+            Op::Selp { .. } => "selp",
+            Op::Slct { .. } => "slct",
+            Op::Mov { .. } | Op::Pack { .. } | Op::Unpack { .. } => "mov",
+            Op::Cvt { .. } => "cvt",
+            Op::Cvta { .. } => "cvta",
+            Op::Isspacep { .. } => "isspacep",
+            Op::Ld(_) => "ld",
+            Op::Ldu(_) => "ldu",
+            Op::St(_) => "st",
+            Op::Prefetch { uniform: false, .. } => "prefetch",
+            Op::Prefetch { uniform: true, .. } => "prefetchu",
+            Op::Atom(_) => "atom",
+            Op::Red(_) => "red",
+            Op::Bar { .. } | Op::BarWarpSync => "bar",
+            Op::Fence { .. } => "fence",
+            Op::Shfl { .. } => "shfl",
+            Op::Vote { .. } => "vote",
+            Op::Match { .. } => "match",
+            Op::Activemask => "activemask",
+            Op::Redux { .. } => "redux",
+            Op::Bra { .. } => "bra",
+            Op::Call(_) => "call",
+            Op::Ret { .. } => "ret",
+            Op::Exit => "exit",
+            Op::Trap => "trap",
+            Op::Brkpt => "brkpt",
+            Op::Nanosleep => "nanosleep",
+            Op::Tex(t) if t.gather.is_some() => "tld4",
+            Op::Tex(_) => "tex",
+            Op::Txq { .. } => "txq",
+        }
+    }
+}
+
+/// Writes `.x` for each non-empty modifier.
+struct Mods<'a>(&'a mut String);
+
+impl Mods<'_> {
+    fn push(&mut self, m: &str) {
+        if !m.is_empty() {
+            self.0.push('.');
+            self.0.push_str(m);
+        }
+    }
+    fn flag(&mut self, on: bool, m: &str) {
+        if on {
+            self.push(m);
+        }
+    }
+    fn ty(&mut self, t: ScalarType) {
+        self.push(t.as_str());
+    }
+    fn rounding(&mut self, r: Option<Rounding>) {
+        if let Some(r) = r {
+            self.push(r.as_str());
+        }
+    }
+    fn float(&mut self, m: FloatMode) {
+        self.rounding(m.rounding);
+        self.flag(m.ftz, "ftz");
+        self.flag(m.sat, "sat");
+    }
+    fn precision(&mut self, p: Precision) {
+        match p {
+            Precision::Approx => self.push("approx"),
+            Precision::Full => self.push("full"),
+            Precision::Ieee(r) => self.push(r.as_str()),
+        }
+    }
+    fn mul(&mut self, m: MulMode) {
+        self.push(match m {
+            MulMode::Lo => "lo",
+            MulMode::Hi => "hi",
+            MulMode::Wide => "wide",
+        });
+    }
+    fn order(&mut self, o: MemOrder) {
+        match o {
+            MemOrder::Weak => {}
+            MemOrder::Volatile => self.push("volatile"),
+            MemOrder::Mmio => {
+                self.push("mmio");
+                self.push("relaxed");
+                self.push("sys");
+            }
+            MemOrder::Relaxed(s) => {
+                self.push("relaxed");
+                self.push(s.as_str());
+            }
+            MemOrder::Acquire(s) => {
+                self.push("acquire");
+                self.push(s.as_str());
+            }
+            MemOrder::Release(s) => {
+                self.push("release");
+                self.push(s.as_str());
+            }
+            MemOrder::AcqRel(s) => {
+                self.push("acq_rel");
+                self.push(s.as_str());
+            }
+        }
+    }
+    fn mem(&mut self, m: &MemAccess) {
+        self.order(m.order);
+        self.push(m.space.as_str());
+        self.push(m.cache.as_str());
+        self.flag(m.nc, "nc");
+        if m.lanes > 1 {
+            self.push(&format!("v{}", m.lanes));
+        }
+        self.ty(m.ty);
+    }
+}
+
+impl fmt::Display for Op {
+    /// The opcode with its modifiers in canonical order, e.g. `add.rn.ftz.f32`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::from(self.opcode());
+        let mut m = Mods(&mut s);
+        match self {
+            Op::Add { ty, sat, carry } | Op::Sub { ty, sat, carry } => {
+                m.flag(carry.writes(), "cc");
+                m.flag(*sat, "sat");
+                m.ty(*ty);
+            }
+            Op::Mul { ty, mode } => {
+                m.mul(*mode);
+                m.ty(*ty);
+            }
+            Op::Mad {
+                ty,
+                mode,
+                sat,
+                carry,
+            } => {
+                m.mul(*mode);
+                m.flag(carry.writes(), "cc");
+                m.flag(*sat, "sat");
+                m.ty(*ty);
+            }
+            Op::Mul24 { ty, hi } => {
+                m.push(if *hi { "hi" } else { "lo" });
+                m.ty(*ty);
+            }
+            Op::Mad24 { ty, hi, sat } => {
+                m.push(if *hi { "hi" } else { "lo" });
+                m.flag(*sat, "sat");
+                m.ty(*ty);
+            }
+            Op::Min { ty, relu } | Op::Max { ty, relu } => {
+                m.flag(*relu, "relu");
+                m.ty(*ty);
+            }
+            Op::Sad { ty }
+            | Op::Div { ty }
+            | Op::Rem { ty }
+            | Op::Abs { ty }
+            | Op::Neg { ty }
+            | Op::And { ty }
+            | Op::Or { ty }
+            | Op::Xor { ty }
+            | Op::Not { ty }
+            | Op::Cnot { ty }
+            | Op::Lop3 { ty }
+            | Op::Shl { ty }
+            | Op::Shr { ty }
+            | Op::Bfe { ty }
+            | Op::Bfi { ty }
+            | Op::Popc { ty }
+            | Op::Clz { ty }
+            | Op::Brev { ty }
+            | Op::Copysign { ty } => m.ty(*ty),
+            Op::Tanh { ty } => {
+                m.push("approx");
+                m.ty(*ty);
+            }
+            Op::Bfind { ty, shiftamt } => {
+                m.flag(*shiftamt, "shiftamt");
+                m.ty(*ty);
+            }
+            Op::Prmt { mode } => {
+                m.push("b32");
+                m.push(mode.as_str());
+            }
+            Op::Dp4a { a_ty, b_ty } => {
+                m.ty(*a_ty);
+                m.ty(*b_ty);
+            }
+            Op::Dp2a { a_ty, b_ty, hi } => {
+                m.push(if *hi { "hi" } else { "lo" });
+                m.ty(*a_ty);
+                m.ty(*b_ty);
+            }
+            Op::Shf { dir, amount } => {
+                m.push(match dir {
+                    ShiftDir::Left => "l",
+                    ShiftDir::Right => "r",
+                });
+                m.push(match amount {
+                    ShiftAmount::Clamp => "clamp",
+                    ShiftAmount::Wrap => "wrap",
+                });
+                m.push("b32");
+            }
+            Op::FAdd { ty, mode }
+            | Op::FSub { ty, mode }
+            | Op::FMul { ty, mode }
+            | Op::Fma { ty, mode } => {
+                m.float(*mode);
+                m.ty(*ty);
+            }
+            Op::FDiv { ty, precision, ftz }
+            | Op::Rcp { ty, precision, ftz }
+            | Op::Sqrt { ty, precision, ftz } => {
+                m.precision(*precision);
+                m.flag(*ftz, "ftz");
+                m.ty(*ty);
+            }
+            Op::Rsqrt { ty, ftz } | Op::Ex2 { ty, ftz } => {
+                m.push("approx");
+                m.flag(*ftz, "ftz");
+                m.ty(*ty);
+            }
+            Op::Sin { ftz } | Op::Cos { ftz } | Op::Lg2 { ftz } => {
+                m.push("approx");
+                m.flag(*ftz, "ftz");
+                m.push("f32");
+            }
+            Op::FMin { ty, ftz, nan } | Op::FMax { ty, ftz, nan } => {
+                m.flag(*ftz, "ftz");
+                m.flag(*nan, "NaN");
+                m.ty(*ty);
+            }
+            Op::FAbs { ty, ftz } | Op::FNeg { ty, ftz } => {
+                m.flag(*ftz, "ftz");
+                m.ty(*ty);
+            }
+            Op::Testp { ty, class } => {
+                m.push(class.as_str());
+                m.ty(*ty);
+            }
+            Op::Setp {
+                ty,
+                cmp,
+                ftz,
+                combine,
+            } => {
+                m.push(cmp.as_str());
+                if let Some(c) = combine {
+                    m.push(c.as_str());
+                }
+                m.flag(*ftz, "ftz");
+                m.ty(*ty);
+            }
+            Op::Set {
+                dst_ty,
+                ty,
+                cmp,
+                ftz,
+                combine,
+            } => {
+                m.push(cmp.as_str());
+                if let Some(c) = combine {
+                    m.push(c.as_str());
+                }
+                m.flag(*ftz, "ftz");
+                m.ty(*dst_ty);
+                m.ty(*ty);
+            }
+            Op::Selp { ty } | Op::Mov { ty } | Op::Pack { ty, .. } | Op::Unpack { ty, .. } => {
+                m.ty(*ty)
+            }
+            Op::Slct { ty, cmp_ty, ftz } => {
+                m.flag(*ftz, "ftz");
+                m.ty(*ty);
+                m.ty(*cmp_ty);
+            }
+            Op::Cvt {
+                dst,
+                src,
+                rounding,
+                ftz,
+                sat,
+                relu,
+            } => {
+                m.rounding(*rounding);
+                m.flag(*ftz, "ftz");
+                m.flag(*sat, "sat");
+                m.flag(*relu, "relu");
+                m.ty(*dst);
+                m.ty(*src);
+            }
+            Op::Cvta {
+                to_generic,
+                space,
+                ty,
+            } => {
+                m.flag(!to_generic, "to");
+                m.push(space.as_str());
+                m.ty(*ty);
+            }
+            Op::Isspacep { space } => m.push(space.as_str()),
+            Op::Ld(a) | Op::Ldu(a) | Op::St(a) => m.mem(a),
+            Op::Prefetch { space, level, .. } => {
+                m.push(space.as_str());
+                m.push(match level {
+                    CacheLevel::L1 => "L1",
+                    CacheLevel::L2 => "L2",
+                });
+            }
+            Op::Atom(a) | Op::Red(a) => {
+                m.order(a.order);
+                m.push(a.space.as_str());
+                m.push(a.op.as_str());
+                m.ty(a.ty);
+            }
+            Op::Bar { kind, aligned } => {
+                match kind {
+                    BarrierKind::Sync => m.push("sync"),
+                    BarrierKind::Arrive => m.push("arrive"),
+                    BarrierKind::RedPopc => {
+                        m.push("red");
+                        m.push("popc");
+                    }
+                    BarrierKind::Red(op) => {
+                        m.push("red");
+                        m.push(op.as_str());
+                    }
+                }
+                m.flag(*aligned, "aligned");
+                match kind {
+                    BarrierKind::RedPopc => m.push("u32"),
+                    BarrierKind::Red(_) => m.push("pred"),
+                    _ => {}
+                }
+            }
+            Op::BarWarpSync => {
+                m.push("warp");
+                m.push("sync");
+            }
+            Op::Fence { sem, scope } => {
+                m.push(match sem {
+                    FenceSem::Sc => "sc",
+                    FenceSem::AcqRel => "acq_rel",
+                });
+                m.push(scope.as_str());
+            }
+            Op::Shfl { mode, sync } => {
+                m.flag(*sync, "sync");
+                m.push(mode.as_str());
+                m.push("b32");
+            }
+            Op::Vote { mode, sync } => {
+                m.flag(*sync, "sync");
+                m.push(mode.as_str());
+                m.push(if *mode == VoteMode::Ballot {
+                    "b32"
+                } else {
+                    "pred"
+                });
+            }
+            Op::Match { all, ty } => {
+                m.push(if *all { "all" } else { "any" });
+                m.push("sync");
+                m.ty(*ty);
+            }
+            Op::Activemask => m.push("b32"),
+            Op::Redux { op, ty } => {
+                m.push("sync");
+                m.push(op.as_str());
+                m.ty(*ty);
+            }
+            Op::Bra { uni } | Op::Ret { uni } => m.flag(*uni, "uni"),
+            Op::Call(c) => m.flag(c.uni, "uni"),
+            Op::Exit | Op::Trap | Op::Brkpt => {}
+            Op::Nanosleep => m.push("u32"),
+            Op::Tex(t) => {
+                if let Some(c) = t.gather {
+                    m.push(c.as_str());
+                }
+                m.push(t.geometry.as_str());
+                if t.gather.is_none() {
+                    m.push("v4");
+                }
+                match t.lod {
+                    TexLod::Base => {}
+                    TexLod::Level => m.push("level"),
+                    TexLod::Grad => m.push("grad"),
+                }
+                m.ty(t.dst_ty);
+                m.ty(t.coord_ty);
+            }
+            Op::Txq { query, ty } => {
+                m.push(query.as_str());
+                m.ty(*ty);
+            }
+        }
+        f.write_str(&s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_stays_small_enough_for_the_emulator_loop() {
+        assert!(
+            std::mem::size_of::<Op>() <= 8,
+            "{}",
+            std::mem::size_of::<Op>()
+        );
+    }
+
+    #[test]
+    fn display_puts_modifiers_in_canonical_order() {
+        let op = Op::FAdd {
+            ty: ScalarType::F32,
+            mode: FloatMode {
+                rounding: Some(Rounding::Rn),
+                ftz: true,
+                sat: false,
+            },
+        };
+        assert_eq!(op.to_string(), "add.rn.ftz.f32");
+        let op = Op::Add {
+            ty: ScalarType::U32,
+            sat: false,
+            carry: Carry::InOut,
+        };
+        assert_eq!(op.to_string(), "addc.cc.u32");
+        let op = Op::Ld(MemAccess {
+            space: Space::Global,
+            ty: ScalarType::F32,
+            lanes: 4,
+            order: MemOrder::Weak,
+            cache: CacheOp::Default,
+            nc: true,
+        });
+        assert_eq!(op.to_string(), "ld.global.nc.v4.f32");
+        let op = Op::Cvta {
+            to_generic: false,
+            space: Space::Global,
+            ty: ScalarType::U64,
+        };
+        assert_eq!(op.to_string(), "cvta.to.global.u64");
+    }
+}

@@ -1,0 +1,419 @@
+//! Human- and tool-readable forms of a lowered function: a PTX-like text dump of the CFG
+//! (`regsim ... --emit cfg`), a Graphviz graph, and a serde form for JSON. All three are
+//! deterministic: blocks, edges and instructions appear in id order.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::entity::{BlockId, InstId};
+use crate::function::{AddrBase, Address, Function, Inst, Operand, Symbol};
+use crate::graph::RegisterEffects;
+use crate::op::{Callee, Op, ScalarType};
+use crate::program::Program;
+
+/// Names of module-level symbols when a [`Program`] is at hand; ids otherwise.
+fn symbol_name(program: Option<&Program>, f: &Function, s: Symbol) -> String {
+    match s {
+        Symbol::Local(v) => f
+            .vars
+            .get(v.index())
+            .map_or_else(|| v.to_string(), |v| v.name.clone()),
+        Symbol::Param(i) => f
+            .params
+            .get(i as usize)
+            .map_or_else(|| format!("param{i}"), |p| p.name.clone()),
+        Symbol::ReturnParam(i) => f
+            .return_params
+            .get(i as usize)
+            .map_or_else(|| format!("retparam{i}"), |p| p.name.clone()),
+        Symbol::Global(v) => program
+            .and_then(|p| p.variables.get(v.index()))
+            .map_or_else(|| v.to_string(), |v| v.name.clone()),
+        Symbol::Func(id) => program
+            .and_then(|p| p.functions.get(id.index()))
+            .map_or_else(|| id.to_string(), |f| f.name.clone()),
+    }
+}
+
+/// The label a block is printed with.
+pub fn block_name(f: &Function, b: BlockId) -> String {
+    f.blocks
+        .get(b.index())
+        .and_then(|blk| blk.label.clone())
+        .unwrap_or_else(|| b.to_string())
+}
+
+/// The type immediates of `op` are printed in (floats as `0f…`/`0d…`).
+fn immediate_type(op: &Op) -> Option<ScalarType> {
+    match op {
+        Op::FAdd { ty, .. }
+        | Op::FSub { ty, .. }
+        | Op::FMul { ty, .. }
+        | Op::Fma { ty, .. }
+        | Op::FDiv { ty, .. }
+        | Op::FMin { ty, .. }
+        | Op::FMax { ty, .. }
+        | Op::Setp { ty, .. }
+        | Op::Set { ty, .. }
+        | Op::Selp { ty }
+        | Op::Mov { ty }
+        | Op::Add { ty, .. }
+        | Op::Sub { ty, .. }
+        | Op::Mul { ty, .. }
+        | Op::Mad { ty, .. }
+        | Op::Min { ty, .. }
+        | Op::Max { ty, .. }
+        | Op::Div { ty }
+        | Op::Rem { ty } => Some(*ty),
+        Op::St(m) => Some(m.ty),
+        Op::Atom(a) | Op::Red(a) => Some(a.ty),
+        Op::Cvt { src, .. } => Some(*src),
+        _ => None,
+    }
+}
+
+fn write_imm(out: &mut String, v: u64, ty: Option<ScalarType>) {
+    let _ = match ty {
+        Some(ScalarType::F32) => write!(out, "0f{v:08X}"),
+        Some(ScalarType::F64) => write!(out, "0d{v:016X}"),
+        Some(t) if t.is_signed_int() && t.bits() <= 64 => {
+            let shift = 64 - t.bits();
+            write!(out, "{}", ((v << shift) as i64) >> shift)
+        }
+        _ if v > 0xFFFF => write!(out, "0x{v:X}"),
+        _ => write!(out, "{v}"),
+    };
+}
+
+fn write_operand(
+    out: &mut String,
+    program: Option<&Program>,
+    f: &Function,
+    op: &Operand,
+    imm_ty: Option<ScalarType>,
+) {
+    let reg = |r: crate::RegId| {
+        f.regs
+            .get(r.index())
+            .map_or_else(|| r.to_string(), |i| i.name.clone())
+    };
+    match *op {
+        Operand::Reg(r) => out.push_str(&reg(r)),
+        Operand::NotReg(r) => {
+            out.push('!');
+            out.push_str(&reg(r));
+        }
+        Operand::Imm(v) => write_imm(out, v, imm_ty),
+        Operand::Special(s) => {
+            let _ = write!(out, "{s}");
+        }
+        Operand::Address(Address { base, offset }) => {
+            out.push('[');
+            match base {
+                AddrBase::Reg(r) => out.push_str(&reg(r)),
+                AddrBase::Symbol(s) => out.push_str(&symbol_name(program, f, s)),
+                AddrBase::Absolute => {
+                    let _ = write!(out, "{offset}");
+                }
+            }
+            if base != AddrBase::Absolute && offset != 0 {
+                let _ = write!(out, "{offset:+}");
+            }
+            out.push(']');
+        }
+        Operand::SymbolAddr { symbol, offset } => {
+            out.push_str(&symbol_name(program, f, symbol));
+            if offset != 0 {
+                let _ = write!(out, "{offset:+}");
+            }
+        }
+        Operand::Symbol(s) => out.push_str(&symbol_name(program, f, s)),
+        Operand::Block(b) => out.push_str(&block_name(f, b)),
+        Operand::Sink => out.push('_'),
+    }
+}
+
+fn write_list(
+    out: &mut String,
+    program: Option<&Program>,
+    f: &Function,
+    ops: &[Operand],
+    imm_ty: Option<ScalarType>,
+    sep: &str,
+) {
+    for (i, op) in ops.iter().enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        write_operand(out, program, f, op, imm_ty);
+    }
+}
+
+/// One instruction in PTX syntax with register names, e.g. `@!%p1 add.s32 %r1, %r2, -1;`.
+pub fn inst_to_string(program: Option<&Program>, f: &Function, inst: &Inst) -> String {
+    let mut out = String::new();
+    if let Some(g) = inst.guard {
+        out.push('@');
+        if g.negated {
+            out.push('!');
+        }
+        out.push_str(
+            &f.regs
+                .get(g.reg.index())
+                .map_or_else(|| g.reg.to_string(), |r| r.name.clone()),
+        );
+        out.push(' ');
+    }
+    let _ = write!(out, "{}", inst.op);
+    let ops = f.operands_of(inst);
+    let (dsts, srcs) = ops.split_at((inst.num_dsts as usize).min(ops.len()));
+    let imm_ty = immediate_type(&inst.op);
+    let p = program;
+    let vector = |out: &mut String, ops: &[Operand]| {
+        out.push('{');
+        write_list(out, p, f, ops, imm_ty, ", ");
+        out.push('}');
+    };
+    if !ops.is_empty() {
+        out.push(' ');
+    }
+    match &inst.op {
+        Op::Ld(m) | Op::Ldu(m) if m.lanes > 1 => {
+            vector(&mut out, dsts);
+            out.push_str(", ");
+            write_list(&mut out, p, f, srcs, imm_ty, ", ");
+        }
+        Op::St(m) if m.lanes > 1 && !srcs.is_empty() => {
+            write_operand(&mut out, p, f, &srcs[0], imm_ty);
+            out.push_str(", ");
+            vector(&mut out, &srcs[1..]);
+        }
+        Op::Pack { .. } => {
+            write_list(&mut out, p, f, dsts, imm_ty, ", ");
+            out.push_str(", ");
+            vector(&mut out, srcs);
+        }
+        Op::Unpack { .. } => {
+            vector(&mut out, dsts);
+            out.push_str(", ");
+            write_list(&mut out, p, f, srcs, imm_ty, ", ");
+        }
+        Op::Call(c) => {
+            if !dsts.is_empty() {
+                out.push('(');
+                write_list(&mut out, p, f, dsts, None, ", ");
+                out.push_str("), ");
+            }
+            if let Some((callee, args)) = srcs.split_first() {
+                write_operand(&mut out, p, f, callee, None);
+                if !args.is_empty() || c.callee == Callee::Indirect {
+                    out.push_str(", (");
+                    write_list(&mut out, p, f, args, None, ", ");
+                    out.push(')');
+                }
+            }
+            if let Some(proto) = &c.prototype {
+                let _ = write!(out, ", {proto}");
+            }
+        }
+        Op::Tex(t) => {
+            vector(&mut out, dsts);
+            out.push_str(", [");
+            let handles = 1 + t.has_sampler as usize;
+            let (h, rest) = srcs.split_at(handles.min(srcs.len()));
+            write_list(&mut out, p, f, h, None, ", ");
+            let (coords, extra) = rest.split_at((t.num_coords as usize).min(rest.len()));
+            out.push_str(", ");
+            vector(&mut out, coords);
+            out.push(']');
+            for e in extra {
+                out.push_str(", ");
+                write_operand(&mut out, p, f, e, None);
+            }
+        }
+        _ => {
+            let pair = matches!(
+                inst.op,
+                Op::Setp { .. } | Op::Shfl { .. } | Op::Match { .. }
+            ) && dsts.len() == 2;
+            write_list(&mut out, p, f, dsts, imm_ty, if pair { "|" } else { ", " });
+            if !dsts.is_empty() && !srcs.is_empty() {
+                out.push_str(", ");
+            }
+            write_list(&mut out, p, f, srcs, imm_ty, ", ");
+        }
+    }
+    out.push(';');
+    out
+}
+
+fn block_list(blocks: &[BlockId]) -> String {
+    if blocks.is_empty() {
+        return "-".to_string();
+    }
+    blocks
+        .iter()
+        .map(|b| b.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The text form of a function's CFG: a header, then each block with its label, its
+/// predecessors and successors, and its instructions.
+pub fn function_to_string(program: Option<&Program>, f: &Function) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} {} ({} params, {} regs, {} blocks, {} insts)",
+        if f.kind == crate::FunctionKind::Kernel {
+            ".entry"
+        } else {
+            ".func"
+        },
+        f.name,
+        f.params.len(),
+        f.regs.len(),
+        f.blocks.len(),
+        f.insts.len()
+    );
+    if !f.has_body {
+        out.push_str("    (declaration)\n");
+        return out;
+    }
+    for (b, block) in f.blocks.iter().enumerate() {
+        let id = BlockId::new(b);
+        let _ = writeln!(
+            out,
+            "{}:  // {id}  preds: {}  succs: {}",
+            block_name(f, id),
+            block_list(&block.preds),
+            block_list(&block.succs)
+        );
+        for i in block.start..block.end {
+            if let Some(inst) = f.insts.get(i as usize) {
+                let _ = writeln!(out, "    {}", inst_to_string(program, f, inst));
+            }
+        }
+    }
+    out
+}
+
+fn dot_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\l"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The CFG as a Graphviz `digraph`, one box per block listing its instructions.
+pub fn to_dot(program: Option<&Program>, f: &Function) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph \"{}\" {{", dot_escape(&f.name));
+    out.push_str("    node [shape=box, fontname=\"monospace\"];\n");
+    for (b, block) in f.blocks.iter().enumerate() {
+        let id = BlockId::new(b);
+        let mut label = format!("{id}: {}\n", block_name(f, id));
+        for i in block.start..block.end {
+            if let Some(inst) = f.insts.get(i as usize) {
+                label.push_str(&inst_to_string(program, f, inst));
+                label.push('\n');
+            }
+        }
+        let _ = writeln!(out, "    {id} [label=\"{}\"];", dot_escape(&label));
+    }
+    for (b, block) in f.blocks.iter().enumerate() {
+        for s in &block.succs {
+            let _ = writeln!(out, "    {} -> {s};", BlockId::new(b));
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// The serde form of a function's CFG (`--emit cfg --format json`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CfgJson {
+    pub name: String,
+    pub kind: &'static str,
+    pub entry: u32,
+    pub registers: Vec<RegJson>,
+    pub blocks: Vec<BlockJson>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RegJson {
+    pub name: String,
+    pub ty: &'static str,
+    pub class: &'static str,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BlockJson {
+    pub id: u32,
+    pub label: Option<String>,
+    pub preds: Vec<u32>,
+    pub succs: Vec<u32>,
+    pub insts: Vec<InstJson>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct InstJson {
+    pub id: u32,
+    pub line: u32,
+    pub text: String,
+    /// Register ids written.
+    pub defs: Vec<u32>,
+    /// Register ids read.
+    pub uses: Vec<u32>,
+}
+
+impl CfgJson {
+    pub fn new(program: Option<&Program>, f: &Function) -> CfgJson {
+        let ids = |v: &[BlockId]| v.iter().map(|b| b.0).collect();
+        CfgJson {
+            name: f.name.clone(),
+            kind: f.kind.as_str(),
+            entry: 0,
+            registers: f
+                .regs
+                .iter()
+                .map(|r| RegJson {
+                    name: r.name.clone(),
+                    ty: r.ty.as_str(),
+                    class: r.class.as_str(),
+                })
+                .collect(),
+            blocks: f
+                .blocks
+                .iter()
+                .enumerate()
+                .map(|(b, block)| BlockJson {
+                    id: b as u32,
+                    label: block.label.clone(),
+                    preds: ids(&block.preds),
+                    succs: ids(&block.succs),
+                    insts: (block.start..block.end)
+                        .filter_map(|i| {
+                            let inst = f.insts.get(i as usize)?;
+                            let id = InstId(i);
+                            Some(InstJson {
+                                id: i,
+                                line: inst.line,
+                                text: inst_to_string(program, f, inst),
+                                defs: f.defs(id).iter().map(|r| r.0).collect(),
+                                uses: f.uses(id).iter().map(|r| r.0).collect(),
+                            })
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,379 @@
+//! The IR verifier: structural invariants every lowered function keeps and every pass must
+//! preserve. Passes are trusted when their output still verifies (Cranelift's verifier
+//! plays the same role).
+//!
+//! Checked: blocks cover the instructions contiguously in layout order; branches and
+//! returns only end blocks; successors are what the terminators say (branch targets
+//! included) and predecessors mirror them; no block falls off the end of the function;
+//! the def/use arenas match the operands; register ids exist; guards and negated operands
+//! are predicates; address bases are 32/64-bit integer registers; and the registers of the
+//! common operations fit the instruction type under PTX's relaxed type rules.
+
+use std::fmt;
+
+use thiserror::Error;
+
+use crate::decode::{reg_fits, widen};
+use crate::entity::{BlockId, InstId};
+use crate::function::{AddrBase, Address, Function, Operand, RegClass};
+use crate::op::{MulMode, Op, ScalarType};
+
+/// One violated invariant.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub struct VerifyError {
+    pub function: String,
+    pub block: Option<BlockId>,
+    pub inst: Option<InstId>,
+    pub message: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "in '{}'", self.function)?;
+        if let Some(b) = self.block {
+            write!(f, ", {b}")?;
+        }
+        if let Some(i) = self.inst {
+            write!(f, ", {i}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+struct Checker<'f> {
+    f: &'f Function,
+    errors: Vec<VerifyError>,
+}
+
+impl Checker<'_> {
+    fn error(&mut self, block: Option<BlockId>, inst: Option<InstId>, message: impl Into<String>) {
+        self.errors.push(VerifyError {
+            function: self.f.name.clone(),
+            block,
+            inst,
+            message: message.into(),
+        });
+    }
+}
+
+/// Checks every invariant of `f`; returns all violations found.
+pub fn verify(f: &Function) -> Result<(), Vec<VerifyError>> {
+    let mut c = Checker {
+        f,
+        errors: Vec::new(),
+    };
+    check_layout(&mut c);
+    if c.errors.is_empty() {
+        // Edge checks index blocks by instruction; only meaningful on a sound layout.
+        check_edges(&mut c);
+    }
+    check_operands(&mut c);
+    if !f.effects_match_operands() {
+        c.error(
+            None,
+            None,
+            "the def/use arenas do not match the operands (call compute_effects)",
+        );
+    }
+    if c.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(c.errors)
+    }
+}
+
+fn check_layout(c: &mut Checker<'_>) {
+    let f = c.f;
+    let n = f.insts.len() as u32;
+    if !f.has_body {
+        if !f.blocks.is_empty() || n > 0 {
+            c.error(None, None, "a declaration has no blocks or instructions");
+        }
+        return;
+    }
+    if f.blocks.is_empty() {
+        c.error(None, None, "a function with a body has an entry block");
+        return;
+    }
+    let mut expected_start = 0;
+    for (b, block) in f.blocks.iter().enumerate() {
+        let id = Some(BlockId::new(b));
+        if block.start != expected_start || block.end < block.start {
+            c.error(
+                id,
+                None,
+                format!(
+                    "block covers i{}..i{} but should start at i{expected_start}",
+                    block.start, block.end
+                ),
+            );
+            return;
+        }
+        if block.start == block.end
+            && !(n == 0 || (b + 1 == f.blocks.len() && block.label.is_some()))
+        {
+            c.error(id, None, "empty block");
+        }
+        expected_start = block.end;
+        for i in block.start..block.end.saturating_sub(1) {
+            if f.insts
+                .get(i as usize)
+                .is_some_and(|inst| inst.op.ends_block())
+            {
+                c.error(
+                    id,
+                    Some(InstId(i)),
+                    format!(
+                        "'{}' in the middle of a block",
+                        f.insts[i as usize].op.opcode()
+                    ),
+                );
+            }
+        }
+    }
+    if expected_start != n {
+        c.error(
+            None,
+            None,
+            format!("blocks cover i0..i{expected_start} but there are {n} instructions"),
+        );
+    }
+}
+
+fn check_edges(c: &mut Checker<'_>) {
+    let f = c.f;
+    let num_blocks = f.blocks.len();
+    for (b, block) in f.blocks.iter().enumerate() {
+        let id = BlockId::new(b);
+        let next = (b + 1 < num_blocks).then(|| BlockId::new(b + 1));
+        let last = block.end.checked_sub(1).filter(|&l| l >= block.start);
+        let mut expected: Vec<BlockId> = Vec::new();
+        let mut falls_through = true;
+        if let Some(l) = last {
+            let inst = &f.insts[l as usize];
+            let guarded = inst.guard.is_some();
+            if inst.op.is_branch() {
+                match f.srcs(InstId(l)).first() {
+                    Some(Operand::Block(t)) if t.index() < num_blocks => expected.push(*t),
+                    Some(Operand::Block(t)) => c.error(
+                        Some(id),
+                        Some(InstId(l)),
+                        format!("branch to nonexistent {t}"),
+                    ),
+                    _ => c.error(Some(id), Some(InstId(l)), "branch without a block target"),
+                }
+                falls_through = guarded;
+            } else if inst.op.is_return_like() {
+                falls_through = guarded;
+            }
+        }
+        if falls_through {
+            match next {
+                Some(n) => expected.push(n),
+                None => c.error(
+                    Some(id),
+                    last.map(InstId),
+                    "control falls off the end of the function",
+                ),
+            }
+        }
+        expected.dedup();
+        if block.succs != expected {
+            c.error(
+                Some(id),
+                None,
+                format!(
+                    "successors are {:?} but the terminator says {:?}",
+                    block.succs, expected
+                ),
+            );
+        }
+        for s in &block.succs {
+            match f.blocks.get(s.index()) {
+                Some(sb) if sb.preds.contains(&id) => {}
+                Some(_) => c.error(
+                    Some(id),
+                    None,
+                    format!("{s} is a successor but does not list {id} as a predecessor"),
+                ),
+                None => c.error(Some(id), None, format!("successor {s} does not exist")),
+            }
+        }
+        for p in &block.preds {
+            match f.blocks.get(p.index()) {
+                Some(pb) if pb.succs.contains(&id) => {}
+                Some(_) => c.error(
+                    Some(id),
+                    None,
+                    format!("{p} is a predecessor but does not list {id} as a successor"),
+                ),
+                None => c.error(Some(id), None, format!("predecessor {p} does not exist")),
+            }
+        }
+        let mut sorted = block.preds.clone();
+        sorted.sort();
+        sorted.dedup();
+        if sorted.len() != block.preds.len() {
+            c.error(Some(id), None, "duplicate predecessor");
+        }
+    }
+}
+
+/// The type a register in a given operand slot must fit, and whether `ld`/`st`/`cvt`'s
+/// wider registers are allowed there; `None` where this check does not look.
+fn slot_type(op: &Op, is_dst: bool, i: usize) -> Option<(ScalarType, bool)> {
+    use ScalarType::*;
+    let exact = |t| Some((t, false));
+    match *op {
+        Op::Add { ty, .. }
+        | Op::Sub { ty, .. }
+        | Op::FAdd { ty, .. }
+        | Op::FSub { ty, .. }
+        | Op::FMul { ty, .. }
+        | Op::Fma { ty, .. }
+        | Op::Min { ty, .. }
+        | Op::Max { ty, .. }
+        | Op::FMin { ty, .. }
+        | Op::FMax { ty, .. }
+        | Op::Abs { ty }
+        | Op::Neg { ty }
+        | Op::FAbs { ty, .. }
+        | Op::FNeg { ty, .. }
+        | Op::And { ty }
+        | Op::Or { ty }
+        | Op::Xor { ty }
+        | Op::Not { ty }
+        | Op::Cnot { ty }
+        | Op::Sad { ty }
+        | Op::Div { ty }
+        | Op::Rem { ty }
+        | Op::FDiv { ty, .. }
+        | Op::Rcp { ty, .. }
+        | Op::Sqrt { ty, .. }
+        | Op::Rsqrt { ty, .. }
+        | Op::Ex2 { ty, .. }
+        | Op::Tanh { ty }
+        | Op::Copysign { ty }
+        | Op::Brev { ty }
+        | Op::Mul24 { ty, .. }
+        | Op::Mad24 { ty, .. }
+        | Op::Mov { ty } => exact(ty),
+        Op::Sin { .. } | Op::Cos { .. } | Op::Lg2 { .. } => exact(F32),
+        Op::Mul { ty, mode } | Op::Mad { ty, mode, .. } => {
+            let wide = if mode == MulMode::Wide {
+                widen(ty)?
+            } else {
+                ty
+            };
+            let is_wide_slot = is_dst || (matches!(op, Op::Mad { .. }) && i == 2);
+            exact(if is_wide_slot { wide } else { ty })
+        }
+        Op::Shl { ty } | Op::Shr { ty } => exact(if !is_dst && i == 1 { U32 } else { ty }),
+        Op::Bfe { ty } => exact(if !is_dst && i > 0 { U32 } else { ty }),
+        Op::Bfi { ty } => exact(if !is_dst && i > 1 { U32 } else { ty }),
+        Op::Bfind { ty, .. } | Op::Popc { ty } | Op::Clz { ty } => {
+            exact(if is_dst { U32 } else { ty })
+        }
+        Op::Setp { ty, combine, .. } => exact(if is_dst || (combine.is_some() && i == 2) {
+            Pred
+        } else {
+            ty
+        }),
+        Op::Set {
+            dst_ty,
+            ty,
+            combine,
+            ..
+        } => exact(if is_dst {
+            dst_ty
+        } else if combine.is_some() && i == 2 {
+            Pred
+        } else {
+            ty
+        }),
+        Op::Selp { ty } => exact(if !is_dst && i == 2 { Pred } else { ty }),
+        Op::Testp { ty, .. } => exact(if is_dst { Pred } else { ty }),
+        Op::Ld(m) | Op::Ldu(m) if is_dst => Some((m.ty, true)),
+        Op::St(m) if !is_dst && i > 0 => Some((m.ty, true)),
+        Op::Cvt { dst, src, .. } => Some((if is_dst { dst } else { src }, true)),
+        Op::Atom(a) if is_dst || i > 0 => exact(a.ty),
+        Op::Red(a) if i > 0 => exact(a.ty),
+        _ => None,
+    }
+}
+
+fn check_operands(c: &mut Checker<'_>) {
+    let f = c.f;
+    let num_regs = f.regs.len();
+    for (i, inst) in f.insts.iter().enumerate() {
+        let id = InstId::new(i);
+        let end = inst.operands_start as usize + inst.num_dsts as usize + inst.num_srcs as usize;
+        if end > f.operands.len() {
+            c.error(None, Some(id), "operand range out of bounds");
+            continue;
+        }
+        if let Some(g) = inst.guard {
+            match f.regs.get(g.reg.index()) {
+                Some(r) if r.class == RegClass::Pred => {}
+                Some(r) => c.error(
+                    None,
+                    Some(id),
+                    format!("guard '{}' is not a predicate", r.name),
+                ),
+                None => c.error(None, Some(id), format!("guard {} does not exist", g.reg)),
+            }
+        }
+        let ops = f.operands_of(inst);
+        for (k, op) in ops.iter().enumerate() {
+            let is_dst = k < inst.num_dsts as usize;
+            let slot = if is_dst {
+                k
+            } else {
+                k - inst.num_dsts as usize
+            };
+            let Some(r) = op.reg() else { continue };
+            let Some(info) = f.regs.get(r.index()) else {
+                c.error(
+                    None,
+                    Some(id),
+                    format!("register {r} does not exist ({num_regs} registers)"),
+                );
+                continue;
+            };
+            match op {
+                Operand::NotReg(_) if info.class != RegClass::Pred => c.error(
+                    None,
+                    Some(id),
+                    format!("negated operand '{}' is not a predicate", info.name),
+                ),
+                Operand::Address(Address {
+                    base: AddrBase::Reg(_),
+                    ..
+                }) if !matches!(info.class, RegClass::B32 | RegClass::B64)
+                    || info.ty.is_float() =>
+                {
+                    c.error(
+                        None,
+                        Some(id),
+                        format!("address register '{}' is .{}", info.name, info.ty),
+                    )
+                }
+                Operand::Reg(_) | Operand::NotReg(_) => {
+                    if let Some((ty, wider)) = slot_type(&inst.op, is_dst, slot) {
+                        if !reg_fits(info.ty, ty, wider) {
+                            c.error(
+                                None,
+                                Some(id),
+                                format!(
+                                    "register '{}' (.{}) does not fit a .{ty} operand of '{}'",
+                                    info.name, info.ty, inst.op
+                                ),
+                            );
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
