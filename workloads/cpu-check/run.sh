@@ -5,6 +5,7 @@
 #
 # Usage: workloads/cpu-check/run.sh [--large] [NAME...]
 # Environment: CPU_CHECK_FLAGS (default: -O1 -g with AddressSanitizer and UBSan),
+#              VERBOSE=1 to show the programs' output before their verdict lines,
 #              MUTATE, a perl substitution applied to each copied source first (for
 #              checking that a workload's self-check notices a planted bug).
 set -uo pipefail
@@ -47,6 +48,7 @@ for src in "$workloads"/*/*.cu; do
     for mode in "${modes[@]}"; do
         out=$("$build/$name" $mode 2>&1)
         rc=$?
+        if [ -n "${VERBOSE:-}" ]; then echo "$out" | sed '$d'; fi
         echo "$name${mode:+ $mode}: exit $rc, $(echo "$out" | tail -1)"
         if [ $rc -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
     done
