@@ -1,1 +1,37 @@
 //! Cycle-level timing model of the GPU.
+//!
+//! The functional emulator (`emu`) says *what* a warp instruction does; this crate says
+//! *when*. It owns typed time ([`time`]), the configuration of every modelled component
+//! ([`config`]) and the memory hierarchy, built as standalone components that the SM
+//! pipeline drives through the [`memory::MemorySystem`] façade:
+//!
+//! | module | models |
+//! |---|---|
+//! | [`coalescer`] | per-lane addresses to 128 B lines with 32 B sector masks |
+//! | [`shared_memory`] | shared-memory banks, broadcast and conflict passes |
+//! | [`cache`] | sectored set-associative cache with LRU and MSHRs (L1D, constant, instruction, L2 slices) |
+//! | [`port`] | a first-come-first-served bandwidth resource (bytes per cycle) |
+//! | [`interconnect`] | SM <-> L2 crossbar: latency, bandwidth, queuing |
+//! | [`l2`] | address interleaving over L2 slices |
+//! | [`dram`] | DRAM channels with banks, row buffers and FCFS / FR-FCFS scheduling |
+//! | [`memory`] | the façade: requests in, completions out, event-driven |
+//!
+//! Invariant: nothing here steps a component every cycle. Components keep next-free
+//! times and the façade keeps one event queue ordered by (cycle, sequence number), so
+//! idle cycles cost nothing and identical inputs give identical results.
+
+pub mod cache;
+pub mod coalescer;
+pub mod config;
+pub mod dram;
+mod event;
+pub mod interconnect;
+pub mod l2;
+pub mod memory;
+pub mod port;
+pub mod shared_memory;
+pub mod time;
+
+pub use config::{ConfigError, GpuConfig, Override};
+pub use memory::{MemRequest, MemoryStats, MemorySystem, RequestId, Stall};
+pub use time::{Cycle, Cycles, MemCycle, MemCycles};

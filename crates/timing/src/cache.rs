@@ -1,0 +1,796 @@
+//! A set-associative, sectored cache with MSHRs: the state model behind the L1 data
+//! cache, the constant cache, the instruction cache and every L2 slice.
+//!
+//! The cache knows nothing of time. [`Cache::access`] classifies one line access as a hit,
+//! an MSHR merge, a (sector) miss or a reservation failure and updates tags, LRU order
+//! and MSHRs; [`Cache::fill`] installs arriving sectors and hands back the requests that
+//! were waiting for them. The memory system adds latencies around it.
+//!
+//! Model:
+//! - lines of `line_bytes` split into sectors of `sector_bytes`; validity and dirtiness
+//!   are per sector and only the missing sectors are fetched (the Fermi/Volta rule);
+//! - set index = line number modulo sets (no index hashing);
+//! - true LRU by a use counter, so replacement is deterministic;
+//! - allocate-on-miss (victim reserved and locked until its fill) or allocate-on-fill;
+//! - write-back or write-through, with or without write-allocate; writes cover whole
+//!   sectors, so a write never fetches;
+//! - MSHRs: one entry per line with a fetch in flight, at most `mshr_max_merge` waiting
+//!   requests each. A read whose missing sectors are all in flight merges into the entry
+//!   (counted in [`CacheStats::mshr_merges`]).
+//!
+//! # Extension point: sharing capacity with a register file (CERF)
+//! A design that keeps registers in the L1D's storage (CERF, Jing et al.) takes capacity
+//! from the data lines. Two hooks exist for it:
+//! - [`Cache::set_data_ways`] limits memory data to the first `n` ways of every set; the
+//!   remaining ways belong to the caller, which manages "register lines" in them;
+//! - victim selection is one function, `choose_victim`, so a design that mixes register
+//!   and data lines in the same ways can give each line a replacement priority there
+//!   (CERF's LRU-prioritized policy) without touching the access and fill paths.
+
+use crate::config::{AllocationPolicy, CacheConfig, WritePolicy};
+use serde::Serialize;
+use std::ops::AddAssign;
+
+/// Most sectors a line may have (the width of [`SectorMask`]).
+pub const MAX_SECTORS: u32 = 32;
+
+/// The sectors of one line, bit `i` for sector `i`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug, Serialize)]
+pub struct SectorMask(pub u32);
+
+impl SectorMask {
+    /// No sectors.
+    pub const EMPTY: Self = Self(0);
+
+    /// The first `n` sectors.
+    pub fn first(n: u32) -> Self {
+        if n >= 32 {
+            Self(u32::MAX)
+        } else {
+            Self((1u32 << n) - 1)
+        }
+    }
+    /// Sector `i` alone.
+    pub fn sector(i: u32) -> Self {
+        Self(1 << i)
+    }
+    /// Whether no sector is set.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    /// Number of sectors set.
+    pub fn count(self) -> u32 {
+        self.0.count_ones()
+    }
+    /// Sectors in `self` or `other`.
+    pub fn union(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+    /// Sectors in `self` but not in `other`.
+    pub fn minus(self, other: Self) -> Self {
+        Self(self.0 & !other.0)
+    }
+    /// Whether every sector of `other` is in `self`.
+    pub fn contains(self, other: Self) -> bool {
+        other.0 & !self.0 == 0
+    }
+}
+
+/// The byte address of the first byte of a line.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Serialize)]
+pub struct LineAddr(pub u64);
+
+/// Read or write, as the cache sees it (atomics are reads that the caller then marks
+/// dirty with [`Cache::mark_dirty`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CacheOp {
+    /// Read the sectors.
+    Read,
+    /// Overwrite the sectors entirely.
+    Write,
+}
+
+/// Why an access could not be accepted; the caller retries later.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize)]
+pub enum ReservationFailure {
+    /// A new MSHR entry was needed and all are in use.
+    MshrFull,
+    /// The line's MSHR entry already has `mshr_max_merge` waiting requests.
+    MergeFull,
+    /// Allocate-on-miss found every way of the set locked by an outstanding fill.
+    NoEvictableWay,
+}
+
+/// How an access went.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Outcome {
+    /// All requested sectors were present.
+    Hit,
+    /// Missing sectors were all in flight already; the request waits on that entry.
+    MshrMerge,
+    /// The line was absent; `Access::fetch` sectors must be requested from below.
+    Miss,
+    /// The line was present (or in flight) without some sectors; `Access::fetch` must be
+    /// requested from below.
+    SectorMiss,
+    /// Nothing changed; retry later.
+    ReservationFail(ReservationFailure),
+}
+
+/// A line leaving the cache with dirty data that must be written below.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Eviction {
+    /// The evicted line.
+    pub line: LineAddr,
+    /// Its dirty sectors.
+    pub dirty: SectorMask,
+}
+
+/// The result of [`Cache::access`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Access {
+    /// Classification.
+    pub outcome: Outcome,
+    /// Sectors to fetch from the next level (reads that missed only).
+    pub fetch: SectorMask,
+    /// A dirty victim to write back.
+    pub eviction: Option<Eviction>,
+    /// Whether a write must also go to the next level (write-through, or a write miss
+    /// without write-allocate).
+    pub forward_write: bool,
+}
+
+/// Event counts of one cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CacheStats {
+    /// Read accesses (line granularity), reservation failures excluded.
+    pub reads: u64,
+    /// Write accesses (line granularity).
+    pub writes: u64,
+    /// Accesses that found every sector present.
+    pub hits: u64,
+    /// Accesses to absent lines.
+    pub misses: u64,
+    /// Reads to present or in-flight lines that needed a fetch of other sectors.
+    pub sector_misses: u64,
+    /// Reads merged into an in-flight MSHR entry.
+    pub mshr_merges: u64,
+    /// Accesses refused for lack of an MSHR, merge slot or evictable way.
+    pub reservation_fails: u64,
+    /// Valid lines replaced.
+    pub evictions: u64,
+    /// Evictions that carried dirty sectors.
+    pub writebacks: u64,
+    /// Sectors requested from the next level.
+    pub sectors_fetched: u64,
+}
+
+impl AddAssign for CacheStats {
+    fn add_assign(&mut self, o: Self) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.hits += o.hits;
+        self.misses += o.misses;
+        self.sector_misses += o.sector_misses;
+        self.mshr_merges += o.mshr_merges;
+        self.reservation_fails += o.reservation_fails;
+        self.evictions += o.evictions;
+        self.writebacks += o.writebacks;
+        self.sectors_fetched += o.sectors_fetched;
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Line {
+    present: bool,
+    /// Waiting for a fill (allocate-on-miss): must not be evicted.
+    locked: bool,
+    addr: u64,
+    valid: SectorMask,
+    dirty: SectorMask,
+    last_use: u64,
+}
+
+#[derive(Clone, Debug)]
+struct MshrEntry<T> {
+    pending: SectorMask,
+    /// Waiting requests with the sectors each still needs.
+    targets: Vec<(T, SectorMask)>,
+}
+
+const FREE: u64 = u64::MAX;
+
+/// A sectored set-associative cache whose MSHRs hold waiting requests of type `T`.
+#[derive(Clone, Debug)]
+pub struct Cache<T> {
+    cfg: CacheConfig,
+    ways: usize,
+    data_ways: usize,
+    set_mask: u64,
+    line_shift: u32,
+    lines: Vec<Line>,
+    /// Line address per MSHR entry, [`FREE`] when unused; scanned linearly (entries are
+    /// few and the scan is branch-light).
+    mshr_lines: Vec<u64>,
+    mshrs: Vec<MshrEntry<T>>,
+    mshrs_in_use: usize,
+    use_clock: u64,
+    stats: CacheStats,
+}
+
+impl<T: Copy> Cache<T> {
+    /// An empty cache. `cfg` must have passed [`crate::config::validate_cache`].
+    pub fn new(cfg: &CacheConfig) -> Self {
+        let sets = cfg.sets() as usize;
+        let ways = cfg.ways as usize;
+        let merge = cfg.mshr_max_merge as usize;
+        Self {
+            cfg: cfg.clone(),
+            ways,
+            data_ways: ways,
+            set_mask: sets as u64 - 1,
+            line_shift: cfg.line_bytes.trailing_zeros(),
+            lines: vec![Line::default(); sets * ways],
+            mshr_lines: vec![FREE; cfg.mshrs as usize],
+            mshrs: (0..cfg.mshrs)
+                .map(|_| MshrEntry {
+                    pending: SectorMask::EMPTY,
+                    targets: Vec::with_capacity(merge),
+                })
+                .collect(),
+            mshrs_in_use: 0,
+            use_clock: 0,
+            stats: CacheStats::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CacheConfig {
+        &self.cfg
+    }
+    /// Counters so far.
+    pub fn stats(&self) -> &CacheStats {
+        &self.stats
+    }
+    /// MSHR entries not in use.
+    pub fn free_mshrs(&self) -> usize {
+        self.mshr_lines.len() - self.mshrs_in_use
+    }
+    /// The line containing byte address `addr`.
+    pub fn line_of(&self, addr: u64) -> LineAddr {
+        LineAddr(addr >> self.line_shift << self.line_shift)
+    }
+
+    fn set_base(&self, line: LineAddr) -> usize {
+        (((line.0 >> self.line_shift) & self.set_mask) as usize) * self.ways
+    }
+
+    fn find_way(&self, line: LineAddr) -> Option<usize> {
+        let base = self.set_base(line);
+        (base..base + self.ways).find(|&i| self.lines[i].present && self.lines[i].addr == line.0)
+    }
+
+    fn find_mshr(&self, line: LineAddr) -> Option<usize> {
+        self.mshr_lines.iter().position(|&a| a == line.0)
+    }
+
+    /// Whether all of `sectors` of `line` are present (no state change).
+    pub fn contains(&self, line: LineAddr, sectors: SectorMask) -> bool {
+        self.find_way(line)
+            .is_some_and(|w| self.lines[w].valid.contains(sectors))
+    }
+
+    /// The way a new line of the set at `base` goes to: an empty data way if any, else
+    /// the least recently used unlocked data way. `None` when every data way is locked.
+    ///
+    /// This is the replacement hook of the CERF extension point (see the module docs).
+    fn choose_victim(&self, base: usize) -> Option<usize> {
+        let ways = base..base + self.data_ways;
+        if let Some(w) = ways.clone().find(|&i| !self.lines[i].present) {
+            return Some(w);
+        }
+        ways.filter(|&i| !self.lines[i].locked)
+            .min_by_key(|&i| self.lines[i].last_use)
+    }
+
+    fn touch(&mut self, way: usize) {
+        self.use_clock += 1;
+        self.lines[way].last_use = self.use_clock;
+    }
+
+    /// Puts `line` in `way`, returning the displaced dirty data if any.
+    fn install(&mut self, way: usize, line: LineAddr) -> Option<Eviction> {
+        let old = self.lines[way];
+        let eviction = if old.present {
+            self.stats.evictions += 1;
+            (!old.dirty.is_empty()).then(|| {
+                self.stats.writebacks += 1;
+                Eviction {
+                    line: LineAddr(old.addr),
+                    dirty: old.dirty,
+                }
+            })
+        } else {
+            None
+        };
+        self.lines[way] = Line {
+            present: true,
+            locked: false,
+            addr: line.0,
+            valid: SectorMask::EMPTY,
+            dirty: SectorMask::EMPTY,
+            last_use: 0,
+        };
+        eviction
+    }
+
+    fn fail(&mut self, why: ReservationFailure) -> Access {
+        self.stats.reservation_fails += 1;
+        Access {
+            outcome: Outcome::ReservationFail(why),
+            fetch: SectorMask::EMPTY,
+            eviction: None,
+            forward_write: false,
+        }
+    }
+
+    /// Accesses `sectors` of `line`. For a read that does not hit, `target` is recorded in
+    /// the line's MSHR entry and returned by [`Cache::fill`] once its sectors arrive.
+    pub fn access(
+        &mut self,
+        line: LineAddr,
+        sectors: SectorMask,
+        op: CacheOp,
+        target: T,
+    ) -> Access {
+        match op {
+            CacheOp::Read => self.read(line, sectors, target),
+            CacheOp::Write => self.write(line, sectors),
+        }
+    }
+
+    fn read(&mut self, line: LineAddr, sectors: SectorMask, target: T) -> Access {
+        let way = self.find_way(line);
+        let valid = way.map_or(SectorMask::EMPTY, |w| self.lines[w].valid);
+        let need = sectors.minus(valid);
+        let mut access = Access {
+            outcome: Outcome::Hit,
+            fetch: SectorMask::EMPTY,
+            eviction: None,
+            forward_write: false,
+        };
+        if need.is_empty() {
+            self.stats.reads += 1;
+            self.stats.hits += 1;
+            if let Some(w) = way {
+                self.touch(w);
+            }
+            return access;
+        }
+        let entry = self.find_mshr(line);
+        if let Some(e) = entry {
+            if self.mshrs[e].targets.len() >= self.cfg.mshr_max_merge as usize {
+                return self.fail(ReservationFailure::MergeFull);
+            }
+        } else if self.mshrs_in_use == self.mshr_lines.len() {
+            return self.fail(ReservationFailure::MshrFull);
+        }
+        let on_miss = self.cfg.allocation == AllocationPolicy::OnMiss;
+        let was_present = way.is_some();
+        let mut way = way;
+        if way.is_none() && on_miss {
+            let base = self.set_base(line);
+            let Some(victim) = self.choose_victim(base) else {
+                return self.fail(ReservationFailure::NoEvictableWay);
+            };
+            access.eviction = self.install(victim, line);
+            way = Some(victim);
+        }
+        // Committed from here on.
+        self.stats.reads += 1;
+        let e = match entry {
+            Some(e) => e,
+            None => {
+                let e = self.mshr_lines.iter().position(|&a| a == FREE).unwrap_or(0);
+                self.mshr_lines[e] = line.0;
+                self.mshrs[e].pending = SectorMask::EMPTY;
+                self.mshrs[e].targets.clear();
+                self.mshrs_in_use += 1;
+                e
+            }
+        };
+        let pending = self.mshrs[e].pending;
+        access.fetch = need.minus(pending);
+        self.mshrs[e].pending = pending.union(access.fetch);
+        self.mshrs[e].targets.push((target, need));
+        if let Some(w) = way {
+            if on_miss {
+                self.lines[w].locked = true;
+            }
+            self.touch(w);
+        }
+        access.outcome = if access.fetch.is_empty() {
+            self.stats.mshr_merges += 1;
+            Outcome::MshrMerge
+        } else if entry.is_some() || was_present {
+            self.stats.sector_misses += 1;
+            Outcome::SectorMiss
+        } else {
+            self.stats.misses += 1;
+            Outcome::Miss
+        };
+        self.stats.sectors_fetched += u64::from(access.fetch.count());
+        access
+    }
+
+    fn write(&mut self, line: LineAddr, sectors: SectorMask) -> Access {
+        let write_back = self.cfg.write_policy == WritePolicy::WriteBack;
+        let mut access = Access {
+            outcome: Outcome::Hit,
+            fetch: SectorMask::EMPTY,
+            eviction: None,
+            forward_write: !write_back,
+        };
+        let way = match self.find_way(line) {
+            Some(w) => {
+                self.stats.hits += 1;
+                w
+            }
+            None if self.cfg.write_allocate => {
+                let base = self.set_base(line);
+                let Some(victim) = self.choose_victim(base) else {
+                    return self.fail(ReservationFailure::NoEvictableWay);
+                };
+                access.eviction = self.install(victim, line);
+                access.outcome = Outcome::Miss;
+                self.stats.misses += 1;
+                victim
+            }
+            None => {
+                self.stats.writes += 1;
+                self.stats.misses += 1;
+                access.outcome = Outcome::Miss;
+                access.forward_write = true;
+                return access;
+            }
+        };
+        self.stats.writes += 1;
+        let l = &mut self.lines[way];
+        l.valid = l.valid.union(sectors);
+        if write_back {
+            l.dirty = l.dirty.union(sectors);
+        }
+        self.touch(way);
+        access
+    }
+
+    /// Installs arriving `sectors` of `line`, appends the requests whose sectors are now
+    /// all present to `done` (in arrival order) and frees the MSHR entry once nothing of
+    /// the line is in flight. Returns a dirty victim when allocate-on-fill displaced one.
+    pub fn fill(
+        &mut self,
+        line: LineAddr,
+        sectors: SectorMask,
+        done: &mut Vec<T>,
+    ) -> Option<Eviction> {
+        let mut eviction = None;
+        let way = match self.find_way(line) {
+            Some(w) => Some(w),
+            None => {
+                let base = self.set_base(line);
+                self.choose_victim(base).inspect(|&v| {
+                    eviction = self.install(v, line);
+                })
+            }
+        };
+        if let Some(w) = way {
+            let l = &mut self.lines[w];
+            l.valid = l.valid.union(sectors);
+            if l.last_use == 0 {
+                self.touch(w);
+            }
+        }
+        if let Some(e) = self.find_mshr(line) {
+            let entry = &mut self.mshrs[e];
+            entry.pending = entry.pending.minus(sectors);
+            entry.targets.retain_mut(|(t, need)| {
+                *need = need.minus(sectors);
+                if need.is_empty() {
+                    done.push(*t);
+                    false
+                } else {
+                    true
+                }
+            });
+            if entry.pending.is_empty() {
+                // Each target's needed sectors were pending, so none can be left waiting.
+                debug_assert!(entry.targets.is_empty());
+                self.mshr_lines[e] = FREE;
+                self.mshrs_in_use -= 1;
+                if let Some(w) = way {
+                    self.lines[w].locked = false;
+                }
+            }
+        }
+        eviction
+    }
+
+    /// Marks `sectors` of `line` dirty if the line is present (an atomic performed here).
+    pub fn mark_dirty(&mut self, line: LineAddr, sectors: SectorMask) {
+        if let Some(w) = self.find_way(line) {
+            let l = &mut self.lines[w];
+            l.valid = l.valid.union(sectors);
+            l.dirty = l.dirty.union(sectors);
+        }
+    }
+
+    /// Ways per set available to memory data (all of them unless a register file design
+    /// took some with [`Cache::set_data_ways`]).
+    pub fn data_ways(&self) -> usize {
+        self.data_ways
+    }
+
+    /// Restricts memory data to the first `n` ways of every set (1 <= n <= ways), leaving
+    /// the others to the caller (CERF extension point). Lines in the ways given up are
+    /// dropped; their dirty data is appended to `evicted`. Refused (returns `false`) while
+    /// any fill is outstanding, because in-flight lines may sit in those ways.
+    pub fn set_data_ways(&mut self, n: usize, evicted: &mut Vec<Eviction>) -> bool {
+        if n == 0 || n > self.ways || self.mshrs_in_use > 0 {
+            return false;
+        }
+        for base in (0..self.lines.len()).step_by(self.ways) {
+            for w in base + n..base + self.ways {
+                let l = self.lines[w];
+                if l.present {
+                    self.stats.evictions += 1;
+                    if !l.dirty.is_empty() {
+                        self.stats.writebacks += 1;
+                        evicted.push(Eviction {
+                            line: LineAddr(l.addr),
+                            dirty: l.dirty,
+                        });
+                    }
+                }
+                self.lines[w] = Line::default();
+            }
+        }
+        self.data_ways = n;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(size: u64, ways: u32, mshrs: u32, merge: u32) -> CacheConfig {
+        CacheConfig {
+            size_bytes: size,
+            ways,
+            line_bytes: 128,
+            sector_bytes: 32,
+            latency: crate::time::Cycles::new(1),
+            mshrs,
+            mshr_max_merge: merge,
+            write_policy: WritePolicy::WriteBack,
+            write_allocate: true,
+            allocation: AllocationPolicy::OnMiss,
+        }
+    }
+
+    const ALL: SectorMask = SectorMask(0b1111);
+
+    /// Line `i` of set `set` in a cache with `sets` sets of 128-byte lines.
+    fn addr(set: u64, i: u64, sets: u64) -> LineAddr {
+        LineAddr((i * sets + set) * 128)
+    }
+
+    #[test]
+    fn miss_then_fill_then_hit() {
+        let mut c: Cache<u32> = Cache::new(&cfg(4096, 4, 4, 4)); // 8 sets
+        let l = LineAddr(0x1000);
+        let a = c.access(l, ALL, CacheOp::Read, 7);
+        assert_eq!(a.outcome, Outcome::Miss);
+        assert_eq!(a.fetch, ALL);
+        assert_eq!(c.free_mshrs(), 3);
+        let mut done = vec![];
+        c.fill(l, ALL, &mut done);
+        assert_eq!(done, vec![7]);
+        assert_eq!(c.free_mshrs(), 4);
+        assert_eq!(
+            c.access(l, SectorMask(0b10), CacheOp::Read, 8).outcome,
+            Outcome::Hit
+        );
+        let s = c.stats();
+        assert_eq!((s.reads, s.hits, s.misses, s.sectors_fetched), (2, 1, 1, 4));
+    }
+
+    #[test]
+    fn merges_into_in_flight_line_and_counts_them() {
+        let mut c: Cache<u32> = Cache::new(&cfg(4096, 4, 4, 3));
+        let l = LineAddr(0x2000);
+        assert_eq!(
+            c.access(l, SectorMask(0b0011), CacheOp::Read, 1).outcome,
+            Outcome::Miss
+        );
+        // Subset of the in-flight sectors: merge, nothing new fetched.
+        let m = c.access(l, SectorMask(0b0001), CacheOp::Read, 2);
+        assert_eq!(
+            (m.outcome, m.fetch),
+            (Outcome::MshrMerge, SectorMask::EMPTY)
+        );
+        // Needs one more sector: a sector miss that fetches only that one.
+        let s = c.access(l, SectorMask(0b0110), CacheOp::Read, 3);
+        assert_eq!(
+            (s.outcome, s.fetch),
+            (Outcome::SectorMiss, SectorMask(0b0100))
+        );
+        // Entry holds three requests: the fourth is refused.
+        let f = c.access(l, SectorMask(0b0001), CacheOp::Read, 4);
+        assert_eq!(
+            f.outcome,
+            Outcome::ReservationFail(ReservationFailure::MergeFull)
+        );
+        assert_eq!(c.stats().mshr_merges, 1);
+        assert_eq!(c.stats().reservation_fails, 1);
+        let mut done = vec![];
+        c.fill(l, SectorMask(0b0011), &mut done);
+        assert_eq!(done, vec![1, 2]);
+        assert_eq!(c.free_mshrs(), 3, "entry stays while sector 2 is in flight");
+        c.fill(l, SectorMask(0b0100), &mut done);
+        assert_eq!(done, vec![1, 2, 3]);
+        assert_eq!(c.free_mshrs(), 4);
+    }
+
+    #[test]
+    fn mshr_full_is_a_reservation_failure_that_changes_nothing() {
+        let mut c: Cache<u32> = Cache::new(&cfg(4096, 4, 2, 4));
+        c.access(LineAddr(0), ALL, CacheOp::Read, 0);
+        c.access(LineAddr(128), ALL, CacheOp::Read, 1);
+        let f = c.access(LineAddr(256), ALL, CacheOp::Read, 2);
+        assert_eq!(
+            f.outcome,
+            Outcome::ReservationFail(ReservationFailure::MshrFull)
+        );
+        assert_eq!(c.stats().reads, 2);
+        assert!(!c.contains(LineAddr(256), SectorMask::EMPTY));
+    }
+
+    #[test]
+    fn lru_evicts_least_recently_used_and_writes_back_dirty() {
+        let sets = 8;
+        let mut c: Cache<u32> = Cache::new(&cfg(4096, 4, 8, 4));
+        let mut done = vec![];
+        for i in 0..4 {
+            let l = addr(3, i, sets);
+            c.access(l, ALL, CacheOp::Read, 0);
+            c.fill(l, ALL, &mut done);
+        }
+        c.access(addr(3, 1, sets), SectorMask(1), CacheOp::Write, 0); // dirty, and MRU
+        c.access(addr(3, 0, sets), ALL, CacheOp::Read, 0); // line 0 now more recent than 2, 3
+        let a = c.access(addr(3, 4, sets), ALL, CacheOp::Read, 0);
+        assert_eq!(a.outcome, Outcome::Miss);
+        assert_eq!(a.eviction, None, "victim is line 2 (clean)");
+        assert!(!c.contains(addr(3, 2, sets), SectorMask::EMPTY));
+        c.fill(addr(3, 4, sets), ALL, &mut done);
+        c.access(addr(3, 5, sets), ALL, CacheOp::Read, 0); // evicts 3
+        c.fill(addr(3, 5, sets), ALL, &mut done);
+        c.access(addr(3, 6, sets), ALL, CacheOp::Read, 0); // evicts 1, dirty
+        let e = c.access(addr(3, 7, sets), ALL, CacheOp::Read, 0).eviction; // evicts 0
+        assert_eq!(e, None);
+        assert_eq!(c.stats().writebacks, 1);
+        assert!(!c.contains(addr(3, 1, sets), SectorMask::EMPTY));
+    }
+
+    #[test]
+    fn allocate_on_miss_locks_ways_until_fill() {
+        let sets = 16;
+        let mut c: Cache<u32> = Cache::new(&cfg(4096, 2, 8, 4));
+        c.access(addr(0, 0, sets), ALL, CacheOp::Read, 0);
+        c.access(addr(0, 1, sets), ALL, CacheOp::Read, 0);
+        let f = c.access(addr(0, 2, sets), ALL, CacheOp::Read, 0);
+        assert_eq!(
+            f.outcome,
+            Outcome::ReservationFail(ReservationFailure::NoEvictableWay)
+        );
+        let mut done = vec![];
+        c.fill(addr(0, 0, sets), ALL, &mut done);
+        assert_eq!(
+            c.access(addr(0, 2, sets), ALL, CacheOp::Read, 0).outcome,
+            Outcome::Miss
+        );
+    }
+
+    #[test]
+    fn allocate_on_fill_does_not_lock() {
+        let sets = 16;
+        let mut conf = cfg(4096, 2, 8, 4);
+        conf.allocation = AllocationPolicy::OnFill;
+        let mut c: Cache<u32> = Cache::new(&conf);
+        for i in 0..3 {
+            assert_eq!(
+                c.access(addr(0, i, sets), ALL, CacheOp::Read, 0).outcome,
+                Outcome::Miss
+            );
+        }
+        assert!(!c.contains(addr(0, 0, sets), SectorMask(1)));
+        let mut done = vec![];
+        for i in 0..3 {
+            c.fill(addr(0, i, sets), ALL, &mut done);
+        }
+        assert!(
+            !c.contains(addr(0, 0, sets), SectorMask(1)),
+            "first line evicted at third fill"
+        );
+        assert!(c.contains(addr(0, 2, sets), ALL));
+    }
+
+    #[test]
+    fn write_through_no_allocate_forwards_and_does_not_allocate() {
+        let mut conf = cfg(4096, 4, 4, 4);
+        conf.write_policy = WritePolicy::WriteThrough;
+        conf.write_allocate = false;
+        let mut c: Cache<u32> = Cache::new(&conf);
+        let w = c.access(LineAddr(0), SectorMask(1), CacheOp::Write, 0);
+        assert_eq!((w.outcome, w.forward_write), (Outcome::Miss, true));
+        assert!(!c.contains(LineAddr(0), SectorMask(1)));
+        let mut done = vec![];
+        c.access(LineAddr(0), ALL, CacheOp::Read, 0);
+        c.fill(LineAddr(0), ALL, &mut done);
+        let h = c.access(LineAddr(0), SectorMask(1), CacheOp::Write, 0);
+        assert_eq!((h.outcome, h.forward_write), (Outcome::Hit, true));
+        // Never dirty: evicting it writes nothing back.
+        for i in 1..=4 {
+            let l = LineAddr(i * 8 * 128);
+            c.access(l, ALL, CacheOp::Read, 0);
+            c.fill(l, ALL, &mut done);
+        }
+        assert_eq!(c.stats().writebacks, 0);
+        assert_eq!(c.stats().evictions, 1);
+    }
+
+    #[test]
+    fn write_back_allocate_write_needs_no_fetch_and_partial_read_sector_misses() {
+        let mut c: Cache<u32> = Cache::new(&cfg(4096, 4, 4, 4));
+        let w = c.access(LineAddr(0), SectorMask(0b0001), CacheOp::Write, 0);
+        assert_eq!(
+            (w.outcome, w.fetch, w.forward_write),
+            (Outcome::Miss, SectorMask::EMPTY, false)
+        );
+        assert_eq!(
+            c.access(LineAddr(0), SectorMask(0b0001), CacheOp::Read, 0)
+                .outcome,
+            Outcome::Hit
+        );
+        let s = c.access(LineAddr(0), SectorMask(0b0011), CacheOp::Read, 0);
+        assert_eq!(
+            (s.outcome, s.fetch),
+            (Outcome::SectorMiss, SectorMask(0b0010))
+        );
+    }
+
+    #[test]
+    fn data_ways_can_be_reserved_for_a_register_file() {
+        let sets = 8;
+        let mut c: Cache<u32> = Cache::new(&cfg(4096, 4, 8, 4));
+        let mut done = vec![];
+        for i in 0..4 {
+            c.access(addr(1, i, sets), SectorMask(1), CacheOp::Write, 0);
+        }
+        let mut ev = vec![];
+        assert!(c.set_data_ways(1, &mut ev));
+        assert_eq!(ev.len(), 3);
+        c.access(addr(2, 0, sets), ALL, CacheOp::Read, 0);
+        let f = c.access(addr(2, 1, sets), ALL, CacheOp::Read, 0);
+        assert_eq!(
+            f.outcome,
+            Outcome::ReservationFail(ReservationFailure::NoEvictableWay)
+        );
+        assert!(
+            !c.set_data_ways(4, &mut ev),
+            "refused while a fill is outstanding"
+        );
+        c.fill(addr(2, 0, sets), ALL, &mut done);
+        assert!(c.set_data_ways(4, &mut ev));
+    }
+}

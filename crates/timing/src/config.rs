@@ -1,0 +1,1058 @@
+//! GPU configuration: every parameter of the timing model, loaded from TOML.
+//!
+//! A config is a TOML file in `configs/` at the repository root, selected by name
+//! (`gtx480` means `configs/gtx480.toml`) or by path. Overrides of the form
+//! `key.path=value` are applied to the parsed document *before* it is deserialized, so a
+//! misspelt key in an override is rejected by `deny_unknown_fields` exactly like one in
+//! the file. After deserialization, [`GpuConfig::validate`] rejects impossible values.
+//! Every error names the offending key (`l1d.ways: ...`).
+//!
+//! The structs follow gem5's split of parameters from state: each component of the
+//! model has an `XxxConfig` here and its state elsewhere.
+
+use crate::time::{Cycles, MemCycles};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Threads per warp. Fixed: the emulator and the coalescer assume 32 lanes.
+pub const WARP_SIZE: u32 = 32;
+
+/// The whole GPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuConfig {
+    /// Chip-level parameters: number of SMs and clocks.
+    pub gpu: ChipConfig,
+    /// Per-SM resources and the warp scheduler.
+    pub sm: SmConfig,
+    /// The register file design and its organisation.
+    pub register_file: RegisterFileConfig,
+    /// Execution units and per-opcode-class timing.
+    pub pipeline: PipelineConfig,
+    /// Per-SM L1 data cache (global and local loads and stores).
+    pub l1d: CacheConfig,
+    /// Per-SM shared memory banks.
+    pub shared_memory: SharedMemoryConfig,
+    /// Per-SM constant cache.
+    pub constant_cache: CacheConfig,
+    /// Per-SM instruction cache.
+    pub icache: CacheConfig,
+    /// The SM <-> L2 interconnect.
+    pub interconnect: InterconnectConfig,
+    /// The shared L2, split into address-interleaved slices.
+    pub l2: L2Config,
+    /// Off-chip DRAM.
+    pub dram: DramConfig,
+}
+
+/// `[gpu]`: chip-level parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChipConfig {
+    /// Number of streaming multiprocessors.
+    pub num_sms: u32,
+    /// SM core clock in MHz. The interconnect and L2 run on this clock as well.
+    pub core_clock_mhz: u32,
+    /// DRAM command clock in MHz; `dram.t_*` and `dram.bytes_per_cycle` are in this clock.
+    pub memory_clock_mhz: u32,
+}
+
+/// Warp scheduling policy of each warp scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerPolicy {
+    /// Loose round robin: start after the warp that issued last.
+    Lrr,
+    /// Greedy then oldest: keep issuing from one warp until it stalls, then the oldest.
+    Gto,
+    /// Two-level (Narasiman et al. 2011, Gebhart et al. 2011): round robin over a small
+    /// active set; a warp waiting on a long-latency operation is demoted to the pending
+    /// set. The active set size is `sm.active_warps`.
+    TwoLevel,
+}
+
+/// `[sm]`: per-SM resources, occupancy limits and the front end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmConfig {
+    /// Maximum resident warps per SM.
+    pub max_warps: u32,
+    /// Maximum resident threads per SM.
+    pub max_threads: u32,
+    /// Maximum resident CTAs (thread blocks) per SM.
+    pub max_ctas: u32,
+    /// Shared memory capacity per SM in bytes (occupancy limit).
+    pub shared_memory_bytes: u32,
+    /// Register file capacity per SM in 32-bit registers (occupancy limit: registers per
+    /// thread x threads per CTA x CTAs must fit). For `register_file.design = "ideal"`,
+    /// `register_file.ideal_capacity_registers` replaces it.
+    pub registers: u32,
+    /// Warp schedulers per SM; warps are assigned to schedulers by warp id modulo this.
+    pub schedulers: u32,
+    /// Warp scheduling policy.
+    pub scheduler: SchedulerPolicy,
+    /// Active-set size per scheduler for `scheduler = "two_level"`; ignored otherwise.
+    pub active_warps: u32,
+    /// Warp instructions each scheduler may issue per cycle (from one warp).
+    pub issue_width: u32,
+    /// Decoded-instruction buffer entries per warp.
+    pub ibuffer_entries: u32,
+}
+
+/// Which register file design operand delivery uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegisterFileDesign {
+    /// Banked main register file with operand collectors and an arbiter.
+    Baseline,
+    /// Any capacity at the baseline latency, without bank conflicts (LTRF's "Ideal").
+    Ideal,
+}
+
+/// How architectural registers map to register file banks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BankMapping {
+    /// `(register + warp) mod banks`: consecutive warps start in different banks.
+    RegisterPlusWarp,
+    /// `register mod banks`.
+    Register,
+}
+
+/// Whether operand collector units serve any instruction or are dedicated per unit type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CollectorKind {
+    /// `register_file.collector_units` units shared by all instructions.
+    Generic,
+    /// Units dedicated per execution-unit type, counted in
+    /// `register_file.specialised_collectors`.
+    Specialised,
+}
+
+/// Collector units per execution-unit type, for `collectors = "specialised"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecialisedCollectors {
+    /// Units for SP (FP32) instructions.
+    pub sp: u32,
+    /// Units for INT instructions.
+    pub int: u32,
+    /// Units for SFU instructions.
+    pub sfu: u32,
+    /// Units for DP (FP64) instructions.
+    pub dp: u32,
+    /// Units for memory instructions.
+    pub mem: u32,
+}
+
+/// `[register_file]`: register file design and organisation. Consumed by the SM pipeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterFileConfig {
+    /// The design (`baseline` or `ideal`).
+    pub design: RegisterFileDesign,
+    /// Number of main register file banks per SM.
+    pub banks: u32,
+    /// Read ports per bank (one warp-wide register read per port per cycle).
+    pub read_ports_per_bank: u32,
+    /// Write ports per bank.
+    pub write_ports_per_bank: u32,
+    /// Bank access latency in core cycles (LTRF Table 2 studies 1x to 6.3x).
+    pub bank_latency: Cycles,
+    /// Register-to-bank mapping.
+    pub bank_mapping: BankMapping,
+    /// Split the banks evenly between the warp schedulers; a warp's registers live in its
+    /// scheduler's partition (`banks` must be a multiple of `sm.schedulers`).
+    pub partition_by_scheduler: bool,
+    /// Generic or specialised operand collector units.
+    pub collectors: CollectorKind,
+    /// Number of generic collector units (used when `collectors = "generic"`).
+    pub collector_units: u32,
+    /// Source operand slots per collector unit.
+    pub operands_per_collector: u32,
+    /// Units per execution-unit type (required when `collectors = "specialised"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub specialised_collectors: Option<SpecialisedCollectors>,
+    /// Capacity in 32-bit registers for `design = "ideal"`; absent means unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ideal_capacity_registers: Option<u64>,
+}
+
+/// An execution unit type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitKind {
+    /// Single-precision floating point (and, on GPUs without an INT unit, integer) lanes.
+    Sp,
+    /// Integer unit.
+    Int,
+    /// Special function unit.
+    Sfu,
+    /// Double-precision unit.
+    Dp,
+    /// Load/store (address generation; the memory system times the access itself).
+    Mem,
+}
+
+/// Number of units of each type per SM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnitCounts {
+    /// SP units (each a warp-wide pipeline).
+    pub sp: u32,
+    /// INT units; may be 0 if every integer class runs on `sp`.
+    pub int: u32,
+    /// SFU units.
+    pub sfu: u32,
+    /// DP units.
+    pub dp: u32,
+    /// MEM (load/store) units.
+    pub mem: u32,
+}
+
+impl UnitCounts {
+    /// Units of type `kind`.
+    pub fn get(&self, kind: UnitKind) -> u32 {
+        match kind {
+            UnitKind::Sp => self.sp,
+            UnitKind::Int => self.int,
+            UnitKind::Sfu => self.sfu,
+            UnitKind::Dp => self.dp,
+            UnitKind::Mem => self.mem,
+        }
+    }
+}
+
+/// Where an opcode class executes and how long it takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassTiming {
+    /// The unit type that executes the class.
+    pub unit: UnitKind,
+    /// Cycles from dispatch to result writeback.
+    pub latency: Cycles,
+    /// Cycles before the same unit accepts another warp instruction.
+    pub initiation_interval: Cycles,
+}
+
+/// An opcode class: the granularity at which execution timing is configured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum OpClass {
+    /// FP32 add, mul, fma, min/max, compare, conversions.
+    Fp32,
+    /// Integer add/sub, logic, shifts, compares, moves, selects.
+    Int,
+    /// Integer multiply and multiply-add.
+    IntMul,
+    /// Integer divide and remainder.
+    IntDiv,
+    /// Transcendentals and reciprocals (rcp, sqrt, rsqrt, sin, cos, ex2, lg2).
+    Sfu,
+    /// FP64 arithmetic.
+    Fp64,
+    /// Loads, stores, atomics (address generation and issue to the memory system).
+    Mem,
+    /// Branches, barriers, exit.
+    Control,
+}
+
+/// `[pipeline.classes]`: timing of each opcode class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassTimings {
+    /// [`OpClass::Fp32`].
+    pub fp32: ClassTiming,
+    /// [`OpClass::Int`].
+    pub int: ClassTiming,
+    /// [`OpClass::IntMul`].
+    pub int_mul: ClassTiming,
+    /// [`OpClass::IntDiv`].
+    pub int_div: ClassTiming,
+    /// [`OpClass::Sfu`].
+    pub sfu: ClassTiming,
+    /// [`OpClass::Fp64`].
+    pub fp64: ClassTiming,
+    /// [`OpClass::Mem`].
+    pub mem: ClassTiming,
+    /// [`OpClass::Control`].
+    pub control: ClassTiming,
+}
+
+impl ClassTimings {
+    /// Every class with its key name, for validation and reports.
+    pub fn iter(&self) -> [(OpClass, &'static str, &ClassTiming); 8] {
+        [
+            (OpClass::Fp32, "fp32", &self.fp32),
+            (OpClass::Int, "int", &self.int),
+            (OpClass::IntMul, "int_mul", &self.int_mul),
+            (OpClass::IntDiv, "int_div", &self.int_div),
+            (OpClass::Sfu, "sfu", &self.sfu),
+            (OpClass::Fp64, "fp64", &self.fp64),
+            (OpClass::Mem, "mem", &self.mem),
+            (OpClass::Control, "control", &self.control),
+        ]
+    }
+}
+
+/// `[pipeline]`: execution units.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineConfig {
+    /// Units of each type per SM.
+    pub units: UnitCounts,
+    /// Timing per opcode class.
+    pub classes: ClassTimings,
+}
+
+impl PipelineConfig {
+    /// Timing of opcode class `class`.
+    pub fn timing(&self, class: OpClass) -> &ClassTiming {
+        let c = &self.classes;
+        match class {
+            OpClass::Fp32 => &c.fp32,
+            OpClass::Int => &c.int,
+            OpClass::IntMul => &c.int_mul,
+            OpClass::IntDiv => &c.int_div,
+            OpClass::Sfu => &c.sfu,
+            OpClass::Fp64 => &c.fp64,
+            OpClass::Mem => &c.mem,
+            OpClass::Control => &c.control,
+        }
+    }
+}
+
+/// What a cache does with writes that hit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WritePolicy {
+    /// Keep dirty data; write it to the next level on eviction.
+    WriteBack,
+    /// Forward every write to the next level; lines are never dirty.
+    WriteThrough,
+}
+
+/// When a missing line gets its place in the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AllocationPolicy {
+    /// Choose and reserve the victim when the miss is detected (a miss to a set whose
+    /// ways are all waiting for fills is a reservation failure).
+    OnMiss,
+    /// Choose the victim when the data arrives.
+    OnFill,
+}
+
+fn default_write_policy() -> WritePolicy {
+    WritePolicy::WriteBack
+}
+fn default_true() -> bool {
+    true
+}
+fn default_allocation() -> AllocationPolicy {
+    AllocationPolicy::OnMiss
+}
+
+/// A set-associative sectored cache (`[l1d]`, `[constant_cache]`, `[icache]`,
+/// `[l2.slice]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Capacity in bytes; equals sets x ways x line_bytes.
+    pub size_bytes: u64,
+    /// Associativity.
+    pub ways: u32,
+    /// Line (tag) size in bytes; a power of two.
+    pub line_bytes: u32,
+    /// Sector size in bytes: the unit of validity and of transfer; divides `line_bytes`.
+    pub sector_bytes: u32,
+    /// Hit latency in core cycles (also when a miss is known and sent on).
+    pub latency: Cycles,
+    /// Miss status holding registers: lines with a fetch in flight.
+    pub mshrs: u32,
+    /// Requests that may wait on one MSHR entry (the first included).
+    pub mshr_max_merge: u32,
+    /// Write policy (default `write_back`; irrelevant for read-only caches).
+    #[serde(default = "default_write_policy")]
+    pub write_policy: WritePolicy,
+    /// Whether a write miss allocates a line (default `true`).
+    #[serde(default = "default_true")]
+    pub write_allocate: bool,
+    /// When a missing line is allocated (default `on_miss`).
+    #[serde(default = "default_allocation")]
+    pub allocation: AllocationPolicy,
+}
+
+impl CacheConfig {
+    /// Number of sets.
+    pub fn sets(&self) -> u64 {
+        self.size_bytes / (u64::from(self.ways) * u64::from(self.line_bytes))
+    }
+    /// Sectors per line.
+    pub fn sectors_per_line(&self) -> u32 {
+        self.line_bytes / self.sector_bytes
+    }
+}
+
+/// `[shared_memory]`: per-SM scratchpad banks (capacity is `sm.shared_memory_bytes`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedMemoryConfig {
+    /// Number of banks.
+    pub banks: u32,
+    /// Bytes per bank word; consecutive words go to consecutive banks.
+    pub bank_width_bytes: u32,
+    /// Latency of a conflict-free access in core cycles; each extra pass adds one cycle.
+    pub latency: Cycles,
+}
+
+/// `[interconnect]`: crossbar between SMs and L2 slices, one port per SM and per slice in
+/// each direction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterconnectConfig {
+    /// One-way latency in core cycles, excluding serialization and queuing.
+    pub latency: Cycles,
+    /// Bytes per core cycle per port and direction.
+    pub bytes_per_cycle: u32,
+    /// Size of a packet without data (read request, header of a write) in bytes.
+    pub control_bytes: u32,
+    /// Bytes an SM may have queued at its injection port before memory issue stalls.
+    pub input_buffer_bytes: u32,
+}
+
+/// `[l2]`: the shared last-level cache.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L2Config {
+    /// Number of slices in the whole GPU; a multiple of `dram.channels` (each channel
+    /// serves `slices / channels` consecutive slices).
+    pub slices: u32,
+    /// Consecutive bytes mapped to one slice before moving to the next; a power of two,
+    /// at least a line.
+    pub interleave_bytes: u32,
+    /// Geometry and policies of one slice (`size_bytes` is per slice).
+    pub slice: CacheConfig,
+}
+
+/// DRAM request scheduling policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DramSchedulerPolicy {
+    /// First come, first served: the oldest request, when its bank is ready.
+    Fcfs,
+    /// First ready, first come first served (Rixner et al. 2000): row hits first, then
+    /// the oldest request whose bank is ready.
+    FrFcfs,
+}
+
+/// `[dram]`: off-chip memory, one controller per channel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DramConfig {
+    /// Number of channels (memory controllers).
+    pub channels: u32,
+    /// Banks per channel.
+    pub banks: u32,
+    /// Row (page) size per bank in bytes; a power of two, at least an L2 line.
+    pub row_bytes: u32,
+    /// Activate to column command (DRAM clock cycles).
+    pub t_rcd: MemCycles,
+    /// Precharge (DRAM clock cycles).
+    pub t_rp: MemCycles,
+    /// Column access (CAS) latency (DRAM clock cycles).
+    pub t_cl: MemCycles,
+    /// Data bus bytes per DRAM clock cycle per channel.
+    pub bytes_per_cycle: u32,
+    /// Fixed controller and PHY latency in core cycles, added to every read.
+    pub latency: Cycles,
+    /// Request scheduling policy.
+    pub scheduler: DramSchedulerPolicy,
+    /// Pending requests per channel the scheduler considers (oldest first).
+    pub queue_window: u32,
+}
+
+impl DramConfig {
+    /// Latency of a read whose row is open (DRAM cycles, excluding the burst).
+    pub fn row_hit_latency(&self) -> MemCycles {
+        self.t_cl
+    }
+    /// Latency of a read to a bank with another row open.
+    pub fn row_conflict_latency(&self) -> MemCycles {
+        self.t_rp + self.t_rcd + self.t_cl
+    }
+    /// Latency of a read to a bank with no row open.
+    pub fn row_closed_latency(&self) -> MemCycles {
+        self.t_rcd + self.t_cl
+    }
+}
+
+/// Why a config could not be loaded. Every variant names where the problem is.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// No `configs/<name>.toml`.
+    #[error("no GPU config named `{name}` in {dir} (available: {available})")]
+    UnknownName {
+        /// The name asked for.
+        name: String,
+        /// Where it was looked for.
+        dir: PathBuf,
+        /// The names that exist, comma separated.
+        available: String,
+    },
+    /// The text is not TOML.
+    #[error("{origin}: {message}")]
+    Syntax {
+        /// File name or other origin.
+        origin: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// An override is malformed or cannot be applied.
+    #[error("override `{text}`: {message}")]
+    Override {
+        /// The override as given.
+        text: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A key is unknown, missing or has the wrong type.
+    #[error("{origin}: {key}: {message}")]
+    Field {
+        /// File name or other origin.
+        origin: String,
+        /// Dotted key path.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A value is impossible.
+    #[error("{key}: {message}")]
+    Invalid {
+        /// Dotted key path.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl ConfigError {
+    /// The dotted key the error is about, if it is about one key.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ConfigError::Field { key, .. } | ConfigError::Invalid { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+}
+
+fn invalid(key: impl Into<String>, message: impl fmt::Display) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.into(),
+        message: message.to_string(),
+    }
+}
+
+/// One `key.path=value` override.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Override {
+    text: String,
+    path: Vec<String>,
+    value: toml::Value,
+}
+
+impl Override {
+    /// Parses `key.path=value`. The value is parsed as a TOML value (`8`, `true`,
+    /// `"gto"`, `{ unit = "sp", latency = 4, initiation_interval = 1 }`); text that is not
+    /// a TOML value is taken as a string, so `sm.scheduler=gto` works unquoted.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let err = |message: &str| ConfigError::Override {
+            text: text.to_owned(),
+            message: message.to_owned(),
+        };
+        let (key, value) = text
+            .split_once('=')
+            .ok_or_else(|| err("expected key.path=value"))?;
+        let path: Vec<String> = key.trim().split('.').map(|s| s.trim().to_owned()).collect();
+        if path.iter().any(|p| p.is_empty()) {
+            return Err(err("empty component in the key path"));
+        }
+        let value_text = value.trim();
+        if value_text.is_empty() {
+            return Err(err("empty value"));
+        }
+        let value = match toml::from_str::<toml::Table>(&format!("v = {value_text}")) {
+            Ok(mut t) => t.remove("v").ok_or_else(|| err("value did not parse"))?,
+            Err(_) => toml::Value::String(value_text.to_owned()),
+        };
+        Ok(Self {
+            text: text.to_owned(),
+            path,
+            value,
+        })
+    }
+
+    /// The dotted key path.
+    pub fn key(&self) -> String {
+        self.path.join(".")
+    }
+
+    fn apply(&self, doc: &mut toml::Table) -> Result<(), ConfigError> {
+        let err = |message: String| ConfigError::Override {
+            text: self.text.clone(),
+            message,
+        };
+        let (last, parents) = self
+            .path
+            .split_last()
+            .ok_or_else(|| err("empty key".into()))?;
+        let mut table = doc;
+        for (i, part) in parents.iter().enumerate() {
+            let entry = table
+                .entry(part.clone())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            table = match entry {
+                toml::Value::Table(t) => t,
+                _ => {
+                    return Err(err(format!(
+                        "`{}` is a value, not a section",
+                        self.path[..=i].join(".")
+                    )))
+                }
+            };
+        }
+        table.insert(last.clone(), self.value.clone());
+        Ok(())
+    }
+}
+
+/// The `configs/` directory of this source tree (for tests and as the CLI's default).
+pub fn default_configs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs")
+}
+
+/// Names of the configs in `dir` (file stems of `*.toml`), sorted.
+pub fn available_configs(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let p = e.path();
+            (p.extension()? == "toml").then(|| p.file_stem()?.to_str().map(str::to_owned))?
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+impl GpuConfig {
+    /// Loads a config by name (`gtx480` -> `<configs_dir>/gtx480.toml`) or by path
+    /// (anything containing a path separator or ending in `.toml`), applies the overrides
+    /// in order and validates the result.
+    pub fn load(
+        selector: &str,
+        configs_dir: &Path,
+        overrides: &[Override],
+    ) -> Result<Self, ConfigError> {
+        let is_path = selector.contains('/')
+            || selector.contains(std::path::MAIN_SEPARATOR)
+            || selector.ends_with(".toml");
+        let path = if is_path {
+            PathBuf::from(selector)
+        } else {
+            let p = configs_dir.join(format!("{selector}.toml"));
+            if !p.is_file() {
+                return Err(ConfigError::UnknownName {
+                    name: selector.to_owned(),
+                    dir: configs_dir.to_path_buf(),
+                    available: available_configs(configs_dir).join(", "),
+                });
+            }
+            p
+        };
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Self::from_toml(&text, &path.display().to_string(), overrides)
+    }
+
+    /// Parses TOML text (`origin` names it in errors), applies overrides, validates.
+    pub fn from_toml(
+        text: &str,
+        origin: &str,
+        overrides: &[Override],
+    ) -> Result<Self, ConfigError> {
+        let mut doc: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+            origin: origin.to_owned(),
+            message: e.to_string(),
+        })?;
+        for o in overrides {
+            o.apply(&mut doc)?;
+        }
+        // Deserialize from a canonical rendering of the document so that error spans can
+        // be mapped back to dotted key paths, whether the key came from the file or from
+        // an override.
+        let rendered = toml::to_string(&doc).map_err(|e| ConfigError::Syntax {
+            origin: origin.to_owned(),
+            message: e.to_string(),
+        })?;
+        let config: GpuConfig = toml::from_str(&rendered).map_err(|e| ConfigError::Field {
+            origin: origin.to_owned(),
+            key: key_at(&rendered, e.span(), e.message()),
+            message: e.message().to_owned(),
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks for impossible values; the error names the key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let g = &self.gpu;
+        nonzero("gpu.num_sms", g.num_sms)?;
+        nonzero("gpu.core_clock_mhz", g.core_clock_mhz)?;
+        nonzero("gpu.memory_clock_mhz", g.memory_clock_mhz)?;
+
+        let sm = &self.sm;
+        nonzero("sm.max_warps", sm.max_warps)?;
+        nonzero("sm.max_threads", sm.max_threads)?;
+        if sm.max_threads > sm.max_warps * WARP_SIZE {
+            return Err(invalid(
+                "sm.max_threads",
+                format_args!(
+                    "{} threads do not fit in sm.max_warps = {} warps of {WARP_SIZE}",
+                    sm.max_threads, sm.max_warps
+                ),
+            ));
+        }
+        nonzero("sm.max_ctas", sm.max_ctas)?;
+        if sm.registers < WARP_SIZE {
+            return Err(invalid(
+                "sm.registers",
+                "must hold at least one warp register (32)",
+            ));
+        }
+        nonzero("sm.schedulers", sm.schedulers)?;
+        if sm.schedulers > sm.max_warps {
+            return Err(invalid(
+                "sm.schedulers",
+                "more schedulers than sm.max_warps",
+            ));
+        }
+        if sm.scheduler == SchedulerPolicy::TwoLevel {
+            nonzero("sm.active_warps", sm.active_warps)?;
+            let per_scheduler = sm.max_warps.div_ceil(sm.schedulers);
+            if sm.active_warps > per_scheduler {
+                return Err(invalid(
+                    "sm.active_warps",
+                    format_args!(
+                        "{} exceeds the warps per scheduler ({per_scheduler})",
+                        sm.active_warps
+                    ),
+                ));
+            }
+        }
+        nonzero("sm.issue_width", sm.issue_width)?;
+        nonzero("sm.ibuffer_entries", sm.ibuffer_entries)?;
+
+        let rf = &self.register_file;
+        nonzero("register_file.banks", rf.banks)?;
+        nonzero("register_file.read_ports_per_bank", rf.read_ports_per_bank)?;
+        nonzero(
+            "register_file.write_ports_per_bank",
+            rf.write_ports_per_bank,
+        )?;
+        nonzero_cycles("register_file.bank_latency", rf.bank_latency)?;
+        if rf.partition_by_scheduler && !rf.banks.is_multiple_of(sm.schedulers) {
+            return Err(invalid(
+                "register_file.banks",
+                format_args!(
+                    "{} banks cannot be split evenly between sm.schedulers = {} \
+                     (register_file.partition_by_scheduler = true)",
+                    rf.banks, sm.schedulers
+                ),
+            ));
+        }
+        nonzero(
+            "register_file.operands_per_collector",
+            rf.operands_per_collector,
+        )?;
+        match rf.collectors {
+            CollectorKind::Generic => nonzero("register_file.collector_units", rf.collector_units)?,
+            CollectorKind::Specialised => {
+                let s = rf.specialised_collectors.ok_or_else(|| {
+                    invalid(
+                        "register_file.specialised_collectors",
+                        "required when register_file.collectors = \"specialised\"",
+                    )
+                })?;
+                for (name, n, unit) in [
+                    ("sp", s.sp, UnitKind::Sp),
+                    ("int", s.int, UnitKind::Int),
+                    ("sfu", s.sfu, UnitKind::Sfu),
+                    ("dp", s.dp, UnitKind::Dp),
+                    ("mem", s.mem, UnitKind::Mem),
+                ] {
+                    if n == 0 && self.pipeline.units.get(unit) > 0 {
+                        return Err(invalid(
+                            format!("register_file.specialised_collectors.{name}"),
+                            "must be at least 1 when the SM has units of that type",
+                        ));
+                    }
+                }
+            }
+        }
+        if rf.ideal_capacity_registers == Some(0) {
+            return Err(invalid(
+                "register_file.ideal_capacity_registers",
+                "must be non-zero",
+            ));
+        }
+
+        let p = &self.pipeline;
+        nonzero("pipeline.units.sp", p.units.sp)?;
+        nonzero("pipeline.units.mem", p.units.mem)?;
+        for (_, name, t) in p.classes.iter() {
+            if p.units.get(t.unit) == 0 {
+                return Err(invalid(
+                    format!("pipeline.classes.{name}.unit"),
+                    format_args!("runs on {:?} but pipeline.units has none", t.unit),
+                ));
+            }
+            nonzero_cycles(&format!("pipeline.classes.{name}.latency"), t.latency)?;
+            nonzero_cycles(
+                &format!("pipeline.classes.{name}.initiation_interval"),
+                t.initiation_interval,
+            )?;
+        }
+
+        validate_cache("l1d", &self.l1d)?;
+        validate_cache("constant_cache", &self.constant_cache)?;
+        validate_cache("icache", &self.icache)?;
+        validate_cache("l2.slice", &self.l2.slice)?;
+        let l2 = &self.l2.slice;
+        for (name, c) in [
+            ("l1d", &self.l1d),
+            ("constant_cache", &self.constant_cache),
+            ("icache", &self.icache),
+        ] {
+            if c.line_bytes != l2.line_bytes {
+                return Err(invalid(
+                    format!("{name}.line_bytes"),
+                    format_args!(
+                        "must equal l2.slice.line_bytes ({}): lines move between levels whole",
+                        l2.line_bytes
+                    ),
+                ));
+            }
+            if c.sector_bytes != l2.sector_bytes {
+                return Err(invalid(
+                    format!("{name}.sector_bytes"),
+                    format_args!("must equal l2.slice.sector_bytes ({})", l2.sector_bytes),
+                ));
+            }
+        }
+
+        let sh = &self.shared_memory;
+        nonzero("shared_memory.banks", sh.banks)?;
+        power_of_two(
+            "shared_memory.bank_width_bytes",
+            u64::from(sh.bank_width_bytes),
+        )?;
+        nonzero_cycles("shared_memory.latency", sh.latency)?;
+
+        let ic = &self.interconnect;
+        nonzero_cycles("interconnect.latency", ic.latency)?;
+        nonzero("interconnect.bytes_per_cycle", ic.bytes_per_cycle)?;
+        nonzero("interconnect.control_bytes", ic.control_bytes)?;
+        let max_packet = ic.control_bytes + l2.line_bytes;
+        if ic.input_buffer_bytes < max_packet {
+            return Err(invalid(
+                "interconnect.input_buffer_bytes",
+                format_args!("must hold at least one write packet ({max_packet} bytes)"),
+            ));
+        }
+
+        nonzero("l2.slices", self.l2.slices)?;
+        power_of_two("l2.interleave_bytes", u64::from(self.l2.interleave_bytes))?;
+        if self.l2.interleave_bytes < l2.line_bytes {
+            return Err(invalid(
+                "l2.interleave_bytes",
+                format_args!("must be at least l2.slice.line_bytes ({})", l2.line_bytes),
+            ));
+        }
+
+        let d = &self.dram;
+        nonzero("dram.channels", d.channels)?;
+        if !self.l2.slices.is_multiple_of(d.channels) {
+            return Err(invalid(
+                "l2.slices",
+                format_args!(
+                    "{} slices cannot be split evenly between dram.channels = {}",
+                    self.l2.slices, d.channels
+                ),
+            ));
+        }
+        nonzero("dram.banks", d.banks)?;
+        power_of_two("dram.row_bytes", u64::from(d.row_bytes))?;
+        if d.row_bytes < l2.line_bytes {
+            return Err(invalid(
+                "dram.row_bytes",
+                format_args!("must be at least l2.slice.line_bytes ({})", l2.line_bytes),
+            ));
+        }
+        nonzero_mem_cycles("dram.t_cl", d.t_cl)?;
+        nonzero_mem_cycles("dram.t_rcd", d.t_rcd)?;
+        nonzero("dram.bytes_per_cycle", d.bytes_per_cycle)?;
+        nonzero("dram.queue_window", d.queue_window)?;
+        Ok(())
+    }
+
+    /// Register capacity per SM that occupancy is computed against.
+    pub fn register_capacity(&self) -> u64 {
+        match self.register_file.design {
+            RegisterFileDesign::Baseline => u64::from(self.sm.registers),
+            RegisterFileDesign::Ideal => self
+                .register_file
+                .ideal_capacity_registers
+                .unwrap_or(u64::MAX),
+        }
+    }
+}
+
+fn nonzero(key: &str, v: u32) -> Result<(), ConfigError> {
+    if v == 0 {
+        Err(invalid(key, "must be at least 1"))
+    } else {
+        Ok(())
+    }
+}
+fn nonzero_cycles(key: &str, v: Cycles) -> Result<(), ConfigError> {
+    if v == Cycles::ZERO {
+        Err(invalid(key, "must be at least 1 cycle"))
+    } else {
+        Ok(())
+    }
+}
+fn nonzero_mem_cycles(key: &str, v: MemCycles) -> Result<(), ConfigError> {
+    if v == MemCycles::ZERO {
+        Err(invalid(key, "must be at least 1 DRAM cycle"))
+    } else {
+        Ok(())
+    }
+}
+fn power_of_two(key: &str, v: u64) -> Result<(), ConfigError> {
+    if v.is_power_of_two() {
+        Ok(())
+    } else {
+        Err(invalid(
+            key,
+            format_args!("must be a power of two, not {v}"),
+        ))
+    }
+}
+
+/// Geometry and policy checks of one cache, keys prefixed by `prefix`.
+pub fn validate_cache(prefix: &str, c: &CacheConfig) -> Result<(), ConfigError> {
+    let key = |k: &str| format!("{prefix}.{k}");
+    if c.size_bytes == 0 {
+        return Err(invalid(key("size_bytes"), "must be at least 1"));
+    }
+    nonzero(&key("ways"), c.ways)?;
+    power_of_two(&key("line_bytes"), u64::from(c.line_bytes))?;
+    power_of_two(&key("sector_bytes"), u64::from(c.sector_bytes))?;
+    if c.sector_bytes > c.line_bytes {
+        return Err(invalid(
+            key("sector_bytes"),
+            format_args!("must not exceed line_bytes ({})", c.line_bytes),
+        ));
+    }
+    if c.line_bytes / c.sector_bytes > crate::cache::MAX_SECTORS {
+        return Err(invalid(
+            key("sector_bytes"),
+            format_args!(
+                "at most {} sectors per line are supported",
+                crate::cache::MAX_SECTORS
+            ),
+        ));
+    }
+    let way_bytes = u64::from(c.ways) * u64::from(c.line_bytes);
+    if !c.size_bytes.is_multiple_of(way_bytes) {
+        return Err(invalid(
+            key("ways"),
+            format_args!(
+                "ways x line_bytes ({} x {} = {way_bytes}) must divide size_bytes ({})",
+                c.ways, c.line_bytes, c.size_bytes
+            ),
+        ));
+    }
+    let sets = c.size_bytes / way_bytes;
+    if !sets.is_power_of_two() {
+        return Err(invalid(
+            key("size_bytes"),
+            format_args!(
+                "gives {sets} sets (size_bytes / (ways x line_bytes)); the set count must be a \
+                 power of two"
+            ),
+        ));
+    }
+    nonzero_cycles(&key("latency"), c.latency)?;
+    nonzero(&key("mshrs"), c.mshrs)?;
+    nonzero(&key("mshr_max_merge"), c.mshr_max_merge)?;
+    Ok(())
+}
+
+/// Maps a deserialization error back to the dotted key it concerns, using the canonical
+/// rendering: `[a.b]` headers and `key = value` lines.
+fn key_at(rendered: &str, span: Option<std::ops::Range<usize>>, message: &str) -> String {
+    let quoted = |prefix: &str| -> Option<String> {
+        let rest = message.strip_prefix(prefix)?;
+        Some(rest.split('`').next()?.to_owned())
+    };
+    let field = quoted("unknown field `").or_else(|| quoted("missing field `"));
+    let Some(span) = span else {
+        return field.unwrap_or_default();
+    };
+    let mut section = String::new();
+    let mut key_on_line: Option<String> = None;
+    let mut offset = 0;
+    for line in rendered.split_inclusive('\n') {
+        let trimmed = line.trim();
+        let is_header = trimmed.starts_with('[');
+        if is_header {
+            section = trimmed
+                .trim_matches(|c| c == '[' || c == ']')
+                .trim()
+                .replace('"', "");
+        }
+        if span.start < offset + line.len() {
+            if !is_header {
+                key_on_line = trimmed.split('=').next().map(|k| k.trim().replace('"', ""));
+            }
+            break;
+        }
+        offset += line.len();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    if !section.is_empty() {
+        parts.push(section);
+    }
+    match (key_on_line, field) {
+        // An unknown field's span covers the key itself; a missing field's span covers
+        // the table it is missing from.
+        (Some(k), _) => parts.push(k),
+        (None, Some(f)) => parts.push(f),
+        (None, None) => {}
+    }
+    parts.join(".")
+}

@@ -1,0 +1,349 @@
+//! One DRAM channel: a memory controller with a request queue, banks with row buffers
+//! and a shared data bus, all timed on the DRAM command clock ([`MemCycle`]).
+//!
+//! Model (open-page policy):
+//! - a request to the open row of its bank needs `t_cl` before its data (row hit); to a
+//!   bank with no open row `t_rcd + t_cl`; to a bank with another row open
+//!   `t_rp + t_rcd + t_cl` (row miss);
+//! - the data burst then holds the channel's bus for `bytes / bytes_per_cycle` cycles
+//!   ([`BandwidthPort`]), so streams are bandwidth limited;
+//! - a bank accepts its next column command when its previous burst could be followed
+//!   back to back, so row hits to one bank pipeline at bus rate;
+//! - one command per DRAM cycle per channel;
+//! - scheduling over the oldest `queue_window` requests: FCFS serves the oldest when its
+//!   bank is ready; FR-FCFS serves the oldest row hit among ready banks, else the oldest
+//!   request whose bank is ready.
+//!
+//! Not modelled: tRAS, tRC, tRRD, tFAW, write-to-read turnaround, refresh, and bank
+//! groups. Writes are timed like reads and produce no completion.
+
+use crate::config::{DramConfig, DramSchedulerPolicy};
+use crate::port::BandwidthPort;
+use crate::time::{Mem, MemCycle, MemCycles};
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// DRAM counters (summed over channels by the memory system).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DramStats {
+    /// Read requests served.
+    pub reads: u64,
+    /// Write requests served.
+    pub writes: u64,
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Requests that found their row open.
+    pub row_hits: u64,
+    /// Requests that had to open a row (bank closed or another row open).
+    pub row_misses: u64,
+    /// DRAM cycles requests spent queued before their command issued, summed.
+    pub queue_cycles: u64,
+}
+
+impl std::ops::AddAssign for DramStats {
+    fn add_assign(&mut self, o: Self) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
+        self.row_hits += o.row_hits;
+        self.row_misses += o.row_misses;
+        self.queue_cycles += o.queue_cycles;
+    }
+}
+
+/// A request to one channel, carrying the caller's `token` back on completion.
+#[derive(Clone, Copy, Debug)]
+pub struct DramRequest<T> {
+    /// Bank within the channel.
+    pub bank: usize,
+    /// Row within the bank.
+    pub row: u64,
+    /// Bytes to transfer.
+    pub bytes: u32,
+    /// Write (no completion) or read.
+    pub is_write: bool,
+    /// Returned with the completion of a read.
+    pub token: T,
+}
+
+/// A finished read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DramCompletion<T> {
+    /// The request's token.
+    pub token: T,
+    /// DRAM cycle at which the last byte is on the bus.
+    pub done: MemCycle,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Queued<T> {
+    req: DramRequest<T>,
+    arrival: MemCycle,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Bank {
+    open_row: Option<u64>,
+    ready: MemCycle,
+}
+
+/// One channel's controller, banks and bus.
+#[derive(Clone, Debug)]
+pub struct DramChannel<T> {
+    t_rcd: MemCycles,
+    t_rp: MemCycles,
+    t_cl: MemCycles,
+    policy: DramSchedulerPolicy,
+    window: usize,
+    banks: Vec<Bank>,
+    queue: VecDeque<Queued<T>>,
+    bus: BandwidthPort<Mem>,
+    cmd_free: MemCycle,
+    stats: DramStats,
+}
+
+impl<T: Copy> DramChannel<T> {
+    /// An idle channel with all banks closed.
+    pub fn new(cfg: &DramConfig) -> Self {
+        Self {
+            t_rcd: cfg.t_rcd,
+            t_rp: cfg.t_rp,
+            t_cl: cfg.t_cl,
+            policy: cfg.scheduler,
+            window: cfg.queue_window.max(1) as usize,
+            banks: vec![Bank::default(); cfg.banks as usize],
+            queue: VecDeque::with_capacity(64),
+            bus: BandwidthPort::new(cfg.bytes_per_cycle),
+            cmd_free: MemCycle::ZERO,
+            stats: DramStats::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> &DramStats {
+        &self.stats
+    }
+
+    /// Requests waiting for their command.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Queues `req`, arrived at `at`. Call [`Self::service`] at `at` afterwards.
+    pub fn push(&mut self, req: DramRequest<T>, at: MemCycle) {
+        self.queue.push_back(Queued { req, arrival: at });
+    }
+
+    /// Issues every command that can issue at or before `now`, appending finished reads
+    /// to `done`. Returns when it must be called next (`None` when the queue is empty).
+    pub fn service(
+        &mut self,
+        now: MemCycle,
+        done: &mut Vec<DramCompletion<T>>,
+    ) -> Option<MemCycle> {
+        let mut d = self.cmd_free;
+        loop {
+            let window = self.queue.len().min(self.window);
+            if window == 0 {
+                return None;
+            }
+            let first_arrival = self
+                .queue
+                .iter()
+                .take(window)
+                .map(|q| q.arrival)
+                .min()
+                .unwrap_or(MemCycle::NEVER);
+            d = d.max(first_arrival);
+            if d > now {
+                return Some(d);
+            }
+            match self.pick(d, window) {
+                Ok(i) => {
+                    self.issue(i, d, done);
+                    d = self.cmd_free;
+                }
+                // Nothing can issue at `d`: jump to the next time a bank becomes ready
+                // or a request arrives (always later than `d`).
+                Err(next) => d = next,
+            }
+        }
+    }
+
+    /// The queue index to issue at `d`, or the next cycle at which one might be ready.
+    fn pick(&self, d: MemCycle, window: usize) -> Result<usize, MemCycle> {
+        let ready = |q: &Queued<T>| q.arrival <= d && self.banks[q.req.bank].ready <= d;
+        let candidates = self.queue.iter().take(window).enumerate();
+        let choice = match self.policy {
+            DramSchedulerPolicy::Fcfs => self.queue.front().filter(|q| ready(q)).map(|_| 0),
+            DramSchedulerPolicy::FrFcfs => candidates
+                .clone()
+                .find(|(_, q)| ready(q) && self.banks[q.req.bank].open_row == Some(q.req.row))
+                .or_else(|| candidates.clone().find(|(_, q)| ready(q)))
+                .map(|(i, _)| i),
+        };
+        choice.ok_or_else(|| {
+            let considered = match self.policy {
+                DramSchedulerPolicy::Fcfs => 1,
+                DramSchedulerPolicy::FrFcfs => window,
+            };
+            self.queue
+                .iter()
+                .take(considered)
+                .map(|q| q.arrival.max(self.banks[q.req.bank].ready))
+                .filter(|&t| t > d)
+                .min()
+                .unwrap_or(d + MemCycles::new(1))
+        })
+    }
+
+    fn issue(&mut self, i: usize, d: MemCycle, done: &mut Vec<DramCompletion<T>>) {
+        let Some(Queued { req, arrival }) = self.queue.remove(i) else {
+            return;
+        };
+        let bank = &mut self.banks[req.bank];
+        let prepare = match bank.open_row {
+            Some(r) if r == req.row => {
+                self.stats.row_hits += 1;
+                MemCycles::ZERO
+            }
+            Some(_) => {
+                self.stats.row_misses += 1;
+                self.t_rp + self.t_rcd
+            }
+            None => {
+                self.stats.row_misses += 1;
+                self.t_rcd
+            }
+        };
+        let column = d + prepare;
+        let burst = self.bus.reserve(column + self.t_cl, u64::from(req.bytes));
+        bank.open_row = Some(req.row);
+        // The next column command to this bank may issue so that its data follows this
+        // burst back to back.
+        bank.ready = MemCycle::new(burst.end.get().saturating_sub(self.t_cl.get()))
+            .max(column + MemCycles::new(1));
+        self.cmd_free = d + MemCycles::new(1);
+        self.stats.queue_cycles += (d - arrival).get();
+        if req.is_write {
+            self.stats.writes += 1;
+            self.stats.write_bytes += u64::from(req.bytes);
+        } else {
+            self.stats.reads += 1;
+            self.stats.read_bytes += u64::from(req.bytes);
+            done.push(DramCompletion {
+                token: req.token,
+                done: burst.end,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(policy: DramSchedulerPolicy) -> DramConfig {
+        DramConfig {
+            channels: 1,
+            banks: 4,
+            row_bytes: 2048,
+            t_rcd: MemCycles::new(12),
+            t_rp: MemCycles::new(12),
+            t_cl: MemCycles::new(12),
+            bytes_per_cycle: 32,
+            latency: crate::time::Cycles::new(0),
+            scheduler: policy,
+            queue_window: 16,
+        }
+    }
+
+    fn req(bank: usize, row: u64, token: u32) -> DramRequest<u32> {
+        DramRequest {
+            bank,
+            row,
+            bytes: 128,
+            is_write: false,
+            token,
+        }
+    }
+
+    /// Runs the channel until empty; completions in completion order.
+    fn drain(ch: &mut DramChannel<u32>) -> Vec<DramCompletion<u32>> {
+        let mut done = vec![];
+        let mut now = MemCycle::ZERO;
+        while let Some(next) = ch.service(now, &mut done) {
+            now = next;
+        }
+        done
+    }
+
+    #[test]
+    fn closed_row_then_hit_then_miss_latencies() {
+        let mut ch = DramChannel::new(&cfg(DramSchedulerPolicy::FrFcfs));
+        let mut done = vec![];
+        ch.push(req(0, 7, 0), MemCycle::new(0));
+        ch.service(MemCycle::new(0), &mut done);
+        // t_rcd + t_cl + 128 B / 32 B per cycle.
+        assert_eq!(done[0].done, MemCycle::new(12 + 12 + 4));
+        ch.push(req(0, 7, 1), MemCycle::new(100));
+        ch.service(MemCycle::new(100), &mut done);
+        assert_eq!(done[1].done, MemCycle::new(100 + 12 + 4), "row hit");
+        ch.push(req(0, 8, 2), MemCycle::new(200));
+        ch.service(MemCycle::new(200), &mut done);
+        assert_eq!(done[2].done, MemCycle::new(200 + 36 + 4), "row miss");
+        let s = ch.stats();
+        assert_eq!((s.row_hits, s.row_misses, s.read_bytes), (1, 2, 384));
+    }
+
+    #[test]
+    fn row_hits_stream_at_bus_rate() {
+        let mut ch = DramChannel::new(&cfg(DramSchedulerPolicy::FrFcfs));
+        for t in 0..100 {
+            ch.push(req(0, 0, t), MemCycle::ZERO);
+        }
+        let done = drain(&mut ch);
+        assert_eq!(
+            done.last().map(|c| c.done),
+            Some(MemCycle::new(24 + 100 * 4))
+        );
+        assert_eq!(ch.stats().row_hits, 99);
+    }
+
+    #[test]
+    fn fr_fcfs_serves_row_hits_first_and_fcfs_does_not() {
+        let order = |policy| {
+            let mut ch = DramChannel::new(&cfg(policy));
+            ch.push(req(0, 1, 0), MemCycle::ZERO);
+            ch.push(req(0, 2, 1), MemCycle::ZERO);
+            ch.push(req(0, 1, 2), MemCycle::ZERO);
+            let done = drain(&mut ch);
+            let s = *ch.stats();
+            (
+                done.iter().map(|c| c.token).collect::<Vec<_>>(),
+                s.row_hits,
+                done[2].done,
+            )
+        };
+        let (fr, fr_hits, fr_end) = order(DramSchedulerPolicy::FrFcfs);
+        let (fc, fc_hits, fc_end) = order(DramSchedulerPolicy::Fcfs);
+        assert_eq!(fr, vec![0, 2, 1]);
+        assert_eq!(fc, vec![0, 1, 2]);
+        assert_eq!((fr_hits, fc_hits), (1, 0));
+        assert!(fr_end < fc_end, "{fr_end} vs {fc_end}");
+    }
+
+    #[test]
+    fn different_banks_overlap_their_activations() {
+        let mut ch = DramChannel::new(&cfg(DramSchedulerPolicy::Fcfs));
+        for b in 0..4 {
+            ch.push(req(b, 0, b as u32), MemCycle::ZERO);
+        }
+        let done = drain(&mut ch);
+        // Commands at cycles 0..3; each burst of 4 right after the previous one.
+        assert_eq!(done[3].done, MemCycle::new(24 + 16));
+    }
+}

@@ -1,0 +1,909 @@
+//! The memory system façade the SM pipeline calls: per-SM L1 data, constant and
+//! instruction caches and shared memory, the interconnect, the L2 slices and DRAM.
+//!
+//! # Use
+//! Each cycle the pipeline works on (cycles may be skipped), it calls
+//! [`MemorySystem::completed`] to collect the requests whose data is back, and
+//! [`MemorySystem::issue`] for new warp memory instructions (lines from the
+//! [`crate::coalescer`]). A request is one warp instruction; it completes when its last
+//! line is back. When the pipeline has nothing to do, it may jump to
+//! [`MemorySystem::next_event_cycle`]. Cycles passed to the façade never decrease.
+//!
+//! # Timing model: events, not steps
+//! Nothing is stepped per cycle. Bandwidth resources are reservation calendars
+//! ([`crate::port`]); everything else happens in events on one queue ordered by
+//! (cycle, sequence number), which makes runs deterministic:
+//!
+//! 1. at issue, the L1 looks up each line, one line per cycle (line `i` at `now + i`,
+//!    all looked up against the cache state at `now`); a hit's data is ready `latency`
+//!    later; a miss sends a read packet (`control_bytes`) to the line's L2 slice at
+//!    `now + i + latency`;
+//! 2. each L2 slice serves its input queue in order, one packet per cycle; a hit replies
+//!    after `l2.slice.latency`; a miss goes to DRAM after that latency;
+//! 3. each DRAM channel schedules its queue ([`crate::dram`]); read data arriving fills
+//!    the L2 `dram.latency` core cycles after the burst, and the L2 replies at once;
+//! 4. a reply (`control_bytes` + data) fills the L1, which completes the waiting lines.
+//!
+//! So an isolated load that misses everywhere takes
+//! `l1d.latency + icnt(control) + l2.latency + (t_rcd + t_cl + burst) + dram.latency +
+//! icnt(control + data)`, where `icnt(b) = ceil(b / bytes_per_cycle) + latency`;
+//! [`MemorySystem::unloaded_load_latency`] computes it.
+//!
+//! Stores are write-through posted writes at the L1 when `l1d.write_policy =
+//! "write_through"` (complete for the pipeline once the L1 accepted them); atomics bypass
+//! the L1, are performed at the L2 (a read that marks the line dirty) and complete when
+//! the reply arrives.
+//!
+//! # Stalls and reservation failures
+//! [`MemorySystem::issue`] refuses a request ([`Stall`]) while the cache port is still
+//! busy with the lines of the previous request, while an earlier request of the same SM
+//! and cache waits for an MSHR or a way, or while the SM's interconnect injection buffer
+//! is full. A line that meets a reservation failure waits inside the memory system and is
+//! retried when that cache receives a fill, as GPGPU-Sim's LD/ST unit replays it.
+//!
+//! Simplifications: the L1 and L2 tag lookups of one request are done against the state
+//! at the request's first cycle; the interconnect and L2 run on the core clock; atomics
+//! do not invalidate the L1; no L1 bypass (`ld.cg`) yet.
+
+use crate::cache::{Cache, CacheOp, CacheStats, LineAddr, Outcome, SectorMask};
+use crate::coalescer::{LineAccess, MAX_LINES};
+use crate::config::{GpuConfig, WARP_SIZE};
+use crate::dram::{DramChannel, DramCompletion, DramRequest, DramStats};
+use crate::event::EventQueue;
+use crate::interconnect::{Interconnect, InterconnectStats};
+use crate::l2::AddressMap;
+use crate::shared_memory::{SharedMemory, SharedMemoryStats};
+use crate::time::{ClockRatio, Cycle, Cycles, MemCycles};
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// An SM index, `0..gpu.num_sms`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct SmId(pub u32);
+
+/// A warp memory instruction in flight. An id is reused only after its completion has
+/// been returned by [`MemorySystem::completed`].
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct RequestId(u32);
+
+impl RequestId {
+    /// The id as an index (dense, small), for side tables in the pipeline.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What a request does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum AccessKind {
+    /// Read; completes when all lines are back.
+    Load,
+    /// Write of whole sectors; completes when the L1 has accepted it.
+    Store,
+    /// Read-modify-write at the L2; completes when all replies are back.
+    Atomic,
+}
+
+/// The state space a request addresses (shared memory has [`MemorySystem::issue_shared`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Space {
+    /// Global memory, through the L1D.
+    Global,
+    /// Thread-local memory (spills), through the L1D.
+    Local,
+    /// Constant memory, through the constant cache (loads only).
+    Const,
+    /// Instruction fetch, through the instruction cache (loads only).
+    Inst,
+}
+
+/// One warp memory instruction: the coalesced lines of its lanes.
+#[derive(Clone, Copy, Debug)]
+pub struct MemRequest<'a> {
+    /// Load, store or atomic.
+    pub kind: AccessKind,
+    /// Which cache serves it.
+    pub space: Space,
+    /// Lines and sectors, from the coalescer.
+    pub lines: &'a [LineAccess],
+}
+
+/// Why [`MemorySystem::issue`] refused a request. Nothing changed; retry later.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Stall {
+    /// The cache port is busy with earlier lines until `until`.
+    PortBusy {
+        /// First cycle the port is free.
+        until: Cycle,
+    },
+    /// An earlier request of this SM is waiting for an MSHR or a way of this cache;
+    /// it is retried at the cache's next fill (an event).
+    ReservationFail,
+    /// The SM's interconnect injection buffer is full until `until`.
+    InterconnectFull {
+        /// First cycle a packet fits.
+        until: Cycle,
+    },
+}
+
+impl Stall {
+    /// The cycle a retry may succeed, when known (else: the next memory event).
+    pub fn retry_at(&self) -> Option<Cycle> {
+        match *self {
+            Stall::PortBusy { until } | Stall::InterconnectFull { until } => Some(until),
+            Stall::ReservationFail => None,
+        }
+    }
+}
+
+/// A finished request.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Completion {
+    /// The request.
+    pub id: RequestId,
+    /// The cycle its data (or acceptance, for stores) is ready.
+    pub at: Cycle,
+}
+
+/// Which level serves a load, for [`MemorySystem::unloaded_load_latency`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ServedBy {
+    /// L1 data cache hit.
+    L1,
+    /// L1 miss, L2 hit.
+    L2,
+    /// Misses everywhere; the DRAM bank has no open row.
+    Dram,
+}
+
+/// Statistics of the whole memory system, summed over SMs, slices and channels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MemoryStats {
+    /// L1 data caches.
+    pub l1d: CacheStats,
+    /// Constant caches.
+    pub constant_cache: CacheStats,
+    /// Instruction caches.
+    pub icache: CacheStats,
+    /// Shared memories.
+    pub shared_memory: SharedMemoryStats,
+    /// L2 slices.
+    pub l2: CacheStats,
+    /// The interconnect.
+    pub interconnect: InterconnectStats,
+    /// DRAM channels.
+    pub dram: DramStats,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum L1 {
+    Data,
+    Const,
+    Inst,
+}
+
+impl L1 {
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Reply {
+    Fill(L1),
+    Atomic(RequestId),
+}
+
+/// A request waiting in an L2 MSHR.
+#[derive(Clone, Copy, Debug)]
+struct L2Target {
+    sm: u32,
+    sectors: SectorMask,
+    reply: Reply,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum PacketKind {
+    Read(L1),
+    Write,
+    Atomic(RequestId),
+}
+
+/// A packet from an SM to an L2 slice.
+#[derive(Clone, Copy, Debug)]
+struct Packet {
+    sm: u32,
+    line: LineAddr,
+    sectors: SectorMask,
+    kind: PacketKind,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct DramToken {
+    slice: u32,
+    line: LineAddr,
+    sectors: SectorMask,
+}
+
+#[derive(Debug)]
+enum Event {
+    PartDone(RequestId),
+    L1Fill {
+        sm: u32,
+        l1: L1,
+        line: LineAddr,
+        sectors: SectorMask,
+    },
+    L1Retry {
+        sm: u32,
+        l1: L1,
+    },
+    L2Arrive {
+        slice: u32,
+        packet: Packet,
+    },
+    L2Service {
+        slice: u32,
+    },
+    DramArrive {
+        channel: u32,
+        req: DramRequest<DramToken>,
+    },
+    DramService {
+        channel: u32,
+    },
+    L2Fill(DramToken),
+}
+
+/// Lines of a request that met a reservation failure, waiting for a retry.
+struct Blocked {
+    active: bool,
+    id: RequestId,
+    kind: AccessKind,
+    len: usize,
+    lines: [LineAccess; MAX_LINES],
+}
+
+struct L1Port {
+    cache: Cache<RequestId>,
+    free: Cycle,
+    blocked: Blocked,
+}
+
+struct SmMemory {
+    l1: [L1Port; 3],
+    shared: SharedMemory,
+}
+
+struct Slice {
+    cache: Cache<L2Target>,
+    input: VecDeque<Packet>,
+    port_free: Cycle,
+    service_at: Cycle,
+    blocked: bool,
+}
+
+struct Channel {
+    dram: DramChannel<DramToken>,
+    wake: Cycle,
+}
+
+#[derive(Clone, Copy, Default)]
+struct RequestState {
+    live: bool,
+    /// All lines accepted by the cache (none waiting on a reservation failure).
+    accepted: bool,
+    /// Outstanding parts: line fills, atomic replies, and one for all hits together.
+    parts: u32,
+}
+
+/// The memory hierarchy of the whole GPU.
+pub struct MemorySystem {
+    cfg: GpuConfig,
+    ratio: ClockRatio,
+    map: AddressMap,
+    sms: Vec<SmMemory>,
+    icnt: Interconnect,
+    slices: Vec<Slice>,
+    channels: Vec<Channel>,
+    events: EventQueue<Event>,
+    now: Cycle,
+    requests: Vec<RequestState>,
+    free_ids: Vec<u32>,
+    done: Vec<Completion>,
+    scratch_ids: Vec<RequestId>,
+    scratch_targets: Vec<L2Target>,
+    scratch_dram: Vec<DramCompletion<DramToken>>,
+}
+
+impl MemorySystem {
+    /// An idle, empty memory system for a validated config.
+    pub fn new(cfg: &GpuConfig) -> Self {
+        let port = |c| L1Port {
+            cache: Cache::new(c),
+            free: Cycle::ZERO,
+            blocked: Blocked {
+                active: false,
+                id: RequestId(0),
+                kind: AccessKind::Load,
+                len: 0,
+                lines: [LineAccess {
+                    line: LineAddr(0),
+                    sectors: SectorMask::EMPTY,
+                }; MAX_LINES],
+            },
+        };
+        let sms = (0..cfg.gpu.num_sms)
+            .map(|_| SmMemory {
+                l1: [port(&cfg.l1d), port(&cfg.constant_cache), port(&cfg.icache)],
+                shared: SharedMemory::new(&cfg.shared_memory),
+            })
+            .collect();
+        let slices = (0..cfg.l2.slices)
+            .map(|_| Slice {
+                cache: Cache::new(&cfg.l2.slice),
+                input: VecDeque::with_capacity(64),
+                port_free: Cycle::ZERO,
+                service_at: Cycle::NEVER,
+                blocked: false,
+            })
+            .collect();
+        let channels = (0..cfg.dram.channels)
+            .map(|_| Channel {
+                dram: DramChannel::new(&cfg.dram),
+                wake: Cycle::NEVER,
+            })
+            .collect();
+        Self {
+            cfg: cfg.clone(),
+            ratio: ClockRatio::new(cfg.gpu.core_clock_mhz, cfg.gpu.memory_clock_mhz),
+            map: AddressMap::new(cfg),
+            sms,
+            icnt: Interconnect::new(
+                &cfg.interconnect,
+                cfg.gpu.num_sms as usize,
+                cfg.l2.slices as usize,
+            ),
+            slices,
+            channels,
+            events: EventQueue::new(),
+            now: Cycle::ZERO,
+            requests: Vec::with_capacity(1024),
+            free_ids: Vec::with_capacity(1024),
+            done: Vec::with_capacity(256),
+            scratch_ids: Vec::with_capacity(64),
+            scratch_targets: Vec::with_capacity(64),
+            scratch_dram: Vec::with_capacity(64),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &GpuConfig {
+        &self.cfg
+    }
+
+    /// Starts a warp memory instruction of SM `sm` at cycle `now`.
+    pub fn issue(&mut self, sm: SmId, now: Cycle, req: MemRequest<'_>) -> Result<RequestId, Stall> {
+        self.advance_to(now);
+        let s = sm.0 as usize;
+        let l1 = match (req.kind, req.space) {
+            (AccessKind::Load, Space::Const) => L1::Const,
+            (AccessKind::Load, Space::Inst) => L1::Inst,
+            _ => L1::Data,
+        };
+        let port = &self.sms[s].l1[l1.index()];
+        if port.blocked.active {
+            return Err(Stall::ReservationFail);
+        }
+        if port.free > self.now {
+            return Err(Stall::PortBusy { until: port.free });
+        }
+        let ic = &self.cfg.interconnect;
+        let room =
+            u64::from(ic.input_buffer_bytes - ic.control_bytes - self.cfg.l2.slice.line_bytes);
+        if self.icnt.injection_backlog(s, self.now) > room {
+            return Err(Stall::InterconnectFull {
+                until: self.icnt.injection_drained_to(s, room),
+            });
+        }
+        let id = match self.free_ids.pop() {
+            Some(i) => RequestId(i),
+            None => {
+                self.requests.push(RequestState::default());
+                RequestId(self.requests.len() as u32 - 1)
+            }
+        };
+        self.requests[id.index()] = RequestState {
+            live: true,
+            accepted: false,
+            parts: 0,
+        };
+        self.process_lines(s, l1, id, req.kind, req.lines, self.now);
+        Ok(id)
+    }
+
+    /// A shared-memory access of SM `sm` at `now`: returns the cycle its data is ready,
+    /// after as many passes as the worst bank conflict needs.
+    pub fn issue_shared(
+        &mut self,
+        sm: SmId,
+        now: Cycle,
+        active_mask: u32,
+        addrs: &[u64; WARP_SIZE as usize],
+        access_bytes: u32,
+    ) -> Result<Cycle, Stall> {
+        self.sms[sm.0 as usize]
+            .shared
+            .access(now, active_mask, addrs, access_bytes)
+            .map_err(|until| Stall::PortBusy { until })
+    }
+
+    /// Runs the memory system up to `now` and returns the requests completed at or
+    /// before `now`, in completion order.
+    pub fn completed(&mut self, now: Cycle) -> std::vec::Drain<'_, Completion> {
+        self.advance_to(now);
+        for c in &self.done {
+            self.requests[c.id.index()].live = false;
+            self.free_ids.push(c.id.0);
+        }
+        self.done.drain(..)
+    }
+
+    /// The next cycle at which something happens (a completion, or internal progress),
+    /// or `None` if the memory system is idle.
+    pub fn next_event_cycle(&self) -> Option<Cycle> {
+        if self.done.is_empty() {
+            self.events.next_cycle()
+        } else {
+            Some(self.now)
+        }
+    }
+
+    /// Whether nothing is in flight anywhere.
+    pub fn is_idle(&self) -> bool {
+        self.done.is_empty() && self.events.next_cycle().is_none()
+    }
+
+    /// Counters of every component, summed.
+    pub fn stats(&self) -> MemoryStats {
+        let mut m = MemoryStats::default();
+        for sm in &self.sms {
+            m.l1d += *sm.l1[L1::Data.index()].cache.stats();
+            m.constant_cache += *sm.l1[L1::Const.index()].cache.stats();
+            m.icache += *sm.l1[L1::Inst.index()].cache.stats();
+            m.shared_memory += *sm.shared.stats();
+        }
+        for s in &self.slices {
+            m.l2 += *s.cache.stats();
+        }
+        m.interconnect = *self.icnt.stats();
+        for c in &self.channels {
+            m.dram += *c.dram.stats();
+        }
+        m
+    }
+
+    /// The L1 data cache counters of one SM.
+    pub fn l1d_stats(&self, sm: SmId) -> &CacheStats {
+        self.sms[sm.0 as usize].l1[L1::Data.index()].cache.stats()
+    }
+
+    /// Latency of an isolated load of one line with `sectors` sectors through the L1D,
+    /// on an idle memory system. Exact when the core and memory clocks are equal; else
+    /// within a cycle or two of clock-domain rounding.
+    pub fn unloaded_load_latency(&self, served_by: ServedBy, sectors: u32) -> Cycles {
+        let c = &self.cfg;
+        let ic = &c.interconnect;
+        let icnt =
+            |bytes: u32| Cycles::new(u64::from(bytes.div_ceil(ic.bytes_per_cycle))) + ic.latency;
+        let data = sectors * c.l2.slice.sector_bytes;
+        let l1 = c.l1d.latency;
+        let l2 = l1 + icnt(ic.control_bytes) + c.l2.slice.latency + icnt(ic.control_bytes + data);
+        match served_by {
+            ServedBy::L1 => l1,
+            ServedBy::L2 => l2,
+            ServedBy::Dram => {
+                let burst = MemCycles::new(u64::from(data.div_ceil(c.dram.bytes_per_cycle)));
+                l2 + self
+                    .ratio
+                    .duration_to_core(c.dram.row_closed_latency() + burst)
+                    + c.dram.latency
+            }
+        }
+    }
+
+    fn advance_to(&mut self, now: Cycle) {
+        debug_assert!(now >= self.now, "time went backwards: {now} < {}", self.now);
+        while let Some((t, event)) = self.events.pop_due(now) {
+            self.now = t;
+            self.handle(t, event);
+        }
+        self.now = self.now.max(now);
+    }
+
+    fn handle(&mut self, t: Cycle, event: Event) {
+        match event {
+            Event::PartDone(id) => self.part_done(id, t),
+            Event::L1Fill {
+                sm,
+                l1,
+                line,
+                sectors,
+            } => self.l1_fill(t, sm as usize, l1, line, sectors),
+            Event::L1Retry { sm, l1 } => self.l1_retry(t, sm as usize, l1),
+            Event::L2Arrive { slice, packet } => {
+                let sl = &mut self.slices[slice as usize];
+                sl.input.push_back(packet);
+                self.kick_slice(slice as usize, t);
+            }
+            Event::L2Service { slice } => self.l2_service(t, slice as usize),
+            Event::DramArrive { channel, req } => {
+                self.channels[channel as usize]
+                    .dram
+                    .push(req, self.ratio.to_mem(t));
+                self.run_channel(channel as usize, t);
+            }
+            Event::DramService { channel } => {
+                let ch = &mut self.channels[channel as usize];
+                if ch.wake == t {
+                    ch.wake = Cycle::NEVER;
+                    self.run_channel(channel as usize, t);
+                }
+            }
+            Event::L2Fill(token) => self.l2_fill(t, token),
+        }
+    }
+
+    fn part_done(&mut self, id: RequestId, t: Cycle) {
+        let r = &mut self.requests[id.index()];
+        debug_assert!(r.live && r.parts > 0);
+        r.parts -= 1;
+        if r.parts == 0 && r.accepted {
+            self.done.push(Completion { id, at: t });
+        }
+    }
+
+    /// Looks up `lines` in SM `s`'s cache `l1` from cycle `start`, one per cycle.
+    fn process_lines(
+        &mut self,
+        s: usize,
+        l1: L1,
+        id: RequestId,
+        kind: AccessKind,
+        lines: &[LineAccess],
+        start: Cycle,
+    ) {
+        let latency = self.sms[s].l1[l1.index()].cache.config().latency;
+        let control = self.cfg.interconnect.control_bytes;
+        let sector_bytes = self.cfg.l2.slice.sector_bytes;
+        let mut t = start;
+        let mut hits_ready: Option<Cycle> = None;
+        let mut new_parts = 0;
+        let mut blocked_at = None;
+        for (i, la) in lines.iter().enumerate() {
+            let ready = t + latency;
+            let data_bytes = la.sectors.count() * sector_bytes;
+            let cache = &mut self.sms[s].l1[l1.index()].cache;
+            let access = match kind {
+                AccessKind::Atomic => {
+                    new_parts += 1;
+                    let pkt = PacketKind::Atomic(id);
+                    self.send_to_l2(s, ready, la.line, la.sectors, pkt, control + data_bytes);
+                    t += Cycles::new(1);
+                    continue;
+                }
+                AccessKind::Load => cache.access(la.line, la.sectors, CacheOp::Read, id),
+                AccessKind::Store => cache.access(la.line, la.sectors, CacheOp::Write, id),
+            };
+            match access.outcome {
+                Outcome::ReservationFail(_) => {
+                    blocked_at = Some(i);
+                    break;
+                }
+                Outcome::Hit => hits_ready = Some(ready),
+                Outcome::MshrMerge => new_parts += 1,
+                Outcome::Miss | Outcome::SectorMiss if kind == AccessKind::Load => {
+                    new_parts += 1;
+                    self.send_to_l2(
+                        s,
+                        ready,
+                        la.line,
+                        access.fetch,
+                        PacketKind::Read(l1),
+                        control,
+                    );
+                }
+                Outcome::Miss | Outcome::SectorMiss => hits_ready = Some(ready),
+            }
+            if access.forward_write {
+                self.send_to_l2(
+                    s,
+                    ready,
+                    la.line,
+                    la.sectors,
+                    PacketKind::Write,
+                    control + data_bytes,
+                );
+            }
+            if let Some(e) = access.eviction {
+                let bytes = control + e.dirty.count() * sector_bytes;
+                self.send_to_l2(s, ready, e.line, e.dirty, PacketKind::Write, bytes);
+            }
+            t += Cycles::new(1);
+        }
+        let r = &mut self.requests[id.index()];
+        r.parts += new_parts;
+        if let Some(h) = hits_ready {
+            r.parts += 1;
+            self.events.schedule(h, Event::PartDone(id));
+        }
+        let port = &mut self.sms[s].l1[l1.index()];
+        port.free = t;
+        match blocked_at {
+            Some(i) => {
+                let b = &mut port.blocked;
+                let rest = &lines[i..];
+                b.lines[..rest.len()].copy_from_slice(rest);
+                b.active = true;
+                b.id = id;
+                b.kind = kind;
+                b.len = rest.len();
+            }
+            None => {
+                port.blocked.active = false;
+                let r = &mut self.requests[id.index()];
+                r.accepted = true;
+                if r.parts == 0 {
+                    // Nothing to wait for (an empty request).
+                    r.parts = 1;
+                    self.events.schedule(start + latency, Event::PartDone(id));
+                }
+            }
+        }
+    }
+
+    fn send_to_l2(
+        &mut self,
+        s: usize,
+        ready: Cycle,
+        line: LineAddr,
+        sectors: SectorMask,
+        kind: PacketKind,
+        bytes: u32,
+    ) {
+        let slice = self.map.slice(line);
+        let arrival = self.icnt.to_l2(s, slice, ready, bytes);
+        let packet = Packet {
+            sm: s as u32,
+            line,
+            sectors,
+            kind,
+        };
+        self.events.schedule(
+            arrival,
+            Event::L2Arrive {
+                slice: slice as u32,
+                packet,
+            },
+        );
+    }
+
+    fn l1_fill(&mut self, t: Cycle, s: usize, l1: L1, line: LineAddr, sectors: SectorMask) {
+        let mut ids = std::mem::take(&mut self.scratch_ids);
+        ids.clear();
+        let eviction = self.sms[s].l1[l1.index()]
+            .cache
+            .fill(line, sectors, &mut ids);
+        for &id in &ids {
+            self.part_done(id, t);
+        }
+        self.scratch_ids = ids;
+        if let Some(e) = eviction {
+            let bytes = self.cfg.interconnect.control_bytes
+                + e.dirty.count() * self.cfg.l2.slice.sector_bytes;
+            self.send_to_l2(s, t, e.line, e.dirty, PacketKind::Write, bytes);
+        }
+        let port = &self.sms[s].l1[l1.index()];
+        if port.blocked.active {
+            if port.free > t {
+                self.events
+                    .schedule(port.free, Event::L1Retry { sm: s as u32, l1 });
+            } else {
+                self.l1_retry(t, s, l1);
+            }
+        }
+    }
+
+    fn l1_retry(&mut self, t: Cycle, s: usize, l1: L1) {
+        let port = &self.sms[s].l1[l1.index()];
+        if !port.blocked.active || port.free > t {
+            return;
+        }
+        let b = &port.blocked;
+        let (id, kind, len) = (b.id, b.kind, b.len);
+        let lines = b.lines;
+        self.process_lines(s, l1, id, kind, &lines[..len], t);
+    }
+
+    fn kick_slice(&mut self, slice: usize, t: Cycle) {
+        let sl = &mut self.slices[slice];
+        if sl.blocked || sl.input.is_empty() || sl.service_at != Cycle::NEVER {
+            return;
+        }
+        let at = sl.port_free.max(t);
+        sl.service_at = at;
+        self.events.schedule(
+            at,
+            Event::L2Service {
+                slice: slice as u32,
+            },
+        );
+    }
+
+    fn l2_service(&mut self, t: Cycle, slice: usize) {
+        let latency = self.cfg.l2.slice.latency;
+        let sl = &mut self.slices[slice];
+        sl.service_at = Cycle::NEVER;
+        let Some(&p) = sl.input.front() else { return };
+        let ready = t + latency;
+        let access = match p.kind {
+            PacketKind::Read(l1) => {
+                let target = L2Target {
+                    sm: p.sm,
+                    sectors: p.sectors,
+                    reply: Reply::Fill(l1),
+                };
+                (
+                    sl.cache.access(p.line, p.sectors, CacheOp::Read, target),
+                    Some(target),
+                )
+            }
+            PacketKind::Atomic(id) => {
+                let target = L2Target {
+                    sm: p.sm,
+                    sectors: p.sectors,
+                    reply: Reply::Atomic(id),
+                };
+                (
+                    sl.cache.access(p.line, p.sectors, CacheOp::Read, target),
+                    Some(target),
+                )
+            }
+            PacketKind::Write => {
+                // Writes never wait in an MSHR; the target is not stored.
+                let unused = L2Target {
+                    sm: p.sm,
+                    sectors: p.sectors,
+                    reply: Reply::Fill(L1::Data),
+                };
+                (
+                    sl.cache.access(p.line, p.sectors, CacheOp::Write, unused),
+                    None,
+                )
+            }
+        };
+        let (access, target) = access;
+        if let Outcome::ReservationFail(_) = access.outcome {
+            sl.blocked = true;
+            return;
+        }
+        sl.input.pop_front();
+        sl.port_free = t + Cycles::new(1);
+        match (access.outcome, target) {
+            (Outcome::Hit, Some(target)) => {
+                if let Reply::Atomic(_) = target.reply {
+                    self.slices[slice].cache.mark_dirty(p.line, p.sectors);
+                }
+                self.reply(slice, p.line, target, ready);
+            }
+            (Outcome::Miss | Outcome::SectorMiss, Some(_)) => {
+                self.send_to_dram(slice, ready, p.line, access.fetch, false);
+            }
+            _ => {}
+        }
+        if access.forward_write {
+            self.send_to_dram(slice, ready, p.line, p.sectors, true);
+        }
+        if let Some(e) = access.eviction {
+            self.send_to_dram(slice, ready, e.line, e.dirty, true);
+        }
+        self.kick_slice(slice, t + Cycles::new(1));
+    }
+
+    fn reply(&mut self, slice: usize, line: LineAddr, target: L2Target, ready: Cycle) {
+        let bytes = self.cfg.interconnect.control_bytes
+            + target.sectors.count() * self.cfg.l2.slice.sector_bytes;
+        let arrival = self.icnt.to_sm(slice, target.sm as usize, ready, bytes);
+        let event = match target.reply {
+            Reply::Fill(l1) => Event::L1Fill {
+                sm: target.sm,
+                l1,
+                line,
+                sectors: target.sectors,
+            },
+            Reply::Atomic(id) => Event::PartDone(id),
+        };
+        self.events.schedule(arrival, event);
+    }
+
+    fn send_to_dram(
+        &mut self,
+        slice: usize,
+        ready: Cycle,
+        line: LineAddr,
+        sectors: SectorMask,
+        is_write: bool,
+    ) {
+        let loc = self.map.locate(line);
+        let req = DramRequest {
+            bank: loc.bank,
+            row: loc.row,
+            bytes: sectors.count() * self.cfg.l2.slice.sector_bytes,
+            is_write,
+            token: DramToken {
+                slice: slice as u32,
+                line,
+                sectors,
+            },
+        };
+        self.events.schedule(
+            ready,
+            Event::DramArrive {
+                channel: loc.channel as u32,
+                req,
+            },
+        );
+    }
+
+    fn run_channel(&mut self, channel: usize, t: Cycle) {
+        let mut done = std::mem::take(&mut self.scratch_dram);
+        done.clear();
+        let next = self.channels[channel]
+            .dram
+            .service(self.ratio.to_mem(t), &mut done);
+        for c in &done {
+            let at = self.ratio.to_core(c.done) + self.cfg.dram.latency;
+            self.events.schedule(at, Event::L2Fill(c.token));
+        }
+        self.scratch_dram = done;
+        if let Some(m) = next {
+            let at = self.ratio.to_core(m).max(t + Cycles::new(1));
+            let ch = &mut self.channels[channel];
+            if at < ch.wake {
+                ch.wake = at;
+                self.events.schedule(
+                    at,
+                    Event::DramService {
+                        channel: channel as u32,
+                    },
+                );
+            }
+        }
+    }
+
+    fn l2_fill(&mut self, t: Cycle, token: DramToken) {
+        let slice = token.slice as usize;
+        let mut targets = std::mem::take(&mut self.scratch_targets);
+        targets.clear();
+        let eviction = self.slices[slice]
+            .cache
+            .fill(token.line, token.sectors, &mut targets);
+        for &target in &targets {
+            if let Reply::Atomic(_) = target.reply {
+                self.slices[slice]
+                    .cache
+                    .mark_dirty(token.line, target.sectors);
+            }
+            self.reply(slice, token.line, target, t);
+        }
+        self.scratch_targets = targets;
+        if let Some(e) = eviction {
+            self.send_to_dram(slice, t, e.line, e.dirty, true);
+        }
+        let sl = &mut self.slices[slice];
+        if sl.blocked {
+            sl.blocked = false;
+            self.kick_slice(slice, t);
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Shared memory (scratchpad) bank conflicts and the per-SM shared-memory port.
+//!
+//! `banks` banks of `bank_width_bytes`-byte words (32 x 4 bytes on Fermi and later);
+//! word `w` lives in bank `w mod banks`. Lanes reading the same word are served together
+//! (broadcast); distinct words in one bank are served in successive passes. An access of
+//! 8 or 16 bytes per lane touches 2 or 4 consecutive words. The number of passes is the
+//! largest number of distinct words any one bank must deliver.
+
+use crate::config::{SharedMemoryConfig, WARP_SIZE};
+use crate::time::{Cycle, Cycles};
+use serde::Serialize;
+
+/// Most words one warp access can touch (16 bytes per lane).
+const MAX_WORDS: usize = WARP_SIZE as usize * 4;
+
+/// Counts the serialized passes of a warp access.
+#[derive(Clone, Copy, Debug)]
+pub struct BankConflicts {
+    banks: u64,
+    word_shift: u32,
+}
+
+impl BankConflicts {
+    /// A calculator for `banks` banks of `bank_width_bytes` (a power of two) each.
+    pub fn new(banks: u32, bank_width_bytes: u32) -> Self {
+        Self {
+            banks: u64::from(banks.max(1)),
+            word_shift: bank_width_bytes.trailing_zeros(),
+        }
+    }
+
+    /// Passes needed by the lanes in `active_mask` each accessing `access_bytes` at
+    /// `addrs[lane]`: 1 without conflicts, 0 when no lane is active.
+    pub fn passes(
+        &self,
+        active_mask: u32,
+        addrs: &[u64; WARP_SIZE as usize],
+        access_bytes: u32,
+    ) -> u32 {
+        let words_per_lane = u64::from(access_bytes.max(1))
+            .div_ceil(1 << self.word_shift)
+            .min(4);
+        // (bank, word) pairs, sorted so that equal words are adjacent within a bank.
+        let mut pairs = [(0u64, 0u64); MAX_WORDS];
+        let mut n = 0;
+        let mut mask = active_mask;
+        while mask != 0 {
+            let lane = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let first = addrs[lane] >> self.word_shift;
+            for w in first..first + words_per_lane {
+                pairs[n] = (w % self.banks, w);
+                n += 1;
+            }
+        }
+        let pairs = &mut pairs[..n];
+        pairs.sort_unstable();
+        let (mut best, mut run, mut prev) = (0u32, 0u32, None::<(u64, u64)>);
+        for &p in pairs.iter() {
+            match prev {
+                Some(q) if q == p => continue,
+                Some(q) if q.0 == p.0 => run += 1,
+                _ => run = 1,
+            }
+            best = best.max(run);
+            prev = Some(p);
+        }
+        best
+    }
+}
+
+/// Shared memory counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SharedMemoryStats {
+    /// Warp accesses.
+    pub accesses: u64,
+    /// Passes over all accesses (`accesses` if there were no conflicts).
+    pub passes: u64,
+    /// Extra passes caused by bank conflicts (`passes - accesses`).
+    pub bank_conflicts: u64,
+}
+
+impl std::ops::AddAssign for SharedMemoryStats {
+    fn add_assign(&mut self, o: Self) {
+        self.accesses += o.accesses;
+        self.passes += o.passes;
+        self.bank_conflicts += o.bank_conflicts;
+    }
+}
+
+/// One SM's shared memory: a pipeline that accepts one pass per cycle.
+#[derive(Clone, Debug)]
+pub struct SharedMemory {
+    conflicts: BankConflicts,
+    latency: Cycles,
+    free: Cycle,
+    stats: SharedMemoryStats,
+}
+
+impl SharedMemory {
+    /// Idle shared memory.
+    pub fn new(cfg: &SharedMemoryConfig) -> Self {
+        Self {
+            conflicts: BankConflicts::new(cfg.banks, cfg.bank_width_bytes),
+            latency: cfg.latency,
+            free: Cycle::ZERO,
+            stats: SharedMemoryStats::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> &SharedMemoryStats {
+        &self.stats
+    }
+
+    /// Starts a warp access at `now`. Returns the cycle its data is ready
+    /// (`now + latency + passes - 1`), or `Err(c)` if the banks are busy until `c`.
+    pub fn access(
+        &mut self,
+        now: Cycle,
+        active_mask: u32,
+        addrs: &[u64; WARP_SIZE as usize],
+        access_bytes: u32,
+    ) -> Result<Cycle, Cycle> {
+        if self.free > now {
+            return Err(self.free);
+        }
+        let passes = u64::from(
+            self.conflicts
+                .passes(active_mask, addrs, access_bytes)
+                .max(1),
+        );
+        self.free = now + Cycles::new(passes);
+        self.stats.accesses += 1;
+        self.stats.passes += passes;
+        self.stats.bank_conflicts += passes - 1;
+        Ok(now + self.latency + Cycles::new(passes - 1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn passes(f: impl Fn(u64) -> u64, size: u32) -> u32 {
+        let mut a = [0u64; 32];
+        for (l, x) in a.iter_mut().enumerate() {
+            *x = f(l as u64);
+        }
+        BankConflicts::new(32, 4).passes(u32::MAX, &a, size)
+    }
+
+    #[test]
+    fn strides_give_the_textbook_conflict_degrees() {
+        assert_eq!(passes(|l| 4 * l, 4), 1);
+        assert_eq!(passes(|l| 8 * l, 4), 2);
+        assert_eq!(passes(|l| 16 * l, 4), 4);
+        assert_eq!(passes(|l| 128 * l, 4), 32);
+        assert_eq!(passes(|l| 12 * l, 4), 1, "odd stride is conflict free");
+    }
+
+    #[test]
+    fn identical_words_broadcast() {
+        assert_eq!(passes(|_| 0x40, 4), 1);
+        // Two distinct words in one bank, each read by 16 lanes.
+        assert_eq!(passes(|l| if l % 2 == 0 { 0 } else { 128 }, 4), 2);
+    }
+
+    #[test]
+    fn wide_accesses_touch_several_words() {
+        assert_eq!(passes(|l| 8 * l, 8), 2);
+        assert_eq!(passes(|l| 16 * l, 16), 4);
+    }
+
+    #[test]
+    fn port_serializes_passes_and_counts_conflicts() {
+        let cfg = SharedMemoryConfig {
+            banks: 32,
+            bank_width_bytes: 4,
+            latency: Cycles::new(20),
+        };
+        let mut sm = SharedMemory::new(&cfg);
+        let mut a = [0u64; 32];
+        for (l, x) in a.iter_mut().enumerate() {
+            *x = 8 * l as u64;
+        }
+        assert_eq!(
+            sm.access(Cycle::new(100), u32::MAX, &a, 4),
+            Ok(Cycle::new(121))
+        );
+        assert_eq!(
+            sm.access(Cycle::new(101), u32::MAX, &a, 4),
+            Err(Cycle::new(102))
+        );
+        assert_eq!(sm.access(Cycle::new(102), 1, &a, 4), Ok(Cycle::new(122)));
+        assert_eq!(sm.stats().bank_conflicts, 1);
+        assert_eq!(sm.stats().passes, 3);
+    }
+}
