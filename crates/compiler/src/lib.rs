@@ -1,1 +1,13 @@
-//! placeholder
+//! Compiler passes over the kernel IR: register allocation (virtual PTX registers to
+//! architectural registers, spilling to local memory under a cap) and, later, the
+//! register-file passes of the designs regsim studies.
+//!
+//! Invariant: every pass that assigns or renames registers is checked by an independent
+//! checker that proves the virtual-register dataflow is preserved.
+
+pub mod regalloc;
+
+pub use regalloc::{
+    allocate, check, AllocConfig, AllocError, AllocInput, Allocation, CheckError, Copy, Edit,
+    Location, PhysReg, PredReg, RegWidth, SpillSlot, SpillSlotInfo, SpilledOperand,
+};
