@@ -15,14 +15,15 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 
 use crate::config::Config;
-use crate::device::{AllocKind, Dim3, HostDevice};
+use crate::device::{AllocKind, Dim3};
+use crate::emu_device::EmuDevice;
 use crate::error::{self, CudaError};
 use crate::fatbin::{self, Wrapper};
 use crate::props::CudaDeviceProp;
 use crate::runtime::{CallConfig, CopyKind, CudaResult, Runtime};
 
 /// The device the library runs kernels on.
-type ActiveDevice = HostDevice;
+type ActiveDevice = EmuDevice;
 
 pub type cudaError_t = c_int;
 
@@ -50,7 +51,7 @@ fn lock() -> MutexGuard<'static, Option<Runtime<ActiveDevice>>> {
 
 fn with_runtime<T>(f: impl FnOnce(&mut Runtime<ActiveDevice>) -> T) -> T {
     let mut guard = lock();
-    let rt = guard.get_or_insert_with(|| Runtime::new(HostDevice::new(), Config::from_env()));
+    let rt = guard.get_or_insert_with(|| Runtime::new(EmuDevice::new(), Config::from_env()));
     AT_EXIT.call_once(|| {
         // SAFETY: registering a plain extern "C" function with the C library.
         unsafe { atexit(write_stats_at_exit) };

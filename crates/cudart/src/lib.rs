@@ -33,6 +33,7 @@
 
 pub mod config;
 pub mod device;
+pub mod emu_device;
 pub mod error;
 pub mod exports;
 pub mod fatbin;

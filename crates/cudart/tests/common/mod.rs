@@ -37,14 +37,14 @@ pub fn elf_section(file: &[u8], name: &str) -> Option<Vec<u8>> {
 
 /// A directory holding the cargo-built `libcudart.so` as `libcudart.so.11.0`.
 pub fn library_dir() -> PathBuf {
-    // Integration tests run from target/<profile>/deps; the cdylib is one level up.
+    // Integration tests run from target/<profile>/deps, where cargo builds the cdylib
+    // (only a plain `cargo build` copies it up to target/<profile>).
     let exe = std::env::current_exe().expect("test executable path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>");
-    let lib = profile_dir.join("libcudart.so");
-    assert!(lib.exists(), "{} was not built", lib.display());
+    let deps = exe.parent().expect("target/<profile>/deps");
+    let lib = [deps.join("libcudart.so"), deps.join("../libcudart.so")]
+        .into_iter()
+        .find(|p| p.exists())
+        .unwrap_or_else(|| panic!("libcudart.so was not built next to {}", exe.display()));
     let dir =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cudart-lib-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create library dir");
