@@ -1043,16 +1043,251 @@ fn key_at(rendered: &str, span: Option<std::ops::Range<usize>>, message: &str) -
         }
         offset += line.len();
     }
+    let unknown = message.starts_with("unknown field");
     let mut parts: Vec<String> = Vec::new();
     if !section.is_empty() {
         parts.push(section);
     }
     match (key_on_line, field) {
-        // An unknown field's span covers the key itself; a missing field's span covers
+        // An unknown field's span covers the key itself, or the header of an unknown
+        // table (already the last part of the section); a missing field's span covers
         // the table it is missing from.
         (Some(k), _) => parts.push(k),
-        (None, Some(f)) => parts.push(f),
-        (None, None) => {}
+        (None, Some(f)) if !unknown || parts.is_empty() => parts.push(f),
+        _ => {}
     }
     parts.join(".")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(name: &str, overrides: &[&str]) -> Result<GpuConfig, ConfigError> {
+        let o: Vec<Override> = overrides
+            .iter()
+            .map(|s| Override::parse(s))
+            .collect::<Result<_, _>>()?;
+        GpuConfig::load(name, &default_configs_dir(), &o)
+    }
+
+    fn err_of(name: &str, overrides: &[&str]) -> ConfigError {
+        match load(name, overrides) {
+            Ok(_) => panic!("{overrides:?} was accepted"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn the_four_configs_load_with_their_papers_values() {
+        assert_eq!(
+            available_configs(&default_configs_dir()),
+            ["gtx480", "maxwell-ltrf", "qv100", "rtx2060-scaled"]
+        );
+        let g = load("gtx480", &[]).unwrap();
+        assert_eq!(
+            (
+                g.gpu.num_sms,
+                g.sm.max_warps,
+                g.sm.max_threads,
+                g.sm.max_ctas
+            ),
+            (15, 48, 1536, 8)
+        );
+        assert_eq!(g.sm.registers * 4, 128 * 1024);
+        assert_eq!(g.l1d.size_bytes, 16 * 1024);
+        assert_eq!(g.sm.shared_memory_bytes, 48 * 1024);
+        assert_eq!(g.l2.slice.size_bytes * u64::from(g.l2.slices), 768 * 1024);
+
+        let m = load("maxwell-ltrf", &[]).unwrap();
+        assert_eq!(
+            (m.gpu.num_sms, m.gpu.core_clock_mhz, m.sm.max_warps),
+            (24, 1137, 64)
+        );
+        assert_eq!(
+            (m.register_file.banks, m.sm.registers * 4),
+            (16, 256 * 1024)
+        );
+        assert_eq!((m.l1d.size_bytes, m.l1d.ways), (16 * 1024, 4));
+        assert_eq!(
+            (
+                m.l2.slice.size_bytes * u64::from(m.l2.slices),
+                m.l2.slice.ways
+            ),
+            (2 << 20, 8)
+        );
+        assert_eq!(
+            (m.dram.channels, m.dram.scheduler),
+            (8, DramSchedulerPolicy::FrFcfs)
+        );
+        assert_eq!(m.sm.scheduler, SchedulerPolicy::TwoLevel);
+
+        let r = load("rtx2060-scaled", &[]).unwrap();
+        assert_eq!(
+            (r.gpu.num_sms, r.sm.max_warps, r.sm.max_threads),
+            (10, 32, 1024)
+        );
+        assert_eq!(
+            (r.sm.registers * 4, r.sm.scheduler),
+            (256 * 1024, SchedulerPolicy::Gto)
+        );
+        assert_eq!(r.l2.slice.size_bytes * u64::from(r.l2.slices), 1 << 20);
+        assert_eq!(
+            u64::from(r.sm.shared_memory_bytes) + r.l1d.size_bytes,
+            64 * 1024
+        );
+
+        let v = load("qv100", &[]).unwrap();
+        assert_eq!(
+            (
+                v.gpu.num_sms,
+                v.sm.max_warps,
+                v.sm.schedulers,
+                v.sm.registers
+            ),
+            (80, 64, 4, 65536)
+        );
+        assert_eq!(
+            u64::from(v.sm.shared_memory_bytes) + v.l1d.size_bytes,
+            128 * 1024
+        );
+        assert_eq!(v.l2.slice.size_bytes * u64::from(v.l2.slices), 6 << 20);
+        assert_eq!(v.pipeline.timing(OpClass::Fp64).latency, Cycles::new(8));
+    }
+
+    #[test]
+    fn a_config_survives_a_serialization_round_trip() {
+        let g = load("qv100", &[]).unwrap();
+        let text = toml::to_string(&g).unwrap();
+        assert_eq!(GpuConfig::from_toml(&text, "round trip", &[]).unwrap(), g);
+    }
+
+    #[test]
+    fn overrides_set_values_by_dotted_path() {
+        let g = load(
+            "gtx480",
+            &[
+                "l1d.ways=8",
+                "sm.scheduler=two_level",
+                "register_file.bank_latency = 6",
+                "pipeline.classes.fp32.latency=7",
+            ],
+        )
+        .unwrap();
+        assert_eq!(g.l1d.ways, 8);
+        assert_eq!(g.l1d.sets(), 16);
+        assert_eq!(g.sm.scheduler, SchedulerPolicy::TwoLevel);
+        assert_eq!(g.register_file.bank_latency, Cycles::new(6));
+        assert_eq!(g.pipeline.timing(OpClass::Fp32).latency, Cycles::new(7));
+        let i = load(
+            "gtx480",
+            &[
+                "register_file.design=\"ideal\"",
+                "register_file.ideal_capacity_registers=262144",
+            ],
+        )
+        .unwrap();
+        assert_eq!(i.register_capacity(), 262144);
+    }
+
+    #[test]
+    fn loading_by_path_works_and_unknown_names_list_the_available_ones() {
+        let p = default_configs_dir().join("qv100.toml");
+        assert_eq!(load(&p.display().to_string(), &[]).unwrap().gpu.num_sms, 80);
+        let e = err_of("gtx48", &[]).to_string();
+        assert!(
+            e.contains("gtx48") && e.contains("gtx480") && e.contains("qv100"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_named_with_their_full_path() {
+        let e = err_of("gtx480", &["l1d.wayz=4"]);
+        assert_eq!(e.key(), Some("l1d.wayz"), "{e}");
+        let e = err_of("gtx480", &["pipeline.classes.fp32.latncy=4"]);
+        assert_eq!(e.key(), Some("pipeline.classes.fp32.latncy"), "{e}");
+        let e = err_of("gtx480", &["gpu.frequency=4"]);
+        assert!(
+            e.to_string().contains("gpu.frequency: unknown field"),
+            "{e}"
+        );
+        let e = err_of("gtx480", &["nosuchsection.x=1"]);
+        assert_eq!(e.key(), Some("nosuchsection"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_and_missing_keys_are_named() {
+        let e = err_of("gtx480", &["l2.slice.ways=\"eight\""]);
+        assert_eq!(e.key(), Some("l2.slice.ways"), "{e}");
+        let e = err_of("gtx480", &["sm.scheduler=fifo"]);
+        assert_eq!(e.key(), Some("sm.scheduler"), "{e}");
+        let text = std::fs::read_to_string(default_configs_dir().join("gtx480.toml")).unwrap();
+        let without = text.replace("mshrs = 64", "");
+        let e = GpuConfig::from_toml(&without, "edited", &[]).unwrap_err();
+        assert_eq!(e.key(), Some("l1d.mshrs"), "{e}");
+        let e = GpuConfig::from_toml("[gpu]\nnum_sms = 1\n", "tiny", &[]).unwrap_err();
+        assert!(
+            e.to_string().contains("gpu.core_clock_mhz") || e.to_string().contains("missing"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn impossible_values_are_rejected_naming_the_key() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("gpu.num_sms=0", "gpu.num_sms", "at least 1"),
+            ("l1d.ways=3", "l1d.ways", "must divide size_bytes"),
+            ("l1d.size_bytes=12288", "l1d.size_bytes", "power of two"),
+            ("l1d.latency=0", "l1d.latency", "at least 1 cycle"),
+            ("l1d.sector_bytes=24", "l1d.sector_bytes", "power of two"),
+            (
+                "l1d.line_bytes=64",
+                "l1d.line_bytes",
+                "must equal l2.slice.line_bytes",
+            ),
+            ("l2.slice.mshrs=0", "l2.slice.mshrs", "at least 1"),
+            ("l2.slices=7", "l2.slices", "dram.channels"),
+            ("sm.max_threads=4096", "sm.max_threads", "sm.max_warps"),
+            (
+                "register_file.bank_latency=0",
+                "register_file.bank_latency",
+                "at least 1",
+            ),
+            (
+                "register_file.collectors=\"specialised\"",
+                "register_file.specialised_collectors",
+                "required",
+            ),
+            (
+                "pipeline.classes.int.unit=\"int\"",
+                "pipeline.classes.int.unit",
+                "none",
+            ),
+            ("dram.row_bytes=3000", "dram.row_bytes", "power of two"),
+            (
+                "interconnect.bytes_per_cycle=0",
+                "interconnect.bytes_per_cycle",
+                "at least 1",
+            ),
+        ];
+        for &(o, key, fragment) in cases {
+            let e = err_of("gtx480", &[o]);
+            assert_eq!(e.key(), Some(key), "{o}: {e}");
+            let text = e.to_string();
+            assert!(
+                text.starts_with(&format!("{key}: ")) && text.contains(fragment),
+                "{o}: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_overrides_are_rejected() {
+        assert!(Override::parse("l1d.ways").is_err());
+        assert!(Override::parse("l1d..ways=4").is_err());
+        assert!(Override::parse("l1d.ways=").is_err());
+        let e = err_of("gtx480", &["l1d.ways.x=4"]);
+        assert!(matches!(e, ConfigError::Override { .. }), "{e}");
+    }
 }
