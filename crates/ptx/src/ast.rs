@@ -12,7 +12,7 @@
 use std::fmt;
 
 /// A half-open byte range `[start, end)` into the source text of one file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(serde::Serialize, Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
     pub start: u32,
     pub end: u32,
@@ -29,14 +29,14 @@ impl Span {
 }
 
 /// A name as written: a register (`%r1`), a label (`$L__BB0_2`), a function or variable.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Ident {
     pub name: String,
     pub span: Span,
 }
 
 /// A whole `.ptx` file.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Module {
     /// `.version major.minor`
     pub version: Option<(u32, u32)>,
@@ -48,7 +48,7 @@ pub struct Module {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub enum ModuleItem {
     Function(Function),
     Variable(VariableDecl),
@@ -60,7 +60,7 @@ pub enum ModuleItem {
     Pragma(Pragma),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Linkage {
     Visible,
     Extern,
@@ -68,7 +68,7 @@ pub enum Linkage {
     Common,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FunctionKind {
     /// `.entry`: a kernel.
     Entry,
@@ -76,7 +76,7 @@ pub enum FunctionKind {
     Func,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Function {
     pub linkage: Option<Linkage>,
     pub kind: FunctionKind,
@@ -93,7 +93,7 @@ pub struct Function {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub enum PerformanceDirective {
     MaxNtid(Vec<u32>),
     ReqNtid(Vec<u32>),
@@ -105,7 +105,7 @@ pub enum PerformanceDirective {
 
 /// A function parameter: `.param .align 8 .b8 p[16]`, `.param .u64 .ptr .global .align 4 p`,
 /// or (for `.func`) `.reg .b32 x`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Param {
     pub space: StateSpace,
     pub align: Option<u32>,
@@ -118,20 +118,20 @@ pub struct Param {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq, Eq)]
 pub struct PtrAttribute {
     pub space: Option<StateSpace>,
     pub align: Option<u32>,
 }
 
 /// `{ statements }`: a function body or a nested scope.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Block {
     pub statements: Vec<Statement>,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub enum Statement {
     Label(Ident),
     Instruction(Instruction),
@@ -154,7 +154,7 @@ pub enum Statement {
 }
 
 /// `label: .callprototype (return params) _ (params) [.noreturn];`
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct CallPrototype {
     pub label: Ident,
     /// Empty both for `()_` (what nvcc writes for a void prototype) and for a bare `_`.
@@ -165,7 +165,7 @@ pub struct CallPrototype {
     pub span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TargetListKind {
     /// `.branchtargets`: labels, for `brx.idx`.
     Branch,
@@ -174,7 +174,7 @@ pub enum TargetListKind {
 }
 
 /// `label: .branchtargets a, b, c;`
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct TargetList {
     pub label: Ident,
     pub kind: TargetListKind,
@@ -182,7 +182,7 @@ pub struct TargetList {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct RegDecl {
     pub vector: Option<VectorWidth>,
     pub ty: ScalarType,
@@ -191,14 +191,14 @@ pub struct RegDecl {
 }
 
 /// One declared name: `%r` with range `<42>` declares `%r0` … `%r41`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct RegDeclarator {
     pub name: Ident,
     pub range: Option<u32>,
 }
 
 /// A variable in any state space: module scope or function scope.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct VariableDecl {
     pub linkage: Option<Linkage>,
     pub space: StateSpace,
@@ -216,7 +216,7 @@ pub struct VariableDecl {
 }
 
 /// The element type of a variable: a scalar or one of the opaque handle types.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum VariableType {
     Scalar(ScalarType),
     TexRef,
@@ -224,14 +224,14 @@ pub enum VariableType {
     SurfRef,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub enum Initializer {
     Value(InitValue),
     /// `{ a, b, { c, d } }`
     List(Vec<Initializer>),
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub enum InitValue {
     Immediate(Immediate),
     /// `sym`, `sym+4`: the address of another variable (or function).
@@ -246,7 +246,7 @@ pub enum InitValue {
     },
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct FileDirective {
     pub index: u32,
     /// The text between the quotes, verbatim (escapes are not processed).
@@ -256,7 +256,7 @@ pub struct FileDirective {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct SectionDirective {
     /// The section's name without its leading dot: `debug_info` for `.section .debug_info`.
     pub name: String,
@@ -265,14 +265,14 @@ pub struct SectionDirective {
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Pragma {
     /// The text between the quotes, verbatim (escapes are not processed).
     pub text: String,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct LocDirective {
     pub file: u32,
     pub line: u32,
@@ -283,7 +283,7 @@ pub struct LocDirective {
 }
 
 /// One instruction: `@!%p1 add.rn.ftz.f32 %f1, %f2, %f3;`
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Instruction {
     pub guard: Option<Guard>,
     pub opcode: Opcode,
@@ -294,13 +294,13 @@ pub struct Instruction {
 }
 
 /// `@%p` or `@!%p`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Guard {
     pub negated: bool,
     pub predicate: Ident,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub enum Operand {
     /// A register, special register, variable, function or label, optionally with a vector
     /// component: `%r1`, `%tid.x`, `%v.y`, `$L__BB0_3`, `_Z3fooPf_param_0`.
@@ -333,14 +333,14 @@ pub enum Operand {
     TextureAddress(Vec<Operand>, Span),
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub struct Address {
     pub base: AddressBase,
     pub offset: i64,
     pub span: Span,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq)]
 pub enum AddressBase {
     /// A register or a variable name: which one is resolved later.
     Name(Ident),
@@ -348,7 +348,7 @@ pub enum AddressBase {
     Absolute,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum VectorComponent {
     X,
     Y,
@@ -357,7 +357,7 @@ pub enum VectorComponent {
 }
 
 /// A literal. Floats are kept as their bit patterns so printing is exact.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Immediate {
     /// Integer literal, two's complement in 64 bits (`0xFFFFFFFFFFFFFFFF` and `-1` are equal).
     Int(i64),
@@ -367,7 +367,7 @@ pub enum Immediate {
     F64(u64),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(serde::Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum VectorWidth {
     V2,
     V4,
@@ -385,7 +385,7 @@ impl VectorWidth {
 }
 
 /// A state space, with the `::` sub-qualifiers that newer PTX uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StateSpace {
     Reg,
     Sreg,
@@ -406,7 +406,7 @@ pub enum StateSpace {
 }
 
 /// The fundamental types of PTX (ISA §5.2) plus the packed and narrow float formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(serde::Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ScalarType {
     S8,
     S16,
@@ -439,7 +439,7 @@ pub enum ScalarType {
 macro_rules! keyword_enum {
     ($(#[$meta:meta])* $vis:vis enum $name:ident { $($variant:ident = $text:literal,)* }) => {
         $(#[$meta])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[derive(serde::Serialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         $vis enum $name { $($variant,)* }
 
         impl $name {
@@ -652,7 +652,7 @@ keyword_enum! {
 }
 
 /// One `.modifier` after an opcode.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(serde::Serialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Modifier {
     Type(ScalarType),
     Vector(VectorWidth),

@@ -130,6 +130,7 @@ impl ParseError {
             return None;
         }
         raw.sort_by_key(|e| e.span.start);
+        raw.truncate(crate::MAX_ERRORS);
         let index = LineIndex::new(source);
         let diagnostics = raw
             .into_iter()

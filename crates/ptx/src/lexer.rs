@@ -1,8 +1,8 @@
-//! Byte-level lexer: source text → a flat vector of tokens with byte spans.
+//! Byte-level lexer: source text → tokens with byte spans, one at a time.
 //!
 //! The lexer never allocates per token and never fails: a byte it cannot place becomes a
 //! recorded error and is skipped, so the parser always sees a well-formed token stream
-//! ending in [`TokenKind::Eof`]. Token text is recovered by slicing the source with the
+//! ending in [`TokenKind::Eof`] (repeated forever). Token text is recovered by slicing the source with the
 //! token's span, which is why every span starts and ends on a `char` boundary.
 
 use crate::ast::Span;
@@ -99,196 +99,226 @@ fn is_digit(b: u8) -> bool {
     CLASS[b as usize] & DIGIT != 0
 }
 
-/// Lexes the whole source. The caller guarantees `source.len() < u32::MAX`.
-pub(crate) fn lex(source: &str) -> (Vec<Token>, Vec<LexError>) {
-    let bytes = source.as_bytes();
-    let n = bytes.len();
-    // PTX averages one token per 4–5 bytes.
-    let mut tokens = Vec::with_capacity(n / 4 + 1);
-    let mut errors = Vec::new();
-    let mut i = 0usize;
-    let mut newline_before = false;
+/// Produces tokens one at a time, so the token stream is never materialised.
+pub(crate) struct Lexer<'a> {
+    source: &'a str,
+    pos: usize,
+    pub errors: Vec<LexError>,
+}
 
-    while i < n {
-        let b = bytes[i];
-        let start = i;
-        let kind = match b {
-            b'\n' => {
-                newline_before = true;
-                i += 1;
-                continue;
-            }
-            b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => {
-                i += 1;
-                continue;
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                while i < n && bytes[i] != b'\n' {
+impl<'a> Lexer<'a> {
+    /// The caller guarantees `source.len() < u32::MAX`.
+    pub fn new(source: &'a str) -> Self {
+        Lexer {
+            source,
+            pos: 0,
+            errors: Vec::new(),
+        }
+    }
+
+    /// The next token; [`TokenKind::Eof`] forever once the input is exhausted.
+    pub fn next_token(&mut self) -> Token {
+        let source = self.source;
+        let bytes = source.as_bytes();
+        let n = bytes.len();
+        let mut i = self.pos;
+        let mut newline_before = false;
+        while i < n {
+            let b = bytes[i];
+            let start = i;
+            let kind = match b {
+                b'\n' => {
+                    newline_before = true;
                     i += 1;
+                    continue;
                 }
-                continue;
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                let mut closed = false;
-                while i < n {
-                    match bytes[i] {
-                        b'\n' => newline_before = true,
-                        b'*' if bytes.get(i + 1) == Some(&b'/') => {
-                            i += 2;
-                            closed = true;
-                            break;
-                        }
-                        _ => {}
+                b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => {
+                    i += 1;
+                    continue;
+                }
+                b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                    while i < n && bytes[i] != b'\n' {
+                        i += 1;
                     }
-                    i += 1;
+                    continue;
                 }
-                if !closed {
-                    push_error(
-                        &mut errors,
-                        LexError {
-                            span: Span::new(start as u32, (start + 2) as u32),
-                            message: "unterminated block comment: expected '*/' before end of file"
-                                .to_string(),
-                            found: "/*".to_string(),
-                        },
-                    );
-                }
-                continue;
-            }
-            b'%' => {
-                if i + 1 < n && is_ident_continue(bytes[i + 1]) {
+                b'/' if bytes.get(i + 1) == Some(&b'*') => {
                     i += 2;
+                    let mut closed = false;
+                    while i < n {
+                        match bytes[i] {
+                            b'\n' => newline_before = true,
+                            b'*' if bytes.get(i + 1) == Some(&b'/') => {
+                                i += 2;
+                                closed = true;
+                                break;
+                            }
+                            _ => {}
+                        }
+                        i += 1;
+                    }
+                    if !closed {
+                        push_error(
+                            &mut self.errors,
+                            LexError {
+                                span: Span::new(start as u32, (start + 2) as u32),
+                                message:
+                                    "unterminated block comment: expected '*/' before end of file"
+                                        .to_string(),
+                                found: "/*".to_string(),
+                            },
+                        );
+                    }
+                    continue;
+                }
+                b'%' => {
+                    if i + 1 < n && is_ident_continue(bytes[i + 1]) {
+                        i += 2;
+                        while i < n && is_ident_continue(bytes[i]) {
+                            i += 1;
+                        }
+                        TokenKind::Ident
+                    } else {
+                        i += 1;
+                        push_error(
+                            &mut self.errors,
+                            unexpected(source, start, i, "a register name after '%'"),
+                        );
+                        continue;
+                    }
+                }
+                b'.' => {
+                    if i + 1 < n && is_ident_continue(bytes[i + 1]) {
+                        i += 2;
+                        loop {
+                            while i < n && is_ident_continue(bytes[i]) {
+                                i += 1;
+                            }
+                            // `.shared::cta`, `.L2::cache_hint`: `::` joins the parts of one word.
+                            if i + 2 < n
+                                && bytes[i] == b':'
+                                && bytes[i + 1] == b':'
+                                && is_ident_continue(bytes[i + 2])
+                            {
+                                i += 2;
+                            } else {
+                                break;
+                            }
+                        }
+                        TokenKind::Dot
+                    } else {
+                        i += 1;
+                        push_error(
+                            &mut self.errors,
+                            unexpected(source, start, i, "a directive or modifier name after '.'"),
+                        );
+                        continue;
+                    }
+                }
+                b'"' => {
+                    i += 1;
+                    let mut closed = false;
+                    while i < n {
+                        match bytes[i] {
+                            b'"' => {
+                                i += 1;
+                                closed = true;
+                                break;
+                            }
+                            b'\n' => break,
+                            b'\\' if i + 1 < n && bytes[i + 1] != b'\n' => i += 2,
+                            _ => i += 1,
+                        }
+                    }
+                    // A backslash may precede a multi-byte character; stay on a char boundary.
+                    while i < n && !source.is_char_boundary(i) {
+                        i += 1;
+                    }
+                    if !closed {
+                        push_error(
+                            &mut self.errors,
+                            LexError {
+                                span: Span::new(start as u32, i as u32),
+                                message: "unterminated string: expected '\"' before end of line"
+                                    .to_string(),
+                                found: "\"".to_string(),
+                            },
+                        );
+                    }
+                    TokenKind::String
+                }
+                b'0'..=b'9' => {
+                    i = lex_number(bytes, i);
+                    TokenKind::Number
+                }
+                b'{' => punct(&mut i, TokenKind::LBrace),
+                b'}' => punct(&mut i, TokenKind::RBrace),
+                b'(' => punct(&mut i, TokenKind::LParen),
+                b')' => punct(&mut i, TokenKind::RParen),
+                b'[' => punct(&mut i, TokenKind::LBracket),
+                b']' => punct(&mut i, TokenKind::RBracket),
+                b',' => punct(&mut i, TokenKind::Comma),
+                b';' => punct(&mut i, TokenKind::Semi),
+                b':' => punct(&mut i, TokenKind::Colon),
+                b'@' => punct(&mut i, TokenKind::At),
+                b'!' => punct(&mut i, TokenKind::Bang),
+                b'+' => punct(&mut i, TokenKind::Plus),
+                b'-' => punct(&mut i, TokenKind::Minus),
+                b'|' => punct(&mut i, TokenKind::Pipe),
+                b'<' => punct(&mut i, TokenKind::Lt),
+                b'>' => punct(&mut i, TokenKind::Gt),
+                b'=' => punct(&mut i, TokenKind::Eq),
+                _ if CLASS[b as usize] & IDENT_START != 0 => {
+                    i += 1;
                     while i < n && is_ident_continue(bytes[i]) {
                         i += 1;
                     }
                     TokenKind::Ident
-                } else {
+                }
+                _ => {
+                    // Skip one whole character so that spans stay on char boundaries.
                     i += 1;
-                    push_error(
-                        &mut errors,
-                        unexpected(source, start, i, "a register name after '%'"),
-                    );
+                    while i < n && !source.is_char_boundary(i) {
+                        i += 1;
+                    }
+                    push_error(&mut self.errors, unexpected(source, start, i, ""));
                     continue;
                 }
-            }
-            b'.' => {
-                if i + 1 < n && is_ident_continue(bytes[i + 1]) {
-                    i += 2;
-                    loop {
-                        while i < n && is_ident_continue(bytes[i]) {
-                            i += 1;
-                        }
-                        // `.shared::cta`, `.L2::cache_hint`: `::` joins the parts of one word.
-                        if i + 2 < n
-                            && bytes[i] == b':'
-                            && bytes[i + 1] == b':'
-                            && is_ident_continue(bytes[i + 2])
-                        {
-                            i += 2;
-                        } else {
-                            break;
-                        }
-                    }
-                    TokenKind::Dot
-                } else {
-                    i += 1;
-                    push_error(
-                        &mut errors,
-                        unexpected(source, start, i, "a directive or modifier name after '.'"),
-                    );
-                    continue;
-                }
-            }
-            b'"' => {
-                i += 1;
-                let mut closed = false;
-                while i < n {
-                    match bytes[i] {
-                        b'"' => {
-                            i += 1;
-                            closed = true;
-                            break;
-                        }
-                        b'\n' => break,
-                        b'\\' if i + 1 < n && bytes[i + 1] != b'\n' => i += 2,
-                        _ => i += 1,
-                    }
-                }
-                // A multi-byte character may follow a backslash; stay on a char boundary.
-                while i < n && !source.is_char_boundary(i) {
-                    i += 1;
-                }
-                if !closed {
-                    push_error(
-                        &mut errors,
-                        LexError {
-                            span: Span::new(start as u32, i as u32),
-                            message: "unterminated string: expected '\"' before end of line"
-                                .to_string(),
-                            found: "\"".to_string(),
-                        },
-                    );
-                }
-                TokenKind::String
-            }
-            b'0'..=b'9' => {
-                i = lex_number(bytes, i);
-                TokenKind::Number
-            }
-            b'{' => punct(&mut i, TokenKind::LBrace),
-            b'}' => punct(&mut i, TokenKind::RBrace),
-            b'(' => punct(&mut i, TokenKind::LParen),
-            b')' => punct(&mut i, TokenKind::RParen),
-            b'[' => punct(&mut i, TokenKind::LBracket),
-            b']' => punct(&mut i, TokenKind::RBracket),
-            b',' => punct(&mut i, TokenKind::Comma),
-            b';' => punct(&mut i, TokenKind::Semi),
-            b':' => punct(&mut i, TokenKind::Colon),
-            b'@' => punct(&mut i, TokenKind::At),
-            b'!' => punct(&mut i, TokenKind::Bang),
-            b'+' => punct(&mut i, TokenKind::Plus),
-            b'-' => punct(&mut i, TokenKind::Minus),
-            b'|' => punct(&mut i, TokenKind::Pipe),
-            b'<' => punct(&mut i, TokenKind::Lt),
-            b'>' => punct(&mut i, TokenKind::Gt),
-            b'=' => punct(&mut i, TokenKind::Eq),
-            _ if CLASS[b as usize] & IDENT_START != 0 => {
-                i += 1;
-                while i < n && is_ident_continue(bytes[i]) {
-                    i += 1;
-                }
-                TokenKind::Ident
-            }
-            _ => {
-                // Skip one whole character so that spans stay on char boundaries.
-                i += 1;
-                while i < n && !source.is_char_boundary(i) {
-                    i += 1;
-                }
-                push_error(&mut errors, unexpected(source, start, i, ""));
-                continue;
-            }
-        };
-        tokens.push(Token {
-            kind,
+            };
+            self.pos = i;
+            return Token {
+                kind,
+                newline_before,
+                start: start as u32,
+                end: i as u32,
+            };
+        }
+        self.pos = n;
+        Token {
+            kind: TokenKind::Eof,
             newline_before,
-            start: start as u32,
-            end: i as u32,
-        });
-        newline_before = false;
+            start: n as u32,
+            end: n as u32,
+        }
     }
-    tokens.push(Token {
-        kind: TokenKind::Eof,
-        newline_before,
-        start: n as u32,
-        end: n as u32,
-    });
-    (tokens, errors)
 }
 
-/// Records a lexer error, up to the parser's error limit (a file of garbage bytes must
-/// not produce millions of diagnostics).
+/// Lexes the whole source at once (for tests).
+#[cfg(test)]
+pub(crate) fn lex(source: &str) -> (Vec<Token>, Vec<LexError>) {
+    let mut lexer = Lexer::new(source);
+    let mut tokens = Vec::new();
+    loop {
+        let t = lexer.next_token();
+        tokens.push(t);
+        if t.kind == TokenKind::Eof {
+            return (tokens, lexer.errors);
+        }
+    }
+}
+
+/// Records a lexer error, up to the error limit (a file of garbage bytes must not
+/// produce millions of diagnostics).
 fn push_error(errors: &mut Vec<LexError>, e: LexError) {
     if errors.len() < crate::parser::MAX_ERRORS {
         errors.push(e);

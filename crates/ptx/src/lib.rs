@@ -63,19 +63,9 @@ pub fn parse(file_name: &str, source: &str) -> Result<ast::Module, ParseError> {
             }],
         });
     }
-    let (tokens, lex_errors) = lexer::lex(source);
-    let errors = lex_errors
-        .into_iter()
-        .map(|e| diagnostic::RawError {
-            span: e.span,
-            message: e.message,
-            expected: None,
-            found: e.found,
-        })
-        .collect();
-    let mut parser = parser::Parser::new(source, tokens, errors);
+    let mut parser = parser::Parser::new(source);
     let module = parser.module();
-    match ParseError::from_raw(file_name, source, parser.errors) {
+    match ParseError::from_raw(file_name, source, parser.into_errors()) {
         Some(err) => Err(err),
         None => Ok(module),
     }

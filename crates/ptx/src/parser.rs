@@ -11,7 +11,7 @@
 
 use crate::ast::*;
 use crate::diagnostic::RawError;
-use crate::lexer::{Token, TokenKind};
+use crate::lexer::{Lexer, Token, TokenKind};
 
 /// Deepest nesting of `{ }` scopes, `{ }` initializer lists and nested operands accepted.
 pub(crate) const MAX_DEPTH: u32 = 64;
@@ -25,47 +25,75 @@ type PResult<T> = Result<T, Reported>;
 
 pub(crate) struct Parser<'a> {
     src: &'a str,
-    toks: Vec<Token>,
+    lexer: Lexer<'a>,
+    /// The current token and the one after it: the grammar needs one token of lookahead
+    /// beyond the current one (`label:`, `generic(`).
+    cur: Token,
+    next: Token,
+    /// End of the last consumed token.
+    prev_end: u32,
+    /// Number of tokens consumed; loops compare it to check that they made progress.
     pos: usize,
     depth: u32,
-    pub(crate) errors: Vec<RawError>,
+    errors: Vec<RawError>,
 }
 
 impl<'a> Parser<'a> {
-    pub(crate) fn new(src: &'a str, toks: Vec<Token>, errors: Vec<RawError>) -> Self {
+    /// The caller guarantees `src.len() < u32::MAX`.
+    pub(crate) fn new(src: &'a str) -> Self {
+        let mut lexer = Lexer::new(src);
+        let cur = lexer.next_token();
+        let next = lexer.next_token();
         Parser {
             src,
-            toks,
+            lexer,
+            cur,
+            next,
+            prev_end: 0,
             pos: 0,
             depth: 0,
-            errors,
+            errors: Vec::new(),
         }
+    }
+
+    /// Every error found, lexer's and parser's, unsorted.
+    pub(crate) fn into_errors(self) -> Vec<RawError> {
+        let mut errors = self.errors;
+        errors.extend(self.lexer.errors.into_iter().map(|e| RawError {
+            span: e.span,
+            message: e.message,
+            expected: None,
+            found: e.found,
+        }));
+        errors
     }
 
     // ---------------------------------------------------------------- token access
 
     #[inline]
     fn peek(&self) -> Token {
-        // The lexer always ends the stream with Eof, and `bump` never moves past it.
-        self.toks[self.pos]
+        self.cur
     }
 
     #[inline]
     fn kind(&self) -> TokenKind {
-        self.toks[self.pos].kind
+        self.cur.kind
     }
 
+    /// The kind of the token after the current one.
     #[inline]
-    fn nth_kind(&self, k: usize) -> TokenKind {
-        self.toks
-            .get(self.pos + k)
-            .map_or(TokenKind::Eof, |t| t.kind)
+    fn next_kind(&self) -> TokenKind {
+        self.next.kind
     }
 
+    /// Consumes the current token and returns it; at end of file, stays there.
     #[inline]
     fn bump(&mut self) -> Token {
-        let t = self.toks[self.pos];
+        let t = self.cur;
         if t.kind != TokenKind::Eof {
+            self.prev_end = t.end;
+            self.cur = self.next;
+            self.next = self.lexer.next_token();
             self.pos += 1;
         }
         t
@@ -97,11 +125,7 @@ impl<'a> Parser<'a> {
     }
 
     fn prev_end(&self) -> u32 {
-        if self.pos == 0 {
-            0
-        } else {
-            self.toks[self.pos - 1].end
-        }
+        self.prev_end
     }
 
     // ---------------------------------------------------------------- errors
@@ -157,7 +181,7 @@ impl<'a> Parser<'a> {
     }
 
     fn too_many_errors(&self) -> bool {
-        self.errors.len() >= MAX_ERRORS
+        self.errors.len() + self.lexer.errors.len() >= MAX_ERRORS
     }
 
     fn enter(&mut self) -> PResult<()> {
@@ -830,7 +854,7 @@ impl<'a> Parser<'a> {
                 Ok(Initializer::Value(InitValue::Immediate(imm)))
             }
             TokenKind::Ident
-                if self.text(t) == "generic" && self.nth_kind(1) == TokenKind::LParen =>
+                if self.text(t) == "generic" && self.next_kind() == TokenKind::LParen =>
             {
                 self.bump();
                 self.bump();
@@ -930,7 +954,7 @@ impl<'a> Parser<'a> {
         match t.kind {
             TokenKind::LBrace => out.push(Statement::Block(self.block()?)),
             TokenKind::At => out.push(Statement::Instruction(self.instruction()?)),
-            TokenKind::Ident if self.nth_kind(1) == TokenKind::Colon => {
+            TokenKind::Ident if self.next_kind() == TokenKind::Colon => {
                 let label = self.ident("a label")?;
                 self.bump();
                 if self.at_dot(".callprototype") {
