@@ -1,0 +1,424 @@
+//! Known-answer tests of the memory hierarchy through the `MemorySystem` façade: latencies
+//! computed by hand from the config, bandwidth limits, merges and row-buffer effects.
+
+use timing::cache::{LineAddr, SectorMask};
+use timing::coalescer::LineAccess;
+use timing::config::default_configs_dir;
+use timing::memory::{AccessKind, Completion, ServedBy, SmId, Space};
+use timing::{Cycle, Cycles, GpuConfig, MemRequest, MemorySystem, Override, RequestId};
+
+const FULL: SectorMask = SectorMask(0b1111);
+
+fn config(overrides: &[&str]) -> GpuConfig {
+    let o: Vec<Override> = overrides
+        .iter()
+        .map(|s| Override::parse(s).unwrap())
+        .collect();
+    GpuConfig::load("gtx480", &default_configs_dir(), &o).unwrap()
+}
+
+/// gtx480 with the DRAM clock equal to the core clock, so latencies are exact integers.
+fn same_clock(extra: &[&str]) -> GpuConfig {
+    let mut o = vec!["gpu.memory_clock_mhz=700"];
+    o.extend_from_slice(extra);
+    config(&o)
+}
+
+/// Drives the façade the way the pipeline will: issue, then jump from event to event.
+struct Harness {
+    mem: MemorySystem,
+    now: Cycle,
+    /// Completions seen, in order, with the issue index of their request.
+    done: Vec<(usize, Cycle)>,
+    /// Issue index of each live request id.
+    live: Vec<Option<usize>>,
+    issued: usize,
+    /// Cycles at which the harness called into the memory system while waiting.
+    visits: usize,
+}
+
+impl Harness {
+    fn new(cfg: &GpuConfig) -> Self {
+        Self {
+            mem: MemorySystem::new(cfg),
+            now: Cycle::ZERO,
+            done: vec![],
+            live: vec![],
+            issued: 0,
+            visits: 0,
+        }
+    }
+
+    fn collect(&mut self) {
+        let done: Vec<Completion> = self.mem.completed(self.now).collect();
+        for c in done {
+            let i = self.live[c.id.index()]
+                .take()
+                .expect("completion of a request not in flight");
+            self.done.push((i, c.at));
+        }
+    }
+
+    /// Issues at the current cycle, retrying on stalls. Returns the issue index.
+    fn issue(&mut self, sm: u32, kind: AccessKind, space: Space, lines: &[LineAccess]) -> usize {
+        loop {
+            self.collect();
+            match self
+                .mem
+                .issue(SmId(sm), self.now, MemRequest { kind, space, lines })
+            {
+                Ok(id) => return self.record(id),
+                Err(stall) => {
+                    self.now = stall
+                        .retry_at()
+                        .or(self.mem.next_event_cycle())
+                        .expect("stalled forever")
+                        .max(self.now + Cycles::new(1));
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, id: RequestId) -> usize {
+        if self.live.len() <= id.index() {
+            self.live.resize(id.index() + 1, None);
+        }
+        assert!(self.live[id.index()].is_none(), "id reused while live");
+        self.live[id.index()] = Some(self.issued);
+        self.issued += 1;
+        self.issued - 1
+    }
+
+    fn load(&mut self, sm: u32, line: u64) -> usize {
+        self.issue(
+            sm,
+            AccessKind::Load,
+            Space::Global,
+            &[LineAccess {
+                line: LineAddr(line),
+                sectors: FULL,
+            }],
+        )
+    }
+
+    /// Advances until request `index` has completed; returns its completion cycle.
+    fn wait(&mut self, index: usize) -> Cycle {
+        loop {
+            self.collect();
+            if let Some(&(_, at)) = self.done.iter().find(|(i, _)| *i == index) {
+                return at;
+            }
+            self.now = self
+                .mem
+                .next_event_cycle()
+                .expect("request never completes")
+                .max(self.now);
+            self.visits += 1;
+        }
+    }
+
+    fn tick(&mut self, n: u64) {
+        self.now += Cycles::new(n);
+    }
+}
+
+#[test]
+fn gtx480_unloaded_latencies_match_wir_table_ii() {
+    // WIR Table II: 200-cycle L2 and 440-cycle DRAM latency; the config splits them.
+    let mut h = Harness::new(&config(&[]));
+    assert_eq!(
+        h.mem.unloaded_load_latency(ServedBy::L1, 4),
+        Cycles::new(20)
+    );
+    assert_eq!(
+        h.mem.unloaded_load_latency(ServedBy::L2, 4),
+        Cycles::new(200)
+    );
+    assert_eq!(
+        h.mem.unloaded_load_latency(ServedBy::Dram, 4),
+        Cycles::new(440)
+    );
+    let a = h.load(0, 0x10000);
+    let t = h.wait(a);
+    // Clock-domain crossing may add a cycle or two of rounding to the 440.
+    assert!((Cycle::new(440)..=Cycle::new(442)).contains(&t), "{t}");
+    h.tick(1000);
+    let start = h.now;
+    let b = h.load(1, 0x10000); // another SM: L1 miss, L2 hit
+    assert_eq!(h.wait(b) - start, Cycles::new(200));
+}
+
+#[test]
+fn isolated_miss_is_the_sum_of_the_levels_and_a_pointer_chase_is_n_times_it() {
+    let cfg = same_clock(&[]);
+    let mut h = Harness::new(&cfg);
+    // By hand from gtx480.toml: L1 20, request packet 8 B at 32 B/cycle (1) + 20,
+    // L2 134, DRAM closed row t_rcd 12 + t_cl 12 + burst 128/32 = 4, controller 218,
+    // reply packet 136 B (5) + 20.
+    let miss = 20 + (1 + 20) + 134 + (12 + 12 + 4) + 218 + (5 + 20);
+    assert_eq!(miss, 446);
+    assert_eq!(
+        h.mem.unloaded_load_latency(ServedBy::Dram, 4),
+        Cycles::new(miss)
+    );
+    // Lines 196608 bytes apart share slice 0, channel 0 and bank 0, each in its own row:
+    // the first finds the bank closed, the others find another row open (+ t_rp = 12).
+    let stride = 196_608;
+    let n = 10;
+    let start = h.now;
+    for k in 0..n {
+        let r = h.load(0, k * stride);
+        let before = h.now;
+        h.now = h.wait(r);
+        let expect = if k == 0 { miss } else { miss + 12 };
+        assert_eq!(h.now - before, Cycles::new(expect), "access {k}");
+    }
+    assert_eq!(h.now - start, Cycles::new(n * miss + (n - 1) * 12));
+    let s = h.mem.stats();
+    assert_eq!(
+        (s.dram.reads, s.dram.row_hits, s.dram.row_misses),
+        (n, 0, n)
+    );
+    assert_eq!((s.l1d.misses, s.l2.misses), (n, n));
+    // Event-driven: waiting ~4500 cycles took a handful of visits per access.
+    assert!(h.visits < 10 * n as usize, "{} visits", h.visits);
+}
+
+#[test]
+fn second_access_hits_in_l1_and_other_sms_hit_in_l2() {
+    let mut h = Harness::new(&same_clock(&[]));
+    let a = h.load(0, 0x4000);
+    h.now = h.wait(a);
+    let start = h.now;
+    let b = h.load(0, 0x4000);
+    assert_eq!(h.wait(b) - start, Cycles::new(20));
+    let start = h.now;
+    let c = h.load(1, 0x4000);
+    assert_eq!(h.wait(c) - start, Cycles::new(200));
+    let s = h.mem.stats();
+    assert_eq!(
+        (s.l1d.hits, s.l1d.misses, s.l2.hits, s.l2.misses),
+        (1, 2, 1, 1)
+    );
+}
+
+#[test]
+fn dram_row_hits_are_faster_than_row_misses() {
+    let mut h = Harness::new(&same_clock(&[]));
+    let miss = 446;
+    let a = h.load(0, 0);
+    h.now = h.wait(a);
+    // 0x100 * 12 = 3072: same slice, channel, bank and row (next 256-byte chunk of slice 0).
+    let start = h.now;
+    let b = h.load(0, 3072);
+    assert_eq!(
+        h.wait(b) - start,
+        Cycles::new(miss - 12),
+        "row hit saves t_rcd"
+    );
+    h.now = h.wait(b);
+    let start = h.now;
+    let c = h.load(0, 196_608);
+    assert_eq!(
+        h.wait(c) - start,
+        Cycles::new(miss + 12),
+        "row miss adds t_rp"
+    );
+    let s = h.mem.stats();
+    assert_eq!((s.dram.row_hits, s.dram.row_misses), (1, 2));
+}
+
+#[test]
+fn requests_to_a_line_in_flight_merge_in_the_mshrs() {
+    let mut h = Harness::new(&same_clock(&[]));
+    let a = h.load(0, 0x8000);
+    h.tick(1);
+    let b = h.load(0, 0x8000);
+    h.tick(1);
+    let c = h.load(1, 0x8000);
+    let (ta, tb, tc) = (h.wait(a), h.wait(b), h.wait(c));
+    assert_eq!(ta, tb, "the merged request completes with the fill");
+    assert_eq!(ta, Cycle::new(446));
+    assert!(
+        tc > ta && tc < Cycle::new(446 + 10),
+        "SM 1 merged at the L2: {tc}"
+    );
+    let s = h.mem.stats();
+    assert_eq!((s.l1d.mshr_merges, s.l2.mshr_merges), (1, 1));
+    assert_eq!((s.l2.misses, s.dram.reads), (1, 1));
+}
+
+#[test]
+fn an_l2_hit_stream_is_limited_by_the_interconnect() {
+    // L1 large enough to keep all lines in flight; 256 lines resident in the L2.
+    let cfg = same_clock(&["l1d.size_bytes=65536", "l1d.mshrs=256"]);
+    let mut h = Harness::new(&cfg);
+    let n = 256u64;
+    let warm: Vec<usize> = (0..n).map(|i| h.load(1, i * 128)).collect();
+    for w in warm {
+        h.wait(w);
+    }
+    h.now = h.mem.next_event_cycle().unwrap_or(h.now).max(h.now);
+    let reqs: Vec<usize> = (0..n)
+        .map(|i| {
+            let r = h.load(0, i * 128);
+            h.tick(1);
+            r
+        })
+        .collect();
+    let times: Vec<Cycle> = reqs.iter().map(|&r| h.wait(r)).collect();
+    let first = *times.iter().min().unwrap();
+    let last = *times.iter().max().unwrap();
+    // Each reply is 8 + 128 bytes through SM 0's 32 B/cycle port: 4.25 cycles per line.
+    let expect = (n - 1) * 136 / 32;
+    let got = (last - first).get();
+    assert!(
+        got.abs_diff(expect) <= 1,
+        "stream took {got} cycles, bandwidth bound {expect}"
+    );
+    let s = h.mem.stats();
+    assert_eq!(s.interconnect.bytes_to_sm, 2 * n * 136);
+}
+
+#[test]
+fn a_dram_stream_is_limited_by_the_channel_bus_and_enjoys_row_hits() {
+    // One channel, 4 bytes per DRAM cycle: a 128-byte line holds the bus for 32 cycles.
+    let cfg = same_clock(&[
+        "dram.channels=1",
+        "l2.slices=2",
+        "l2.slice.size_bytes=524288",
+        "dram.bytes_per_cycle=4",
+        "l1d.size_bytes=65536",
+        "l1d.mshrs=256",
+    ]);
+    let mut h = Harness::new(&cfg);
+    let n = 128u64;
+    let reqs: Vec<usize> = (0..n).map(|i| h.load(0, i * 128)).collect();
+    let times: Vec<Cycle> = reqs.iter().map(|&r| h.wait(r)).collect();
+    let first = *times.iter().min().unwrap();
+    let last = *times.iter().max().unwrap();
+    let got = (last - first).get();
+    let expect = (n - 1) * 32;
+    assert!(
+        got.abs_diff(expect) <= expect / 50,
+        "stream took {got} cycles, bus bound {expect}"
+    );
+    let s = h.mem.stats();
+    assert_eq!((s.dram.reads, s.dram.read_bytes), (n, n * 128));
+    // 2 KB rows of 16 lines each: one activation per row.
+    assert_eq!((s.dram.row_misses, s.dram.row_hits), (n / 16, n - n / 16));
+}
+
+#[test]
+fn stores_complete_at_the_l1_and_write_through_to_the_l2() {
+    let mut h = Harness::new(&same_clock(&[]));
+    let lines = [LineAccess {
+        line: LineAddr(0x100),
+        sectors: SectorMask(0b0011),
+    }];
+    let s = h.issue(0, AccessKind::Store, Space::Global, &lines);
+    assert_eq!(h.wait(s), Cycle::new(20));
+    while !h.mem.is_idle() {
+        h.now = h.mem.next_event_cycle().unwrap();
+        h.collect();
+    }
+    let st = h.mem.stats();
+    assert_eq!(
+        st.interconnect.bytes_to_l2,
+        8 + 64,
+        "header and two sectors"
+    );
+    assert_eq!((st.l1d.writes, st.l2.writes, st.l2.misses), (1, 1, 1));
+    assert_eq!(st.dram.writes, 0, "write-back L2 keeps the dirty line");
+}
+
+#[test]
+fn atomics_are_performed_at_the_l2() {
+    let mut h = Harness::new(&same_clock(&[]));
+    let a = h.load(1, 0x200);
+    h.now = h.wait(a);
+    let start = h.now;
+    let lines = [LineAccess {
+        line: LineAddr(0x200),
+        sectors: FULL,
+    }];
+    let at = h.issue(0, AccessKind::Atomic, Space::Global, &lines);
+    // As an L2 hit, but the request carries the data too: 136 B take 5 cycles, not 1.
+    assert_eq!(h.wait(at) - start, Cycles::new(200 + 4));
+}
+
+#[test]
+fn a_request_beyond_the_mshrs_waits_and_blocks_the_next_one() {
+    let mut h = Harness::new(&same_clock(&["l1d.mshrs=2"]));
+    let lines: Vec<LineAccess> = (0..3)
+        .map(|i| LineAccess {
+            line: LineAddr(i * 128),
+            sectors: FULL,
+        })
+        .collect();
+    let r = h.issue(0, AccessKind::Load, Space::Global, &lines);
+    h.tick(5);
+    let next = h.mem.issue(
+        SmId(0),
+        h.now,
+        MemRequest {
+            kind: AccessKind::Load,
+            space: Space::Global,
+            lines: &lines[..1],
+        },
+    );
+    assert_eq!(next.err(), Some(timing::Stall::ReservationFail));
+    let t = h.wait(r);
+    // The third line is sent when the first fill frees an MSHR: two misses in series.
+    assert!(t >= Cycle::new(2 * 446 - 20), "{t}");
+    assert!(h.mem.stats().l1d.reservation_fails >= 1);
+}
+
+#[test]
+fn shared_memory_conflicts_serialize() {
+    let mut mem = MemorySystem::new(&config(&[]));
+    let mut addrs = [0u64; 32];
+    for (l, a) in addrs.iter_mut().enumerate() {
+        *a = 8 * l as u64; // stride 2 words: 2-way conflicts
+    }
+    let t = mem
+        .issue_shared(SmId(0), Cycle::new(10), u32::MAX, &addrs, 4)
+        .unwrap();
+    assert_eq!(t, Cycle::new(10 + 24 + 1));
+    assert_eq!(mem.stats().shared_memory.bank_conflicts, 1);
+}
+
+#[test]
+fn identical_runs_give_identical_results() {
+    let run = || {
+        let mut h = Harness::new(&config(&["gpu.num_sms=4"]));
+        let mut x = 12345u64;
+        for i in 0..400 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let line = (x >> 33) % 2048 * 128;
+            let kind = match (x >> 20) % 5 {
+                0 => AccessKind::Store,
+                1 => AccessKind::Atomic,
+                _ => AccessKind::Load,
+            };
+            let lines = [LineAccess {
+                line: LineAddr(line),
+                sectors: SectorMask(((x >> 8) as u32 % 15) + 1),
+            }];
+            h.issue((i % 4) as u32, kind, Space::Global, &lines);
+            h.tick((x >> 40) % 3);
+        }
+        while !h.mem.is_idle() {
+            h.now = h.mem.next_event_cycle().unwrap();
+            h.collect();
+        }
+        (h.done, h.mem.stats())
+    };
+    let (a, sa) = run();
+    let (b, sb) = run();
+    assert_eq!(a.len(), 400);
+    assert_eq!(a, b);
+    assert_eq!(sa, sb);
+}
