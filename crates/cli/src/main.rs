@@ -1,1 +1,46 @@
-fn main() {}
+//! `regsim`: the command-line front end of the simulator.
+//!
+//! Each subcommand lives in its own module; this file only parses the command line and maps
+//! results to exit codes (0 success, 1 a checked property failed, 2 a usage or input error).
+
+mod cmd_compile;
+mod cmd_ptx;
+mod source;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "regsim",
+    version,
+    about = "A GPU simulator for register-file architecture research"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Work with PTX files.
+    #[command(subcommand)]
+    Ptx(cmd_ptx::PtxCommand),
+    /// Lower, analyse and register-allocate a PTX file and print the result.
+    Compile(cmd_compile::CompileArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Ptx(cmd) => cmd_ptx::run(cmd),
+        Command::Compile(args) => cmd_compile::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! `regsim compile FILE.ptx --emit ast|cfg|dot|liveness|regalloc [--json]`: run the front end
+//! and print one stage's view of every function in the file.
+
+use crate::source::{print_stdout, PtxSource};
+use anyhow::{anyhow, Result};
+use clap::{Args, ValueEnum};
+use ir::analysis::{Analyses, AnalysisKind, AnalysisSet, Namer};
+use ir::{Function, Program};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct CompileArgs {
+    /// The PTX file.
+    file: PathBuf,
+    /// What to print.
+    #[arg(long, value_enum, default_value_t = Emit::Cfg)]
+    emit: Emit,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Only this function or kernel (by its PTX name).
+    #[arg(long)]
+    function: Option<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Emit {
+    /// The syntax tree, printed back as canonical PTX.
+    Ast,
+    /// Blocks, edges and decoded instructions.
+    Cfg,
+    /// The control-flow graph in Graphviz format.
+    Dot,
+    /// Live-in/live-out sets and per-operand "dead after" bits.
+    Liveness,
+}
+
+pub fn run(args: CompileArgs) -> Result<ExitCode> {
+    let source = PtxSource::read(&args.file)?;
+    let module = ptx::parse(&source.name, &source.text).map_err(|e| anyhow!("{e}"))?;
+    if args.emit == Emit::Ast {
+        if args.json {
+            print_stdout(&serde_json::to_string_pretty(&module)?)?;
+        } else {
+            print_stdout(ptx::print(&module).trim_end())?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let program = ir::lower(&module, &source.name, &source.text).map_err(|e| anyhow!("{e}"))?;
+    let functions = selected_functions(&program, args.function.as_deref())?;
+    let output = match (args.emit, args.json) {
+        (Emit::Ast, _) => unreachable!("handled above"),
+        (Emit::Cfg, false) => functions
+            .iter()
+            .map(|f| ir::print::function_to_string(Some(&program), f))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        (Emit::Cfg, true) => {
+            let cfgs: Vec<_> = functions
+                .iter()
+                .map(|f| ir::CfgJson::new(Some(&program), f))
+                .collect();
+            serde_json::to_string_pretty(&json!({ "functions": cfgs }))?
+        }
+        (Emit::Dot, false) => functions
+            .iter()
+            .map(|f| ir::to_dot(Some(&program), f))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        (Emit::Dot, true) => {
+            let dots: Vec<_> = functions
+                .iter()
+                .map(|f| json!({ "name": f.name, "dot": ir::to_dot(Some(&program), f) }))
+                .collect();
+            serde_json::to_string_pretty(&json!({ "functions": dots }))?
+        }
+        (Emit::Liveness, false) => functions
+            .iter()
+            .map(|f| format!("function {}:\n{}", f.name, liveness_text(&program, f)))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        (Emit::Liveness, true) => {
+            let all: Vec<_> = functions
+                .iter()
+                .map(|f| liveness_json(&program, f))
+                .collect();
+            serde_json::to_string_pretty(&json!({ "functions": all }))?
+        }
+    };
+    print_stdout(output.trim_end())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn selected_functions<'p>(program: &'p Program, name: Option<&str>) -> Result<Vec<&'p Function>> {
+    match name {
+        None => Ok(program.functions.iter().collect()),
+        Some(name) => program
+            .func_by_name(name)
+            .map(|id| vec![program.function(id)])
+            .ok_or_else(|| anyhow!("no function or kernel named '{name}' in this file")),
+    }
+}
+
+fn liveness_text(program: &Program, f: &Function) -> String {
+    let block = |b: ir::BlockId| ir::print::block_name(f, b);
+    let reg = |r: ir::RegId| f.reg(r).name.clone();
+    let inst = |i: ir::InstId| ir::print::inst_to_string(Some(program), f, f.inst(i));
+    let names = Namer {
+        block: &block,
+        reg: &reg,
+        inst: &inst,
+    };
+    Analyses::new().dump(f, AnalysisSet::of(&[AnalysisKind::Liveness]), &names)
+}
+
+fn liveness_json(program: &Program, f: &Function) -> serde_json::Value {
+    use ir::{ControlFlowGraph, RegisterEffects};
+    let mut analyses = Analyses::new();
+    let live = analyses.liveness(f);
+    let reg_names = |set: &ir::analysis::bitset::BitSet<ir::RegId>| -> Vec<String> {
+        set.iter().map(|r| f.reg(r).name.clone()).collect()
+    };
+    let blocks: Vec<_> = (0..f.num_blocks())
+        .map(|b| {
+            let b = ir::BlockId::new(b);
+            let insts: Vec<_> = f
+                .block_insts(b)
+                .iter()
+                .map(|&i| {
+                    let uses: Vec<_> = f
+                        .uses(i)
+                        .iter()
+                        .zip(live.dead_after_operands(i))
+                        .map(|(&r, dead)| json!({ "reg": f.reg(r).name, "dead_after": dead }))
+                        .collect();
+                    json!({
+                        "inst": ir::print::inst_to_string(Some(program), f, f.inst(i)),
+                        "uses": uses,
+                        "pressure": live.pressure_at(i),
+                    })
+                })
+                .collect();
+            json!({
+                "block": ir::print::block_name(f, b),
+                "live_in": reg_names(live.live_in(b)),
+                "live_out": reg_names(live.live_out(b)),
+                "instructions": insts,
+            })
+        })
+        .collect();
+    json!({ "name": f.name, "blocks": blocks })
+}

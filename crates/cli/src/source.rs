@@ -1,0 +1,40 @@
+//! Reading PTX files and turning them into IR, with errors that name the file.
+
+use anyhow::{Context, Result};
+use std::path::Path;
+
+/// A PTX file read from disk, with its display name for diagnostics.
+pub struct PtxSource {
+    pub name: String,
+    pub text: String,
+}
+
+impl PtxSource {
+    pub fn read(path: &Path) -> Result<PtxSource> {
+        let bytes =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        // PTX is ASCII; a stray non-UTF-8 byte becomes U+FFFD and the parser reports it
+        // at its position instead of us refusing the whole file.
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        Ok(PtxSource {
+            name: path.display().to_string(),
+            text,
+        })
+    }
+}
+
+/// Writes `text` and a newline to stdout. A closed pipe (`regsim ... | head`) ends the
+/// program quietly, as Unix tools do, instead of panicking like `println!`.
+pub fn print_stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => Err(e).context("cannot write to stdout"),
+    }
+}
