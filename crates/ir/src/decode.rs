@@ -345,15 +345,15 @@ impl FnLower<'_, '_> {
                 name.span,
                 format!("'{}' is not a register", name.name),
             )),
-            (None, _) => {
-                let (base, c) = split_component(&name.name);
-                if SpecialReg::from_name(base, c.and_then(dim_of)).is_some() {
+            (None, component) => {
+                let (base, c) = match component {
+                    Some(c) => (name.name.as_str(), Some(c)),
+                    None => split_component(&name.name),
+                };
+                if let Some(s) = SpecialReg::from_name(base, c.and_then(dim_of)) {
                     Err(DecodeError::at(
                         name.span,
-                        format!(
-                            "special register '{}' is only allowed in 'mov' and 'cvt'",
-                            name.name
-                        ),
+                        format!("special register '{s}' is only allowed in 'mov' and 'cvt'"),
                     ))
                 } else {
                     Err(DecodeError::at(
@@ -1533,7 +1533,9 @@ impl FnLower<'_, '_> {
         })
     }
 
-    fn mem_order(&self, m: &mut Mods<'_>) -> Result<MemOrder> {
+    /// `.volatile`, `.mmio.relaxed.sys`, or `.sem.scope`. Atomics may write a scope alone
+    /// (`atom.sys.add`), which is relaxed at that scope.
+    fn mem_order(&self, m: &mut Mods<'_>, scope_alone: bool) -> Result<MemOrder> {
         let volatile = m.flag(Flag::Volatile);
         let weak = m.flag(Flag::Weak);
         let mmio = m.flag(Flag::Mmio);
@@ -1554,6 +1556,7 @@ impl FnLower<'_, '_> {
                 2 => MemOrder::Release(scope),
                 _ => MemOrder::AcqRel(scope),
             },
+            (false, false, false, None, Some(scope)) if scope_alone => MemOrder::Relaxed(scope),
             (false, false, false, Some(_), None) => {
                 return Err(DecodeError::new(
                     "a memory-ordering qualifier needs a scope",
@@ -1565,7 +1568,7 @@ impl FnLower<'_, '_> {
 
     fn decode_ld_st(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
         let opc = inst.opcode;
-        let order = self.mem_order(m)?;
+        let order = self.mem_order(m, false)?;
         let space = match m.space() {
             None => Space::Generic,
             Some(s) => space_of(s)
@@ -1665,7 +1668,7 @@ impl FnLower<'_, '_> {
 
     fn decode_atomic(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
         let opc = inst.opcode;
-        let order = match self.mem_order(m)? {
+        let order = match self.mem_order(m, true)? {
             MemOrder::Weak => MemOrder::Relaxed(Scope::Gpu),
             o @ (MemOrder::Relaxed(_)
             | MemOrder::Acquire(_)
@@ -1676,12 +1679,6 @@ impl FnLower<'_, '_> {
                     "'{opc}' cannot be .volatile or .mmio"
                 )))
             }
-        };
-        // A scope without a semantics (`atom.sys.add`) is relaxed at that scope.
-        let order = match (order, m.scope()) {
-            (MemOrder::Relaxed(Scope::Gpu), Some(s)) => MemOrder::Relaxed(s),
-            (o, None) => o,
-            (_, Some(_)) => return Err(DecodeError::new("repeated scope")),
         };
         let space = match m.space() {
             None => Space::Generic,
@@ -2231,3 +2228,7 @@ mod tests {
         assert!(immediate_bits(Immediate::F32(0x3F80_0000), F16).is_err());
     }
 }
+
+#[cfg(test)]
+#[path = "decode_tests.rs"]
+mod decode_tests;

@@ -704,3 +704,7 @@ fn init_bits(imm: Immediate, ty: ScalarType) -> Result<u64, String> {
         _ => crate::decode::immediate_bits(imm, ty),
     }
 }
+
+#[cfg(test)]
+#[path = "lower_tests.rs"]
+mod lower_tests;

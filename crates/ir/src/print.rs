@@ -232,6 +232,12 @@ pub fn inst_to_string(program: Option<&Program>, f: &Function, inst: &Inst) -> S
                 write_operand(&mut out, p, f, e, None);
             }
         }
+        Op::Txq { .. } => {
+            write_list(&mut out, p, f, dsts, None, ", ");
+            out.push_str(", [");
+            write_list(&mut out, p, f, srcs, None, ", ");
+            out.push(']');
+        }
         _ => {
             let pair = matches!(
                 inst.op,

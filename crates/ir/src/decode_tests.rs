@@ -1,0 +1,809 @@
+//! Decoding tests: each instruction is lowered inside a small kernel and printed back; the
+//! printed form shows the decoded op, its modifiers in canonical order and the resolved
+//! operands. Negative cases assert the located error message.
+
+use crate::op::*;
+use crate::print::inst_to_string;
+use crate::{lower, Function, Operand, Program};
+
+const HEADER: &str = "\
+.version 7.8
+.target sm_70
+.address_size 64
+.global .align 4 .b8 gbuf[64];
+.global .texref tref;
+.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{
+  .reg .pred %p<4>;
+  .reg .b16 %h<4>;
+  .reg .b32 %r<8>;
+  .reg .f32 %f<8>;
+  .reg .b64 %rd<8>;
+  .reg .f64 %fd<4>;
+  .reg .u32 %u<4>;
+  .reg .s32 %s<4>;
+  .reg .u64 %ud<4>;
+  .reg .b8 %c<2>;
+  .reg .f16x2 %hh<2>;
+  .shared .align 4 .b8 sbuf[128];
+";
+
+/// Source of a kernel whose body is `body` followed by `ret`.
+fn kernel_source(body: &str) -> String {
+    format!("{HEADER}{body}\n  ret;\n}}\n")
+}
+
+fn lower_body(body: &str) -> Result<Program, String> {
+    let src = kernel_source(body);
+    let module = ptx::parse("t.ptx", &src).map_err(|e| format!("parse: {e}"))?;
+    lower(&module, "t.ptx", &src).map_err(|e| e.to_string())
+}
+
+fn kernel(p: &Program) -> &Function {
+    &p.functions[0]
+}
+
+/// Decodes one instruction and prints it back.
+fn roundtrip(inst: &str) -> String {
+    let p = lower_body(inst).unwrap_or_else(|e| panic!("{inst}: {e}"));
+    let f = kernel(&p);
+    assert_eq!(f.insts.len(), 2, "{inst}");
+    crate::verify(f).unwrap_or_else(|e| panic!("{inst}: {e:?}"));
+    inst_to_string(Some(&p), f, &f.insts[0])
+}
+
+fn op_of(inst: &str) -> Op {
+    let p = lower_body(inst).unwrap_or_else(|e| panic!("{inst}: {e}"));
+    kernel(&p).insts[0].op.clone()
+}
+
+fn error_of(inst: &str) -> String {
+    match lower_body(inst) {
+        Ok(_) => panic!("{inst}: lowered without error"),
+        Err(e) => e,
+    }
+}
+
+#[track_caller]
+fn check_all(cases: &[(&str, &str)]) {
+    for (input, expected) in cases {
+        assert_eq!(roundtrip(input), *expected, "input: {input}");
+    }
+}
+
+#[test]
+fn integer_arithmetic() {
+    check_all(&[
+        ("add.s32 %r1, %r2, -1;", "add.s32 %r1, %r2, -1;"),
+        ("add.sat.s32 %s1, %r2, 5;", "add.sat.s32 %s1, %r2, 5;"),
+        ("add.cc.u32 %r1, %r2, %r3;", "add.cc.u32 %r1, %r2, %r3;"),
+        ("addc.cc.u32 %r1, %r2, %r3;", "addc.cc.u32 %r1, %r2, %r3;"),
+        ("addc.u32 %r1, %r2, %r3;", "addc.u32 %r1, %r2, %r3;"),
+        (
+            "sub.cc.u64 %rd1, %rd2, %rd3;",
+            "sub.cc.u64 %rd1, %rd2, %rd3;",
+        ),
+        ("subc.u64 %rd1, %rd2, 1;", "subc.u64 %rd1, %rd2, 1;"),
+        ("add.u16 %h1, %h2, 0xFFFF;", "add.u16 %h1, %h2, 65535;"),
+        ("mul.lo.s32 %r1, %r2, %r3;", "mul.lo.s32 %r1, %r2, %r3;"),
+        ("mul.hi.u32 %r1, %r2, %r3;", "mul.hi.u32 %r1, %r2, %r3;"),
+        ("mul.wide.s32 %rd1, %r2, 4;", "mul.wide.s32 %rd1, %r2, 4;"),
+        ("mul.wide.u16 %r1, %h2, %h3;", "mul.wide.u16 %r1, %h2, %h3;"),
+        (
+            "mad.lo.s32 %r1, %r2, %r3, %r4;",
+            "mad.lo.s32 %r1, %r2, %r3, %r4;",
+        ),
+        (
+            "mad.wide.u32 %rd1, %r2, %r3, %rd4;",
+            "mad.wide.u32 %rd1, %r2, %r3, %rd4;",
+        ),
+        (
+            "mad.hi.sat.s32 %r1, %r2, %r3, %r4;",
+            "mad.hi.sat.s32 %r1, %r2, %r3, %r4;",
+        ),
+        (
+            "mad.lo.cc.u32 %r1, %r2, %r3, %r4;",
+            "mad.lo.cc.u32 %r1, %r2, %r3, %r4;",
+        ),
+        (
+            "madc.hi.cc.u32 %r1, %r2, %r3, %r4;",
+            "madc.hi.cc.u32 %r1, %r2, %r3, %r4;",
+        ),
+        ("mul24.lo.u32 %r1, %r2, %r3;", "mul24.lo.u32 %r1, %r2, %r3;"),
+        (
+            "mad24.hi.sat.s32 %r1, %r2, %r3, %r4;",
+            "mad24.hi.sat.s32 %r1, %r2, %r3, %r4;",
+        ),
+        ("sad.u32 %r1, %r2, %r3, %r4;", "sad.u32 %r1, %r2, %r3, %r4;"),
+        ("div.u32 %r1, %r2, %r3;", "div.u32 %r1, %r2, %r3;"),
+        ("div.s64 %rd1, %rd2, %rd3;", "div.s64 %rd1, %rd2, %rd3;"),
+        ("rem.s32 %r1, %r2, 7;", "rem.s32 %r1, %r2, 7;"),
+        ("min.u32 %r1, %r2, %r3;", "min.u32 %r1, %r2, %r3;"),
+        ("max.relu.s32 %r1, %r2, %r3;", "max.relu.s32 %r1, %r2, %r3;"),
+        ("abs.s32 %r1, %r2;", "abs.s32 %r1, %r2;"),
+        ("neg.s64 %rd1, %rd2;", "neg.s64 %rd1, %rd2;"),
+    ]);
+}
+
+#[test]
+fn logic_and_bit_manipulation() {
+    check_all(&[
+        ("and.b32 %r1, %r2, 255;", "and.b32 %r1, %r2, 255;"),
+        ("or.pred %p1, %p2, %p3;", "or.pred %p1, %p2, %p3;"),
+        ("and.pred %p1, !%p2, %p3;", "and.pred %p1, !%p2, %p3;"),
+        ("xor.b64 %rd1, %rd2, %rd3;", "xor.b64 %rd1, %rd2, %rd3;"),
+        ("not.b32 %r1, %r2;", "not.b32 %r1, %r2;"),
+        ("not.pred %p1, %p2;", "not.pred %p1, %p2;"),
+        ("cnot.b32 %r1, %r2;", "cnot.b32 %r1, %r2;"),
+        (
+            "lop3.b32 %r1, %r2, %r3, %r4, 0x96;",
+            "lop3.b32 %r1, %r2, %r3, %r4, 150;",
+        ),
+        ("shl.b32 %r1, %r2, 3;", "shl.b32 %r1, %r2, 3;"),
+        ("shr.s32 %r1, %r2, %r3;", "shr.s32 %r1, %r2, %r3;"),
+        ("shr.u64 %rd1, %rd2, %r3;", "shr.u64 %rd1, %rd2, %r3;"),
+        ("bfe.u32 %r1, %r2, 8, 4;", "bfe.u32 %r1, %r2, 8, 4;"),
+        (
+            "bfi.b32 %r1, %r2, %r3, 0, 8;",
+            "bfi.b32 %r1, %r2, %r3, 0, 8;",
+        ),
+        ("bfind.u32 %r1, %r2;", "bfind.u32 %r1, %r2;"),
+        (
+            "bfind.shiftamt.s64 %r1, %rd2;",
+            "bfind.shiftamt.s64 %r1, %rd2;",
+        ),
+        ("popc.b64 %r1, %rd2;", "popc.b64 %r1, %rd2;"),
+        ("clz.b32 %r1, %r2;", "clz.b32 %r1, %r2;"),
+        ("brev.b32 %r1, %r2;", "brev.b32 %r1, %r2;"),
+        (
+            "prmt.b32 %r1, %r2, %r3, 0x3210;",
+            "prmt.b32 %r1, %r2, %r3, 12816;",
+        ),
+        (
+            "prmt.b32.f4e %r1, %r2, %r3, %r4;",
+            "prmt.b32.f4e %r1, %r2, %r3, %r4;",
+        ),
+        (
+            "dp4a.u32.u32 %r1, %r2, %r3, %r4;",
+            "dp4a.u32.u32 %r1, %r2, %r3, %r4;",
+        ),
+        (
+            "dp4a.s32.u32 %r1, %r2, %r3, %r4;",
+            "dp4a.s32.u32 %r1, %r2, %r3, %r4;",
+        ),
+        (
+            "dp2a.hi.s32.s32 %r1, %r2, %r3, %r4;",
+            "dp2a.hi.s32.s32 %r1, %r2, %r3, %r4;",
+        ),
+        (
+            "shf.l.wrap.b32 %r1, %r2, %r3, %r4;",
+            "shf.l.wrap.b32 %r1, %r2, %r3, %r4;",
+        ),
+        (
+            "shf.r.clamp.b32 %r1, %r2, %r3, 5;",
+            "shf.r.clamp.b32 %r1, %r2, %r3, 5;",
+        ),
+    ]);
+}
+
+#[test]
+fn floating_point() {
+    check_all(&[
+        (
+            "add.f32 %f1, %f2, 0f3F800000;",
+            "add.f32 %f1, %f2, 0f3F800000;",
+        ),
+        (
+            "add.ftz.rn.f32 %f1, %f2, %f3;",
+            "add.rn.ftz.f32 %f1, %f2, %f3;",
+        ),
+        (
+            "sub.rz.f64 %fd1, %fd2, %fd3;",
+            "sub.rz.f64 %fd1, %fd2, %fd3;",
+        ),
+        (
+            "mul.rn.sat.f32 %f1, %f2, %f3;",
+            "mul.rn.sat.f32 %f1, %f2, %f3;",
+        ),
+        (
+            "fma.rn.f32 %f1, %f2, %f3, %f4;",
+            "fma.rn.f32 %f1, %f2, %f3, %f4;",
+        ),
+        (
+            "mad.rn.f64 %fd1, %fd2, %fd3, %fd1;",
+            "fma.rn.f64 %fd1, %fd2, %fd3, %fd1;",
+        ),
+        (
+            "add.rn.f16x2 %hh1, %hh1, %r1;",
+            "add.rn.f16x2 %hh1, %hh1, %r1;",
+        ),
+        (
+            "fma.rn.f16 %h1, %h2, %h3, %h1;",
+            "fma.rn.f16 %h1, %h2, %h3, %h1;",
+        ),
+        ("div.rn.f32 %f1, %f2, %f3;", "div.rn.f32 %f1, %f2, %f3;"),
+        (
+            "div.approx.ftz.f32 %f1, %f2, %f3;",
+            "div.approx.ftz.f32 %f1, %f2, %f3;",
+        ),
+        ("div.full.f32 %f1, %f2, %f3;", "div.full.f32 %f1, %f2, %f3;"),
+        (
+            "div.rn.f64 %fd1, %fd2, %fd3;",
+            "div.rn.f64 %fd1, %fd2, %fd3;",
+        ),
+        ("rcp.rn.f32 %f1, %f2;", "rcp.rn.f32 %f1, %f2;"),
+        (
+            "rcp.approx.ftz.f64 %fd1, %fd2;",
+            "rcp.approx.ftz.f64 %fd1, %fd2;",
+        ),
+        ("sqrt.approx.f32 %f1, %f2;", "sqrt.approx.f32 %f1, %f2;"),
+        ("sqrt.rn.f64 %fd1, %fd2;", "sqrt.rn.f64 %fd1, %fd2;"),
+        (
+            "rsqrt.approx.ftz.f32 %f1, %f2;",
+            "rsqrt.approx.ftz.f32 %f1, %f2;",
+        ),
+        ("sin.approx.f32 %f1, %f2;", "sin.approx.f32 %f1, %f2;"),
+        (
+            "cos.approx.ftz.f32 %f1, %f2;",
+            "cos.approx.ftz.f32 %f1, %f2;",
+        ),
+        (
+            "ex2.approx.ftz.f32 %f1, %f2;",
+            "ex2.approx.ftz.f32 %f1, %f2;",
+        ),
+        ("lg2.approx.f32 %f1, %f2;", "lg2.approx.f32 %f1, %f2;"),
+        ("tanh.approx.f32 %f1, %f2;", "tanh.approx.f32 %f1, %f2;"),
+        ("min.f32 %f1, %f2, %f3;", "min.f32 %f1, %f2, %f3;"),
+        ("max.NaN.f32 %f1, %f2, %f3;", "max.NaN.f32 %f1, %f2, %f3;"),
+        ("abs.ftz.f32 %f1, %f2;", "abs.ftz.f32 %f1, %f2;"),
+        ("neg.f64 %fd1, %fd2;", "neg.f64 %fd1, %fd2;"),
+        ("copysign.f32 %f1, %f2, %f3;", "copysign.f32 %f1, %f2, %f3;"),
+        ("testp.finite.f32 %p1, %f2;", "testp.finite.f32 %p1, %f2;"),
+        // Decimal (f64) literals in f32 slots are rounded to f32; 0f literals widen to f64.
+        ("mov.f32 %f1, 1.5;", "mov.f32 %f1, 0f3FC00000;"),
+        (
+            "mov.f64 %fd1, 0f3F800000;",
+            "mov.f64 %fd1, 0d3FF0000000000000;",
+        ),
+        // Bit registers carry floats.
+        ("add.f32 %f1, %r1, %f2;", "add.f32 %f1, %r1, %f2;"),
+    ]);
+}
+
+#[test]
+fn comparison_and_selection() {
+    check_all(&[
+        ("setp.ge.s32 %p1, %r1, %r2;", "setp.ge.s32 %p1, %r1, %r2;"),
+        ("setp.lo.u32 %p1, %r1, 5;", "setp.lo.u32 %p1, %r1, 5;"),
+        ("setp.ne.b32 %p1, %r1, 0;", "setp.ne.b32 %p1, %r1, 0;"),
+        (
+            "setp.gtu.ftz.f32 %p1, %f1, %f2;",
+            "setp.gtu.ftz.f32 %p1, %f1, %f2;",
+        ),
+        (
+            "setp.lt.and.s32 %p1|%p2, %r1, %r2, !%p3;",
+            "setp.lt.and.s32 %p1|%p2, %r1, %r2, !%p3;",
+        ),
+        (
+            "setp.nan.f64 %p1, %fd1, %fd2;",
+            "setp.nan.f64 %p1, %fd1, %fd2;",
+        ),
+        (
+            "set.eq.u32.s32 %r1, %r2, %r3;",
+            "set.eq.u32.s32 %r1, %r2, %r3;",
+        ),
+        (
+            "set.lt.or.f32.f32 %f1, %f2, %f3, %p1;",
+            "set.lt.or.f32.f32 %f1, %f2, %f3, %p1;",
+        ),
+        (
+            "selp.b32 %r1, %r2, %r3, %p1;",
+            "selp.b32 %r1, %r2, %r3, %p1;",
+        ),
+        (
+            "selp.f32 %f1, %f2, 0f00000000, !%p1;",
+            "selp.f32 %f1, %f2, 0f00000000, !%p1;",
+        ),
+        (
+            "slct.s32.f32 %r1, %r2, %r3, %f1;",
+            "slct.s32.f32 %r1, %r2, %r3, %f1;",
+        ),
+    ]);
+}
+
+#[test]
+fn moves_and_conversions() {
+    check_all(&[
+        ("mov.u32 %r1, %tid.x;", "mov.u32 %r1, %tid.x;"),
+        ("mov.u32 %r1, %ctaid.z;", "mov.u32 %r1, %ctaid.z;"),
+        ("mov.u16 %h1, %ntid.y;", "mov.u16 %h1, %ntid.y;"),
+        ("mov.u32 %r1, %laneid;", "mov.u32 %r1, %laneid;"),
+        ("mov.u32 %r1, %lanemask_lt;", "mov.u32 %r1, %lanemask_lt;"),
+        ("mov.u64 %rd1, %clock64;", "mov.u64 %rd1, %clock64;"),
+        ("mov.u64 %rd1, %globaltimer;", "mov.u64 %rd1, %globaltimer;"),
+        ("mov.u32 %r1, %envreg3;", "mov.u32 %r1, %envreg3;"),
+        (
+            "mov.u32 %r1, %dynamic_smem_size;",
+            "mov.u32 %r1, %dynamic_smem_size;",
+        ),
+        ("mov.b64 %rd1, {%r1, %r2};", "mov.b64 %rd1, {%r1, %r2};"),
+        ("mov.b64 {%r1, %r2}, %rd1;", "mov.b64 {%r1, %r2}, %rd1;"),
+        ("mov.b32 {%h1, _}, %r1;", "mov.b32 {%h1, _}, %r1;"),
+        ("mov.u64 %rd1, gbuf;", "mov.u64 %rd1, gbuf;"),
+        ("mov.u32 %r1, sbuf;", "mov.u32 %r1, sbuf;"),
+        ("mov.u64 %rd1, gbuf+8;", "mov.u64 %rd1, gbuf+8;"),
+        ("mov.u64 %rd1, k_param_0;", "mov.u64 %rd1, k_param_0;"),
+        ("mov.pred %p1, 1;", "mov.pred %p1, 1;"),
+        ("cvt.rn.f32.s32 %f1, %r1;", "cvt.rn.f32.s32 %f1, %r1;"),
+        ("cvt.rzi.s32.f32 %r1, %f1;", "cvt.rzi.s32.f32 %r1, %f1;"),
+        ("cvt.rni.f32.f32 %f1, %f2;", "cvt.rni.f32.f32 %f1, %f2;"),
+        ("cvt.f64.f32 %fd1, %f1;", "cvt.f64.f32 %fd1, %f1;"),
+        (
+            "cvt.rn.ftz.sat.f32.f64 %f1, %fd1;",
+            "cvt.rn.ftz.sat.f32.f64 %f1, %fd1;",
+        ),
+        ("cvt.u64.u32 %rd1, %r1;", "cvt.u64.u32 %rd1, %r1;"),
+        ("cvt.s32.s8 %r1, %r2;", "cvt.s32.s8 %r1, %r2;"),
+        ("cvt.u32.u16 %r1, %h1;", "cvt.u32.u16 %r1, %h1;"),
+        ("cvt.u16.u32 %h1, %r1;", "cvt.u16.u32 %h1, %r1;"),
+        ("cvt.u64.u32 %rd1, %tid.x;", "cvt.u64.u32 %rd1, %tid.x;"),
+        ("cvt.f32.f16 %f1, %h1;", "cvt.f32.f16 %f1, %h1;"),
+        ("cvt.rn.f16.f32 %h1, %f1;", "cvt.rn.f16.f32 %h1, %f1;"),
+        (
+            "cvt.rn.f16x2.f32 %r1, %f1, %f2;",
+            "cvt.rn.f16x2.f32 %r1, %f1, %f2;",
+        ),
+        (
+            "cvt.rn.relu.bf16.f32 %h1, %f1;",
+            "cvt.rn.relu.bf16.f32 %h1, %f1;",
+        ),
+        (
+            "cvta.to.global.u64 %rd1, %rd2;",
+            "cvta.to.global.u64 %rd1, %rd2;",
+        ),
+        ("cvta.shared.u64 %rd1, %rd2;", "cvta.shared.u64 %rd1, %rd2;"),
+        ("cvta.global.u64 %rd1, gbuf;", "cvta.global.u64 %rd1, gbuf;"),
+        ("isspacep.shared %p1, %rd1;", "isspacep.shared %p1, %rd1;"),
+    ]);
+}
+
+#[test]
+fn memory_access() {
+    check_all(&[
+        (
+            "ld.param.u64 %rd1, [k_param_0];",
+            "ld.param.u64 %rd1, [k_param_0];",
+        ),
+        (
+            "ld.param.u32 %r1, [k_param_1];",
+            "ld.param.u32 %r1, [k_param_1];",
+        ),
+        (
+            "ld.global.f32 %f1, [%rd1+16];",
+            "ld.global.f32 %f1, [%rd1+16];",
+        ),
+        (
+            "ld.global.nc.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1];",
+            "ld.global.nc.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1];",
+        ),
+        (
+            "ld.shared.v2.u32 {%r1, _}, [%r2+-4];",
+            "ld.shared.v2.u32 {%r1, _}, [%r2-4];",
+        ),
+        (
+            "ld.shared.f32 %f1, [sbuf+4];",
+            "ld.shared.f32 %f1, [sbuf+4];",
+        ),
+        ("ld.local.u8 %r1, [%rd1];", "ld.local.u8 %r1, [%rd1];"),
+        ("ld.global.u8 %c1, [%rd1];", "ld.global.u8 %c1, [%rd1];"),
+        ("ld.const.u32 %r1, [100];", "ld.const.u32 %r1, [100];"),
+        ("ld.u32 %r1, [%rd1];", "ld.u32 %r1, [%rd1];"),
+        (
+            "ld.volatile.shared.u32 %r1, [%r2];",
+            "ld.volatile.shared.u32 %r1, [%r2];",
+        ),
+        (
+            "ld.acquire.gpu.global.u32 %r1, [%rd2];",
+            "ld.acquire.gpu.global.u32 %r1, [%rd2];",
+        ),
+        (
+            "ld.relaxed.sys.u64 %rd1, [%rd2];",
+            "ld.relaxed.sys.u64 %rd1, [%rd2];",
+        ),
+        (
+            "ld.global.cg.u32 %r1, [%rd2];",
+            "ld.global.cg.u32 %r1, [%rd2];",
+        ),
+        (
+            "ld.global.cs.u32 %r1, [%rd2];",
+            "ld.global.cs.u32 %r1, [%rd2];",
+        ),
+        ("ld.global.u32 %rd1, [%rd2];", "ld.global.u32 %rd1, [%rd2];"),
+        ("ldu.global.f32 %f1, [%rd1];", "ldu.global.f32 %f1, [%rd1];"),
+        ("st.global.f32 [%rd1], %f1;", "st.global.f32 [%rd1], %f1;"),
+        ("st.global.u32 [%rd1], 5;", "st.global.u32 [%rd1], 5;"),
+        (
+            "st.shared.v2.f32 [%r1+8], {%f1, %f2};",
+            "st.shared.v2.f32 [%r1+8], {%f1, %f2};",
+        ),
+        ("st.global.u8 [%rd1], %rd2;", "st.global.u8 [%rd1], %rd2;"),
+        (
+            "st.release.gpu.global.u32 [%rd1], %r1;",
+            "st.release.gpu.global.u32 [%rd1], %r1;",
+        ),
+        (
+            "st.volatile.global.u32 [%rd1], %r1;",
+            "st.volatile.global.u32 [%rd1], %r1;",
+        ),
+        (
+            "st.global.wt.u32 [%rd1], %r1;",
+            "st.global.wt.u32 [%rd1], %r1;",
+        ),
+        (
+            "st.global.f32 [%rd1], 0f3F800000;",
+            "st.global.f32 [%rd1], 0f3F800000;",
+        ),
+        ("prefetch.global.L2 [%rd1];", "prefetch.global.L2 [%rd1];"),
+        ("prefetchu.L1 [%rd1];", "prefetchu.L1 [%rd1];"),
+    ]);
+}
+
+#[test]
+fn atomics_and_reductions() {
+    check_all(&[
+        (
+            "atom.global.add.u32 %r1, [%rd1], 1;",
+            "atom.relaxed.gpu.global.add.u32 %r1, [%rd1], 1;",
+        ),
+        (
+            "atom.shared.add.f32 %f1, [%r1], %f2;",
+            "atom.relaxed.gpu.shared.add.f32 %f1, [%r1], %f2;",
+        ),
+        (
+            "atom.add.u64 %rd1, [%rd2], %rd3;",
+            "atom.relaxed.gpu.add.u64 %rd1, [%rd2], %rd3;",
+        ),
+        (
+            "atom.global.cas.b32 %r1, [%rd1], %r2, %r3;",
+            "atom.relaxed.gpu.global.cas.b32 %r1, [%rd1], %r2, %r3;",
+        ),
+        (
+            "atom.global.exch.b64 %rd1, [%rd2], %rd3;",
+            "atom.relaxed.gpu.global.exch.b64 %rd1, [%rd2], %rd3;",
+        ),
+        (
+            "atom.global.inc.u32 %r1, [%rd1], 15;",
+            "atom.relaxed.gpu.global.inc.u32 %r1, [%rd1], 15;",
+        ),
+        (
+            "atom.global.max.s32 %r1, [%rd1], %r2;",
+            "atom.relaxed.gpu.global.max.s32 %r1, [%rd1], %r2;",
+        ),
+        (
+            "atom.sys.global.or.b32 %r1, [%rd1], %r2;",
+            "atom.relaxed.sys.global.or.b32 %r1, [%rd1], %r2;",
+        ),
+        (
+            "atom.acq_rel.gpu.global.add.u32 %r1, [%rd1], %r2;",
+            "atom.acq_rel.gpu.global.add.u32 %r1, [%rd1], %r2;",
+        ),
+        (
+            "atom.global.add.noftz.f16 %h1, [%rd1], %h2;",
+            "atom.relaxed.gpu.global.add.f16 %h1, [%rd1], %h2;",
+        ),
+        (
+            "red.global.add.u32 [%rd1], %r1;",
+            "red.relaxed.gpu.global.add.u32 [%rd1], %r1;",
+        ),
+        (
+            "red.shared.min.s32 [%r1], %r2;",
+            "red.relaxed.gpu.shared.min.s32 [%r1], %r2;",
+        ),
+    ]);
+}
+
+#[test]
+fn synchronisation_and_warp_operations() {
+    check_all(&[
+        ("bar.sync 0;", "bar.sync.aligned 0;"),
+        ("bar.sync 1, 64;", "bar.sync.aligned 1, 64;"),
+        ("barrier.sync %r1;", "bar.sync %r1;"),
+        ("barrier.sync.aligned 0;", "bar.sync.aligned 0;"),
+        ("bar.arrive 1, 64;", "bar.arrive.aligned 1, 64;"),
+        (
+            "bar.red.popc.u32 %r1, 0, %p1;",
+            "bar.red.popc.aligned.u32 %r1, 0, %p1;",
+        ),
+        (
+            "bar.red.and.pred %p1, 0, !%p2;",
+            "bar.red.and.aligned.pred %p1, 0, !%p2;",
+        ),
+        ("bar.warp.sync -1;", "bar.warp.sync 0xFFFFFFFF;"),
+        ("membar.gl;", "fence.sc.gpu;"),
+        ("membar.cta;", "fence.sc.cta;"),
+        ("fence.acq_rel.sys;", "fence.acq_rel.sys;"),
+        (
+            "shfl.sync.idx.b32 %r1, %r2, 0, 31, -1;",
+            "shfl.sync.idx.b32 %r1, %r2, 0, 31, 0xFFFFFFFF;",
+        ),
+        (
+            "shfl.sync.down.b32 %r1|%p1, %r2, 1, 31, %r3;",
+            "shfl.sync.down.b32 %r1|%p1, %r2, 1, 31, %r3;",
+        ),
+        (
+            "shfl.bfly.b32 %r1, %r2, 1, 31;",
+            "shfl.bfly.b32 %r1, %r2, 1, 31;",
+        ),
+        (
+            "vote.sync.ballot.b32 %r1, %p1, -1;",
+            "vote.sync.ballot.b32 %r1, %p1, 0xFFFFFFFF;",
+        ),
+        (
+            "vote.sync.all.pred %p1, !%p2, %r1;",
+            "vote.sync.all.pred %p1, !%p2, %r1;",
+        ),
+        ("vote.any.pred %p1, %p2;", "vote.any.pred %p1, %p2;"),
+        (
+            "vote.sync.uni.pred %p1, %p2, -1;",
+            "vote.sync.uni.pred %p1, %p2, 0xFFFFFFFF;",
+        ),
+        (
+            "match.any.sync.b32 %r1, %r2, -1;",
+            "match.any.sync.b32 %r1, %r2, 0xFFFFFFFF;",
+        ),
+        (
+            "match.all.sync.b64 %r1|%p1, %rd2, %r3;",
+            "match.all.sync.b64 %r1|%p1, %rd2, %r3;",
+        ),
+        ("activemask.b32 %r1;", "activemask.b32 %r1;"),
+        (
+            "redux.sync.add.s32 %r1, %r2, -1;",
+            "redux.sync.add.s32 %r1, %r2, 0xFFFFFFFF;",
+        ),
+        (
+            "redux.sync.xor.b32 %r1, %r2, %r3;",
+            "redux.sync.xor.b32 %r1, %r2, %r3;",
+        ),
+        ("nanosleep.u32 100;", "nanosleep.u32 100;"),
+        ("brkpt;", "brkpt;"),
+    ]);
+}
+
+#[test]
+fn textures() {
+    check_all(&[
+        (
+            "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tref, {%f5, %f6}];",
+            "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tref, {%f5, %f6}];",
+        ),
+        (
+            "tex.1d.v4.s32.s32 {%r1, %r2, %r3, %r4}, [%rd1, {%r5}];",
+            "tex.1d.v4.s32.s32 {%r1, %r2, %r3, %r4}, [%rd1, {%r5}];",
+        ),
+        (
+            "tex.level.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tref, {%f5, %f6}], %f7;",
+            "tex.2d.v4.level.f32.f32 {%f1, %f2, %f3, %f4}, [tref, {%f5, %f6}], %f7;",
+        ),
+        (
+            "tld4.r.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [tref, {%f5, %f6}];",
+            "tld4.r.2d.f32.f32 {%f1, %f2, %f3, %f4}, [tref, {%f5, %f6}];",
+        ),
+        ("txq.width.b32 %r1, [tref];", "txq.width.b32 %r1, [tref];"),
+    ]);
+}
+
+#[test]
+fn decoded_fields_are_typed() {
+    assert_eq!(
+        op_of("setp.lt.and.ftz.f32 %p1, %f1, %f2, %p2;"),
+        Op::Setp {
+            ty: ScalarType::F32,
+            cmp: CmpOp::Lt,
+            ftz: true,
+            combine: Some(BoolOp::And)
+        }
+    );
+    assert_eq!(
+        op_of("ld.global.nc.v2.u64 {%rd1, %rd2}, [%rd3];"),
+        Op::Ld(MemAccess {
+            space: Space::Global,
+            ty: ScalarType::U64,
+            lanes: 2,
+            order: MemOrder::Weak,
+            cache: CacheOp::Default,
+            nc: true,
+        })
+    );
+    assert_eq!(
+        op_of("cvt.rzi.sat.u8.f32 %r1, %f1;"),
+        Op::Cvt {
+            dst: ScalarType::U8,
+            src: ScalarType::F32,
+            rounding: Some(Rounding::Rzi),
+            ftz: false,
+            sat: true,
+            relu: false
+        }
+    );
+    assert_eq!(
+        op_of("atom.acquire.sys.shared.exch.b32 %r1, [%r2], %r3;"),
+        Op::Atom(Atomic {
+            space: Space::Shared,
+            op: AtomOp::Exch,
+            ty: ScalarType::B32,
+            order: MemOrder::Acquire(Scope::Sys)
+        })
+    );
+    assert_eq!(
+        op_of("mul.wide.u32 %rd1, %r1, %r2;"),
+        Op::Mul {
+            ty: ScalarType::U32,
+            mode: MulMode::Wide
+        }
+    );
+    assert_eq!(
+        op_of("div.approx.f32 %f1, %f2, %f3;"),
+        Op::FDiv {
+            ty: ScalarType::F32,
+            precision: Precision::Approx,
+            ftz: false
+        }
+    );
+}
+
+#[test]
+fn immediates_are_normalised_to_the_operand_type() {
+    let p = lower_body(
+        "add.s32 %r1, %r2, -1;\n add.u64 %rd1, %rd2, -1;\n mov.f32 %f1, 0d3FF8000000000000;",
+    )
+    .expect("lowers");
+    let f = kernel(&p);
+    assert_eq!(f.srcs(crate::InstId(0))[1], Operand::Imm(0xFFFF_FFFF));
+    assert_eq!(f.srcs(crate::InstId(1))[1], Operand::Imm(u64::MAX));
+    assert_eq!(
+        f.srcs(crate::InstId(2))[0],
+        Operand::Imm(1.5f32.to_bits() as u64)
+    );
+}
+
+#[test]
+fn modifiers_are_accepted_in_any_order() {
+    assert_eq!(
+        roundtrip("add.f32.rn.ftz %f1, %f2, %f3;"),
+        "add.rn.ftz.f32 %f1, %f2, %f3;"
+    );
+    assert_eq!(
+        roundtrip("ld.v2.global.f32 {%f1, %f2}, [%rd1];"),
+        "ld.global.v2.f32 {%f1, %f2}, [%rd1];"
+    );
+    assert_eq!(
+        roundtrip("shfl.idx.sync.b32 %r1, %r2, 0, 31, -1;"),
+        "shfl.sync.idx.b32 %r1, %r2, 0, 31, 0xFFFFFFFF;"
+    );
+}
+
+#[test]
+fn rejected_instructions_name_the_problem() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "add.bar.s32 %r1, %r2, %r3;",
+            "unsupported modifier '.bar' on 'add'",
+        ),
+        (
+            "add.rn.rn.f32 %f1, %f2, %f3;",
+            "repeated modifier '.rn' on 'add'",
+        ),
+        ("add.s32 %r1, %r2;", "'add' expects 3 operands, found 2"),
+        ("add.s32 %r1, %r2, %r99;", "undefined register '%r99'"),
+        (
+            "add.u32 %r1, %f1, %r2;",
+            "register '%f1' of type .f32 does not fit a .u32 operand",
+        ),
+        (
+            "add.u32 %rd1, %r1, %r2;",
+            "register '%rd1' of type .b64 does not fit a .u32 operand",
+        ),
+        ("mov.u32 %r1, %rd1;", "does not fit a .u32 operand"),
+        (
+            "ld.global.f32 %fd1, [%rd1];",
+            "register '%fd1' of type .f64 does not fit a .f32 operand",
+        ),
+        ("mov.f32 %f1, 1;", "immediate 1 does not fit a .f32 operand"),
+        (
+            "add.u32 %r1, %r1, 0f3F800000;",
+            "does not fit a .u32 operand",
+        ),
+        (
+            "add.u32 %r1, %tid.x, 1;",
+            "special register '%tid.x' is only allowed in 'mov' and 'cvt'",
+        ),
+        (
+            "mov.u64 %rd1, %tid.x;",
+            "special register '%tid.x' does not fit a .u64 operand",
+        ),
+        ("bra $L_nowhere;", "undefined label '$L_nowhere'"),
+        (
+            "wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1}, [%rd1], 16;",
+            "unsupported instruction 'wmma'",
+        ),
+        (
+            "cp.async.ca.shared.global [%r1], [%rd1], 16;",
+            "unsupported instruction 'cp'",
+        ),
+        (
+            "div.f32 %f1, %f2, %f3;",
+            "a rounding modifier or .approx is required",
+        ),
+        (
+            "cvt.f32.s32 %f1, %r1;",
+            "'cvt.f32.s32' needs a valid rounding modifier",
+        ),
+        (
+            "cvt.rn.f64.f32 %fd1, %f1;",
+            "'.rn' is not allowed on 'cvt.f64.f32'",
+        ),
+        (
+            "setp.lo.s32 %p1, %r1, %r2;",
+            "comparison '.lo' is not valid for .s32",
+        ),
+        (
+            "mul.s32 %r1, %r2, %r3;",
+            "'mul' on integers needs .lo, .hi or .wide",
+        ),
+        (
+            "fma.f32 %f1, %f2, %f3, %f4;",
+            "'fma' needs a rounding modifier",
+        ),
+        (
+            "ld.global.L1::evict_last.u32 %r1, [%rd1];",
+            "unsupported modifier '.L1::evict_last' on 'ld'",
+        ),
+        (
+            "ld.param.u32 %r1, [nosuch];",
+            "undefined symbol or register 'nosuch'",
+        ),
+        ("@%r1 bra $L_x;", "guard '%r1' is not a predicate register"),
+        (
+            "st.global.ca.u32 [%rd1], %r1;",
+            "cache operator '.ca' is not valid on 'st'",
+        ),
+        (
+            "red.global.cas.b32 [%rd1], %r1;",
+            "'red' does not support .cas",
+        ),
+        (
+            "ld.global.f32 %f1, [%f2];",
+            "address register '%f2' must be 32 or 64 bits wide",
+        ),
+    ];
+    for (inst, expected) in cases {
+        let e = error_of(inst);
+        assert!(
+            e.contains(expected),
+            "{inst}:\n  got: {e}\n  expected: {expected}"
+        );
+        assert!(e.starts_with("t.ptx:"), "{e}");
+        assert!(e.contains("in kernel 'k'"), "{e}");
+    }
+}
+
+#[test]
+fn errors_are_located_at_line_and_column() {
+    // The header has 21 lines; the body starts on line 22.
+    let e = error_of("add.s32 %r1, %r2, 1;\n  add.s32 %r1, %r2, %nope;");
+    let first_line = HEADER.lines().count() as u32 + 2;
+    let col = "  add.s32 %r1, %r2, ".len() + 1;
+    assert!(
+        e.starts_with(&format!(
+            "t.ptx:{first_line}:{col}: in kernel 'k': undefined register '%nope'"
+        )),
+        "{e}"
+    );
+    assert!(e.ends_with("(in `add.s32 %r1, %r2, %nope;`)"), "{e}");
+}
+
+#[test]
+fn all_errors_are_reported() {
+    let e = error_of("add.bogus.s32 %r1, %r2, %r3;\n  mul.s32 %r1, %r2, %r3;\n  bra $L_none;");
+    assert_eq!(e.lines().count(), 3, "{e}");
+}
