@@ -35,6 +35,9 @@ pub(crate) struct Problem<'a> {
     /// Spill cost numerator: weighted number of references.
     pub ref_weight: &'a [f64],
     pub spillable: &'a [bool],
+    /// Position of each register's first definition in reverse post-order (registers live
+    /// into the entry first).
+    pub def_order: &'a [u32],
 }
 
 pub(crate) struct Colouring {
@@ -125,6 +128,15 @@ impl<'a> Graph<'a> {
             let next = self.rep[x as usize];
             self.rep[x as usize] = root;
             x = next;
+        }
+        root
+    }
+
+    /// [`Graph::find`] without path compression.
+    fn find_const(&self, r: u32) -> u32 {
+        let mut root = r;
+        while self.rep[root as usize] != root {
+            root = self.rep[root as usize];
         }
         root
     }
@@ -312,6 +324,43 @@ fn is_free(taken: &[(u32, u32)], base: u32, units: u32, k: u32) -> bool {
         && taken.iter().all(|&(s, e)| e <= base || s >= base + units)
 }
 
+/// Colours `order` greedily: a copy partner's register if free, else the lowest free
+/// aligned base. Returns the colour of each representative and the groups left over.
+fn select(
+    g: &Graph,
+    order: impl Iterator<Item = u32>,
+    partners: &[Vec<u32>],
+) -> (Vec<Option<u32>>, Vec<Vec<RegId>>) {
+    let k = g.k;
+    let mut rep_color: Vec<Option<u32>> = vec![None; g.p.adj.len()];
+    let mut uncolored = Vec::new();
+    let mut taken: Vec<(u32, u32)> = Vec::new();
+    for n in order {
+        taken.clear();
+        for &m in &g.nbrs[n as usize] {
+            if let Some(c) = rep_color[m as usize] {
+                taken.push((c, c + g.units(m)));
+            }
+        }
+        taken.sort_unstable();
+        let w = g.units(n);
+        let preferred = partners[n as usize]
+            .iter()
+            .filter_map(|&q| rep_color[q as usize])
+            .find(|&c| is_free(&taken, c, w, k));
+        match preferred.or_else(|| first_fit(&taken, w, k)) {
+            Some(c) => rep_color[n as usize] = Some(c),
+            None => uncolored.push(g.members[n as usize].clone()),
+        }
+    }
+    (rep_color, uncolored)
+}
+
+/// Colours `p` with `k` registers. Selection runs first in the reverse simplification
+/// order; if that leaves nodes uncoloured it is retried in definition order, which for the mostly-SSA code that PTX
+/// compilers emit is close to a perfect elimination order of the (then chordal)
+/// interference graph (Hack, Grund, Goos, "Register allocation for programs in SSA form",
+/// CC 2006). Spill candidates come from the first attempt, which is cost-driven.
 pub(crate) fn color(p: &Problem, k: u32) -> Colouring {
     let mut g = Graph::new(p, k);
     g.coalesce();
@@ -334,31 +383,26 @@ pub(crate) fn color(p: &Problem, k: u32) -> Colouring {
         }
     }
     let stack = g.simplify(&reps);
-    let mut rep_color: Vec<Option<u32>> = vec![None; p.adj.len()];
-    let mut uncolored = Vec::new();
-    let mut taken: Vec<(u32, u32)> = Vec::new();
-    for &n in stack.iter().rev() {
-        taken.clear();
-        for &m in &g.nbrs[n as usize] {
-            if let Some(c) = rep_color[m as usize] {
-                taken.push((c, c + g.units(m)));
-            }
+    let (mut rep_color, mut uncolored) = select(&g, stack.iter().rev().copied(), &partners);
+    if !uncolored.is_empty() {
+        // A group is defined where its first member is.
+        let mut first_def = vec![u32::MAX; p.adj.len()];
+        for &r in p.nodes {
+            let rep = g.find_const(r.0) as usize;
+            first_def[rep] = first_def[rep].min(p.def_order[r.index()]);
         }
-        taken.sort_unstable();
-        let w = g.units(n);
-        let preferred = partners[n as usize]
-            .iter()
-            .filter_map(|&q| rep_color[q as usize])
-            .find(|&c| is_free(&taken, c, w, k));
-        match preferred.or_else(|| first_fit(&taken, w, k)) {
-            Some(c) => rep_color[n as usize] = Some(c),
-            None => uncolored.push(g.members[n as usize].clone()),
+        let mut order = reps.clone();
+        order.sort_by_key(|&n| (first_def[n as usize], n));
+        let (alt_color, alt_uncolored) = select(&g, order.into_iter(), &partners);
+        if alt_uncolored.is_empty() {
+            rep_color = alt_color;
+            uncolored = alt_uncolored;
         }
     }
     let mut color = vec![None; p.adj.len()];
     let mut used = 0;
     for &r in p.nodes {
-        let c = rep_color[g.find(r.0) as usize];
+        let c = rep_color[g.find_const(r.0) as usize];
         if let Some(c) = c {
             used = used.max(c + p.units[r.index()]);
         }

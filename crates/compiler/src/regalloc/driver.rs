@@ -55,6 +55,7 @@ pub fn allocate(input: &impl AllocInput, config: &AllocConfig) -> Result<Allocat
                 moves: &graph.moves,
                 ref_weight: &graph.ref_weight,
                 spillable: &spillable,
+                def_order: &graph.def_order,
             };
             match minimise(&problem, graph.pred_pressure, None) {
                 Ok(c) => pred_colors = Some(c.color),
@@ -76,6 +77,7 @@ pub fn allocate(input: &impl AllocInput, config: &AllocConfig) -> Result<Allocat
             moves: &graph.moves,
             ref_weight: &graph.ref_weight,
             spillable: &spillable,
+            def_order: &graph.def_order,
         };
         let outcome = minimise(&problem, graph.gpr_pressure, config.max_registers);
         match outcome {

@@ -33,6 +33,10 @@ pub(crate) struct Interference {
     /// Peak general-register pressure in 32-bit registers.
     pub gpr_pressure: u32,
     pub pred_pressure: u32,
+    /// Position of each register's first definition, counting instructions in reverse
+    /// post-order; 0 for registers live into the entry, `u32::MAX` for registers only
+    /// unreachable code defines.
+    pub def_order: Vec<u32>,
 }
 
 impl Interference {
@@ -155,11 +159,50 @@ pub(crate) fn build(f: &AllocFunc, live: &Liveness) -> Interference {
         list.sort_unstable();
         list.dedup();
     }
+    let mut def_order = vec![u32::MAX; n];
+    let mut position = 1u32;
+    for b in reverse_post_order(f) {
+        for &k in f.block_insts(b) {
+            for &d in &f.insts[k.index()].defs {
+                def_order[d.index()] = def_order[d.index()].min(position);
+            }
+            position += 1;
+        }
+    }
+    for &r in &entry_live {
+        def_order[r.index()] = 0;
+    }
     Interference {
         adj,
         moves,
         ref_weight,
         gpr_pressure,
         pred_pressure,
+        def_order,
     }
+}
+
+/// Blocks reachable from the entry, each before its successors except along back edges.
+fn reverse_post_order(f: &AllocFunc) -> Vec<BlockId> {
+    let n = f.num_blocks();
+    let mut visited = vec![false; n];
+    let mut post = Vec::with_capacity(n);
+    // Iterative DFS: (block, index of the next successor to visit).
+    let mut stack = vec![(f.entry(), 0usize)];
+    visited[f.entry().index()] = true;
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        let succs = f.successors(b);
+        if let Some(&s) = succs.get(*next) {
+            *next += 1;
+            if !visited[s.index()] {
+                visited[s.index()] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(b);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
 }
