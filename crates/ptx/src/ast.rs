@@ -310,7 +310,8 @@ pub enum Operand {
     },
     /// `!%p` (setp/selp/vote predicate inputs).
     Not(Box<Operand>),
-    /// `%p|%q`: setp's two predicate destinations.
+    /// `%p|%q`: setp's two predicate destinations (also `shfl.sync`'s value and predicate).
+    /// Either side may be the sink `_`, kept as an `Ident` named `_`.
     PredicatePair(Ident, Ident),
     Immediate(Immediate, Span),
     /// `[%rd1+8]`, `[sym+4]`, `[sym]`, `[100]`
@@ -1032,7 +1033,8 @@ impl Operand {
 }
 
 impl Operand {
-    /// The source range of the whole operand.
+    /// The operand's source range, for diagnostics. For `Name` and `SymbolOffset` it is the
+    /// identifier's (without `.x` or `+4`), and for `Not` the negated operand's (without `!`).
     pub fn span(&self) -> Span {
         match self {
             Operand::Name { name, .. } => name.span,

@@ -1210,7 +1210,7 @@ impl<'a> Parser<'a> {
             }
             TokenKind::Ident => {
                 let name = self.ident("an operand")?;
-                if name.name == "_" {
+                if name.name == "_" && !self.at(TokenKind::Pipe) {
                     return Ok(Operand::Sink(name.span));
                 }
                 if self.at(TokenKind::Dot) {

@@ -21,6 +21,14 @@ fn ident() -> impl Strategy<Value = Ident> {
     })
 }
 
+/// A side of `%p|%q`: a name or the sink `_`.
+fn pred_side() -> impl Strategy<Value = Ident> {
+    prop_oneof![
+        3 => ident(),
+        1 => Just(Ident { name: "_".into(), span: NO_SPAN }),
+    ]
+}
+
 fn pick<T: Copy + std::fmt::Debug + 'static>(all: &'static [T]) -> impl Strategy<Value = T> {
     prop::sample::select(all)
 }
@@ -138,7 +146,7 @@ fn operand() -> impl Strategy<Value = Operand> {
                 span: NO_SPAN,
             })
         }),
-        (ident(), ident()).prop_map(|(a, b)| Operand::PredicatePair(a, b)),
+        (pred_side(), pred_side()).prop_map(|(a, b)| Operand::PredicatePair(a, b)),
         (ident(), any::<i64>()).prop_map(|(name, offset)| Operand::SymbolOffset { name, offset }),
     ];
     leaf.prop_recursive(3, 16, 4, |inner| {
