@@ -37,6 +37,10 @@ use std::ptr::NonNull;
 pub const SHARED_WINDOW: u64 = 0xFE00_0000_0000_0000;
 /// Base of the generic-address window onto the current thread's local memory.
 pub const LOCAL_WINDOW: u64 = 0xFF00_0000_0000_0000;
+/// Base of the generic-address window onto the kernel's parameter buffer.
+pub const PARAM_WINDOW: u64 = 0xFF80_0000_0000_0000;
+/// Base of the addresses that stand for functions (indirect calls).
+pub const FUNC_WINDOW: u64 = 0xFFF0_0000_0000_0000;
 /// Size of each window (and the largest shared or local space a kernel may use).
 pub const WINDOW_SIZE: u64 = 1 << 40;
 
@@ -494,12 +498,11 @@ mod tests {
         assert!(check_aligned(a + 4, 4).is_ok());
     }
 
-    #[test]
-    fn windows_sit_above_user_space() {
-        assert!(SHARED_WINDOW > 0x0100_0000_0000_0000);
-        assert!(SHARED_WINDOW + WINDOW_SIZE <= LOCAL_WINDOW);
-        assert!(LOCAL_WINDOW.checked_add(WINDOW_SIZE).is_some());
-    }
+    // The windows sit above 5-level-paging user space and do not overlap.
+    const _: () = assert!(SHARED_WINDOW > 0x0100_0000_0000_0000);
+    const _: () = assert!(SHARED_WINDOW + WINDOW_SIZE <= LOCAL_WINDOW);
+    const _: () = assert!(LOCAL_WINDOW + WINDOW_SIZE <= PARAM_WINDOW);
+    const _: () = assert!(PARAM_WINDOW.checked_add(WINDOW_SIZE).is_some());
 
     #[test]
     fn flat_space_bounds() {

@@ -1,0 +1,2057 @@
+//! One warp instruction: operand reads, the per-lane semantics of every decoded [`Op`],
+//! memory accesses, warp-wide operations, barriers and control flow.
+
+use ir::function::{Dim, SpecialReg};
+use ir::op::{
+    self, AtomOp, BarrierKind, Callee, CmpOp as IrCmp, FloatClass, MulMode, Op, Precision,
+    ScalarType, Space,
+};
+
+use super::{
+    lanes, printf, AccessKind, Barrier, Cta, Frame, LaneError, Launch, MemInfo, MemSpace,
+    PendingRed, SimtEntry, StepEvent, Warp, WarpStatus, WARP_SIZE,
+};
+use crate::error::ErrorKind;
+use crate::memory::{
+    check_aligned, FlatSpace, MemError, FUNC_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW,
+    WINDOW_SIZE,
+};
+use crate::module::{Base, ExecFunction, Src, NO_PC};
+use crate::semantics::compare::{cmp_float, cmp_int, BoolOp, CmpOp};
+use crate::semantics::convert::{cvt, CvtRounding, CvtType};
+use crate::semantics::exact::Rounding;
+use crate::semantics::float::{self as fl, FpMode, TestClass, Transcendental};
+use crate::semantics::half::{self, HalfKind, HalfOp};
+use crate::semantics::int::{self, IntType, MulPart, PrmtMode};
+
+/// Where a lane's access lands.
+#[derive(Clone, Copy, Debug)]
+enum Phys {
+    Global(u64),
+    Shared(u64),
+    Local(u64),
+    Param(u64),
+}
+
+/// Values needed to read special registers.
+struct SpecialCtx {
+    block: [u32; 3],
+    grid: [u32; 3],
+    cta: [u32; 3],
+    warp: u32,
+    clock: u64,
+    dynamic_shared: u32,
+    total_shared: u32,
+}
+
+fn int_type(ty: ScalarType) -> IntType {
+    if ty == ScalarType::Pred {
+        return IntType {
+            bits: 1,
+            signed: false,
+        };
+    }
+    IntType {
+        bits: ty.bits().clamp(8, 64),
+        signed: ty.is_signed_int(),
+    }
+}
+
+fn rounding(r: Option<op::Rounding>) -> Rounding {
+    match r {
+        Some(op::Rounding::Rz) | Some(op::Rounding::Rzi) => Rounding::Zero,
+        Some(op::Rounding::Rm) | Some(op::Rounding::Rmi) => Rounding::Down,
+        Some(op::Rounding::Rp) | Some(op::Rounding::Rpi) => Rounding::Up,
+        _ => Rounding::NearestEven,
+    }
+}
+
+fn fp_mode(m: &op::FloatMode) -> FpMode {
+    FpMode {
+        rnd: rounding(m.rounding),
+        ftz: m.ftz,
+        sat: m.sat,
+    }
+}
+
+fn cmp_op(c: IrCmp) -> CmpOp {
+    match c {
+        IrCmp::Eq => CmpOp::Eq,
+        IrCmp::Ne => CmpOp::Ne,
+        IrCmp::Lt => CmpOp::Lt,
+        IrCmp::Le => CmpOp::Le,
+        IrCmp::Gt => CmpOp::Gt,
+        IrCmp::Ge => CmpOp::Ge,
+        IrCmp::Lo => CmpOp::Lo,
+        IrCmp::Ls => CmpOp::Ls,
+        IrCmp::Hi => CmpOp::Hi,
+        IrCmp::Hs => CmpOp::Hs,
+        IrCmp::Equ => CmpOp::Equ,
+        IrCmp::Neu => CmpOp::Neu,
+        IrCmp::Ltu => CmpOp::Ltu,
+        IrCmp::Leu => CmpOp::Leu,
+        IrCmp::Gtu => CmpOp::Gtu,
+        IrCmp::Geu => CmpOp::Geu,
+        IrCmp::Num => CmpOp::Num,
+        IrCmp::Nan => CmpOp::Nan,
+    }
+}
+
+fn bool_op(b: op::BoolOp) -> BoolOp {
+    match b {
+        op::BoolOp::And => BoolOp::And,
+        op::BoolOp::Or => BoolOp::Or,
+        op::BoolOp::Xor => BoolOp::Xor,
+    }
+}
+
+fn half_kind(ty: ScalarType) -> Option<(HalfKind, bool)> {
+    match ty {
+        ScalarType::F16 => Some((HalfKind::F16, false)),
+        ScalarType::F16x2 => Some((HalfKind::F16, true)),
+        ScalarType::Bf16 => Some((HalfKind::Bf16, false)),
+        ScalarType::Bf16x2 => Some((HalfKind::Bf16, true)),
+        _ => None,
+    }
+}
+
+fn cvt_type(ty: ScalarType) -> Option<CvtType> {
+    Some(match ty {
+        ScalarType::F16 => CvtType::F16,
+        ScalarType::Bf16 => CvtType::Bf16,
+        ScalarType::F32 => CvtType::F32,
+        ScalarType::F64 => CvtType::F64,
+        t if t.is_float() => return None,
+        ScalarType::Pred | ScalarType::B128 => return None,
+        t => CvtType::Int(int_type(t)),
+    })
+}
+
+fn unsupported(what: impl std::fmt::Display) -> LaneError {
+    (ErrorKind::Unsupported(what.to_string()), None)
+}
+
+#[inline]
+fn mask_bits(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// Reads a source operand for one lane.
+#[inline]
+fn read(frame: &Frame, sc: &SpecialCtx, src: Src, lane: usize) -> u64 {
+    match src {
+        Src::Reg(r) => frame.regs[r as usize * 32 + lane],
+        Src::NotReg(r) => (frame.regs[r as usize * 32 + lane] & 1) ^ 1,
+        Src::Imm(v) => v,
+        Src::Special(s) => special(sc, s, lane),
+        Src::FrameAddr(o) => frame.local_base + o,
+        Src::ParamAddr(Base::FuncParam(i)) => {
+            LOCAL_WINDOW + frame.param_addrs.get(i as usize).copied().unwrap_or(0)
+        }
+        Src::ParamAddr(Base::FuncRet(i)) => {
+            LOCAL_WINDOW + frame.ret_addrs.get(i as usize).copied().unwrap_or(0)
+        }
+        Src::Func(f) => FUNC_WINDOW + f.index() as u64,
+        Src::Addr { base, offset } => base_addr(frame, base, lane).wrapping_add(offset as u64),
+        _ => 0,
+    }
+}
+
+#[inline]
+fn base_addr(frame: &Frame, base: Base, lane: usize) -> u64 {
+    match base {
+        Base::Reg(r) => frame.regs[r as usize * 32 + lane],
+        Base::Fixed(a) => a,
+        Base::Frame(o) => frame.local_base + o,
+        Base::FuncParam(i) => frame
+            .param_addrs
+            .get(i as usize)
+            .copied()
+            .unwrap_or(u64::MAX),
+        Base::FuncRet(i) => frame.ret_addrs.get(i as usize).copied().unwrap_or(u64::MAX),
+        Base::KernelParam(o) => o,
+    }
+}
+
+fn special(sc: &SpecialCtx, s: SpecialReg, lane: usize) -> u64 {
+    let t = sc.warp * WARP_SIZE + lane as u32;
+    let [bx, by, _] = sc.block;
+    let dim = |d: Dim, v: [u32; 3]| v[d as usize] as u64;
+    let lane = lane as u32;
+    match s {
+        SpecialReg::Tid(Dim::X) => (t % bx) as u64,
+        SpecialReg::Tid(Dim::Y) => ((t / bx) % by) as u64,
+        SpecialReg::Tid(Dim::Z) => (t / (bx * by)) as u64,
+        SpecialReg::Ntid(d) => dim(d, sc.block),
+        SpecialReg::Ctaid(d) => dim(d, sc.cta),
+        SpecialReg::Nctaid(d) => dim(d, sc.grid),
+        SpecialReg::Laneid => lane as u64,
+        SpecialReg::Warpid => sc.warp as u64,
+        SpecialReg::Nwarpid => 64,
+        SpecialReg::Smid | SpecialReg::Gridid => 0,
+        SpecialReg::Nsmid => 1,
+        SpecialReg::Clock => sc.clock & 0xFFFF_FFFF,
+        SpecialReg::ClockHi => sc.clock >> 32,
+        SpecialReg::Clock64 | SpecialReg::Globaltimer => sc.clock,
+        SpecialReg::GlobaltimerLo => sc.clock & 0xFFFF_FFFF,
+        SpecialReg::GlobaltimerHi => sc.clock >> 32,
+        SpecialReg::LanemaskEq => 1u64 << lane,
+        SpecialReg::LanemaskLt => (1u64 << lane) - 1,
+        SpecialReg::LanemaskLe => (1u64 << (lane + 1)) - 1,
+        SpecialReg::LanemaskGt => (!((1u64 << (lane + 1)) - 1)) & 0xFFFF_FFFF,
+        SpecialReg::LanemaskGe => (!((1u64 << lane) - 1)) & 0xFFFF_FFFF,
+        SpecialReg::DynamicSmemSize => sc.dynamic_shared as u64,
+        SpecialReg::TotalSmemSize => sc.total_shared as u64,
+        SpecialReg::Envreg(_) | SpecialReg::Pm(_) => 0,
+    }
+}
+
+/// Resolves an address of `space` to a concrete space and offset.
+fn resolve(space: Space, base: Base, addr: u64, in_kernel: bool) -> Phys {
+    let generic = |a: u64| {
+        if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&a) {
+            Phys::Shared(a - SHARED_WINDOW)
+        } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&a) {
+            Phys::Local(a - LOCAL_WINDOW)
+        } else if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&a) {
+            Phys::Param(a - PARAM_WINDOW)
+        } else {
+            Phys::Global(a)
+        }
+    };
+    match space {
+        Space::Global | Space::Const => Phys::Global(addr),
+        Space::Shared | Space::SharedCluster => Phys::Shared(addr),
+        Space::Local => Phys::Local(addr),
+        Space::Param => match base {
+            Base::KernelParam(_) => Phys::Param(addr),
+            Base::Frame(_) | Base::FuncParam(_) | Base::FuncRet(_) => Phys::Local(addr),
+            _ => match generic(addr) {
+                Phys::Global(a) if in_kernel => Phys::Param(a),
+                Phys::Global(a) => Phys::Local(a),
+                p => p,
+            },
+        },
+        Space::Generic => generic(addr),
+    }
+}
+
+fn phys_space(p: Phys, space: Space) -> MemSpace {
+    match p {
+        Phys::Global(_) if space == Space::Const => MemSpace::Const,
+        Phys::Global(_) => MemSpace::Global,
+        Phys::Shared(_) => MemSpace::Shared,
+        Phys::Local(_) => MemSpace::Local,
+        Phys::Param(_) => MemSpace::Param,
+    }
+}
+
+/// The memory a warp instruction can touch.
+struct Spaces<'a> {
+    global: &'a mut crate::memory::GlobalMemory,
+    shared: &'a mut FlatSpace,
+    local: &'a mut Vec<Vec<u8>>,
+    params: &'a FlatSpace,
+}
+
+impl Spaces<'_> {
+    fn read(&self, p: Phys, size: u32, lane: usize) -> Result<u64, ErrorKind> {
+        Ok(match p {
+            Phys::Global(a) => self.global.read_uint(a, size)?,
+            Phys::Shared(a) => self.shared.read_uint("shared", a, size)?,
+            Phys::Param(a) => self.params.read_uint("param", a, size)?,
+            Phys::Local(a) => match self.local.get(lane) {
+                Some(l) => read_flat(l, "local", a, size)?,
+                None => {
+                    return Err(MemError::SpaceOverflow {
+                        space: "local",
+                        addr: a,
+                        size: size as u64,
+                        limit: 0,
+                    }
+                    .into())
+                }
+            },
+        })
+    }
+
+    fn write(&mut self, p: Phys, size: u32, lane: usize, v: u64) -> Result<(), ErrorKind> {
+        match p {
+            Phys::Global(a) => self.global.write_uint(a, size, v)?,
+            Phys::Shared(a) => self.shared.write_uint("shared", a, size, v)?,
+            Phys::Param(a) => {
+                return Err(MemError::SpaceOverflow {
+                    space: "param (read-only)",
+                    addr: a,
+                    size: size as u64,
+                    limit: 0,
+                }
+                .into())
+            }
+            Phys::Local(a) => match self.local.get_mut(lane) {
+                Some(l) => write_flat(l, "local", a, size, v)?,
+                None => {
+                    return Err(MemError::SpaceOverflow {
+                        space: "local",
+                        addr: a,
+                        size: size as u64,
+                        limit: 0,
+                    }
+                    .into())
+                }
+            },
+        }
+        Ok(())
+    }
+}
+
+fn read_flat(bytes: &[u8], space: &'static str, a: u64, size: u32) -> Result<u64, MemError> {
+    let end = a
+        .checked_add(size as u64)
+        .filter(|&e| e <= bytes.len() as u64);
+    match end {
+        Some(e) => {
+            let mut b = [0u8; 8];
+            b[..size as usize].copy_from_slice(&bytes[a as usize..e as usize]);
+            Ok(u64::from_le_bytes(b))
+        }
+        None => Err(MemError::SpaceOverflow {
+            space,
+            addr: a,
+            size: size as u64,
+            limit: bytes.len() as u64,
+        }),
+    }
+}
+
+fn write_flat(
+    bytes: &mut [u8],
+    space: &'static str,
+    a: u64,
+    size: u32,
+    v: u64,
+) -> Result<(), MemError> {
+    let end = a
+        .checked_add(size as u64)
+        .filter(|&e| e <= bytes.len() as u64);
+    match end {
+        Some(e) => {
+            bytes[a as usize..e as usize].copy_from_slice(&v.to_le_bytes()[..size as usize]);
+            Ok(())
+        }
+        None => Err(MemError::SpaceOverflow {
+            space,
+            addr: a,
+            size: size as u64,
+            limit: bytes.len() as u64,
+        }),
+    }
+}
+
+/// Reads a NUL-terminated string at a generic address (printf formats and `%s`).
+fn read_cstring(sp: &Spaces, addr: u64, lane: usize) -> Result<Vec<u8>, ErrorKind> {
+    let mut out = Vec::new();
+    let mut a = addr;
+    while out.len() < 1 << 16 {
+        let b = sp.read(resolve(Space::Generic, Base::Reg(0), a, false), 1, lane)? as u8;
+        if b == 0 {
+            break;
+        }
+        out.push(b);
+        a += 1;
+    }
+    Ok(out)
+}
+
+fn float_bin(kind: u8, ty: ScalarType, m: FpMode, a: u64, b: u64) -> Result<u64, LaneError> {
+    // kind: 0 add, 1 sub, 2 mul
+    Ok(match ty {
+        ScalarType::F32 => {
+            let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+            let r = match kind {
+                0 => fl::add(x, y, m),
+                1 => fl::sub(x, y, m),
+                _ => fl::mul(x, y, m),
+            };
+            r.to_bits() as u64
+        }
+        ScalarType::F64 => {
+            let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+            match kind {
+                0 => fl::add(x, y, m),
+                1 => fl::sub(x, y, m),
+                _ => fl::mul(x, y, m),
+            }
+            .to_bits()
+        }
+        t => match half_kind(t) {
+            Some((k, pair)) => {
+                let hop = match kind {
+                    0 => HalfOp::Add,
+                    1 => HalfOp::Sub,
+                    _ => HalfOp::Mul,
+                };
+                let f = |x: u16, y: u16| half::binary16(hop, x, y, k, m.rnd, m.ftz, m.sat);
+                if pair {
+                    half::x2(a as u32, b as u32, f) as u64
+                } else {
+                    f(a as u16, b as u16) as u64
+                }
+            }
+            None => return Err(unsupported(format!("float arithmetic on .{t}"))),
+        },
+    })
+}
+
+fn float_fma(ty: ScalarType, m: FpMode, a: u64, b: u64, c: u64) -> Result<u64, LaneError> {
+    Ok(match ty {
+        ScalarType::F32 => fl::fma(
+            f32::from_bits(a as u32),
+            f32::from_bits(b as u32),
+            f32::from_bits(c as u32),
+            m,
+        )
+        .to_bits() as u64,
+        ScalarType::F64 => {
+            fl::fma(f64::from_bits(a), f64::from_bits(b), f64::from_bits(c), m).to_bits()
+        }
+        t => match half_kind(t) {
+            Some((k, false)) => {
+                half::fma16(a as u16, b as u16, c as u16, k, m.rnd, m.ftz, m.sat) as u64
+            }
+            Some((k, true)) => {
+                let lo = half::fma16(a as u16, b as u16, c as u16, k, m.rnd, m.ftz, m.sat) as u64;
+                let hi = half::fma16(
+                    (a >> 16) as u16,
+                    (b >> 16) as u16,
+                    (c >> 16) as u16,
+                    k,
+                    m.rnd,
+                    m.ftz,
+                    m.sat,
+                ) as u64;
+                lo | (hi << 16)
+            }
+            None => return Err(unsupported(format!("fma on .{t}"))),
+        },
+    })
+}
+
+/// Unary float operations by kind.
+#[derive(Clone, Copy)]
+enum FUn {
+    Rcp(Precision),
+    Sqrt(Precision),
+    Rsqrt,
+    Trans(Transcendental),
+    Abs,
+    Neg,
+}
+
+fn float_un(op: FUn, ty: ScalarType, ftz: bool, a: u64) -> Result<u64, LaneError> {
+    let ieee = |p: Precision| match p {
+        Precision::Ieee(r) => Some(FpMode {
+            rnd: rounding(Some(r)),
+            ftz,
+            sat: false,
+        }),
+        _ => None,
+    };
+    Ok(match ty {
+        ScalarType::F32 => {
+            let x = f32::from_bits(a as u32);
+            let r = match op {
+                FUn::Rcp(p) => ieee(p).map_or_else(|| fl::rcp_approx(x, ftz), |m| fl::rcp(x, m)),
+                FUn::Sqrt(p) => ieee(p).map_or_else(|| fl::sqrt_approx(x, ftz), |m| fl::sqrt(x, m)),
+                FUn::Rsqrt => fl::rsqrt_approx(x, ftz),
+                FUn::Trans(t) => fl::approx_f32(t, x, ftz),
+                FUn::Abs => fl::abs(x, ftz),
+                FUn::Neg => fl::neg(x, ftz),
+            };
+            r.to_bits() as u64
+        }
+        ScalarType::F64 => {
+            let x = f64::from_bits(a);
+            match op {
+                FUn::Rcp(p) => ieee(p).map_or_else(|| fl::rcp_approx(x, ftz), |m| fl::rcp(x, m)),
+                FUn::Sqrt(p) => ieee(p).map_or_else(|| fl::sqrt_approx(x, ftz), |m| fl::sqrt(x, m)),
+                FUn::Rsqrt => fl::rsqrt_approx(x, ftz),
+                FUn::Trans(t) => fl::approx_f32(t, x as f32, ftz) as f64,
+                FUn::Abs => fl::abs(x, ftz),
+                FUn::Neg => fl::neg(x, ftz),
+            }
+            .to_bits()
+        }
+        t => match (half_kind(t), op) {
+            (Some((k, pair)), FUn::Abs | FUn::Neg | FUn::Trans(_)) => {
+                let f = |x: u16| -> u16 {
+                    let x = half::flush16(x, k, ftz);
+                    match op {
+                        FUn::Abs => x & 0x7FFF,
+                        FUn::Neg => x ^ 0x8000,
+                        FUn::Trans(tr) => half::from_f32(
+                            fl::approx_f32(tr, half::to_f32(x, k), false),
+                            k,
+                            Rounding::NearestEven,
+                        ),
+                        _ => x,
+                    }
+                };
+                if pair {
+                    (f(a as u16) as u64) | ((f((a >> 16) as u16) as u64) << 16)
+                } else {
+                    f(a as u16) as u64
+                }
+            }
+            _ => return Err(unsupported(format!("unary float operation on .{t}"))),
+        },
+    })
+}
+
+fn float_minmax(
+    ty: ScalarType,
+    ftz: bool,
+    nan: bool,
+    want_max: bool,
+    a: u64,
+    b: u64,
+) -> Result<u64, LaneError> {
+    Ok(match ty {
+        ScalarType::F32 => {
+            let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+            (if want_max {
+                fl::max(x, y, ftz, nan)
+            } else {
+                fl::min(x, y, ftz, nan)
+            })
+            .to_bits() as u64
+        }
+        ScalarType::F64 => {
+            let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+            (if want_max {
+                fl::max(x, y, ftz, nan)
+            } else {
+                fl::min(x, y, ftz, nan)
+            })
+            .to_bits()
+        }
+        t => match half_kind(t) {
+            Some((k, pair)) => {
+                let f = |x: u16, y: u16| half::minmax16(x, y, k, ftz, nan, want_max);
+                if pair {
+                    half::x2(a as u32, b as u32, f) as u64
+                } else {
+                    f(a as u16, b as u16) as u64
+                }
+            }
+            None => return Err(unsupported(format!("min/max on .{t}"))),
+        },
+    })
+}
+
+fn compare(ty: ScalarType, cmp: CmpOp, ftz: bool, a: u64, b: u64) -> bool {
+    match ty {
+        ScalarType::F32 => cmp_float(f32::from_bits(a as u32), f32::from_bits(b as u32), cmp, ftz),
+        ScalarType::F64 => cmp_float(f64::from_bits(a), f64::from_bits(b), cmp, ftz),
+        ScalarType::F16 | ScalarType::Bf16 => {
+            let k = if ty == ScalarType::F16 {
+                HalfKind::F16
+            } else {
+                HalfKind::Bf16
+            };
+            cmp_float(
+                half::to_f32(a as u16, k),
+                half::to_f32(b as u16, k),
+                cmp,
+                ftz,
+            )
+        }
+        t => cmp_int(int_type(t), a, b, cmp),
+    }
+}
+
+fn atomic_op(op: AtomOp, ty: ScalarType, old: u64, b: u64, c: u64) -> Result<u64, LaneError> {
+    let t = int_type(ty);
+    Ok(match op {
+        AtomOp::Add => match ty {
+            ScalarType::F32 => {
+                (f32::from_bits(old as u32) + f32::from_bits(b as u32)).to_bits() as u64
+            }
+            ScalarType::F64 => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
+            ScalarType::F16 | ScalarType::F16x2 | ScalarType::Bf16 | ScalarType::Bf16x2 => {
+                float_bin(0, ty, FpMode::RN, old, b)?
+            }
+            _ => t.wrap(old.wrapping_add(b)),
+        },
+        AtomOp::Min | AtomOp::Max => match ty {
+            ScalarType::F32 | ScalarType::F64 => {
+                float_minmax(ty, false, false, op == AtomOp::Max, old, b)?
+            }
+            _ => int::min_max(t, old, b, op == AtomOp::Max),
+        },
+        AtomOp::Inc => {
+            if t.wrap(old) >= t.wrap(b) {
+                0
+            } else {
+                t.wrap(old + 1)
+            }
+        }
+        AtomOp::Dec => {
+            if t.wrap(old) == 0 || t.wrap(old) > t.wrap(b) {
+                t.wrap(b)
+            } else {
+                t.wrap(old - 1)
+            }
+        }
+        AtomOp::And => old & b,
+        AtomOp::Or => old | b,
+        AtomOp::Xor => old ^ b,
+        AtomOp::Exch => b,
+        AtomOp::Cas => {
+            if t.wrap(old) == t.wrap(b) {
+                c
+            } else {
+                old
+            }
+        }
+    })
+}
+
+impl Launch<'_> {
+    /// Executes the next instruction of warp `w`; errors carry the faulting lane.
+    pub(super) fn step_warp(&mut self, cta: &mut Cta, w: usize) -> Result<(), LaneError> {
+        let module = self.module;
+        let Cta {
+            id: cta_id,
+            shared,
+            warps,
+            barriers,
+        } = cta;
+        let live_warps = warps
+            .iter()
+            .filter(|x| x.status != WarpStatus::Exited)
+            .count() as u32;
+        let warp = &mut warps[w];
+        settle(warp);
+        let Some(top) = warp.stack.last().copied() else {
+            warp.status = WarpStatus::Exited;
+            return Ok(());
+        };
+        let ti = warp.stack.len() - 1;
+        let fidx = warp.frames.last().map_or(self.kernel, |f| f.func);
+        let ef: &ExecFunction = &module.funcs[fidx];
+        let f = &module.program.functions[fidx];
+        let pc = top.pc;
+        let step = &mut self.step;
+        step.func = ef.id;
+        step.inst = ir::InstId(pc);
+        step.active_mask = top.mask;
+        step.mem = None;
+        step.num_dsts = 0;
+        step.event = StepEvent::None;
+        let Some(inst) = f.insts.get(pc as usize) else {
+            // Falling off the end of a body: an implicit `ret`/`exit` for these lanes.
+            step.exec_mask = top.mask;
+            let mask = top.mask;
+            finish_lanes(warp, mask, warp.frames.len() == 1);
+            step.event = StepEvent::Exit {
+                done: warp.status == WarpStatus::Exited,
+            };
+            after_exit(barriers, warps);
+            return Ok(());
+        };
+        let start = inst.operands_start as usize;
+        let nd = inst.num_dsts as usize;
+        let ops = &ef.srcs[start..start + nd + inst.num_srcs as usize];
+        let (dsts, srcs) = ops.split_at(nd);
+        let frame_i = warp.frames.len() - 1;
+        let active = top.mask;
+        let exec = match inst.guard {
+            Some(g) => {
+                let regs = &warp.frames[frame_i].regs;
+                let base = g.reg.index() * 32;
+                let mut m = 0u32;
+                for l in lanes(active) {
+                    if (regs[base + l] & 1 == 1) != g.negated {
+                        m |= 1 << l;
+                    }
+                }
+                m
+            }
+            None => active,
+        };
+        step.exec_mask = exec;
+        let sc = SpecialCtx {
+            block: self.config.block,
+            grid: self.config.grid,
+            cta: *cta_id,
+            warp: warp.index,
+            clock: self.clock.unwrap_or(self.stats.warp_instructions),
+            dynamic_shared: self.config.dynamic_shared,
+            total_shared: shared.bytes.len() as u32,
+        };
+        self.stats.warp_instructions += 1;
+        self.stats.thread_instructions += exec.count_ones() as u64;
+        warp.instructions += 1;
+        let mut next = pc + 1;
+        let in_kernel = frame_i == 0;
+
+        macro_rules! rd {
+            ($s:expr, $l:expr) => {
+                read(&warp.frames[frame_i], &sc, $s, $l)
+            };
+        }
+        macro_rules! wr {
+            ($d:expr, $l:expr, $v:expr) => {{
+                let v: u64 = $v;
+                if let Src::Reg(r) = $d {
+                    warp.frames[frame_i].regs[r as usize * 32 + $l] = v;
+                }
+            }};
+        }
+        macro_rules! map {
+            (|$l:ident| $e:expr) => {{
+                for $l in lanes(exec) {
+                    let v = $e;
+                    wr!(dsts[0], $l, v);
+                }
+            }};
+        }
+        macro_rules! src {
+            ($i:expr) => {
+                *srcs
+                    .get($i)
+                    .ok_or_else(|| unsupported(format!("{}: missing operand {}", inst.op, $i)))?
+            };
+        }
+
+        match &inst.op {
+            Op::Add { ty, sat, carry } | Op::Sub { ty, sat, carry } => {
+                let t = int_type(*ty);
+                let is_add = matches!(inst.op, Op::Add { .. });
+                let (a, b) = (src!(0), src!(1));
+                if *carry == op::Carry::None {
+                    map!(|l| if is_add {
+                        int::add(t, rd!(a, l), rd!(b, l), *sat)
+                    } else {
+                        int::sub(t, rd!(a, l), rd!(b, l), *sat)
+                    });
+                } else {
+                    for l in lanes(exec) {
+                        let cin = carry.reads() && warp.carry >> l & 1 == 1;
+                        let (v, cout) = if is_add {
+                            int::add_carry(t, rd!(a, l), rd!(b, l), cin)
+                        } else {
+                            int::sub_borrow(t, rd!(a, l), rd!(b, l), cin)
+                        };
+                        wr!(dsts[0], l, v);
+                        if carry.writes() {
+                            warp.carry = (warp.carry & !(1 << l)) | ((cout as u32) << l);
+                        }
+                    }
+                }
+            }
+            Op::Mul { ty, mode } => {
+                let t = int_type(*ty);
+                let part = mul_part(*mode);
+                let (a, b) = (src!(0), src!(1));
+                map!(|l| int::mul(t, rd!(a, l), rd!(b, l), part));
+            }
+            Op::Mad {
+                ty,
+                mode,
+                sat,
+                carry,
+            } => {
+                let t = int_type(*ty);
+                let part = mul_part(*mode);
+                let (a, b, c) = (src!(0), src!(1), src!(2));
+                if *carry == op::Carry::None {
+                    map!(|l| int::mad(t, rd!(a, l), rd!(b, l), rd!(c, l), part, *sat));
+                } else {
+                    for l in lanes(exec) {
+                        let cin = carry.reads() && warp.carry >> l & 1 == 1;
+                        let (v, cout) =
+                            int::mad_carry(t, rd!(a, l), rd!(b, l), rd!(c, l), part, cin);
+                        wr!(dsts[0], l, v);
+                        if carry.writes() {
+                            warp.carry = (warp.carry & !(1 << l)) | ((cout as u32) << l);
+                        }
+                    }
+                }
+            }
+            Op::Mul24 { ty, hi } => {
+                let t = int_type(*ty);
+                let (a, b) = (src!(0), src!(1));
+                map!(|l| int::mul24(t, rd!(a, l), rd!(b, l), *hi));
+            }
+            Op::Mad24 { ty, hi, .. } => {
+                let t = int_type(*ty);
+                let (a, b, c) = (src!(0), src!(1), src!(2));
+                map!(|l| int::mad24(t, rd!(a, l), rd!(b, l), rd!(c, l), *hi));
+            }
+            Op::Sad { ty } => {
+                let t = int_type(*ty);
+                let (a, b, c) = (src!(0), src!(1), src!(2));
+                map!(|l| int::sad(t, rd!(a, l), rd!(b, l), rd!(c, l)));
+            }
+            Op::Div { ty } => {
+                let t = int_type(*ty);
+                let (a, b) = (src!(0), src!(1));
+                map!(|l| int::div(t, rd!(a, l), rd!(b, l)));
+            }
+            Op::Rem { ty } => {
+                let t = int_type(*ty);
+                let (a, b) = (src!(0), src!(1));
+                map!(|l| int::rem(t, rd!(a, l), rd!(b, l)));
+            }
+            Op::Min { ty, relu } | Op::Max { ty, relu } => {
+                let t = int_type(*ty);
+                let want_max = matches!(inst.op, Op::Max { .. });
+                let (a, b) = (src!(0), src!(1));
+                map!(|l| {
+                    let v = int::min_max(t, rd!(a, l), rd!(b, l), want_max);
+                    if *relu && t.sext(v) < 0 {
+                        0
+                    } else {
+                        v
+                    }
+                });
+            }
+            Op::Abs { ty } => {
+                let t = int_type(*ty);
+                let a = src!(0);
+                map!(|l| int::abs(t, rd!(a, l)));
+            }
+            Op::Neg { ty } => {
+                let t = int_type(*ty);
+                let a = src!(0);
+                map!(|l| int::neg(t, rd!(a, l)));
+            }
+            Op::And { ty } | Op::Or { ty } | Op::Xor { ty } => {
+                let m = int_type(*ty).mask();
+                let (a, b) = (src!(0), src!(1));
+                let which = match inst.op {
+                    Op::And { .. } => 0,
+                    Op::Or { .. } => 1,
+                    _ => 2,
+                };
+                map!(|l| {
+                    let (x, y) = (rd!(a, l), rd!(b, l));
+                    m & match which {
+                        0 => x & y,
+                        1 => x | y,
+                        _ => x ^ y,
+                    }
+                });
+            }
+            Op::Not { ty } => {
+                let m = int_type(*ty).mask();
+                let a = src!(0);
+                map!(|l| !rd!(a, l) & m);
+            }
+            Op::Cnot { ty } => {
+                let t = int_type(*ty);
+                let a = src!(0);
+                map!(|l| int::cnot(t, rd!(a, l)));
+            }
+            Op::Lop3 { ty } => {
+                let m = int_type(*ty).mask();
+                let (a, b, c, lut) = (src!(0), src!(1), src!(2), src!(3));
+                map!(|l| int::lop3(rd!(a, l), rd!(b, l), rd!(c, l), rd!(lut, l) as u8) & m);
+            }
+            Op::Shl { ty } => {
+                let t = int_type(*ty);
+                let (a, b) = (src!(0), src!(1));
+                map!(|l| int::shl(t, rd!(a, l), rd!(b, l) as u32));
+            }
+            Op::Shr { ty } => {
+                let t = int_type(*ty);
+                let (a, b) = (src!(0), src!(1));
+                map!(|l| int::shr(t, rd!(a, l), rd!(b, l) as u32));
+            }
+            Op::Bfe { ty } => {
+                let t = int_type(*ty);
+                let (a, b, c) = (src!(0), src!(1), src!(2));
+                map!(|l| int::bfe(t, rd!(a, l), rd!(b, l) as u32, rd!(c, l) as u32));
+            }
+            Op::Bfi { ty } => {
+                let t = int_type(*ty);
+                let (a, b, c, d) = (src!(0), src!(1), src!(2), src!(3));
+                map!(|l| int::bfi(t, rd!(a, l), rd!(b, l), rd!(c, l) as u32, rd!(d, l) as u32));
+            }
+            Op::Bfind { ty, shiftamt } => {
+                let t = int_type(*ty);
+                let a = src!(0);
+                map!(|l| int::bfind(t, rd!(a, l), *shiftamt));
+            }
+            Op::Popc { ty } => {
+                let t = int_type(*ty);
+                let a = src!(0);
+                map!(|l| int::popc(t, rd!(a, l)));
+            }
+            Op::Clz { ty } => {
+                let t = int_type(*ty);
+                let a = src!(0);
+                map!(|l| int::clz(t, rd!(a, l)));
+            }
+            Op::Brev { ty } => {
+                let t = int_type(*ty);
+                let a = src!(0);
+                map!(|l| int::brev(t, rd!(a, l)));
+            }
+            Op::Prmt { mode } => {
+                let m = match mode {
+                    op::PrmtMode::Generic => PrmtMode::Generic,
+                    op::PrmtMode::F4e => PrmtMode::F4e,
+                    op::PrmtMode::B4e => PrmtMode::B4e,
+                    op::PrmtMode::Rc8 => PrmtMode::Rc8,
+                    op::PrmtMode::Ecl => PrmtMode::Ecl,
+                    op::PrmtMode::Ecr => PrmtMode::Ecr,
+                    op::PrmtMode::Rc16 => PrmtMode::Rc16,
+                };
+                let (a, b, c) = (src!(0), src!(1), src!(2));
+                map!(|l| int::prmt(rd!(a, l) as u32, rd!(b, l) as u32, rd!(c, l) as u32, m) as u64);
+            }
+            Op::Dp4a { a_ty, b_ty } => {
+                let (a, b, c) = (src!(0), src!(1), src!(2));
+                let (sa, sb) = (a_ty.is_signed_int(), b_ty.is_signed_int());
+                map!(
+                    |l| int::dp4a(rd!(a, l) as u32, sa, rd!(b, l) as u32, sb, rd!(c, l) as u32)
+                        as u64
+                );
+            }
+            Op::Dp2a { a_ty, b_ty, hi } => {
+                let (a, b, c) = (src!(0), src!(1), src!(2));
+                let (sa, sb) = (a_ty.is_signed_int(), b_ty.is_signed_int());
+                map!(|l| int::dp2a(
+                    rd!(a, l) as u32,
+                    sa,
+                    rd!(b, l) as u32,
+                    sb,
+                    rd!(c, l) as u32,
+                    *hi
+                ) as u64);
+            }
+            Op::Shf { dir, amount } => {
+                let (a, b, c) = (src!(0), src!(1), src!(2));
+                let left = *dir == op::ShiftDir::Left;
+                let clamp = *amount == op::ShiftAmount::Clamp;
+                map!(|l| int::shf(
+                    rd!(a, l) as u32,
+                    rd!(b, l) as u32,
+                    rd!(c, l) as u32,
+                    left,
+                    clamp
+                ) as u64);
+            }
+            Op::FAdd { ty, mode } | Op::FSub { ty, mode } | Op::FMul { ty, mode } => {
+                let kind = match inst.op {
+                    Op::FAdd { .. } => 0,
+                    Op::FSub { .. } => 1,
+                    _ => 2,
+                };
+                let m = fp_mode(mode);
+                let (a, b) = (src!(0), src!(1));
+                for l in lanes(exec) {
+                    let v = float_bin(kind, *ty, m, rd!(a, l), rd!(b, l))?;
+                    wr!(dsts[0], l, v);
+                }
+            }
+            Op::Fma { ty, mode } => {
+                let m = fp_mode(mode);
+                let (a, b, c) = (src!(0), src!(1), src!(2));
+                for l in lanes(exec) {
+                    let v = float_fma(*ty, m, rd!(a, l), rd!(b, l), rd!(c, l))?;
+                    wr!(dsts[0], l, v);
+                }
+            }
+            Op::FDiv { ty, precision, ftz } => {
+                let (a, b) = (src!(0), src!(1));
+                for l in lanes(exec) {
+                    let (x, y) = (rd!(a, l), rd!(b, l));
+                    let v = match (ty, precision) {
+                        (ScalarType::F32, Precision::Approx) => fl::div_approx_f32(
+                            f32::from_bits(x as u32),
+                            f32::from_bits(y as u32),
+                            *ftz,
+                        )
+                        .to_bits()
+                            as u64,
+                        (ScalarType::F32, Precision::Full) => fl::div_full_f32(
+                            f32::from_bits(x as u32),
+                            f32::from_bits(y as u32),
+                            *ftz,
+                        )
+                        .to_bits()
+                            as u64,
+                        (ScalarType::F32, Precision::Ieee(r)) => {
+                            let m = FpMode {
+                                rnd: rounding(Some(*r)),
+                                ftz: *ftz,
+                                sat: false,
+                            };
+                            fl::div(f32::from_bits(x as u32), f32::from_bits(y as u32), m).to_bits()
+                                as u64
+                        }
+                        (ScalarType::F64, p) => {
+                            let r = match p {
+                                Precision::Ieee(r) => rounding(Some(*r)),
+                                _ => Rounding::NearestEven,
+                            };
+                            fl::div(
+                                f64::from_bits(x),
+                                f64::from_bits(y),
+                                FpMode {
+                                    rnd: r,
+                                    ftz: *ftz,
+                                    sat: false,
+                                },
+                            )
+                            .to_bits()
+                        }
+                        _ => return Err(unsupported(format!("div on .{ty}"))),
+                    };
+                    wr!(dsts[0], l, v);
+                }
+            }
+            Op::Rcp { ty, precision, ftz } | Op::Sqrt { ty, precision, ftz } => {
+                let u = if matches!(inst.op, Op::Rcp { .. }) {
+                    FUn::Rcp(*precision)
+                } else {
+                    FUn::Sqrt(*precision)
+                };
+                let a = src!(0);
+                for l in lanes(exec) {
+                    let v = float_un(u, *ty, *ftz, rd!(a, l))?;
+                    wr!(dsts[0], l, v);
+                }
+            }
+            Op::Rsqrt { ty, ftz } => {
+                let a = src!(0);
+                for l in lanes(exec) {
+                    let v = float_un(FUn::Rsqrt, *ty, *ftz, rd!(a, l))?;
+                    wr!(dsts[0], l, v);
+                }
+            }
+            Op::Sin { ftz } | Op::Cos { ftz } | Op::Lg2 { ftz } => {
+                let t = match inst.op {
+                    Op::Sin { .. } => Transcendental::Sin,
+                    Op::Cos { .. } => Transcendental::Cos,
+                    _ => Transcendental::Lg2,
+                };
+                let a = src!(0);
+                map!(
+                    |l| fl::approx_f32(t, f32::from_bits(rd!(a, l) as u32), *ftz).to_bits() as u64
+                );
+            }
+            Op::Ex2 { .. } | Op::Tanh { .. } => {
+                let (t, ty, ftz) = match inst.op {
+                    Op::Ex2 { ty, ftz } => (Transcendental::Ex2, ty, ftz),
+                    Op::Tanh { ty } => (Transcendental::Tanh, ty, false),
+                    _ => unreachable!(),
+                };
+                let ty = &ty;
+                let a = src!(0);
+                for l in lanes(exec) {
+                    let v = float_un(FUn::Trans(t), *ty, ftz, rd!(a, l))?;
+                    wr!(dsts[0], l, v);
+                }
+            }
+            Op::FMin { ty, ftz, nan } | Op::FMax { ty, ftz, nan } => {
+                let want_max = matches!(inst.op, Op::FMax { .. });
+                let (a, b) = (src!(0), src!(1));
+                for l in lanes(exec) {
+                    let v = float_minmax(*ty, *ftz, *nan, want_max, rd!(a, l), rd!(b, l))?;
+                    wr!(dsts[0], l, v);
+                }
+            }
+            Op::FAbs { ty, ftz } | Op::FNeg { ty, ftz } => {
+                let u = if matches!(inst.op, Op::FAbs { .. }) {
+                    FUn::Abs
+                } else {
+                    FUn::Neg
+                };
+                let a = src!(0);
+                for l in lanes(exec) {
+                    let v = float_un(u, *ty, *ftz, rd!(a, l))?;
+                    wr!(dsts[0], l, v);
+                }
+            }
+            Op::Copysign { ty } => {
+                let (a, b) = (src!(0), src!(1));
+                let sign = if *ty == ScalarType::F64 {
+                    1u64 << 63
+                } else {
+                    1u64 << 31
+                };
+                map!(|l| (rd!(b, l) & !sign & mask_bits(ty.bits())) | (rd!(a, l) & sign));
+            }
+            Op::Testp { ty, class } => {
+                let c = match class {
+                    FloatClass::Finite => TestClass::Finite,
+                    FloatClass::Infinite => TestClass::Infinite,
+                    FloatClass::Number => TestClass::Number,
+                    FloatClass::NotANumber => TestClass::NotANumber,
+                    FloatClass::Normal => TestClass::Normal,
+                    FloatClass::Subnormal => TestClass::Subnormal,
+                };
+                let a = src!(0);
+                let is64 = *ty == ScalarType::F64;
+                map!(|l| {
+                    let x = rd!(a, l);
+                    (if is64 {
+                        fl::testp(f64::from_bits(x), c)
+                    } else {
+                        fl::testp(f32::from_bits(x as u32), c)
+                    }) as u64
+                });
+            }
+            Op::Setp {
+                ty,
+                cmp,
+                ftz,
+                combine,
+            } => {
+                let c = cmp_op(*cmp);
+                let (a, b) = (src!(0), src!(1));
+                let comb = combine.map(bool_op);
+                let pc_src = srcs.get(2).copied();
+                for l in lanes(exec) {
+                    let mut t = compare(*ty, c, *ftz, rd!(a, l), rd!(b, l));
+                    let mut f = !t;
+                    if let (Some(op), Some(p)) = (comb, pc_src) {
+                        let pv = rd!(p, l) & 1 == 1;
+                        t = op.apply(t, pv);
+                        f = op.apply(f, pv);
+                    }
+                    wr!(dsts[0], l, t as u64);
+                    if let Some(&q) = dsts.get(1) {
+                        wr!(q, l, f as u64);
+                    }
+                }
+            }
+            Op::Set {
+                dst_ty,
+                ty,
+                cmp,
+                ftz,
+                combine,
+            } => {
+                let c = cmp_op(*cmp);
+                let (a, b) = (src!(0), src!(1));
+                let comb = combine.map(bool_op);
+                let pc_src = srcs.get(2).copied();
+                let one = if *dst_ty == ScalarType::F32 {
+                    1.0f32.to_bits() as u64
+                } else {
+                    0xFFFF_FFFF
+                };
+                map!(|l| {
+                    let mut t = compare(*ty, c, *ftz, rd!(a, l), rd!(b, l));
+                    if let (Some(op), Some(p)) = (comb, pc_src) {
+                        t = op.apply(t, rd!(p, l) & 1 == 1);
+                    }
+                    if t {
+                        one
+                    } else {
+                        0
+                    }
+                });
+            }
+            Op::Selp { .. } => {
+                let (a, b, c) = (src!(0), src!(1), src!(2));
+                map!(|l| if rd!(c, l) & 1 == 1 {
+                    rd!(a, l)
+                } else {
+                    rd!(b, l)
+                });
+            }
+            Op::Slct { cmp_ty, ftz, .. } => {
+                let (a, b, c) = (src!(0), src!(1), src!(2));
+                map!(|l| {
+                    let cv = rd!(c, l);
+                    let ge = if *cmp_ty == ScalarType::F32 {
+                        let x = fl::flush(f32::from_bits(cv as u32), *ftz);
+                        x >= 0.0
+                    } else {
+                        (cv as u32 as i32) >= 0
+                    };
+                    if ge {
+                        rd!(a, l)
+                    } else {
+                        rd!(b, l)
+                    }
+                });
+            }
+            Op::Mov { ty } => {
+                let a = src!(0);
+                let m = if *ty == ScalarType::Pred {
+                    1
+                } else {
+                    mask_bits(ty.bits())
+                };
+                map!(|l| rd!(a, l) & m);
+            }
+            Op::Pack { ty, lanes: n } => {
+                let width = ty.bits() / *n as u32;
+                let m = mask_bits(width);
+                for l in lanes(exec) {
+                    let mut v = 0u64;
+                    for (i, &s) in srcs.iter().enumerate().take(*n as usize) {
+                        v |= (rd!(s, l) & m) << (i as u32 * width);
+                    }
+                    wr!(dsts[0], l, v);
+                }
+            }
+            Op::Unpack { ty, lanes: n } => {
+                let width = ty.bits() / *n as u32;
+                let m = mask_bits(width);
+                let a = src!(0);
+                for l in lanes(exec) {
+                    let v = rd!(a, l);
+                    for (i, &d) in dsts.iter().enumerate().take(*n as usize) {
+                        wr!(d, l, (v >> (i as u32 * width)) & m);
+                    }
+                }
+            }
+            Op::Cvt {
+                dst,
+                src: sty,
+                rounding: r,
+                ftz,
+                sat,
+                relu,
+            } => {
+                let rnd = match r {
+                    None => CvtRounding::None,
+                    Some(x) if x.is_integer_rounding() => CvtRounding::Integer(rounding(Some(*x))),
+                    Some(x) => CvtRounding::Float(rounding(Some(*x))),
+                };
+                let a = src!(0);
+                match (cvt_type(*dst), cvt_type(*sty)) {
+                    (Some(d), Some(s)) => {
+                        let dst_bits = dsts.first().and_then(|d| match d {
+                            Src::Reg(r) => ef.reg_bits.get(*r as usize).copied(),
+                            _ => None,
+                        });
+                        let ext = matches!(d, CvtType::Int(t) if t.signed && t.bits < 64);
+                        map!(|l| {
+                            let mut v = cvt(d, s, rd!(a, l), rnd, *ftz, *sat);
+                            if ext {
+                                if let (CvtType::Int(t), Some(b)) = (d, dst_bits) {
+                                    v = (t.sext(v) as u64) & mask_bits(b as u32);
+                                }
+                            }
+                            if *relu && v >> (dst.bits() - 1) & 1 == 1 {
+                                0
+                            } else {
+                                v
+                            }
+                        });
+                    }
+                    (None, Some(CvtType::F32))
+                        if matches!(dst, ScalarType::F16x2 | ScalarType::Bf16x2) =>
+                    {
+                        // cvt.rn.f16x2.f32 d, a, b: a goes to the upper half.
+                        let b = src!(1);
+                        let k = if *dst == ScalarType::F16x2 {
+                            HalfKind::F16
+                        } else {
+                            HalfKind::Bf16
+                        };
+                        let rm = match rnd {
+                            CvtRounding::Float(x) => x,
+                            _ => Rounding::NearestEven,
+                        };
+                        map!(|l| {
+                            let hi = half::from_f32(f32::from_bits(rd!(a, l) as u32), k, rm) as u64;
+                            let lo = half::from_f32(f32::from_bits(rd!(b, l) as u32), k, rm) as u64;
+                            let relu_fix = |h: u64| if *relu && h & 0x8000 != 0 { 0 } else { h };
+                            (relu_fix(hi) << 16) | relu_fix(lo)
+                        });
+                    }
+                    _ => return Err(unsupported(format!("cvt.{dst}.{sty}"))),
+                }
+            }
+            Op::Cvta {
+                to_generic, space, ..
+            } => {
+                let window = match space {
+                    Space::Shared | Space::SharedCluster => Some(SHARED_WINDOW),
+                    Space::Local => Some(LOCAL_WINDOW),
+                    Space::Param => Some(PARAM_WINDOW),
+                    _ => None,
+                };
+                let a = src!(0);
+                map!(|l| {
+                    let v = rd!(a, l);
+                    match (window, to_generic) {
+                        (None, _) => v,
+                        (Some(w), true) => v.wrapping_add(w),
+                        (Some(w), false) => v.wrapping_sub(w),
+                    }
+                });
+            }
+            Op::Isspacep { space } => {
+                let a = src!(0);
+                map!(|l| {
+                    let v = rd!(a, l);
+                    let p = resolve(Space::Generic, Base::Reg(0), v, in_kernel);
+                    (match space {
+                        Space::Shared | Space::SharedCluster => matches!(p, Phys::Shared(_)),
+                        Space::Local => matches!(p, Phys::Local(_)),
+                        Space::Param => matches!(p, Phys::Param(_)),
+                        Space::Const => {
+                            self.mem.kind_of(v) == Some(crate::memory::AllocKind::ConstVariable)
+                        }
+                        Space::Global => matches!(p, Phys::Global(_)),
+                        Space::Generic => true,
+                    }) as u64
+                });
+            }
+            Op::Ld(ma) | Op::Ldu(ma) | Op::St(ma) => {
+                let is_store = matches!(inst.op, Op::St(_));
+                let esize = (ma.ty.bits() / 8).max(1);
+                let n = ma.lanes.max(1) as u32;
+                let (addr_src, base) = match src!(0) {
+                    s @ Src::Addr { base, .. } => (s, base),
+                    s => (s, Base::Reg(0)),
+                };
+                step.mem = Some(MemInfo {
+                    space: MemSpace::Global,
+                    kind: if is_store {
+                        AccessKind::Store
+                    } else {
+                        AccessKind::Load
+                    },
+                    bytes: esize * n,
+                });
+                let mut sp = Spaces {
+                    global: self.mem,
+                    shared,
+                    local: &mut warp.local,
+                    params: &self.params,
+                };
+                let signed = ma.ty.is_signed_int() && esize < 8;
+                let mut first = true;
+                for l in lanes(exec) {
+                    let addr = read(&warp.frames[frame_i], &sc, addr_src, l);
+                    step.addrs[l] = addr;
+                    check_aligned(addr, (esize * n).min(16).next_power_of_two())
+                        .map_err(|e| (e.into(), Some(l)))?;
+                    let p = resolve(ma.space, base, addr, in_kernel);
+                    step.lane_spaces[l] = phys_space(p, ma.space);
+                    if first {
+                        if let Some(m) = step.mem.as_mut() {
+                            m.space = step.lane_spaces[l];
+                        }
+                        first = false;
+                    }
+                    for e in 0..n {
+                        let pe = offset_phys(p, (e * esize) as u64);
+                        if is_store {
+                            let v = read(
+                                &warp.frames[frame_i],
+                                &sc,
+                                srcs.get(1 + e as usize).copied().unwrap_or(Src::Sink),
+                                l,
+                            );
+                            sp.write(pe, esize.min(8), l, v).map_err(|k| (k, Some(l)))?;
+                        } else {
+                            let raw = sp.read(pe, esize.min(8), l).map_err(|k| (k, Some(l)))?;
+                            if let Some(Src::Reg(r)) = dsts.get(e as usize) {
+                                let rb = ef.reg_bits.get(*r as usize).copied().unwrap_or(64) as u32;
+                                let v = if signed {
+                                    (IntType {
+                                        bits: esize * 8,
+                                        signed: true,
+                                    }
+                                    .sext(raw) as u64)
+                                        & mask_bits(rb)
+                                } else {
+                                    raw
+                                };
+                                warp.frames[frame_i].regs[*r as usize * 32 + l] = v;
+                            }
+                        }
+                    }
+                }
+            }
+            Op::Prefetch { .. } | Op::Fence { .. } | Op::Nanosleep | Op::BarWarpSync => {}
+            Op::Atom(a) | Op::Red(a) => {
+                let is_atom = matches!(inst.op, Op::Atom(_));
+                let size = (a.ty.bits() / 8).max(4);
+                let (addr_src, base) = match src!(0) {
+                    s @ Src::Addr { base, .. } => (s, base),
+                    s => (s, Base::Reg(0)),
+                };
+                let (b, c) = (src!(1), srcs.get(2).copied().unwrap_or(Src::Imm(0)));
+                step.mem = Some(MemInfo {
+                    space: MemSpace::Global,
+                    kind: AccessKind::Atomic,
+                    bytes: size,
+                });
+                let mut sp = Spaces {
+                    global: self.mem,
+                    shared,
+                    local: &mut warp.local,
+                    params: &self.params,
+                };
+                let m = mask_bits(size * 8);
+                for l in lanes(exec) {
+                    let addr = read(&warp.frames[frame_i], &sc, addr_src, l);
+                    step.addrs[l] = addr;
+                    check_aligned(addr, size).map_err(|e| (e.into(), Some(l)))?;
+                    let p = resolve(a.space, base, addr, in_kernel);
+                    step.lane_spaces[l] = phys_space(p, a.space);
+                    let old = sp.read(p, size, l).map_err(|k| (k, Some(l)))?;
+                    let bv = read(&warp.frames[frame_i], &sc, b, l);
+                    let cv = read(&warp.frames[frame_i], &sc, c, l);
+                    let new = atomic_op(a.op, a.ty, old, bv, cv)? & m;
+                    sp.write(p, size, l, new).map_err(|k| (k, Some(l)))?;
+                    if is_atom {
+                        if let Some(Src::Reg(r)) = dsts.first() {
+                            warp.frames[frame_i].regs[*r as usize * 32 + l] = old;
+                        }
+                    }
+                }
+                if let (Some(mi), Some(l)) = (step.mem.as_mut(), lanes(exec).next()) {
+                    mi.space = step.lane_spaces[l];
+                }
+            }
+            Op::Bar { kind, .. } => {
+                if exec != 0 {
+                    let Some(l0) = lanes(exec).next() else {
+                        unreachable!()
+                    };
+                    let id = (rd!(src!(0), l0) & 15) as usize;
+                    let is_red = matches!(kind, BarrierKind::RedPopc | BarrierKind::Red(_));
+                    let has_count = srcs.len() >= if is_red { 3 } else { 2 };
+                    let count = has_count.then(|| rd!(srcs[1], l0) as u32);
+                    let bar: &mut Barrier = &mut barriers[id];
+                    if bar.arrived == 0 {
+                        bar.all = true;
+                        bar.any = false;
+                        bar.popc = 0;
+                    }
+                    bar.arrived += 1;
+                    bar.expected_warps = count.map_or(0, |c| c.div_ceil(WARP_SIZE).max(1));
+                    if is_red {
+                        let p = srcs[srcs.len() - 1];
+                        for l in lanes(exec) {
+                            let v = read(&warp.frames[frame_i], &sc, p, l) & 1 == 1;
+                            bar.popc += v as u32;
+                            bar.all &= v;
+                            bar.any |= v;
+                        }
+                        if let Some(Src::Reg(r)) = dsts.first() {
+                            warp.pending_red = Some(PendingRed {
+                                reg: *r,
+                                mask: exec,
+                                kind: *kind,
+                            });
+                        }
+                    }
+                    if *kind == BarrierKind::Arrive {
+                        step.event = StepEvent::BarrierArrive { id: id as u32 };
+                    } else {
+                        bar.waiting |= 1 << w;
+                        warp.status = WarpStatus::AtBarrier(id as u32);
+                        warp.wait_pc = pc;
+                        step.event = StepEvent::BarrierWait { id: id as u32 };
+                    }
+                    let expected = if bar.expected_warps > 0 {
+                        bar.expected_warps
+                    } else {
+                        live_warps
+                    };
+                    warp.stack[ti].pc = next;
+                    if bar.arrived >= expected {
+                        release(bar, warps);
+                        step.event = StepEvent::BarrierRelease { id: id as u32 };
+                    }
+                    let warp = &mut warps[w];
+                    settle(warp);
+                    step.next_pc = next_pc(warp, module);
+                    return Ok(());
+                }
+            }
+            Op::Shfl { mode, .. } => {
+                let (a, b, c) = (src!(0), src!(1), src!(2));
+                let mut vals = [0u64; 32];
+                for (l, v) in vals.iter_mut().enumerate() {
+                    *v = rd!(a, l);
+                }
+                for l in lanes(exec) {
+                    let bv = rd!(b, l) as u32 & 31;
+                    let cv = rd!(c, l) as u32;
+                    let seg = (cv >> 8) & 31;
+                    let clamp = cv & 31;
+                    let lane = l as u32;
+                    let max_lane = (lane & seg) | (clamp & !seg);
+                    let min_lane = lane & seg;
+                    let (j, ok) = match mode {
+                        op::ShuffleMode::Up => {
+                            (lane.wrapping_sub(bv), lane >= bv && lane - bv >= max_lane)
+                        }
+                        op::ShuffleMode::Down => (lane + bv, lane + bv <= max_lane),
+                        op::ShuffleMode::Bfly => (lane ^ bv, (lane ^ bv) <= max_lane),
+                        op::ShuffleMode::Idx => {
+                            let j = min_lane | (bv & !seg);
+                            (j, j <= max_lane)
+                        }
+                    };
+                    let src_lane = if ok { j as usize & 31 } else { l };
+                    wr!(dsts[0], l, vals[src_lane] & 0xFFFF_FFFF);
+                    if let Some(&p) = dsts.get(1) {
+                        wr!(p, l, ok as u64);
+                    }
+                }
+            }
+            Op::Vote { mode, .. } => {
+                let a = src!(0);
+                let mut ballot = 0u32;
+                for l in lanes(exec) {
+                    if rd!(a, l) & 1 == 1 {
+                        ballot |= 1 << l;
+                    }
+                }
+                let v = match mode {
+                    op::VoteMode::All => (ballot == exec) as u64,
+                    op::VoteMode::Any => (ballot != 0) as u64,
+                    op::VoteMode::Uni => (ballot == 0 || ballot == exec) as u64,
+                    op::VoteMode::Ballot => ballot as u64,
+                };
+                map!(|_l| v);
+            }
+            Op::Match { all, ty } => {
+                let a = src!(0);
+                let m = mask_bits(ty.bits());
+                let mut vals = [0u64; 32];
+                for l in lanes(exec) {
+                    vals[l] = rd!(a, l) & m;
+                }
+                let same = |l: usize| {
+                    lanes(exec)
+                        .filter(|&k| vals[k] == vals[l])
+                        .fold(0u32, |acc, k| acc | 1 << k)
+                };
+                let all_same =
+                    lanes(exec).all(|k| vals[k] == vals[lanes(exec).next().unwrap_or(0)]);
+                for l in lanes(exec) {
+                    let v = if *all {
+                        if all_same {
+                            exec
+                        } else {
+                            0
+                        }
+                    } else {
+                        same(l)
+                    };
+                    wr!(dsts[0], l, v as u64);
+                    if let Some(&p) = dsts.get(1) {
+                        wr!(p, l, all_same as u64);
+                    }
+                }
+            }
+            Op::Activemask => map!(|_l| exec as u64),
+            Op::Redux { op: rop, ty } => {
+                let a = src!(0);
+                let t = int_type(*ty);
+                let mut acc: Option<u64> = None;
+                for l in lanes(exec) {
+                    let v = t.wrap(rd!(a, l));
+                    acc = Some(match (acc, rop) {
+                        (None, _) => v,
+                        (Some(x), op::ReduxOp::Add) => t.wrap(x.wrapping_add(v)),
+                        (Some(x), op::ReduxOp::Min) => int::min_max(t, x, v, false),
+                        (Some(x), op::ReduxOp::Max) => int::min_max(t, x, v, true),
+                        (Some(x), op::ReduxOp::And) => x & v,
+                        (Some(x), op::ReduxOp::Or) => x | v,
+                        (Some(x), op::ReduxOp::Xor) => x ^ v,
+                    });
+                }
+                let v = acc.unwrap_or(0);
+                map!(|_l| v);
+            }
+            Op::Bra { .. } => {
+                let target = match src!(0) {
+                    Src::Block(t) => t,
+                    _ => return Err(unsupported("bra without a block target")),
+                };
+                let taken = exec;
+                let not_taken = active & !exec;
+                if not_taken == 0 {
+                    next = target;
+                } else if taken != 0 {
+                    let r = ef.reconverge[pc as usize];
+                    let e = &mut warp.stack[ti];
+                    if e.rpc == r {
+                        *e = SimtEntry {
+                            pc: pc + 1,
+                            mask: not_taken,
+                            rpc: r,
+                        };
+                    } else {
+                        e.pc = r;
+                        warp.stack.push(SimtEntry {
+                            pc: pc + 1,
+                            mask: not_taken,
+                            rpc: r,
+                        });
+                    }
+                    warp.stack.push(SimtEntry {
+                        pc: target,
+                        mask: taken,
+                        rpc: r,
+                    });
+                    settle(warp);
+                    step.next_pc = next_pc(warp, module);
+                    return Ok(());
+                }
+            }
+            Op::Call(call) => {
+                if exec != 0 {
+                    let (callee, args) = match call.callee {
+                        // The callee operand comes first for direct calls too.
+                        Callee::Direct(fid) => (fid, srcs.get(1..).unwrap_or(&[])),
+                        Callee::Indirect => {
+                            let t = srcs.first().copied().unwrap_or(Src::Sink);
+                            let Some(l0) = lanes(exec).next() else {
+                                unreachable!()
+                            };
+                            let v = rd!(t, l0);
+                            let idx = v.wrapping_sub(FUNC_WINDOW);
+                            if v < FUNC_WINDOW || idx as usize >= module.funcs.len() {
+                                return Err((ErrorKind::BadCallTarget(v), Some(l0)));
+                            }
+                            (ir::FuncId(idx as u32), srcs.get(1..).unwrap_or(&[]))
+                        }
+                    };
+                    let cf = &module.program.functions[callee.index()];
+                    warp.stack[ti].pc = next;
+                    if !cf.has_body {
+                        let mut sp = Spaces {
+                            global: self.mem,
+                            shared,
+                            local: &mut warp.local,
+                            params: &self.params,
+                        };
+                        builtin(
+                            &cf.name,
+                            &mut sp,
+                            &warp.frames[frame_i],
+                            &sc,
+                            args,
+                            dsts,
+                            exec,
+                            self.out,
+                        )?;
+                        settle(warp);
+                        step.next_pc = next_pc(warp, module);
+                        return Ok(());
+                    }
+                    if warp.frames.len() >= self.limits.max_call_depth {
+                        return Err((
+                            ErrorKind::CallDepth {
+                                limit: self.limits.max_call_depth,
+                            },
+                            None,
+                        ));
+                    }
+                    let cef = &module.funcs[callee.index()];
+                    let caller = &warp.frames[frame_i];
+                    let local_base = caller.local_base + ef.frame_size;
+                    let mut frame = Frame {
+                        func: callee.index(),
+                        regs: vec![0; cef.num_regs * 32],
+                        local_base,
+                        stack_base: warp.stack.len(),
+                        param_addrs: Vec::with_capacity(args.len()),
+                        ret_addrs: Vec::with_capacity(dsts.len()),
+                    };
+                    for (i, a) in args.iter().enumerate() {
+                        match *a {
+                            Src::Addr { base, offset } => frame
+                                .param_addrs
+                                .push(base_addr(caller, base, 0).wrapping_add(offset as u64)),
+                            Src::FrameAddr(o) => frame.param_addrs.push(caller.local_base + o),
+                            s => {
+                                frame.param_addrs.push(u64::MAX);
+                                if let Some(r) = cf.params.get(i).and_then(|p| p.reg) {
+                                    for l in lanes(exec) {
+                                        frame.regs[r.index() * 32 + l] = read(caller, &sc, s, l);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    for d in dsts {
+                        frame.ret_addrs.push(match *d {
+                            Src::Addr { base, offset } => {
+                                base_addr(caller, base, 0).wrapping_add(offset as u64)
+                            }
+                            Src::FrameAddr(o) => caller.local_base + o,
+                            _ => u64::MAX,
+                        });
+                    }
+                    let needed = local_base + cef.frame_size;
+                    if needed > self.limits.local_bytes_per_thread {
+                        return Err((
+                            ErrorKind::LocalOverflow {
+                                needed,
+                                limit: self.limits.local_bytes_per_thread,
+                            },
+                            None,
+                        ));
+                    }
+                    if cef.frame_size > 0 {
+                        if warp.local.is_empty() {
+                            warp.local = vec![Vec::new(); 32];
+                        }
+                        for l in warp.local.iter_mut() {
+                            if (l.len() as u64) < needed {
+                                l.resize(needed as usize, 0);
+                            }
+                        }
+                    }
+                    warp.frames.push(frame);
+                    warp.stack.push(SimtEntry {
+                        pc: 0,
+                        mask: exec,
+                        rpc: NO_PC,
+                    });
+                    step.event = StepEvent::Call { callee };
+                    step.next_pc = next_pc(warp, module);
+                    return Ok(());
+                }
+            }
+            Op::Ret { .. } | Op::Exit => {
+                let is_exit = matches!(inst.op, Op::Exit) || frame_i == 0;
+                if exec != active {
+                    warp.stack[ti].pc = next;
+                }
+                finish_lanes(warp, exec, is_exit);
+                step.event = if is_exit {
+                    StepEvent::Exit {
+                        done: warp.status == WarpStatus::Exited,
+                    }
+                } else {
+                    StepEvent::Return
+                };
+                if is_exit {
+                    after_exit(barriers, warps);
+                }
+                let warp = &mut warps[w];
+                step.next_pc = next_pc(warp, module);
+                return Ok(());
+            }
+            Op::Trap | Op::Brkpt => {
+                if exec != 0 {
+                    return Err((ErrorKind::Trap, lanes(exec).next()));
+                }
+            }
+            Op::Tex(t) => {
+                let (tex_src, coords) = match srcs.split_first() {
+                    Some((s, rest)) => (
+                        *s,
+                        if t.has_sampler {
+                            rest.get(1..).unwrap_or(&[])
+                        } else {
+                            rest
+                        },
+                    ),
+                    None => return Err(unsupported("tex without operands")),
+                };
+                let two_d = t.geometry == op::TexGeometry::D2;
+                if !matches!(t.geometry, op::TexGeometry::D1 | op::TexGeometry::D2) {
+                    return Err(unsupported(format!("tex.{}", t.geometry.as_str())));
+                }
+                for l in lanes(exec) {
+                    let binding = match tex_src {
+                        Src::Addr {
+                            base: Base::Fixed(a),
+                            ..
+                        } => self.textures.by_name.get(texture_name(module, a)),
+                        s => self.textures.by_handle.get(&rd!(s, l)),
+                    }
+                    .ok_or_else(|| {
+                        (
+                            ErrorKind::Texture("fetch from an unbound texture".into()),
+                            Some(l),
+                        )
+                    })?;
+                    let c0 = rd!(coords.first().copied().unwrap_or(Src::Imm(0)), l);
+                    let c1 = rd!(coords.get(1).copied().unwrap_or(Src::Imm(0)), l);
+                    let texel = if t.coord_ty == ScalarType::F32 {
+                        binding.sample(
+                            self.mem,
+                            f32::from_bits(c0 as u32),
+                            f32::from_bits(c1 as u32),
+                            two_d,
+                        )
+                    } else {
+                        binding.fetch_int(self.mem, c0 as i32, c1 as i32)
+                    }
+                    .map_err(|e| (e.into(), Some(l)))?;
+                    let values: [f32; 4] = match t.gather {
+                        None => texel,
+                        Some(_) => return Err(unsupported("tld4")),
+                    };
+                    for (i, d) in dsts.iter().enumerate().take(4) {
+                        let v = values[i];
+                        let bits = match t.dst_ty {
+                            ScalarType::F32 => v.to_bits() as u64,
+                            _ => v.to_bits() as u64, // integer texels travel as their bits
+                        };
+                        wr!(*d, l, bits);
+                    }
+                }
+            }
+            Op::Txq { .. } => return Err(unsupported("txq")),
+        }
+
+        // Record destination values for the timing model.
+        let frame = &warp.frames[frame_i];
+        let mut n = 0;
+        for d in dsts.iter().take(4) {
+            if let Src::Reg(r) = *d {
+                step.dst_regs[n] = ir::RegId(r);
+                step.dst_values[n]
+                    .copy_from_slice(&frame.regs[r as usize * 32..r as usize * 32 + 32]);
+                n += 1;
+            }
+        }
+        step.num_dsts = n as u8;
+        warp.stack[ti].pc = next;
+        settle(warp);
+        step.next_pc = next_pc(warp, module);
+        Ok(())
+    }
+}
+
+/// Bookkeeping after lanes exited: barriers waiting for "every live warp" may now be
+/// complete.
+fn after_exit(barriers: &mut [Barrier; super::MAX_BARRIERS], warps: &mut [Warp]) {
+    let live = warps
+        .iter()
+        .filter(|x| x.status != WarpStatus::Exited)
+        .count() as u32;
+    for bar in barriers.iter_mut() {
+        if bar.arrived > 0 && bar.expected_warps == 0 && bar.arrived >= live {
+            release(bar, warps);
+        }
+    }
+}
+
+fn mul_part(m: MulMode) -> MulPart {
+    match m {
+        MulMode::Lo => MulPart::Lo,
+        MulMode::Hi => MulPart::Hi,
+        MulMode::Wide => MulPart::Wide,
+    }
+}
+
+fn offset_phys(p: Phys, o: u64) -> Phys {
+    match p {
+        Phys::Global(a) => Phys::Global(a + o),
+        Phys::Shared(a) => Phys::Shared(a + o),
+        Phys::Local(a) => Phys::Local(a + o),
+        Phys::Param(a) => Phys::Param(a + o),
+    }
+}
+
+fn texture_name(module: &crate::module::LoadedModule, addr: u64) -> &str {
+    module
+        .program
+        .variables
+        .iter()
+        .zip(&module.var_addr)
+        .find(|(v, &a)| a == addr && matches!(v.ty, ptx::ast::VariableType::TexRef))
+        .map_or("", |(v, _)| v.name.as_str())
+}
+
+/// Releases every warp waiting at `bar`, delivering `bar.red` results.
+fn release(bar: &mut Barrier, warps: &mut [Warp]) {
+    for (i, wp) in warps.iter_mut().enumerate() {
+        if bar.waiting >> i & 1 == 1 {
+            wp.status = WarpStatus::Ready;
+            if let Some(pr) = wp.pending_red.take() {
+                let v = match pr.kind {
+                    BarrierKind::RedPopc => bar.popc as u64,
+                    BarrierKind::Red(op::BoolOp::And) => bar.all as u64,
+                    BarrierKind::Red(_) => bar.any as u64,
+                    _ => 0,
+                };
+                if let Some(frame) = wp.frames.last_mut() {
+                    for l in lanes(pr.mask) {
+                        if let Some(slot) = frame.regs.get_mut(pr.reg as usize * 32 + l) {
+                            *slot = v;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    *bar = Barrier::default();
+}
+
+/// Removes finished lanes: `exit` removes them from every entry of every frame; `ret`
+/// from the current frame's entries only (they resume in the caller).
+fn finish_lanes(warp: &mut Warp, mask: u32, exit: bool) {
+    let from = if exit {
+        0
+    } else {
+        warp.frames.last().map_or(0, |f| f.stack_base)
+    };
+    for e in &mut warp.stack[from..] {
+        e.mask &= !mask;
+    }
+    if exit {
+        warp.exited |= mask;
+    }
+    settle(warp);
+}
+
+/// Pops finished stack entries (empty, or at their reconvergence point) and frames whose
+/// entries are all gone; marks the warp exited when nothing is left.
+fn settle(warp: &mut Warp) {
+    loop {
+        while let Some(t) = warp.stack.last() {
+            if t.mask == 0 || t.pc == t.rpc {
+                warp.stack.pop();
+            } else {
+                break;
+            }
+        }
+        match warp.frames.last() {
+            Some(f) if warp.frames.len() > 1 && f.stack_base >= warp.stack.len() => {
+                warp.frames.pop();
+            }
+            _ => break,
+        }
+    }
+    if warp.stack.is_empty() || warp.exited == warp.valid {
+        warp.stack.clear();
+        warp.status = WarpStatus::Exited;
+    }
+}
+
+fn next_pc(warp: &Warp, module: &crate::module::LoadedModule) -> Option<(ir::FuncId, ir::InstId)> {
+    let t = warp.stack.last()?;
+    let f = warp.frames.last()?;
+    Some((module.funcs[f.func].id, ir::InstId(t.pc)))
+}
+
+/// Calls to functions without a body: the CUDA device runtime's `vprintf`, `malloc`,
+/// `free` and `__assertfail`.
+#[allow(clippy::too_many_arguments)]
+fn builtin(
+    name: &str,
+    sp: &mut Spaces,
+    frame: &Frame,
+    sc: &SpecialCtx,
+    args: &[Src],
+    rets: &[Src],
+    exec: u32,
+    out: &mut dyn std::io::Write,
+) -> Result<(), LaneError> {
+    // Arguments and results are `.param` variables in the caller's frame.
+    let arg = |sp: &Spaces, i: usize, size: u32, l: usize| -> Result<u64, LaneError> {
+        match args.get(i) {
+            Some(&Src::Addr { base, offset }) => {
+                let a = base_addr(frame, base, l).wrapping_add(offset as u64);
+                sp.read(Phys::Local(a), size, l).map_err(|k| (k, Some(l)))
+            }
+            Some(&Src::FrameAddr(o)) => sp
+                .read(Phys::Local(frame.local_base + o), size, l)
+                .map_err(|k| (k, Some(l))),
+            Some(&s) => Ok(read(frame, sc, s, l)),
+            None => Err(unsupported(format!("{name}: missing argument {i}"))),
+        }
+    };
+    let set_ret = |sp: &mut Spaces, size: u32, l: usize, v: u64| -> Result<(), LaneError> {
+        let a = match rets.first() {
+            Some(&Src::Addr { base, offset }) => {
+                base_addr(frame, base, l).wrapping_add(offset as u64)
+            }
+            Some(&Src::FrameAddr(o)) => frame.local_base + o,
+            _ => return Ok(()),
+        };
+        sp.write(Phys::Local(a), size, l, v)
+            .map_err(|k| (k, Some(l)))?;
+        Ok(())
+    };
+    match name {
+        "vprintf" => {
+            for l in lanes(exec) {
+                let fmt_addr = arg(sp, 0, 8, l)?;
+                let args_addr = arg(sp, 1, 8, l)?;
+                let fmt = read_cstring(sp, fmt_addr, l).map_err(|k| (k, Some(l)))?;
+                let text = printf::format(
+                    &fmt,
+                    |off, size| {
+                        sp.read(
+                            resolve(Space::Generic, Base::Reg(0), args_addr + off, false),
+                            size,
+                            l,
+                        )
+                        .ok()
+                    },
+                    |addr| read_cstring(sp, addr, l).ok(),
+                );
+                // A closed stdout must not stop the kernel.
+                let _ = out.write_all(&text);
+                set_ret(sp, 4, l, text.len() as u64)?;
+            }
+            Ok(())
+        }
+        "malloc" => {
+            for l in lanes(exec) {
+                let size = arg(sp, 0, 8, l)?;
+                let p = sp
+                    .global
+                    .alloc(size, crate::memory::AllocKind::Device)
+                    .unwrap_or(0);
+                set_ret(sp, 8, l, p)?;
+            }
+            Ok(())
+        }
+        "free" => {
+            for l in lanes(exec) {
+                let p = arg(sp, 0, 8, l)?;
+                if p != 0 {
+                    sp.global.free(p).map_err(|e| (e.into(), Some(l)))?;
+                }
+            }
+            Ok(())
+        }
+        "__assertfail" => {
+            let l = lanes(exec).next().unwrap_or(0);
+            let msg = arg(sp, 0, 8, l)
+                .ok()
+                .and_then(|a| read_cstring(sp, a, l).ok())
+                .unwrap_or_default();
+            let file = arg(sp, 1, 8, l)
+                .ok()
+                .and_then(|a| read_cstring(sp, a, l).ok())
+                .unwrap_or_default();
+            let line = arg(sp, 2, 4, l).unwrap_or(0);
+            Err((
+                ErrorKind::Assert(format!(
+                    "{} ({}:{})",
+                    String::from_utf8_lossy(&msg),
+                    String::from_utf8_lossy(&file),
+                    line
+                )),
+                Some(l),
+            ))
+        }
+        _ => Err((ErrorKind::UndefinedFunction(name.to_string()), None)),
+    }
+}

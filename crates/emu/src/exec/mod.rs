@@ -1,0 +1,525 @@
+//! The SIMT interpreter: warps of 32 lanes executing one warp instruction per
+//! [`Launch::execute`] call.
+//!
+//! Divergence follows the immediate-post-dominator reconvergence stack (Fung et al.,
+//! MICRO 2007, §3): each warp has a stack of `(pc, mask, reconvergence pc)` entries; a
+//! divergent branch turns the top entry into the reconvergence entry and pushes one entry
+//! per path, and an entry is popped when its pc reaches its reconvergence pc. Calls push a
+//! frame (own registers, own region of each lane's local memory) whose entries sit above
+//! the caller's on the same stack. Barriers are per CTA and count warps (a warp arrives as
+//! a whole, as on the hardware regsim models).
+//!
+//! Nothing here knows about time: the caller decides which warp runs next. Registers are
+//! stored per frame as `u64` values indexed `reg * 32 + lane`, so one register of a warp is
+//! one contiguous 256-byte row.
+
+mod alu;
+pub mod printf;
+
+use std::io::Write;
+
+use ir::function::FunctionKind;
+use ir::op::BarrierKind;
+use ir::{FuncId, InstId, RegId};
+
+use crate::error::{ErrorKind, ExecError, Location};
+use crate::memory::{FlatSpace, GlobalMemory};
+use crate::module::{LoadedModule, NO_PC};
+
+pub const WARP_SIZE: u32 = 32;
+const MAX_BARRIERS: usize = 16;
+
+/// Grid and block shape of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// Bytes of dynamic shared memory (`extern __shared__`).
+    pub dynamic_shared: u32,
+}
+
+impl LaunchConfig {
+    pub fn linear(grid: u32, block: u32) -> Self {
+        LaunchConfig {
+            grid: [grid, 1, 1],
+            block: [block, 1, 1],
+            dynamic_shared: 0,
+        }
+    }
+    pub fn threads_per_cta(&self) -> u32 {
+        self.block[0] * self.block[1] * self.block[2]
+    }
+    pub fn num_ctas(&self) -> u64 {
+        self.grid.iter().map(|&g| g as u64).product()
+    }
+}
+
+/// Resource limits of the emulated device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub max_call_depth: usize,
+    pub local_bytes_per_thread: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_call_depth: 1024,
+            local_bytes_per_thread: 512 * 1024,
+        }
+    }
+}
+
+/// The state space a memory access resolved to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemSpace {
+    Global,
+    Shared,
+    Local,
+    Const,
+    Param,
+}
+
+/// Whether an access reads, writes or does both atomically.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessKind {
+    Load,
+    Store,
+    Atomic,
+}
+
+/// The memory side of a warp instruction: one address per lane in `WarpStep::addrs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemInfo {
+    /// Space of the first executing lane (generic accesses may mix spaces across lanes;
+    /// see `lane_spaces`).
+    pub space: MemSpace,
+    pub kind: AccessKind,
+    /// Bytes each lane accesses (all vector elements).
+    pub bytes: u32,
+}
+
+/// Control events a warp instruction caused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepEvent {
+    None,
+    /// The warp arrived at barrier `id` and waits.
+    BarrierWait {
+        id: u32,
+    },
+    /// The warp arrived at barrier `id` and that released it (and every waiting warp).
+    BarrierRelease {
+        id: u32,
+    },
+    /// `bar.arrive`: arrived without waiting.
+    BarrierArrive {
+        id: u32,
+    },
+    /// Some lanes exited; `done` when the whole warp has.
+    Exit {
+        done: bool,
+    },
+    Call {
+        callee: FuncId,
+    },
+    Return,
+}
+
+/// What one executed warp instruction did. Reused between steps (no allocation).
+#[derive(Clone, Debug)]
+pub struct WarpStep {
+    pub func: FuncId,
+    pub inst: InstId,
+    /// Lanes at this pc before the guard.
+    pub active_mask: u32,
+    /// Lanes that executed (after the guard).
+    pub exec_mask: u32,
+    pub mem: Option<MemInfo>,
+    /// Per-lane address (valid for lanes in `exec_mask` when `mem` is `Some`).
+    pub addrs: [u64; 32],
+    pub lane_spaces: [MemSpace; 32],
+    /// Destination registers written and their per-lane values after the instruction.
+    pub num_dsts: u8,
+    pub dst_regs: [RegId; 4],
+    pub dst_values: [[u64; 32]; 4],
+    /// Where the warp goes next (`None` once it has exited).
+    pub next_pc: Option<(FuncId, InstId)>,
+    pub event: StepEvent,
+}
+
+impl Default for WarpStep {
+    fn default() -> Self {
+        WarpStep {
+            func: FuncId(0),
+            inst: InstId(0),
+            active_mask: 0,
+            exec_mask: 0,
+            mem: None,
+            addrs: [0; 32],
+            lane_spaces: [MemSpace::Global; 32],
+            num_dsts: 0,
+            dst_regs: [RegId(0); 4],
+            dst_values: [[0; 32]; 4],
+            next_pc: None,
+            event: StepEvent::None,
+        }
+    }
+}
+
+/// Whether a warp can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarpStatus {
+    Ready,
+    /// Waiting at barrier `id`.
+    AtBarrier(u32),
+    Exited,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SimtEntry {
+    pc: u32,
+    mask: u32,
+    rpc: u32,
+}
+
+#[derive(Debug)]
+struct Frame {
+    func: usize,
+    regs: Vec<u64>,
+    local_base: u64,
+    stack_base: usize,
+    param_addrs: Vec<u64>,
+    ret_addrs: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PendingRed {
+    reg: u32,
+    mask: u32,
+    kind: BarrierKind,
+}
+
+#[derive(Debug)]
+struct Warp {
+    index: u32,
+    valid: u32,
+    exited: u32,
+    status: WarpStatus,
+    frames: Vec<Frame>,
+    stack: Vec<SimtEntry>,
+    carry: u32,
+    local: Vec<Vec<u8>>,
+    pending_red: Option<PendingRed>,
+    /// Pc of the barrier the warp waits at (for deadlock reports).
+    wait_pc: u32,
+    instructions: u64,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Barrier {
+    arrived: u32,
+    waiting: u32,
+    expected_warps: u32,
+    popc: u32,
+    all: bool,
+    any: bool,
+}
+
+/// One resident CTA.
+#[derive(Debug)]
+pub struct Cta {
+    pub id: [u32; 3],
+    shared: FlatSpace,
+    warps: Vec<Warp>,
+    barriers: [Barrier; MAX_BARRIERS],
+}
+
+impl Cta {
+    pub fn num_warps(&self) -> usize {
+        self.warps.len()
+    }
+    pub fn warp_status(&self, w: usize) -> WarpStatus {
+        self.warps.get(w).map_or(WarpStatus::Exited, |w| w.status)
+    }
+    /// True when every warp has exited.
+    pub fn is_done(&self) -> bool {
+        self.warps.iter().all(|w| w.status == WarpStatus::Exited)
+    }
+}
+
+/// Counts of a functional run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    pub warp_instructions: u64,
+    pub thread_instructions: u64,
+}
+
+/// A kernel launch in progress: parameter buffer, grid shape and the resident CTAs.
+pub struct Launch<'e> {
+    pub(crate) mem: &'e mut GlobalMemory,
+    pub(crate) module: &'e LoadedModule,
+    pub(crate) out: &'e mut dyn Write,
+    pub(crate) textures: &'e crate::texture::TextureTable,
+    kernel: usize,
+    pub config: LaunchConfig,
+    params: FlatSpace,
+    limits: Limits,
+    step: WarpStep,
+    /// Externally supplied cycle count for `%clock`; `None` uses the instruction count.
+    pub clock: Option<u64>,
+    pub stats: RunStats,
+}
+
+type ExecResult<T> = Result<T, ExecError>;
+
+/// Per-lane iteration over a mask.
+#[inline]
+fn lanes(mask: u32) -> impl Iterator<Item = usize> {
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            Some(l as usize)
+        }
+    })
+}
+
+impl<'e> Launch<'e> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        mem: &'e mut GlobalMemory,
+        module: &'e LoadedModule,
+        out: &'e mut dyn Write,
+        textures: &'e crate::texture::TextureTable,
+        kernel: FuncId,
+        config: LaunchConfig,
+        params: &[u8],
+        limits: Limits,
+    ) -> ExecResult<Launch<'e>> {
+        let f = module.program.functions.get(kernel.index());
+        let bad = |msg: String| {
+            ExecError::new(
+                ErrorKind::Launch(msg),
+                Location {
+                    kernel: f.map_or(String::new(), |f| f.name.clone()),
+                    ..Default::default()
+                },
+            )
+        };
+        let f = f.ok_or_else(|| bad(format!("no function {kernel}")))?;
+        if f.kind != FunctionKind::Kernel || !f.has_body {
+            return Err(bad(format!("'{}' is not a kernel with a body", f.name)));
+        }
+        let threads = config.threads_per_cta();
+        if threads == 0 || threads > 1024 || config.grid.contains(&0) {
+            return Err(bad(format!(
+                "grid {:?} block {:?} is not launchable",
+                config.grid, config.block
+            )));
+        }
+        let mut pbuf = FlatSpace::new((f.param_size as usize).max(params.len()));
+        pbuf.bytes[..params.len()].copy_from_slice(params);
+        if (params.len() as u64) < f.param_size {
+            return Err(bad(format!(
+                "parameter buffer has {} bytes, kernel needs {}",
+                params.len(),
+                f.param_size
+            )));
+        }
+        Ok(Launch {
+            mem,
+            module,
+            out,
+            textures,
+            kernel: kernel.index(),
+            config,
+            params: pbuf,
+            limits,
+            step: WarpStep::default(),
+            clock: None,
+            stats: RunStats::default(),
+        })
+    }
+
+    pub fn kernel_name(&self) -> &str {
+        &self.module.program.functions[self.kernel].name
+    }
+
+    /// Creates the CTA with linear index `linear` (x fastest).
+    pub fn start_cta(&mut self, linear: u64) -> ExecResult<Cta> {
+        let [gx, gy, _] = self.config.grid;
+        let id = [
+            (linear % gx as u64) as u32,
+            ((linear / gx as u64) % gy as u64) as u32,
+            (linear / (gx as u64 * gy as u64)) as u32,
+        ];
+        let threads = self.config.threads_per_cta();
+        let nwarps = threads.div_ceil(WARP_SIZE);
+        let ef = &self.module.funcs[self.kernel];
+        let shared = FlatSpace::new(
+            (self.module.dynamic_shared_base + self.config.dynamic_shared as u64) as usize,
+        );
+        let mut warps = Vec::with_capacity(nwarps as usize);
+        for w in 0..nwarps {
+            let first = w * WARP_SIZE;
+            let n = (threads - first).min(WARP_SIZE);
+            let valid = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+            let mut warp = Warp {
+                index: w,
+                valid,
+                exited: 0,
+                status: WarpStatus::Ready,
+                frames: vec![Frame {
+                    func: self.kernel,
+                    regs: vec![0; ef.num_regs * 32],
+                    local_base: 0,
+                    stack_base: 0,
+                    param_addrs: Vec::new(),
+                    ret_addrs: Vec::new(),
+                }],
+                stack: vec![SimtEntry {
+                    pc: 0,
+                    mask: valid,
+                    rpc: NO_PC,
+                }],
+                carry: 0,
+                local: Vec::new(),
+                pending_red: None,
+                wait_pc: 0,
+                instructions: 0,
+            };
+            if ef.frame_size > 0 {
+                warp.local = vec![vec![0; ef.frame_size as usize]; 32];
+            }
+            warps.push(warp);
+        }
+        Ok(Cta {
+            id,
+            shared,
+            warps,
+            barriers: [Barrier::default(); MAX_BARRIERS],
+        })
+    }
+
+    /// Runs every CTA of the grid in order, warps round-robin in slices, and returns the
+    /// instruction counts.
+    pub fn run_functional(&mut self) -> ExecResult<RunStats> {
+        const SLICE: u32 = 256;
+        for linear in 0..self.config.num_ctas() {
+            let mut cta = self.start_cta(linear)?;
+            loop {
+                let mut progressed = false;
+                for w in 0..cta.warps.len() {
+                    let mut n = 0;
+                    while cta.warps[w].status == WarpStatus::Ready && n < SLICE {
+                        self.execute(&mut cta, w)?;
+                        n += 1;
+                        progressed = true;
+                    }
+                }
+                if cta.is_done() {
+                    break;
+                }
+                if !progressed {
+                    return Err(self.deadlock_error(&cta));
+                }
+            }
+        }
+        Ok(self.stats)
+    }
+
+    /// The error for a CTA whose live warps all wait at barriers that cannot complete.
+    pub fn deadlock_error(&self, cta: &Cta) -> ExecError {
+        let first = cta
+            .warps
+            .iter()
+            .find(|w| matches!(w.status, WarpStatus::AtBarrier(_)));
+        let (barrier, pc, warp) = match first {
+            Some(w) => match w.status {
+                WarpStatus::AtBarrier(b) => (b, w.wait_pc, w),
+                _ => unreachable!(),
+            },
+            None => return self.error_at(cta, 0, ErrorKind::WarpNotReady(0), None),
+        };
+        let waiting: Vec<u32> = cta
+            .warps
+            .iter()
+            .filter(|w| w.status == WarpStatus::AtBarrier(barrier))
+            .map(|w| w.index)
+            .collect();
+        let missing: Vec<u32> = cta
+            .warps
+            .iter()
+            .filter(|w| w.status != WarpStatus::AtBarrier(barrier))
+            .map(|w| w.index)
+            .collect();
+        let mut e = self.error_at(
+            cta,
+            warp.index as usize,
+            ErrorKind::BarrierDeadlock {
+                barrier,
+                waiting,
+                missing,
+            },
+            None,
+        );
+        let f = &self.module.program.functions[warp.frames.last().map_or(self.kernel, |f| f.func)];
+        if let Some(inst) = f.insts.get(pc as usize) {
+            e.location.line = inst.line;
+            e.location.inst_text = self.module.program.inst_text(inst).to_string();
+        }
+        e
+    }
+
+    fn error_at(&self, cta: &Cta, w: usize, kind: ErrorKind, lane: Option<usize>) -> ExecError {
+        let prog = &self.module.program;
+        let kernel = prog.functions[self.kernel].name.clone();
+        let mut loc = Location {
+            kernel: kernel.clone(),
+            file: prog.file_name.clone(),
+            cta: cta.id,
+            ..Default::default()
+        };
+        if let Some(warp) = cta.warps.get(w) {
+            loc.warp = Some(warp.index);
+            if let (Some(frame), Some(top)) = (warp.frames.last(), warp.stack.last()) {
+                let f = &prog.functions[frame.func];
+                loc.function = f.name.clone();
+                if let Some(inst) = f.insts.get(top.pc as usize) {
+                    loc.line = inst.line;
+                    loc.inst_text = prog.inst_text(inst).to_string();
+                }
+            }
+            if let Some(l) = lane {
+                let t = warp.index * WARP_SIZE + l as u32;
+                let [bx, by, _] = self.config.block;
+                loc.thread = Some([t % bx, (t / bx) % by, t / (bx * by)]);
+                loc.lane = Some(l as u32);
+            }
+        }
+        ExecError::new(kind, loc)
+    }
+
+    /// The step record of the last `execute`.
+    pub fn last_step(&self) -> &WarpStep {
+        &self.step
+    }
+
+    /// Executes one warp instruction of warp `w` of `cta`.
+    pub fn execute(&mut self, cta: &mut Cta, w: usize) -> ExecResult<&WarpStep> {
+        match cta.warps.get(w).map(|w| w.status) {
+            Some(WarpStatus::Ready) => {}
+            _ => return Err(self.error_at(cta, w, ErrorKind::WarpNotReady(w as u32), None)),
+        }
+        match self.step_warp(cta, w) {
+            Ok(()) => Ok(&self.step),
+            Err((kind, lane)) => Err(self.error_at(cta, w, kind, lane)),
+        }
+    }
+}
+
+/// An error before location is attached: what, and which lane.
+pub(crate) type LaneError = (ErrorKind, Option<usize>);
