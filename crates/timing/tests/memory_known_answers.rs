@@ -422,3 +422,38 @@ fn identical_runs_give_identical_results() {
     assert_eq!(a, b);
     assert_eq!(sa, sb);
 }
+
+/// Throughput of the memory model alone: `cargo test -p timing --release -- --ignored
+/// --nocapture memory_model_throughput`.
+#[test]
+#[ignore]
+fn memory_model_throughput() {
+    let mut h = Harness::new(&config(&[]));
+    let mut x = 99u64;
+    let n = 1_000_000;
+    let wall = std::time::Instant::now();
+    for i in 0..n {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let line = (x >> 33) % (1 << 16) * 128;
+        let lines = [LineAccess {
+            line: LineAddr(line),
+            sectors: FULL,
+        }];
+        h.issue((i % 15) as u32, AccessKind::Load, Space::Global, &lines);
+        h.tick(x >> 62);
+        if h.done.len() > 4096 {
+            h.done.clear();
+        }
+    }
+    let secs = wall.elapsed().as_secs_f64();
+    let s = h.mem.stats();
+    println!(
+        "{n} warp loads ({} L1 misses, {} DRAM reads) in {secs:.2} s: {:.0} requests/s, {} cycles",
+        s.l1d.misses,
+        s.dram.reads,
+        n as f64 / secs,
+        h.now.get()
+    );
+}
