@@ -98,6 +98,11 @@ pub struct SmConfig {
     pub issue_width: u32,
     /// Decoded-instruction buffer entries per warp.
     pub ibuffer_entries: u32,
+    /// Granule of register allocation, in 32-bit registers per warp: a warp's registers
+    /// (registers per thread x 32) are rounded up to a multiple of this before being
+    /// counted against `sm.registers` (the CUDA occupancy calculator's "register
+    /// allocation unit size", warp granularity: 64 on compute capability 2.x, 256 since).
+    pub register_allocation_unit: u32,
 }
 
 /// Which register file design operand delivery uses.
@@ -764,6 +769,7 @@ impl GpuConfig {
         }
         nonzero("sm.issue_width", sm.issue_width)?;
         nonzero("sm.ibuffer_entries", sm.ibuffer_entries)?;
+        nonzero("sm.register_allocation_unit", sm.register_allocation_unit)?;
 
         let rf = &self.register_file;
         nonzero("register_file.banks", rf.banks)?;
