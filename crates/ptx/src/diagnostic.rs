@@ -78,8 +78,43 @@ pub struct Diagnostic {
     pub expected: Option<String>,
     /// The text of the offending token (`%r3`), or `end of file`.
     pub found: String,
-    /// The source line the error is on, without its line break.
+    /// The source line the error is on, without its line break. A line longer than
+    /// [`MAX_SHOWN_LINE`] bytes is cut to a window around the error, marked with `…`.
     pub source_line: String,
+    /// 1-based byte column of the error within `source_line` (equals `column` unless the
+    /// line was cut).
+    pub source_line_column: u32,
+}
+
+/// Longest source line a [`Diagnostic`] copies whole.
+pub const MAX_SHOWN_LINE: usize = 160;
+
+/// The part of `line` to show for an error at byte `col0` (0-based) of it, and the error's
+/// 0-based column within that part.
+fn shown_line(line: &str, col0: usize) -> (String, usize) {
+    if line.len() <= MAX_SHOWN_LINE {
+        return (line.to_string(), col0);
+    }
+    let floor = |mut i: usize| {
+        i = i.min(line.len());
+        while !line.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let start = floor(col0.saturating_sub(MAX_SHOWN_LINE / 2));
+    let end = floor(start + MAX_SHOWN_LINE);
+    let mut shown = String::new();
+    let mut col = col0 - start;
+    if start > 0 {
+        shown.push('…');
+        col += '…'.len_utf8();
+    }
+    shown.push_str(&line[start..end]);
+    if end < line.len() {
+        shown.push('…');
+    }
+    (shown, col)
 }
 
 impl fmt::Display for Diagnostic {
@@ -94,15 +129,12 @@ impl fmt::Display for Diagnostic {
         writeln!(f, " {gutter} | {}", self.source_line)?;
         // Reproduce tabs so the caret lines up under the token however tabs render.
         let mut marker = String::new();
-        for c in self
-            .source_line
-            .chars()
-            .take((self.column as usize).saturating_sub(1))
-        {
+        let col0 = (self.source_line_column as usize).saturating_sub(1);
+        for c in self.source_line.get(..col0).unwrap_or("").chars() {
             marker.push(if c == '\t' { '\t' } else { ' ' });
         }
         marker.push('^');
-        let line_rest = self.source_line.len().saturating_sub(self.column as usize);
+        let line_rest = self.source_line.len().saturating_sub(col0 + 1);
         let width = (self.span.end.saturating_sub(self.span.start) as usize).min(line_rest + 1);
         for _ in 1..width {
             marker.push('~');
@@ -137,6 +169,10 @@ impl ParseError {
             .map(|e| {
                 let (line, column) = index.line_col(e.span.start);
                 let (start, end) = index.line_range(source, line);
+                let (source_line, shown_column) = shown_line(
+                    source.get(start..end).unwrap_or(""),
+                    (column as usize).saturating_sub(1),
+                );
                 Diagnostic {
                     file: file.to_string(),
                     line,
@@ -145,7 +181,8 @@ impl ParseError {
                     message: e.message,
                     expected: e.expected,
                     found: e.found,
-                    source_line: source.get(start..end).unwrap_or("").to_string(),
+                    source_line,
+                    source_line_column: shown_column as u32 + 1,
                 }
             })
             .collect();
@@ -188,6 +225,17 @@ mod tests {
         assert_eq!(idx.line_col(6), (3, 1));
         assert_eq!(idx.line_col(7), (4, 1));
         assert_eq!(idx.line_col(100), (4, 2));
+    }
+
+    #[test]
+    fn long_lines_are_cut_around_the_error() {
+        let line = format!("{}add.s32 %r1 %r3;{}", "x".repeat(1000), "y".repeat(1000));
+        let (shown, col) = shown_line(&line, 1012);
+        assert!(shown.len() <= MAX_SHOWN_LINE + 6);
+        assert!(shown.starts_with('…') && shown.ends_with('…'));
+        assert_eq!(&shown[col..col + 3], "%r3");
+        let (shown, col) = shown_line("short", 2);
+        assert_eq!((shown.as_str(), col), ("short", 2));
     }
 
     #[test]

@@ -59,6 +59,7 @@ impl Token {
 pub(crate) struct LexError {
     pub span: Span,
     pub message: String,
+    pub expected: Option<String>,
     pub found: String,
 }
 
@@ -165,6 +166,7 @@ impl<'a> Lexer<'a> {
                                 message:
                                     "unterminated block comment: expected '*/' before end of file"
                                         .to_string(),
+                                expected: Some("'*/'".to_string()),
                                 found: "/*".to_string(),
                             },
                         );
@@ -241,6 +243,7 @@ impl<'a> Lexer<'a> {
                                 span: Span::new(start as u32, i as u32),
                                 message: "unterminated string: expected '\"' before end of line"
                                     .to_string(),
+                                expected: Some("'\"'".to_string()),
                                 found: "\"".to_string(),
                             },
                         );
@@ -341,6 +344,7 @@ fn unexpected(source: &str, start: usize, end: usize, expected: &str) -> LexErro
     LexError {
         span: Span::new(start as u32, end as u32),
         message,
+        expected: (!expected.is_empty()).then(|| expected.to_string()),
         found: text.to_string(),
     }
 }

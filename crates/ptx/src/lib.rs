@@ -36,7 +36,7 @@ mod lexer;
 mod parser;
 mod printer;
 
-pub use diagnostic::{Diagnostic, LineIndex, ParseError};
+pub use diagnostic::{Diagnostic, LineIndex, ParseError, MAX_SHOWN_LINE};
 pub use printer::print;
 
 /// Deepest nesting of `{ }` scopes, initializer lists and nested operands [`parse`] accepts.
@@ -60,6 +60,7 @@ pub fn parse(file_name: &str, source: &str) -> Result<ast::Module, ParseError> {
                 expected: None,
                 found: String::new(),
                 source_line: String::new(),
+                source_line_column: 1,
             }],
         });
     }

@@ -62,7 +62,7 @@ impl<'a> Parser<'a> {
         errors.extend(self.lexer.errors.into_iter().map(|e| RawError {
             span: e.span,
             message: e.message,
-            expected: None,
+            expected: e.expected,
             found: e.found,
         }));
         errors
@@ -1046,9 +1046,12 @@ impl<'a> Parser<'a> {
         let column = self.u32_literal("a column number")?;
         let mut rest = None;
         let mut end = self.prev_end();
-        if !self.peek().newline_before && !self.at(TokenKind::Eof) {
+        if !self.peek().newline_before && !matches!(self.kind(), TokenKind::Eof | TokenKind::RBrace)
+        {
             let first = self.peek().start;
-            while !self.peek().newline_before && !self.at(TokenKind::Eof) {
+            while !self.peek().newline_before
+                && !matches!(self.kind(), TokenKind::Eof | TokenKind::RBrace)
+            {
                 end = self.bump().end;
             }
             rest = self
