@@ -326,7 +326,8 @@ $L_exit:
 "
     ));
     let f = &p.functions[0];
-    let shape: Vec<(Option<&str>, u32, u32, Vec<u32>, Vec<u32>)> = f
+    type Shape<'a> = (Option<&'a str>, u32, u32, Vec<u32>, Vec<u32>);
+    let shape: Vec<Shape> = f
         .blocks
         .iter()
         .map(|b| {

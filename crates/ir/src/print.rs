@@ -423,3 +423,89 @@ impl CfgJson {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SRC: &str = "\
+.version 7.8
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u32 n)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<3>;
+  ld.param.u32 %r1, [n];
+  setp.eq.s32 %p1, %r1, 0;
+  @%p1 bra $L_done;
+  add.s32 %r2, %r1, -1;
+$L_done:
+  ret;
+}
+";
+
+    fn program() -> Program {
+        let m = ptx::parse("p.ptx", SRC).expect("parses");
+        crate::lower(&m, "p.ptx", SRC).expect("lowers")
+    }
+
+    #[test]
+    fn text_dump_lists_blocks_edges_and_instructions() {
+        let p = program();
+        let expected = "\
+.entry k (1 params, 5 regs, 3 blocks, 5 insts)
+bb0:  // bb0  preds: -  succs: bb2 bb1
+    ld.param.u32 %r1, [n];
+    setp.eq.s32 %p1, %r1, 0;
+    @%p1 bra $L_done;
+bb1:  // bb1  preds: bb0  succs: bb2
+    add.s32 %r2, %r1, -1;
+$L_done:  // bb2  preds: bb0 bb1  succs: -
+    ret;
+";
+        assert_eq!(function_to_string(Some(&p), &p.functions[0]), expected);
+    }
+
+    #[test]
+    fn dot_is_deterministic_graphviz() {
+        let p = program();
+        let expected = "\
+digraph \"k\" {
+    node [shape=box, fontname=\"monospace\"];
+    bb0 [label=\"bb0: bb0\\lld.param.u32 %r1, [n];\\lsetp.eq.s32 %p1, %r1, 0;\\l@%p1 bra $L_done;\\l\"];
+    bb1 [label=\"bb1: bb1\\ladd.s32 %r2, %r1, -1;\\l\"];
+    bb2 [label=\"bb2: $L_done\\lret;\\l\"];
+    bb0 -> bb2;
+    bb0 -> bb1;
+    bb1 -> bb2;
+}
+";
+        assert_eq!(to_dot(Some(&p), &p.functions[0]), expected);
+    }
+
+    #[test]
+    fn json_form_carries_edges_and_effects() {
+        let p = program();
+        let cfg = CfgJson::new(Some(&p), &p.functions[0]);
+        assert_eq!(cfg.blocks.len(), 3);
+        assert_eq!(cfg.blocks[0].succs, [2, 1]);
+        assert_eq!(cfg.blocks[2].label.as_deref(), Some("$L_done"));
+        let add = &cfg.blocks[1].insts[0];
+        assert_eq!(add.text, "add.s32 %r2, %r1, -1;");
+        assert_eq!(
+            (add.defs.as_slice(), add.uses.as_slice(), add.line),
+            (&[4][..], &[3][..], 11)
+        );
+        let bra = &cfg.blocks[0].insts[2];
+        assert_eq!(bra.uses, [1], "the guard is a use");
+        assert_eq!(cfg.registers[1].class, "pred");
+        let json = serde_json::to_value(&cfg).expect("serialises");
+        assert_eq!(json["blocks"][2]["preds"], serde_json::json!([0, 1]));
+        assert_eq!(
+            json["blocks"][0]["insts"][0]["text"],
+            "ld.param.u32 %r1, [n];"
+        );
+        assert_eq!(json["kind"], "kernel");
+    }
+}

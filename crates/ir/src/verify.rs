@@ -377,3 +377,190 @@ fn check_operands(c: &mut Checker<'_>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::function::{Block, FunctionKind, Guard};
+    use crate::op::{Carry, FloatMode};
+
+    /// `bb0: setp; @p bra bb2 | bb1: add | bb2: ret`, built by hand.
+    fn diamond() -> Function {
+        use ScalarType::*;
+        let mut f = Function::new("h", FunctionKind::Kernel);
+        f.has_body = true;
+        let p = f.add_reg("%p1", Pred);
+        let r1 = f.add_reg("%r1", B32);
+        let r2 = f.add_reg("%r2", S32);
+        f.add_reg("%fd1", F64);
+        let cmp = Op::Setp {
+            ty: S32,
+            cmp: crate::op::CmpOp::Lt,
+            ftz: false,
+            combine: None,
+        };
+        f.push_inst(
+            cmp,
+            None,
+            &[Operand::Reg(p)],
+            &[Operand::Reg(r1), Operand::Imm(4)],
+        );
+        let guard = Some(Guard {
+            reg: p,
+            negated: false,
+        });
+        f.push_inst(
+            Op::Bra { uni: false },
+            guard,
+            &[],
+            &[Operand::Block(BlockId(2))],
+        );
+        let add = Op::Add {
+            ty: S32,
+            sat: false,
+            carry: Carry::None,
+        };
+        f.push_inst(
+            add,
+            None,
+            &[Operand::Reg(r2)],
+            &[Operand::Reg(r1), Operand::Reg(r2)],
+        );
+        f.push_inst(Op::Ret { uni: false }, None, &[], &[]);
+        let block = |start, end| Block {
+            label: None,
+            start,
+            end,
+            succs: vec![],
+            preds: vec![],
+        };
+        f.blocks = vec![block(0, 2), block(2, 3), block(3, 4)];
+        f.rebuild_cfg();
+        f
+    }
+
+    fn messages(f: &Function) -> Vec<String> {
+        match verify(f) {
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[track_caller]
+    fn assert_caught(f: &Function, expected: &str) {
+        let m = messages(f);
+        assert!(
+            m.iter().any(|e| e.contains(expected)),
+            "expected '{expected}' among {m:#?}"
+        );
+    }
+
+    #[test]
+    fn a_well_formed_function_verifies() {
+        let f = diamond();
+        assert_eq!(messages(&f), Vec::<String>::new());
+        assert_eq!(f.blocks[0].succs, [BlockId(2), BlockId(1)]);
+        assert_eq!(f.blocks[2].preds, [BlockId(0), BlockId(1)]);
+    }
+
+    #[test]
+    fn catches_asymmetric_edges() {
+        let mut f = diamond();
+        f.blocks[2].preds.retain(|&p| p != BlockId(1));
+        assert_caught(
+            &f,
+            "bb2 is a successor but does not list bb1 as a predecessor",
+        );
+        let mut f = diamond();
+        f.blocks[1].preds.push(BlockId(2));
+        assert_caught(
+            &f,
+            "bb2 is a predecessor but does not list bb1 as a successor",
+        );
+    }
+
+    #[test]
+    fn catches_successors_that_disagree_with_the_terminator() {
+        let mut f = diamond();
+        let start = f.insts[1].operands_start as usize;
+        f.operands[start] = Operand::Block(BlockId(1));
+        assert_caught(&f, "in 'h', bb0: successors are [BlockId(2), BlockId(1)] but the terminator says [BlockId(1)]");
+        let mut f = diamond();
+        f.blocks[1].succs.clear();
+        assert_caught(
+            &f,
+            "bb1: successors are [] but the terminator says [BlockId(2)]",
+        );
+    }
+
+    #[test]
+    fn catches_layout_gaps_and_terminators_inside_blocks() {
+        let mut f = diamond();
+        f.blocks[1].start = 3;
+        assert_caught(&f, "block covers i3..i3 but should start at i2");
+        let mut f = diamond();
+        f.blocks[0].end = 3;
+        f.blocks[1].start = 3;
+        f.blocks.remove(1);
+        assert_caught(&f, "'bra' in the middle of a block");
+        let mut f = diamond();
+        f.blocks.pop();
+        assert_caught(&f, "blocks cover i0..i3 but there are 4 instructions");
+    }
+
+    #[test]
+    fn catches_falling_off_the_end() {
+        let mut f = diamond();
+        f.insts[3].op = Op::FAdd {
+            ty: ScalarType::F64,
+            mode: FloatMode::default(),
+        };
+        assert_caught(&f, "bb2, i3: control falls off the end of the function");
+        let mut f = diamond();
+        f.insts[3].guard = Some(Guard {
+            reg: crate::RegId(0),
+            negated: true,
+        });
+        f.compute_effects();
+        assert_caught(&f, "control falls off the end of the function");
+    }
+
+    #[test]
+    fn catches_stale_effects_and_bad_registers() {
+        let mut f = diamond();
+        let start = f.insts[2].operands_start as usize;
+        f.operands[start + 2] = Operand::Reg(crate::RegId(1));
+        assert_caught(&f, "the def/use arenas do not match the operands");
+        f.compute_effects();
+        assert_eq!(messages(&f), Vec::<String>::new());
+
+        let mut f = diamond();
+        f.insts[1].guard = Some(Guard {
+            reg: crate::RegId(1),
+            negated: false,
+        });
+        f.compute_effects();
+        assert_caught(&f, "guard '%r1' is not a predicate");
+
+        let mut f = diamond();
+        f.operands[start] = Operand::Reg(crate::RegId(3));
+        f.compute_effects();
+        assert_caught(
+            &f,
+            "register '%fd1' (.f64) does not fit a .s32 operand of 'add.s32'",
+        );
+
+        let mut f = diamond();
+        f.operands[start] = Operand::Reg(crate::RegId(99));
+        assert_caught(&f, "register v99 does not exist");
+    }
+
+    #[test]
+    fn a_declaration_has_no_blocks() {
+        let f = Function::new("decl", FunctionKind::Device);
+        assert_eq!(messages(&f), Vec::<String>::new());
+        let mut f = diamond();
+        f.has_body = false;
+        assert_caught(&f, "a declaration has no blocks or instructions");
+    }
+}
