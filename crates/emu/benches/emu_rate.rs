@@ -8,7 +8,10 @@ use std::time::Instant;
 use emu::{AllocKind, Emulator, LaunchConfig};
 
 fn ptx(name: &str) -> String {
-    let path = format!("{}/../../workloads/ptx/nvcc/{name}.ptx", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../workloads/ptx/nvcc/{name}.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -32,29 +35,56 @@ fn report(name: &str, warp_insts: u64, secs: f64) {
 
 fn main() {
     let mut emu = Emulator::new();
-    let m = emu.load_ptx("sgemm_tiled.ptx", &ptx("sgemm_tiled")).expect("load sgemm_tiled");
+    let m = emu
+        .load_ptx("sgemm_tiled.ptx", &ptx("sgemm_tiled"))
+        .expect("load sgemm_tiled");
     let k = emu.kernel(m, "_Z11sgemm_tiledPKfS0_Pfiii").expect("kernel");
     let n = 128u64;
-    let a = emu.memory.alloc(4 * n * n, AllocKind::Device).expect("alloc");
-    let b = emu.memory.alloc(4 * n * n, AllocKind::Device).expect("alloc");
-    let c = emu.memory.alloc(4 * n * n, AllocKind::Device).expect("alloc");
+    let a = emu
+        .memory
+        .alloc(4 * n * n, AllocKind::Device)
+        .expect("alloc");
+    let b = emu
+        .memory
+        .alloc(4 * n * n, AllocKind::Device)
+        .expect("alloc");
+    let c = emu
+        .memory
+        .alloc(4 * n * n, AllocKind::Device)
+        .expect("alloc");
     for i in 0..n * n {
-        emu.memory.write_uint(a + 4 * i, 4, ((i % 7) as f32).to_bits() as u64).expect("init");
-        emu.memory.write_uint(b + 4 * i, 4, ((i % 5) as f32 * 0.5).to_bits() as u64).expect("init");
+        emu.memory
+            .write_uint(a + 4 * i, 4, ((i % 7) as f32).to_bits() as u64)
+            .expect("init");
+        emu.memory
+            .write_uint(b + 4 * i, 4, ((i % 5) as f32 * 0.5).to_bits() as u64)
+            .expect("init");
     }
     let p = param_buf(&emu, k, &[a, b, c, n, n, n]);
-    let cfg = LaunchConfig { grid: [(n / 16) as u32, (n / 16) as u32, 1], block: [16, 16, 1], dynamic_shared: 0 };
+    let cfg = LaunchConfig {
+        grid: [(n / 16) as u32, (n / 16) as u32, 1],
+        block: [16, 16, 1],
+        dynamic_shared: 0,
+    };
     let t = Instant::now();
     let stats = emu.run(k, cfg, &p).expect("sgemm runs");
-    report("sgemm_tiled", stats.warp_instructions, t.elapsed().as_secs_f64());
+    report(
+        "sgemm_tiled",
+        stats.warp_instructions,
+        t.elapsed().as_secs_f64(),
+    );
 
-    let m = emu.load_ptx("saxpy.ptx", &ptx("saxpy")).expect("load saxpy");
+    let m = emu
+        .load_ptx("saxpy.ptx", &ptx("saxpy"))
+        .expect("load saxpy");
     let k = emu.kernel(m, "_Z5saxpyifPKfPf").expect("kernel");
     let len = 1u64 << 20;
     let x = emu.memory.alloc(4 * len, AllocKind::Device).expect("alloc");
     let y = emu.memory.alloc(4 * len, AllocKind::Device).expect("alloc");
     let p = param_buf(&emu, k, &[len, 2.0f32.to_bits() as u64, x, y]);
     let t = Instant::now();
-    let stats = emu.run(k, LaunchConfig::linear(1024, 256), &p).expect("saxpy runs");
+    let stats = emu
+        .run(k, LaunchConfig::linear(1024, 256), &p)
+        .expect("saxpy runs");
     report("saxpy", stats.warp_instructions, t.elapsed().as_secs_f64());
 }

@@ -198,3 +198,70 @@ impl TextureBinding {
         self.fetch(mem, x as i64, y as i64)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::AllocKind;
+
+    fn binding(mem: &mut GlobalMemory, texels: &[f32], width: u64, height: u64) -> TextureBinding {
+        let base = mem
+            .alloc(4 * texels.len() as u64, AllocKind::Device)
+            .unwrap();
+        for (i, t) in texels.iter().enumerate() {
+            mem.write_uint(base + 4 * i as u64, 4, t.to_bits() as u64)
+                .unwrap();
+        }
+        TextureBinding {
+            base,
+            width,
+            height,
+            pitch: 4 * width,
+            format: ChannelFormat::Float32,
+            channels: 1,
+            address_mode: [AddressMode::Clamp; 2],
+            filter: FilterMode::Point,
+            normalized_coords: false,
+            read_normalized: false,
+        }
+    }
+
+    #[test]
+    fn point_sampling_and_address_modes() {
+        let mut mem = GlobalMemory::new();
+        let mut b = binding(&mut mem, &[10.0, 20.0, 30.0, 40.0], 4, 1);
+        assert_eq!(b.sample(&mem, 1.5, 0.0, false).unwrap()[0], 20.0);
+        assert_eq!(b.sample(&mem, 7.0, 0.0, false).unwrap()[0], 40.0, "clamp");
+        assert_eq!(b.sample(&mem, -3.0, 0.0, false).unwrap()[0], 10.0, "clamp");
+        b.address_mode = [AddressMode::Wrap; 2];
+        assert_eq!(b.sample(&mem, 5.2, 0.0, false).unwrap()[0], 20.0, "wrap");
+        b.address_mode = [AddressMode::Border; 2];
+        assert_eq!(b.sample(&mem, 4.5, 0.0, false).unwrap()[0], 0.0, "border");
+        b.normalized_coords = true;
+        b.address_mode = [AddressMode::Clamp; 2];
+        assert_eq!(
+            b.sample(&mem, 0.6, 0.0, false).unwrap()[0],
+            30.0,
+            "normalized"
+        );
+        assert_eq!(b.fetch_int(&mem, 3, 0).unwrap()[0], 40.0);
+    }
+
+    #[test]
+    fn linear_filtering_1d_and_2d() {
+        let mut mem = GlobalMemory::new();
+        let mut b = binding(&mut mem, &[0.0, 10.0, 20.0, 30.0], 4, 1);
+        b.filter = FilterMode::Linear;
+        // Texel centres at 0.5, 1.5, …: x = 1.0 is halfway between texels 0 and 1.
+        assert_eq!(b.sample(&mem, 1.0, 0.0, false).unwrap()[0], 5.0);
+        assert_eq!(b.sample(&mem, 2.5, 0.0, false).unwrap()[0], 20.0);
+        assert_eq!(
+            b.sample(&mem, 0.0, 0.0, false).unwrap()[0],
+            0.0,
+            "clamped at the edge"
+        );
+        let mut b2 = binding(&mut mem, &[0.0, 10.0, 100.0, 110.0], 2, 2);
+        b2.filter = FilterMode::Linear;
+        assert_eq!(b2.sample(&mem, 1.0, 1.0, true).unwrap()[0], 55.0);
+    }
+}

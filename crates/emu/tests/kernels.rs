@@ -280,3 +280,196 @@ fn every_workload_ptx_loads() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn warp_intrinsics_workload() {
+    let mut emu = Emulator::new();
+    let m = load(
+        &mut emu,
+        "warp_intrinsics.ptx",
+        &workload("warp_intrinsics"),
+    );
+    let k = emu
+        .kernel(m, "_Z8warp_opsPKiiPiS1_S1_")
+        .expect("warp_ops kernel");
+    let n = 1000usize + 20;
+    let threads = 128u32;
+    let blocks = (n as u32).div_ceil(threads);
+    let warps = (blocks * threads / 32) as usize;
+    let mut seed = 8675309u64;
+    let input: Vec<i32> = (0..n)
+        .map(|_| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) % 2001) as i32 - 1000
+        })
+        .collect();
+    let alloc = |emu: &mut Emulator, bytes: usize| {
+        emu.memory
+            .alloc(bytes as u64, emu::AllocKind::Device)
+            .unwrap()
+    };
+    let (d_in, d_scan, d_seg, d_warp) = (
+        alloc(&mut emu, 4 * n),
+        alloc(&mut emu, 4 * n),
+        alloc(&mut emu, 4 * n),
+        alloc(&mut emu, 32 * warps),
+    );
+    for (i, v) in input.iter().enumerate() {
+        emu.memory
+            .write_uint(d_in + 4 * i as u64, 4, *v as u32 as u64)
+            .unwrap();
+    }
+    let p = params(&emu, k, &[d_in, n as u64, d_scan, d_seg, d_warp]);
+    emu.run(k, LaunchConfig::linear(blocks, threads), &p)
+        .unwrap();
+    let scan = read_u32s(&emu, d_scan, n);
+    let seg = read_u32s(&emu, d_seg, n);
+    let wout = read_u32s(&emu, d_warp, 8 * warps);
+    for w in 0..warps {
+        let vals: Vec<i32> = (0..32)
+            .map(|l| input.get(w * 32 + l).copied().unwrap_or(0))
+            .collect();
+        let valid = |l: usize| w * 32 + l < n;
+        let mut running = 0;
+        let mut expect = [0i32, i32::MIN, vals[w & 31], 0, 0, 0, 1, 1];
+        for l in 0..32 {
+            expect[0] += vals[l];
+            if valid(l) && vals[l] > expect[1] {
+                expect[1] = vals[l];
+            }
+            if valid(l) && vals[l] > 0 {
+                expect[3] |= 1 << l;
+                expect[4] += 1;
+            }
+            if vals[l] > 900 {
+                expect[5] = 1;
+            }
+            if !valid(l) {
+                expect[6] = 0;
+            }
+            running += vals[l];
+            let s: i32 = vals[l & !7..(l & !7) + 8].iter().sum();
+            if valid(l) {
+                assert_eq!(
+                    scan[w * 32 + l] as i32,
+                    running,
+                    "scan of warp {w} lane {l}"
+                );
+                assert_eq!(
+                    seg[w * 32 + l] as i32,
+                    s,
+                    "segment sum of warp {w} lane {l}"
+                );
+            }
+        }
+        let got: Vec<i32> = wout[8 * w..8 * w + 8].iter().map(|&x| x as i32).collect();
+        assert_eq!(got, expect, "warp {w}");
+    }
+}
+
+mod devfunc_reference {
+    //! The host reference functions of workloads/devfunc_call, in Rust.
+    pub fn rotate_left(x: u32, k: i32) -> u32 {
+        x.rotate_left(k as u32)
+    }
+    pub fn mix_rounds(mut a: u32, mut b: u32, mut c: u32, rounds: i32) -> u32 {
+        for _ in 0..rounds {
+            a = a.wrapping_add(b);
+            c ^= a;
+            c = rotate_left(c, 13);
+            b = b.wrapping_add(c);
+            a ^= b;
+            a = rotate_left(a, 7);
+            c = c.wrapping_add(a.wrapping_mul(0x2545f491));
+        }
+        a ^ b ^ c
+    }
+    pub fn hash_pair(key: u32, index: u32) -> u32 {
+        let first = mix_rounds(key, index, 0x9e3779b9, 3 + (index & 3) as i32);
+        mix_rounds(first, key, index, 2)
+    }
+    pub fn clamped_window_sum(
+        values: &[i32],
+        start: usize,
+        count: usize,
+        lo: i32,
+        hi: i32,
+    ) -> (i32, i32) {
+        let mut sum = 0;
+        let mut clipped = 0;
+        for &v in &values[start..start + count] {
+            let c = v.clamp(lo, hi);
+            clipped += (c != v) as i32;
+            sum += c;
+        }
+        (sum, clipped)
+    }
+}
+
+#[test]
+fn devfunc_call_workload() {
+    use devfunc_reference::*;
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "devfunc_call.ptx", &workload("devfunc_call"));
+    let k = emu
+        .module(m)
+        .unwrap()
+        .program
+        .kernels()
+        .next()
+        .map(|(f, _)| emu::KernelRef { module: m, func: f })
+        .expect("a kernel");
+    let n = 1000usize + 3;
+    let mut state = 60606u32;
+    let mut next = || {
+        state = state.wrapping_mul(1664525).wrapping_add(1013904223);
+        state
+    };
+    let mut values = Vec::new();
+    let mut keys = Vec::new();
+    for _ in 0..n {
+        values.push(((next() as u64 * 61) >> 32) as i32 - 30);
+        keys.push(next());
+    }
+    let bufs: Vec<u64> = (0..6)
+        .map(|_| {
+            emu.memory
+                .alloc(4 * n as u64, emu::AllocKind::Device)
+                .unwrap()
+        })
+        .collect();
+    for i in 0..n {
+        emu.memory
+            .write_uint(bufs[0] + 4 * i as u64, 4, values[i] as u32 as u64)
+            .unwrap();
+        emu.memory
+            .write_uint(bufs[1] + 4 * i as u64, 4, keys[i] as u64)
+            .unwrap();
+    }
+    let p = params(
+        &emu,
+        k,
+        &[
+            bufs[0], bufs[1], n as u64, bufs[2], bufs[3], bufs[4], bufs[5],
+        ],
+    );
+    emu.run(k, LaunchConfig::linear((n as u32).div_ceil(128), 128), &p)
+        .unwrap();
+    let hashes = read_u32s(&emu, bufs[2], n);
+    let sums = read_u32s(&emu, bufs[3], n);
+    let clips = read_u32s(&emu, bufs[4], n);
+    for i in 0..n {
+        let h = hash_pair(keys[i], i as u32);
+        let window = 1 + (h % 16) as usize;
+        let start = if i < n - 16 { i } else { n - 16 };
+        let (sum, clipped) = clamped_window_sum(&values, start, window, -20, 20);
+        assert_eq!(hashes[i], h, "hash[{i}]");
+        assert_eq!(
+            (sums[i] as i32, clips[i] as i32),
+            (sum, clipped),
+            "window {i}"
+        );
+    }
+}
