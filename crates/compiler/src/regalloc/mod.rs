@@ -27,7 +27,10 @@ mod color;
 mod driver;
 mod func;
 mod interference;
+pub mod ir_input;
 mod liveness;
+pub mod program;
+pub mod spill_code;
 
 #[cfg(test)]
 mod tests;
@@ -39,6 +42,9 @@ use serde::{Deserialize, Serialize};
 
 pub use checker::{check, CheckError};
 pub use driver::allocate;
+pub use ir_input::IrInput;
+pub use program::{allocate_program, registers_per_thread, KernelRegisters};
+pub use spill_code::insert_spill_code;
 
 /// The hardware's predicate file size on current NVIDIA GPUs (`P0`–`P6`; `PT` is constant).
 pub const HARDWARE_PREDICATES: u32 = 7;

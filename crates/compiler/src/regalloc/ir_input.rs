@@ -1,0 +1,161 @@
+//! The allocator's view of a lowered [`ir::Function`]: register widths from the register
+//! classes (`.b16` and `.b8` values take a whole 32-bit register, as on the hardware),
+//! loop depths for spill costs, and plain `mov`s between registers of one class as copies
+//! to coalesce.
+
+use ir::{
+    BlockId, ControlFlowGraph, Function, InstId, Op, Operand, RegClass, RegId, RegisterEffects,
+};
+
+use super::{AllocInput, Copy, RegWidth};
+
+/// The register-file footprint of a register class.
+pub fn width_of(class: RegClass) -> RegWidth {
+    match class {
+        RegClass::Pred => RegWidth::Pred,
+        RegClass::B16 | RegClass::B32 => RegWidth::W32,
+        RegClass::B64 => RegWidth::W64,
+        RegClass::B128 => RegWidth::W128,
+    }
+}
+
+/// A lowered function together with what the allocator needs beyond its CFG.
+pub struct IrInput<'a> {
+    func: &'a Function,
+    loop_depth: Vec<u32>,
+}
+
+impl<'a> IrInput<'a> {
+    pub fn new(func: &'a Function) -> Self {
+        IrInput {
+            func,
+            loop_depth: loop_depths(func),
+        }
+    }
+
+    pub fn function(&self) -> &'a Function {
+        self.func
+    }
+}
+
+impl ControlFlowGraph for IrInput<'_> {
+    fn num_blocks(&self) -> usize {
+        self.func.num_blocks()
+    }
+    fn entry(&self) -> BlockId {
+        self.func.entry()
+    }
+    fn successors(&self, block: BlockId) -> &[BlockId] {
+        self.func.successors(block)
+    }
+    fn predecessors(&self, block: BlockId) -> &[BlockId] {
+        self.func.predecessors(block)
+    }
+}
+
+impl RegisterEffects for IrInput<'_> {
+    fn num_regs(&self) -> usize {
+        self.func.num_regs()
+    }
+    fn num_insts(&self) -> usize {
+        self.func.num_insts()
+    }
+    fn block_insts(&self, block: BlockId) -> &[InstId] {
+        self.func.block_insts(block)
+    }
+    fn uses(&self, inst: InstId) -> &[RegId] {
+        self.func.uses(inst)
+    }
+    fn defs(&self, inst: InstId) -> &[RegId] {
+        self.func.defs(inst)
+    }
+    fn defs_are_partial(&self, inst: InstId) -> bool {
+        self.func.defs_are_partial(inst)
+    }
+}
+
+impl AllocInput for IrInput<'_> {
+    fn reg_width(&self, reg: RegId) -> RegWidth {
+        width_of(self.func.reg(reg).class)
+    }
+
+    fn loop_depth(&self, block: BlockId) -> u32 {
+        self.loop_depth.get(block.index()).copied().unwrap_or(0)
+    }
+
+    fn copy(&self, inst: InstId) -> Option<Copy> {
+        let i = self.func.inst(inst);
+        if i.guard.is_some() || !matches!(i.op, Op::Mov { .. }) {
+            return None;
+        }
+        match (self.func.dsts(inst), self.func.srcs(inst)) {
+            ([Operand::Reg(dst)], [Operand::Reg(src)])
+                if self.func.reg(*dst).class == self.func.reg(*src).class =>
+            {
+                Some(Copy {
+                    dst: *dst,
+                    src: *src,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Loop nesting depth of every block, for spill costs only: each back edge `t → h` found by
+/// a depth-first search from the entry closes a loop made of the blocks that reach `t`
+/// without passing through `h`; a block's depth is the number of distinct loop headers
+/// whose loops contain it. (Interim: to be replaced by the IR's loop analysis.)
+fn loop_depths(f: &Function) -> Vec<u32> {
+    let n = f.num_blocks();
+    let mut depth = vec![0u32; n];
+    if n == 0 {
+        return depth;
+    }
+    let mut on_stack = vec![false; n];
+    let mut visited = vec![false; n];
+    let mut back_edges = Vec::new();
+    let entry = f.entry();
+    let mut stack = vec![(entry, 0usize)];
+    visited[entry.index()] = true;
+    on_stack[entry.index()] = true;
+    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
+        if let Some(&s) = f.successors(b).get(*next) {
+            *next += 1;
+            if on_stack[s.index()] {
+                back_edges.push((b, s));
+            } else if !visited[s.index()] {
+                visited[s.index()] = true;
+                on_stack[s.index()] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            on_stack[b.index()] = false;
+            stack.pop();
+        }
+    }
+    let mut headers: Vec<BlockId> = back_edges.iter().map(|&(_, h)| h).collect();
+    headers.sort();
+    headers.dedup();
+    for h in headers {
+        let mut in_loop = vec![false; n];
+        in_loop[h.index()] = true;
+        let mut work: Vec<BlockId> = back_edges
+            .iter()
+            .filter(|&&(_, hh)| hh == h)
+            .map(|&(t, _)| t)
+            .collect();
+        while let Some(b) = work.pop() {
+            if !in_loop[b.index()] {
+                in_loop[b.index()] = true;
+                work.extend(f.predecessors(b).iter().copied());
+            }
+        }
+        for (d, inside) in depth.iter_mut().zip(&in_loop) {
+            if *inside {
+                *d += 1;
+            }
+        }
+    }
+    depth
+}
