@@ -193,3 +193,186 @@ pub fn check_renumbering(
         intervals_checked: intervals.len() as u32,
     })
 }
+
+/// Why a set of register-intervals is not a valid partition.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IntervalCheckError {
+    #[error("block {block} is not covered exactly by interval pieces: {detail}")]
+    Coverage { block: ir::BlockId, detail: String },
+    #[error("instruction {inst} is in {listed} but interval_of says {claimed}")]
+    Membership {
+        inst: InstId,
+        listed: IntervalId,
+        claimed: IntervalId,
+    },
+    #[error("{interval}'s working set {recorded:?} is not the registers its instructions touch {actual:?}")]
+    WorkingSet {
+        interval: IntervalId,
+        recorded: Vec<u32>,
+        actual: Vec<u32>,
+    },
+    #[error("{interval} has {size} registers, more than N = {limit}")]
+    TooManyRegisters {
+        interval: IntervalId,
+        size: usize,
+        limit: u32,
+    },
+    #[error("{interval}: {detail}")]
+    Kind { interval: IntervalId, detail: String },
+    #[error("{interval} is entered at {piece:?}, which is not its header")]
+    SecondEntry {
+        interval: IntervalId,
+        piece: super::intervals::Piece,
+    },
+}
+
+/// Checks that `intervals` partition `g`'s instructions into single-entry regions whose
+/// working sets are exactly what their instructions touch and at most `N` registers
+/// (except a lone call or a lone instruction wider than `N`), recomputing everything from
+/// `g` rather than trusting how the intervals were formed.
+pub fn check_intervals<G: super::intervals::IntervalInput>(
+    g: &G,
+    intervals: &RegisterIntervals,
+) -> Result<(), IntervalCheckError> {
+    use super::intervals::{IntervalKind, Piece};
+    use ir::BlockId;
+
+    let nb = g.num_blocks();
+    // Pieces of each block, in order, with their interval.
+    let mut by_block: Vec<Vec<(Piece, IntervalId)>> = vec![Vec::new(); nb];
+    for id in intervals.ids() {
+        for &p in &intervals.interval(id).pieces {
+            by_block[p.block.index()].push((p, id));
+        }
+    }
+    for (b, list) in by_block.iter_mut().enumerate() {
+        let block = BlockId::new(b);
+        list.sort();
+        let len = g.insts_of(block).len() as u32;
+        let coverage = |detail: String| IntervalCheckError::Coverage { block, detail };
+        if list.is_empty() {
+            return Err(coverage("no piece".into()));
+        }
+        let mut at = 0;
+        for (p, _) in list.iter() {
+            if p.start != at || (p.is_empty() && len > 0) {
+                return Err(coverage(format!("piece {p:?} after position {at}")));
+            }
+            at = p.end;
+        }
+        if at != len {
+            return Err(coverage(format!("pieces end at {at} of {len}")));
+        }
+        for &(p, id) in list.iter() {
+            for &inst in &g.insts_of(block)[p.start as usize..p.end as usize] {
+                let claimed = intervals.interval_of(inst);
+                if claimed != id {
+                    return Err(IntervalCheckError::Membership {
+                        inst,
+                        listed: id,
+                        claimed,
+                    });
+                }
+            }
+        }
+    }
+
+    for id in intervals.ids() {
+        let interval = intervals.interval(id);
+        let insts: Vec<InstId> = intervals.insts(g, id).collect();
+        let mut actual: Vec<u32> = insts
+            .iter()
+            .flat_map(|&i| g.registers(i).iter().copied())
+            .collect();
+        actual.sort_unstable();
+        actual.dedup();
+        if actual != interval.working_set {
+            return Err(IntervalCheckError::WorkingSet {
+                interval: id,
+                recorded: interval.working_set.clone(),
+                actual,
+            });
+        }
+        let calls = insts.iter().filter(|&&i| g.is_call(i)).count();
+        let kind = |detail: String| IntervalCheckError::Kind {
+            interval: id,
+            detail,
+        };
+        match interval.kind {
+            IntervalKind::Normal => {
+                if actual.len() > intervals.limit as usize {
+                    return Err(IntervalCheckError::TooManyRegisters {
+                        interval: id,
+                        size: actual.len(),
+                        limit: intervals.limit,
+                    });
+                }
+                if calls > 0 {
+                    return Err(kind("a call shares an interval with other code".into()));
+                }
+            }
+            IntervalKind::Call => {
+                if insts.len() != 1 || calls != 1 {
+                    return Err(kind(format!(
+                        "a call interval has {} instructions, {calls} calls",
+                        insts.len()
+                    )));
+                }
+            }
+            IntervalKind::Oversized => {
+                if insts.len() != 1 || actual.len() <= intervals.limit as usize {
+                    return Err(kind(format!(
+                        "an oversized interval has {} instructions and {} registers",
+                        insts.len(),
+                        actual.len()
+                    )));
+                }
+            }
+        }
+    }
+
+    // Single entry: every edge into a piece other than a header comes from its interval.
+    let mut reachable = vec![false; nb];
+    if nb > 0 {
+        let mut stack = vec![g.entry()];
+        reachable[g.entry().index()] = true;
+        while let Some(b) = stack.pop() {
+            for &s in g.successors(b) {
+                if !reachable[s.index()] {
+                    reachable[s.index()] = true;
+                    stack.push(s);
+                }
+            }
+        }
+        let entry = by_block[g.entry().index()][0];
+        if intervals.interval(entry.1).header() != entry.0 {
+            return Err(IntervalCheckError::SecondEntry {
+                interval: entry.1,
+                piece: entry.0,
+            });
+        }
+    }
+    for (b, list) in by_block.iter().enumerate() {
+        for (k, &(p, id)) in list.iter().enumerate() {
+            if intervals.interval(id).header() == p {
+                continue;
+            }
+            let from: Vec<IntervalId> = if k > 0 {
+                vec![list[k - 1].1]
+            } else {
+                g.predecessors(BlockId::new(b))
+                    .iter()
+                    .filter(|q| !reachable[b] || reachable[q.index()])
+                    .map(|q| by_block[q.index()].last().expect("covered").1)
+                    .collect()
+            };
+            if from.iter().any(|&f| f != id) {
+                return Err(IntervalCheckError::SecondEntry {
+                    interval: id,
+                    piece: p,
+                });
+            }
+        }
+    }
+    Ok(())
+}

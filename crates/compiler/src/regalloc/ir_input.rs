@@ -85,14 +85,22 @@ impl AllocInput for IrInput<'_> {
 
     fn copy(&self, inst: InstId) -> Option<Copy> {
         let i = self.func.inst(inst);
-        if i.guard.is_some() || !matches!(i.op, Op::Mov { .. }) {
+        let Op::Mov { ty } = i.op else {
+            return None;
+        };
+        if i.guard.is_some() {
             return None;
         }
         match (self.func.dsts(inst), self.func.srcs(inst)) {
-            ([Operand::Reg(dst)], [Operand::Reg(src)])
-                if self.func.reg(*dst).class == self.func.reg(*src).class =>
-            {
-                Some(Copy {
+            ([Operand::Reg(dst)], [Operand::Reg(src)]) => {
+                let (d, s) = (self.func.reg(*dst), self.func.reg(*src));
+                // Only a move of every bit is a copy: `mov.b16` between `.b8` registers
+                // or a narrower `mov` type would change the value.
+                let whole = d.class == s.class
+                    && d.ty.bits() == d.class.bits()
+                    && s.ty.bits() == s.class.bits()
+                    && ty.bits() == d.class.bits();
+                whole.then_some(Copy {
                     dst: *dst,
                     src: *src,
                 })
