@@ -139,6 +139,26 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases() / 4, ..ProptestConfig::default() })]
+
+    /// Caps too small for some instructions: either a checked allocation within the cap or
+    /// `CapTooSmall`, never a panic or an endless spill loop.
+    #[test]
+    fn tiny_caps_allocate_or_refuse(f in func_strategy(), cap in 0u32..6) {
+        match allocate(&f, &AllocConfig::with_max_registers(cap)) {
+            Ok(a) => {
+                prop_assert!(a.registers_used <= cap);
+                if let Err(e) = check(&f, &a) {
+                    return Err(TestCaseError::fail(format!("{e}")));
+                }
+            }
+            Err(AllocError::CapTooSmall { .. }) => {}
+            Err(e) => return Err(TestCaseError::fail(format!("{e}"))),
+        }
+    }
+}
+
 /// A tiny deterministic generator for the exhaustive sweep.
 struct Lcg(u64);
 
