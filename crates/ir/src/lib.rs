@@ -2,6 +2,7 @@
 //! definition and use operands, and the static analyses that every compiler pass and the
 //! simulator rely on.
 
+pub mod analysis;
 pub mod cfg;
 mod decode;
 pub mod entity;
