@@ -29,6 +29,28 @@
 //!   [`MAX_ERRORS`]; `ParseError::first` is the earliest.
 //! - **An empty file is a valid, empty module.** Whether a module without `.version` is
 //!   acceptable is a question for the consumer.
+//! - **One spelling per tree.** Where PTX has several spellings for one thing the tree
+//!   keeps the meaning, not the spelling: `0x10`, `020`, `0b10000` and `16U` are all
+//!   `Immediate::Int(16)`; `[a+0]` is `[a]`; `1.5` is `Immediate::F64` of its bits;
+//!   `.callprototype _ (…)` equals `()_ (…)`; `.shared .b8 a, b;` is two declarations.
+//!
+//! # Code map
+//!
+//! - `ast`: the tree, the contract with `ir`; `Module::erase_spans`.
+//! - `lexer`: bytes → tokens, on demand, without allocation; records lexical errors.
+//! - `parser`: recursive descent with one token of lookahead, error recovery and a depth
+//!   bound.
+//! - `printer`: `Display` for the tree; [`print()`].
+//! - `diagnostic`: [`LineIndex`], [`Diagnostic`], [`ParseError`].
+//!
+//! # Not supported
+//!
+//! Rejected with a located error, because no compiler emits them for the CUDA C++ this
+//! project runs: `.alias`; `.attribute(.unified(…))`; sampler initializers
+//! (`= { filter_mode = … }`); the masked byte-initializer form `0xFF(generic(x))`; `#`
+//! preprocessor lines; cluster directives of sm_90 (`.reqnctapercluster`,
+//! `.maxclusterrank`, `.explicitcluster`); `.abi_preserve`; several strings in one
+//! `.pragma`.
 
 pub mod ast;
 mod diagnostic;
