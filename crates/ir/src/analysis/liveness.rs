@@ -218,9 +218,9 @@ impl Liveness {
         }
     }
 
-    /// Per block its live-in, live-out and pressure; per instruction the registers live
-    /// after it, its operands with `(dead)` on those read for the last time, and its
-    /// pressure.
+    /// Per block its live-in, live-out and pressure; per instruction (`inst | uses |
+    /// live-after | pressure`) its operands with `(dead)` on those read for the last time,
+    /// the registers live after it, and its pressure.
     pub fn dump<G: RegisterEffects + ?Sized>(&self, g: &G, names: &Namer) -> String {
         let mut out = String::from("liveness:\n");
         for b in 0..g.num_blocks() {
@@ -251,7 +251,7 @@ impl Liveness {
                     .collect();
                 writeln!(
                     out,
-                    "    {}: uses [{}], live-after {}, pressure {}",
+                    "    {} | uses [{}] | live-after {} | pressure {}",
                     (names.inst)(inst),
                     operands.join(" "),
                     names.regs(live.iter()),

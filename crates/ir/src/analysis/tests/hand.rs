@@ -518,8 +518,8 @@ fn liveness_dump_marks_last_reads() {
     };
     assert_eq!(
         live.dump(&g, &names),
-        "liveness:\n  bb0: in [], out [%r0], pressure 1\n    i0: uses [], live-after [%r0], pressure 1\n  \
-         bb1: in [%r0], out [], pressure 1\n    i1: uses [%r0(dead) %r0(dead)], live-after [], pressure 1\n  \
+        "liveness:\n  bb0: in [], out [%r0], pressure 1\n    i0 | uses [] | live-after [%r0] | pressure 1\n  \
+         bb1: in [%r0], out [], pressure 1\n    i1 | uses [%r0(dead) %r0(dead)] | live-after [] | pressure 1\n  \
          max pressure 1\n"
     );
 }
