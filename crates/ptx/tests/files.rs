@@ -53,3 +53,28 @@ fn every_workload_ptx_round_trips() {
         assert_round_trip(&path.display().to_string(), &text);
     }
 }
+
+/// Windows line endings and a `.loc` closed by `}` on its own line parse to the same tree.
+#[test]
+fn crlf_line_endings_parse_like_lf() {
+    let path = common::data_dir().join("nvcc_lineinfo_inlined.ptx");
+    let lf = std::fs::read_to_string(path).unwrap();
+    let crlf = lf.replace('\n', "\r\n");
+    let mut a = common::parse_ok("lf.ptx", &lf);
+    let mut b = common::parse_ok("crlf.ptx", &crlf);
+    a.erase_spans();
+    b.erase_spans();
+    // Section bodies are verbatim text, so they keep their `\r`s; nothing else may.
+    for item in &mut b.items {
+        if let ptx::ast::ModuleItem::Section(s) = item {
+            assert!(s.body.contains('\r'));
+            s.body = s.body.replace('\r', "");
+        }
+    }
+    assert!(a == b);
+    let err = ptx::parse("crlf.ptx", ".entry k()\r\n{\r\n\tfoo;\r\n}\r\n").unwrap_err();
+    assert_eq!(err.first().source_line, "\tfoo;");
+    let m = common::parse_ok("loc.ptx", ".entry k() { .loc 1 2 3 }");
+    assert!(matches!(&m.items[0], ptx::ast::ModuleItem::Function(f)
+        if matches!(&f.body.as_ref().unwrap().statements[0], ptx::ast::Statement::Loc(l) if l.rest.is_none())));
+}
