@@ -17,7 +17,7 @@ use crate::function::{
     Function, FunctionKind, Guard, Inst, Operand, Param, PerfDirectives, Relocation, Symbol,
     VarSpace, Variable,
 };
-use crate::op::Space;
+use crate::op::{Callee, Op, Space};
 use crate::program::Program;
 
 /// Lowers a parsed module. `file_name` and `source` are the file the tree was parsed from;
@@ -98,6 +98,7 @@ pub fn lower(module: &ast::Module, file_name: &str, source: &str) -> Result<Prog
     for f in &func_asts {
         functions.push(FnLower::lower(&mut cx, f));
     }
+    check_call_signatures(&mut cx, &functions);
 
     if !cx.errors.is_empty() {
         cx.errors.sort_by_key(|e| (e.line, e.column));
@@ -114,6 +115,37 @@ pub fn lower(module: &ast::Module, file_name: &str, source: &str) -> Result<Prog
         func_names: cx.func_names,
         var_names: cx.var_names,
     })
+}
+
+/// Direct calls pass as many arguments and return slots as the callee declares.
+fn check_call_signatures(cx: &mut ModuleScope<'_>, functions: &[Function]) {
+    for f in functions {
+        for inst in &f.insts {
+            let Op::Call(call) = &inst.op else { continue };
+            let Callee::Direct(id) = call.callee else {
+                continue;
+            };
+            let Some(callee) = functions.get(id.index()) else {
+                continue;
+            };
+            let args = (inst.num_srcs as usize).saturating_sub(1);
+            let rets = inst.num_dsts as usize;
+            if args != callee.params.len() || rets != callee.return_params.len() {
+                cx.error(
+                    Some(f.describe()),
+                    inst.span,
+                    inst.span,
+                    format!(
+                        "call to '{}' passes {args} argument(s) and {rets} return value(s), \
+                         but it takes {} and returns {}",
+                        callee.name,
+                        callee.params.len(),
+                        callee.return_params.len()
+                    ),
+                );
+            }
+        }
+    }
 }
 
 /// Module-wide context: the symbol tables and everything needed to locate errors.

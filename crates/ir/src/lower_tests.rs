@@ -425,6 +425,10 @@ fn module_level_errors_are_reported() {
             ".visible .entry k(.param .b8 a[]) { ret; }",
             "parameter array needs a size",
         ),
+        (
+            ".func f(.param .b32 x) { ret; }\n.visible .entry k() { call.uni f, (); ret; }",
+            "call to 'f' passes 0 argument(s) and 0 return value(s), but it takes 1 and returns 0",
+        ),
     ];
     for (body, expected) in cases {
         let e = lower_src(&format!("{HEAD}{body}\n")).expect_err(body);
