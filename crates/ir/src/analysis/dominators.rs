@@ -12,6 +12,8 @@
 
 use std::fmt::Write;
 
+use serde::Serialize;
+
 use crate::entity::BlockId;
 use crate::graph::ControlFlowGraph;
 
@@ -257,6 +259,16 @@ impl DominatorTree {
         &self.rpo
     }
 
+    /// Numbers only, for JSON: the immediate dominator of every block (`None` for the
+    /// entry and unreachable blocks).
+    pub fn summary(&self) -> DominatorSummary {
+        DominatorSummary {
+            idom: (0..self.tree.parent.len())
+                .map(|b| self.idom(BlockId::new(b)).map(|d| d.0))
+                .collect(),
+        }
+    }
+
     /// One line per block: `bb3: idom bb1, depth 2`, or `bb5: unreachable`.
     pub fn dump(&self, names: &Namer) -> String {
         let mut out = String::from("dominators:\n");
@@ -274,4 +286,10 @@ impl DominatorTree {
         }
         out
     }
+}
+
+/// Serializable form of a [`DominatorTree`], indexed by block.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DominatorSummary {
+    pub idom: Vec<Option<u32>>,
 }

@@ -20,6 +20,8 @@
 use std::collections::VecDeque;
 use std::fmt::Write;
 
+use serde::Serialize;
+
 use crate::entity::BlockId;
 use crate::graph::ControlFlowGraph;
 
@@ -246,6 +248,26 @@ impl IntervalAnalysis {
         self.limit_graph_size() <= 1
     }
 
+    /// Numbers only, for JSON: per level, each interval's header block and nodes.
+    pub fn summary(&self) -> IntervalSummary {
+        IntervalSummary {
+            levels: self
+                .levels
+                .iter()
+                .map(|level| {
+                    level
+                        .intervals()
+                        .map(|i| IntervalInfo {
+                            header_block: level.header_block(i).0,
+                            nodes: level.nodes(i).to_vec(),
+                        })
+                        .collect()
+                })
+                .collect(),
+            reducible: self.is_reducible(),
+        }
+    }
+
     /// Each level's intervals with their nodes and header blocks.
     pub fn dump(&self, names: &Namer) -> String {
         let mut out = String::from("intervals:\n");
@@ -292,6 +314,20 @@ impl IntervalAnalysis {
         .expect("writing to a String cannot fail");
         out
     }
+}
+
+/// Serializable form of an [`IntervalAnalysis`]: `levels[k][i]` is interval `i` of level
+/// `k`, whose nodes are blocks at level 0 and intervals of level `k - 1` above.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IntervalSummary {
+    pub levels: Vec<Vec<IntervalInfo>>,
+    pub reducible: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IntervalInfo {
+    pub header_block: u32,
+    pub nodes: Vec<u32>,
 }
 
 /// Allen–Cocke partition of the nodes of `g` reachable from `root` into intervals.

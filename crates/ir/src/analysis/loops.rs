@@ -15,6 +15,8 @@
 
 use std::fmt::Write;
 
+use serde::Serialize;
+
 use crate::entity::BlockId;
 use crate::graph::ControlFlowGraph;
 
@@ -23,7 +25,7 @@ use super::Namer;
 
 /// Index of a loop in [`LoopAnalysis::loops`]. Loops are numbered by their header's
 /// position in reverse postorder, so an outer loop comes before the loops inside it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct LoopId(pub u32);
 
 impl LoopId {
@@ -215,6 +217,29 @@ impl LoopAnalysis {
         self.irreducible_edges.is_empty()
     }
 
+    /// Numbers only, for JSON.
+    pub fn summary(&self) -> LoopSummary {
+        LoopSummary {
+            loops: self
+                .loops
+                .iter()
+                .map(|l| LoopInfo {
+                    header: l.header.0,
+                    blocks: l.blocks.iter().map(|b| b.0).collect(),
+                    latches: l.latches.iter().map(|b| b.0).collect(),
+                    exits: l.exits.iter().map(|&(a, b)| (a.0, b.0)).collect(),
+                    parent: l.parent.map(|p| p.0),
+                    depth: l.depth,
+                })
+                .collect(),
+            irreducible_edges: self
+                .irreducible_edges
+                .iter()
+                .map(|&(a, b)| (a.0, b.0))
+                .collect(),
+        }
+    }
+
     /// One line per loop, then the irreducible edges.
     pub fn dump(&self, names: &Namer) -> String {
         let mut out = String::from("loops:\n");
@@ -247,6 +272,23 @@ impl LoopAnalysis {
         }
         out
     }
+}
+
+/// Serializable form of a [`LoopAnalysis`]; blocks and loops by number.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LoopSummary {
+    pub loops: Vec<LoopInfo>,
+    pub irreducible_edges: Vec<(u32, u32)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LoopInfo {
+    pub header: u32,
+    pub blocks: Vec<u32>,
+    pub latches: Vec<u32>,
+    pub exits: Vec<(u32, u32)>,
+    pub parent: Option<u32>,
+    pub depth: u32,
 }
 
 /// Depth-first search from the entry, reporting each edge to a block still on the search

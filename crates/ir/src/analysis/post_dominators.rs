@@ -15,6 +15,8 @@
 
 use std::fmt::Write;
 
+use serde::Serialize;
+
 use crate::entity::BlockId;
 use crate::graph::ControlFlowGraph;
 
@@ -119,6 +121,17 @@ impl PostDominatorTree {
         &self.virtual_exit_sources
     }
 
+    /// Numbers only, for JSON: the reconvergence block of every block (`None` for the
+    /// exit) and the blocks given virtual exit edges.
+    pub fn summary(&self) -> PostDominatorSummary {
+        PostDominatorSummary {
+            ipdom: (0..self.num_blocks)
+                .map(|b| self.immediate_post_dominator(BlockId::new(b)).map(|p| p.0))
+                .collect(),
+            virtual_exit_sources: self.virtual_exit_sources.iter().map(|b| b.0).collect(),
+        }
+    }
+
     /// One line per block: `bb2: ipdom bb4`, or `ipdom exit`, then the virtual edges.
     pub fn dump(&self, names: &Namer) -> String {
         let mut out = String::from("post-dominators:\n");
@@ -142,6 +155,13 @@ impl PostDominatorTree {
         }
         out
     }
+}
+
+/// Serializable form of a [`PostDominatorTree`], indexed by block.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PostDominatorSummary {
+    pub ipdom: Vec<Option<u32>>,
+    pub virtual_exit_sources: Vec<u32>,
 }
 
 /// The blocks that get a virtual edge to the exit: one per terminal strongly connected

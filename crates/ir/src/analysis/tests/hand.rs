@@ -589,3 +589,63 @@ fn analyses_context_caches_and_invalidates() {
          loop1: header bb2, depth 2, parent loop0, blocks [bb2 bb3], latches [bb3], exits [bb3->bb4]\n"
     );
 }
+
+#[test]
+fn summaries_serialize_to_the_numbers_the_dumps_show() {
+    let mut g = nested_loops();
+    g.inst(0, &[0], &[]);
+    g.inst(3, &[], &[0]);
+    let mut ctx: Analyses<TestFunction> = Analyses::new();
+    let json = |v: serde_json::Value| v.to_string();
+    assert_eq!(
+        json(serde_json::to_value(ctx.dominator_tree(&g).summary()).unwrap()),
+        r#"{"idom":[null,0,1,2,3,1]}"#
+    );
+    assert_eq!(
+        json(serde_json::to_value(ctx.post_dominator_tree(&g).summary()).unwrap()),
+        r#"{"ipdom":[1,5,3,4,1,null],"virtual_exit_sources":[]}"#
+    );
+    let loops = serde_json::to_value(ctx.loop_analysis(&g).summary()).unwrap();
+    assert_eq!(loops["loops"][1]["blocks"].to_string(), "[2,3]");
+    assert_eq!(loops["loops"][1]["parent"].to_string(), "0");
+    let intervals = serde_json::to_value(ctx.interval_analysis(&g).summary()).unwrap();
+    assert_eq!(
+        intervals["levels"][0][2].to_string(),
+        r#"{"header_block":2,"nodes":[2,3,4]}"#
+    );
+    assert_eq!(intervals["reducible"], serde_json::Value::Bool(true));
+    let live = serde_json::to_value(ctx.liveness(&g).summary()).unwrap();
+    assert_eq!(live["blocks"][2]["live_in"].to_string(), "[0]");
+    assert_eq!(live["blocks"][5]["live_in"].to_string(), "[]");
+    assert_eq!(live["max_pressure"].to_string(), "1");
+}
+
+#[test]
+fn empty_and_single_block_functions() {
+    let empty = TestFunction::from_edges(0, &[]);
+    let mut ctx: Analyses<TestFunction> = Analyses::new();
+    let dump = ctx.dump(&empty, AnalysisSet::ALL, &Namer::default());
+    assert_eq!(
+        dump,
+        "dominators:\npost-dominators:\nloops:\nintervals:\n  limit graph: 0 nodes (reducible)\n\
+         liveness:\n  max pressure 0\ndef-use:\n"
+    );
+
+    let mut one = TestFunction::from_edges(1, &[]);
+    one.inst(0, &[0, 0], &[1, 1]);
+    let mut ctx: Analyses<TestFunction> = Analyses::new();
+    ctx.ensure(&one, AnalysisSet::ALL);
+    let live = ctx.get_liveness().unwrap();
+    // A register written twice by one instruction is counted once.
+    assert_eq!(live.pressure_at(InstId(0)), 1);
+    assert_eq!(regs(live.live_in(bb(0))), vec![1]);
+    let chains = ctx.get_def_use_chains().unwrap();
+    assert!(chains.use_defs(InstId(0), 1).from_entry);
+    assert!(chains.def_uses(InstId(0), 1).is_empty());
+    assert_eq!(
+        ctx.get_post_dominator_tree()
+            .unwrap()
+            .immediate_post_dominator(bb(0)),
+        None
+    );
+}
