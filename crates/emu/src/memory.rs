@@ -203,6 +203,13 @@ impl GlobalMemory {
             .map(|i| (self.regions[i].base, self.regions[i].len))
     }
 
+    /// `(base, size)` of every live allocation, in address order. The timing model maps
+    /// them to simulated addresses that do not depend on where the host allocator put
+    /// them, so that cache and DRAM behaviour is the same from run to run.
+    pub fn allocations(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.regions.iter().map(|r| (r.base, r.len))
+    }
+
     pub fn bytes_allocated(&self) -> u64 {
         self.bytes_allocated
     }
