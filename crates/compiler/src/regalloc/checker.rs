@@ -12,10 +12,12 @@
 //! coalesced copy `d = s` leaves one cell holding both `d` and `s`. The lattice per cell
 //! is: unvisited (top) / a set of vregs / empty (unknown or conflicting); paths meet by
 //! intersection. Transfer per instruction: reloads before it copy a slot's set into
-//! registers; every read (and every guarded write, which keeps the old value in the lanes
-//! it skips) must find the vreg in all cells of its location; a write of `v` removes `v`
-//! from every cell (other copies are now stale) and puts `{v}` (for a copy, the source's
-//! set plus `v`) in its own cells; spills after it copy registers into a slot.
+//! registers; every read must find the vreg in all cells of its location; a write of `v`
+//! removes `v` from every cell (other copies are now stale) and puts `{v}` (for a copy, the
+//! source's set plus `v`) in its own cells — except that a guarded write, whose skipped
+//! lanes keep the old contents, leaves `{v}` only where the cells already held `v`, and a
+//! mixture (the empty set) elsewhere, which a later read of `v` then rejects. Spills after
+//! the instruction copy registers into a slot.
 //!
 //! **Entry.** Registers read before written on some path hold their incoming value in
 //! their location at entry; which those are is found by a forward "maybe undefined"
@@ -29,8 +31,8 @@ use std::fmt;
 
 use ir::{BlockId, InstId, RegId};
 
-use super::bitset::BitSet;
 use super::{AllocInput, Allocation, Edit, Location, PhysReg, RegWidth, SpillSlot};
+use ir::analysis::BitSet;
 
 /// The contents of a cell, for error messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -356,16 +358,14 @@ impl Shape {
     }
 }
 
-/// Registers read (or partially written) on some path from the entry before any full
-/// write: a forward "maybe undefined" dataflow, union at joins.
+/// Registers read on some path from the entry before any full (unguarded) write: a
+/// forward "maybe undefined" dataflow, union at joins. A guarded write leaves its register
+/// maybe undefined: the lanes it skips keep whatever was there.
 fn entry_live(input: &impl AllocInput) -> Vec<bool> {
     let n = input.num_blocks();
     let regs = input.num_regs();
-    let mut all = BitSet::new(regs);
-    for r in 0..regs {
-        all.insert(r);
-    }
-    let mut undefined_in: Vec<Option<BitSet>> = vec![None; n];
+    let all = BitSet::new_filled(regs);
+    let mut undefined_in: Vec<Option<BitSet<RegId>>> = vec![None; n];
     undefined_in[input.entry().index()] = Some(all);
     let mut live = vec![false; regs];
     let mut work: BTreeSet<usize> = BTreeSet::from([input.entry().index()]);
@@ -375,15 +375,14 @@ fn entry_live(input: &impl AllocInput) -> Vec<bool> {
         };
         for &i in input.block_insts(BlockId::new(b)) {
             let partial = input.defs_are_partial(i);
-            let read_defs: &[RegId] = if partial { input.defs(i) } else { &[] };
-            for &r in input.uses(i).iter().chain(read_defs) {
-                if undefined.contains(r.index()) {
+            for &r in input.uses(i) {
+                if undefined.contains(r) {
                     live[r.index()] = true;
                 }
             }
             if !partial {
                 for &d in input.defs(i) {
-                    undefined.remove(d.index());
+                    undefined.remove(d);
                 }
             }
         }
@@ -516,7 +515,10 @@ impl<'a, F: AllocInput> Dataflow<'a, F> {
                     continue;
                 };
                 let held = state[self.shape.slot_cell(slot)].clone();
-                if report && held.binary_search(&vreg).is_err() {
+                // Only a reload for a read must bring `vreg`; one before a guarded write
+                // may bring a mixture nobody reads (a later read would be caught).
+                let for_read = self.input.uses(inst).contains(&vreg);
+                if report && for_read && held.binary_search(&vreg).is_err() {
                     return Err(CheckError::ReloadOfWrongValue {
                         inst,
                         vreg,
@@ -530,8 +532,7 @@ impl<'a, F: AllocInput> Dataflow<'a, F> {
             }
         }
         let partial = self.input.defs_are_partial(inst);
-        let read_defs: &[RegId] = if partial { self.input.defs(inst) } else { &[] };
-        for &vreg in self.input.uses(inst).iter().chain(read_defs) {
+        for &vreg in self.input.uses(inst) {
             let (cells, location) = self.operand(inst, vreg);
             for &c in &cells {
                 if report && state[c].binary_search(&vreg).is_err() {
@@ -547,19 +548,25 @@ impl<'a, F: AllocInput> Dataflow<'a, F> {
         let copy = self.copy_of(inst);
         let copied = copy.map(|(_, src)| Self::common(state, &self.operand(inst, src).0));
         for &vreg in self.input.defs(inst) {
+            let cells = self.operand(inst, vreg).0;
+            // A guarded write yields the new value of `vreg` only where the lanes it skips
+            // already held the old value of `vreg`; elsewhere the cells hold a mixture.
+            let whole = !partial || cells.iter().all(|&c| state[c].binary_search(&vreg).is_ok());
             let mut value = match (copy, &copied) {
                 (Some((dst, _)), Some(set)) if dst == vreg => set.clone(),
                 _ => Vec::new(),
             };
-            if let Err(pos) = value.binary_search(&vreg) {
-                value.insert(pos, vreg);
+            if whole {
+                if let Err(pos) = value.binary_search(&vreg) {
+                    value.insert(pos, vreg);
+                }
             }
             for cell in state.iter_mut() {
                 if let Ok(pos) = cell.binary_search(&vreg) {
                     cell.remove(pos);
                 }
             }
-            for c in self.operand(inst, vreg).0 {
+            for c in cells {
                 state[c] = value.clone();
             }
         }
@@ -572,7 +579,10 @@ impl<'a, F: AllocInput> Dataflow<'a, F> {
                     continue;
                 };
                 let held = Self::common(state, &self.edit_cells(vreg, reg));
-                if report && held.binary_search(&vreg).is_err() {
+                // After a guarded write the register may hold a mixture, which is stored
+                // as it is (a later reload for a read would be caught).
+                let whole_write = !partial && self.input.defs(inst).contains(&vreg);
+                if report && whole_write && held.binary_search(&vreg).is_err() {
                     return Err(CheckError::SpillOfWrongValue {
                         inst,
                         vreg,

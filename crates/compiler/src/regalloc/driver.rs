@@ -7,12 +7,12 @@
 
 use std::collections::BTreeSet;
 
+use ir::analysis::Liveness;
 use ir::{BlockId, RegId, RegisterEffects};
 
 use super::color::{self, Colouring, Problem};
 use super::func::{AllocFunc, InstOrigin, VregOrigin};
 use super::interference::{self, Interference};
-use super::liveness::Liveness;
 use super::{
     AllocConfig, AllocError, AllocInput, Allocation, Edit, Location, PhysReg, PredReg, RegWidth,
     SpillSlot, SpillSlotInfo, SpilledOperand,
@@ -33,7 +33,7 @@ pub fn allocate(input: &impl AllocInput, config: &AllocConfig) -> Result<Allocat
     let mut round0: Option<Interference> = None;
     let mut pred_colors: Option<Vec<Option<u32>>> = None;
     loop {
-        let live = Liveness::compute(&f);
+        let live = Liveness::with_function(&f);
         let graph = interference::build(&f, &live);
         let units: Vec<u32> = f.widths.iter().map(|w| w.units()).collect();
         let spillable: Vec<bool> = (0..f.widths.len())

@@ -6,13 +6,19 @@
 //! interfere pairwise, as if all were written at the entry. Predicates and general
 //! registers never interfere: they live in different files.
 //!
+//! Live sets at block ends come from the IR's liveness analysis ([`ir::analysis::Liveness`]),
+//! and the walk applies its rule inside blocks: a guarded (partial) write kills nothing, so
+//! a value written under a guard and read later stays live — and keeps its register —
+//! across the guarded write.
+//!
 //! The same walk measures register pressure — the most 32-bit registers (or predicates)
 //! live at one point — which bounds any allocation from below.
 
 use ir::{BlockId, ControlFlowGraph, InstId, RegId, RegisterEffects};
 
+use ir::analysis::Liveness;
+
 use super::func::AllocFunc;
-use super::liveness::Liveness;
 use super::RegWidth;
 
 /// A copy whose two sides the colourer tries to coalesce.
@@ -88,10 +94,10 @@ pub(crate) fn build(f: &AllocFunc, live: &Liveness) -> Interference {
     };
 
     for b in (0..f.num_blocks()).map(BlockId::new) {
-        let mut live_now = live.live_out[b.index()].clone();
+        let mut live_now = live.live_out(b).clone();
         let mut pressure = Pressure { gpr: 0, pred: 0 };
         for r in live_now.iter() {
-            pressure.add(f.widths[r]);
+            pressure.add(f.widths[r.index()]);
         }
         for &k in f.block_insts(b).iter().rev() {
             let inst = &f.insts[k.index()];
@@ -101,14 +107,14 @@ pub(crate) fn build(f: &AllocFunc, live: &Liveness) -> Interference {
             // Just after the instruction: everything live plus everything it writes.
             let mut after = Pressure { ..pressure };
             for &d in &inst.defs {
-                if !live_now.contains(d.index()) {
+                if !live_now.contains(d) {
                     after.add(f.widths[d.index()]);
                 }
             }
             note_peak(&after);
             let copy_src = inst.copy.map(|c| c.src);
             for &d in &inst.defs {
-                for l in live_now.iter().map(RegId::new) {
+                for l in live_now.iter() {
                     if Some(l) != copy_src || Some(d) != inst.copy.map(|c| c.dst) {
                         add_edge(d, l);
                     }
@@ -131,14 +137,13 @@ pub(crate) fn build(f: &AllocFunc, live: &Liveness) -> Interference {
             }
             if !inst.partial {
                 for &d in &inst.defs {
-                    if live_now.remove(d.index()) {
+                    if live_now.remove(d) {
                         pressure.sub(f.widths[d.index()]);
                     }
                 }
             }
-            let kept_defs: &[RegId] = if inst.partial { &inst.defs } else { &[] };
-            for &u in inst.uses.iter().chain(kept_defs) {
-                if live_now.insert(u.index()) {
+            for &u in &inst.uses {
+                if live_now.insert(u) {
                     pressure.add(f.widths[u.index()]);
                 }
             }
@@ -146,10 +151,7 @@ pub(crate) fn build(f: &AllocFunc, live: &Liveness) -> Interference {
         }
     }
 
-    let entry_live: Vec<RegId> = live.live_in[f.entry().index()]
-        .iter()
-        .map(RegId::new)
-        .collect();
+    let entry_live: Vec<RegId> = live.live_in(f.entry()).iter().collect();
     for (i, &a) in entry_live.iter().enumerate() {
         for &b in &entry_live[i + 1..] {
             add_edge(a, b);

@@ -1,8 +1,9 @@
 //! The allocator's view of a lowered [`ir::Function`]: register widths from the register
 //! classes (`.b16` and `.b8` values take a whole 32-bit register, as on the hardware),
-//! loop depths for spill costs, and plain `mov`s between registers of one class as copies
+//! loop depths from the IR's natural-loop analysis for spill costs, and plain `mov`s between registers of one class as copies
 //! to coalesce.
 
+use ir::analysis::{DominatorTree, LoopAnalysis};
 use ir::{
     BlockId, ControlFlowGraph, Function, InstId, Op, Operand, RegClass, RegId, RegisterEffects,
 };
@@ -27,10 +28,12 @@ pub struct IrInput<'a> {
 
 impl<'a> IrInput<'a> {
     pub fn new(func: &'a Function) -> Self {
-        IrInput {
-            func,
-            loop_depth: loop_depths(func),
-        }
+        let domtree = DominatorTree::with_cfg(func);
+        let loops = LoopAnalysis::with_cfg(func, &domtree);
+        let loop_depth = (0..func.num_blocks())
+            .map(|b| loops.loop_depth(BlockId::new(b)))
+            .collect();
+        IrInput { func, loop_depth }
     }
 
     pub fn function(&self) -> &'a Function {
@@ -108,62 +111,4 @@ impl AllocInput for IrInput<'_> {
             _ => None,
         }
     }
-}
-
-/// Loop nesting depth of every block, for spill costs only: each back edge `t → h` found by
-/// a depth-first search from the entry closes a loop made of the blocks that reach `t`
-/// without passing through `h`; a block's depth is the number of distinct loop headers
-/// whose loops contain it. (Interim: to be replaced by the IR's loop analysis.)
-fn loop_depths(f: &Function) -> Vec<u32> {
-    let n = f.num_blocks();
-    let mut depth = vec![0u32; n];
-    if n == 0 {
-        return depth;
-    }
-    let mut on_stack = vec![false; n];
-    let mut visited = vec![false; n];
-    let mut back_edges = Vec::new();
-    let entry = f.entry();
-    let mut stack = vec![(entry, 0usize)];
-    visited[entry.index()] = true;
-    on_stack[entry.index()] = true;
-    while let Some(&mut (b, ref mut next)) = stack.last_mut() {
-        if let Some(&s) = f.successors(b).get(*next) {
-            *next += 1;
-            if on_stack[s.index()] {
-                back_edges.push((b, s));
-            } else if !visited[s.index()] {
-                visited[s.index()] = true;
-                on_stack[s.index()] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            on_stack[b.index()] = false;
-            stack.pop();
-        }
-    }
-    let mut headers: Vec<BlockId> = back_edges.iter().map(|&(_, h)| h).collect();
-    headers.sort();
-    headers.dedup();
-    for h in headers {
-        let mut in_loop = vec![false; n];
-        in_loop[h.index()] = true;
-        let mut work: Vec<BlockId> = back_edges
-            .iter()
-            .filter(|&&(_, hh)| hh == h)
-            .map(|&(t, _)| t)
-            .collect();
-        while let Some(b) = work.pop() {
-            if !in_loop[b.index()] {
-                in_loop[b.index()] = true;
-                work.extend(f.predecessors(b).iter().copied());
-            }
-        }
-        for (d, inside) in depth.iter_mut().zip(&in_loop) {
-            if *inside {
-                *d += 1;
-            }
-        }
-    }
-    depth
 }

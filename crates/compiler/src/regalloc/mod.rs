@@ -18,17 +18,17 @@
 //! [`check`], an independent symbolic dataflow check (see [`checker`]).
 //!
 //! Stages, one file each: [`func`] (the allocator's own copy of the function, which spill
-//! rewriting edits), [`liveness`], [`interference`], [`color`], and [`driver`] (budget search,
-//! spill rounds, the result).
+//! rewriting edits and which the IR's liveness analysis runs on), [`interference`],
+//! [`color`], and [`driver`] (budget search, spill rounds, the result). [`ir_input`] adapts
+//! a lowered [`ir::Function`], [`spill_code`] turns spill edits into `ld.local`/`st.local`,
+//! and [`program`] allocates whole programs.
 
-mod bitset;
 pub mod checker;
 mod color;
 mod driver;
 mod func;
 mod interference;
 pub mod ir_input;
-mod liveness;
 pub mod program;
 pub mod spill_code;
 

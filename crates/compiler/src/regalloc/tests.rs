@@ -291,6 +291,40 @@ fn guarded_definition_keeps_the_old_value_alive() {
 }
 
 #[test]
+fn checker_rejects_a_guarded_write_over_another_value_read_later() {
+    // v1 = ..; @p v0 = ..; use v0; use v1. With v0 and v1 in one register, the guarded
+    // write leaves a mixture of v1 and v0 there: both later reads must fail.
+    let mut f = TestFunc::new(&[W32, W32, Pred], &[&[]]);
+    f.inst(0, &[2], &[]);
+    f.inst(0, &[1], &[]);
+    let guarded = f.push(
+        0,
+        TInst {
+            defs: vec![RegId(0)],
+            uses: vec![RegId(2)],
+            partial: true,
+            ..Default::default()
+        },
+    );
+    let use0 = f.inst(0, &[], &[0]);
+    f.inst(0, &[], &[1]);
+    let mut a = allocate_checked(&f, &no_cap());
+    assert_ne!(a.location(RegId(0)), a.location(RegId(1)));
+    a.locations[0] = a.locations[1];
+    let err = check(&f, &a).unwrap_err();
+    assert!(
+        matches!(err, CheckError::ValueNotHeld { inst, vreg: RegId(0), .. } if inst == use0),
+        "{err}"
+    );
+    // Without the later reads, a guarded write of a dead value may land anywhere not live.
+    let mut g = f.clone();
+    g.blocks[0].retain(|&i| i < use0);
+    let b = allocate_checked(&g, &no_cap());
+    assert!(matches!(b.location(RegId(0)), Location::Reg(_)));
+    let _ = guarded;
+}
+
+#[test]
 fn registers_live_into_the_entry_get_distinct_registers() {
     // v0 and v1 are read before written: both must keep their incoming values.
     let mut f = TestFunc::new(&[W32; 3], &[&[]]);
