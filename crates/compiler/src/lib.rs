@@ -5,7 +5,9 @@
 //! Invariant: every pass that assigns or renames registers is checked by an independent
 //! checker that proves the virtual-register dataflow is preserved.
 
+pub mod inst_info;
 pub mod regalloc;
+pub mod strands;
 
 pub use regalloc::{
     allocate, check, AllocConfig, AllocError, AllocInput, Allocation, CheckError, Copy, Edit,

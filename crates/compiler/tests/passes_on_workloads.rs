@@ -1,0 +1,203 @@
+//! The register-file passes (strands, ORF/LRF allocation, reuse distance, register-usage
+//! profile) on every function of every workload's PTX (`workloads/ptx/{nvcc,clang}`),
+//! checking invariants that an independent recomputation can confirm. Fails if no PTX is
+//! found, so it cannot pass by finding nothing.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use compiler::strands::{StrandConfig, Strands};
+use ir::{ControlFlowGraph, Function, InstId, Op, Operand, RegisterEffects};
+
+fn workload_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/ptx");
+    let mut files = Vec::new();
+    for dir in ["nvcc", "clang"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        files.extend(
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "ptx")),
+        );
+    }
+    files.sort();
+    assert!(
+        !files.is_empty(),
+        "no PTX under {}/{{nvcc,clang}}",
+        root.display()
+    );
+    files
+}
+
+fn load(path: &Path) -> ir::Program {
+    let name = path.display().to_string();
+    let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let module = ptx::parse(&name, &source).unwrap_or_else(|e| panic!("{name}: {e}"));
+    ir::lower(&module, &name, &source).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Every function with a body of every workload, with a name for messages.
+fn workload_functions() -> Vec<(String, ir::Program)> {
+    workload_files()
+        .iter()
+        .map(|p| (p.display().to_string(), load(p)))
+        .collect()
+}
+
+fn successors(f: &Function, inst: InstId) -> Vec<InstId> {
+    compiler::strands::successors(f, inst).collect()
+}
+
+/// Strand invariants, each checked independently of how the pass placed the boundaries.
+fn check_strands(where_: &str, f: &Function, s: &Strands, config: &StrandConfig) {
+    let n = f.num_insts();
+    // Every backward branch ends a strand, and so does every predecessor of its target.
+    for i in 0..n {
+        let id = InstId::new(i);
+        if !matches!(f.inst(id).op, Op::Bra { .. }) {
+            continue;
+        }
+        for t in f.srcs(id).iter().filter_map(|o| match o {
+            Operand::Block(b) => Some(*b),
+            _ => None,
+        }) {
+            let target = f.block(t);
+            let from = f.block(f.block_of(id).expect("block"));
+            if target.start <= from.start {
+                assert!(
+                    s.ends_strand(id),
+                    "{where_}: backward branch i{i} does not end a strand"
+                );
+                for &p in f.predecessors(t) {
+                    let last = InstId(f.block(p).end - 1);
+                    assert!(
+                        s.ends_strand(last),
+                        "{where_}: {last} enters a loop header mid-strand"
+                    );
+                }
+            }
+        }
+        if matches!(f.inst(id).op, Op::Ret { .. } | Op::Exit) {
+            assert!(
+                s.ends_strand(id),
+                "{where_}: i{i} exits without ending its strand"
+            );
+        }
+    }
+    // The bit is per instruction: a block begins a strand on all incoming edges or none.
+    for b in 0..f.blocks.len() {
+        let preds = f.predecessors(ir::BlockId::new(b));
+        let ends: Vec<bool> = preds
+            .iter()
+            .map(|&p| s.ends_strand(InstId(f.block(p).end - 1)))
+            .collect();
+        assert!(
+            ends.iter().all(|&e| e) || ends.iter().all(|&e| !e),
+            "{where_}: bb{b} begins a strand on some incoming edges only"
+        );
+    }
+    // Strands are acyclic: Kahn's algorithm over the edges inside strands visits all.
+    let mut indegree = vec![0u32; n];
+    for i in 0..n {
+        for t in s.successors_in_strand(f, InstId::new(i)) {
+            indegree[t.index()] += 1;
+        }
+    }
+    let mut queue: VecDeque<usize> = (0..n).filter(|&i| indegree[i] == 0).collect();
+    let mut seen = 0;
+    while let Some(i) = queue.pop_front() {
+        seen += 1;
+        for t in s.successors_in_strand(f, InstId::new(i)) {
+            indegree[t.index()] -= 1;
+            if indegree[t.index()] == 0 {
+                queue.push_back(t.index());
+            }
+        }
+    }
+    assert_eq!(seen, n, "{where_}: a strand contains a cycle");
+    // Edges inside a strand join instructions of the same strand number.
+    for i in 0..n {
+        for t in s.successors_in_strand(f, InstId::new(i)) {
+            assert_eq!(
+                s.strand_of(InstId::new(i)),
+                s.strand_of(t),
+                "{where_}: i{i} -> {t}"
+            );
+        }
+    }
+    // Every path from a long-latency result to a read or overwrite of its register passes
+    // a point where the warp waits, and every wait begins a strand.
+    for i in 0..n {
+        let id = InstId::new(i);
+        if s.waits_before(id) {
+            let starts = i == 0
+                || f.blocks.iter().enumerate().any(|(b, blk)| {
+                    blk.start == i as u32
+                        && f.predecessors(ir::BlockId::new(b))
+                            .iter()
+                            .all(|&p| s.ends_strand(InstId(f.block(p).end - 1)))
+                })
+                || (f.block_of(id).map(|b| f.block(b).start) != Some(i as u32)
+                    && s.ends_strand(InstId::new(i - 1)));
+            assert!(starts, "{where_}: the warp waits before i{i} mid-strand");
+        }
+        let long = compiler::inst_info::result_latency(
+            &f.inst(id).op,
+            config.shared_memory_is_long_latency,
+        ) == compiler::inst_info::ResultLatency::Long;
+        if !long || f.defs(id).is_empty() {
+            continue;
+        }
+        let regs = f.defs(id).to_vec();
+        let mut seen = vec![false; n];
+        let mut work: Vec<InstId> = successors(f, id);
+        while let Some(x) = work.pop() {
+            if seen[x.index()] || s.waits_before(x) {
+                continue;
+            }
+            seen[x.index()] = true;
+            let touches = f.uses(x).iter().chain(f.defs(x)).any(|r| regs.contains(r));
+            assert!(
+                !touches,
+                "{where_}: {x} touches the result of long-latency i{i} without a wait"
+            );
+            let waits_after = matches!(f.inst(x).op, Op::Call(_))
+                || (config.barriers_end_strands
+                    && matches!(
+                        f.inst(x).op,
+                        Op::Bar {
+                            kind: ir::op::BarrierKind::Sync
+                                | ir::op::BarrierKind::RedPopc
+                                | ir::op::BarrierKind::Red(_),
+                            ..
+                        }
+                    ));
+            if !waits_after {
+                work.extend(successors(f, x));
+            }
+        }
+    }
+}
+
+#[test]
+fn strands_of_every_workload_function_hold_their_invariants() {
+    let mut functions = 0;
+    for (name, program) in workload_functions() {
+        for f in program.functions.iter().filter(|f| f.has_body) {
+            for config in [
+                StrandConfig::default(),
+                StrandConfig {
+                    shared_memory_is_long_latency: true,
+                    barriers_end_strands: false,
+                },
+            ] {
+                let s = Strands::compute(f, &config);
+                check_strands(&format!("{name} {}", f.name), f, &s, &config);
+            }
+            functions += 1;
+        }
+    }
+    assert!(functions > 0);
+}
