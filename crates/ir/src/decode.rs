@@ -1921,9 +1921,6 @@ impl FnLower<'_, '_> {
                 "malformed 'call' (an indirect call needs a .callprototype)",
             ));
         }
-        if self.dsts.len() > u8::MAX as usize || self.srcs.len() > u8::MAX as usize {
-            return Err(DecodeError::new("too many call arguments"));
-        }
         Ok(Op::Call(Box::new(CallOp {
             uni,
             callee,

@@ -507,8 +507,11 @@ impl Function {
     }
 
     /// Appends an instruction with its operands (`dsts` then `srcs`) and returns its id.
-    /// Blocks and register effects are not updated: call [`Function::rebuild_cfg`] and
-    /// [`Function::compute_effects`] when done.
+    /// Blocks and register effects are not updated: set the block ranges and call
+    /// [`Function::rebuild_cfg`] when done.
+    ///
+    /// # Panics
+    /// If `dsts` or `srcs` has more than 255 operands (an instruction's limit).
     pub fn push_inst(
         &mut self,
         op: Op,
@@ -516,6 +519,7 @@ impl Function {
         dsts: &[Operand],
         srcs: &[Operand],
     ) -> InstId {
+        assert!(dsts.len() <= u8::MAX as usize && srcs.len() <= u8::MAX as usize);
         let id = InstId::new(self.insts.len());
         let start = self.operands.len() as u32;
         self.operands.extend_from_slice(dsts);

@@ -485,7 +485,13 @@ impl<'a, 'm> FnLower<'a, 'm> {
     fn instruction(&mut self, inst: &'a ast::Instruction) {
         self.dsts.clear();
         self.srcs.clear();
-        let decoded = self.guard(inst).and_then(|g| Ok((g, self.decode(inst)?)));
+        let decoded = self.guard(inst).and_then(|g| {
+            let op = self.decode(inst)?;
+            if self.dsts.len() > u8::MAX as usize || self.srcs.len() > u8::MAX as usize {
+                return Err(DecodeError::new("too many operands"));
+            }
+            Ok((g, op))
+        });
         match decoded {
             Ok((guard, op)) => {
                 let start = self.f.operands.len() as u32;
