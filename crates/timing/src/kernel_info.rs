@@ -1,0 +1,614 @@
+//! Static, per-kernel facts the timing model needs about every instruction: its opcode
+//! class (which execution unit, what latency), the *architectural* registers it reads and
+//! writes (bank, scoreboard and occupancy all work on architectural registers, never on
+//! PTX's virtual ones), and slots for the per-operand hints of the compiler passes that
+//! later register-file designs read (ORF/LRF levels, dead-after bits, reuse distances,
+//! LTRF register-interval entries).
+//!
+//! A [`KernelInfo`] is built once per kernel from the compiler's register allocation
+//! ([`KernelInfo::from_allocations`], or [`KernelInfo::compile`] which runs the allocator)
+//! and covers the kernel and every function it can call: a warp executing a callee is
+//! looked up by the callee's `FuncId`. [`KernelInfo::unallocated`] is a documented
+//! stand-in for unit tests only: it gives each virtual register its own architectural
+//! register(s), packed in declaration order, which overstates registers per thread.
+//!
+//! Calling convention (as the allocator's): each function is allocated from `R0`/`P0`
+//! up on its own; registers per thread is the maximum over the call tree. Spill code the
+//! allocator asks for ([`compiler::Edit`]) is not part of the executed PTX, so it is not
+//! timed; a spilled value is seen in the temporary register the allocator assigns at
+//! each reference.
+
+use compiler::{AllocConfig, Allocation, Location};
+use ir::op::Callee;
+use ir::{FuncId, InstId, Op, Program, RegClass, RegId, RegisterEffects};
+
+use crate::config::OpClass;
+
+/// Which register file an operand lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegFileKind {
+    /// The 32-bit general registers `R0..`: banked, counted for occupancy.
+    General,
+    /// The predicate registers `P0..`: a small separate file, not banked.
+    Predicate,
+}
+
+/// The register-file level a compiler-managed hierarchy (Gebhart et al. MICRO'11: MRF,
+/// ORF, LRF) reads an operand from or writes a result to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum HierarchyLevel {
+    /// The main register file (the only level of the baseline).
+    #[default]
+    Main,
+    /// The operand register file (per-thread, a few entries).
+    Operand,
+    /// The last result file (private datapath only).
+    LastResult,
+}
+
+/// Compiler hints on one register operand. Designs that do not use a hint ignore it;
+/// every field defaults to "no information".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct OperandHint {
+    /// ORF/LRF: the level a source is read from. For a destination: the highest level
+    /// it is written to (with `also_main` saying whether the MRF is written too).
+    pub level: HierarchyLevel,
+    /// ORF/LRF destinations: the value is written to the MRF as well.
+    pub also_main: bool,
+    /// CERF, LTRF+: the source register is dead after this instruction.
+    pub dead_after: bool,
+    /// Malekeh: instructions of this warp until the register is next read (`None`:
+    /// unknown or never).
+    pub reuse_distance: Option<u16>,
+}
+
+/// A register operand of an instruction, after register allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RegOperand {
+    /// General or predicate file.
+    pub file: RegFileKind,
+    /// The base register number (`R4` of the pair `R4:R5`).
+    pub reg: u16,
+    /// Consecutive registers covered: 1, 2 (64-bit pair) or 4 (128-bit quad).
+    pub width: u8,
+    /// Compiler hints.
+    pub hint: OperandHint,
+}
+
+impl RegOperand {
+    /// The 32-bit registers this operand covers.
+    pub fn regs(&self) -> std::ops::Range<u16> {
+        self.reg..self.reg + u16::from(self.width)
+    }
+}
+
+/// Hints attached to a whole instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct InstHint {
+    /// Gebhart §4.1: the last instruction of a strand.
+    pub strand_end: bool,
+    /// LTRF §3.3: this instruction starts register-interval `n` of its function
+    /// (an index into [`FunctionInfo::intervals`]); the interval's working set must be
+    /// resident before it issues.
+    pub interval_entry: Option<u32>,
+}
+
+/// One instruction as the timing model sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstInfo {
+    /// Opcode class: selects the execution unit and its latency.
+    pub class: OpClass,
+    /// Instruction-level hints.
+    pub hint: InstHint,
+    srcs_start: u32,
+    num_srcs: u8,
+    dsts_start: u32,
+    num_dsts: u8,
+}
+
+/// The instruction a warp executes when it runs off the end of a body (the emulator's
+/// implicit `exit`).
+const IMPLICIT_EXIT: InstInfo = InstInfo {
+    class: OpClass::Control,
+    hint: InstHint {
+        strand_end: false,
+        interval_entry: None,
+    },
+    srcs_start: 0,
+    num_srcs: 0,
+    dsts_start: 0,
+    num_dsts: 0,
+};
+
+/// A register-interval (LTRF): the registers to prefetch when it is entered.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct IntervalInfo {
+    /// The working set, as 32-bit general registers.
+    pub working_set: Vec<u16>,
+}
+
+/// Per-function instruction table.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FunctionInfo {
+    insts: Vec<InstInfo>,
+    operands: Vec<RegOperand>,
+    /// LTRF register-intervals, referenced by [`InstHint::interval_entry`].
+    pub intervals: Vec<IntervalInfo>,
+}
+
+impl FunctionInfo {
+    /// Number of instructions.
+    pub fn len(&self) -> usize {
+        self.insts.len()
+    }
+    /// True for a function without instructions (or one the kernel cannot reach).
+    pub fn is_empty(&self) -> bool {
+        self.insts.is_empty()
+    }
+    /// Mutable hints of instruction `inst` (for compiler passes that annotate).
+    pub fn inst_hint_mut(&mut self, inst: InstId) -> Option<&mut InstHint> {
+        self.insts.get_mut(inst.index()).map(|i| &mut i.hint)
+    }
+    /// Mutable source and destination operands of `inst` (for compiler passes that
+    /// annotate operands with hints).
+    pub fn operands_mut(&mut self, inst: InstId) -> Option<(&mut [RegOperand], &mut [RegOperand])> {
+        let i = *self.insts.get(inst.index())?;
+        let (s, d) = (i.srcs_start as usize, i.dsts_start as usize);
+        let (ns, nd) = (i.num_srcs as usize, i.num_dsts as usize);
+        // Sources are stored before destinations.
+        let (a, b) = self.operands.split_at_mut(d);
+        Some((&mut a[s..s + ns], &mut b[..nd]))
+    }
+}
+
+/// Why a [`KernelInfo`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelInfoError {
+    /// The function is not a kernel with a body.
+    #[error("function {0} is not a kernel with a body")]
+    NotAKernel(String),
+    /// The register allocator failed.
+    #[error("register allocation failed: {0}")]
+    Allocation(String),
+    /// A function the kernel calls has no allocation.
+    #[error("no register allocation for function {0}")]
+    MissingAllocation(String),
+    /// An operand's register does not fit the model's 16-bit register numbers.
+    #[error("{function}: register number {reg} is too large")]
+    RegisterTooLarge {
+        /// The function.
+        function: String,
+        /// The register number.
+        reg: u32,
+    },
+}
+
+/// Everything static the timing model needs about one kernel and its callees.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelInfo {
+    /// The kernel's name (mangled).
+    pub name: String,
+    /// The kernel's function id.
+    pub kernel: FuncId,
+    /// Architectural 32-bit registers per thread (the maximum over the call tree).
+    pub registers_per_thread: u32,
+    /// Predicate registers per thread.
+    pub predicates_per_thread: u32,
+    funcs: Vec<FunctionInfo>,
+}
+
+impl KernelInfo {
+    /// Builds the info of `kernel` from the allocation of each function
+    /// (`allocation_of(f)`; functions without a body may return `None`).
+    pub fn from_allocations<'a>(
+        program: &Program,
+        kernel: FuncId,
+        allocation_of: impl Fn(FuncId) -> Option<&'a Allocation>,
+    ) -> Result<KernelInfo, KernelInfoError> {
+        let kf = program
+            .functions
+            .get(kernel.index())
+            .filter(|f| f.kind == ir::FunctionKind::Kernel && f.has_body)
+            .ok_or_else(|| KernelInfoError::NotAKernel(format!("{kernel}")))?;
+        let tree = call_tree(program, kernel);
+        let mut funcs = vec![FunctionInfo::default(); program.functions.len()];
+        let (mut regs, mut preds) = (0, 0);
+        for &f in &tree {
+            let func = program.function(f);
+            if !func.has_body {
+                continue;
+            }
+            let alloc = allocation_of(f)
+                .ok_or_else(|| KernelInfoError::MissingAllocation(func.name.clone()))?;
+            regs = regs.max(alloc.registers_used);
+            preds = preds.max(alloc.predicates_used);
+            funcs[f.index()] = build_function(func, |inst, vreg| {
+                match alloc.operand_location(inst, vreg) {
+                    Location::Reg(r) => Some((RegFileKind::General, r.0)),
+                    Location::Pred(p) => Some((RegFileKind::Predicate, p.0)),
+                    Location::Unused | Location::Spill(_) => None,
+                }
+            })?;
+        }
+        Ok(KernelInfo {
+            name: kf.name.clone(),
+            kernel,
+            registers_per_thread: regs,
+            predicates_per_thread: preds,
+            funcs,
+        })
+    }
+
+    /// Runs the compiler's register allocator on the kernel's call tree and builds the
+    /// info from its result.
+    pub fn compile(
+        program: &Program,
+        kernel: FuncId,
+        config: &AllocConfig,
+    ) -> Result<KernelInfo, KernelInfoError> {
+        let allocs = compiler::regalloc::allocate_program(program, config)
+            .map_err(|e| KernelInfoError::Allocation(e.to_string()))?;
+        Self::from_allocations(program, kernel, |f| {
+            allocs.get(f.index()).and_then(|a| a.allocation.as_ref())
+        })
+    }
+
+    /// TEST STAND-IN, not a register allocation: every virtual register gets its own
+    /// architectural register(s), packed in declaration order with pairs and quads
+    /// aligned, and predicates their own numbers. Registers per thread is therefore the
+    /// total of all declared registers. Use only where the allocator is not the subject.
+    pub fn unallocated(program: &Program, kernel: FuncId) -> Result<KernelInfo, KernelInfoError> {
+        let kf = program
+            .functions
+            .get(kernel.index())
+            .filter(|f| f.kind == ir::FunctionKind::Kernel && f.has_body)
+            .ok_or_else(|| KernelInfoError::NotAKernel(format!("{kernel}")))?;
+        let mut funcs = vec![FunctionInfo::default(); program.functions.len()];
+        let (mut regs, mut preds) = (0u32, 0u32);
+        for f in call_tree(program, kernel) {
+            let func = program.function(f);
+            if !func.has_body {
+                continue;
+            }
+            let mut map = Vec::with_capacity(func.regs.len());
+            let (mut next, mut next_pred) = (0u32, 0u32);
+            for r in &func.regs {
+                if r.class == RegClass::Pred {
+                    map.push((RegFileKind::Predicate, next_pred));
+                    next_pred += 1;
+                } else {
+                    let w = width_of(r.class);
+                    next = next.div_ceil(w) * w;
+                    map.push((RegFileKind::General, next));
+                    next += w;
+                }
+            }
+            regs = regs.max(next);
+            preds = preds.max(next_pred);
+            funcs[f.index()] = build_function(func, |_, vreg| map.get(vreg.index()).copied())?;
+        }
+        Ok(KernelInfo {
+            name: kf.name.clone(),
+            kernel,
+            registers_per_thread: regs,
+            predicates_per_thread: preds,
+            funcs,
+        })
+    }
+
+    /// The instruction `inst` of `func`; past the end of a body, the implicit exit.
+    #[inline]
+    pub fn inst(&self, func: FuncId, inst: InstId) -> &InstInfo {
+        self.funcs
+            .get(func.index())
+            .and_then(|f| f.insts.get(inst.index()))
+            .unwrap_or(&IMPLICIT_EXIT)
+    }
+
+    /// Source register operands of `inst` (guard predicate and address registers
+    /// included; a register read by several operands appears once).
+    #[inline]
+    pub fn srcs(&self, func: FuncId, inst: &InstInfo) -> &[RegOperand] {
+        self.slice(func, inst.srcs_start, inst.num_srcs)
+    }
+
+    /// Destination register operands of `inst`.
+    #[inline]
+    pub fn dsts(&self, func: FuncId, inst: &InstInfo) -> &[RegOperand] {
+        self.slice(func, inst.dsts_start, inst.num_dsts)
+    }
+
+    fn slice(&self, func: FuncId, start: u32, n: u8) -> &[RegOperand] {
+        self.funcs
+            .get(func.index())
+            .and_then(|f| f.operands.get(start as usize..start as usize + n as usize))
+            .unwrap_or(&[])
+    }
+
+    /// The table of function `func` (empty if the kernel cannot reach it).
+    pub fn function(&self, func: FuncId) -> Option<&FunctionInfo> {
+        self.funcs.get(func.index())
+    }
+
+    /// Mutable table of `func`, for passes that attach hints.
+    pub fn function_mut(&mut self, func: FuncId) -> Option<&mut FunctionInfo> {
+        self.funcs.get_mut(func.index())
+    }
+}
+
+fn width_of(class: RegClass) -> u32 {
+    match class {
+        RegClass::Pred | RegClass::B16 | RegClass::B32 => 1,
+        RegClass::B64 => 2,
+        RegClass::B128 => 4,
+    }
+}
+
+/// `kernel` and every function it reaches through direct calls, in id order.
+fn call_tree(program: &Program, kernel: FuncId) -> Vec<FuncId> {
+    let mut seen = vec![false; program.functions.len()];
+    let mut work = vec![kernel];
+    seen[kernel.index()] = true;
+    while let Some(f) = work.pop() {
+        for inst in &program.function(f).insts {
+            if let Op::Call(c) = &inst.op {
+                if let Callee::Direct(g) = c.callee {
+                    if g.index() < seen.len() && !seen[g.index()] {
+                        seen[g.index()] = true;
+                        work.push(g);
+                    }
+                }
+            }
+        }
+    }
+    (0..seen.len())
+        .filter(|&i| seen[i])
+        .map(FuncId::new)
+        .collect()
+}
+
+fn build_function(
+    func: &ir::Function,
+    locate: impl Fn(InstId, RegId) -> Option<(RegFileKind, u32)>,
+) -> Result<FunctionInfo, KernelInfoError> {
+    let mut out = FunctionInfo {
+        insts: Vec::with_capacity(func.insts.len()),
+        operands: Vec::new(),
+        intervals: Vec::new(),
+    };
+    let operand = |inst: InstId, vreg: RegId| -> Result<Option<RegOperand>, KernelInfoError> {
+        let Some((file, reg)) = locate(inst, vreg) else {
+            return Ok(None);
+        };
+        let width = match file {
+            RegFileKind::Predicate => 1,
+            RegFileKind::General => width_of(func.reg(vreg).class),
+        };
+        let reg = u16::try_from(reg + width - 1)
+            .map(|_| reg as u16)
+            .map_err(|_| KernelInfoError::RegisterTooLarge {
+                function: func.name.clone(),
+                reg,
+            })?;
+        Ok(Some(RegOperand {
+            file,
+            reg,
+            width: width as u8,
+            hint: OperandHint::default(),
+        }))
+    };
+    for (i, inst) in func.insts.iter().enumerate() {
+        let id = InstId::new(i);
+        let srcs_start = out.operands.len() as u32;
+        for &v in func.uses(id) {
+            if let Some(op) = operand(id, v)? {
+                if !out.operands[srcs_start as usize..].contains(&op) {
+                    out.operands.push(op);
+                }
+            }
+        }
+        let num_srcs = (out.operands.len() as u32 - srcs_start) as u8;
+        let dsts_start = out.operands.len() as u32;
+        for &v in func.defs(id) {
+            if let Some(op) = operand(id, v)? {
+                out.operands.push(op);
+            }
+        }
+        let num_dsts = (out.operands.len() as u32 - dsts_start) as u8;
+        out.insts.push(InstInfo {
+            class: op_class(&inst.op),
+            hint: InstHint::default(),
+            srcs_start,
+            num_srcs,
+            dsts_start,
+            num_dsts,
+        });
+    }
+    Ok(out)
+}
+
+/// The opcode class of an operation: where it executes and how long it takes.
+///
+/// FP64 arithmetic (and conversions touching f64) goes to [`OpClass::Fp64`]; reciprocals,
+/// square roots, transcendentals and f32 division to [`OpClass::Sfu`]; other float work to
+/// [`OpClass::Fp32`]; integer multiplies to [`OpClass::IntMul`], integer division to
+/// [`OpClass::IntDiv`]; moves, logic, compares, shuffles and votes to [`OpClass::Int`];
+/// memory, texture and fences to [`OpClass::Mem`]; branches, calls, barriers and exits
+/// to [`OpClass::Control`].
+pub fn op_class(op: &Op) -> OpClass {
+    use ir::op::ScalarType as T;
+    let float = |ty: T| {
+        if ty == T::F64 {
+            OpClass::Fp64
+        } else {
+            OpClass::Fp32
+        }
+    };
+    match op {
+        Op::Add { .. }
+        | Op::Sub { .. }
+        | Op::Min { .. }
+        | Op::Max { .. }
+        | Op::Abs { .. }
+        | Op::Neg { .. }
+        | Op::And { .. }
+        | Op::Or { .. }
+        | Op::Xor { .. }
+        | Op::Not { .. }
+        | Op::Cnot { .. }
+        | Op::Lop3 { .. }
+        | Op::Shl { .. }
+        | Op::Shr { .. }
+        | Op::Bfe { .. }
+        | Op::Bfi { .. }
+        | Op::Bfind { .. }
+        | Op::Popc { .. }
+        | Op::Clz { .. }
+        | Op::Brev { .. }
+        | Op::Prmt { .. }
+        | Op::Shf { .. }
+        | Op::Selp { .. }
+        | Op::Mov { .. }
+        | Op::Pack { .. }
+        | Op::Unpack { .. }
+        | Op::Cvta { .. }
+        | Op::Isspacep { .. }
+        | Op::Shfl { .. }
+        | Op::Vote { .. }
+        | Op::Match { .. }
+        | Op::Activemask
+        | Op::Redux { .. }
+        | Op::Txq { .. } => OpClass::Int,
+        Op::Mul { .. }
+        | Op::Mad { .. }
+        | Op::Mul24 { .. }
+        | Op::Mad24 { .. }
+        | Op::Sad { .. }
+        | Op::Dp4a { .. }
+        | Op::Dp2a { .. } => OpClass::IntMul,
+        Op::Div { .. } | Op::Rem { .. } => OpClass::IntDiv,
+        Op::FAdd { ty, .. }
+        | Op::FSub { ty, .. }
+        | Op::FMul { ty, .. }
+        | Op::Fma { ty, .. }
+        | Op::FMin { ty, .. }
+        | Op::FMax { ty, .. }
+        | Op::FAbs { ty, .. }
+        | Op::FNeg { ty, .. }
+        | Op::Copysign { ty }
+        | Op::Testp { ty, .. } => float(*ty),
+        Op::Setp { ty, .. } | Op::Set { ty, .. } | Op::Slct { ty, .. } => {
+            if *ty == T::F64 {
+                OpClass::Fp64
+            } else if ty.is_float() {
+                OpClass::Fp32
+            } else {
+                OpClass::Int
+            }
+        }
+        Op::Cvt { dst, src, .. } => {
+            if *dst == T::F64 || *src == T::F64 {
+                OpClass::Fp64
+            } else if dst.is_float() || src.is_float() {
+                OpClass::Fp32
+            } else {
+                OpClass::Int
+            }
+        }
+        Op::FDiv { ty, .. } | Op::Rcp { ty, .. } | Op::Sqrt { ty, .. } | Op::Rsqrt { ty, .. } => {
+            if *ty == T::F64 {
+                OpClass::Fp64
+            } else {
+                OpClass::Sfu
+            }
+        }
+        Op::Sin { .. } | Op::Cos { .. } | Op::Lg2 { .. } | Op::Ex2 { .. } | Op::Tanh { .. } => {
+            OpClass::Sfu
+        }
+        Op::Ld(_)
+        | Op::Ldu(_)
+        | Op::St(_)
+        | Op::Prefetch { .. }
+        | Op::Atom(_)
+        | Op::Red(_)
+        | Op::Tex(_)
+        | Op::Fence { .. } => OpClass::Mem,
+        Op::Bar { .. }
+        | Op::BarWarpSync
+        | Op::Bra { .. }
+        | Op::Call(_)
+        | Op::Ret { .. }
+        | Op::Exit
+        | Op::Trap
+        | Op::Brkpt
+        | Op::Nanosleep => OpClass::Control,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PTX: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<3>;
+    .reg .f64 %fd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, %tid.x;
+    setp.lt.u32 %p1, %r1, 8;
+    @%p1 add.s32 %r2, %r1, %r1;
+    mul.wide.u32 %rd2, %r2, 4;
+    add.f64 %fd1, %fd1, %fd1;
+    st.global.u32 [%rd1], %r2;
+    ret;
+}
+"#;
+
+    fn program() -> Program {
+        let ast = ptx::parse("t.ptx", PTX).unwrap();
+        ir::lower(&ast, "t.ptx", PTX).unwrap()
+    }
+
+    #[test]
+    fn classes_and_operands_follow_the_allocation() {
+        let p = program();
+        let (k, _) = p.kernels().next().unwrap();
+        let info = KernelInfo::compile(&p, k, &AllocConfig::default()).unwrap();
+        let f = k;
+        let class = |i: usize| info.inst(f, InstId::new(i)).class;
+        assert_eq!(class(0), OpClass::Mem);
+        assert_eq!(class(3), OpClass::Int);
+        assert_eq!(class(4), OpClass::IntMul);
+        assert_eq!(class(5), OpClass::Fp64);
+        assert_eq!(class(7), OpClass::Control);
+        // @%p1 add %r2, %r1, %r1: the guard predicate and %r1 once.
+        let add = info.inst(f, InstId::new(3));
+        let srcs = info.srcs(f, add);
+        assert_eq!(srcs.len(), 2, "{srcs:?}");
+        assert_eq!(srcs[0].file, RegFileKind::Predicate);
+        assert_eq!(srcs[1].file, RegFileKind::General);
+        // mul.wide writes an aligned pair.
+        let mul = info.inst(f, InstId::new(4));
+        let d = info.dsts(f, mul)[0];
+        assert_eq!((d.width, d.reg % 2), (2, 0));
+        assert!(info.registers_per_thread >= 4 && info.registers_per_thread <= 12);
+        // Past the end: the implicit exit.
+        assert_eq!(info.inst(f, InstId::new(99)).class, OpClass::Control);
+    }
+
+    #[test]
+    fn the_test_stand_in_packs_every_virtual_register() {
+        let p = program();
+        let (k, _) = p.kernels().next().unwrap();
+        let info = KernelInfo::unallocated(&p, k).unwrap();
+        // %r0..%r3 (4), %rd0..%rd2 (3 pairs), %fd0..%fd1 (2 pairs) = 4 + 6 + 4.
+        assert_eq!(info.registers_per_thread, 14);
+        assert_eq!(info.predicates_per_thread, 2);
+    }
+}
