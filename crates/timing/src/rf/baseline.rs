@@ -1,0 +1,382 @@
+//! The baseline register file: a banked main register file (MRF) read through operand
+//! collector units, with one arbiter that gives writes priority over reads — the
+//! organisation GPGPU-Sim's operand collector models (its `opndcoll_rfu_t`), described
+//! in the CERF, LTRF and Malekeh baselines.
+//!
+//! Model, per SM:
+//! - `register_file.banks` banks, each with `read_ports_per_bank` read ports and
+//!   `write_ports_per_bank` write ports; one port moves one warp-wide 32-bit register
+//!   per cycle. A bank access takes `bank_latency` cycles and banks are pipelined: a
+//!   port granted at cycle `t` delivers at `t + bank_latency` and is free again at
+//!   `t + 1`. (LTRF's slower MRFs, 1x to 6.3x, are larger `bank_latency` values.)
+//! - Register `r` of warp slot `w` lives in bank `(r + w) mod banks` (or `r mod banks`),
+//!   within the warp's scheduler's partition when `partition_by_scheduler` ([`BankMap`]).
+//!   A 64-bit operand is two registers, a 128-bit one four; predicates live in a separate,
+//!   unbanked file and cost nothing here. A register read by two operands of one
+//!   instruction is read once.
+//! - Collector units: `collector_units` generic units, or per execution-unit type
+//!   (`specialised_collectors`). An issued instruction takes a free unit of its kind
+//!   (else the warp stalls: [`RfStall`]); the unit requests all its registers; each cycle
+//!   the arbiter first grants pending writes (oldest first) to write ports, then reads
+//!   (collectors in rotating order, operands in order) to read ports; every request that
+//!   finds its bank's ports taken is counted as a bank conflict and retried next cycle.
+//!   A unit whose reads have all arrived offers its instruction to the execution units
+//!   (rotating order) and is freed when one takes it.
+//! - A result is written when its writes to all its registers' banks have been granted
+//!   and `bank_latency` has passed; then the SM releases the scoreboard.
+
+use crate::config::{CollectorKind, GpuConfig, UnitKind};
+use crate::kernel_info::{RegFileKind, RegOperand};
+use crate::rf::{
+    BankMap, Candidate, Dispatch, EnergyEvent, InstToken, IssuedInst, RegisterFile, RfCycle,
+    RfStall, RfStats, WarpLaunch, WarpSlot, WriteRequest,
+};
+use crate::time::{Cycle, Cycles};
+
+/// Registers one instruction reads or writes at most (four 128-bit operands).
+pub(crate) const MAX_REGS: usize = 20;
+
+#[derive(Clone, Copy, Debug)]
+struct Collector {
+    /// `Some(kind)` for a specialised unit.
+    kind: Option<UnitKind>,
+    busy: bool,
+    token: InstToken,
+    unit: UnitKind,
+    /// Banks of the registers still to be granted (`banks[..pending]`), in operand
+    /// order.
+    banks: [u8; MAX_REGS],
+    pending: u8,
+    /// When the last granted read delivers.
+    ready_at: Cycle,
+    /// A read of this unit was refused in its last arbitration.
+    conflicted: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct PendingWrite {
+    token: InstToken,
+    banks: [u8; MAX_REGS],
+    /// Bit `i` set: register `i` still waits for a write port.
+    waiting: u32,
+    done_at: Cycle,
+}
+
+/// The banked MRF with operand collectors. See the module docs.
+pub struct Baseline {
+    map: BankMap,
+    latency: Cycles,
+    read_ports: u32,
+    write_ports: u32,
+    collectors: Vec<Collector>,
+    rr_read: usize,
+    rr_dispatch: usize,
+    writes: Vec<PendingWrite>,
+    reads_used: Vec<u32>,
+    writes_used: Vec<u32>,
+    busy: usize,
+    last_integrated: Cycle,
+    stats: RfStats,
+    operands_collected: u64,
+}
+
+impl Baseline {
+    /// The design for a validated config.
+    pub fn new(cfg: &GpuConfig) -> Self {
+        let rf = &cfg.register_file;
+        let blank = |kind| Collector {
+            kind,
+            busy: false,
+            token: InstToken(0),
+            unit: UnitKind::Sp,
+            banks: [0; MAX_REGS],
+            pending: 0,
+            ready_at: Cycle::ZERO,
+            conflicted: false,
+        };
+        let mut collectors = Vec::new();
+        match (rf.collectors, rf.specialised_collectors) {
+            (CollectorKind::Specialised, Some(s)) => {
+                for (kind, n) in [
+                    (UnitKind::Sp, s.sp),
+                    (UnitKind::Int, s.int),
+                    (UnitKind::Sfu, s.sfu),
+                    (UnitKind::Dp, s.dp),
+                    (UnitKind::Mem, s.mem),
+                ] {
+                    collectors.extend((0..n).map(|_| blank(Some(kind))));
+                }
+            }
+            _ => collectors.extend((0..rf.collector_units).map(|_| blank(None))),
+        }
+        let banks = rf.banks as usize;
+        Baseline {
+            map: BankMap::new(cfg),
+            latency: rf.bank_latency,
+            read_ports: rf.read_ports_per_bank,
+            write_ports: rf.write_ports_per_bank,
+            stats: RfStats {
+                design: "baseline".into(),
+                reads_per_bank: vec![0; banks],
+                writes_per_bank: vec![0; banks],
+                collector_units: collectors.len() as u64,
+                ..RfStats::default()
+            },
+            collectors,
+            rr_read: 0,
+            rr_dispatch: 0,
+            writes: Vec::with_capacity(64),
+            reads_used: vec![0; banks],
+            writes_used: vec![0; banks],
+            busy: 0,
+            last_integrated: Cycle::ZERO,
+            operands_collected: 0,
+        }
+    }
+
+    fn fits(&self, c: &Collector, unit: UnitKind) -> bool {
+        !c.busy && c.kind.is_none_or(|k| k == unit)
+    }
+
+    /// Integrates collector occupancy up to `now`.
+    fn integrate(&mut self, now: Cycle) {
+        if now > self.last_integrated {
+            let dt = (now - self.last_integrated).get();
+            self.stats.collector_busy_cycles += self.busy as u64 * dt;
+            if self.busy == self.collectors.len() && self.busy > 0 {
+                self.stats.collectors_full_cycles += dt;
+            }
+            self.last_integrated = now;
+        }
+    }
+
+    fn banks_of(
+        &self,
+        ops: &[RegOperand],
+        warp: WarpSlot,
+        scheduler: u16,
+        out: &mut [u8; MAX_REGS],
+    ) -> u8 {
+        let mut n = 0;
+        for op in ops.iter().filter(|o| o.file == RegFileKind::General) {
+            for r in op.regs() {
+                if n < MAX_REGS {
+                    out[n] = self.map.bank(r, warp, scheduler) as u8;
+                    n += 1;
+                }
+            }
+        }
+        n as u8
+    }
+}
+
+impl RegisterFile for Baseline {
+    fn name(&self) -> &'static str {
+        "baseline"
+    }
+
+    fn warp_launched(&mut self, _w: WarpLaunch) {}
+
+    fn warp_exited(&mut self, _warp: WarpSlot) {}
+
+    fn can_accept(&mut self, c: &Candidate<'_>, _now: Cycle) -> Result<(), RfStall> {
+        if self.collectors.iter().any(|u| self.fits(u, c.unit)) {
+            return Ok(());
+        }
+        let mine = |u: &&Collector| u.kind.is_none_or(|k| k == c.unit);
+        if self
+            .collectors
+            .iter()
+            .filter(mine)
+            .any(|u| u.pending > 0 && u.conflicted)
+        {
+            Err(RfStall::BankConflict)
+        } else if self.collectors.iter().filter(mine).any(|u| u.pending == 0) {
+            Err(RfStall::PipelineBusy)
+        } else {
+            Err(RfStall::NoFreeCollector)
+        }
+    }
+
+    fn accept(&mut self, i: IssuedInst<'_>, now: Cycle) {
+        let unit = i.inst.unit;
+        let Some(idx) = self.collectors.iter().position(|u| self.fits(u, unit)) else {
+            debug_assert!(false, "accept without a free collector");
+            return;
+        };
+        self.integrate(now);
+        let mut banks = [0u8; MAX_REGS];
+        let n = self.banks_of(i.inst.srcs, i.inst.warp, i.inst.scheduler, &mut banks);
+        let c = &mut self.collectors[idx];
+        c.busy = true;
+        c.token = i.token;
+        c.unit = unit;
+        c.banks = banks;
+        c.pending = n;
+        c.ready_at = now + Cycles::new(1);
+        c.conflicted = false;
+        self.busy += 1;
+    }
+
+    fn request_write(&mut self, w: WriteRequest<'_>, now: Cycle) {
+        let mut banks = [0u8; MAX_REGS];
+        let n = self.banks_of(w.dsts, w.warp, w.scheduler, &mut banks);
+        self.writes.push(PendingWrite {
+            token: w.token,
+            banks,
+            waiting: if n as usize >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << n) - 1
+            },
+            done_at: now,
+        });
+    }
+
+    fn cycle(&mut self, c: &mut RfCycle<'_>) {
+        let now = c.now;
+        self.integrate(now);
+
+        // Writes that have finished.
+        let mut i = 0;
+        while i < self.writes.len() {
+            let w = self.writes[i];
+            if w.waiting == 0 && w.done_at <= now {
+                c.writes_done.push(w.token);
+                self.writes.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+
+        // Arbitration: writes first (oldest first), then reads.
+        self.reads_used.iter_mut().for_each(|x| *x = 0);
+        self.writes_used.iter_mut().for_each(|x| *x = 0);
+        for w in self.writes.iter_mut() {
+            let mut m = w.waiting;
+            while m != 0 {
+                let k = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let b = w.banks[k] as usize;
+                if self.writes_used[b] < self.write_ports {
+                    self.writes_used[b] += 1;
+                    self.stats.writes_per_bank[b] += 1;
+                    self.stats.writes += 1;
+                    w.waiting &= !(1 << k);
+                    if w.waiting == 0 {
+                        w.done_at = now + self.latency;
+                    }
+                } else {
+                    self.stats.write_bank_conflicts += 1;
+                }
+            }
+        }
+        let n = self.collectors.len();
+        for j in 0..n {
+            let u = &mut self.collectors[(self.rr_read + j) % n];
+            if !u.busy || u.pending == 0 {
+                continue;
+            }
+            u.conflicted = false;
+            // Every operand is an independent request: a refused one does not block
+            // later ones in other banks. Refused ones stay, in order, for next cycle.
+            let mut kept = 0;
+            for k in 0..u.pending as usize {
+                let b = u.banks[k] as usize;
+                if self.reads_used[b] < self.read_ports {
+                    self.reads_used[b] += 1;
+                    self.stats.reads_per_bank[b] += 1;
+                    self.stats.reads += 1;
+                    self.operands_collected += 1;
+                    u.ready_at = u.ready_at.max(now + self.latency);
+                } else {
+                    self.stats.read_bank_conflicts += 1;
+                    u.conflicted = true;
+                    u.banks[kept] = b as u8;
+                    kept += 1;
+                }
+            }
+            u.pending = kept as u8;
+        }
+        if n > 0 {
+            self.rr_read = (self.rr_read + 1) % n;
+        }
+
+        // Dispatch of units whose operands have all arrived.
+        for j in 0..n {
+            let idx = (self.rr_dispatch + j) % n;
+            let u = self.collectors[idx];
+            if u.busy && u.pending == 0 && u.ready_at <= now {
+                let d = Dispatch {
+                    token: u.token,
+                    unit: u.unit,
+                    bypass_execution: false,
+                };
+                if c.dispatch.try_dispatch(d) {
+                    self.collectors[idx].busy = false;
+                    self.busy -= 1;
+                }
+            }
+        }
+        if n > 0 {
+            self.rr_dispatch = (self.rr_dispatch + 1) % n;
+        }
+    }
+
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        let soon = now + Cycles::new(1);
+        let mut next: Option<Cycle> = None;
+        let mut at = |t: Cycle| next = Some(next.map_or(t, |n: Cycle| n.min(t)));
+        for w in &self.writes {
+            at(if w.waiting != 0 {
+                soon
+            } else {
+                w.done_at.max(soon)
+            });
+        }
+        for u in self.collectors.iter().filter(|u| u.busy) {
+            at(if u.pending > 0 {
+                soon
+            } else {
+                u.ready_at.max(soon)
+            });
+        }
+        next
+    }
+
+    fn is_idle(&self) -> bool {
+        self.busy == 0 && self.writes.is_empty()
+    }
+
+    fn stats(&self, now: Cycle) -> RfStats {
+        let mut s = self.stats.clone();
+        if now > self.last_integrated {
+            let dt = (now - self.last_integrated).get();
+            s.collector_busy_cycles += self.busy as u64 * dt;
+            if self.busy == self.collectors.len() && self.busy > 0 {
+                s.collectors_full_cycles += dt;
+            }
+        }
+        s
+    }
+
+    fn energy_events(&self) -> Vec<EnergyEvent> {
+        vec![
+            EnergyEvent {
+                structure: "mrf",
+                access: "read",
+                count: self.stats.reads,
+            },
+            EnergyEvent {
+                structure: "mrf",
+                access: "write",
+                count: self.stats.writes,
+            },
+            EnergyEvent {
+                structure: "collector",
+                access: "write",
+                count: self.operands_collected,
+            },
+        ]
+    }
+}

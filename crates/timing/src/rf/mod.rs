@@ -1,0 +1,408 @@
+//! Operand delivery: the one interface every register-file design implements, and the
+//! designs.
+//!
+//! The SM pipeline ([`crate::sm`]) knows a register file only through [`RegisterFile`].
+//! Per cycle, in the SM's reverse stage order, it:
+//! 1. hands finished results to [`RegisterFile::request_write`] (writeback stage);
+//! 2. calls [`RegisterFile::cycle`]: the design arbitrates its banks (writes first in the
+//!    baseline), completes writes (reported in [`RfCycle::writes_done`], which releases
+//!    the scoreboard), and offers instructions whose operands are all read to the
+//!    execution units through [`RfCycle::dispatch`] (operand collection / read stage);
+//! 3. asks [`RegisterFile::can_accept`] for each warp the scheduler considers and
+//!    [`RegisterFile::accept`]s the one it issues (issue stage).
+//!
+//! Warps are named by their SM slot ([`WarpSlot`]), instructions in flight by an
+//! [`InstToken`] the SM allocates at issue and frees at retirement.
+//!
+//! # How each design of the roadmap maps onto the interface
+//! - **Baseline** ([`baseline`]): banked MRF, collector units, arbiter with write
+//!   priority. `can_accept` = a free collector of the right kind; `cycle` = arbitration.
+//! - **Ideal** ([`ideal`]): no ports, no collectors limit; capacity only affects
+//!   occupancy (`GpuConfig::register_capacity`).
+//! - **RFC** (Gebhart ISCA'11: hardware register-file cache + two-level scheduler): the
+//!   cache lives inside the design; [`RegisterFile::warp_activated`] /
+//!   [`RegisterFile::warp_deactivated`] are called by the two-level scheduler when a warp
+//!   enters / leaves the active set (deactivation flushes its dirty entries to the MRF,
+//!   timed through the design's own banks); `accept` looks sources up in the cache and
+//!   only misses go to the MRF arbiter; `request_write` allocates in the cache.
+//! - **ORF/LRF** (Gebhart MICRO'11): reads [`RegOperand::hint`] (`level`, `also_main`)
+//!   of each source and destination from [`crate::kernel_info::KernelInfo`]: ORF/LRF operands skip the MRF
+//!   banks, counts per level go to `energy_events`.
+//! - **LTRF** (register-intervals, prefetch into a partitioned RF cache, slow MRF):
+//!   [`InstHint::interval_entry`] marks the first instruction of an interval; on it,
+//!   `can_accept` returns [`RfStall::NotResident`] and starts the prefetch of the
+//!   interval's working set ([`crate::kernel_info::IntervalInfo`]) as MRF reads the
+//!   design arbitrates in `cycle` (the "prefetch operation" lives inside the design, not
+//!   in the warp's instruction stream); the warp control block (which warps own cache
+//!   partitions) is design state updated by the activate/deactivate hooks; the slow MRF
+//!   is `register_file.bank_latency` (any latency works: reads and writes are pipelined
+//!   with completion times, nothing assumes one cycle).
+//! - **CERF** (registers and L1D lines in one storage): [`RfCycle::memory`] and
+//!   [`RfCycle::sm`] give the design the SM's memory system, whose L1D exposes
+//!   `Cache::set_data_ways` and a single victim-selection function (the cache's
+//!   extension point) for taking over capacity; register spills/fills become memory
+//!   requests the design issues itself.
+//! - **Malekeh** (caching collector units, cache-aware issue, stall threshold STHLD):
+//!   collectors that keep values are design state; [`RegisterFile::ranks_warps`] +
+//!   [`RegisterFile::rank`] let the scheduler prefer warps whose operands hit in the
+//!   collectors; STHLD is a `can_accept` refusal ([`RfStall::Design`]) for warps over
+//!   the threshold; reuse distances come from [`crate::kernel_info::OperandHint::reuse_distance`].
+//! - **WIR** (warp instruction reuse): [`IssuedInst::step`] carries the emulator's
+//!   [`emu::WarpStep`] with the destination values and active mask; a design keeps its
+//!   own value table, and when an instruction is reused it dispatches it with
+//!   [`Dispatch::bypass_execution`], which skips the execution unit and goes straight to
+//!   writeback (the SM still writes back through `request_write`).
+//! - **Extra pipeline stages**: a design that adds a stage delays the readiness of the
+//!   instructions it accepts by that many cycles inside `cycle` (and reports it in
+//!   `next_event`); the SM needs no change.
+//!
+//! Invariants: `accept` succeeds whenever `can_accept` said yes in the same cycle;
+//! every accepted instruction is offered for dispatch exactly until it is taken; every
+//! `request_write` is eventually reported in `writes_done`. Per-cycle paths allocate
+//! nothing.
+
+pub mod baseline;
+pub mod ideal;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::config::{GpuConfig, OpClass, RegisterFileDesign, UnitKind};
+use crate::kernel_info::{InstHint, RegOperand};
+use crate::memory::{MemorySystem, SmId};
+use crate::time::Cycle;
+
+/// A warp's slot in its SM, `0..sm.max_warps`. Bank mappings use it as the warp number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WarpSlot(pub u16);
+
+impl WarpSlot {
+    /// The slot as an index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// An instruction in flight in one SM, from issue to retirement. Tokens are dense and
+/// reused after retirement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct InstToken(pub u32);
+
+/// A warp becoming resident.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpLaunch {
+    /// Its slot.
+    pub warp: WarpSlot,
+    /// The warp scheduler it belongs to.
+    pub scheduler: u16,
+    /// Architectural registers per thread of its kernel.
+    pub registers_per_thread: u32,
+}
+
+/// A warp instruction the scheduler is considering.
+#[derive(Clone, Copy, Debug)]
+pub struct Candidate<'a> {
+    /// The warp.
+    pub warp: WarpSlot,
+    /// Its scheduler.
+    pub scheduler: u16,
+    /// The execution unit type it will need.
+    pub unit: UnitKind,
+    /// Its opcode class.
+    pub class: OpClass,
+    /// Source register operands (with hints).
+    pub srcs: &'a [RegOperand],
+    /// Destination register operands (with hints).
+    pub dsts: &'a [RegOperand],
+    /// Instruction hints.
+    pub hint: InstHint,
+}
+
+/// An instruction being issued into operand collection.
+#[derive(Clone, Copy, Debug)]
+pub struct IssuedInst<'a> {
+    /// Its token (echoed back in [`Dispatch`] and `writes_done`).
+    pub token: InstToken,
+    /// What the scheduler considered.
+    pub inst: Candidate<'a>,
+    /// What the emulator did when executing it at issue: active mask, destination
+    /// values, addresses.
+    pub step: &'a emu::WarpStep,
+}
+
+/// Why a design cannot accept a warp's instruction now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RfStall {
+    /// No free collector unit (of the instruction's kind).
+    NoFreeCollector,
+    /// No free collector, and the occupied ones wait for bank conflicts.
+    BankConflict,
+    /// No free collector, and occupied ones have their operands but their execution
+    /// unit is busy.
+    PipelineBusy,
+    /// The warp's working set is not resident in the design's upper level (LTRF).
+    NotResident,
+    /// A design-specific refusal (e.g. Malekeh's stall threshold).
+    Design,
+}
+
+/// A result to be written to the register file.
+#[derive(Clone, Copy, Debug)]
+pub struct WriteRequest<'a> {
+    /// The instruction.
+    pub token: InstToken,
+    /// Its warp.
+    pub warp: WarpSlot,
+    /// Its scheduler.
+    pub scheduler: u16,
+    /// The registers written.
+    pub dsts: &'a [RegOperand],
+}
+
+/// An instruction whose operands are ready, offered to the execution units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dispatch {
+    /// The instruction.
+    pub token: InstToken,
+    /// The unit type it needs.
+    pub unit: UnitKind,
+    /// WIR: the result is known without executing (reused); skip the unit.
+    pub bypass_execution: bool,
+}
+
+/// The execution units, as the register file sees them.
+pub trait DispatchPort {
+    /// Starts `d` on a free unit at this cycle; false (nothing changes) if none is free.
+    fn try_dispatch(&mut self, d: Dispatch) -> bool;
+}
+
+/// What a design may use and must report during [`RegisterFile::cycle`].
+pub struct RfCycle<'a> {
+    /// The current cycle.
+    pub now: Cycle,
+    /// The SM.
+    pub sm: SmId,
+    /// The memory system (CERF uses the L1D's storage).
+    pub memory: &'a mut MemorySystem,
+    /// The execution units.
+    pub dispatch: &'a mut dyn DispatchPort,
+    /// Output: instructions whose register writes completed this cycle.
+    pub writes_done: &'a mut Vec<InstToken>,
+}
+
+/// A scheduler decision a design may want to know about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedulerEvent {
+    /// The warp issued an instruction this cycle.
+    Issued(WarpSlot),
+    /// The warp stalled this cycle with its instruction ready but refused by the design.
+    Refused(WarpSlot),
+}
+
+/// One energy-relevant event count: `count` accesses of kind `access` to `structure`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EnergyEvent {
+    /// The structure (`"mrf"`, `"collector"`, `"orf"`, …).
+    pub structure: &'static str,
+    /// `"read"` or `"write"`.
+    pub access: &'static str,
+    /// Warp-wide 32-bit register accesses.
+    pub count: u64,
+}
+
+/// Statistics every design reports (serde, deterministic).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RfStats {
+    /// The design's name.
+    pub design: String,
+    /// Warp-wide register reads per MRF bank.
+    pub reads_per_bank: Vec<u64>,
+    /// Warp-wide register writes per MRF bank.
+    pub writes_per_bank: Vec<u64>,
+    /// Total reads (sum of `reads_per_bank`).
+    pub reads: u64,
+    /// Total writes.
+    pub writes: u64,
+    /// Read requests refused by the arbiter because the bank's read ports were taken,
+    /// one per request per cycle.
+    pub read_bank_conflicts: u64,
+    /// Write requests delayed because the bank's write ports were taken.
+    pub write_bank_conflicts: u64,
+    /// Collector units per SM (0 if the design has no limit).
+    pub collector_units: u64,
+    /// Occupied collector units integrated over cycles (divide by cycles for the mean
+    /// occupancy).
+    pub collector_busy_cycles: u64,
+    /// Cycles with every collector unit occupied.
+    pub collectors_full_cycles: u64,
+    /// Design-specific counters.
+    pub extra: BTreeMap<String, u64>,
+}
+
+impl RfStats {
+    /// Adds `o`'s counters (per-bank vectors element-wise).
+    pub fn accumulate(&mut self, o: &RfStats) {
+        if self.design.is_empty() {
+            self.design = o.design.clone();
+        }
+        add_vec(&mut self.reads_per_bank, &o.reads_per_bank);
+        add_vec(&mut self.writes_per_bank, &o.writes_per_bank);
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.read_bank_conflicts += o.read_bank_conflicts;
+        self.write_bank_conflicts += o.write_bank_conflicts;
+        self.collector_units = self.collector_units.max(o.collector_units);
+        self.collector_busy_cycles += o.collector_busy_cycles;
+        self.collectors_full_cycles += o.collectors_full_cycles;
+        for (k, v) in &o.extra {
+            *self.extra.entry(k.clone()).or_default() += v;
+        }
+    }
+
+    /// `self - before`, counter by counter (for per-kernel figures).
+    pub fn since(&self, before: &RfStats) -> RfStats {
+        let sub = |a: &[u64], b: &[u64]| -> Vec<u64> {
+            a.iter()
+                .enumerate()
+                .map(|(i, x)| x - b.get(i).copied().unwrap_or(0))
+                .collect()
+        };
+        RfStats {
+            design: self.design.clone(),
+            reads_per_bank: sub(&self.reads_per_bank, &before.reads_per_bank),
+            writes_per_bank: sub(&self.writes_per_bank, &before.writes_per_bank),
+            reads: self.reads - before.reads,
+            writes: self.writes - before.writes,
+            read_bank_conflicts: self.read_bank_conflicts - before.read_bank_conflicts,
+            write_bank_conflicts: self.write_bank_conflicts - before.write_bank_conflicts,
+            collector_units: self.collector_units,
+            collector_busy_cycles: self.collector_busy_cycles - before.collector_busy_cycles,
+            collectors_full_cycles: self.collectors_full_cycles - before.collectors_full_cycles,
+            extra: self
+                .extra
+                .iter()
+                .map(|(k, v)| (k.clone(), v - before.extra.get(k).copied().unwrap_or(0)))
+                .collect(),
+        }
+    }
+}
+
+fn add_vec(a: &mut Vec<u64>, b: &[u64]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), 0);
+    }
+    for (x, y) in a.iter_mut().zip(b) {
+        *x += y;
+    }
+}
+
+/// The register-file interface of one SM. See the module docs for the protocol and for
+/// how each design of the roadmap maps onto it.
+pub trait RegisterFile {
+    /// The design's name (`"baseline"`, `"ideal"`).
+    fn name(&self) -> &'static str;
+
+    /// A warp became resident in `w.warp`.
+    fn warp_launched(&mut self, w: WarpLaunch);
+    /// The warp in `warp` exited and drained; its slot may be reused.
+    fn warp_exited(&mut self, warp: WarpSlot);
+    /// Two-level scheduling: the warp entered the active set.
+    fn warp_activated(&mut self, _warp: WarpSlot) {}
+    /// Two-level scheduling: the warp left the active set.
+    fn warp_deactivated(&mut self, _warp: WarpSlot) {}
+    /// A scheduler decision (for designs that learn from them).
+    fn scheduler_event(&mut self, _e: SchedulerEvent) {}
+
+    /// Whether the design wants to order the scheduler's candidates ([`Self::rank`]).
+    fn ranks_warps(&self) -> bool {
+        false
+    }
+    /// Priority of a candidate (higher first) when [`Self::ranks_warps`]; ties keep the
+    /// scheduling policy's order.
+    fn rank(&self, _c: &Candidate<'_>) -> u32 {
+        0
+    }
+
+    /// Whether `c` could be accepted for operand collection this cycle, or why not.
+    /// Must not change state that affects timing (it may start an LTRF prefetch).
+    fn can_accept(&mut self, c: &Candidate<'_>, now: Cycle) -> Result<(), RfStall>;
+    /// Takes an issued instruction into operand collection. Called only after
+    /// `can_accept` returned `Ok` in the same cycle.
+    fn accept(&mut self, i: IssuedInst<'_>, now: Cycle);
+
+    /// A result is ready to be written (executed, or loaded from memory) at `now`.
+    fn request_write(&mut self, w: WriteRequest<'_>, now: Cycle);
+
+    /// One cycle of the design: complete writes, arbitrate, dispatch ready instructions.
+    fn cycle(&mut self, c: &mut RfCycle<'_>);
+
+    /// The next cycle at which the design can make progress on its own (a read or write
+    /// completing, a request waiting for arbitration), or `None` when it holds nothing.
+    fn next_event(&self, now: Cycle) -> Option<Cycle>;
+
+    /// Whether the design holds no instruction and no pending write.
+    fn is_idle(&self) -> bool;
+
+    /// Statistics so far. `now` closes time-integrated counters.
+    fn stats(&self, now: Cycle) -> RfStats;
+
+    /// Energy-relevant event counts so far.
+    fn energy_events(&self) -> Vec<EnergyEvent>;
+}
+
+/// The design selected by `cfg.register_file.design`, for SM `sm`.
+pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
+    match cfg.register_file.design {
+        RegisterFileDesign::Baseline => Box::new(baseline::Baseline::new(cfg)),
+        RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
+    }
+}
+
+/// Bank of 32-bit register `reg` of warp slot `warp` under the configured mapping:
+/// `(reg + warp) mod banks` or `reg mod banks`, within the scheduler's partition when
+/// `partition_by_scheduler`.
+#[derive(Clone, Copy, Debug)]
+pub struct BankMap {
+    banks: u32,
+    per_partition: u32,
+    partitioned: bool,
+    plus_warp: bool,
+}
+
+impl BankMap {
+    /// The mapping of a validated config.
+    pub fn new(cfg: &GpuConfig) -> Self {
+        let rf = &cfg.register_file;
+        let partitioned = rf.partition_by_scheduler && cfg.sm.schedulers > 1;
+        BankMap {
+            banks: rf.banks,
+            per_partition: if partitioned {
+                (rf.banks / cfg.sm.schedulers).max(1)
+            } else {
+                rf.banks
+            },
+            partitioned,
+            plus_warp: rf.bank_mapping == crate::config::BankMapping::RegisterPlusWarp,
+        }
+    }
+
+    /// Number of banks.
+    pub fn banks(&self) -> usize {
+        self.banks as usize
+    }
+
+    /// The bank of `reg` for `warp` (of scheduler `scheduler`).
+    #[inline]
+    pub fn bank(&self, reg: u16, warp: WarpSlot, scheduler: u16) -> usize {
+        let r = u32::from(reg) + if self.plus_warp { u32::from(warp.0) } else { 0 };
+        let within = r % self.per_partition;
+        let base = if self.partitioned {
+            u32::from(scheduler) * self.per_partition
+        } else {
+            0
+        };
+        ((base + within) % self.banks) as usize
+    }
+}
