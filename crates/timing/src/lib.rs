@@ -16,22 +16,44 @@
 //! | [`dram`] | DRAM channels with banks, row buffers and FCFS / FR-FCFS scheduling |
 //! | [`memory`] | the façade: requests in, completions out, event-driven |
 //!
-//! Invariant: nothing here steps a component every cycle. Components keep next-free
+//! On top of it, the SM pipeline and the GPU:
+//!
+//! | module | models |
+//! |---|---|
+//! | [`gpu`] | [`TimingSimulator`]: SMs, CTA scheduler, main loop with cycle skipping; the API of the runtime |
+//! | [`sm`] | one SM: fetch, decode, issue (schedulers, scoreboard), operand collection, execution units, LD/ST, writeback |
+//! | [`rf`] | the register-file interface every design implements, and the `baseline` and `ideal` designs |
+//! | [`kernel_info`] | per-kernel static facts: opcode classes, architectural register operands, compiler hints |
+//! | [`occupancy`] | CTAs per SM from threads, warps, CTAs, shared memory and registers |
+//! | [`address_map`] | deterministic simulated addresses for the emulator's host-pointer allocations |
+//! | [`stats`] | per-kernel and total statistics (serde) |
+//!
+//! Invariant: nothing in the memory hierarchy steps a component every cycle. Components keep next-free
 //! times and the façade keeps one event queue ordered by (cycle, sequence number), so
 //! idle cycles cost nothing and identical inputs give identical results.
 
+pub mod address_map;
 pub mod cache;
 pub mod coalescer;
 pub mod config;
 pub mod dram;
 mod event;
+pub mod gpu;
 pub mod interconnect;
+pub mod kernel_info;
 pub mod l2;
 pub mod memory;
+pub mod occupancy;
 pub mod port;
+pub mod rf;
 pub mod shared_memory;
+pub mod sm;
+pub mod stats;
 pub mod time;
 
 pub use config::{ConfigError, GpuConfig, Override};
+pub use gpu::{SimError, TimingSimulator};
+pub use kernel_info::KernelInfo;
 pub use memory::{MemRequest, MemoryStats, MemorySystem, RequestId, Stall};
+pub use stats::{KernelStats, Report, TotalStats};
 pub use time::{Cycle, Cycles, MemCycle, MemCycles};

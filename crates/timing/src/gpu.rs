@@ -1,0 +1,366 @@
+//! The GPU top level: SMs, the CTA scheduler, the memory system and the main loop, behind
+//! [`TimingSimulator`], the API the CUDA runtime calls in timing mode.
+//!
+//! - **CTA scheduler**: CTAs start in linear order (x fastest); each goes to the next SM
+//!   in round-robin order (starting after the SM that got the previous CTA) that has room
+//!   under the kernel's occupancy ([`crate::occupancy`]). At launch every SM is filled;
+//!   whenever a CTA retires, waiting CTAs are placed the same way, to start the next
+//!   cycle. Deterministic.
+//! - **Main loop**: at each cycle, completed memory requests are routed to their SMs,
+//!   then every SM that is awake runs one cycle ([`crate::sm`]), in SM order. When every
+//!   SM sleeps, time jumps to the earliest SM wake-up or memory event. The kernel ends in
+//!   the cycle its last CTA retires; memory traffic still in flight (posted stores)
+//!   continues under the next kernel.
+//! - Time, caches and DRAM state persist across kernels (`start_cycle` of each kernel says
+//!   where it began); statistics are per kernel and summed.
+
+use std::time::Instant;
+
+use emu::{Emulator, KernelRef, LaunchConfig};
+
+use crate::address_map::AddressMap;
+use crate::config::GpuConfig;
+use crate::kernel_info::KernelInfo;
+use crate::memory::{MemorySystem, SmId};
+use crate::occupancy::{occupancy, CtaShape};
+use crate::rf::{EnergyEvent, RfStats};
+use crate::sm::{Ctx, Owner, Sm};
+use crate::stats::{
+    ipc, memory_add, memory_since, KernelStats, Limiter, Report, SimulationStats, StallBreakdown,
+    TotalStats,
+};
+use crate::time::{Cycle, Cycles};
+
+/// Why a kernel could not be simulated.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The emulator reported a fault (or could not launch the kernel).
+    #[error(transparent)]
+    Exec(#[from] emu::ExecError),
+    /// Not even one CTA fits on an SM.
+    #[error(
+        "kernel {kernel} cannot run: one CTA of {threads} threads, {registers_per_thread} \
+         registers per thread and {shared_bytes} bytes of shared memory does not fit on an \
+         SM (limited by {limited_by:?})"
+    )]
+    DoesNotFit {
+        /// The kernel.
+        kernel: String,
+        /// Threads per CTA.
+        threads: u32,
+        /// Registers per thread.
+        registers_per_thread: u32,
+        /// Shared memory per CTA.
+        shared_bytes: u64,
+        /// The resource that does not suffice.
+        limited_by: Limiter,
+    },
+    /// The [`KernelInfo`] describes another kernel.
+    #[error("kernel info is for `{info}`, but kernel `{launched}` was launched")]
+    WrongKernelInfo {
+        /// The info's kernel.
+        info: String,
+        /// The launched kernel.
+        launched: String,
+    },
+    /// Nothing can make progress and no event is pending (a model bug, reported rather
+    /// than hanging).
+    #[error("kernel {kernel}: no progress possible at cycle {cycle} with work left")]
+    NoProgress {
+        /// The kernel.
+        kernel: String,
+        /// The cycle.
+        cycle: u64,
+    },
+}
+
+/// The cycle-level GPU simulator. Holds the memory system and SMs across kernels.
+pub struct TimingSimulator {
+    cfg: GpuConfig,
+    memory: MemorySystem,
+    sms: Vec<Sm>,
+    owners: Vec<Option<(u16, Owner)>>,
+    addresses: AddressMap,
+    now: Cycle,
+    kernels: Vec<KernelStats>,
+    wall_seconds: f64,
+}
+
+impl TimingSimulator {
+    /// A simulator for a validated config (see [`GpuConfig::load`]).
+    pub fn new(cfg: GpuConfig) -> Self {
+        let sms = (0..cfg.gpu.num_sms)
+            .map(|i| Sm::new(SmId(i), &cfg))
+            .collect();
+        TimingSimulator {
+            memory: MemorySystem::new(&cfg),
+            cfg,
+            sms,
+            owners: Vec::with_capacity(1024),
+            addresses: AddressMap::new(),
+            now: Cycle::ZERO,
+            kernels: Vec::new(),
+            wall_seconds: 0.0,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &GpuConfig {
+        &self.cfg
+    }
+
+    /// The current cycle (the first cycle of the next kernel).
+    pub fn now(&self) -> Cycle {
+        self.now
+    }
+
+    /// Statistics of every kernel simulated so far, in launch order.
+    pub fn kernels(&self) -> &[KernelStats] {
+        &self.kernels
+    }
+
+    /// Totals over the kernels so far.
+    pub fn total(&self) -> TotalStats {
+        let mut t = TotalStats::default();
+        for k in &self.kernels {
+            t.kernels += 1;
+            t.cycles += k.cycles;
+            t.warp_instructions += k.warp_instructions;
+            t.thread_instructions += k.thread_instructions;
+            t.stalls.accumulate(&k.stalls);
+            t.register_file.accumulate(&k.register_file);
+            memory_add(&mut t.memory, &k.memory);
+        }
+        t.ipc = ipc(t.warp_instructions, t.cycles);
+        t
+    }
+
+    /// The whole report: per kernel, total, and wall-clock figures.
+    pub fn report(&self) -> Report {
+        let total = self.total();
+        Report {
+            simulation: SimulationStats {
+                wall_seconds: self.wall_seconds,
+                warp_instructions_per_second: rate(total.warp_instructions, self.wall_seconds),
+            },
+            kernels: self.kernels.clone(),
+            total,
+        }
+    }
+
+    /// Energy-relevant register-file event counts so far, summed over SMs, by structure
+    /// and access kind (sorted).
+    pub fn register_file_energy_events(&self) -> Vec<EnergyEvent> {
+        let mut all: Vec<EnergyEvent> = Vec::new();
+        for sm in &self.sms {
+            for e in sm.rf().energy_events() {
+                match all
+                    .iter_mut()
+                    .find(|a| a.structure == e.structure && a.access == e.access)
+                {
+                    Some(a) => a.count += e.count,
+                    None => all.push(e),
+                }
+            }
+        }
+        all.sort_by(|a, b| (a.structure, a.access).cmp(&(b.structure, b.access)));
+        all
+    }
+
+    fn rf_stats(&self) -> RfStats {
+        let mut s = RfStats::default();
+        for sm in &self.sms {
+            s.accumulate(&sm.rf().stats(self.now));
+        }
+        s
+    }
+
+    /// Simulates one kernel launch to completion: executes it on `emu` (values, memory
+    /// and atomics as the simulated order makes them) and times it. `info` must describe
+    /// `kernel` ([`KernelInfo::compile`]).
+    pub fn simulate_kernel(
+        &mut self,
+        emu: &mut Emulator,
+        kernel: KernelRef,
+        launch_config: LaunchConfig,
+        params: &[u8],
+        info: &KernelInfo,
+    ) -> Result<KernelStats, SimError> {
+        let wall = Instant::now();
+        let static_shared = emu.module(kernel.module).map_or(0, |m| m.static_shared);
+        let launched = emu
+            .module(kernel.module)
+            .and_then(|m| m.program.functions.get(kernel.func.index()))
+            .map_or_else(|| format!("{}", kernel.func), |f| f.name.clone());
+        if info.kernel != kernel.func || info.name != launched {
+            return Err(SimError::WrongKernelInfo {
+                info: info.name.clone(),
+                launched,
+            });
+        }
+        let shape = CtaShape {
+            threads: launch_config.threads_per_cta(),
+            registers_per_thread: info.registers_per_thread,
+            shared_bytes: static_shared + u64::from(launch_config.dynamic_shared),
+        };
+        let mut occ = occupancy(&self.cfg, shape);
+        if occ.ctas_per_sm == 0 {
+            return Err(SimError::DoesNotFit {
+                kernel: info.name.clone(),
+                threads: shape.threads,
+                registers_per_thread: shape.registers_per_thread,
+                shared_bytes: shape.shared_bytes,
+                limited_by: occ.limited_by,
+            });
+        }
+        self.addresses.refresh(emu.memory.allocations());
+        let mem_before = self.memory.stats();
+        let rf_before = self.rf_stats();
+        let mut launch = emu.launch(kernel, launch_config, params)?;
+        let start = self.now;
+        for sm in &mut self.sms {
+            sm.begin_kernel(start);
+        }
+
+        let total_ctas = launch_config.num_ctas();
+        let mut next_cta = 0u64;
+        let mut rr = 0usize;
+        let n = self.sms.len();
+        let warps_per_cta = shape.warps() as usize;
+        let mut now = start;
+        let mut place = |sms: &mut [Sm],
+                         launch: &mut emu::Launch<'_>,
+                         next_cta: &mut u64,
+                         now: Cycle|
+         -> Result<(), SimError> {
+            while *next_cta < total_ctas {
+                let Some(s) = (0..n).map(|j| (rr + j) % n).find(|&s| {
+                    sms[s].resident_ctas() < occ.ctas_per_sm
+                        && sms[s].free_warp_slots() >= warps_per_cta
+                }) else {
+                    break;
+                };
+                let cta = launch.start_cta(*next_cta)?;
+                sms[s].launch_cta(cta, info, now);
+                *next_cta += 1;
+                rr = (s + 1) % n;
+            }
+            Ok(())
+        };
+        place(&mut self.sms, &mut launch, &mut next_cta, now)?;
+        for sm in &mut self.sms {
+            // CTAs placed before the first cycle start at `start`.
+            if sm.next_wake != Cycle::NEVER {
+                sm.next_wake = start;
+            }
+        }
+
+        let end = loop {
+            for c in self.memory.completed(now) {
+                if let Some(Some((sm, owner))) = self.owners.get_mut(c.id.index()).map(Option::take)
+                {
+                    if let Some(s) = self.sms.get_mut(sm as usize) {
+                        s.memory_done(owner, c.at);
+                    }
+                }
+            }
+            {
+                let mut ctx = Ctx {
+                    launch: &mut launch,
+                    info,
+                    memory: &mut self.memory,
+                    owners: &mut self.owners,
+                    addresses: &mut self.addresses,
+                };
+                for sm in &mut self.sms {
+                    if sm.next_wake <= now {
+                        sm.cycle(now, &mut ctx)?;
+                    }
+                }
+            }
+            let mut any_retired = false;
+            for sm in &mut self.sms {
+                if sm.cta_retired {
+                    sm.cta_retired = false;
+                    any_retired = true;
+                }
+            }
+            if any_retired {
+                let resident: u64 = self.sms.iter().map(|s| u64::from(s.resident_ctas())).sum();
+                if next_cta == total_ctas && resident == 0 {
+                    break now;
+                }
+                place(&mut self.sms, &mut launch, &mut next_cta, now)?;
+            }
+            let mut next = self
+                .sms
+                .iter()
+                .map(|s| s.next_wake)
+                .min()
+                .unwrap_or(Cycle::NEVER);
+            if let Some(m) = self.memory.next_event_cycle() {
+                next = next.min(m);
+            }
+            if next == Cycle::NEVER {
+                if let Some(cta) = self.sms.iter().find_map(|s| s.stuck_cta()) {
+                    return Err(SimError::Exec(launch.deadlock_error(cta)));
+                }
+                return Err(SimError::NoProgress {
+                    kernel: info.name.clone(),
+                    cycle: now.get(),
+                });
+            }
+            now = next.max(now + Cycles::new(1));
+        };
+
+        for sm in &mut self.sms {
+            sm.finish_kernel(end);
+        }
+        drop(launch);
+        self.now = end + Cycles::new(1);
+        let cycles = (end - start).get() + 1;
+        let mut warp_instructions = 0;
+        let mut thread_instructions = 0;
+        let mut stalls = StallBreakdown::default();
+        let mut warp_cycles = 0u64;
+        for sm in &self.sms {
+            warp_instructions += sm.stats.warp_instructions;
+            thread_instructions += sm.stats.thread_instructions;
+            stalls.accumulate(&sm.stats.stalls);
+            warp_cycles += sm.stats.resident_warp_cycles;
+            occ.peak_warps_per_sm = occ.peak_warps_per_sm.max(sm.stats.peak_resident_warps);
+        }
+        occ.achieved_warps_per_sm = warp_cycles as f64 / (cycles as f64 * n as f64);
+        occ.achieved_occupancy = occ.achieved_warps_per_sm / f64::from(self.cfg.sm.max_warps);
+        let wall_seconds = wall.elapsed().as_secs_f64();
+        self.wall_seconds += wall_seconds;
+        let stats = KernelStats {
+            name: info.name.clone(),
+            grid: launch_config.grid,
+            block: launch_config.block,
+            start_cycle: start.get(),
+            cycles,
+            warp_instructions,
+            thread_instructions,
+            ipc: ipc(warp_instructions, cycles),
+            occupancy: occ,
+            stalls,
+            register_file: self.rf_stats().since(&rf_before),
+            memory: memory_since(&self.memory.stats(), &mem_before),
+            simulation: SimulationStats {
+                wall_seconds,
+                warp_instructions_per_second: rate(warp_instructions, wall_seconds),
+            },
+        };
+        self.kernels.push(stats.clone());
+        Ok(stats)
+    }
+}
+
+fn rate(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}

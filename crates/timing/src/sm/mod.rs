@@ -1,0 +1,1118 @@
+//! One streaming multiprocessor: the warp pipeline from instruction fetch to writeback.
+//!
+//! Each simulated cycle evaluates the stages in reverse order, as GPGPU-Sim's
+//! `shader_core_ctx::cycle` does, so every stage sees what the stage before produced in
+//! the *previous* cycle:
+//!
+//! 1. **writeback** — results due this cycle (execution units, memory data, shared-memory
+//!    passes) are handed to the register file ([`RegisterFile::request_write`]);
+//!    instructions without destinations retire;
+//! 2. **execute / memory** — the head of the LD/ST queue issues its accesses to the
+//!    memory system (L1D or constant cache through the coalescer, shared memory through
+//!    its bank-conflict model); a refused access stays at the head and retries;
+//! 3. **operand collection** — [`RegisterFile::cycle`]: bank arbitration (writes first),
+//!    completed writes (which release the scoreboard), and dispatch of instructions whose
+//!    operands are ready to a free execution unit (count, latency, initiation interval
+//!    per opcode class from `[pipeline]`);
+//! 4. **issue** — each warp scheduler picks a warp by its policy ([`scheduler`]) whose
+//!    decoded instruction has no scoreboard hazard ([`scoreboard`]) and which the register
+//!    file accepts; the instruction is executed functionally *now*
+//!    ([`emu::Launch::execute`]), so values, atomics and branch outcomes follow the
+//!    simulated order; up to `sm.issue_width` instructions of that warp per cycle;
+//! 5. **decode** — instruction-buffer fills whose fetch returned become issuable one cycle
+//!    later;
+//! 6. **fetch** — one warp per cycle with an empty instruction buffer reads its next
+//!    instructions through the instruction cache.
+//!
+//! Model details and simplifications:
+//! - The instruction buffer holds up to `sm.ibuffer_entries` consecutive instructions
+//!   from the warp's PC; a fetch fills it whole. When an issued instruction's next PC is
+//!   not the next buffered one (taken branch, reconvergence, call, return), the buffer is
+//!   flushed and refetched: that is the branch penalty. Instruction addresses are
+//!   `INST_BASE + function << 24 + 8 x index` (8-byte instructions).
+//! - Execution units are SM-wide pools per type (`pipeline.units`), shared by all
+//!   schedulers.
+//! - Memory instructions spend the `mem` class latency in address generation, then queue
+//!   for the LD/ST stage. Lanes are split by the state space the emulator resolved: global
+//!   and local lanes go to the L1D (coalesced), constant and parameter lanes to the
+//!   constant cache, shared lanes to shared memory; a load completes when every part is
+//!   back. Stores retire once accepted (posted writes); atomics complete when the L2
+//!   replies (shared-memory atomics after the shared-memory passes). Texture fetches,
+//!   prefetches and fences have no memory timing beyond the LD/ST pipeline.
+//! - Long-latency operations (for the two-level scheduler and the `memory` stall reason)
+//!   are loads and atomics to global or local memory.
+//! - Barriers: a warp that executed `bar.sync` waits until the emulator releases its CTA's
+//!   barrier; exits are the emulator's. A warp retires when it has exited and all its
+//!   instructions have retired; a CTA retires with its last warp.
+//! - Cycle skipping: after a cycle in which nothing changed, the SM sleeps until the
+//!   earliest of its timers (execution completions, register-file events, buffer fills,
+//!   memory retries); memory completions wake it. Skipped cycles are attributed to the
+//!   stall reasons of the last evaluated cycle, which are unchanged by construction.
+
+pub mod scheduler;
+pub mod scoreboard;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use emu::{AccessKind as EmuAccess, MemSpace, WarpStatus};
+use ir::{FuncId, InstId};
+
+use crate::address_map::AddressMap;
+use crate::cache::{LineAddr, SectorMask};
+use crate::coalescer::{CoalescedAccess, Coalescer, LineAccess};
+use crate::config::{GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
+use crate::kernel_info::KernelInfo;
+use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space};
+use crate::rf::{
+    self, Candidate, Dispatch, DispatchPort, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall,
+    SchedulerEvent, WarpLaunch, WarpSlot, WriteRequest,
+};
+use crate::stats::{StallBreakdown, StallReason};
+use crate::time::{Cycle, Cycles};
+use scheduler::{SetChange, WarpScheduler};
+use scoreboard::{Hazard, Scoreboard};
+
+/// Base address of instruction memory (kept apart from every data address).
+pub const INST_BASE: u64 = 0x7F00_0000_0000_0000;
+/// Base address the kernel parameter space is mapped to in the constant cache.
+pub const PARAM_BASE: u64 = 0x7E00_0000_0000_0000;
+
+/// Address of instruction `inst` of `func`.
+pub fn inst_address(func: FuncId, inst: InstId) -> u64 {
+    INST_BASE + ((func.0 as u64) << 24) + 8 * u64::from(inst.0)
+}
+
+/// Who waits for a memory-system request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// An instruction fetch of a warp.
+    Fetch(u16),
+    /// A memory instruction.
+    Inst(InstToken),
+    /// A posted store: nobody waits.
+    Nobody,
+}
+
+/// What an SM cycle needs from outside the SM.
+pub(crate) struct Ctx<'a, 'e> {
+    pub launch: &'a mut emu::Launch<'e>,
+    pub info: &'a KernelInfo,
+    pub memory: &'a mut MemorySystem,
+    /// Owner of each memory request, by `RequestId::index()`: (SM, owner).
+    pub owners: &'a mut Vec<Option<(u16, Owner)>>,
+    /// Host to simulated addresses.
+    pub addresses: &'a mut AddressMap,
+}
+
+/// Counters of one SM during one kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SmStats {
+    /// Warp instructions issued.
+    pub warp_instructions: u64,
+    /// Active lanes of those instructions.
+    pub thread_instructions: u64,
+    /// Scheduler-cycles by outcome.
+    pub stalls: StallBreakdown,
+    /// Resident warps summed over cycles.
+    pub resident_warp_cycles: u64,
+    /// The most warps resident at once.
+    pub peak_resident_warps: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Warp {
+    live: bool,
+    cta: u16,
+    in_cta: u16,
+    scheduler: u16,
+    func: FuncId,
+    pc: InstId,
+    ib_count: u8,
+    ib_ready: Cycle,
+    fetch_pending: bool,
+    at_barrier: bool,
+    exited: bool,
+    inflight: u32,
+    scoreboard: Scoreboard,
+}
+
+impl Warp {
+    fn empty() -> Self {
+        Warp {
+            live: false,
+            cta: 0,
+            in_cta: 0,
+            scheduler: 0,
+            func: FuncId(0),
+            pc: InstId(0),
+            ib_count: 0,
+            ib_ready: Cycle::ZERO,
+            fetch_pending: false,
+            at_barrier: false,
+            exited: false,
+            inflight: 0,
+            scoreboard: Scoreboard::default(),
+        }
+    }
+}
+
+struct CtaSlot {
+    cta: emu::Cta,
+    warps: Vec<u16>,
+    warps_left: u32,
+}
+
+const NO_MEMOP: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    warp: u16,
+    func: FuncId,
+    inst: InstId,
+    class: OpClass,
+    memop: u32,
+}
+
+const PART_L1D: u8 = 1;
+const PART_CONST: u8 = 2;
+const PART_SHARED: u8 = 4;
+
+/// The memory side of one warp memory instruction, captured at issue.
+struct MemOp {
+    kind: EmuAccess,
+    l1d_space: Space,
+    l1d: CoalescedAccess,
+    konst: CoalescedAccess,
+    shared_mask: u32,
+    shared_addrs: [u64; WARP_SIZE as usize],
+    bytes: u32,
+    parts: u8,
+    issued: u8,
+    outstanding: u8,
+}
+
+impl MemOp {
+    fn new() -> Self {
+        MemOp {
+            kind: EmuAccess::Load,
+            l1d_space: Space::Global,
+            l1d: CoalescedAccess::default(),
+            konst: CoalescedAccess::default(),
+            shared_mask: 0,
+            shared_addrs: [0; WARP_SIZE as usize],
+            bytes: 0,
+            parts: 0,
+            issued: 0,
+            outstanding: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum EventKind {
+    /// Execution finished: write back.
+    Executed,
+    /// Address generation finished: join the LD/ST queue.
+    AddressReady,
+    /// One part of a memory access returned.
+    PartDone,
+}
+
+/// Timed events of the SM, ordered by (cycle, sequence).
+#[derive(Default)]
+struct Events {
+    heap: BinaryHeap<Reverse<(Cycle, u64, u32, EventKind)>>,
+    seq: u64,
+}
+
+impl Events {
+    fn push(&mut self, at: Cycle, token: InstToken, kind: EventKind) {
+        self.seq += 1;
+        self.heap.push(Reverse((at, self.seq, token.0, kind)));
+    }
+    fn pop_due(&mut self, now: Cycle) -> Option<(InstToken, EventKind)> {
+        match self.heap.peek() {
+            Some(Reverse((t, ..))) if *t <= now => {
+                let Reverse((_, _, tok, kind)) = self.heap.pop()?;
+                Some((InstToken(tok), kind))
+            }
+            _ => None,
+        }
+    }
+    fn next(&self) -> Option<Cycle> {
+        self.heap.peek().map(|Reverse((t, ..))| *t)
+    }
+}
+
+fn unit_index(k: UnitKind) -> usize {
+    match k {
+        UnitKind::Sp => 0,
+        UnitKind::Int => 1,
+        UnitKind::Sfu => 2,
+        UnitKind::Dp => 3,
+        UnitKind::Mem => 4,
+    }
+}
+
+/// The execution units as the register file sees them during one cycle.
+struct Dispatcher<'a> {
+    now: Cycle,
+    pipeline: &'a PipelineConfig,
+    unit_free: &'a mut [Cycle],
+    unit_range: &'a [(usize, usize); 5],
+    inflight: &'a [InFlight],
+    events: &'a mut Events,
+    dispatched: u32,
+}
+
+impl DispatchPort for Dispatcher<'_> {
+    fn try_dispatch(&mut self, d: Dispatch) -> bool {
+        let Some(f) = self.inflight.get(d.token.0 as usize) else {
+            return false;
+        };
+        if d.bypass_execution {
+            self.events.push(self.now, d.token, EventKind::Executed);
+            self.dispatched += 1;
+            return true;
+        }
+        let t = self.pipeline.timing(f.class);
+        let (lo, hi) = self.unit_range[unit_index(d.unit)];
+        for u in lo..hi {
+            if self.unit_free[u] <= self.now {
+                self.unit_free[u] = self.now + t.initiation_interval;
+                let kind = if f.class == OpClass::Mem {
+                    EventKind::AddressReady
+                } else {
+                    EventKind::Executed
+                };
+                self.events.push(self.now + t.latency, d.token, kind);
+                self.dispatched += 1;
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// One SM. Created once per simulator; kernels come and go.
+pub(crate) struct Sm {
+    id: SmId,
+    pipeline: PipelineConfig,
+    ibuffer_entries: u8,
+    issue_width: u32,
+    icache_line: u64,
+    icache_sector: u64,
+    warps: Vec<Warp>,
+    ctas: Vec<Option<CtaSlot>>,
+    schedulers: Vec<WarpScheduler>,
+    reasons: Vec<StallReason>,
+    order: Vec<u16>,
+    rf: Box<dyn RegisterFile>,
+    unit_free: Vec<Cycle>,
+    unit_range: [(usize, usize); 5],
+    inflight: Vec<InFlight>,
+    free_tokens: Vec<u32>,
+    memops: Vec<MemOp>,
+    free_memops: Vec<u32>,
+    events: Events,
+    ldst: VecDeque<InstToken>,
+    ldst_retry: Cycle,
+    fetch_rr: usize,
+    fetch_retry: Cycle,
+    writes_done: Vec<InstToken>,
+    coalescer: Coalescer,
+    resident_ctas: u32,
+    resident_warps: u32,
+    accounted_until: Cycle,
+    /// The earliest cycle this SM may make progress.
+    pub next_wake: Cycle,
+    /// Set when a CTA retired since the flag was last cleared.
+    pub cta_retired: bool,
+    /// Counters of the current kernel.
+    pub stats: SmStats,
+}
+
+impl Sm {
+    pub fn new(id: SmId, cfg: &GpuConfig) -> Self {
+        let sm = &cfg.sm;
+        let units = &cfg.pipeline.units;
+        let mut unit_range = [(0, 0); 5];
+        let mut n = 0;
+        for k in [
+            UnitKind::Sp,
+            UnitKind::Int,
+            UnitKind::Sfu,
+            UnitKind::Dp,
+            UnitKind::Mem,
+        ] {
+            let c = units.get(k) as usize;
+            unit_range[unit_index(k)] = (n, n + c);
+            n += c;
+        }
+        let schedulers = (0..sm.schedulers)
+            .map(|_| WarpScheduler::new(sm.scheduler, sm.active_warps))
+            .collect();
+        Sm {
+            id,
+            pipeline: cfg.pipeline.clone(),
+            ibuffer_entries: sm.ibuffer_entries.min(255) as u8,
+            issue_width: sm.issue_width,
+            icache_line: u64::from(cfg.icache.line_bytes),
+            icache_sector: u64::from(cfg.icache.sector_bytes),
+            warps: vec![Warp::empty(); sm.max_warps as usize],
+            ctas: (0..sm.max_ctas).map(|_| None).collect(),
+            schedulers,
+            reasons: vec![StallReason::Idle; sm.schedulers as usize],
+            order: Vec::with_capacity(sm.max_warps as usize),
+            rf: rf::build(cfg),
+            unit_free: vec![Cycle::ZERO; n],
+            unit_range,
+            inflight: Vec::with_capacity(256),
+            free_tokens: Vec::with_capacity(256),
+            memops: Vec::new(),
+            free_memops: Vec::new(),
+            events: Events::default(),
+            ldst: VecDeque::with_capacity(64),
+            ldst_retry: Cycle::ZERO,
+            fetch_rr: 0,
+            fetch_retry: Cycle::ZERO,
+            writes_done: Vec::with_capacity(64),
+            coalescer: Coalescer::new(cfg.l1d.line_bytes, cfg.l1d.sector_bytes),
+            resident_ctas: 0,
+            resident_warps: 0,
+            accounted_until: Cycle::ZERO,
+            next_wake: Cycle::NEVER,
+            cta_retired: false,
+            stats: SmStats::default(),
+        }
+    }
+
+    /// The register file of this SM.
+    pub fn rf(&self) -> &dyn RegisterFile {
+        self.rf.as_ref()
+    }
+
+    /// Resident CTAs.
+    pub fn resident_ctas(&self) -> u32 {
+        self.resident_ctas
+    }
+
+    /// Free warp slots.
+    pub fn free_warp_slots(&self) -> usize {
+        self.warps.iter().filter(|w| !w.live).count()
+    }
+
+    /// Starts a kernel at `start`: counters reset, stall accounting from `start`.
+    pub fn begin_kernel(&mut self, start: Cycle) {
+        self.stats = SmStats::default();
+        self.accounted_until = start;
+        self.reasons.iter_mut().for_each(|r| *r = StallReason::Idle);
+        self.next_wake = Cycle::NEVER;
+        self.cta_retired = false;
+    }
+
+    /// Ends the kernel at cycle `end` (inclusive): accounts the cycles not yet evaluated.
+    pub fn finish_kernel(&mut self, end: Cycle) {
+        self.account_gap(end + Cycles::new(1));
+    }
+
+    fn account_gap(&mut self, until: Cycle) {
+        if until > self.accounted_until {
+            let gap = (until - self.accounted_until).get();
+            for &r in &self.reasons {
+                self.stats.stalls.add(r, gap);
+            }
+            self.stats.resident_warp_cycles += u64::from(self.resident_warps) * gap;
+            self.accounted_until = until;
+        }
+    }
+
+    /// Places a CTA on this SM at `now`. The caller checked that it fits.
+    pub fn launch_cta(&mut self, cta: emu::Cta, info: &KernelInfo, now: Cycle) {
+        let Some(slot) = self.ctas.iter().position(Option::is_none) else {
+            debug_assert!(false, "launch_cta without a free CTA slot");
+            return;
+        };
+        let n = cta.num_warps();
+        let mut warps = Vec::with_capacity(n);
+        let schedulers = self.schedulers.len() as u16;
+        for in_cta in 0..n {
+            let Some(w) = self.warps.iter().position(|w| !w.live) else {
+                break;
+            };
+            let scheduler = w as u16 % schedulers;
+            self.warps[w] = Warp {
+                live: true,
+                cta: slot as u16,
+                in_cta: in_cta as u16,
+                scheduler,
+                func: info.kernel,
+                pc: InstId(0),
+                ..Warp::empty()
+            };
+            self.schedulers[scheduler as usize].add(w as u16);
+            self.rf.warp_launched(WarpLaunch {
+                warp: WarpSlot(w as u16),
+                scheduler,
+                registers_per_thread: info.registers_per_thread,
+            });
+            warps.push(w as u16);
+        }
+        self.resident_warps += warps.len() as u32;
+        self.stats.peak_resident_warps = self.stats.peak_resident_warps.max(self.resident_warps);
+        self.ctas[slot] = Some(CtaSlot {
+            cta,
+            warps_left: warps.len() as u32,
+            warps,
+        });
+        self.resident_ctas += 1;
+        self.next_wake = self.next_wake.min(now + Cycles::new(1));
+    }
+
+    /// A CTA whose warps all wait at barriers (for deadlock reports).
+    pub fn stuck_cta(&self) -> Option<&emu::Cta> {
+        self.ctas.iter().flatten().map(|c| &c.cta).find(|c| {
+            (0..c.num_warps()).any(|w| matches!(c.warp_status(w), WarpStatus::AtBarrier(_)))
+        })
+    }
+
+    /// A memory request of this SM completed at `at`.
+    pub fn memory_done(&mut self, owner: Owner, at: Cycle) {
+        match owner {
+            Owner::Fetch(w) => {
+                let warp = &mut self.warps[w as usize];
+                if warp.live && warp.fetch_pending {
+                    warp.fetch_pending = false;
+                    warp.ib_count = self.ibuffer_entries.max(1);
+                    warp.ib_ready = at + Cycles::new(1);
+                }
+            }
+            Owner::Inst(t) => self.events.push(at, t, EventKind::PartDone),
+            Owner::Nobody => {}
+        }
+        self.next_wake = self.next_wake.min(at);
+    }
+
+    /// One cycle of the SM at `now`.
+    pub fn cycle(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> Result<(), emu::ExecError> {
+        self.account_gap(now);
+        let mut progress = false;
+
+        // 1. Writeback.
+        while let Some((tok, kind)) = self.events.pop_due(now) {
+            progress = true;
+            match kind {
+                EventKind::Executed => self.writeback(tok, now, ctx.info),
+                EventKind::AddressReady => self.ldst.push_back(tok),
+                EventKind::PartDone => {
+                    let m = self.inflight[tok.0 as usize].memop;
+                    if let Some(op) = self.memops.get_mut(m as usize) {
+                        op.outstanding = op.outstanding.saturating_sub(1);
+                        if op.outstanding == 0 && op.issued == op.parts {
+                            self.writeback(tok, now, ctx.info);
+                        }
+                    }
+                }
+            }
+        }
+
+        // 2. Execute: the LD/ST stage.
+        progress |= self.ldst_stage(now, ctx);
+
+        // 3. Operand collection, dispatch, register writes.
+        let mut dispatcher = Dispatcher {
+            now,
+            pipeline: &self.pipeline,
+            unit_free: &mut self.unit_free,
+            unit_range: &self.unit_range,
+            inflight: &self.inflight,
+            events: &mut self.events,
+            dispatched: 0,
+        };
+        let mut rc = RfCycle {
+            now,
+            sm: self.id,
+            memory: ctx.memory,
+            dispatch: &mut dispatcher,
+            writes_done: &mut self.writes_done,
+        };
+        self.rf.cycle(&mut rc);
+        progress |= dispatcher.dispatched > 0;
+        let mut done = std::mem::take(&mut self.writes_done);
+        for &tok in &done {
+            progress = true;
+            let f = self.inflight[tok.0 as usize];
+            let ii = ctx.info.inst(f.func, f.inst);
+            let dsts = ctx.info.dsts(f.func, ii);
+            self.warps[f.warp as usize].scoreboard.release(dsts);
+            self.retire(tok);
+        }
+        done.clear();
+        self.writes_done = done;
+
+        // 4. Issue.
+        let mut earliest_ib = Cycle::NEVER;
+        for s in 0..self.schedulers.len() {
+            progress |= self.issue_stage(s, now, ctx, &mut earliest_ib)?;
+        }
+
+        // 5-6. Decode happened when fetches returned (`memory_done`); fetch.
+        progress |= self.fetch_stage(now, ctx);
+
+        self.stats.resident_warp_cycles += u64::from(self.resident_warps);
+        self.accounted_until = now + Cycles::new(1);
+
+        self.next_wake = if progress {
+            now + Cycles::new(1)
+        } else {
+            let mut t = earliest_ib;
+            if let Some(e) = self.events.next() {
+                t = t.min(e);
+            }
+            if let Some(e) = self.rf.next_event(now) {
+                t = t.min(e);
+            }
+            if !self.ldst.is_empty() {
+                t = t.min(self.ldst_retry);
+            }
+            if self.fetch_retry > now {
+                t = t.min(self.fetch_retry);
+            }
+            t.max(now + Cycles::new(1))
+        };
+        Ok(())
+    }
+
+    fn writeback(&mut self, tok: InstToken, now: Cycle, info: &KernelInfo) {
+        let f = self.inflight[tok.0 as usize];
+        let ii = info.inst(f.func, f.inst);
+        let dsts = info.dsts(f.func, ii);
+        if dsts.is_empty() {
+            self.retire(tok);
+        } else {
+            let warp = &self.warps[f.warp as usize];
+            self.rf.request_write(
+                WriteRequest {
+                    token: tok,
+                    warp: WarpSlot(f.warp),
+                    scheduler: warp.scheduler,
+                    dsts,
+                },
+                now,
+            );
+        }
+    }
+
+    fn retire(&mut self, tok: InstToken) {
+        let f = self.inflight[tok.0 as usize];
+        if f.memop != NO_MEMOP {
+            self.free_memops.push(f.memop);
+        }
+        self.free_tokens.push(tok.0);
+        let w = f.warp as usize;
+        let warp = &mut self.warps[w];
+        warp.inflight = warp.inflight.saturating_sub(1);
+        if warp.exited && warp.inflight == 0 {
+            self.retire_warp(w);
+        }
+    }
+
+    fn retire_warp(&mut self, w: usize) {
+        let warp = self.warps[w];
+        if !warp.live {
+            return;
+        }
+        self.warps[w].live = false;
+        self.warps[w].scoreboard.clear();
+        let sched = &mut self.schedulers[warp.scheduler as usize];
+        if sched.remove(w as u16) {
+            self.rf.warp_deactivated(WarpSlot(w as u16));
+        }
+        self.rf.warp_exited(WarpSlot(w as u16));
+        self.resident_warps -= 1;
+        let c = warp.cta as usize;
+        if let Some(slot) = self.ctas[c].as_mut() {
+            slot.warps_left -= 1;
+            if slot.warps_left == 0 {
+                self.ctas[c] = None;
+                self.resident_ctas -= 1;
+                self.cta_retired = true;
+            }
+        }
+    }
+
+    /// Why warp `w` cannot issue now, or `Ok` if it can.
+    fn check(
+        &mut self,
+        w: u16,
+        now: Cycle,
+        info: &KernelInfo,
+        earliest_ib: &mut Cycle,
+    ) -> Result<(), StallReason> {
+        let warp = &self.warps[w as usize];
+        if !warp.live || warp.exited {
+            return Err(StallReason::Idle);
+        }
+        if warp.at_barrier {
+            return Err(StallReason::Barrier);
+        }
+        if warp.ib_count == 0 {
+            return Err(StallReason::NoReadyWarp);
+        }
+        if warp.ib_ready > now {
+            *earliest_ib = (*earliest_ib).min(warp.ib_ready);
+            return Err(StallReason::NoReadyWarp);
+        }
+        let ii = info.inst(warp.func, warp.pc);
+        let srcs = info.srcs(warp.func, ii);
+        let dsts = info.dsts(warp.func, ii);
+        match warp.scoreboard.check(srcs, dsts) {
+            Hazard::Short => return Err(StallReason::Scoreboard),
+            Hazard::Long => return Err(StallReason::Memory),
+            Hazard::None => {}
+        }
+        let c = Candidate {
+            warp: WarpSlot(w),
+            scheduler: warp.scheduler,
+            unit: self.pipeline.timing(ii.class).unit,
+            class: ii.class,
+            srcs,
+            dsts,
+            hint: ii.hint,
+        };
+        self.rf.can_accept(&c, now).map_err(|e| {
+            self.rf
+                .scheduler_event(SchedulerEvent::Refused(WarpSlot(w)));
+            match e {
+                RfStall::NoFreeCollector => StallReason::NoFreeCollector,
+                RfStall::BankConflict => StallReason::BankConflict,
+                RfStall::PipelineBusy => StallReason::PipelineBusy,
+                RfStall::NotResident | RfStall::Design => StallReason::RegisterFile,
+            }
+        })
+    }
+
+    fn rank(&self, w: u16, info: &KernelInfo) -> u32 {
+        let warp = &self.warps[w as usize];
+        let ii = info.inst(warp.func, warp.pc);
+        self.rf.rank(&Candidate {
+            warp: WarpSlot(w),
+            scheduler: warp.scheduler,
+            unit: self.pipeline.timing(ii.class).unit,
+            class: ii.class,
+            srcs: info.srcs(warp.func, ii),
+            dsts: info.dsts(warp.func, ii),
+            hint: ii.hint,
+        })
+    }
+
+    /// Scheduler `s`: picks a warp and issues. Returns whether anything changed.
+    fn issue_stage(
+        &mut self,
+        s: usize,
+        now: Cycle,
+        ctx: &mut Ctx<'_, '_>,
+        earliest_ib: &mut Cycle,
+    ) -> Result<bool, emu::ExecError> {
+        let mut progress = false;
+        {
+            let info = ctx.info;
+            let warps = &self.warps;
+            let rf = &mut self.rf;
+            self.schedulers[s].rebalance(
+                |w| {
+                    let warp = &warps[w as usize];
+                    if !warp.live || warp.exited || warp.at_barrier {
+                        return true;
+                    }
+                    warp.ib_count > 0 && {
+                        let ii = info.inst(warp.func, warp.pc);
+                        warp.scoreboard.depends_on_long(info.srcs(warp.func, ii))
+                    }
+                },
+                |c| {
+                    progress = true;
+                    match c {
+                        SetChange::Activated(w) => rf.warp_activated(WarpSlot(w)),
+                        SetChange::Deactivated(w) => rf.warp_deactivated(WarpSlot(w)),
+                    }
+                },
+            );
+        }
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        order.extend_from_slice(self.schedulers[s].order());
+        let ranked = self.rf.ranks_warps();
+        let mut best = StallReason::Idle;
+        let mut chosen: Option<(u16, u32)> = None;
+        for &w in &order {
+            match self.check(w, now, ctx.info, earliest_ib) {
+                Ok(()) => {
+                    if !ranked {
+                        chosen = Some((w, 0));
+                        break;
+                    }
+                    let r = self.rank(w, ctx.info);
+                    if chosen.is_none_or(|(_, br)| r > br) {
+                        chosen = Some((w, r));
+                    }
+                }
+                Err(r) => best = best.max(r),
+            }
+        }
+        self.order = order;
+        match chosen {
+            Some((w, _)) => {
+                for k in 0..self.issue_width {
+                    if k > 0 && self.check(w, now, ctx.info, earliest_ib).is_err() {
+                        break;
+                    }
+                    self.issue(w, now, ctx)?;
+                }
+                self.schedulers[s].issued(w);
+                self.stats.stalls.issued += 1;
+                // Skipped cycles never follow an issue cycle; Idle is a placeholder.
+                self.reasons[s] = StallReason::Idle;
+                progress = true;
+            }
+            None => {
+                self.stats.stalls.add(best, 1);
+                self.reasons[s] = best;
+            }
+        }
+        Ok(progress)
+    }
+
+    fn alloc_token(&mut self, f: InFlight) -> InstToken {
+        match self.free_tokens.pop() {
+            Some(t) => {
+                self.inflight[t as usize] = f;
+                InstToken(t)
+            }
+            None => {
+                self.inflight.push(f);
+                InstToken(self.inflight.len() as u32 - 1)
+            }
+        }
+    }
+
+    fn alloc_memop(&mut self) -> u32 {
+        match self.free_memops.pop() {
+            Some(m) => m,
+            None => {
+                self.memops.push(MemOp::new());
+                self.memops.len() as u32 - 1
+            }
+        }
+    }
+
+    /// Issues warp `w`'s next instruction: executes it functionally and hands it to the
+    /// register file.
+    fn issue(&mut self, w: u16, now: Cycle, ctx: &mut Ctx<'_, '_>) -> Result<(), emu::ExecError> {
+        let wi = w as usize;
+        let (cta_slot, in_cta) = (self.warps[wi].cta as usize, self.warps[wi].in_cta as usize);
+        let Some(slot) = self.ctas[cta_slot].as_mut() else {
+            return Ok(());
+        };
+        ctx.launch.clock = Some(now.get());
+        let step = ctx.launch.execute(&mut slot.cta, in_cta)?;
+        let info = ctx.info;
+        let ii = info.inst(step.func, step.inst);
+        let srcs = info.srcs(step.func, ii);
+        let dsts = info.dsts(step.func, ii);
+        let unit = self.pipeline.timing(ii.class).unit;
+
+        let mut memop = NO_MEMOP;
+        let mut long = false;
+        if let (OpClass::Mem, Some(mi)) = (ii.class, step.mem) {
+            long = matches!(mi.kind, EmuAccess::Load | EmuAccess::Atomic)
+                && matches!(mi.space, MemSpace::Global | MemSpace::Local);
+            memop = self.alloc_memop();
+            let warp_id = u64::from(self.id.0) * self.warps.len() as u64 + u64::from(w);
+            build_memop(
+                &mut self.memops[memop as usize],
+                &mut self.coalescer,
+                ctx.addresses,
+                warp_id,
+                step,
+            );
+        }
+        let scheduler = self.warps[wi].scheduler;
+        let token = self.alloc_token(InFlight {
+            warp: w,
+            func: step.func,
+            inst: step.inst,
+            class: ii.class,
+            memop,
+        });
+        let warp = &mut self.warps[wi];
+        warp.scoreboard.reserve(dsts, long);
+        warp.inflight += 1;
+        self.rf.accept(
+            IssuedInst {
+                token,
+                inst: Candidate {
+                    warp: WarpSlot(w),
+                    scheduler,
+                    unit,
+                    class: ii.class,
+                    srcs,
+                    dsts,
+                    hint: ii.hint,
+                },
+                step,
+            },
+            now,
+        );
+        self.rf.scheduler_event(SchedulerEvent::Issued(WarpSlot(w)));
+        self.stats.warp_instructions += 1;
+        self.stats.thread_instructions += u64::from(step.exec_mask.count_ones());
+
+        // Control: barriers, exits, the instruction buffer.
+        let event = step.event;
+        let next_pc = step.next_pc;
+        let Some(slot) = self.ctas[cta_slot].as_mut() else {
+            return Ok(());
+        };
+        let warp = &mut self.warps[wi];
+        if matches!(event, emu::StepEvent::BarrierWait { .. }) {
+            warp.at_barrier = true;
+        }
+        if slot.cta.warp_status(in_cta) == WarpStatus::Exited {
+            warp.exited = true;
+        }
+        match next_pc {
+            Some((f, i))
+                if f == warp.func && i.0 == warp.pc.0.wrapping_add(1) && warp.ib_count > 1 =>
+            {
+                warp.ib_count -= 1;
+                warp.pc = i;
+            }
+            Some((f, i)) => {
+                warp.ib_count = 0;
+                warp.func = f;
+                warp.pc = i;
+            }
+            None => warp.ib_count = 0,
+        }
+        if matches!(
+            event,
+            emu::StepEvent::BarrierRelease { .. } | emu::StepEvent::Exit { .. }
+        ) {
+            for (idx, &ws) in slot.warps.iter().enumerate() {
+                let other = &mut self.warps[ws as usize];
+                if other.at_barrier
+                    && !matches!(slot.cta.warp_status(idx), WarpStatus::AtBarrier(_))
+                {
+                    other.at_barrier = false;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The LD/ST stage: the head of the queue issues its parts. Returns progress.
+    fn ldst_stage(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
+        let Some(&tok) = self.ldst.front() else {
+            return false;
+        };
+        let f = self.inflight[tok.0 as usize];
+        let mut progress = false;
+        if let Some(op) = self.memops.get_mut(f.memop as usize) {
+            let kind = match op.kind {
+                EmuAccess::Load => AccessKind::Load,
+                EmuAccess::Store => AccessKind::Store,
+                EmuAccess::Atomic => AccessKind::Atomic,
+            };
+            let waits = kind != AccessKind::Store;
+            let mut blocked = None;
+            for part in [PART_L1D, PART_CONST, PART_SHARED] {
+                if op.parts & part == 0 || op.issued & part != 0 {
+                    continue;
+                }
+                let result = if part == PART_SHARED {
+                    ctx.memory
+                        .issue_shared(self.id, now, op.shared_mask, &op.shared_addrs, op.bytes)
+                        .map(|ready| {
+                            if waits {
+                                self.events.push(ready, tok, EventKind::PartDone);
+                            }
+                        })
+                } else {
+                    let (space, lines) = if part == PART_L1D {
+                        (op.l1d_space, op.l1d.lines())
+                    } else {
+                        (Space::Const, op.konst.lines())
+                    };
+                    ctx.memory
+                        .issue(self.id, now, MemRequest { kind, space, lines })
+                        .map(|id| {
+                            let owner = if waits {
+                                Owner::Inst(tok)
+                            } else {
+                                Owner::Nobody
+                            };
+                            let i = id.index();
+                            if ctx.owners.len() <= i {
+                                ctx.owners.resize(i + 1, None);
+                            }
+                            ctx.owners[i] = Some((self.id.0 as u16, owner));
+                        })
+                };
+                match result {
+                    Ok(()) => {
+                        progress = true;
+                        op.issued |= part;
+                        if waits {
+                            op.outstanding += 1;
+                        }
+                    }
+                    Err(stall) => {
+                        blocked = Some(stall);
+                        break;
+                    }
+                }
+            }
+            if let Some(stall) = blocked {
+                self.ldst_retry = stall
+                    .retry_at()
+                    .or_else(|| ctx.memory.next_event_cycle())
+                    .unwrap_or(now + Cycles::new(1));
+                return progress;
+            }
+            self.ldst.pop_front();
+            if op.outstanding == 0 {
+                self.writeback(tok, now, ctx.info);
+            }
+        } else {
+            // No memory side (texture, fence, prefetch, guarded off).
+            self.ldst.pop_front();
+            self.writeback(tok, now, ctx.info);
+        }
+        true
+    }
+
+    /// Fetch: one warp with an empty buffer reads its next instructions. Returns progress.
+    fn fetch_stage(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
+        let n = self.warps.len();
+        for j in 0..n {
+            let w = (self.fetch_rr + j) % n;
+            let warp = &self.warps[w];
+            if !warp.live || warp.exited || warp.ib_count > 0 || warp.fetch_pending {
+                continue;
+            }
+            let addr = inst_address(warp.func, warp.pc);
+            let line = addr & !(self.icache_line - 1);
+            let sector = ((addr - line) / self.icache_sector) as u32;
+            let lines = [LineAccess {
+                line: LineAddr(line),
+                sectors: SectorMask::sector(sector),
+            }];
+            let req = MemRequest {
+                kind: AccessKind::Load,
+                space: Space::Inst,
+                lines: &lines,
+            };
+            return match ctx.memory.issue(self.id, now, req) {
+                Ok(id) => {
+                    let i = id.index();
+                    if ctx.owners.len() <= i {
+                        ctx.owners.resize(i + 1, None);
+                    }
+                    ctx.owners[i] = Some((self.id.0 as u16, Owner::Fetch(w as u16)));
+                    self.warps[w].fetch_pending = true;
+                    self.fetch_rr = w + 1;
+                    true
+                }
+                Err(stall) => {
+                    self.fetch_retry = stall
+                        .retry_at()
+                        .or_else(|| ctx.memory.next_event_cycle())
+                        .unwrap_or(now + Cycles::new(1));
+                    false
+                }
+            };
+        }
+        false
+    }
+}
+
+/// Captures the memory side of an executed warp instruction: lanes split by state
+/// space, addresses made simulated ([`AddressMap`]), global/local and constant/parameter
+/// lanes coalesced.
+fn build_memop(
+    op: &mut MemOp,
+    coalescer: &mut Coalescer,
+    addresses: &mut AddressMap,
+    warp_id: u64,
+    step: &emu::WarpStep,
+) {
+    use emu::memory::{LOCAL_WINDOW, PARAM_WINDOW, WINDOW_SIZE};
+    let in_window = |a: u64, base: u64| {
+        if (base..base + WINDOW_SIZE).contains(&a) {
+            a - base
+        } else {
+            a
+        }
+    };
+    let Some(mi) = step.mem else {
+        return;
+    };
+    op.kind = mi.kind;
+    op.bytes = mi.bytes;
+    op.parts = 0;
+    op.issued = 0;
+    op.outstanding = 0;
+    let (mut l1d_mask, mut const_mask, mut shared_mask) = (0u32, 0u32, 0u32);
+    let mut l1d_addrs = [0u64; WARP_SIZE as usize];
+    let mut const_addrs = [0u64; WARP_SIZE as usize];
+    op.l1d_space = Space::Global;
+    let mut first_l1d = true;
+    let mut m = step.exec_mask;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        let a = step.addrs[l];
+        match step.lane_spaces[l] {
+            MemSpace::Shared => shared_mask |= 1 << l,
+            space @ (MemSpace::Global | MemSpace::Local) => {
+                if first_l1d {
+                    op.l1d_space = if space == MemSpace::Local {
+                        Space::Local
+                    } else {
+                        Space::Global
+                    };
+                    first_l1d = false;
+                }
+                l1d_mask |= 1 << l;
+                l1d_addrs[l] = if space == MemSpace::Local {
+                    AddressMap::local(warp_id, l as u32, in_window(a, LOCAL_WINDOW))
+                } else {
+                    addresses.global(a)
+                };
+            }
+            MemSpace::Const => {
+                const_mask |= 1 << l;
+                const_addrs[l] = addresses.global(a);
+            }
+            MemSpace::Param => {
+                const_mask |= 1 << l;
+                const_addrs[l] = PARAM_BASE + in_window(a, PARAM_WINDOW);
+            }
+        }
+    }
+    if l1d_mask != 0 {
+        coalescer.coalesce(l1d_mask, &l1d_addrs, mi.bytes, &mut op.l1d);
+        op.parts |= PART_L1D;
+    }
+    if const_mask != 0 && mi.kind == EmuAccess::Load {
+        coalescer.coalesce(const_mask, &const_addrs, mi.bytes, &mut op.konst);
+        op.parts |= PART_CONST;
+    }
+    if shared_mask != 0 {
+        op.shared_mask = shared_mask;
+        op.shared_addrs = step.addrs;
+        op.parts |= PART_SHARED;
+    }
+}

@@ -1,0 +1,299 @@
+//! Statistics of a timing simulation (issue 4 §3): per kernel and in total, serde
+//! serialisable and deterministic (no wall-clock figure outside [`SimulationStats`]).
+//!
+//! Stall cycles are counted per *scheduler-cycle*: every cycle of every warp scheduler of
+//! every SM is either an issue cycle or exactly one stall reason ([`StallReason`]), so the
+//! breakdown sums to `cycles x num_sms x schedulers`. When several warps stall for
+//! different reasons, the cycle goes to the warp that got furthest (a refused operand
+//! collection outranks a scoreboard wait, which outranks an empty instruction buffer, which
+//! outranks a barrier).
+
+use serde::Serialize;
+
+use crate::memory::MemoryStats;
+use crate::rf::RfStats;
+
+/// Why a warp scheduler did not issue in a cycle, from the least to the most advanced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StallReason {
+    /// No resident warp (or only drained ones).
+    Idle,
+    /// Every live warp waits at a barrier.
+    Barrier,
+    /// No warp has a decoded instruction (instruction fetch or buffer refill).
+    NoReadyWarp,
+    /// The best warp waits for a register written by a long-latency memory operation.
+    Memory,
+    /// The best warp waits for a register written by a short-latency operation.
+    Scoreboard,
+    /// The register-file design refused for a design-specific reason (LTRF working set
+    /// not resident, Malekeh stall threshold).
+    RegisterFile,
+    /// No free operand collector unit.
+    NoFreeCollector,
+    /// No free collector unit, and the occupied ones wait on bank conflicts.
+    BankConflict,
+    /// No free collector unit, and the occupied ones wait for a busy execution unit.
+    PipelineBusy,
+}
+
+impl StallReason {
+    /// Every reason, in order.
+    pub const ALL: [StallReason; 9] = [
+        StallReason::Idle,
+        StallReason::Barrier,
+        StallReason::NoReadyWarp,
+        StallReason::Memory,
+        StallReason::Scoreboard,
+        StallReason::RegisterFile,
+        StallReason::NoFreeCollector,
+        StallReason::BankConflict,
+        StallReason::PipelineBusy,
+    ];
+}
+
+/// Scheduler-cycles by outcome.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StallBreakdown {
+    /// Cycles a scheduler issued at least one instruction.
+    pub issued: u64,
+    /// See [`StallReason::NoReadyWarp`].
+    pub no_ready_warp: u64,
+    /// See [`StallReason::Scoreboard`].
+    pub scoreboard: u64,
+    /// See [`StallReason::NoFreeCollector`].
+    pub no_free_collector: u64,
+    /// See [`StallReason::BankConflict`].
+    pub bank_conflict: u64,
+    /// See [`StallReason::PipelineBusy`].
+    pub pipeline_busy: u64,
+    /// See [`StallReason::Memory`].
+    pub memory: u64,
+    /// See [`StallReason::Barrier`].
+    pub barrier: u64,
+    /// See [`StallReason::RegisterFile`].
+    pub register_file: u64,
+    /// See [`StallReason::Idle`].
+    pub idle: u64,
+}
+
+impl StallBreakdown {
+    /// Adds `n` cycles of `reason`.
+    #[inline]
+    pub fn add(&mut self, reason: StallReason, n: u64) {
+        let slot = match reason {
+            StallReason::Idle => &mut self.idle,
+            StallReason::Barrier => &mut self.barrier,
+            StallReason::NoReadyWarp => &mut self.no_ready_warp,
+            StallReason::Memory => &mut self.memory,
+            StallReason::Scoreboard => &mut self.scoreboard,
+            StallReason::RegisterFile => &mut self.register_file,
+            StallReason::NoFreeCollector => &mut self.no_free_collector,
+            StallReason::BankConflict => &mut self.bank_conflict,
+            StallReason::PipelineBusy => &mut self.pipeline_busy,
+        };
+        *slot += n;
+    }
+
+    /// Cycles of `reason`.
+    pub fn get(&self, reason: StallReason) -> u64 {
+        match reason {
+            StallReason::Idle => self.idle,
+            StallReason::Barrier => self.barrier,
+            StallReason::NoReadyWarp => self.no_ready_warp,
+            StallReason::Memory => self.memory,
+            StallReason::Scoreboard => self.scoreboard,
+            StallReason::RegisterFile => self.register_file,
+            StallReason::NoFreeCollector => self.no_free_collector,
+            StallReason::BankConflict => self.bank_conflict,
+            StallReason::PipelineBusy => self.pipeline_busy,
+        }
+    }
+
+    /// All scheduler-cycles (issued plus every stall).
+    pub fn total(&self) -> u64 {
+        self.issued + StallReason::ALL.iter().map(|&r| self.get(r)).sum::<u64>()
+    }
+
+    /// Adds `o`.
+    pub fn accumulate(&mut self, o: &StallBreakdown) {
+        self.issued += o.issued;
+        for r in StallReason::ALL {
+            self.add(r, o.get(r));
+        }
+    }
+}
+
+/// The resource that limits how many CTAs of a kernel fit on one SM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limiter {
+    /// `sm.max_threads`.
+    Threads,
+    /// `sm.max_warps`.
+    Warps,
+    /// `sm.max_ctas`.
+    Ctas,
+    /// `sm.shared_memory_bytes`.
+    SharedMemory,
+    /// The register file capacity.
+    Registers,
+}
+
+/// Occupancy of one kernel.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OccupancyStats {
+    /// CTAs per SM allowed by each resource (`None`: that resource does not limit).
+    pub ctas_by_threads: u32,
+    /// By warps.
+    pub ctas_by_warps: u32,
+    /// By the CTA limit.
+    pub ctas_by_ctas: u32,
+    /// By shared memory (`u32::MAX` when the kernel uses none).
+    pub ctas_by_shared_memory: u32,
+    /// By registers (`u32::MAX` when unlimited).
+    pub ctas_by_registers: u32,
+    /// The minimum: resident CTAs per SM at most.
+    pub ctas_per_sm: u32,
+    /// Warps per CTA.
+    pub warps_per_cta: u32,
+    /// Theoretical resident warps per SM (`ctas_per_sm x warps_per_cta`).
+    pub theoretical_warps_per_sm: u32,
+    /// The resource that sets `ctas_per_sm` (the first in declaration order on a tie).
+    pub limited_by: Limiter,
+    /// Registers per thread of the kernel.
+    pub registers_per_thread: u32,
+    /// Registers one warp is allocated (rounded to `sm.register_allocation_unit`).
+    pub registers_per_warp: u32,
+    /// Shared memory per CTA in bytes (static + dynamic).
+    pub shared_bytes_per_cta: u64,
+    /// The most warps resident on one SM at any time.
+    pub peak_warps_per_sm: u32,
+    /// Resident warps per SM per cycle, averaged over the kernel's cycles and all SMs.
+    pub achieved_warps_per_sm: f64,
+    /// `achieved_warps_per_sm / sm.max_warps`.
+    pub achieved_occupancy: f64,
+}
+
+/// Wall-clock figures (the only non-deterministic part of a report).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct SimulationStats {
+    /// Seconds spent simulating.
+    pub wall_seconds: f64,
+    /// Simulated warp instructions per wall-clock second.
+    pub warp_instructions_per_second: f64,
+}
+
+/// One kernel launch.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KernelStats {
+    /// The kernel's (mangled) name.
+    pub name: String,
+    /// Grid dimensions.
+    pub grid: [u32; 3],
+    /// CTA dimensions.
+    pub block: [u32; 3],
+    /// The cycle the launch started at (cycles are counted over the whole simulation).
+    pub start_cycle: u64,
+    /// Core cycles from launch to the retirement of the last CTA.
+    pub cycles: u64,
+    /// Warp instructions issued.
+    pub warp_instructions: u64,
+    /// Thread instructions (active lanes of each warp instruction) executed.
+    pub thread_instructions: u64,
+    /// Warp instructions per cycle, whole GPU.
+    pub ipc: f64,
+    /// Occupancy: theoretical and achieved.
+    pub occupancy: OccupancyStats,
+    /// Scheduler-cycles by outcome.
+    pub stalls: StallBreakdown,
+    /// Register file counters, summed over SMs.
+    pub register_file: RfStats,
+    /// Memory hierarchy counters during the kernel.
+    pub memory: MemoryStats,
+    /// Wall-clock figures of this kernel.
+    pub simulation: SimulationStats,
+}
+
+/// Totals over all simulated kernels.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TotalStats {
+    /// Kernels simulated.
+    pub kernels: u64,
+    /// Sum of the kernels' cycles.
+    pub cycles: u64,
+    /// Warp instructions.
+    pub warp_instructions: u64,
+    /// Thread instructions.
+    pub thread_instructions: u64,
+    /// `warp_instructions / cycles`.
+    pub ipc: f64,
+    /// Scheduler-cycles by outcome.
+    pub stalls: StallBreakdown,
+    /// Register file counters.
+    pub register_file: RfStats,
+    /// Memory hierarchy counters.
+    pub memory: MemoryStats,
+}
+
+/// Everything a run reports: the JSON `--stats` document.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    /// Per kernel launch, in launch order.
+    pub kernels: Vec<KernelStats>,
+    /// Totals.
+    pub total: TotalStats,
+    /// Wall-clock figures of the whole run.
+    pub simulation: SimulationStats,
+}
+
+/// Warp instructions per cycle; 0 for no cycles.
+pub fn ipc(warp_instructions: u64, cycles: u64) -> f64 {
+    if cycles == 0 {
+        0.0
+    } else {
+        warp_instructions as f64 / cycles as f64
+    }
+}
+
+/// `total += k`, counter by counter.
+pub fn memory_add(total: &mut MemoryStats, k: &MemoryStats) {
+    total.l1d += k.l1d;
+    total.constant_cache += k.constant_cache;
+    total.icache += k.icache;
+    total.l2 += k.l2;
+    total.shared_memory += k.shared_memory;
+    total.dram += k.dram;
+    let (t, k) = (&mut total.interconnect, &k.interconnect);
+    t.packets_to_l2 += k.packets_to_l2;
+    t.bytes_to_l2 += k.bytes_to_l2;
+    t.packets_to_sm += k.packets_to_sm;
+    t.bytes_to_sm += k.bytes_to_sm;
+    t.queue_cycles += k.queue_cycles;
+}
+
+/// `after - before`, counter by counter, for per-kernel memory figures.
+pub fn memory_since(after: &MemoryStats, before: &MemoryStats) -> MemoryStats {
+    macro_rules! sub {
+        ($d:expr, $a:expr, $b:expr; $($f:ident),+) => {
+            $( $d.$f = $a.$f.saturating_sub($b.$f); )+
+        };
+    }
+    let (a, b) = (after, before);
+    let mut d = *after;
+    sub!(d.l1d, a.l1d, b.l1d; reads, writes, hits, misses, sector_misses, mshr_merges,
+         reservation_fails, evictions, writebacks, sectors_fetched);
+    sub!(d.constant_cache, a.constant_cache, b.constant_cache; reads, writes, hits, misses,
+         sector_misses, mshr_merges, reservation_fails, evictions, writebacks, sectors_fetched);
+    sub!(d.icache, a.icache, b.icache; reads, writes, hits, misses, sector_misses,
+         mshr_merges, reservation_fails, evictions, writebacks, sectors_fetched);
+    sub!(d.l2, a.l2, b.l2; reads, writes, hits, misses, sector_misses, mshr_merges,
+         reservation_fails, evictions, writebacks, sectors_fetched);
+    sub!(d.shared_memory, a.shared_memory, b.shared_memory; accesses, passes, bank_conflicts);
+    sub!(d.interconnect, a.interconnect, b.interconnect; packets_to_l2, bytes_to_l2,
+         packets_to_sm, bytes_to_sm, queue_cycles);
+    sub!(d.dram, a.dram, b.dram; reads, writes, read_bytes, write_bytes, row_hits, row_misses,
+         queue_cycles);
+    d
+}
