@@ -1,0 +1,113 @@
+//! Shared helpers of the timing integration tests: load PTX, lay out parameters, run one
+//! kernel through emu + timing.
+#![allow(dead_code)]
+
+use emu::{Emulator, KernelRef, LaunchConfig};
+use timing::config::default_configs_dir;
+use timing::{GpuConfig, KernelInfo, KernelStats, Override, TimingSimulator};
+
+pub fn config(name: &str, overrides: &[&str]) -> GpuConfig {
+    let o: Vec<Override> = overrides
+        .iter()
+        .map(|s| Override::parse(s).unwrap())
+        .collect();
+    GpuConfig::load(name, &default_configs_dir(), &o).unwrap()
+}
+
+pub fn workload(name: &str) -> String {
+    let path = format!(
+        "{}/../../workloads/ptx/nvcc/{name}.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// A parameter buffer from values at the kernel's declared offsets.
+pub fn params(emu: &Emulator, k: KernelRef, values: &[u64]) -> Vec<u8> {
+    let ps = emu.kernel_params(k).expect("kernel");
+    let size = ps.iter().map(|p| p.offset + p.size).max().unwrap_or(0) as usize;
+    let mut buf = vec![0u8; size];
+    for (p, v) in ps.iter().zip(values) {
+        let o = p.offset as usize;
+        buf[o..o + p.size as usize].copy_from_slice(&v.to_le_bytes()[..p.size as usize]);
+    }
+    buf
+}
+
+/// An emulator with `ptx` loaded, the kernel `name` and its allocated info.
+pub fn load(ptx: &str, name: &str) -> (Emulator, KernelRef, KernelInfo) {
+    let mut emu = Emulator::new();
+    let m = emu
+        .load_ptx("test.ptx", ptx)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let k = emu
+        .kernel(m, name)
+        .unwrap_or_else(|| panic!("no kernel {name}"));
+    let program = &emu.module(m).unwrap().program;
+    let info = KernelInfo::compile(program, k.func, &Default::default()).unwrap();
+    (emu, k, info)
+}
+
+pub fn alloc_f32(emu: &mut Emulator, values: &[f32]) -> u64 {
+    let a = emu
+        .memory
+        .alloc(4 * values.len() as u64, emu::AllocKind::Device)
+        .unwrap();
+    for (i, v) in values.iter().enumerate() {
+        emu.memory
+            .write_uint(a + 4 * i as u64, 4, u64::from(v.to_bits()))
+            .unwrap();
+    }
+    a
+}
+
+pub fn alloc_u32(emu: &mut Emulator, values: &[u32]) -> u64 {
+    let a = emu
+        .memory
+        .alloc(4 * values.len().max(1) as u64, emu::AllocKind::Device)
+        .unwrap();
+    for (i, v) in values.iter().enumerate() {
+        emu.memory
+            .write_uint(a + 4 * i as u64, 4, u64::from(*v))
+            .unwrap();
+    }
+    a
+}
+
+pub fn read_u32(emu: &Emulator, addr: u64, n: usize) -> Vec<u32> {
+    (0..n)
+        .map(|i| emu.memory.read_uint(addr + 4 * i as u64, 4).unwrap() as u32)
+        .collect()
+}
+
+/// Runs one launch on a fresh simulator.
+pub fn run(
+    cfg: GpuConfig,
+    emu: &mut Emulator,
+    k: KernelRef,
+    info: &KernelInfo,
+    launch: LaunchConfig,
+    p: &[u8],
+) -> KernelStats {
+    let mut sim = TimingSimulator::new(cfg);
+    sim.simulate_kernel(emu, k, launch, p, info)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs the launch twice on one simulator and returns the second run's statistics: the
+/// instruction cache (and data caches) are warm, so the front end's cold misses do not
+/// blur a known answer.
+pub fn run_warm(
+    cfg: GpuConfig,
+    emu: &mut Emulator,
+    k: KernelRef,
+    info: &KernelInfo,
+    launch: LaunchConfig,
+    p: &[u8],
+) -> KernelStats {
+    let mut sim = TimingSimulator::new(cfg);
+    sim.simulate_kernel(emu, k, launch, p, info)
+        .unwrap_or_else(|e| panic!("{e}"));
+    sim.simulate_kernel(emu, k, launch, p, info)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
