@@ -1,0 +1,381 @@
+//! The renumbering checker: proves that a renumbered allocation computes what the original
+//! did, sharing no reasoning with [`super::renumber`].
+//!
+//! *Dataflow.* Both allocations are run through the register allocator's checker
+//! ([`crate::regalloc::check`]), an independent symbolic dataflow check that every read of
+//! every virtual register finds that register's current value in the architectural
+//! registers it is assigned. Both preserve the virtual-register program, so they compute
+//! the same as each other.
+//!
+//! *Shape.* Renumbering is a renaming of registers and nothing else: predicates stay where
+//! they were, nothing is spilled that was not, every general register keeps its file and
+//! width and lands on an aligned block inside the registers the function already used (so
+//! registers per thread cannot grow), and copies the allocator coalesced stay coalesced.
+//!
+//! *Intervals.* The intervals were formed under the old numbering. Recomputed from the
+//! instructions, no interval's working set may be larger under the new numbering, so the
+//! bound `N` still holds.
+
+use ir::{Function, InstId, RegId, RegisterEffects};
+
+use crate::regalloc::ir_input::{width_of, IrInput};
+use crate::regalloc::{check, Allocation, CheckError, Location};
+
+use super::intervals::{IntervalId, RegisterIntervals};
+use super::numbering::{CellView, NumberingError};
+
+/// Why a renumbering is rejected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RenumberCheckError {
+    #[error("the original allocation fails the allocation checker: {0}")]
+    Before(CheckError),
+    #[error("the renumbered allocation fails the allocation checker: {0}")]
+    After(CheckError),
+    #[error("{vreg} moved from {before} to {after}: renumbering only renames general registers")]
+    WrongKind {
+        vreg: RegId,
+        before: Location,
+        after: Location,
+    },
+    #[error("{vreg} at {after} is not aligned or lies outside the {registers} registers in use")]
+    OutOfPlace {
+        vreg: RegId,
+        after: Location,
+        registers: u32,
+    },
+    #[error("{field} changed ({before} before, {after} after)")]
+    Changed {
+        field: &'static str,
+        before: String,
+        after: String,
+    },
+    #[error("copy {inst} was coalesced but its registers now differ")]
+    Uncoalesced { inst: InstId },
+    #[error("interval {interval}'s working set grew from {before} to {after} registers")]
+    WorkingSetGrew {
+        interval: IntervalId,
+        before: usize,
+        after: usize,
+    },
+    #[error("renumbered allocation: {0}")]
+    Numbering(NumberingError),
+}
+
+/// What the checker verified.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RenumberCheck {
+    pub registers_checked: u32,
+    pub intervals_checked: u32,
+}
+
+/// Checks that `after` is a renumbering of `before` (both allocations of `func`, which has
+/// no spills) that preserves `func`'s meaning and `intervals`' working-set bounds.
+pub fn check_renumbering(
+    func: &Function,
+    intervals: &RegisterIntervals,
+    before: &Allocation,
+    after: &Allocation,
+) -> Result<RenumberCheck, RenumberCheckError> {
+    let input = IrInput::new(func);
+    check(&input, before).map_err(RenumberCheckError::Before)?;
+
+    let changed = |field: &'static str, a: String, b: String| {
+        if a == b {
+            Ok(())
+        } else {
+            Err(RenumberCheckError::Changed {
+                field,
+                before: a,
+                after: b,
+            })
+        }
+    };
+    changed(
+        "number of locations",
+        before.locations.len().to_string(),
+        after.locations.len().to_string(),
+    )?;
+    changed(
+        "predicates used",
+        before.predicates_used.to_string(),
+        after.predicates_used.to_string(),
+    )?;
+    changed(
+        "spill edits",
+        format!("{:?}", before.edits),
+        format!("{:?}", after.edits),
+    )?;
+    changed(
+        "spill slots",
+        format!("{:?}", before.spill_slots),
+        format!("{:?}", after.spill_slots),
+    )?;
+    changed(
+        "spilled operands",
+        format!("{:?}", before.spilled_operands),
+        format!("{:?}", after.spilled_operands),
+    )?;
+    changed(
+        "coalesced copies",
+        format!("{:?}", before.coalesced_copies),
+        format!("{:?}", after.coalesced_copies),
+    )?;
+    if after.registers_used > before.registers_used {
+        changed(
+            "registers used (it may only shrink)",
+            before.registers_used.to_string(),
+            after.registers_used.to_string(),
+        )?;
+    }
+
+    let mut registers_checked = 0;
+    for (v, (&b, &a)) in before.locations.iter().zip(&after.locations).enumerate() {
+        let vreg = RegId::new(v);
+        match (b, a) {
+            (Location::Reg(_), Location::Reg(r)) => {
+                let units = width_of(func.reg(vreg).class).units();
+                if r.0 % units != 0 || r.0 + units > after.registers_used {
+                    return Err(RenumberCheckError::OutOfPlace {
+                        vreg,
+                        after: a,
+                        registers: after.registers_used,
+                    });
+                }
+                registers_checked += 1;
+            }
+            (b, a) if b == a && !matches!(b, Location::Reg(_)) => {}
+            (before, after) => {
+                return Err(RenumberCheckError::WrongKind {
+                    vreg,
+                    before,
+                    after,
+                })
+            }
+        }
+    }
+    for &inst in &after.coalesced_copies {
+        let srcs = func.uses(inst);
+        let dsts = func.defs(inst);
+        let same = match (dsts, srcs) {
+            ([d], [s]) => after.location(*d) == after.location(*s),
+            _ => false,
+        };
+        if !same {
+            return Err(RenumberCheckError::Uncoalesced { inst });
+        }
+    }
+
+    check(&input, after).map_err(RenumberCheckError::After)?;
+
+    let old = CellView::new(func, before).map_err(RenumberCheckError::Numbering)?;
+    let new = CellView::new(func, after).map_err(RenumberCheckError::Numbering)?;
+    for id in intervals.ids() {
+        let count = |view: &CellView<'_>| {
+            let mut regs: Vec<u32> = intervals
+                .insts(&old, id)
+                .flat_map(|i| view.touched(i).iter().copied())
+                .collect();
+            regs.sort_unstable();
+            regs.dedup();
+            regs.len()
+        };
+        let (b, a) = (count(&old), count(&new));
+        if a > b {
+            return Err(RenumberCheckError::WorkingSetGrew {
+                interval: id,
+                before: b,
+                after: a,
+            });
+        }
+    }
+    Ok(RenumberCheck {
+        registers_checked,
+        intervals_checked: intervals.len() as u32,
+    })
+}
+
+/// Why a set of register-intervals is not a valid partition.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IntervalCheckError {
+    #[error("block {block} is not covered exactly by interval pieces: {detail}")]
+    Coverage { block: ir::BlockId, detail: String },
+    #[error("instruction {inst} is in {listed} but interval_of says {claimed}")]
+    Membership {
+        inst: InstId,
+        listed: IntervalId,
+        claimed: IntervalId,
+    },
+    #[error("{interval}'s working set {recorded:?} is not the registers its instructions touch {actual:?}")]
+    WorkingSet {
+        interval: IntervalId,
+        recorded: Vec<u32>,
+        actual: Vec<u32>,
+    },
+    #[error("{interval} has {size} registers, more than N = {limit}")]
+    TooManyRegisters {
+        interval: IntervalId,
+        size: usize,
+        limit: u32,
+    },
+    #[error("{interval}: {detail}")]
+    Kind {
+        interval: IntervalId,
+        detail: String,
+    },
+    #[error("{interval} is entered at {piece:?}, which is not its header")]
+    SecondEntry {
+        interval: IntervalId,
+        piece: super::intervals::Piece,
+    },
+}
+
+/// Checks that `intervals` partition `g`'s instructions into single-entry regions whose
+/// working sets are exactly what their instructions touch and at most `N` registers
+/// (except a lone call or a lone instruction wider than `N`), recomputing everything from
+/// `g` rather than trusting how the intervals were formed.
+pub fn check_intervals<G: super::intervals::IntervalInput>(
+    g: &G,
+    intervals: &RegisterIntervals,
+) -> Result<(), IntervalCheckError> {
+    use super::intervals::{IntervalKind, Piece};
+    use ir::BlockId;
+
+    let nb = g.num_blocks();
+    // Pieces of each block, in order, with their interval.
+    let mut by_block: Vec<Vec<(Piece, IntervalId)>> = vec![Vec::new(); nb];
+    for id in intervals.ids() {
+        for &p in &intervals.interval(id).pieces {
+            by_block[p.block.index()].push((p, id));
+        }
+    }
+    for (b, list) in by_block.iter_mut().enumerate() {
+        let block = BlockId::new(b);
+        list.sort();
+        let len = g.insts_of(block).len() as u32;
+        let coverage = |detail: String| IntervalCheckError::Coverage { block, detail };
+        if list.is_empty() {
+            return Err(coverage("no piece".into()));
+        }
+        let mut at = 0;
+        for (p, _) in list.iter() {
+            if p.start != at || (p.is_empty() && len > 0) {
+                return Err(coverage(format!("piece {p:?} after position {at}")));
+            }
+            at = p.end;
+        }
+        if at != len {
+            return Err(coverage(format!("pieces end at {at} of {len}")));
+        }
+        for &(p, id) in list.iter() {
+            for &inst in &g.insts_of(block)[p.start as usize..p.end as usize] {
+                let claimed = intervals.interval_of(inst);
+                if claimed != id {
+                    return Err(IntervalCheckError::Membership {
+                        inst,
+                        listed: id,
+                        claimed,
+                    });
+                }
+            }
+        }
+    }
+
+    for id in intervals.ids() {
+        let interval = intervals.interval(id);
+        let insts: Vec<InstId> = intervals.insts(g, id).collect();
+        let mut actual: Vec<u32> = insts
+            .iter()
+            .flat_map(|&i| g.registers(i).iter().copied())
+            .collect();
+        actual.sort_unstable();
+        actual.dedup();
+        if actual != interval.working_set {
+            return Err(IntervalCheckError::WorkingSet {
+                interval: id,
+                recorded: interval.working_set.clone(),
+                actual,
+            });
+        }
+        let calls = insts.iter().filter(|&&i| g.is_call(i)).count();
+        let kind = |detail: String| IntervalCheckError::Kind {
+            interval: id,
+            detail,
+        };
+        match interval.kind {
+            IntervalKind::Normal => {
+                if actual.len() > intervals.limit as usize {
+                    return Err(IntervalCheckError::TooManyRegisters {
+                        interval: id,
+                        size: actual.len(),
+                        limit: intervals.limit,
+                    });
+                }
+                if calls > 0 {
+                    return Err(kind("a call shares an interval with other code".into()));
+                }
+            }
+            IntervalKind::Call => {
+                if insts.len() != 1 || calls != 1 {
+                    return Err(kind(format!(
+                        "a call interval has {} instructions, {calls} calls",
+                        insts.len()
+                    )));
+                }
+            }
+            IntervalKind::Oversized => {
+                if insts.len() != 1 || actual.len() <= intervals.limit as usize {
+                    return Err(kind(format!(
+                        "an oversized interval has {} instructions and {} registers",
+                        insts.len(),
+                        actual.len()
+                    )));
+                }
+            }
+        }
+    }
+
+    // Single entry: every edge into a piece other than a header comes from its interval.
+    let mut reachable = vec![false; nb];
+    if nb > 0 {
+        let mut stack = vec![g.entry()];
+        reachable[g.entry().index()] = true;
+        while let Some(b) = stack.pop() {
+            for &s in g.successors(b) {
+                if !reachable[s.index()] {
+                    reachable[s.index()] = true;
+                    stack.push(s);
+                }
+            }
+        }
+        let entry = by_block[g.entry().index()][0];
+        if intervals.interval(entry.1).header() != entry.0 {
+            return Err(IntervalCheckError::SecondEntry {
+                interval: entry.1,
+                piece: entry.0,
+            });
+        }
+    }
+    for (b, list) in by_block.iter().enumerate() {
+        for (k, &(p, id)) in list.iter().enumerate() {
+            if intervals.interval(id).header() == p {
+                continue;
+            }
+            let from: Vec<IntervalId> = if k > 0 {
+                vec![list[k - 1].1]
+            } else {
+                g.predecessors(BlockId::new(b))
+                    .iter()
+                    .filter(|q| !reachable[b] || reachable[q.index()])
+                    .map(|q| by_block[q.index()].last().expect("covered").1)
+                    .collect()
+            };
+            if from.iter().any(|&f| f != id) {
+                return Err(IntervalCheckError::SecondEntry {
+                    interval: id,
+                    piece: p,
+                });
+            }
+        }
+    }
+    Ok(())
+}

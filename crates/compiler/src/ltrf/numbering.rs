@@ -1,0 +1,323 @@
+//! Register numberings: the view the register-file passes take of a function's registers.
+//!
+//! The LTRF paper counts, prefetches and banks *architectural 32-bit registers* (§3.2: one
+//! bit of the prefetch bit-vector per register; §4: a register's bank follows from its
+//! number). A numbering says where every virtual register lives in those terms. It is an
+//! [`Allocation`]: either the register allocator's, or [`virtual_numbering`], in which every
+//! virtual register that is referenced gets registers of its own, numbered in declaration
+//! order — what the passes count before allocation exists. Either way a 16- or 32-bit value
+//! takes one 32-bit register, a 64-bit value an aligned pair and a 128-bit value an aligned
+//! quad, so a 64-bit value counts as two registers. Predicates live in the separate
+//! predicate file: they are never prefetched, banked or counted in a working set, but they
+//! do get liveness bits.
+//!
+//! [`CellView`] turns a function and a numbering into a function over *cells*: cell `c <
+//! general_cells()` is the 32-bit register `Rc`, the cells after it are the predicate
+//! registers. It implements [`RegisterEffects`], so the IR's analyses (liveness above all)
+//! run on architectural registers unchanged, and a value that shares a register with
+//! another (a coalesced copy) is seen as the register it is.
+
+use ir::{BlockId, ControlFlowGraph, Function, InstId, Op, RegClass, RegId, RegisterEffects};
+
+use crate::regalloc::ir_input::width_of;
+use crate::regalloc::{Allocation, Location, PhysReg, PredReg};
+
+/// Which numbering a pass ran on.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum NumberingKind {
+    /// The register allocator's architectural registers (the default: the paper works on
+    /// register-allocated code).
+    #[default]
+    Allocated,
+    /// Before allocation: every virtual register its own registers ([`virtual_numbering`]).
+    Virtual,
+}
+
+impl NumberingKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NumberingKind::Allocated => "allocated",
+            NumberingKind::Virtual => "virtual",
+        }
+    }
+}
+
+impl std::str::FromStr for NumberingKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "allocated" => Ok(NumberingKind::Allocated),
+            "virtual" => Ok(NumberingKind::Virtual),
+            _ => Err(format!(
+                "unknown numbering '{s}' (expected allocated or virtual)"
+            )),
+        }
+    }
+}
+
+/// Why a numbering cannot be viewed as cells.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NumberingError {
+    #[error("the numbering has {locations} locations for {registers} registers")]
+    WrongLength { locations: usize, registers: usize },
+    #[error("{vreg} is referenced by {inst} but the numbering gives it no register")]
+    Unplaced { vreg: RegId, inst: InstId },
+    #[error("{vreg} is spilled: materialise spill code first (regalloc::insert_spill_code)")]
+    Spilled { vreg: RegId },
+    #[error("{vreg} is a {class} register but the numbering puts it in {location}")]
+    WrongFile {
+        vreg: RegId,
+        class: &'static str,
+        location: Location,
+    },
+}
+
+/// The numbering in which every referenced virtual register has registers of its own:
+/// general registers numbered in declaration order (each aligned to its width, so a pair
+/// may leave a one-register hole before it), predicates likewise. Unreferenced registers
+/// are [`Location::Unused`].
+pub fn virtual_numbering(func: &Function) -> Allocation {
+    let mut referenced = vec![false; func.regs.len()];
+    for i in 0..func.num_insts() {
+        let inst = InstId::new(i);
+        for &r in func.uses(inst).iter().chain(func.defs(inst)) {
+            referenced[r.index()] = true;
+        }
+    }
+    let mut locations = vec![Location::Unused; func.regs.len()];
+    let (mut next_reg, mut next_pred) = (0u32, 0u32);
+    for (r, info) in func.regs.iter().enumerate() {
+        if !referenced[r] {
+            continue;
+        }
+        if info.class == RegClass::Pred {
+            locations[r] = Location::Pred(PredReg(next_pred));
+            next_pred += 1;
+        } else {
+            let units = width_of(info.class).units();
+            let base = next_reg.div_ceil(units) * units;
+            locations[r] = Location::Reg(PhysReg(base));
+            next_reg = base + units;
+        }
+    }
+    Allocation {
+        locations,
+        registers_used: next_reg,
+        predicates_used: next_pred,
+        ..Allocation::default()
+    }
+}
+
+/// A function whose registers are the cells of a numbering (see the module docs).
+pub struct CellView<'f> {
+    func: &'f Function,
+    general: u32,
+    predicates: u32,
+    /// Cells of each virtual register: `(first cell, count)`; count 0 if it has none.
+    reg_cells: Vec<(u32, u32)>,
+    use_starts: Vec<u32>,
+    use_cells: Vec<RegId>,
+    def_starts: Vec<u32>,
+    def_cells: Vec<RegId>,
+    /// Per instruction, where its use slots start in `slot_ends`.
+    slot_starts: Vec<u32>,
+    /// Per use slot of [`Function::uses`], one past its last cell in `use_cells`.
+    slot_ends: Vec<u32>,
+    /// Per instruction, the general-register cells it reads or writes, sorted, once each.
+    touched_starts: Vec<u32>,
+    touched: Vec<u32>,
+}
+
+impl<'f> CellView<'f> {
+    /// The cells of `func` under `numbering`, which must place every referenced register in
+    /// its own file and spill nothing.
+    pub fn new(func: &'f Function, numbering: &Allocation) -> Result<Self, NumberingError> {
+        if numbering.locations.len() != func.regs.len() {
+            return Err(NumberingError::WrongLength {
+                locations: numbering.locations.len(),
+                registers: func.regs.len(),
+            });
+        }
+        let general = numbering.registers_used;
+        let predicates = numbering.predicates_used;
+        let mut reg_cells = vec![(0u32, 0u32); func.regs.len()];
+        for (r, info) in func.regs.iter().enumerate() {
+            let vreg = RegId::new(r);
+            let wrong_file = |location| NumberingError::WrongFile {
+                vreg,
+                class: info.class.as_str(),
+                location,
+            };
+            reg_cells[r] = match (numbering.locations[r], info.class) {
+                (Location::Unused, _) => (0, 0),
+                (Location::Spill(_), _) => return Err(NumberingError::Spilled { vreg }),
+                (loc @ Location::Pred(p), RegClass::Pred) => {
+                    if p.0 >= predicates {
+                        return Err(wrong_file(loc));
+                    }
+                    (general + p.0, 1)
+                }
+                (loc @ Location::Reg(base), class) if class != RegClass::Pred => {
+                    let units = width_of(class).units();
+                    if base.0 % units != 0 || base.0 + units > general {
+                        return Err(wrong_file(loc));
+                    }
+                    (base.0, units)
+                }
+                (loc, _) => return Err(wrong_file(loc)),
+            };
+        }
+
+        let n = func.num_insts();
+        let mut view = CellView {
+            func,
+            general,
+            predicates,
+            reg_cells,
+            use_starts: Vec::with_capacity(n + 1),
+            use_cells: Vec::new(),
+            def_starts: Vec::with_capacity(n + 1),
+            def_cells: Vec::new(),
+            slot_starts: Vec::with_capacity(n + 1),
+            slot_ends: Vec::new(),
+            touched_starts: Vec::with_capacity(n + 1),
+            touched: Vec::new(),
+        };
+        view.use_starts.push(0);
+        view.def_starts.push(0);
+        view.slot_starts.push(0);
+        view.touched_starts.push(0);
+        let mut scratch = Vec::new();
+        for i in 0..n {
+            let inst = InstId::new(i);
+            scratch.clear();
+            for &r in func.uses(inst) {
+                let (first, count) = view.cells_of(r, inst)?;
+                for c in first..first + count {
+                    view.use_cells.push(RegId(c));
+                    if c < general {
+                        scratch.push(c);
+                    }
+                }
+                view.slot_ends.push(view.use_cells.len() as u32);
+            }
+            for &r in func.defs(inst) {
+                let (first, count) = view.cells_of(r, inst)?;
+                for c in first..first + count {
+                    view.def_cells.push(RegId(c));
+                    if c < general {
+                        scratch.push(c);
+                    }
+                }
+            }
+            scratch.sort_unstable();
+            scratch.dedup();
+            view.touched.extend_from_slice(&scratch);
+            view.use_starts.push(view.use_cells.len() as u32);
+            view.def_starts.push(view.def_cells.len() as u32);
+            view.slot_starts.push(view.slot_ends.len() as u32);
+            view.touched_starts.push(view.touched.len() as u32);
+        }
+        Ok(view)
+    }
+
+    fn cells_of(&self, vreg: RegId, inst: InstId) -> Result<(u32, u32), NumberingError> {
+        match self.reg_cells[vreg.index()] {
+            (_, 0) => Err(NumberingError::Unplaced { vreg, inst }),
+            cells => Ok(cells),
+        }
+    }
+
+    pub fn function(&self) -> &'f Function {
+        self.func
+    }
+
+    /// General (32-bit) registers: cells `0..general_cells()`.
+    pub fn general_cells(&self) -> u32 {
+        self.general
+    }
+
+    /// Predicate registers: cells `general_cells()..general_cells() + predicate_cells()`.
+    pub fn predicate_cells(&self) -> u32 {
+        self.predicates
+    }
+
+    pub fn is_general(&self, cell: RegId) -> bool {
+        cell.0 < self.general
+    }
+
+    /// The cells of virtual register `vreg`, empty if it has none.
+    pub fn cells(&self, vreg: RegId) -> std::ops::Range<u32> {
+        let (first, count) = self.reg_cells[vreg.index()];
+        first..first + count
+    }
+
+    /// The general registers `inst` reads or writes, sorted, each once: what it adds to
+    /// a working set.
+    pub fn touched(&self, inst: InstId) -> &[u32] {
+        let i = inst.index();
+        &self.touched[self.touched_starts[i] as usize..self.touched_starts[i + 1] as usize]
+    }
+
+    /// Where the cells of use slot `slot` of `inst` (an index into `Function::uses(inst)`)
+    /// lie within [`RegisterEffects::uses`] of this view.
+    pub fn slot_cells(&self, inst: InstId, slot: usize) -> std::ops::Range<usize> {
+        let i = inst.index();
+        let first_slot = self.slot_starts[i] as usize;
+        debug_assert!(first_slot + slot < self.slot_starts[i + 1] as usize);
+        let start = if slot == 0 {
+            self.use_starts[i] as usize
+        } else {
+            self.slot_ends[first_slot + slot - 1] as usize
+        };
+        let base = self.use_starts[i] as usize;
+        start - base..self.slot_ends[first_slot + slot] as usize - base
+    }
+
+    /// True if `inst` calls a function: LTRF gives every call a register-interval of its
+    /// own, because the callee's registers are not in the caller's working set.
+    pub fn is_call(&self, inst: InstId) -> bool {
+        matches!(self.func.inst(inst).op, Op::Call(_))
+    }
+}
+
+impl ControlFlowGraph for CellView<'_> {
+    fn num_blocks(&self) -> usize {
+        self.func.num_blocks()
+    }
+    fn entry(&self) -> BlockId {
+        self.func.entry()
+    }
+    fn successors(&self, block: BlockId) -> &[BlockId] {
+        self.func.successors(block)
+    }
+    fn predecessors(&self, block: BlockId) -> &[BlockId] {
+        self.func.predecessors(block)
+    }
+}
+
+impl RegisterEffects for CellView<'_> {
+    fn num_regs(&self) -> usize {
+        (self.general + self.predicates) as usize
+    }
+    fn num_insts(&self) -> usize {
+        self.func.num_insts()
+    }
+    fn block_insts(&self, block: BlockId) -> &[InstId] {
+        self.func.block_insts(block)
+    }
+    fn uses(&self, inst: InstId) -> &[RegId] {
+        let i = inst.index();
+        &self.use_cells[self.use_starts[i] as usize..self.use_starts[i + 1] as usize]
+    }
+    fn defs(&self, inst: InstId) -> &[RegId] {
+        let i = inst.index();
+        &self.def_cells[self.def_starts[i] as usize..self.def_starts[i + 1] as usize]
+    }
+    fn defs_are_partial(&self, inst: InstId) -> bool {
+        self.func.defs_are_partial(inst)
+    }
+}

@@ -1,0 +1,833 @@
+//! Bank-aware register renumbering: LTRFconf, LTRF §4.2, after register allocation and
+//! register-interval formation.
+//!
+//! The paper's four phases:
+//!
+//! 1. **Register-live-ranges.** The paper's chains of definitions and uses of a register.
+//!    Here a live range starts as one allocated virtual register (the allocator has
+//!    already split values into those); two that share an architectural register *and* are
+//!    both referenced in one register-interval are merged, so they keep sharing it and no
+//!    working set grows (a coalesced copy is such a pair). A live range occupies an
+//!    aligned block of 1, 2 or 4 registers (its widest member) and keeps its members'
+//!    places inside the block.
+//! 2. **Interval conflict graph (ICG).** Live ranges are adjacent when some
+//!    register-interval references both: the registers a prefetch reads together. Edges
+//!    are weighted by how many intervals the two share.
+//! 3. **Colouring.** Chaitin's simplify/select (Chaitin et al., 1981) with the `B` banks as
+//!    colours: simplify removes a live range whose neighbours cannot use up all banks, or
+//!    else the one with most neighbours (optimistically: nothing is spilled); select gives
+//!    each live range, in reverse order, a bank no neighbour has, choosing the least used
+//!    such bank so that banks fill evenly (the "balanced" colouring the paper relies on);
+//!    if every bank is taken by a neighbour, the one shared with the lightest neighbours.
+//!    A live range of width `w` takes the `w` banks its aligned block covers.
+//! 4. **Renumbering.** Registers are handed out again from scratch within the registers
+//!    the allocation already uses (`R0…R(n-1)`, never more, no spill code): each live range
+//!    gets a free aligned block — free meaning that no live range that *interferes* with it
+//!    (is live where it is written, by the IR's liveness of virtual registers) has a block
+//!    overlapping it — preferring, in order: fewer new bank conflicts in the intervals
+//!    that reference it, the bank its colour names, no growth of those working sets, its
+//!    old register. Should no block be free (registers are as tight as the allocator could
+//!    make them), the live range takes back its old block and any live range already placed
+//!    there that interferes with it is placed again; a live range that had to take back its
+//!    old block keeps it, and since old blocks never overlap interfering live ranges this
+//!    ends, at worst with the allocation unchanged.
+//!
+//! The result is a new [`Allocation`] of the same function; [`super::checker`] proves it
+//! computes what the old one did.
+
+use std::collections::VecDeque;
+
+use ir::analysis::Liveness;
+use ir::{BlockId, ControlFlowGraph, Function, RegId, RegisterEffects};
+use serde::Serialize;
+
+use crate::regalloc::{Allocation, Location, PhysReg};
+
+use super::banks::Banks;
+use super::intervals::{IntervalId, RegisterIntervals};
+use super::numbering::CellView;
+
+const NONE: u32 = u32::MAX;
+
+/// What renumbering did to one function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Renumbering {
+    pub allocation: Allocation,
+    pub stats: RenumberStats,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RenumberStats {
+    /// Register-live-ranges (nodes of the ICG).
+    pub live_ranges: u32,
+    /// Edges of the ICG.
+    pub icg_edges: u32,
+    /// Live ranges whose colour is shared by an ICG neighbour (the colouring was not
+    /// proper for them).
+    pub improper_colours: u32,
+    /// Live ranges whose registers changed.
+    pub moved: u32,
+    /// Live ranges that found no free block and kept their old one.
+    pub kept_for_lack_of_room: u32,
+    /// Which assignment the local improvement that won started from.
+    pub start: RenumberStart,
+    /// Moves and swaps the local improvement made.
+    pub local_moves: u32,
+}
+
+/// Where the registers of the renumbered allocation come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RenumberStart {
+    /// The ICG colouring's assignment (phase 4), improved locally.
+    #[default]
+    Colouring,
+    /// The old numbering, improved locally: it did better than the colouring.
+    Original,
+}
+
+/// One live range: virtual registers that share an aligned block.
+struct LiveRange {
+    /// `(vreg, offset of its first register in the block)`.
+    members: Vec<(RegId, u32)>,
+    span: u32,
+    old_base: u32,
+    /// Per interval that references it, the block offsets it contributes to the working
+    /// set, as a bit mask.
+    intervals: Vec<(IntervalId, u8)>,
+}
+
+/// Renumbers `before`, an allocation of `func` without spills, so that the working set of
+/// each of `intervals` (formed on `func` under `before`) spreads over `banks`.
+pub fn renumber(
+    func: &Function,
+    before: &Allocation,
+    view: &CellView<'_>,
+    intervals: &RegisterIntervals,
+    banks: Banks,
+) -> Renumbering {
+    let registers = before.registers_used;
+    let ranges = live_ranges(func, before, view, intervals);
+    let n = ranges.len();
+    // Each virtual register's live range and the registers of its block it occupies.
+    let mut place = vec![(NONE, 0u8); func.regs.len()];
+    for (i, lr) in ranges.iter().enumerate() {
+        for &(v, offset) in &lr.members {
+            let units = view.cells(v).len() as u32;
+            place[v.index()] = (i as u32, (((1u32 << units) - 1) << offset) as u8);
+        }
+    }
+    let interference = interference(func, &place);
+
+    // Phase 2: the ICG, with edge weights.
+    let mut in_interval: Vec<Vec<u32>> = vec![Vec::new(); intervals.len()];
+    for (i, lr) in ranges.iter().enumerate() {
+        for &(iv, _) in &lr.intervals {
+            in_interval[iv.index()].push(i as u32);
+        }
+    }
+    let mut icg_pairs: Vec<(u32, u32)> = Vec::new();
+    for nodes in &in_interval {
+        for (k, &a) in nodes.iter().enumerate() {
+            for &b in &nodes[k + 1..] {
+                icg_pairs.push((a, b));
+                icg_pairs.push((b, a));
+            }
+        }
+    }
+    icg_pairs.sort_unstable();
+    let mut icg: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+    for run in icg_pairs.chunk_by(|x, y| x == y) {
+        let (a, b) = run[0];
+        icg[a as usize].push((b, run.len() as u32));
+    }
+    let icg_edges = icg.iter().map(Vec::len).sum::<usize>() / 2;
+
+    // Phase 3.
+    let spans: Vec<u32> = ranges.iter().map(|r| r.span).collect();
+    let colouring = colour(&icg, &spans, registers, banks);
+
+    // Phase 4, then local improvement; the same improvement from the old numbering; the
+    // better of the two.
+    let coloured = place_by_colour(
+        &ranges,
+        &interference,
+        &colouring,
+        intervals.len(),
+        registers,
+        banks,
+    );
+    let mut original = Placer::new(&ranges, &interference, intervals.len(), registers, banks);
+    for (i, lr) in ranges.iter().enumerate() {
+        original.place(i as u32, lr.old_base);
+    }
+    let original_moves = original.improve();
+    let (placer, start, local_moves, kept) = match coloured {
+        Some((mut coloured, kept)) => {
+            let moves = coloured.improve();
+            if original.total() < coloured.total() {
+                (original, RenumberStart::Original, original_moves, kept)
+            } else {
+                (coloured, RenumberStart::Colouring, moves, kept)
+            }
+        }
+        None => (original, RenumberStart::Original, original_moves, 0),
+    };
+
+    let mut allocation = before.clone();
+    let mut moved = 0;
+    let mut used = 0;
+    for (i, lr) in ranges.iter().enumerate() {
+        let base = placer.base[i];
+        if base != lr.old_base {
+            moved += 1;
+        }
+        for &(v, offset) in &lr.members {
+            allocation.locations[v.index()] = Location::Reg(PhysReg(base + offset));
+        }
+        used = used.max(base + lr.span);
+    }
+    allocation.registers_used = used;
+    Renumbering {
+        allocation,
+        stats: RenumberStats {
+            live_ranges: n as u32,
+            icg_edges: icg_edges as u32,
+            improper_colours: colouring.improper,
+            moved,
+            kept_for_lack_of_room: kept,
+            start,
+            local_moves,
+        },
+    }
+}
+
+/// Phase 1 (see the module docs).
+fn live_ranges(
+    func: &Function,
+    alloc: &Allocation,
+    view: &CellView<'_>,
+    intervals: &RegisterIntervals,
+) -> Vec<LiveRange> {
+    let nregs = func.regs.len();
+    let mut parent: Vec<u32> = (0..nregs as u32).collect();
+    fn find(parent: &mut [u32], mut x: u32) -> u32 {
+        while parent[x as usize] != x {
+            let up = parent[parent[x as usize] as usize];
+            parent[x as usize] = up;
+            x = up;
+        }
+        x
+    }
+    let is_general = |v: RegId| matches!(alloc.locations[v.index()], Location::Reg(_));
+
+    // Virtual registers each interval references, in first-reference order.
+    let mut referenced: Vec<Vec<RegId>> = vec![Vec::new(); intervals.len()];
+    let mut stamp = vec![NONE; nregs];
+    for id in intervals.ids() {
+        for inst in intervals.insts(view, id) {
+            for &v in func.uses(inst).iter().chain(func.defs(inst)) {
+                if is_general(v) && stamp[v.index()] != id.0 {
+                    stamp[v.index()] = id.0;
+                    referenced[id.index()].push(v);
+                }
+            }
+        }
+    }
+    let mut holder = vec![NONE; alloc.registers_used as usize];
+    for regs in &referenced {
+        let mut touched = Vec::new();
+        for &v in regs {
+            for c in view.cells(v) {
+                match holder[c as usize] {
+                    NONE => {
+                        holder[c as usize] = v.0;
+                        touched.push(c);
+                    }
+                    h => {
+                        let (a, b) = (find(&mut parent, h), find(&mut parent, v.0));
+                        parent[a.max(b) as usize] = a.min(b);
+                    }
+                }
+            }
+        }
+        for c in touched {
+            holder[c as usize] = NONE;
+        }
+    }
+
+    let mut node_of_root = vec![NONE; nregs];
+    let mut ranges: Vec<LiveRange> = Vec::new();
+    for v in 0..nregs {
+        let vreg = RegId::new(v);
+        if !is_general(vreg) {
+            continue;
+        }
+        let root = find(&mut parent, v as u32) as usize;
+        if node_of_root[root] == NONE {
+            node_of_root[root] = ranges.len() as u32;
+            ranges.push(LiveRange {
+                members: Vec::new(),
+                span: 0,
+                old_base: 0,
+                intervals: Vec::new(),
+            });
+        }
+        let lr = &mut ranges[node_of_root[root] as usize];
+        let cells = view.cells(vreg);
+        lr.members.push((vreg, cells.start));
+        let units = cells.end - cells.start;
+        if units > lr.span {
+            lr.span = units;
+            lr.old_base = cells.start;
+        }
+    }
+    for lr in &mut ranges {
+        for m in &mut lr.members {
+            debug_assert!(m.1 >= lr.old_base && m.1 < lr.old_base + lr.span);
+            m.1 -= lr.old_base;
+        }
+    }
+    let mut node_of_vreg = vec![NONE; nregs];
+    for (i, lr) in ranges.iter().enumerate() {
+        for &(v, _) in &lr.members {
+            node_of_vreg[v.index()] = i as u32;
+        }
+    }
+    for (iv, regs) in referenced.iter().enumerate() {
+        for &v in regs {
+            let node = node_of_vreg[v.index()] as usize;
+            let lr = &mut ranges[node];
+            let cells = view.cells(v);
+            let offset = cells.start - lr.old_base;
+            let mask = (((1u32 << (cells.end - cells.start)) - 1) << offset) as u8;
+            match lr.intervals.last_mut() {
+                Some((last, m)) if last.index() == iv => *m |= mask,
+                _ => lr.intervals.push((IntervalId(iv as u32), mask)),
+            }
+        }
+    }
+    ranges
+}
+
+/// Where two live ranges may not overlap: live range `other` must keep the registers
+/// `theirs` of its block off the registers `mine` of this one's block (both bit masks of
+/// block offsets), because a virtual register of one interferes with one of the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Clash {
+    other: u32,
+    mine: u8,
+    theirs: u8,
+}
+
+impl Clash {
+    /// True if the clash bites with this live range at `base` and the other at `other_base`.
+    fn bites(&self, base: u32, other_base: u32) -> bool {
+        let (mine, theirs) = (u32::from(self.mine), u32::from(self.theirs));
+        if other_base >= base {
+            other_base - base < 8 && mine & (theirs << (other_base - base)) != 0
+        } else {
+            base - other_base < 8 && (mine << (base - other_base)) & theirs != 0
+        }
+    }
+}
+
+/// Which virtual registers may not share registers — one written while the other is live
+/// (the other would be clobbered), results of one instruction, registers live into the
+/// entry (each holds its own incoming value) — as clashes between the live ranges that
+/// hold them, register by register of their blocks. Per live range, sorted.
+fn interference(func: &Function, place: &[(u32, u8)]) -> Vec<Vec<Clash>> {
+    let n = place
+        .iter()
+        .filter(|p| p.0 != NONE)
+        .map(|p| p.0 as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let liveness = Liveness::with_function(func);
+    let mut clashes: Vec<Vec<Clash>> = vec![Vec::new(); n];
+    let mut add = |a: RegId, b: RegId| {
+        let ((na, ma), (nb, mb)) = (place[a.index()], place[b.index()]);
+        if na != NONE && nb != NONE && na != nb {
+            clashes[na as usize].push(Clash {
+                other: nb,
+                mine: ma,
+                theirs: mb,
+            });
+            clashes[nb as usize].push(Clash {
+                other: na,
+                mine: mb,
+                theirs: ma,
+            });
+        }
+    };
+    let mut state = ir::analysis::BitSet::new_empty(func.num_regs());
+    for b in 0..func.num_blocks() {
+        liveness.for_each_live_after(func, BlockId::new(b), &mut state, |_, inst, live| {
+            let defs = func.defs(inst);
+            for (k, &d) in defs.iter().enumerate() {
+                for r in live.iter() {
+                    add(d, r);
+                }
+                for &e in &defs[k + 1..] {
+                    add(d, e);
+                }
+            }
+        });
+    }
+    if func.num_blocks() > 0 {
+        let live_in: Vec<RegId> = liveness.live_in(func.entry()).iter().collect();
+        for (k, &a) in live_in.iter().enumerate() {
+            for &b in &live_in[k + 1..] {
+                add(a, b);
+            }
+        }
+    }
+    for list in &mut clashes {
+        list.sort_unstable();
+        list.dedup();
+    }
+    clashes
+}
+
+/// How many live ranges clash with each.
+fn clash_degree(clashes: &[Clash]) -> usize {
+    let mut count = 0;
+    let mut last = NONE;
+    for c in clashes {
+        if c.other != last {
+            count += 1;
+            last = c.other;
+        }
+    }
+    count
+}
+
+struct Colouring {
+    /// The banks each live range's block covers, first register first.
+    banks: Vec<Vec<u32>>,
+    improper: u32,
+}
+
+/// The banks an aligned block of `span` registers at `base` covers.
+fn covered_banks(banks: Banks, base: u32, span: u32) -> Vec<u32> {
+    (base..base + span).map(|r| banks.bank(r)).collect()
+}
+
+/// Phase 3 (see the module docs). A colour is the list of banks a live range's block
+/// covers; the candidates are those of the aligned blocks within `registers`.
+fn colour(icg: &[Vec<(u32, u32)>], spans: &[u32], registers: u32, banks: Banks) -> Colouring {
+    let n = icg.len();
+    // Simplify.
+    let mut degree: Vec<u32> = (0..n)
+        .map(|i| icg[i].iter().map(|&(m, _)| spans[m as usize]).sum())
+        .collect();
+    let mut removed = vec![false; n];
+    let mut stack = Vec::with_capacity(n);
+    for _ in 0..n {
+        let pick = (0..n)
+            .filter(|&i| !removed[i])
+            .find(|&i| degree[i] + spans[i] <= banks.count)
+            .or_else(|| {
+                (0..n)
+                    .filter(|&i| !removed[i])
+                    .max_by_key(|&i| (degree[i], std::cmp::Reverse(i)))
+            });
+        let Some(x) = pick else { break };
+        removed[x] = true;
+        stack.push(x);
+        for &(m, _) in &icg[x] {
+            degree[m as usize] -= spans[x];
+        }
+    }
+
+    // The colours a block of each width can have.
+    let mut palettes: Vec<Vec<Vec<u32>>> = vec![Vec::new(); 5];
+    for span in [1u32, 2, 4] {
+        let mut base = 0;
+        while base + span <= registers {
+            let c = covered_banks(banks, base, span);
+            if !palettes[span as usize].contains(&c) {
+                palettes[span as usize].push(c);
+            }
+            base += span;
+        }
+    }
+
+    // Select, balancing bank use.
+    let mut usage = vec![0u64; banks.count as usize];
+    let mut colours: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut improper = 0;
+    for &x in stack.iter().rev() {
+        let palette = &palettes[spans[x] as usize];
+        let mut best: Option<((u64, u64, usize), usize)> = None;
+        for (k, c) in palette.iter().enumerate() {
+            let mut clash = 0u64;
+            for &(m, w) in &icg[x] {
+                let mc = &colours[m as usize];
+                clash += u64::from(w) * mc.iter().filter(|b| c.contains(b)).count() as u64;
+            }
+            let load: u64 = c.iter().map(|&b| usage[b as usize]).sum();
+            let key = (clash, load, k);
+            if best.is_none_or(|(best, _)| key < best) {
+                best = Some((key, k));
+            }
+        }
+        let Some(((clash, _, _), k)) = best else {
+            continue;
+        };
+        if clash > 0 {
+            improper += 1;
+        }
+        for &b in &palette[k] {
+            usage[b as usize] += 1;
+        }
+        colours[x] = palette[k].clone();
+    }
+    Colouring {
+        banks: colours,
+        improper,
+    }
+}
+
+/// Phase 4: gives each live range, in order of width, then interference, a free block,
+/// preferring its colour (see the module docs). Returns the placement and how many live
+/// ranges had to keep their old block; `None` if two of those clash, which a valid old
+/// numbering rules out.
+fn place_by_colour<'a>(
+    ranges: &'a [LiveRange],
+    interference: &'a [Vec<Clash>],
+    colouring: &Colouring,
+    num_intervals: usize,
+    registers: u32,
+    banks: Banks,
+) -> Option<(Placer<'a>, u32)> {
+    let n = ranges.len();
+    let mut placer = Placer::new(ranges, interference, num_intervals, registers, banks);
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by_key(|&i| {
+        let lr = &ranges[i as usize];
+        (
+            std::cmp::Reverse(lr.span),
+            std::cmp::Reverse(clash_degree(&interference[i as usize])),
+            lr.old_base,
+            i,
+        )
+    });
+    let mut queue: VecDeque<u32> = order.into();
+    let mut pinned = vec![false; n];
+    while let Some(x) = queue.pop_front() {
+        if placer.base[x as usize] != NONE {
+            continue;
+        }
+        match placer.best_block(x, &colouring.banks[x as usize]) {
+            Some(b) => placer.place(x, b),
+            None => {
+                pinned[x as usize] = true;
+                let old = ranges[x as usize].old_base;
+                for y in placer.interfering_overlaps(x, old) {
+                    if pinned[y as usize] {
+                        // Old blocks never clash; if they do, the interference is not the
+                        // allocation's and the safe answer is the old numbering.
+                        return None;
+                    }
+                    placer.unplace(y);
+                    queue.push_back(y);
+                }
+                placer.place(x, old);
+            }
+        }
+    }
+    let kept = pinned.iter().filter(|&&p| p).count() as u32;
+    Some((placer, kept))
+}
+
+/// How phase 4 ranks a free block, smallest first: new bank conflicts, not the colour's
+/// banks, working-set growth, not the old block, the block's first register.
+type BlockPreference = (u32, bool, u32, bool, u32);
+
+/// Phase 4's state: where each live range is, and each interval's registers by bank.
+struct Placer<'a> {
+    ranges: &'a [LiveRange],
+    interference: &'a [Vec<Clash>],
+    registers: u32,
+    banks: Banks,
+    base: Vec<u32>,
+    /// Per interval and register: how many placed live ranges put it in the working set.
+    refs: Vec<Vec<u16>>,
+    /// Per interval and bank: working-set registers in that bank.
+    per_bank: Vec<Vec<u16>>,
+}
+
+impl<'a> Placer<'a> {
+    fn new(
+        ranges: &'a [LiveRange],
+        interference: &'a [Vec<Clash>],
+        num_intervals: usize,
+        registers: u32,
+        banks: Banks,
+    ) -> Self {
+        Placer {
+            ranges,
+            interference,
+            registers,
+            banks,
+            base: vec![NONE; ranges.len()],
+            refs: vec![vec![0; registers as usize]; num_intervals],
+            per_bank: vec![vec![0; banks.count as usize]; num_intervals],
+        }
+    }
+
+    /// The best free aligned block for `x` (see the module docs), if any.
+    fn best_block(&self, x: u32, colour: &[u32]) -> Option<u32> {
+        let lr = &self.ranges[x as usize];
+        let span = lr.span;
+        // Bases at which some register of `x` would land on one of a clashing live range.
+        let mut blocked = vec![false; self.registers as usize];
+        for clash in &self.interference[x as usize] {
+            let b = self.base[clash.other as usize];
+            if b == NONE {
+                continue;
+            }
+            for j in 0..8 {
+                if clash.theirs & (1 << j) == 0 {
+                    continue;
+                }
+                for o in 0..8 {
+                    if clash.mine & (1 << o) != 0 && b + j >= o && b + j - o < self.registers {
+                        blocked[(b + j - o) as usize] = true;
+                    }
+                }
+            }
+        }
+        let mut best: Option<(BlockPreference, u32)> = None;
+        let mut base = 0;
+        while base + span <= self.registers {
+            if !blocked[base as usize] {
+                let (conflicts, growth) = self.cost(x, base);
+                let key = (
+                    conflicts,
+                    covered_banks(self.banks, base, span) != colour,
+                    growth,
+                    base != lr.old_base,
+                    base,
+                );
+                if best.is_none_or(|(k, _)| key < k) {
+                    best = Some((key, base));
+                }
+            }
+            base += span;
+        }
+        best.map(|(_, b)| b)
+    }
+
+    /// New bank conflicts, summed over the intervals referencing `x`, and new working-set
+    /// registers, if `x` were placed at `base`.
+    fn cost(&self, x: u32, base: u32) -> (u32, u32) {
+        let (mut conflicts, mut growth) = (0, 0);
+        let mut added = [0u32; 4];
+        for &(iv, mask) in &self.ranges[x as usize].intervals {
+            let refs = &self.refs[iv.index()];
+            let per_bank = &self.per_bank[iv.index()];
+            let old_max = per_bank.iter().copied().max().unwrap_or(0);
+            let mut new_max = old_max;
+            let mut k = 0;
+            for o in 0..4 {
+                if mask & (1 << o) == 0 {
+                    continue;
+                }
+                let c = base + o;
+                if refs[c as usize] > 0 {
+                    continue;
+                }
+                growth += 1;
+                let bank = self.banks.bank(c);
+                added[k] = bank;
+                k += 1;
+                let same = added[..k].iter().filter(|&&b| b == bank).count() as u16;
+                new_max = new_max.max(per_bank[bank as usize] + same);
+            }
+            conflicts += u32::from(new_max - old_max);
+        }
+        (conflicts, growth)
+    }
+
+    fn place(&mut self, x: u32, base: u32) {
+        self.base[x as usize] = base;
+        for &(iv, mask) in &self.ranges[x as usize].intervals {
+            for o in 0..4 {
+                if mask & (1 << o) != 0 {
+                    let c = (base + o) as usize;
+                    let refs = &mut self.refs[iv.index()][c];
+                    *refs += 1;
+                    if *refs == 1 {
+                        self.per_bank[iv.index()][self.banks.bank(c as u32) as usize] += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn unplace(&mut self, x: u32) {
+        let base = self.base[x as usize];
+        for &(iv, mask) in &self.ranges[x as usize].intervals {
+            for o in 0..4 {
+                if mask & (1 << o) != 0 {
+                    let c = (base + o) as usize;
+                    let refs = &mut self.refs[iv.index()][c];
+                    *refs -= 1;
+                    if *refs == 0 {
+                        self.per_bank[iv.index()][self.banks.bank(c as u32) as usize] -= 1;
+                    }
+                }
+            }
+        }
+        self.base[x as usize] = NONE;
+    }
+
+    /// Bank conflicts of interval `iv` and, to tell apart assignments with equal
+    /// conflicts, its pairs of working-set registers that share a bank.
+    fn interval_cost(&self, iv: usize) -> (u32, u32) {
+        let counts = &self.per_bank[iv];
+        let max = counts.iter().copied().max().unwrap_or(0);
+        let pairs = counts
+            .iter()
+            .map(|&c| u32::from(c) * u32::from(c.saturating_sub(1)) / 2)
+            .sum();
+        (u32::from(max.saturating_sub(1)), pairs)
+    }
+
+    /// Conflicts and same-bank pairs over all intervals.
+    fn total(&self) -> (u32, u32) {
+        (0..self.per_bank.len())
+            .map(|iv| self.interval_cost(iv))
+            .fold((0, 0), |(a, b), (c, d)| (a + c, b + d))
+    }
+
+    fn cost_of(&self, ivs: &[usize]) -> (u32, u32) {
+        ivs.iter()
+            .map(|&iv| self.interval_cost(iv))
+            .fold((0, 0), |(a, b), (c, d)| (a + c, b + d))
+    }
+
+    /// True if no placed live range that interferes with `x`, other than `except`,
+    /// overlaps the block of `x`'s width at `base`.
+    fn is_free(&self, x: u32, base: u32, except: u32) -> bool {
+        self.interference[x as usize].iter().all(|c| {
+            let b = self.base[c.other as usize];
+            c.other == except || b == NONE || !c.bites(base, b)
+        })
+    }
+
+    /// Local improvement: moves a live range of a conflicting interval to a free block, or
+    /// swaps it with the one live range of its width that keeps it from a block, whenever
+    /// that lowers (conflicts, same-bank pairs) over the intervals involved; until nothing
+    /// improves. Returns the number of moves made.
+    fn improve(&mut self) -> u32 {
+        let mut moves = 0;
+        let n = self.ranges.len();
+        for _round in 0..16 {
+            let mut improved = false;
+            for x in 0..n as u32 {
+                let lr = &self.ranges[x as usize];
+                if !lr
+                    .intervals
+                    .iter()
+                    .any(|&(iv, _)| self.interval_cost(iv.index()).1 > 0)
+                {
+                    continue;
+                }
+                if self.improve_one(x) {
+                    improved = true;
+                    moves += 1;
+                }
+            }
+            if !improved {
+                break;
+            }
+        }
+        moves
+    }
+
+    /// The best improving move or swap for `x`, made; false if there is none.
+    fn improve_one(&mut self, x: u32) -> bool {
+        let span = self.ranges[x as usize].span;
+        let here = self.base[x as usize];
+        let mut base = 0;
+        let mut best: Option<((u32, u32), u32, u32)> = None;
+        while base + span <= self.registers {
+            if base != here {
+                let blockers = self.interfering_overlaps(x, base);
+                let partner = match blockers[..] {
+                    [] => NONE,
+                    [y] if self.ranges[y as usize].span == span
+                        && self.base[y as usize] == base
+                        && self.is_free(y, here, x) =>
+                    {
+                        y
+                    }
+                    _ => {
+                        base += span;
+                        continue;
+                    }
+                };
+                let mut ivs: Vec<usize> = self.ranges[x as usize]
+                    .intervals
+                    .iter()
+                    .map(|&(iv, _)| iv.index())
+                    .collect();
+                if partner != NONE {
+                    ivs.extend(
+                        self.ranges[partner as usize]
+                            .intervals
+                            .iter()
+                            .map(|&(iv, _)| iv.index()),
+                    );
+                    ivs.sort_unstable();
+                    ivs.dedup();
+                }
+                let old = self.cost_of(&ivs);
+                self.apply(x, partner, base, here);
+                let new = self.cost_of(&ivs);
+                self.apply(x, partner, here, base);
+                if new < old && best.is_none_or(|(c, _, _)| new < c) {
+                    best = Some((new, base, partner));
+                }
+            }
+            base += span;
+        }
+        match best {
+            Some((_, base, partner)) => {
+                self.apply(x, partner, base, here);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Moves `x` from `from` to `to` and, unless `partner` is `NONE`, `partner` from `to`
+    /// to `from`.
+    fn apply(&mut self, x: u32, partner: u32, to: u32, from: u32) {
+        debug_assert_eq!(self.base[x as usize], from);
+        self.unplace(x);
+        if partner != NONE {
+            self.unplace(partner);
+            self.place(partner, from);
+        }
+        self.place(x, to);
+    }
+
+    /// Placed live ranges that a register of `x` at `base` would land on while they
+    /// interfere with it.
+    fn interfering_overlaps(&self, x: u32, base: u32) -> Vec<u32> {
+        let mut out: Vec<u32> = self.interference[x as usize]
+            .iter()
+            .filter(|c| {
+                let b = self.base[c.other as usize];
+                b != NONE && c.bites(base, b)
+            })
+            .map(|c| c.other)
+            .collect();
+        out.dedup();
+        out
+    }
+}

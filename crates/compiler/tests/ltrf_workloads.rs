@@ -1,0 +1,154 @@
+//! LTRF register-intervals and bank-aware renumbering on every kernel of every workload's
+//! PTX (nvcc and clang): for N = 8, 16 and 32 registers per interval with 16 banks, every
+//! interval must be a valid single-entry region within the bound (the interval checker),
+//! the renumbered allocation must pass the renumbering checker, and renumbering must not
+//! add conflicts overall. With `--nocapture` it prints the conflict-free fractions next to
+//! the paper's (LTRF §7.3, Figure 16).
+
+use std::path::{Path, PathBuf};
+
+use compiler::ltrf::{
+    check_intervals, ltrf_with_numbering, numbering_for, CellView, LtrfConfig, NumberingKind,
+};
+
+fn workloads_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/ptx")
+}
+
+fn ptx_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for compiler in ["nvcc", "clang"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(compiler)) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
+            .collect();
+        paths.sort();
+        out.extend(paths);
+    }
+    out
+}
+
+fn load(path: &Path) -> ir::Program {
+    let name = path.display().to_string();
+    let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let module = ptx::parse(&name, &source).unwrap_or_else(|e| panic!("{name}: {e}"));
+    ir::lower(&module, &name, &source).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The paper's averages (§7.3): conflict-free prefetches before (LTRF) and after (LTRFconf).
+const PAPER: [(u32, f64, f64); 3] = [(8, 0.58, 0.95), (16, 0.23, 0.88), (32, 0.094, 0.24)];
+
+#[derive(Default)]
+struct Tally {
+    kernels: u32,
+    mean_before: f64,
+    mean_after: f64,
+    pooled: [u32; 3],
+}
+
+#[test]
+fn every_workload_kernel_forms_intervals_and_renumbers() {
+    let files = ptx_files(&workloads_dir());
+    assert!(
+        !files.is_empty(),
+        "no PTX under {}",
+        workloads_dir().display()
+    );
+    let mut tallies: Vec<[Tally; 3]> = Vec::new();
+    let mut functions = 0;
+    let mut kernels_with_conflicts = 0;
+    for (n_index, &(n, _, _)) in PAPER.iter().enumerate() {
+        let _ = n_index;
+        let mut per_compiler: [Tally; 3] = Default::default();
+        for path in &files {
+            let compiler_index = usize::from(path.to_string_lossy().contains("/clang/"));
+            let program = load(path);
+            for f in program.functions.iter().filter(|f| f.has_body) {
+                let where_ = format!("{} {} N={n}", path.display(), f.name);
+                let (g, numbering) = numbering_for(f, NumberingKind::Allocated, None)
+                    .unwrap_or_else(|e| panic!("{where_}: {e}"));
+                let config = LtrfConfig {
+                    registers_per_interval: n,
+                    ..LtrfConfig::default()
+                };
+                let result = ltrf_with_numbering(g, numbering, &config)
+                    .unwrap_or_else(|e| panic!("{where_}: {e}"));
+                // Independent re-checks of the invariants the pass already checked.
+                let view = CellView::new(&result.function, &result.before).unwrap();
+                check_intervals(&view, &result.intervals)
+                    .unwrap_or_else(|e| panic!("{where_}: {e}"));
+                let r = &result.report;
+                for d in &r.interval_details {
+                    assert!(
+                        d.working_set.len() <= n as usize
+                            || d.kind == compiler::ltrf::IntervalKind::Oversized,
+                        "{where_}: interval {} has {} registers",
+                        d.id,
+                        d.working_set.len()
+                    );
+                    assert!(d.working_set_after.len() <= d.working_set.len(), "{where_}");
+                }
+                let before: u32 = r.interval_details.iter().map(|d| d.conflicts_before).sum();
+                let after: u32 = r.interval_details.iter().map(|d| d.conflicts_after).sum();
+                assert!(
+                    after <= before,
+                    "{where_}: renumbering added conflicts ({before} -> {after})"
+                );
+                if before > 0 {
+                    kernels_with_conflicts += 1;
+                }
+                functions += 1;
+                if f.kind != ir::FunctionKind::Kernel || r.prefetching_intervals == 0 {
+                    continue;
+                }
+                for index in [compiler_index, 2] {
+                    let t = &mut per_compiler[index];
+                    t.kernels += 1;
+                    t.mean_before += r.conflict_free_fraction_before;
+                    t.mean_after += r.conflict_free_fraction_after;
+                    t.pooled[0] += r.conflicts_before.0[0];
+                    t.pooled[1] += r.conflicts_after.0[0];
+                    t.pooled[2] += r.prefetching_intervals;
+                }
+            }
+        }
+        tallies.push(per_compiler);
+    }
+    assert!(functions > 0);
+    assert!(
+        kernels_with_conflicts > 0,
+        "no kernel had a bank conflict to remove"
+    );
+
+    eprintln!(
+        "{:>3} {:<6} {:>7} {:>14} {:>14} {:>14} {:>14} {:>10} {:>10}",
+        "N",
+        "ptx",
+        "kernels",
+        "mean before",
+        "mean after",
+        "pooled before",
+        "pooled after",
+        "paper bef.",
+        "paper aft."
+    );
+    for (tally, &(n, paper_before, paper_after)) in tallies.iter().zip(&PAPER) {
+        for (name, t) in ["nvcc", "clang", "all"].iter().zip(tally) {
+            let k = f64::from(t.kernels.max(1));
+            let pooled = |x: u32| f64::from(x) / f64::from(t.pooled[2].max(1));
+            eprintln!(
+                "{n:>3} {name:<6} {:>7} {:>13.1}% {:>13.1}% {:>13.1}% {:>13.1}% {:>9.1}% {:>9.1}%",
+                t.kernels,
+                100.0 * t.mean_before / k,
+                100.0 * t.mean_after / k,
+                100.0 * pooled(t.pooled[0]),
+                100.0 * pooled(t.pooled[1]),
+                100.0 * paper_before,
+                100.0 * paper_after,
+            );
+        }
+    }
+}
