@@ -4,7 +4,10 @@
 //! after a `bra`, `ret`, `exit` or `trap`. A block's successors follow from its last
 //! instruction: an unguarded `bra` has its target; a guarded `bra` has its target, then
 //! the fall-through block; an unguarded `ret`/`exit`/`trap` has none; anything else falls
-//! through. Unreachable blocks are kept. Block 0 is the entry.
+//! through. Unreachable blocks are kept. Block 0 is the entry; it has predecessors only
+//! if the function's first instruction is a branch target (neither nvcc nor clang emits
+//! that: kernels start by loading parameters). Consecutive labels name one block, which
+//! keeps the first label's name.
 
 use crate::entity::BlockId;
 use crate::function::{Block, Function, Operand};

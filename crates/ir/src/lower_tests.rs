@@ -439,3 +439,51 @@ fn module_level_errors_are_reported() {
         assert!(e.starts_with("t.ptx:"), "{e}");
     }
 }
+
+#[test]
+fn register_parameters_of_device_functions_are_registers() {
+    let p = ok(&format!(
+        "{HEAD}
+.func (.reg .b32 out) f(.reg .b32 x) {{ add.s32 out, x, 1; ret; }}
+"
+    ));
+    let f = &p.functions[0];
+    assert_eq!(f.params[0].reg, Some(RegId(0)));
+    assert_eq!(f.return_params[0].reg, Some(RegId(1)));
+    assert_eq!(f.param_size, 0);
+    assert_eq!(f.defs(InstId(0)), [RegId(1)]);
+    assert_eq!(f.uses(InstId(0)), [RegId(0)]);
+}
+
+#[test]
+fn a_branch_to_the_first_instruction_gives_the_entry_block_a_predecessor() {
+    let p = ok(&format!(
+        "{HEAD}
+.visible .entry k() {{
+  .reg .pred %p1;
+$L_top:
+  setp.eq.s32 %p1, 0, 0;
+  @%p1 bra $L_top;
+  ret;
+}}
+"
+    ));
+    let f = &p.functions[0];
+    assert_eq!(f.blocks[0].label.as_deref(), Some("$L_top"));
+    assert_eq!(f.predecessors(BlockId(0)), [BlockId(0)]);
+    assert_eq!(f.successors(BlockId(0)), [BlockId(0), BlockId(1)]);
+}
+
+#[test]
+fn an_empty_body_has_one_empty_entry_block() {
+    let p = lower_src(&format!("{HEAD}.visible .entry k() {{ }}\n")).expect("lowers");
+    let f = &p.functions[0];
+    assert_eq!(f.blocks.len(), 1);
+    assert!(f.block_insts(BlockId(0)).is_empty());
+    // It falls off the end: the verifier says so.
+    let errors = verify(f).expect_err("no ret");
+    assert!(
+        errors[0].to_string().contains("control falls off the end"),
+        "{errors:?}"
+    );
+}
