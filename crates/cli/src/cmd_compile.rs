@@ -1,9 +1,11 @@
 //! `regsim compile FILE.ptx --emit ast|cfg|dot|liveness|regalloc [--json]`: run the front end
 //! and print one stage's view of every function in the file.
 
+use crate::regalloc;
 use crate::source::{print_stdout, PtxSource};
 use anyhow::{anyhow, Result};
 use clap::{Args, ValueEnum};
+use compiler::AllocConfig;
 use ir::analysis::{Analyses, AnalysisKind, AnalysisSet, Namer};
 use ir::{Function, Program};
 use serde_json::json;
@@ -23,6 +25,10 @@ pub struct CompileArgs {
     /// Only this function or kernel (by its PTX name).
     #[arg(long)]
     function: Option<String>,
+    /// Register cap per thread for `--emit regalloc` (like nvcc's -maxrregcount); values
+    /// that do not fit are spilled to local memory.
+    #[arg(long, value_name = "N")]
+    max_registers: Option<u32>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -35,6 +41,9 @@ enum Emit {
     Dot,
     /// Live-in/live-out sets and per-operand "dead after" bits.
     Liveness,
+    /// Architectural register of every virtual register, registers per thread, spills;
+    /// every allocation is proved by the checker before it is printed.
+    Regalloc,
 }
 
 pub fn run(args: CompileArgs) -> Result<ExitCode> {
@@ -87,6 +96,18 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
                 .map(|f| liveness_json(&program, f))
                 .collect();
             serde_json::to_string_pretty(&json!({ "functions": all }))?
+        }
+        (Emit::Regalloc, json_output) => {
+            let config = match args.max_registers {
+                Some(n) => AllocConfig::with_max_registers(n),
+                None => AllocConfig::default(),
+            };
+            let report = regalloc::report(&program, &functions, &config)?;
+            if json_output {
+                serde_json::to_string_pretty(&report.to_json())?
+            } else {
+                report.to_string()
+            }
         }
     };
     print_stdout(output.trim_end())?;

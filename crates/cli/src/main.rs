@@ -5,6 +5,7 @@
 
 mod cmd_compile;
 mod cmd_ptx;
+mod regalloc;
 mod source;
 
 use clap::{Parser, Subcommand};

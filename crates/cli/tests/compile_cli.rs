@@ -1,0 +1,230 @@
+//! End-to-end tests of the front-end subcommands as a user runs them: the built `regsim`
+//! binary on the committed workload PTX.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn regsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_regsim"))
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .expect("the regsim binary runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn workload_ptx() -> Vec<String> {
+    let mut files = Vec::new();
+    for compiler in ["nvcc", "clang", "nvcc-lineinfo"] {
+        let dir = repo_root().join("workloads/ptx").join(compiler);
+        for entry in std::fs::read_dir(&dir).expect("workload PTX directory exists") {
+            let path = entry.expect("directory entry").path();
+            if path.extension().is_some_and(|e| e == "ptx") {
+                files.push(
+                    path.strip_prefix(repo_root())
+                        .unwrap_or(&path)
+                        .display()
+                        .to_string(),
+                );
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn ptx_check_accepts_every_workload_file() {
+    let files = workload_ptx();
+    assert!(
+        files.len() >= 30,
+        "expected the committed workload PTX, found {}",
+        files.len()
+    );
+    let mut args = vec!["ptx", "check"];
+    args.extend(files.iter().map(String::as_str));
+    let out = regsim(&args);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(
+        stdout(&out)
+            .lines()
+            .filter(|l| l.contains(": ok ("))
+            .count(),
+        files.len()
+    );
+}
+
+#[test]
+fn ptx_check_fails_with_a_located_diagnostic() {
+    let dir = tempdir();
+    let bad = dir.join("bad.ptx");
+    std::fs::write(
+        &bad,
+        ".version 7.8\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n  .reg .b32 %r<3>;\n  add.s32 %r1, %r2;\n  ret;\n}\n",
+    )
+    .expect("write test PTX");
+    let good = repo_root().join("workloads/ptx/nvcc/saxpy.ptx");
+    let out = regsim(&[
+        "ptx",
+        "check",
+        good.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "one bad file makes the check fail"
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("bad.ptx:7:3"),
+        "diagnostic names file:line:col: {err}"
+    );
+    assert!(
+        err.contains("in kernel 'k'") && err.contains("expects 3 operands"),
+        "{err}"
+    );
+    assert!(err.contains("1 of 2 file(s) invalid"), "{err}");
+}
+
+#[test]
+fn ptx_check_reports_syntax_errors_and_missing_files() {
+    let dir = tempdir();
+    let bad = dir.join("syntax.ptx");
+    std::fs::write(
+        &bad,
+        ".version 7.8\n.target sm_70\n.visible .entry k()\n{\n  frobnicate.s32 %r1;\n}\n",
+    )
+    .expect("write test PTX");
+    let out = regsim(&["ptx", "check", bad.to_str().unwrap(), "/no/such/file.ptx"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("syntax.ptx:5:3") && err.contains("unknown opcode 'frobnicate'"),
+        "{err}"
+    );
+    assert!(err.contains("cannot read /no/such/file.ptx"), "{err}");
+}
+
+#[test]
+fn compile_emits_cfg_dot_and_liveness() {
+    let file = "workloads/ptx/nvcc/saxpy.ptx";
+    let cfg = regsim(&["compile", file, "--emit", "cfg"]);
+    assert!(cfg.status.success(), "{}", stderr(&cfg));
+    assert!(
+        stdout(&cfg).contains("fma.rn.f32"),
+        "cfg shows decoded instructions"
+    );
+
+    let dot = regsim(&["compile", file, "--emit", "dot"]);
+    let dot_text = stdout(&dot);
+    assert!(dot_text.trim_start().starts_with("digraph"), "{dot_text}");
+    assert!(dot_text.contains("->"), "dot has edges");
+
+    let live = regsim(&["compile", file, "--emit", "liveness", "--json"]);
+    let value: serde_json::Value =
+        serde_json::from_slice(&live.stdout).expect("liveness JSON parses");
+    let blocks = value["functions"][0]["blocks"].as_array().expect("blocks");
+    assert!(blocks.len() > 1);
+    // The entry block of a kernel has nothing live in: every register is defined first.
+    assert_eq!(blocks[0]["live_in"].as_array().map(Vec::len), Some(0));
+    let any_dead = blocks
+        .iter()
+        .flat_map(|b| b["instructions"].as_array().cloned().unwrap_or_default())
+        .any(|i| {
+            i["uses"]
+                .as_array()
+                .is_some_and(|u| u.iter().any(|u| u["dead_after"] == true))
+        });
+    assert!(any_dead, "some operand is the last use of its value");
+}
+
+#[test]
+fn compile_ast_prints_ptx_that_checks_again() {
+    let out = regsim(&[
+        "compile",
+        "workloads/ptx/clang/devfunc_call.ptx",
+        "--emit",
+        "ast",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = tempdir();
+    let printed = dir.join("printed.ptx");
+    std::fs::write(&printed, &out.stdout).expect("write printed PTX");
+    let again = regsim(&["ptx", "check", printed.to_str().unwrap()]);
+    assert!(again.status.success(), "{}", stderr(&again));
+}
+
+#[test]
+fn compile_regalloc_respects_the_register_cap() {
+    let file = "workloads/ptx/nvcc/sgemm_regblock.ptx";
+    let free = regsim(&["compile", file, "--emit", "regalloc", "--json"]);
+    assert!(free.status.success(), "{}", stderr(&free));
+    let free: serde_json::Value = serde_json::from_slice(&free.stdout).expect("JSON");
+    let uncapped = free["kernels"][0]["registers"].as_u64().expect("registers");
+    assert!(
+        uncapped > 64,
+        "the register-blocked SGEMM is register-heavy: {uncapped}"
+    );
+    assert_eq!(free["kernels"][0]["spill_bytes"], 0);
+
+    let capped = regsim(&[
+        "compile",
+        file,
+        "--emit",
+        "regalloc",
+        "--json",
+        "--max-registers",
+        "32",
+    ]);
+    assert!(capped.status.success(), "{}", stderr(&capped));
+    let capped: serde_json::Value = serde_json::from_slice(&capped.stdout).expect("JSON");
+    assert!(
+        capped["kernels"][0]["registers"]
+            .as_u64()
+            .expect("registers")
+            <= 32
+    );
+    assert!(
+        capped["kernels"][0]["spill_bytes"]
+            .as_u64()
+            .expect("spill bytes")
+            > 0
+    );
+}
+
+#[test]
+fn compile_rejects_an_unknown_function() {
+    let out = regsim(&[
+        "compile",
+        "workloads/ptx/nvcc/saxpy.ptx",
+        "--function",
+        "nope",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no function or kernel named 'nope'"));
+}
+
+/// A fresh directory under the target dir (no extra dependency for temp dirs).
+fn tempdir() -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "regsim-cli-test-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
