@@ -84,6 +84,7 @@ pub struct TimingSimulator {
     now: Cycle,
     kernels: Vec<KernelStats>,
     wall_seconds: f64,
+    skip_cycles: bool,
 }
 
 impl TimingSimulator {
@@ -101,6 +102,16 @@ impl TimingSimulator {
             now: Cycle::ZERO,
             kernels: Vec::new(),
             wall_seconds: 0.0,
+            skip_cycles: true,
+        }
+    }
+
+    /// With `false`, every SM is evaluated in every cycle and time never jumps: much
+    /// slower, and by construction identical in every statistic (tests compare the two).
+    pub fn set_cycle_skipping(&mut self, on: bool) {
+        self.skip_cycles = on;
+        for sm in &mut self.sms {
+            sm.always_awake = !on;
         }
     }
 
@@ -300,6 +311,9 @@ impl TimingSimulator {
                 .unwrap_or(Cycle::NEVER);
             if let Some(m) = self.memory.next_event_cycle() {
                 next = next.min(m);
+            }
+            if !self.skip_cycles && next != Cycle::NEVER {
+                next = now + Cycles::new(1);
             }
             if next == Cycle::NEVER {
                 if let Some(cta) = self.sms.iter().find_map(|s| s.stuck_cta()) {

@@ -386,3 +386,31 @@ fn the_two_level_scheduler_limits_the_active_set() {
     let gto = chains(16, &["sm.scheduler=\"gto\""]);
     assert!((gto.cycles as f64 / lrr.cycles as f64 - 1.0).abs() < 0.1);
 }
+
+#[test]
+fn cycle_skipping_is_exact() {
+    // Every SM evaluated in every cycle must give the same statistics as sleeping through
+    // cycles in which nothing can happen.
+    for (name, overrides) in [
+        ("gtx480", vec![]),
+        ("maxwell-ltrf", vec!["register_file.bank_latency=6"]),
+        ("qv100", vec!["gpu.num_sms=8"]),
+    ] {
+        let run_with = |skip: bool| {
+            let ptx = workload("saxpy");
+            let (mut emu, k, info) = load(&ptx, "_Z5saxpyifPKfPf");
+            let n = 20_000usize;
+            let xa = alloc_f32(&mut emu, &vec![1.0; n]);
+            let ya = alloc_f32(&mut emu, &vec![2.0; n]);
+            let p = params(&emu, k, &[n as u64, u64::from(3.0f32.to_bits()), xa, ya]);
+            let mut sim = timing::TimingSimulator::new(config(name, &overrides));
+            sim.set_cycle_skipping(skip);
+            let mut s = sim
+                .simulate_kernel(&mut emu, k, LaunchConfig::linear(40, 128), &p, &info)
+                .unwrap();
+            s.simulation = Default::default();
+            s
+        };
+        assert_eq!(run_with(true), run_with(false), "{name}");
+    }
+}

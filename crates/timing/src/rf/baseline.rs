@@ -69,8 +69,6 @@ pub struct Baseline {
     read_ports: u32,
     write_ports: u32,
     collectors: Vec<Collector>,
-    rr_read: usize,
-    rr_dispatch: usize,
     writes: Vec<PendingWrite>,
     reads_used: Vec<u32>,
     writes_used: Vec<u32>,
@@ -123,8 +121,6 @@ impl Baseline {
                 ..RfStats::default()
             },
             collectors,
-            rr_read: 0,
-            rr_dispatch: 0,
             writes: Vec::with_capacity(64),
             reads_used: vec![0; banks],
             writes_used: vec![0; banks],
@@ -271,9 +267,16 @@ impl RegisterFile for Baseline {
                 }
             }
         }
+        // Round-robin starting points follow the cycle number, so that cycles in which
+        // nothing happens (skipped by the SM) would not have changed them.
         let n = self.collectors.len();
+        let start = if n > 0 {
+            (now.get() % n as u64) as usize
+        } else {
+            0
+        };
         for j in 0..n {
-            let u = &mut self.collectors[(self.rr_read + j) % n];
+            let u = &mut self.collectors[(start + j) % n];
             if !u.busy || u.pending == 0 {
                 continue;
             }
@@ -298,13 +301,10 @@ impl RegisterFile for Baseline {
             }
             u.pending = kept as u8;
         }
-        if n > 0 {
-            self.rr_read = (self.rr_read + 1) % n;
-        }
 
         // Dispatch of units whose operands have all arrived.
         for j in 0..n {
-            let idx = (self.rr_dispatch + j) % n;
+            let idx = (start + j) % n;
             let u = self.collectors[idx];
             if u.busy && u.pending == 0 && u.ready_at <= now {
                 let d = Dispatch {
@@ -317,9 +317,6 @@ impl RegisterFile for Baseline {
                     self.busy -= 1;
                 }
             }
-        }
-        if n > 0 {
-            self.rr_dispatch = (self.rr_dispatch + 1) % n;
         }
     }
 

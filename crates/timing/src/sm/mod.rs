@@ -329,6 +329,8 @@ pub(crate) struct Sm {
     pub next_wake: Cycle,
     /// Set when a CTA retired since the flag was last cleared.
     pub cta_retired: bool,
+    /// Evaluate every cycle instead of sleeping (checks that cycle skipping is exact).
+    pub always_awake: bool,
     /// Counters of the current kernel.
     pub stats: SmStats,
 }
@@ -384,6 +386,7 @@ impl Sm {
             accounted_until: Cycle::ZERO,
             next_wake: Cycle::NEVER,
             cta_retired: false,
+            always_awake: false,
             stats: SmStats::default(),
         }
     }
@@ -563,7 +566,7 @@ impl Sm {
         self.stats.resident_warp_cycles += u64::from(self.resident_warps);
         self.accounted_until = now + Cycles::new(1);
 
-        self.next_wake = if progress {
+        self.next_wake = if progress || (self.always_awake && self.resident_ctas > 0) {
             now + Cycles::new(1)
         } else {
             let mut t = earliest_ib;
@@ -657,13 +660,8 @@ impl Sm {
         if warp.at_barrier {
             return Err(StallReason::Barrier);
         }
-        if warp.ib_count == 0 {
-            return Err(StallReason::NoReadyWarp);
-        }
-        if warp.ib_ready > now {
-            *earliest_ib = (*earliest_ib).min(warp.ib_ready);
-            return Err(StallReason::NoReadyWarp);
-        }
+        // The next instruction is known (the emulator's next PC) even before it is
+        // fetched: a warp waiting on a register is reported as such, not as a fetch wait.
         let ii = info.inst(warp.func, warp.pc);
         let srcs = info.srcs(warp.func, ii);
         let dsts = info.dsts(warp.func, ii);
@@ -671,6 +669,13 @@ impl Sm {
             Hazard::Short => return Err(StallReason::Scoreboard),
             Hazard::Long => return Err(StallReason::Memory),
             Hazard::None => {}
+        }
+        if warp.ib_count == 0 {
+            return Err(StallReason::NoReadyWarp);
+        }
+        if warp.ib_ready > now {
+            *earliest_ib = (*earliest_ib).min(warp.ib_ready);
+            return Err(StallReason::NoReadyWarp);
         }
         let c = Candidate {
             warp: WarpSlot(w),
@@ -726,10 +731,8 @@ impl Sm {
                     if !warp.live || warp.exited || warp.at_barrier {
                         return true;
                     }
-                    warp.ib_count > 0 && {
-                        let ii = info.inst(warp.func, warp.pc);
-                        warp.scoreboard.depends_on_long(info.srcs(warp.func, ii))
-                    }
+                    let ii = info.inst(warp.func, warp.pc);
+                    warp.scoreboard.depends_on_long(info.srcs(warp.func, ii))
                 },
                 |c| {
                     progress = true;
