@@ -70,39 +70,52 @@ pub(crate) fn split_blocks(f: &mut Function, labels: &[LabelPos<'_>]) {
     compute_edges(f);
 }
 
+/// What a block's last instruction says about where control goes next.
+pub(crate) struct Exits {
+    /// Successors in order: a branch target, then the fall-through block; no duplicates.
+    pub succs: Vec<BlockId>,
+    /// The block is a branch whose target operand is not a block.
+    pub missing_target: bool,
+    /// Control would fall through past the last block.
+    pub falls_off_end: bool,
+}
+
+/// The successors the terminator of block `b` implies (the block ranges must be sound).
+pub(crate) fn exits(f: &Function, b: usize) -> Exits {
+    let block = &f.blocks[b];
+    let next = (b + 1 < f.blocks.len()).then(|| BlockId::new(b + 1));
+    let mut succs = Vec::with_capacity(2);
+    let mut missing_target = false;
+    let mut falls_through = true;
+    if let Some(last) = block.end.checked_sub(1).filter(|&l| l >= block.start) {
+        let inst = &f.insts[last as usize];
+        if inst.op.is_branch() {
+            let start = inst.operands_start as usize + inst.num_dsts as usize;
+            match f.operands.get(start) {
+                Some(Operand::Block(t)) => succs.push(*t),
+                _ => missing_target = true,
+            }
+        }
+        if inst.op.ends_block() {
+            falls_through = inst.guard.is_some();
+        }
+    }
+    if falls_through {
+        succs.extend(next);
+    }
+    succs.dedup();
+    Exits {
+        succs,
+        missing_target,
+        falls_off_end: falls_through && next.is_none(),
+    }
+}
+
 /// Recomputes every block's successors and predecessors from the block ranges and the
 /// blocks' last instructions.
 pub fn compute_edges(f: &mut Function) {
     let num_blocks = f.blocks.len();
-    let mut succs: Vec<Vec<BlockId>> = Vec::with_capacity(num_blocks);
-    for (b, block) in f.blocks.iter().enumerate() {
-        let next = (b + 1 < num_blocks).then(|| BlockId::new(b + 1));
-        let mut s = Vec::with_capacity(2);
-        match block.end.checked_sub(1).filter(|&l| l >= block.start) {
-            Some(last) => {
-                let inst = &f.insts[last as usize];
-                let guarded = inst.guard.is_some();
-                if inst.op.is_branch() {
-                    let start = inst.operands_start as usize + inst.num_dsts as usize;
-                    if let Some(Operand::Block(t)) = f.operands.get(start) {
-                        s.push(*t);
-                    }
-                    if guarded {
-                        s.extend(next);
-                    }
-                } else if inst.op.is_return_like() {
-                    if guarded {
-                        s.extend(next);
-                    }
-                } else {
-                    s.extend(next);
-                }
-            }
-            None => s.extend(next),
-        }
-        s.dedup();
-        succs.push(s);
-    }
+    let succs: Vec<Vec<BlockId>> = (0..num_blocks).map(|b| exits(f, b).succs).collect();
     let mut preds: Vec<Vec<BlockId>> = vec![Vec::new(); num_blocks];
     for (b, s) in succs.iter().enumerate() {
         for t in s {

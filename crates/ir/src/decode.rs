@@ -656,12 +656,7 @@ impl FnLower<'_, '_> {
                         Op::FSub { ty, mode }
                     });
                 }
-                let carry = match (matches!(opc, O::Addc | O::Subc), cc) {
-                    (false, false) => Carry::None,
-                    (false, true) => Carry::Out,
-                    (true, false) => Carry::In,
-                    (true, true) => Carry::InOut,
-                };
+                let carry = Carry::new(matches!(opc, O::Addc | O::Subc), cc);
                 if carry == Carry::None {
                     self.check_ty(inst, ty, INTS)?;
                 } else {
@@ -724,12 +719,7 @@ impl FnLower<'_, '_> {
                     self.regular(inst, &[wide_ty], &[ty, ty])?;
                     return Ok(Op::Mul { ty, mode });
                 }
-                let carry = match (opc == O::Madc, cc) {
-                    (false, false) => Carry::None,
-                    (false, true) => Carry::Out,
-                    (true, false) => Carry::In,
-                    (true, true) => Carry::InOut,
-                };
+                let carry = Carry::new(opc == O::Madc, cc);
                 if sat && !(ty == S32 && mode == MulMode::Hi && carry == Carry::None) {
                     return Err(DecodeError::new("'.sat' on 'mad' needs .hi.s32"));
                 }

@@ -78,6 +78,17 @@ pub enum Carry {
 }
 
 impl Carry {
+    /// The carry use of an instruction that does or does not read CC.CF (`addc`) and does
+    /// or does not write it (`.cc`).
+    pub fn new(reads: bool, writes: bool) -> Carry {
+        match (reads, writes) {
+            (false, false) => Carry::None,
+            (false, true) => Carry::Out,
+            (true, false) => Carry::In,
+            (true, true) => Carry::InOut,
+        }
+    }
+
     pub fn reads(self) -> bool {
         matches!(self, Carry::In | Carry::InOut)
     }

@@ -13,6 +13,7 @@ use std::fmt;
 
 use thiserror::Error;
 
+use crate::cfg;
 use crate::decode::{reg_fits, widen};
 use crate::entity::{BlockId, InstId};
 use crate::function::{AddrBase, Address, Function, Operand, RegClass};
@@ -145,39 +146,22 @@ fn check_edges(c: &mut Checker<'_>) {
     let num_blocks = f.blocks.len();
     for (b, block) in f.blocks.iter().enumerate() {
         let id = BlockId::new(b);
-        let next = (b + 1 < num_blocks).then(|| BlockId::new(b + 1));
-        let last = block.end.checked_sub(1).filter(|&l| l >= block.start);
-        let mut expected: Vec<BlockId> = Vec::new();
-        let mut falls_through = true;
-        if let Some(l) = last {
-            let inst = &f.insts[l as usize];
-            let guarded = inst.guard.is_some();
-            if inst.op.is_branch() {
-                match f.srcs(InstId(l)).first() {
-                    Some(Operand::Block(t)) if t.index() < num_blocks => expected.push(*t),
-                    Some(Operand::Block(t)) => c.error(
-                        Some(id),
-                        Some(InstId(l)),
-                        format!("branch to nonexistent {t}"),
-                    ),
-                    _ => c.error(Some(id), Some(InstId(l)), "branch without a block target"),
-                }
-                falls_through = guarded;
-            } else if inst.op.is_return_like() {
-                falls_through = guarded;
-            }
+        let exits = cfg::exits(f, b);
+        let last = block
+            .end
+            .checked_sub(1)
+            .filter(|&l| l >= block.start)
+            .map(InstId);
+        if exits.missing_target {
+            c.error(Some(id), last, "branch without a block target");
         }
-        if falls_through {
-            match next {
-                Some(n) => expected.push(n),
-                None => c.error(
-                    Some(id),
-                    last.map(InstId),
-                    "control falls off the end of the function",
-                ),
-            }
+        for t in exits.succs.iter().filter(|t| t.index() >= num_blocks) {
+            c.error(Some(id), last, format!("branch to nonexistent {t}"));
         }
-        expected.dedup();
+        if exits.falls_off_end {
+            c.error(Some(id), last, "control falls off the end of the function");
+        }
+        let expected = exits.succs;
         if block.succs != expected {
             c.error(
                 Some(id),
