@@ -12,7 +12,7 @@ pub struct LowerError {
     pub file: String,
     /// 1-based.
     pub line: u32,
-    /// 1-based, in characters.
+    /// 1-based, in bytes (as the parser's diagnostics count).
     pub column: u32,
     /// `kernel 'foo'` or `function 'bar'`; `None` for module-scope problems.
     pub function: Option<String>,
@@ -51,49 +51,9 @@ impl fmt::Display for LowerErrors {
     }
 }
 
-/// Byte offsets of line starts, to turn spans into 1-based line and column numbers.
-pub(crate) struct LineIndex {
-    starts: Vec<u32>,
-}
-
-impl LineIndex {
-    pub(crate) fn new(source: &str) -> LineIndex {
-        let mut starts = vec![0];
-        starts.extend(
-            source
-                .bytes()
-                .enumerate()
-                .filter(|&(_, b)| b == b'\n')
-                .map(|(i, _)| i as u32 + 1),
-        );
-        LineIndex { starts }
-    }
-
-    /// 1-based line and column (in characters) of a byte offset.
-    pub(crate) fn line_col(&self, source: &str, offset: u32) -> (u32, u32) {
-        let line = self.starts.partition_point(|&s| s <= offset).max(1);
-        let start = self.starts[line - 1] as usize;
-        let end = (offset as usize).min(source.len());
-        let column = source
-            .get(start..end)
-            .map_or(end.saturating_sub(start), |s| s.chars().count());
-        (line as u32, column as u32 + 1)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn line_col_is_one_based() {
-        let src = "ab\ncd\n\nx";
-        let idx = LineIndex::new(src);
-        assert_eq!(idx.line_col(src, 0), (1, 1));
-        assert_eq!(idx.line_col(src, 1), (1, 2));
-        assert_eq!(idx.line_col(src, 3), (2, 1));
-        assert_eq!(idx.line_col(src, 7), (4, 1));
-    }
 
     #[test]
     fn display_names_place_function_and_text() {

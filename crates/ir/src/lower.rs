@@ -9,10 +9,11 @@
 use std::collections::HashMap;
 
 use ptx::ast::{self, Immediate, InitValue, Initializer, ScalarType, Span, StateSpace};
+use ptx::LineIndex;
 
 use crate::cfg::{self, LabelPos};
 use crate::entity::{FuncId, LocalVarId, RegId, VarId};
-use crate::error::{LineIndex, LowerError, LowerErrors};
+use crate::error::{LowerError, LowerErrors};
 use crate::function::{
     Function, FunctionKind, Guard, Inst, Operand, Param, PerfDirectives, Relocation, Symbol,
     VarSpace, Variable,
@@ -167,12 +168,12 @@ impl ModuleScope<'_> {
     }
 
     pub(crate) fn line(&self, offset: u32) -> u32 {
-        self.lines.line_col(self.source, offset).0
+        self.lines.line_col(offset).0
     }
 
     /// Records an error at `at`, quoting the source text of `text`.
     fn error(&mut self, function: Option<String>, at: Span, text: Span, message: String) {
-        let (line, column) = self.lines.line_col(self.source, at.start);
+        let (line, column) = self.lines.line_col(at.start);
         let text = self
             .source
             .get(text.start as usize..text.end as usize)
