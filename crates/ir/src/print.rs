@@ -283,6 +283,38 @@ pub fn function_to_string(program: Option<&Program>, f: &Function) -> String {
         f.blocks.len(),
         f.insts.len()
     );
+    let params = f
+        .return_params
+        .iter()
+        .map(|p| ("return", p))
+        .chain(f.params.iter().map(|p| ("param", p)));
+    for (what, p) in params {
+        let _ = write!(out, "    {what} {}: .{}", p.name, p.ty);
+        if p.elements > 1 {
+            let _ = write!(out, "[{}]", p.elements);
+        }
+        match p.reg {
+            Some(_) => out.push_str(" in a register\n"),
+            None => {
+                let _ = writeln!(
+                    out,
+                    ", offset {}, size {}, align {}",
+                    p.offset, p.size, p.align
+                );
+            }
+        }
+    }
+    for (i, v) in f.vars.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "    var {} {}: .{}, size {}, align {}",
+            crate::LocalVarId::new(i),
+            v.name,
+            v.space.as_str(),
+            v.size,
+            v.align
+        );
+    }
     if !f.has_body {
         out.push_str("    (declaration)\n");
         return out;
@@ -455,6 +487,7 @@ $L_done:
         let p = program();
         let expected = "\
 .entry k (1 params, 5 regs, 3 blocks, 5 insts)
+    param n: .u32, offset 0, size 4, align 4
 bb0:  // bb0  preds: -  succs: bb2 bb1
     ld.param.u32 %r1, [n];
     setp.eq.s32 %p1, %r1, 0;
