@@ -759,7 +759,7 @@ impl FnLower<'_, '_> {
             O::Div => {
                 let ty = m.need_ty()?;
                 if is_float(ty) {
-                    let (precision, ftz) = precision(m, ty, true)?;
+                    let (precision, ftz) = precision(m, ty, opc)?;
                     self.check_ty(inst, ty, FLOATS)?;
                     self.regular(inst, &[ty], &[ty, ty])?;
                     return Ok(Op::FDiv { ty, precision, ftz });
@@ -982,7 +982,7 @@ impl FnLower<'_, '_> {
             O::Rcp | O::Sqrt => {
                 let ty = m.need_ty()?;
                 self.check_ty(inst, ty, FLOATS)?;
-                let (precision, ftz) = precision(m, ty, false)?;
+                let (precision, ftz) = precision(m, ty, opc)?;
                 self.regular(inst, &[ty], &[ty])?;
                 if opc == O::Rcp {
                     Op::Rcp { ty, precision, ftz }
@@ -2137,9 +2137,9 @@ fn float_mode(m: &mut Mods<'_>, ty: ScalarType, sat: bool) -> Result<FloatMode> 
 }
 
 /// `.approx`, `.full` or a rounding mode, plus `.ftz`, for div/rcp/sqrt.
-fn precision(m: &mut Mods<'_>, ty: ScalarType, full_ok: bool) -> Result<(Precision, bool)> {
+fn precision(m: &mut Mods<'_>, ty: ScalarType, opcode: Opcode) -> Result<(Precision, bool)> {
     let approx = m.flag(Flag::Approx);
-    let full = full_ok && m.flag(Flag::Full);
+    let full = opcode == Opcode::Div && m.flag(Flag::Full);
     let rounding = m.rounding();
     let ftz = m.flag(Flag::Ftz);
     let p = match (approx, full, rounding) {
@@ -2153,7 +2153,9 @@ fn precision(m: &mut Mods<'_>, ty: ScalarType, full_ok: bool) -> Result<(Precisi
         }
         _ => return Err(DecodeError::new("conflicting precision modifiers")),
     };
-    if ty == F64 && (p == Precision::Full || (p == Precision::Approx && !ftz)) {
+    // The only approximate f64 form is `rcp.approx.ftz.f64`.
+    let approx_f64_ok = opcode == Opcode::Rcp && ftz;
+    if ty == F64 && (p == Precision::Full || (p == Precision::Approx && !approx_f64_ok)) {
         return Err(DecodeError::new(
             "f64 needs a rounding modifier (or .approx.ftz for rcp)",
         ));

@@ -755,6 +755,14 @@ fn rejected_instructions_name_the_problem() {
             "'fma' needs a rounding modifier",
         ),
         (
+            "sqrt.approx.ftz.f64 %fd1, %fd2;",
+            "f64 needs a rounding modifier",
+        ),
+        (
+            "div.full.f64 %fd1, %fd2, %fd3;",
+            "f64 needs a rounding modifier",
+        ),
+        (
             "ld.global.L1::evict_last.u32 %r1, [%rd1];",
             "unsupported modifier '.L1::evict_last' on 'ld'",
         ),
