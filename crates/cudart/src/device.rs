@@ -65,31 +65,41 @@ pub struct KernelStats {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelFault {
     pub kind: FaultKind,
+    /// The kernel's name as the user wrote it (demangled) or, failing that, as in the PTX.
     pub kernel: String,
+    /// The device function the fault happened in, when it is not the kernel itself.
+    pub function: Option<String>,
     pub ptx_line: Option<u32>,
+    /// The faulting PTX instruction's text.
+    pub instruction: Option<String>,
     pub cta: Dim3,
-    pub thread: Dim3,
+    /// `None` when the fault belongs to no single thread (a barrier deadlock).
+    pub thread: Option<Dim3>,
     pub address: Option<u64>,
     pub detail: String,
 }
 
+/// The class of a kernel fault, which decides the CUDA error the program sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultKind {
+    /// Out-of-bounds or unallocated access, shared/local overflow.
     IllegalAddress,
     MisalignedAddress,
-    IllegalInstruction,
-    Trap,
-    Deadlock,
+    /// A failed device-side `assert()`.
+    Assert,
+    /// Everything else: `trap`, a barrier deadlock, an instruction the simulator does not
+    /// execute, runaway recursion.
+    LaunchFailure,
 }
 
 impl KernelFault {
+    /// The code a real GPU reports for this kind of fault (CUDA 11.8 `driver_types.h`).
     pub fn cuda_error(&self) -> CudaError {
         match self.kind {
             FaultKind::IllegalAddress => CudaError::IllegalAddress,
             FaultKind::MisalignedAddress => CudaError::MisalignedAddress,
-            FaultKind::IllegalInstruction => CudaError::IllegalInstruction,
-            FaultKind::Trap => CudaError::Assert,
-            FaultKind::Deadlock => CudaError::LaunchFailure,
+            FaultKind::Assert => CudaError::Assert,
+            FaultKind::LaunchFailure => CudaError::LaunchFailure,
         }
     }
 }
@@ -97,10 +107,19 @@ impl KernelFault {
 impl std::fmt::Display for KernelFault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "kernel {}", self.kernel)?;
+        if let Some(func) = &self.function {
+            write!(f, ", in function {func}")?;
+        }
         if let Some(line) = self.ptx_line {
             write!(f, ", PTX line {line}")?;
         }
-        write!(f, ", CTA {}, thread {}", self.cta, self.thread)?;
+        if let Some(text) = &self.instruction {
+            write!(f, " ({text})")?;
+        }
+        write!(f, ", CTA {}", self.cta)?;
+        if let Some(thread) = self.thread {
+            write!(f, ", thread {thread}")?;
+        }
         if let Some(addr) = self.address {
             write!(f, ", address {addr:#x}")?;
         }
@@ -123,7 +142,7 @@ pub enum DeviceError {
     #[error("symbol {0} is not in the module")]
     UnknownSymbol(String),
     #[error("{0}")]
-    Fault(KernelFault),
+    Fault(Box<KernelFault>),
     #[error("{0} is not available in this build of the simulator")]
     Unavailable(&'static str),
 }
@@ -142,6 +161,28 @@ impl DeviceError {
             DeviceError::Unavailable(_) => CudaError::NotSupported,
         }
     }
+}
+
+/// What a texture binding names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextureTarget<'a> {
+    /// A legacy texture reference, by its PTX name (`.global .texref NAME`).
+    Reference(&'a str),
+    /// A texture object handle (`cudaCreateTextureObject`).
+    Object(u64),
+}
+
+/// Static resources of one kernel (`cudaFuncGetAttributes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KernelResources {
+    /// Bytes of statically declared shared memory.
+    pub shared_bytes: usize,
+    /// Bytes of `.const` variables in the kernel's module.
+    pub const_bytes: usize,
+    /// Bytes of local memory per thread (the kernel's own frame).
+    pub local_bytes: usize,
+    /// Registers per thread, when the register allocator has assigned them.
+    pub registers: Option<u32>,
 }
 
 /// The simulated GPU as the runtime sees it.
@@ -163,6 +204,18 @@ pub trait Device {
     ) -> Result<u64, DeviceError>;
     /// Runs a kernel to completion.
     fn launch(&mut self, launch: &Launch<'_>) -> Result<KernelStats, DeviceError>;
+    /// Binds (`Some`) or unbinds (`None`) a texture for the kernels that sample it.
+    fn bind_texture(
+        &mut self,
+        target: TextureTarget<'_>,
+        binding: Option<emu::TextureBinding>,
+    ) -> Result<(), DeviceError>;
+    /// Static resources of a kernel of a loaded module.
+    fn kernel_resources(
+        &mut self,
+        module: ModuleId,
+        kernel: &str,
+    ) -> Result<KernelResources, DeviceError>;
 }
 
 const ALLOC_ALIGN: usize = 256;
@@ -174,6 +227,8 @@ pub struct HostDevice {
     allocations: BTreeMap<u64, usize>,
     modules: Vec<String>,
     symbols: HashMap<(ModuleId, String), u64>,
+    references: HashMap<String, emu::TextureBinding>,
+    objects: HashMap<u64, emu::TextureBinding>,
 }
 
 impl HostDevice {
@@ -183,6 +238,14 @@ impl HostDevice {
 
     pub fn module_text(&self, module: ModuleId) -> Option<&str> {
         self.modules.get(module.0 as usize).map(String::as_str)
+    }
+
+    /// What a texture is bound to.
+    pub fn texture(&self, target: TextureTarget<'_>) -> Option<&emu::TextureBinding> {
+        match target {
+            TextureTarget::Reference(name) => self.references.get(name),
+            TextureTarget::Object(h) => self.objects.get(&h),
+        }
     }
 }
 
@@ -252,6 +315,36 @@ impl Device for HostDevice {
         Err(DeviceError::Unavailable(
             "kernel execution (the functional emulator)",
         ))
+    }
+
+    fn bind_texture(
+        &mut self,
+        target: TextureTarget<'_>,
+        binding: Option<emu::TextureBinding>,
+    ) -> Result<(), DeviceError> {
+        match (target, binding) {
+            (TextureTarget::Reference(name), Some(b)) => {
+                self.references.insert(name.to_string(), b);
+            }
+            (TextureTarget::Reference(name), None) => {
+                self.references.remove(name);
+            }
+            (TextureTarget::Object(h), Some(b)) => {
+                self.objects.insert(h, b);
+            }
+            (TextureTarget::Object(h), None) => {
+                self.objects.remove(&h);
+            }
+        }
+        Ok(())
+    }
+
+    fn kernel_resources(
+        &mut self,
+        _module: ModuleId,
+        _kernel: &str,
+    ) -> Result<KernelResources, DeviceError> {
+        Ok(KernelResources::default())
     }
 }
 

@@ -1,25 +1,114 @@
-//! The [`Device`] the library runs on: the emulator's global-memory allocation table
-//! (`emu::memory::GlobalMemory`, identity-mapped), so every pointer the program gets is
-//! already in the table kernels will access. Kernel execution joins here when the
-//! emulator's module loading and launch interface land; until then a launch reports that
-//! it is unavailable.
+//! The [`Device`] the library runs on: the functional emulator (`emu::Emulator`).
+//!
+//! Memory is the emulator's global allocation table (identity-mapped), so every pointer
+//! the program gets is already one kernels can access. Modules are the program's PTX,
+//! parsed and lowered by the emulator, which also allocates and initialises their
+//! `__device__`/`__constant__` variables: `cudaMemcpyToSymbol` and friends copy to the
+//! very bytes kernels read. Launches run the whole grid to completion on the calling
+//! thread; a fault comes back as a [`KernelFault`] naming kernel, PTX line, CTA, thread
+//! and address.
+//!
+//! Registers per thread (`cudaFuncGetAttributes().numRegs`) come from the simulator's own
+//! register allocator (`compiler::regalloc`) run on the kernel's PTX, computed once per
+//! module on first request.
 
 use std::collections::HashMap;
 
-use emu::memory::{AllocKind as EmuAllocKind, GlobalMemory};
+use emu::memory::{AllocKind as EmuAllocKind, MemError};
+use emu::{Emulator, ErrorKind, ExecError, LaunchConfig};
 
-use crate::device::{AllocKind, Device, DeviceError, KernelStats, Launch, ModuleId};
+use crate::device::{
+    AllocKind, Device, DeviceError, Dim3, FaultKind, KernelFault, KernelResources, KernelStats,
+    Launch, ModuleId, TextureTarget,
+};
 
-#[derive(Debug, Default)]
 pub struct EmuDevice {
-    memory: GlobalMemory,
-    modules: Vec<String>,
-    symbols: HashMap<(ModuleId, String), u64>,
+    emu: Emulator,
+    /// The emulator's handle of each module, indexed by [`ModuleId`].
+    modules: Vec<emu::ModuleId>,
+    /// Registers per thread of each module's kernels, filled on first request.
+    registers: HashMap<ModuleId, HashMap<String, u32>>,
+    /// Name under which PTX locations are reported (`<program>.ptx`).
+    ptx_file_name: String,
+}
+
+impl std::fmt::Debug for EmuDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmuDevice")
+            .field("memory", &self.emu.memory)
+            .field("modules", &self.modules.len())
+            .finish()
+    }
+}
+
+impl Default for EmuDevice {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl EmuDevice {
     pub fn new() -> EmuDevice {
-        EmuDevice::default()
+        let program = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "program".to_string());
+        EmuDevice::with_emulator(Emulator::new(), format!("{program}.ptx"))
+    }
+
+    /// A device on a given emulator (tests redirect its printf sink), reporting PTX
+    /// locations in `ptx_file_name`.
+    pub fn with_emulator(emu: Emulator, ptx_file_name: String) -> EmuDevice {
+        EmuDevice {
+            emu,
+            modules: Vec::new(),
+            registers: HashMap::new(),
+            ptx_file_name,
+        }
+    }
+
+    pub fn emulator(&self) -> &Emulator {
+        &self.emu
+    }
+
+    fn emu_module(&self, module: ModuleId) -> Result<emu::ModuleId, DeviceError> {
+        self.modules
+            .get(module.0 as usize)
+            .copied()
+            .ok_or_else(|| DeviceError::BadModule(format!("module {} is not loaded", module.0)))
+    }
+}
+
+/// Converts an emulator error into the fault a real GPU would report.
+fn fault(e: &ExecError) -> KernelFault {
+    let kind = match &e.kind {
+        ErrorKind::Memory(MemError::Misaligned { .. }) => FaultKind::MisalignedAddress,
+        ErrorKind::Memory(_) | ErrorKind::LocalOverflow { .. } => FaultKind::IllegalAddress,
+        ErrorKind::Assert(_) => FaultKind::Assert,
+        _ => FaultKind::LaunchFailure,
+    };
+    let address = match &e.kind {
+        ErrorKind::Memory(
+            MemError::Unallocated { addr, .. }
+            | MemError::OutOfBounds { addr, .. }
+            | MemError::Misaligned { addr, .. }
+            | MemError::SpaceOverflow { addr, .. },
+        ) => Some(*addr),
+        ErrorKind::BadCallTarget(addr) => Some(*addr),
+        _ => None,
+    };
+    let l = &e.location;
+    let dim = |[x, y, z]: [u32; 3]| Dim3 { x, y, z };
+    KernelFault {
+        kind,
+        kernel: l.kernel.clone(),
+        function: (!l.function.is_empty() && l.function != l.kernel).then(|| l.function.clone()),
+        ptx_line: (l.line > 0).then_some(l.line),
+        instruction: (!l.inst_text.trim().is_empty()).then(|| l.inst_text.trim().to_string()),
+        cta: dim(l.cta),
+        thread: l.thread.map(dim),
+        address,
+        detail: e.kind.to_string(),
     }
 }
 
@@ -30,19 +119,29 @@ impl Device for EmuDevice {
             AllocKind::PinnedHost => EmuAllocKind::Host,
             AllocKind::Managed => EmuAllocKind::Managed,
         };
-        self.memory
+        self.emu
+            .memory
             .alloc(size as u64, kind)
             .map_err(|_| DeviceError::OutOfMemory(size))
     }
 
     fn free(&mut self, ptr: u64) -> Result<(), DeviceError> {
-        self.memory
+        // Module variables belong to their module, not to cudaFree.
+        if matches!(
+            self.emu.memory.kind_of(ptr),
+            Some(EmuAllocKind::GlobalVariable | EmuAllocKind::ConstVariable)
+        ) {
+            return Err(DeviceError::NotAllocated(ptr));
+        }
+        self.emu
+            .memory
             .free(ptr)
             .map_err(|_| DeviceError::NotAllocated(ptr))
     }
 
     fn check_range(&self, ptr: u64, len: usize) -> Result<(), DeviceError> {
         let (base, size) = self
+            .emu
             .memory
             .allocation_of(ptr)
             .ok_or(DeviceError::OutOfBounds { ptr, len })?;
@@ -56,7 +155,11 @@ impl Device for EmuDevice {
     fn load_module(&mut self, ptx: &str) -> Result<ModuleId, DeviceError> {
         let id = u32::try_from(self.modules.len())
             .map_err(|_| DeviceError::BadModule("too many modules".into()))?;
-        self.modules.push(ptx.to_string());
+        let emu_id = self
+            .emu
+            .load_ptx(&self.ptx_file_name, ptx)
+            .map_err(|e| DeviceError::BadModule(e.to_string()))?;
+        self.modules.push(emu_id);
         Ok(ModuleId(id))
     }
 
@@ -64,29 +167,214 @@ impl Device for EmuDevice {
         &mut self,
         module: ModuleId,
         name: &str,
-        size: usize,
+        _size: usize,
     ) -> Result<u64, DeviceError> {
-        if let Some(&addr) = self.symbols.get(&(module, name.to_string())) {
-            return Ok(addr);
-        }
-        let addr = self
-            .memory
-            .alloc(size as u64, EmuAllocKind::GlobalVariable)
-            .map_err(|_| DeviceError::OutOfMemory(size))?;
-        self.symbols.insert((module, name.to_string()), addr);
-        Ok(addr)
+        let m = self.emu_module(module)?;
+        self.emu
+            .symbol_address(m, name)
+            .map(|(addr, _)| addr)
+            .ok_or_else(|| DeviceError::UnknownSymbol(name.to_string()))
     }
 
-    fn launch(&mut self, _launch: &Launch<'_>) -> Result<KernelStats, DeviceError> {
-        Err(DeviceError::Unavailable(
-            "kernel execution (the functional emulator)",
-        ))
+    fn launch(&mut self, launch: &Launch<'_>) -> Result<KernelStats, DeviceError> {
+        let m = self.emu_module(launch.module)?;
+        let kernel = self
+            .emu
+            .kernel(m, launch.kernel)
+            .ok_or_else(|| DeviceError::UnknownKernel(launch.kernel.to_string()))?;
+        let config = LaunchConfig {
+            grid: [launch.grid.x, launch.grid.y, launch.grid.z],
+            block: [launch.block.x, launch.block.y, launch.block.z],
+            dynamic_shared: u32::try_from(launch.dynamic_shared_bytes)
+                .map_err(|_| DeviceError::OutOfMemory(launch.dynamic_shared_bytes))?,
+        };
+        let stats = self
+            .emu
+            .run(kernel, config, launch.params)
+            .map_err(|e| DeviceError::Fault(Box::new(fault(&e))))?;
+        Ok(KernelStats {
+            warp_instructions: stats.warp_instructions,
+            thread_instructions: stats.thread_instructions,
+        })
+    }
+
+    fn bind_texture(
+        &mut self,
+        target: TextureTarget<'_>,
+        binding: Option<emu::TextureBinding>,
+    ) -> Result<(), DeviceError> {
+        let table = &mut self.emu.textures;
+        match (target, binding) {
+            (TextureTarget::Reference(name), Some(b)) => {
+                table.by_name.insert(name.to_string(), b);
+            }
+            (TextureTarget::Reference(name), None) => {
+                table.by_name.remove(name);
+            }
+            (TextureTarget::Object(h), Some(b)) => {
+                table.by_handle.insert(h, b);
+            }
+            (TextureTarget::Object(h), None) => {
+                table.by_handle.remove(&h);
+            }
+        }
+        Ok(())
+    }
+
+    fn kernel_resources(
+        &mut self,
+        module: ModuleId,
+        kernel: &str,
+    ) -> Result<KernelResources, DeviceError> {
+        let m = self.emu_module(module)?;
+        let k = self
+            .emu
+            .kernel(m, kernel)
+            .ok_or_else(|| DeviceError::UnknownKernel(kernel.to_string()))?;
+        let loaded = self
+            .emu
+            .module(m)
+            .ok_or_else(|| DeviceError::BadModule(format!("module {} is not loaded", module.0)))?;
+        let program = &loaded.program;
+        let registers = self.registers.entry(module).or_insert_with(|| {
+            // A program the allocator cannot handle still runs; it just has no count.
+            compiler::regalloc::registers_per_thread(
+                program,
+                &compiler::AllocConfig::with_max_registers(255),
+            )
+            .map(|ks| ks.into_iter().map(|k| (k.name, k.registers)).collect())
+            .unwrap_or_default()
+        });
+        let registers = registers.get(kernel).copied();
+        let const_bytes = program
+            .variables
+            .iter()
+            .filter(|v| v.space == ir::VarSpace::Const)
+            .map(|v| v.size)
+            .sum::<u64>();
+        Ok(KernelResources {
+            shared_bytes: loaded.static_shared as usize,
+            const_bytes: const_bytes as usize,
+            local_bytes: loaded
+                .funcs
+                .get(k.func.index())
+                .map_or(0, |f| f.frame_size as usize),
+            registers,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `out[tid] = table[0] + tid` over a 4-byte-per-thread buffer, with a `.global`
+    /// variable, static shared memory and a `.local` array.
+    const PTX: &str = "\
+.version 7.8
+.target sm_70
+.address_size 64
+.global .align 4 .u32 table[2] = {40, 2};
+.visible .entry _Z5storePj(.param .u64 out)
+{
+\t.reg .b32 %r<4>;
+\t.reg .b64 %rd<4>;
+\t.shared .align 4 .b8 tile[128];
+\t.local .align 4 .b8 scratch[24];
+\tld.param.u64 %rd1, [out];
+\tmov.u32 %r1, %tid.x;
+\tld.global.u32 %r2, [table];
+\tadd.u32 %r3, %r2, %r1;
+\tmul.wide.u32 %rd2, %r1, 4;
+\tadd.u64 %rd3, %rd1, %rd2;
+\tst.global.u32 [%rd3], %r3;
+\tret;
+}
+";
+
+    fn launch_store(
+        dev: &mut EmuDevice,
+        m: ModuleId,
+        out: u64,
+        threads: u32,
+    ) -> Result<KernelStats, DeviceError> {
+        dev.launch(&Launch {
+            module: m,
+            kernel: "_Z5storePj",
+            grid: Dim3 { x: 1, y: 1, z: 1 },
+            block: Dim3 {
+                x: threads,
+                y: 1,
+                z: 1,
+            },
+            dynamic_shared_bytes: 0,
+            params: &out.to_le_bytes(),
+        })
+    }
+
+    #[test]
+    fn modules_symbols_and_launches_share_memory() {
+        let mut dev = EmuDevice::with_emulator(Emulator::new(), "t.ptx".into());
+        let m = dev.load_module(PTX).unwrap();
+        let table = dev.symbol_address(m, "table", 8).unwrap();
+        assert!(
+            dev.check_range(table, 8).is_ok(),
+            "symbols are device memory"
+        );
+        assert_eq!(
+            dev.emulator().memory.read_uint(table, 4).unwrap(),
+            40,
+            "initialiser"
+        );
+        dev.emu.memory.write_uint(table, 4, 1000).unwrap();
+        assert_eq!(
+            dev.symbol_address(m, "nothing", 4),
+            Err(DeviceError::UnknownSymbol("nothing".into()))
+        );
+        assert!(
+            dev.free(table).is_err(),
+            "module variables are not cudaFree-able"
+        );
+
+        let out = dev.malloc(64 * 4, AllocKind::Device).unwrap();
+        let stats = launch_store(&mut dev, m, out, 64).unwrap();
+        assert_eq!(stats.warp_instructions, 2 * 8);
+        assert_eq!(stats.thread_instructions, 64 * 8);
+        assert_eq!(dev.emu.memory.read_uint(out + 4 * 63, 4).unwrap(), 1063);
+
+        let res = dev.kernel_resources(m, "_Z5storePj").unwrap();
+        assert_eq!(res.shared_bytes, 128);
+        assert_eq!(
+            res.local_bytes, 32,
+            "24 bytes rounded up to the 16-byte frame"
+        );
+        assert!(
+            matches!(res.registers, Some(r) if (4..=16).contains(&r)),
+            "{res:?}"
+        );
+    }
+
+    #[test]
+    fn an_out_of_bounds_store_is_a_located_fault() {
+        let mut dev = EmuDevice::with_emulator(Emulator::new(), "t.ptx".into());
+        let m = dev.load_module(PTX).unwrap();
+        let out = dev.malloc(40 * 4, AllocKind::Device).unwrap();
+        let Err(DeviceError::Fault(f)) = launch_store(&mut dev, m, out, 64) else {
+            panic!("the store past 160 bytes must fault");
+        };
+        assert_eq!(f.kind, FaultKind::IllegalAddress);
+        assert_eq!(f.cuda_error(), crate::error::CudaError::IllegalAddress);
+        assert_eq!(f.kernel, "_Z5storePj");
+        assert_eq!(f.ptx_line, Some(17));
+        assert_eq!(f.instruction.as_deref(), Some("st.global.u32 [%rd3], %r3;"));
+        assert_eq!(f.cta, Dim3 { x: 0, y: 0, z: 0 });
+        assert_eq!(f.thread, Some(Dim3 { x: 40, y: 0, z: 0 }));
+        assert_eq!(f.address, Some(out + 160));
+        assert_eq!(
+            dev.load_module("not ptx").map_err(|e| e.cuda_error()),
+            Err(crate::error::CudaError::InvalidPtx)
+        );
+    }
 
     #[test]
     fn allocations_live_in_the_emulator_table() {
@@ -95,9 +383,6 @@ mod tests {
         assert!(dev.check_range(a, 100).is_ok());
         assert!(dev.check_range(a + 1, 100).is_err());
         assert!(dev.check_range(a + 100, 1).is_err());
-        let s = dev.symbol_address(ModuleId(0), "table", 64).unwrap();
-        assert_eq!(dev.symbol_address(ModuleId(0), "table", 64).unwrap(), s);
-        assert!(dev.check_range(s, 64).is_ok());
         dev.free(a).unwrap();
         assert_eq!(dev.free(a), Err(DeviceError::NotAllocated(a)));
     }

@@ -20,7 +20,8 @@ use crate::emu_device::EmuDevice;
 use crate::error::{self, CudaError};
 use crate::fatbin::{self, Wrapper};
 use crate::props::CudaDeviceProp;
-use crate::runtime::{CallConfig, CopyKind, CudaResult, Runtime};
+use crate::runtime::{ArrayFormat, CallConfig, CopyKind, CudaResult, Runtime, TextureResource};
+use crate::texture::Sampler;
 
 /// The device the library runs kernels on.
 type ActiveDevice = EmuDevice;
@@ -283,16 +284,15 @@ pub unsafe extern "C" fn __cudaRegisterTexture(
     host_var: *const c_void,
     _device_address: *const *const c_void,
     device_name: *const c_char,
-    dim: c_int,
+    _dim: c_int,
     norm: c_int,
     _ext: c_int,
 ) {
     hook("__cudaRegisterTexture", (), || {
-        let (Some(index), Some(name)) = (handle_index(handle), unsafe { c_string(device_name) })
-        else {
+        let (Some(_), Some(name)) = (handle_index(handle), unsafe { c_string(device_name) }) else {
             return;
         };
-        with_runtime(|rt| rt.register_texture(index, host_var as u64, name, dim, norm != 0));
+        with_runtime(|rt| rt.register_texture(host_var as u64, &name, norm != 0));
     })
 }
 
@@ -530,11 +530,16 @@ cuda_fn!(fn cudaMallocArray(rt, array: *mut *mut c_void, desc: *const ChannelFor
         return Err(CudaError::InvalidValue);
     }
     let desc = desc.read_unaligned();
-    let handle = rt.array_create(crate::runtime::ArrayFormat { bits: [desc.x, desc.y, desc.z, desc.w], kind: desc.f }, width, height)?;
+    let handle = rt.array_create(desc.format(), width, height)?;
     put(array, handle as *mut c_void)
 });
 
 cuda_fn!(fn cudaFreeArray(rt, array: *mut c_void) { rt.array_destroy(array as u64) });
+
+cuda_fn!(fn cudaGetChannelDesc(rt, desc: *mut ChannelFormatDesc, array: *const c_void) {
+    let f = rt.array_format(array as u64)?;
+    put(desc, ChannelFormatDesc { x: f.bits[0], y: f.bits[1], z: f.bits[2], w: f.bits[3], f: f.kind })
+});
 
 cuda_fn!(fn cudaMemcpyToArray(rt, array: *mut c_void, w_offset: usize, h_offset: usize, src: *const c_void, count: usize, kind: c_int) {
     let kind = CopyKind::from_raw(kind)?;
@@ -558,32 +563,132 @@ cuda_fn!(fn cudaMemcpyFromArray(rt, dst: *mut c_void, array: *const c_void, w_of
     rt.memcpy(dst as u64, start, count, k)
 });
 
-cuda_fn!(fn cudaBindTexture(rt, offset: *mut usize, texref: *const c_void, dev_ptr: *const c_void, _desc: *const ChannelFormatDesc, size: usize) {
+/// The leading fields of `struct textureReference`: what a program sets on a `texture<>`
+/// object before binding it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct TextureReference {
+    pub normalized: c_int,
+    pub filter_mode: c_int,
+    pub address_mode: [c_int; 3],
+    pub channel_desc: ChannelFormatDesc,
+}
+
+/// The reference's sampler and channel format (`desc` overrides the latter when given).
+unsafe fn texture_reference(
+    texref: *const c_void,
+    desc: *const ChannelFormatDesc,
+) -> CudaResult<(ArrayFormat, Sampler)> {
+    if texref.is_null() {
+        return Err(CudaError::InvalidTexture);
+    }
+    // SAFETY: a non-null texref points to the program's `textureReference`.
+    let r = unsafe { (texref as *const TextureReference).read_unaligned() };
+    let d = if desc.is_null() {
+        r.channel_desc
+    } else {
+        // SAFETY: non-null descriptor pointers are valid by the CUDA calling contract.
+        unsafe { desc.read_unaligned() }
+    };
+    Ok((
+        d.format(),
+        Sampler {
+            normalized_coords: r.normalized != 0,
+            filter_mode: r.filter_mode,
+            address_mode: [r.address_mode[0], r.address_mode[1]],
+            read_normalized: false,
+        },
+    ))
+}
+
+impl ChannelFormatDesc {
+    fn format(&self) -> ArrayFormat {
+        ArrayFormat {
+            bits: [self.x, self.y, self.z, self.w],
+            kind: self.f,
+        }
+    }
+}
+
+cuda_fn!(fn cudaBindTexture(rt, offset: *mut usize, texref: *const c_void, dev_ptr: *const c_void, desc: *const ChannelFormatDesc, size: usize) {
     if !offset.is_null() {
         put(offset, 0)?;
     }
-    rt.bind_texture_linear(texref as u64, dev_ptr as u64, size, None)
+    let (format, sampler) = texture_reference(texref, desc)?;
+    rt.bind_texture_linear(texref as u64, dev_ptr as u64, format, sampler, size, None)
 });
 
-cuda_fn!(fn cudaBindTexture2D(rt, offset: *mut usize, texref: *const c_void, dev_ptr: *const c_void, _desc: *const ChannelFormatDesc, width: usize, height: usize, pitch: usize) {
+cuda_fn!(fn cudaBindTexture2D(rt, offset: *mut usize, texref: *const c_void, dev_ptr: *const c_void, desc: *const ChannelFormatDesc, width: usize, height: usize, pitch: usize) {
     if !offset.is_null() {
         put(offset, 0)?;
     }
+    let (format, sampler) = texture_reference(texref, desc)?;
     let size = pitch.checked_mul(height).ok_or(CudaError::InvalidValue)?;
-    rt.bind_texture_linear(texref as u64, dev_ptr as u64, size, Some((width, height, pitch)))
+    rt.bind_texture_linear(texref as u64, dev_ptr as u64, format, sampler, size, Some((width, height, pitch)))
 });
 
-cuda_fn!(fn cudaBindTextureToArray(rt, texref: *const c_void, array: *const c_void, _desc: *const ChannelFormatDesc) {
-    rt.bind_texture_array(texref as u64, array as u64)
+cuda_fn!(fn cudaBindTextureToArray(rt, texref: *const c_void, array: *const c_void, desc: *const ChannelFormatDesc) {
+    let (_, sampler) = texture_reference(texref, desc)?;
+    rt.bind_texture_array(texref as u64, array as u64, sampler)
 });
 
 cuda_fn!(fn cudaUnbindTexture(rt, texref: *const c_void) { rt.unbind_texture(texref as u64) });
 
-cuda_fn!(fn cudaCreateTextureObject(rt, tex_object: *mut u64, res_desc: *const c_void, tex_desc: *const c_void, _view_desc: *const c_void) {
+/// `struct cudaResourceDesc`: the resource type and the largest union member (pitch2D).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ResourceDesc {
+    pub res_type: c_int,
+    pub dev_ptr: *mut c_void,
+    pub desc: ChannelFormatDesc,
+    pub width_or_size: usize,
+    pub height: usize,
+    pub pitch_in_bytes: usize,
+}
+
+/// The leading fields of `struct cudaTextureDesc`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct TextureDesc {
+    pub address_mode: [c_int; 3],
+    pub filter_mode: c_int,
+    pub read_mode: c_int,
+    pub srgb: c_int,
+    pub border_color: [f32; 4],
+    pub normalized_coords: c_int,
+}
+
+cuda_fn!(fn cudaCreateTextureObject(rt, tex_object: *mut u64, res_desc: *const ResourceDesc, tex_desc: *const TextureDesc, _view_desc: *const c_void) {
     if tex_object.is_null() || res_desc.is_null() || tex_desc.is_null() {
         return Err(CudaError::InvalidValue);
     }
-    let handle = rt.texture_object_create()?;
+    let r = res_desc.read_unaligned();
+    let t = tex_desc.read_unaligned();
+    // cudaResourceType: 0 array, 1 mipmapped array, 2 linear, 3 pitch2D.
+    let resource = match r.res_type {
+        // The array handle is the union's first member.
+        0 => TextureResource::Array(r.dev_ptr as u64),
+        2 => TextureResource::Linear { ptr: r.dev_ptr as u64, format: r.desc.format(), size: r.width_or_size },
+        3 => TextureResource::Pitch2D {
+            ptr: r.dev_ptr as u64,
+            format: r.desc.format(),
+            width: r.width_or_size,
+            height: r.height,
+            pitch: r.pitch_in_bytes,
+        },
+        1 => {
+            report_unsupported("cudaCreateTextureObject of a mipmapped array");
+            return Err(CudaError::NotSupported);
+        }
+        _ => return Err(CudaError::InvalidValue),
+    };
+    let sampler = Sampler {
+        normalized_coords: t.normalized_coords != 0,
+        filter_mode: t.filter_mode,
+        address_mode: [t.address_mode[0], t.address_mode[1]],
+        read_normalized: t.read_mode == 1,
+    };
+    let handle = rt.texture_object_create(resource, sampler)?;
     put(tex_object, handle)
 });
 
@@ -747,16 +852,20 @@ pub struct FuncAttributes {
     pub preferred_shmem_carveout: c_int,
 }
 
+/// Registers per thread reported when the simulator's register allocator cannot allocate
+/// a kernel (it then still runs functionally): the sm_70 ABI minimum.
+const FALLBACK_REGISTERS: c_int = 16;
+
 cuda_fn!(fn cudaFuncGetAttributes(rt, attr: *mut FuncAttributes, func: *const c_void) {
-    rt.check_function(func as u64)?;
+    let res = rt.kernel_resources(func as u64)?;
     let arch = c_int::try_from(rt.gpu.arch).unwrap_or(0);
     put(attr, FuncAttributes {
-        shared_size_bytes: 0,
-        const_size_bytes: 0,
-        local_size_bytes: 0,
+        shared_size_bytes: res.shared_bytes,
+        const_size_bytes: res.const_bytes,
+        local_size_bytes: res.local_bytes,
         max_threads_per_block: c_int::try_from(rt.gpu.max_threads_per_block).unwrap_or(1024),
-        // Registers are allocated by the simulator's compiler, not known here yet.
-        num_regs: 32,
+        // From the simulator's own register allocator, as ptxas would report them.
+        num_regs: res.registers.and_then(|r| c_int::try_from(r).ok()).unwrap_or(FALLBACK_REGISTERS),
         ptx_version: arch,
         binary_version: arch,
         cache_mode_ca: 0,

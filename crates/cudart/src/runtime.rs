@@ -13,12 +13,15 @@ use std::io::Write as _;
 use std::time::Instant;
 
 use crate::config::Config;
-use crate::device::{AllocKind, Device, DeviceError, Dim3, Launch, ModuleId};
+use crate::device::{
+    AllocKind, Device, DeviceError, Dim3, KernelResources, Launch, ModuleId, TextureTarget,
+};
 use crate::error::CudaError;
 use crate::fatbin::FatBinary;
 use crate::kernel_abi::{self, KernelSignature};
 use crate::props::{GpuDescription, MAX_BLOCK_DIM, MAX_GRID_DIM};
 use crate::stats::{self, KernelRecord};
+use crate::texture::{self as tex, Sampler, TexelLayout};
 
 pub type CudaResult<T> = Result<T, CudaError>;
 
@@ -74,14 +77,10 @@ struct KernelRef {
 
 #[derive(Debug, Clone)]
 struct TextureRef {
-    #[allow(dead_code)] // read once the emulator's texture table is connected
-    fatbin: usize,
-    #[allow(dead_code)]
+    /// The reference's PTX name (`.global .texref NAME`).
     name: String,
-    #[allow(dead_code)]
-    dim: i32,
-    #[allow(dead_code)]
-    normalized: bool,
+    /// `cudaReadModeNormalizedFloat`, fixed by the `texture<>` template at registration.
+    read_normalized: bool,
     binding: Option<TextureBinding>,
 }
 
@@ -97,6 +96,24 @@ pub enum TextureBinding {
     Array(u64),
 }
 
+/// Where texels live for a texture object (`cudaResourceDesc`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextureResource {
+    Array(u64),
+    Linear {
+        ptr: u64,
+        format: ArrayFormat,
+        size: usize,
+    },
+    Pitch2D {
+        ptr: u64,
+        format: ArrayFormat,
+        width: usize,
+        height: usize,
+        pitch: usize,
+    },
+}
+
 /// Channel bit widths and `cudaChannelFormatKind` of a CUDA array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArrayFormat {
@@ -106,9 +123,7 @@ pub struct ArrayFormat {
 
 #[derive(Debug, Clone)]
 struct ArrayRecord {
-    #[allow(dead_code)]
     format: ArrayFormat,
-    #[allow(dead_code)]
     width: usize,
     height: usize,
     row_bytes: usize,
@@ -120,6 +135,22 @@ struct VariableRef {
     fatbin: usize,
     name: String,
     size: usize,
+}
+
+/// The PTX name of a texture reference registered under its C++ name: `::tex` is `tex`,
+/// `::ns::tex` is mangled as nvcc mangles namespace-scope variables (`_ZN2ns3texE`).
+fn ptx_texture_name(cpp_name: &str) -> String {
+    let name = cpp_name.strip_prefix("::").unwrap_or(cpp_name);
+    let parts: Vec<&str> = name.split("::").collect();
+    if parts.len() < 2 || parts.iter().any(|p| p.is_empty()) {
+        return name.to_string();
+    }
+    let mut mangled = String::from("_ZN");
+    for p in parts {
+        mangled.push_str(&format!("{}{p}", p.len()));
+    }
+    mangled.push('E');
+    mangled
 }
 
 pub struct Runtime<D: Device> {
@@ -229,6 +260,9 @@ impl<D: Device> Runtime<D> {
         let code = e.cuda_error();
         match &e {
             DeviceError::Fault(fault) => {
+                let mut fault = (**fault).clone();
+                fault.kernel = stats::demangle(&fault.kernel);
+                fault.function = fault.function.map(|f| stats::demangle(&f));
                 let line = format!("regsim: kernel fault: {fault}");
                 self.say(&line);
                 self.sticky = Some(code);
@@ -377,7 +411,8 @@ impl<D: Device> Runtime<D> {
         match self.device.launch(&launch) {
             Ok(stats) => {
                 let record = KernelRecord {
-                    name: kernel.name.clone(),
+                    name: stats::demangle(&kernel.name),
+                    mangled: kernel.name.clone(),
                     grid,
                     block,
                     stats,
@@ -603,21 +638,15 @@ impl<D: Device> Runtime<D> {
 
     // ----- textures and arrays ------------------------------------------------------
 
-    pub fn register_texture(
-        &mut self,
-        fatbin: usize,
-        host_ref: u64,
-        name: String,
-        dim: i32,
-        normalized: bool,
-    ) {
+    /// `__cudaRegisterTexture`. `read_normalized` is the template's read mode
+    /// (`cudaReadModeNormalizedFloat`), which the program cannot change later. nvcc passes
+    /// the C++ name (`::tex`, `::ns::tex`), not the PTX one.
+    pub fn register_texture(&mut self, host_ref: u64, name: &str, read_normalized: bool) {
         self.textures.insert(
             host_ref,
             TextureRef {
-                fatbin,
-                name,
-                dim,
-                normalized,
+                name: ptx_texture_name(name),
+                read_normalized,
                 binding: None,
             },
         );
@@ -629,15 +658,7 @@ impl<D: Device> Runtime<D> {
         width: usize,
         height: usize,
     ) -> CudaResult<u64> {
-        let elem: usize = format
-            .bits
-            .iter()
-            .map(|&b| usize::try_from(b).unwrap_or(0))
-            .sum::<usize>()
-            .div_ceil(8);
-        if elem == 0 {
-            return Err(CudaError::InvalidChannelDescriptor);
-        }
+        let elem = tex::texel_bytes(format)?;
         let row_bytes = width.checked_mul(elem).ok_or(CudaError::InvalidValue)?;
         let size = row_bytes
             .checked_mul(height.max(1))
@@ -674,36 +695,115 @@ impl<D: Device> Runtime<D> {
         Ok((a.data, a.row_bytes, a.height))
     }
 
+    pub fn array_format(&self, handle: u64) -> CudaResult<ArrayFormat> {
+        self.arrays
+            .get(&handle)
+            .map(|a| a.format)
+            .ok_or(CudaError::InvalidResourceHandle)
+    }
+
+    /// The array's format and texel layout.
+    fn array_texels(&self, handle: u64) -> CudaResult<(ArrayFormat, TexelLayout)> {
+        let a = self
+            .arrays
+            .get(&handle)
+            .ok_or(CudaError::InvalidResourceHandle)?;
+        Ok((
+            a.format,
+            TexelLayout {
+                base: a.data,
+                width: a.width,
+                height: a.height,
+                pitch: a.row_bytes,
+            },
+        ))
+    }
+
+    /// Linear memory as texels: `pitch2d` = (width, height, pitch) for 2D bindings, else
+    /// one row of `size` bytes.
+    fn linear_texels(
+        &self,
+        ptr: u64,
+        format: ArrayFormat,
+        size: usize,
+        pitch2d: Option<(usize, usize, usize)>,
+    ) -> CudaResult<TexelLayout> {
+        let texel = tex::texel_bytes(format)?;
+        let (width, height, pitch) = pitch2d.unwrap_or((size / texel, 1, size));
+        let row = width.checked_mul(texel).ok_or(CudaError::InvalidValue)?;
+        if row > pitch {
+            return Err(CudaError::InvalidPitchValue);
+        }
+        self.check_2d(ptr, pitch, row, height)?;
+        Ok(TexelLayout {
+            base: ptr,
+            width,
+            height,
+            pitch,
+        })
+    }
+
+    /// `cudaBindTexture(2D)`: `sampler` holds the reference's attributes as the program set
+    /// them (its read mode is overridden by the one registered).
     pub fn bind_texture_linear(
         &mut self,
         texref: u64,
         ptr: u64,
+        format: ArrayFormat,
+        sampler: Sampler,
         size: usize,
         pitch2d: Option<(usize, usize, usize)>,
     ) -> CudaResult<()> {
         self.check_sticky()?;
-        self.device
-            .check_range(ptr, size)
-            .map_err(|_| CudaError::InvalidValue)?;
-        let tex = self
-            .textures
-            .get_mut(&texref)
-            .ok_or(CudaError::InvalidTexture)?;
-        tex.binding = Some(TextureBinding::Linear { ptr, size, pitch2d });
-        Ok(())
+        let layout = self.linear_texels(ptr, format, size, pitch2d)?;
+        self.bind_reference(
+            texref,
+            format,
+            sampler,
+            layout,
+            TextureBinding::Linear { ptr, size, pitch2d },
+        )
     }
 
-    pub fn bind_texture_array(&mut self, texref: u64, array: u64) -> CudaResult<()> {
+    pub fn bind_texture_array(
+        &mut self,
+        texref: u64,
+        array: u64,
+        sampler: Sampler,
+    ) -> CudaResult<()> {
         self.check_sticky()?;
-        if !self.arrays.contains_key(&array) {
-            return Err(CudaError::InvalidResourceHandle);
-        }
+        let (format, layout) = self.array_texels(array)?;
+        self.bind_reference(
+            texref,
+            format,
+            sampler,
+            layout,
+            TextureBinding::Array(array),
+        )
+    }
+
+    fn bind_reference(
+        &mut self,
+        texref: u64,
+        format: ArrayFormat,
+        sampler: Sampler,
+        layout: TexelLayout,
+        record: TextureBinding,
+    ) -> CudaResult<()> {
         let tex = self
             .textures
             .get_mut(&texref)
             .ok_or(CudaError::InvalidTexture)?;
-        tex.binding = Some(TextureBinding::Array(array));
-        Ok(())
+        let sampler = Sampler {
+            read_normalized: tex.read_normalized,
+            ..sampler
+        };
+        let binding = tex::binding(format, &sampler, layout)?;
+        tex.binding = Some(record);
+        let name = tex.name.clone();
+        self.device
+            .bind_texture(TextureTarget::Reference(&name), Some(binding))
+            .map_err(|e| self.device_error(e))
     }
 
     pub fn unbind_texture(&mut self, texref: u64) -> CudaResult<()> {
@@ -712,29 +812,72 @@ impl<D: Device> Runtime<D> {
             .get_mut(&texref)
             .ok_or(CudaError::InvalidTexture)?;
         tex.binding = None;
-        Ok(())
+        let name = tex.name.clone();
+        self.device
+            .bind_texture(TextureTarget::Reference(&name), None)
+            .map_err(|e| self.device_error(e))
     }
 
     pub fn texture_binding(&self, texref: u64) -> Option<&TextureBinding> {
         self.textures.get(&texref).and_then(|t| t.binding.as_ref())
     }
 
-    pub fn texture_object_create(&mut self) -> CudaResult<u64> {
+    /// `cudaCreateTextureObject`.
+    pub fn texture_object_create(
+        &mut self,
+        resource: TextureResource,
+        sampler: Sampler,
+    ) -> CudaResult<u64> {
         self.check_sticky()?;
+        let (format, layout) = match resource {
+            TextureResource::Array(a) => self.array_texels(a)?,
+            TextureResource::Linear { ptr, format, size } => {
+                (format, self.linear_texels(ptr, format, size, None)?)
+            }
+            TextureResource::Pitch2D {
+                ptr,
+                format,
+                width,
+                height,
+                pitch,
+            } => (
+                format,
+                self.linear_texels(ptr, format, 0, Some((width, height, pitch)))?,
+            ),
+        };
+        let binding = tex::binding(format, &sampler, layout)?;
         let h = self.new_handle();
+        self.device
+            .bind_texture(TextureTarget::Object(h), Some(binding))
+            .map_err(|e| self.device_error(e))?;
         self.texture_objects.insert(h);
         Ok(h)
     }
 
     pub fn texture_object_destroy(&mut self, handle: u64) -> CudaResult<()> {
-        if self.texture_objects.remove(&handle) {
-            Ok(())
-        } else {
-            Err(CudaError::InvalidValue)
+        if !self.texture_objects.remove(&handle) {
+            return Err(CudaError::InvalidValue);
         }
+        self.device
+            .bind_texture(TextureTarget::Object(handle), None)
+            .map_err(|e| self.device_error(e))
     }
 
     // ----- functions ----------------------------------------------------------------
+
+    /// Static resources of the kernel registered for `host_fn` (`cudaFuncGetAttributes`).
+    pub fn kernel_resources(&mut self, host_fn: u64) -> CudaResult<KernelResources> {
+        self.check_sticky()?;
+        let kernel = self
+            .functions
+            .get(&host_fn)
+            .cloned()
+            .ok_or(CudaError::InvalidDeviceFunction)?;
+        let module = self.module(kernel.fatbin)?.id;
+        self.device
+            .kernel_resources(module, &kernel.name)
+            .map_err(|e| self.device_error(e))
+    }
 
     pub fn check_function(&self, host_fn: u64) -> CudaResult<()> {
         self.check_sticky()?;
@@ -816,20 +959,36 @@ mod tests {
                 .unwrap()
                 .push((launch.kernel.to_string(), launch.params.to_vec()));
             if self.fault {
-                return Err(DeviceError::Fault(KernelFault {
+                return Err(DeviceError::Fault(Box::new(KernelFault {
                     kind: FaultKind::IllegalAddress,
                     kernel: launch.kernel.to_string(),
+                    function: None,
                     ptx_line: Some(17),
+                    instruction: Some("st.global.u32 [%rd4], %r1;".to_string()),
                     cta: Dim3 { x: 3, y: 0, z: 0 },
-                    thread: Dim3 { x: 5, y: 0, z: 0 },
+                    thread: Some(Dim3 { x: 5, y: 0, z: 0 }),
                     address: Some(0xdead),
                     detail: "load from unallocated memory".to_string(),
-                }));
+                })));
             }
             Ok(KernelStats {
                 warp_instructions: 12,
                 thread_instructions: 345,
             })
+        }
+        fn bind_texture(
+            &mut self,
+            target: TextureTarget<'_>,
+            binding: Option<emu::TextureBinding>,
+        ) -> Result<(), DeviceError> {
+            self.host.bind_texture(target, binding)
+        }
+        fn kernel_resources(
+            &mut self,
+            module: ModuleId,
+            kernel: &str,
+        ) -> Result<KernelResources, DeviceError> {
+            self.host.kernel_resources(module, kernel)
         }
     }
 
@@ -907,7 +1066,8 @@ mod tests {
         assert_eq!(launched[0].1, expected);
         assert_eq!(rt.records().len(), 1);
         assert_eq!(rt.records()[0].stats.thread_instructions, 345);
-        assert_eq!(log.lock().unwrap()[0], "regsim: kernel _Z1kifPf grid (2,1,1) block (64,1,1): 12 warp instructions, 345 thread instructions");
+        assert_eq!(log.lock().unwrap()[0], "regsim: kernel k(int, float, float*) grid (2,1,1) block (64,1,1): 12 warp instructions, 345 thread instructions");
+        assert_eq!(rt.records()[0].mangled, "_Z1kifPf");
     }
 
     #[test]
@@ -945,7 +1105,8 @@ mod tests {
         let msg = log.lock().unwrap().join("\n");
         assert!(
             msg.contains(
-                "kernel _Z1kifPf, PTX line 17, CTA (3,0,0), thread (5,0,0), address 0xdead"
+                "kernel k(int, float, float*), PTX line 17 (st.global.u32 [%rd4], %r1;), \
+                 CTA (3,0,0), thread (5,0,0), address 0xdead"
             ),
             "{msg}"
         );
@@ -986,6 +1147,79 @@ mod tests {
             "{}",
             lines[0]
         );
+    }
+
+    #[test]
+    fn texture_references_get_their_ptx_names() {
+        assert_eq!(ptx_texture_name("::tex_lin"), "tex_lin");
+        assert_eq!(ptx_texture_name("tex_lin"), "tex_lin");
+        assert_eq!(ptx_texture_name("::img::input"), "_ZN3img5inputE");
+    }
+
+    #[test]
+    fn texture_bindings_reach_the_device() {
+        let (mut rt, _, _) = runtime(false);
+        rt.register_texture(0x40, "::tex", false);
+        let d = rt.malloc(64, AllocKind::Device).unwrap();
+        let f32x1 = ArrayFormat {
+            bits: [32, 0, 0, 0],
+            kind: 2,
+        };
+        let sampler = Sampler {
+            filter_mode: 1,
+            address_mode: [1, 1],
+            ..Sampler::default()
+        };
+        rt.bind_texture_linear(0x40, d, f32x1, sampler, 64, None)
+            .unwrap();
+        let b = rt
+            .device
+            .host
+            .texture(TextureTarget::Reference("tex"))
+            .unwrap();
+        assert_eq!((b.base, b.width, b.height), (d, 16, 1));
+        assert_eq!(b.filter, emu::texture::FilterMode::Linear);
+        assert_eq!(
+            rt.bind_texture_linear(0x40, d, f32x1, sampler, 68, None),
+            Err(CudaError::InvalidValue),
+            "past the allocation"
+        );
+        rt.unbind_texture(0x40).unwrap();
+        assert!(rt
+            .device
+            .host
+            .texture(TextureTarget::Reference("tex"))
+            .is_none());
+
+        let obj = rt
+            .texture_object_create(
+                TextureResource::Pitch2D {
+                    ptr: d,
+                    format: f32x1,
+                    width: 4,
+                    height: 4,
+                    pitch: 16,
+                },
+                Sampler::default(),
+            )
+            .unwrap();
+        let b = rt.device.host.texture(TextureTarget::Object(obj)).unwrap();
+        assert_eq!((b.width, b.height, b.pitch), (4, 4, 16));
+        assert_eq!(
+            rt.texture_object_create(
+                TextureResource::Pitch2D {
+                    ptr: d,
+                    format: f32x1,
+                    width: 5,
+                    height: 4,
+                    pitch: 16,
+                },
+                Sampler::default(),
+            ),
+            Err(CudaError::InvalidPitchValue)
+        );
+        rt.texture_object_destroy(obj).unwrap();
+        assert!(rt.device.host.texture(TextureTarget::Object(obj)).is_none());
     }
 
     #[test]

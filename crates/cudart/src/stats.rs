@@ -7,7 +7,11 @@ use crate::device::{Dim3, KernelStats};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelRecord {
+    /// Demangled (`saxpy(int, float, float const*, float*)`), or as in the PTX when the
+    /// name is not a C++ mangled name.
     pub name: String,
+    /// The name in the PTX (`_Z5saxpyifPKfPf`).
+    pub mangled: String,
     pub grid: Dim3,
     pub block: Dim3,
     pub stats: KernelStats,
@@ -27,7 +31,17 @@ impl KernelRecord {
     }
 }
 
-/// `{"kernels":[{"name","grid":[x,y,z],"block":[x,y,z],"warp_instructions",
+/// The kernel name a user wrote: `_Z5saxpyifPKfPf` becomes
+/// `saxpy(int, float, float const*, float*)`. Names that are not Itanium-mangled
+/// (`extern "C"` kernels) come back unchanged.
+pub fn demangle(name: &str) -> String {
+    cpp_demangle::Symbol::new(name)
+        .ok()
+        .and_then(|sym| sym.demangle().ok())
+        .unwrap_or_else(|| name.to_string())
+}
+
+/// `{"kernels":[{"name","mangled","grid":[x,y,z],"block":[x,y,z],"warp_instructions",
 /// "thread_instructions"}…], "total":{"kernels","warp_instructions","thread_instructions"}}`
 pub fn to_json(records: &[KernelRecord]) -> String {
     let mut out = String::from("{\n  \"kernels\": [");
@@ -35,9 +49,10 @@ pub fn to_json(records: &[KernelRecord]) -> String {
         let sep = if i == 0 { "" } else { "," };
         let _ = write!(
             out,
-            "{sep}\n    {{\"name\": {}, \"grid\": [{}, {}, {}], \"block\": [{}, {}, {}], \
-             \"warp_instructions\": {}, \"thread_instructions\": {}}}",
+            "{sep}\n    {{\"name\": {}, \"mangled\": {}, \"grid\": [{}, {}, {}], \
+             \"block\": [{}, {}, {}], \"warp_instructions\": {}, \"thread_instructions\": {}}}",
             json_string(&r.name),
+            json_string(&r.mangled),
             r.grid.x,
             r.grid.y,
             r.grid.z,
@@ -80,9 +95,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn kernel_names_are_demangled() {
+        assert_eq!(
+            demangle("_Z5saxpyifPKfPf"),
+            "saxpy(int, float, float const*, float*)"
+        );
+        assert_eq!(
+            demangle("_Z15transpose_tiledILb1EEvPKfPfii"),
+            "void transpose_tiled<true>(float const*, float*, int, int)"
+        );
+        assert_eq!(demangle("plain_c_kernel"), "plain_c_kernel");
+        assert_eq!(demangle("_Z"), "_Z");
+    }
+
+    #[test]
     fn json_lists_kernels_and_totals() {
         let rec = |name: &str, w, t| KernelRecord {
-            name: name.to_string(),
+            name: demangle(name),
+            mangled: name.to_string(),
             grid: Dim3 { x: 48, y: 1, z: 1 },
             block: Dim3 { x: 256, y: 2, z: 1 },
             stats: KernelStats {
@@ -90,9 +120,9 @@ mod tests {
                 thread_instructions: t,
             },
         };
-        let json = to_json(&[rec("_Z5saxpy", 10, 300), rec("a\"b", 5, 7)]);
-        assert!(json.contains(r#"{"name": "_Z5saxpy", "grid": [48, 1, 1], "block": [256, 2, 1], "warp_instructions": 10, "thread_instructions": 300}"#), "{json}");
-        assert!(json.contains(r#""name": "a\"b""#));
+        let json = to_json(&[rec("_Z5saxpyifPKfPf", 10, 300), rec("a\"b", 5, 7)]);
+        assert!(json.contains(r#"{"name": "saxpy(int, float, float const*, float*)", "mangled": "_Z5saxpyifPKfPf", "grid": [48, 1, 1], "block": [256, 2, 1], "warp_instructions": 10, "thread_instructions": 300}"#), "{json}");
+        assert!(json.contains(r#""name": "a\"b", "mangled": "a\"b""#));
         assert!(
             json.contains(
                 r#""total": {"kernels": 2, "warp_instructions": 15, "thread_instructions": 307}"#

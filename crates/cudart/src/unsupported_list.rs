@@ -58,7 +58,6 @@ unsupported! {
     cudaGLUnmapBufferObject
     cudaGLUnmapBufferObjectAsync
     cudaGLUnregisterBufferObject
-    cudaGetChannelDesc
     cudaGetDriverEntryPoint
     cudaGetDriverEntryPoint_ptsz
     cudaGetExportTable

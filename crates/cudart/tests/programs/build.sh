@@ -7,6 +7,7 @@ mkdir -p bin
 NVCC="nvcc -O2 -cudart shared -Wno-deprecated-gpu-targets -diag-suppress 1215 -Xcompiler -Wno-deprecated-declarations"
 $NVCC -arch=sm_70 runtime_api.cu -o bin/runtime_api
 $NVCC -arch=sm_70 kernels.cu -o bin/kernels
+$NVCC -arch=sm_70 textures.cu -o bin/textures
 $NVCC -arch=sm_70 -Xfatbin -compress-all kernels.cu -o bin/kernels_compressed
 # PTX for three virtual architectures, machine code for one: the runtime must pick compute_70.
 $NVCC -gencode arch=compute_52,code=compute_52 -gencode arch=compute_70,code=compute_70 \
