@@ -6,6 +6,7 @@
 //! checker that proves the virtual-register dataflow is preserved.
 
 pub mod inst_info;
+pub mod liveness_bits;
 pub mod ltrf;
 pub mod regalloc;
 pub mod strands;

@@ -74,7 +74,7 @@ fn every_workload_kernel_forms_intervals_and_renumbers() {
                     registers_per_interval: n,
                     ..LtrfConfig::default()
                 };
-                let result = ltrf_with_numbering(g, numbering, &config)
+                let result = ltrf_with_numbering(Some(&program), g, numbering, &config)
                     .unwrap_or_else(|e| panic!("{where_}: {e}"));
                 // Independent re-checks of the invariants the pass already checked.
                 let view = CellView::new(&result.function, &result.before).unwrap();

@@ -379,3 +379,175 @@ pub fn check_intervals<G: super::intervals::IntervalInput>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use ir::{Function, RegId};
+
+    use super::*;
+    use crate::ltrf::intervals::form_register_intervals;
+    use crate::regalloc::{PhysReg, PredReg};
+
+    const KERNEL: &str = r#"
+.version 7.8
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u32 x)
+{
+    .reg .u32 %r<10>;
+    .reg .u64 %rd<2>;
+    .reg .pred %p;
+    ld.param.u32 %r1, [x];
+    ld.param.u32 %r9, [x];
+    add.u32 %r2, %r1, 1;
+    add.u32 %r3, %r2, %r9;
+    cvt.u64.u32 %rd1, %r3;
+    setp.eq.u64 %p, %rd1, 0;
+    @%p st.local.u32 [%r9], %r3;
+    exit;
+}
+"#;
+
+    fn function() -> Function {
+        let m = ptx::parse("k.ptx", KERNEL).unwrap();
+        let program = ir::lower(&m, "k.ptx", KERNEL).unwrap();
+        program.functions[0].clone()
+    }
+
+    fn reg(f: &Function, name: &str) -> RegId {
+        RegId::new(f.regs.iter().position(|r| r.name == name).unwrap())
+    }
+
+    /// %r1 and %r2 share R0 (one dies where the other is born), %r9 is R1, %r3 shares
+    /// R0 too, %rd1 is R2:R3 and there are 6 registers; %p is P0.
+    fn before(f: &Function) -> Allocation {
+        let mut a = Allocation {
+            locations: vec![Location::Unused; f.regs.len()],
+            registers_used: 6,
+            predicates_used: 1,
+            ..Allocation::default()
+        };
+        for (name, loc) in [
+            ("%r1", Location::Reg(PhysReg(0))),
+            ("%r2", Location::Reg(PhysReg(0))),
+            ("%r3", Location::Reg(PhysReg(0))),
+            ("%r9", Location::Reg(PhysReg(1))),
+            ("%rd1", Location::Reg(PhysReg(2))),
+            ("%p", Location::Pred(PredReg(0))),
+        ] {
+            a.locations[reg(f, name).index()] = loc;
+        }
+        a
+    }
+
+    fn check_with(
+        f: &Function,
+        edit: impl FnOnce(&mut Allocation),
+    ) -> Result<RenumberCheck, RenumberCheckError> {
+        let before = before(f);
+        let view = CellView::new(f, &before).unwrap();
+        let intervals = form_register_intervals(&view, 16);
+        let mut after = before.clone();
+        edit(&mut after);
+        check_renumbering(f, &intervals, &before, &after)
+    }
+
+    #[test]
+    fn a_consistent_renaming_passes() {
+        let f = function();
+        let swapped = check_with(&f, |a| {
+            for name in ["%r1", "%r2", "%r3"] {
+                a.locations[reg(&f, name).index()] = Location::Reg(PhysReg(1));
+            }
+            a.locations[reg(&f, "%r9").index()] = Location::Reg(PhysReg(0));
+            a.locations[reg(&f, "%rd1").index()] = Location::Reg(PhysReg(4));
+        });
+        assert_eq!(swapped.map(|c| c.registers_checked), Ok(5));
+    }
+
+    #[test]
+    fn a_clobbered_value_is_caught_by_the_dataflow_check() {
+        let f = function();
+        // %r9 is live while %r2 is written: they may not share.
+        let err = check_with(&f, |a| {
+            a.locations[reg(&f, "%r9").index()] = Location::Reg(PhysReg(0));
+        });
+        assert!(matches!(err, Err(RenumberCheckError::After(_))), "{err:?}");
+    }
+
+    #[test]
+    fn a_misaligned_pair_or_a_new_register_is_out_of_place() {
+        let f = function();
+        let err = check_with(&f, |a| {
+            a.locations[reg(&f, "%rd1").index()] = Location::Reg(PhysReg(3));
+        });
+        assert!(
+            matches!(err, Err(RenumberCheckError::OutOfPlace { .. })),
+            "{err:?}"
+        );
+        let err = check_with(&f, |a| {
+            a.locations[reg(&f, "%r9").index()] = Location::Reg(PhysReg(6));
+        });
+        assert!(
+            matches!(err, Err(RenumberCheckError::OutOfPlace { .. })),
+            "{err:?}"
+        );
+        let err = check_with(&f, |a| a.registers_used = 7);
+        assert!(
+            matches!(err, Err(RenumberCheckError::Changed { .. })),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn predicates_are_not_renamed() {
+        let f = function();
+        let err = check_with(&f, |a| {
+            a.locations[reg(&f, "%p").index()] = Location::Pred(PredReg(1));
+            a.predicates_used = 2;
+        });
+        assert!(
+            matches!(err, Err(RenumberCheckError::Changed { .. })),
+            "{err:?}"
+        );
+        let err = check_with(&f, |a| {
+            a.locations[reg(&f, "%p").index()] = Location::Pred(PredReg(0));
+            a.locations[reg(&f, "%r9").index()] = Location::Pred(PredReg(0));
+        });
+        assert!(
+            matches!(err, Err(RenumberCheckError::WrongKind { .. })),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn splitting_a_shared_register_grows_the_working_set_and_is_rejected() {
+        let f = function();
+        // Valid dataflow, but the interval now prefetches R0 and R5 for what R0 held.
+        let err = check_with(&f, |a| {
+            a.locations[reg(&f, "%r2").index()] = Location::Reg(PhysReg(5));
+        });
+        assert!(
+            matches!(
+                err,
+                Err(RenumberCheckError::WorkingSetGrew {
+                    before: 4,
+                    after: 5,
+                    ..
+                })
+            ),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn the_original_must_be_valid_too() {
+        let f = function();
+        let mut bad = before(&f);
+        bad.locations[reg(&f, "%r9").index()] = Location::Reg(PhysReg(0));
+        let view = CellView::new(&f, &bad).unwrap();
+        let intervals = form_register_intervals(&view, 16);
+        let err = check_renumbering(&f, &intervals, &bad, &bad);
+        assert!(matches!(err, Err(RenumberCheckError::Before(_))), "{err:?}");
+    }
+}

@@ -634,3 +634,334 @@ fn pass2_round<G: IntervalInput>(
     }
     merged
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::ltrf::checker::check_intervals;
+
+    /// A synthetic function: blocks of instructions, each the registers it touches and
+    /// whether it is a call.
+    #[derive(Debug)]
+    struct Graph {
+        succs: Vec<Vec<BlockId>>,
+        preds: Vec<Vec<BlockId>>,
+        block_insts: Vec<Vec<InstId>>,
+        regs: Vec<Vec<u32>>,
+        calls: Vec<bool>,
+        num_regs: usize,
+    }
+
+    impl Graph {
+        /// `blocks[b]` = (successors, instructions as (registers, is_call)).
+        fn new(blocks: &[TestBlock<'_>]) -> Graph {
+            let n = blocks.len();
+            let mut g = Graph {
+                succs: vec![Vec::new(); n],
+                preds: vec![Vec::new(); n],
+                block_insts: vec![Vec::new(); n],
+                regs: Vec::new(),
+                calls: Vec::new(),
+                num_regs: 0,
+            };
+            for (b, (succs, insts)) in blocks.iter().enumerate() {
+                for &s in *succs {
+                    g.succs[b].push(BlockId(s));
+                    g.preds[s as usize].push(BlockId::new(b));
+                }
+                for (regs, call) in insts.iter() {
+                    g.block_insts[b].push(InstId::new(g.regs.len()));
+                    let mut r = regs.to_vec();
+                    r.sort_unstable();
+                    r.dedup();
+                    g.num_regs = g
+                        .num_regs
+                        .max(r.iter().map(|&x| x as usize + 1).max().unwrap_or(0));
+                    g.regs.push(r);
+                    g.calls.push(*call);
+                }
+            }
+            g
+        }
+    }
+
+    impl ControlFlowGraph for Graph {
+        fn num_blocks(&self) -> usize {
+            self.succs.len()
+        }
+        fn entry(&self) -> BlockId {
+            BlockId(0)
+        }
+        fn successors(&self, block: BlockId) -> &[BlockId] {
+            &self.succs[block.index()]
+        }
+        fn predecessors(&self, block: BlockId) -> &[BlockId] {
+            &self.preds[block.index()]
+        }
+    }
+
+    impl IntervalInput for Graph {
+        fn num_registers(&self) -> usize {
+            self.num_regs
+        }
+        fn insts_of(&self, block: BlockId) -> &[InstId] {
+            &self.block_insts[block.index()]
+        }
+        fn registers(&self, inst: InstId) -> &[u32] {
+            &self.regs[inst.index()]
+        }
+        fn is_call(&self, inst: InstId) -> bool {
+            self.calls[inst.index()]
+        }
+    }
+
+    /// An instruction: the registers it touches, and whether it is a call.
+    type TestInst<'a> = (&'a [u32], bool);
+    /// A block: its successors and instructions.
+    type TestBlock<'a> = (&'a [u32], &'a [TestInst<'a>]);
+
+    const OP: bool = false;
+    const CALL: bool = true;
+
+    fn form(g: &Graph, limit: u32) -> RegisterIntervals {
+        let intervals = form_register_intervals(g, limit);
+        check_intervals(g, &intervals).unwrap();
+        intervals
+    }
+
+    /// Each interval as (header piece, sorted blocks, working set).
+    fn shape(iv: &RegisterIntervals) -> Vec<(Piece, Vec<u32>, Vec<u32>)> {
+        iv.intervals
+            .iter()
+            .map(|i| {
+                let mut blocks: Vec<u32> = i.pieces.iter().map(|p| p.block.0).collect();
+                blocks.sort_unstable();
+                blocks.dedup();
+                (i.header(), blocks, i.working_set.clone())
+            })
+            .collect()
+    }
+
+    fn piece(block: u32, start: u32, end: u32) -> Piece {
+        Piece {
+            block: BlockId(block),
+            start,
+            end,
+        }
+    }
+
+    #[test]
+    fn a_block_is_cut_before_the_instruction_that_overflows() {
+        let g = Graph::new(&[(
+            &[],
+            &[
+                (&[0, 1], OP),
+                (&[1, 2], OP),
+                (&[3, 4], OP),
+                (&[4, 5], OP),
+                (&[0], OP),
+            ],
+        )]);
+        let iv = form(&g, 4);
+        assert_eq!(
+            shape(&iv),
+            vec![
+                (piece(0, 0, 2), vec![0], vec![0, 1, 2]),
+                (piece(0, 2, 5), vec![0], vec![0, 3, 4, 5]),
+            ]
+        );
+        assert_eq!(iv.interval(IntervalId(0)).instructions, 2);
+        assert_eq!(iv.interval_of(InstId(2)), IntervalId(1));
+    }
+
+    /// A diamond whose two sides fit the budget along each path but not together: a warp
+    /// that diverges runs both sides, so the interval's prefetch must hold both.
+    #[test]
+    fn sibling_branches_share_one_budget() {
+        let g = Graph::new(&[
+            (&[1, 2], &[(&[0, 1, 2, 3], OP)]),
+            (&[3], &[(&[4, 5, 6], OP), (&[7, 8, 9], OP)]),
+            (&[3], &[(&[10, 11], OP), (&[12, 13, 14], OP)]),
+            (&[], &[(&[0], OP)]),
+        ]);
+        // The paper's rule as printed counts registers along each path: entry and one side
+        // are 10 or 9 registers, so with N = 12 both sides would join and the interval would
+        // hold 15 registers.
+        let per_path_left = 4 + 6;
+        let per_path_right = 4 + 5;
+        assert!(per_path_left <= 12 && per_path_right <= 12);
+        let iv = form(&g, 12);
+        for i in &iv.intervals {
+            assert!(i.working_set.len() <= 12, "{i:?}");
+        }
+        // The left side joins whole; the right side is cut after its first instruction, and
+        // the rest of it starts an interval of its own.
+        assert_eq!(
+            shape(&iv)[0],
+            (piece(0, 0, 1), vec![0, 1, 2], (0..12).collect::<Vec<u32>>())
+        );
+        assert_eq!(
+            iv.interval(IntervalId(0)).pieces,
+            vec![piece(0, 0, 1), piece(1, 0, 2), piece(2, 0, 1)]
+        );
+        assert_eq!(
+            iv.interval(iv.interval_of(InstId(4))).header(),
+            piece(2, 1, 2)
+        );
+        // A side whose first instruction does not fit stays out whole.
+        let g = Graph::new(&[
+            (&[1, 2], &[(&[0, 1, 2, 3], OP)]),
+            (&[3], &[(&[4, 5, 6, 7, 8, 9], OP)]),
+            (&[3], &[(&[10, 11, 12], OP)]),
+            (&[], &[(&[0], OP)]),
+        ]);
+        let iv = form(&g, 12);
+        assert_eq!(shape(&iv)[0].1, vec![0, 1]);
+        assert_eq!(
+            iv.interval(iv.interval_of(InstId(2))).header(),
+            piece(2, 0, 1)
+        );
+    }
+
+    /// LTRF Figure 5: two nested loops. Pass 1 leaves the outer header alone (its back
+    /// edge comes from the inner loop); pass 2 merges the whole nest into one interval.
+    #[test]
+    fn pass_two_swallows_a_loop_nest() {
+        // 0 -> A(1); A -> B(2); B -> C(3); C -> B, C -> D(4); D -> A, D -> exit(5)
+        let g = Graph::new(&[
+            (&[1], &[(&[0], OP)]),
+            (&[2], &[(&[0, 1], OP)]),
+            (&[3], &[(&[1, 2], OP)]),
+            (&[2, 4], &[(&[2, 3], OP)]),
+            (&[1, 5], &[(&[0, 3], OP)]),
+            (&[], &[(&[0], OP)]),
+        ]);
+        let iv = form(&g, 16);
+        assert!(iv.pass1_intervals >= 3, "{}", iv.pass1_intervals);
+        assert!(iv.pass2_rounds >= 2);
+        // Entry and the whole nest can become one interval only if the entry reaches the
+        // nest by its single entry edge, which it does.
+        assert_eq!(iv.len(), 1, "{:?}", shape(&iv));
+        // With room for the loop but not for everything, the loop still stays whole.
+        let iv = form(&g, 4);
+        let loop_interval = iv.interval_of(g.block_insts[2][0]);
+        assert_eq!(iv.interval_of(g.block_insts[3][0]), loop_interval);
+    }
+
+    #[test]
+    fn a_loop_header_starts_an_interval_in_pass_one() {
+        let g = Graph::new(&[
+            (&[1], &[(&[0], OP)]),
+            (&[1, 2], &[(&[0, 1], OP)]),
+            (&[], &[(&[1], OP)]),
+        ]);
+        let iv = form(&g, 16);
+        // The entry's interval, and the loop with the block after it.
+        assert_eq!(iv.pass1_intervals, 2);
+        // Pass 2: the loop's only predecessor interval is the entry's: merged.
+        assert_eq!(iv.len(), 1);
+    }
+
+    #[test]
+    fn every_call_is_an_interval_of_its_own() {
+        let g = Graph::new(&[
+            (&[1], &[(&[0], OP), (&[1], CALL), (&[0], OP)]),
+            (&[], &[(&[0], OP)]),
+        ]);
+        let iv = form(&g, 16);
+        assert_eq!(
+            shape(&iv),
+            vec![
+                (piece(0, 0, 1), vec![0], vec![0]),
+                (piece(0, 1, 2), vec![0], vec![1]),
+                (piece(0, 2, 3), vec![0, 1], vec![0]),
+            ]
+        );
+        assert_eq!(iv.interval(IntervalId(1)).kind, IntervalKind::Call);
+        // A block that starts with a call and follows another block.
+        let g = Graph::new(&[(&[1], &[(&[0], OP)]), (&[], &[(&[], CALL)])]);
+        let iv = form(&g, 16);
+        assert_eq!(iv.len(), 2);
+        assert_eq!(iv.interval(IntervalId(1)).kind, IntervalKind::Call);
+    }
+
+    #[test]
+    fn an_instruction_wider_than_n_stands_alone() {
+        let g = Graph::new(&[(&[], &[(&[0], OP), (&[1, 2, 3, 4, 5], OP), (&[0], OP)])]);
+        let iv = form(&g, 4);
+        assert_eq!(iv.len(), 3);
+        assert_eq!(iv.interval(IntervalId(1)).kind, IntervalKind::Oversized);
+        assert_eq!(iv.interval(IntervalId(1)).working_set, vec![1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn unreachable_blocks_get_intervals_after_the_reachable_ones() {
+        let g = Graph::new(&[
+            (&[2], &[(&[0], OP)]),
+            (&[2], &[(&[1], OP)]),
+            (&[], &[(&[0], OP)]),
+        ]);
+        let iv = form(&g, 16);
+        // Block 2 has an unreachable predecessor, which does not stop it joining.
+        assert_eq!(iv.interval_of(InstId(2)), IntervalId(0));
+        assert_eq!(iv.interval_of(InstId(1)), IntervalId(1));
+    }
+
+    #[test]
+    fn empty_blocks_and_functions() {
+        let g = Graph::new(&[]);
+        assert!(form(&g, 4).is_empty());
+        let g = Graph::new(&[(&[1], &[]), (&[], &[(&[0], OP)])]);
+        let iv = form(&g, 4);
+        assert_eq!(iv.len(), 1);
+        assert_eq!(iv.interval(IntervalId(0)).instructions, 1);
+    }
+
+    fn arbitrary_graph() -> impl Strategy<Value = Graph> {
+        (1usize..9).prop_flat_map(|n| {
+            let block = (
+                proptest::collection::vec(0..n as u32, 0..3),
+                proptest::collection::vec(
+                    (
+                        proptest::collection::vec(0u32..12, 0..5),
+                        proptest::bool::weighted(0.1),
+                    ),
+                    0..6,
+                ),
+            );
+            proptest::collection::vec(block, n).prop_map(|blocks| {
+                type Owned = (Vec<u32>, Vec<(Vec<u32>, bool)>);
+                let owned: Vec<Owned> = blocks
+                    .into_iter()
+                    .map(|(mut s, i)| {
+                        s.sort_unstable();
+                        s.dedup();
+                        (s, i)
+                    })
+                    .collect();
+                let insts: Vec<Vec<TestInst<'_>>> = owned
+                    .iter()
+                    .map(|(_, i)| i.iter().map(|(r, c)| (r.as_slice(), *c)).collect())
+                    .collect();
+                let blocks: Vec<TestBlock<'_>> = owned
+                    .iter()
+                    .zip(&insts)
+                    .map(|((s, _), i)| (s.as_slice(), i.as_slice()))
+                    .collect();
+                Graph::new(&blocks)
+            })
+        })
+    }
+
+    proptest! {
+        /// On arbitrary CFGs (irreducible ones, self loops, unreachable code included) the
+        /// intervals always pass the independent interval checker.
+        #[test]
+        fn arbitrary_graphs_give_valid_intervals(g in arbitrary_graph(), limit in 1u32..10) {
+            let iv = form_register_intervals(&g, limit);
+            prop_assert!(check_intervals(&g, &iv).is_ok(), "{:?}", check_intervals(&g, &iv));
+        }
+    }
+}

@@ -41,6 +41,7 @@ pub use report::{FunctionLtrfReport, IntervalReport, LtrfReport, Summary};
 
 /// Options of `--pass ltrf`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LtrfConfig {
     /// `N`: registers per register-interval, the size of a warp's partition of the
     /// register-file cache (`--registers-per-interval`, paper default 16).
@@ -150,15 +151,21 @@ pub fn numbering_for(
 }
 
 /// Runs the pass on `func` under `config` (see the module docs).
-pub fn ltrf_function(func: &Function, config: &LtrfConfig) -> Result<FunctionLtrf, LtrfError> {
+/// `program`, if given, names symbols in the report's instruction listing.
+pub fn ltrf_function(
+    program: Option<&Program>,
+    func: &Function,
+    config: &LtrfConfig,
+) -> Result<FunctionLtrf, LtrfError> {
     check_config(config)?;
     let (func, numbering) = numbering_for(func, config.numbering, config.max_registers)?;
-    ltrf_with_numbering(func, numbering, config)
+    ltrf_with_numbering(program, func, numbering, config)
 }
 
 /// Runs the pass on `func` with registers numbered by `numbering` (no spills);
 /// `config.numbering` and `config.max_registers` are only reported.
 pub fn ltrf_with_numbering(
+    program: Option<&Program>,
     func: Function,
     numbering: Allocation,
     config: &LtrfConfig,
@@ -188,6 +195,7 @@ pub fn ltrf_with_numbering(
             error,
         })?;
     let report = report::function_report(
+        program,
         &func,
         &view,
         &after,
@@ -213,7 +221,7 @@ pub fn ltrf(program: &Program, config: &LtrfConfig) -> Result<LtrfReport, LtrfEr
     let mut kernels = Vec::new();
     let mut device_functions = Vec::new();
     for f in program.functions.iter().filter(|f| f.has_body) {
-        let result = ltrf_function(f, config)?;
+        let result = ltrf_function(Some(program), f, config)?;
         match f.kind {
             FunctionKind::Kernel => kernels.push(result.report),
             FunctionKind::Device => device_functions.push(result.report),

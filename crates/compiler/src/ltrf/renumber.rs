@@ -831,3 +831,165 @@ impl<'a> Placer<'a> {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ltrf::banks::BankMapping;
+    use crate::ltrf::checker::check_renumbering;
+    use crate::ltrf::intervals::form_register_intervals;
+    use crate::ltrf::numbering::virtual_numbering;
+
+    /// LTRF Listing 1 (§4.3).
+    const LISTING1: &str = r#"
+.version 7.8
+.target sm_70
+.address_size 64
+.visible .entry compare(.param .u32 A, .param .u32 B)
+{
+    .reg .u32 %R<7>;
+    .reg .pred %p, %q;
+    ld.param.u32 %R0, [A];
+    ld.param.u32 %R1, [B];
+    mov.u32 %R2, 0;
+    mov.u32 %R3, 100;
+L1:
+    ld.local.u32 %R4, [%R0];
+    ld.local.u32 %R5, [%R1];
+    setp.eq.u32 %p, %R4, %R5;
+    @!%p bra L2;
+    add.u32 %R0, %R0, 4;
+    add.u32 %R1, %R1, 4;
+    add.u32 %R2, %R2, 1;
+    setp.lt.u32 %q, %R2, %R3;
+    @%q bra L1;
+    mov.u32 %R6, 1;
+    bra L3;
+L2:
+    mov.u32 %R6, 0;
+L3:
+    st.local.u32 [%R0], %R6;
+    exit;
+}
+"#;
+
+    fn function(src: &str) -> Function {
+        let m = ptx::parse("t.ptx", src).unwrap();
+        ir::lower(&m, "t.ptx", src).unwrap().functions[0].clone()
+    }
+
+    fn conflicts(view: &CellView<'_>, intervals: &RegisterIntervals, banks: Banks) -> Vec<u32> {
+        intervals
+            .ids()
+            .map(|id| {
+                let mut ws: Vec<u32> = intervals
+                    .insts(view, id)
+                    .flat_map(|i| view.touched(i).iter().copied())
+                    .collect();
+                ws.sort_unstable();
+                ws.dedup();
+                banks.conflicts(&ws)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_papers_example_becomes_conflict_free() {
+        let f = function(LISTING1);
+        let before = virtual_numbering(&f);
+        let view = CellView::new(&f, &before).unwrap();
+        let intervals = form_register_intervals(&view, 4);
+        let banks = Banks::new(
+            4,
+            BankMapping::Blocked {
+                registers_per_bank: 2,
+            },
+        );
+        // Interval 1 is the loop's first block and prefetches R0 R1 R4 R5 (Figure 8).
+        assert_eq!(
+            intervals.interval(IntervalId(1)).working_set,
+            vec![0, 1, 4, 5]
+        );
+        assert_eq!(conflicts(&view, &intervals, banks), vec![1, 1, 0, 1, 0]);
+        let r = renumber(&f, &before, &view, &intervals, banks);
+        check_renumbering(&f, &intervals, &before, &r.allocation).unwrap();
+        let after = CellView::new(&f, &r.allocation).unwrap();
+        assert_eq!(conflicts(&after, &intervals, banks), vec![0; 5]);
+        assert!(r.allocation.registers_used <= before.registers_used);
+        // Deterministic.
+        assert_eq!(renumber(&f, &before, &view, &intervals, banks), r);
+    }
+
+    /// Two values that share a register inside one interval are one live range: they keep
+    /// sharing, so the interval's working set cannot grow.
+    #[test]
+    fn values_sharing_a_register_in_an_interval_move_together() {
+        let src = r#"
+.version 7.8
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u32 x)
+{
+    .reg .u32 %r<8>;
+    ld.param.u32 %r1, [x];
+    add.u32 %r2, %r1, 1;
+    add.u32 %r3, %r2, 1;
+    add.u32 %r4, %r3, %r2;
+    st.local.u32 [%r1], %r4;
+    exit;
+}
+"#;
+        let f = function(src);
+        let alloc = crate::regalloc::allocate(
+            &crate::regalloc::IrInput::new(&f),
+            &crate::regalloc::AllocConfig::default(),
+        )
+        .unwrap();
+        let view = CellView::new(&f, &alloc).unwrap();
+        let intervals = form_register_intervals(&view, 16);
+        let r = renumber(
+            &f,
+            &alloc,
+            &view,
+            &intervals,
+            Banks::new(2, BankMapping::Interleaved),
+        );
+        check_renumbering(&f, &intervals, &alloc, &r.allocation).unwrap();
+        for a in 0..f.regs.len() {
+            for b in 0..f.regs.len() {
+                let (ra, rb) = (RegId::new(a), RegId::new(b));
+                if alloc.location(ra) == alloc.location(rb)
+                    && matches!(alloc.location(ra), Location::Reg(_))
+                {
+                    assert_eq!(r.allocation.location(ra), r.allocation.location(rb));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn clashes_compare_registers_not_blocks() {
+        // A 32-bit value in the second register of a pair's block clashes with the pair's
+        // first register only when the blocks line up that way.
+        let c = Clash {
+            other: 0,
+            mine: 0b01,
+            theirs: 0b10,
+        };
+        assert!(c.bites(3, 2));
+        assert!(!c.bites(2, 2));
+        assert!(!c.bites(4, 2));
+        assert!(Clash {
+            other: 0,
+            mine: 0b11,
+            theirs: 0b1111
+        }
+        .bites(6, 4));
+        assert!(!Clash {
+            other: 0,
+            mine: 0b11,
+            theirs: 0b1111
+        }
+        .bites(8, 4));
+    }
+}

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use ir::{Function, InstId, RegisterEffects};
+use ir::{BlockId, ControlFlowGraph, Function, InstId, Program, RegisterEffects};
 use serde::Serialize;
 
 use crate::regalloc::Allocation;
@@ -69,6 +69,20 @@ pub struct IntervalReport {
     pub conflicts_after: u32,
 }
 
+/// One instruction of the listing: its interval and the registers it touches.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ListingLine {
+    pub inst: u32,
+    /// The label of the block this instruction starts, if it starts one.
+    pub block: Option<String>,
+    pub interval: u32,
+    /// True for the first instruction of an interval's header: where the prefetch is.
+    pub prefetch: bool,
+    pub text: String,
+    pub registers: Vec<u32>,
+    pub registers_after: Vec<u32>,
+}
+
 /// The pass's results for one function.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FunctionLtrfReport {
@@ -102,6 +116,7 @@ pub struct FunctionLtrfReport {
     pub renumbering: RenumberStats,
     pub check: RenumberCheck,
     pub interval_details: Vec<IntervalReport>,
+    pub listing: Vec<ListingLine>,
 }
 
 /// The report of one program.
@@ -126,6 +141,7 @@ fn header_name(func: &Function, piece: Piece) -> String {
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn function_report(
+    program: Option<&Program>,
     func: &Function,
     before: &CellView<'_>,
     after: &CellView<'_>,
@@ -172,6 +188,23 @@ pub(super) fn function_report(
             conflicts_after: ca,
         });
     }
+    let mut listing = Vec::with_capacity(func.num_insts());
+    let headers: Vec<Option<u32>> = details.iter().map(|d| d.first_inst).collect();
+    for b in 0..func.num_blocks() {
+        let block = BlockId::new(b);
+        for (k, &inst) in func.block_insts(block).iter().enumerate() {
+            let interval = intervals.interval_of(inst).0;
+            listing.push(ListingLine {
+                inst: inst.0,
+                block: (k == 0).then(|| ir::print::block_name(func, block)),
+                interval,
+                prefetch: headers[interval as usize] == Some(inst.0),
+                text: ir::print::inst_to_string(program, func, func.inst(inst)),
+                registers: before.touched(inst).to_vec(),
+                registers_after: after.touched(inst).to_vec(),
+            });
+        }
+    }
     let count = |k: IntervalKind| details.iter().filter(|d| d.kind == k).count() as u32;
     FunctionLtrfReport {
         name: func.name.clone(),
@@ -196,6 +229,7 @@ pub(super) fn function_report(
         renumbering: renumbering.stats,
         check,
         interval_details: details,
+        listing,
     }
 }
 
@@ -286,6 +320,26 @@ impl fmt::Display for FunctionLtrfReport {
                 d.conflicts_after,
             )?;
         }
+        for line in &self.listing {
+            if let Some(label) = &line.block {
+                writeln!(f, "  {label}:")?;
+            }
+            let mark = if line.prefetch { '>' } else { ' ' };
+            let regs = if line.registers.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ; {} -> {}",
+                    Registers(&line.registers),
+                    Registers(&line.registers_after)
+                )
+            };
+            let text = format!(
+                "   {mark}I{:<3} i{:<4} {:<44}{regs}",
+                line.interval, line.inst, line.text
+            );
+            writeln!(f, "{}", text.trim_end())?;
+        }
         Ok(())
     }
 }
@@ -295,8 +349,7 @@ impl fmt::Display for LtrfReport {
         let c = &self.config;
         writeln!(
             f,
-            "ltrf {}: N = {} registers per interval, {} banks, {}, {} registers{}",
-            self.file,
+            "ltrf: N = {} registers per interval, {} banks, {}, {} registers{}",
             c.registers_per_interval,
             c.banks,
             self.bank_rule,
