@@ -29,7 +29,8 @@
 //!   from the warp's PC; a fetch fills it whole. When an issued instruction's next PC is
 //!   not the next buffered one (taken branch, reconvergence, call, return), the buffer is
 //!   flushed and refetched: that is the branch penalty. Instruction addresses are
-//!   `INST_BASE + function << 24 + 8 x index` (8-byte instructions).
+//!   `INST_BASE + function << 24 + 8 x index` (8-byte instructions); a fetch reads the
+//!   instruction's whole line (all sectors), so a miss fills the line.
 //! - Execution units are SM-wide pools per type (`pipeline.units`), shared by all
 //!   schedulers.
 //! - Memory instructions spend the `mem` class latency in address generation, then queue
@@ -1005,12 +1006,12 @@ impl Sm {
             if !warp.live || warp.exited || warp.ib_count > 0 || warp.fetch_pending {
                 continue;
             }
+            // Instruction fetch moves whole lines (a miss fills every sector).
             let addr = inst_address(warp.func, warp.pc);
             let line = addr & !(self.icache_line - 1);
-            let sector = ((addr - line) / self.icache_sector) as u32;
             let lines = [LineAccess {
                 line: LineAddr(line),
-                sectors: SectorMask::sector(sector),
+                sectors: SectorMask::first((self.icache_line / self.icache_sector) as u32),
             }];
             let req = MemRequest {
                 kind: AccessKind::Load,

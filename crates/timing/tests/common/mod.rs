@@ -2,6 +2,8 @@
 //! kernel through emu + timing.
 #![allow(dead_code)]
 
+pub mod workloads;
+
 use emu::{Emulator, KernelRef, LaunchConfig};
 use timing::config::default_configs_dir;
 use timing::{GpuConfig, KernelInfo, KernelStats, Override, TimingSimulator};
