@@ -377,3 +377,202 @@ impl RegisterFile for Baseline {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{default_configs_dir, OpClass};
+    use crate::kernel_info::{InstHint, OperandHint};
+    use crate::memory::{MemorySystem, SmId};
+    use crate::rf::{BankMap, DispatchPort, RfCycle};
+    use crate::Override;
+
+    fn cfg(overrides: &[&str]) -> GpuConfig {
+        let o: Vec<Override> = overrides
+            .iter()
+            .map(|s| Override::parse(s).unwrap())
+            .collect();
+        GpuConfig::load("gtx480", &default_configs_dir(), &o).unwrap()
+    }
+
+    fn r(reg: u16) -> RegOperand {
+        RegOperand {
+            file: RegFileKind::General,
+            reg,
+            width: 1,
+            hint: OperandHint::default(),
+        }
+    }
+
+    struct Units {
+        accept: bool,
+        taken: Vec<(InstToken, u64)>,
+        now: u64,
+    }
+    impl DispatchPort for Units {
+        fn try_dispatch(&mut self, d: Dispatch) -> bool {
+            if self.accept {
+                self.taken.push((d.token, self.now));
+            }
+            self.accept
+        }
+    }
+
+    fn candidate<'a>(warp: u16, srcs: &'a [RegOperand], dsts: &'a [RegOperand]) -> Candidate<'a> {
+        Candidate {
+            warp: WarpSlot(warp),
+            scheduler: 0,
+            unit: UnitKind::Sp,
+            class: OpClass::Fp32,
+            srcs,
+            dsts,
+            hint: InstHint::default(),
+        }
+    }
+
+    /// Runs cycles `from..to`, returning (dispatches, completed writes).
+    fn run(
+        rf: &mut Baseline,
+        mem: &mut MemorySystem,
+        units: &mut Units,
+        from: u64,
+        to: u64,
+    ) -> Vec<(InstToken, u64)> {
+        let mut done = Vec::new();
+        for t in from..to {
+            units.now = t;
+            let mut writes = Vec::new();
+            rf.cycle(&mut RfCycle {
+                now: Cycle::new(t),
+                sm: SmId(0),
+                memory: mem,
+                dispatch: units,
+                writes_done: &mut writes,
+            });
+            done.extend(writes.into_iter().map(|w| (w, t)));
+        }
+        done
+    }
+
+    fn issue(rf: &mut Baseline, token: u32, warp: u16, srcs: &[RegOperand], now: u64) {
+        let step = emu::WarpStep::default();
+        let c = candidate(warp, srcs, &[]);
+        assert!(rf.can_accept(&c, Cycle::new(now)).is_ok());
+        rf.accept(
+            IssuedInst {
+                token: InstToken(token),
+                inst: c,
+                step: &step,
+            },
+            Cycle::new(now),
+        );
+    }
+
+    #[test]
+    fn three_reads_in_one_bank_take_three_cycles_and_count_three_conflicts() {
+        let c = cfg(&["register_file.bank_mapping=\"register\""]);
+        let mut mem = MemorySystem::new(&c);
+        let mut units = Units {
+            accept: true,
+            taken: Vec::new(),
+            now: 0,
+        };
+        // R0, R8, R16: bank 0 of 8. Accepted at 10; granted at 11, 12, 13; the last
+        // delivers at 14 (latency 1): dispatch at 14. Refused: 2 at 11, 1 at 12.
+        let mut rf = Baseline::new(&c);
+        issue(&mut rf, 7, 0, &[r(0), r(8), r(16)], 10);
+        run(&mut rf, &mut mem, &mut units, 11, 20);
+        assert_eq!(units.taken, [(InstToken(7), 14)]);
+        let s = rf.stats(Cycle::new(20));
+        assert_eq!((s.read_bank_conflicts, s.reads_per_bank[0]), (3, 3));
+        // R1, R2, R3: three banks, all granted at 11, dispatch at 12.
+        let mut rf = Baseline::new(&c);
+        units.taken.clear();
+        issue(&mut rf, 8, 0, &[r(1), r(2), r(3)], 10);
+        run(&mut rf, &mut mem, &mut units, 11, 20);
+        assert_eq!(units.taken, [(InstToken(8), 12)]);
+        assert_eq!(rf.stats(Cycle::new(20)).read_bank_conflicts, 0);
+    }
+
+    #[test]
+    fn bank_latency_delays_operands_and_writes() {
+        let c = cfg(&["register_file.bank_latency=6"]);
+        let mut mem = MemorySystem::new(&c);
+        let mut units = Units {
+            accept: true,
+            taken: Vec::new(),
+            now: 0,
+        };
+        let mut rf = Baseline::new(&c);
+        issue(&mut rf, 1, 3, &[r(1)], 10);
+        // Granted at 11, delivered at 17.
+        run(&mut rf, &mut mem, &mut units, 11, 30);
+        assert_eq!(units.taken, [(InstToken(1), 17)]);
+        // Two writes to one bank requested at 40: one write port, so the second is
+        // granted a cycle later (one write conflict); each completes 6 after its grant.
+        let d = [r(5)];
+        for (tok, warp) in [(2, 0), (3, 0)] {
+            rf.request_write(
+                WriteRequest {
+                    token: InstToken(tok),
+                    warp: WarpSlot(warp),
+                    scheduler: 0,
+                    dsts: &d,
+                },
+                Cycle::new(40),
+            );
+        }
+        let done = run(&mut rf, &mut mem, &mut units, 40, 60);
+        assert_eq!(done, [(InstToken(2), 46), (InstToken(3), 47)]);
+        assert_eq!(rf.stats(Cycle::new(60)).write_bank_conflicts, 1);
+        assert!(rf.is_idle());
+    }
+
+    #[test]
+    fn refusals_say_why_no_collector_is_free() {
+        let c = cfg(&[
+            "register_file.collector_units=2",
+            "register_file.bank_mapping=\"register\"",
+        ]);
+        let mut mem = MemorySystem::new(&c);
+        let mut units = Units {
+            accept: false,
+            taken: Vec::new(),
+            now: 0,
+        };
+        let mut rf = Baseline::new(&c);
+        issue(&mut rf, 1, 0, &[r(0), r(8), r(16)], 0);
+        issue(&mut rf, 2, 1, &[r(0), r(8), r(16)], 0);
+        let c0 = candidate(2, &[], &[]);
+        assert_eq!(
+            rf.can_accept(&c0, Cycle::new(0)),
+            Err(RfStall::NoFreeCollector)
+        );
+        run(&mut rf, &mut mem, &mut units, 1, 2);
+        assert_eq!(
+            rf.can_accept(&c0, Cycle::new(1)),
+            Err(RfStall::BankConflict)
+        );
+        // Operands all read, but the units refuse to take them.
+        run(&mut rf, &mut mem, &mut units, 2, 12);
+        assert_eq!(
+            rf.can_accept(&c0, Cycle::new(12)),
+            Err(RfStall::PipelineBusy)
+        );
+        assert_eq!(rf.stats(Cycle::new(12)).collectors_full_cycles, 12);
+        units.accept = true;
+        run(&mut rf, &mut mem, &mut units, 12, 13);
+        assert!(rf.can_accept(&c0, Cycle::new(13)).is_ok());
+    }
+
+    #[test]
+    fn bank_maps_add_the_warp_and_respect_scheduler_partitions() {
+        let m = BankMap::new(&cfg(&[]));
+        assert_eq!(m.bank(3, WarpSlot(0), 0), 3);
+        assert_eq!(m.bank(3, WarpSlot(6), 0), 1, "(3 + 6) mod 8");
+        let p = BankMap::new(&cfg(&["register_file.partition_by_scheduler=true"]));
+        // 2 schedulers: 4 banks each; scheduler 1 owns banks 4..8.
+        assert_eq!(p.bank(3, WarpSlot(1), 1), 4 + (3 + 1) % 4);
+        assert_eq!(p.bank(5, WarpSlot(0), 0), 1);
+    }
+}

@@ -171,3 +171,71 @@ impl RegisterFile for Ideal {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{default_configs_dir, OpClass, UnitKind};
+    use crate::kernel_info::{InstHint, OperandHint};
+    use crate::memory::{MemorySystem, SmId};
+    use crate::rf::DispatchPort;
+
+    struct Units(Vec<(InstToken, u64)>, u64);
+    impl DispatchPort for Units {
+        fn try_dispatch(&mut self, d: Dispatch) -> bool {
+            self.0.push((d.token, self.1));
+            true
+        }
+    }
+
+    #[test]
+    fn no_conflicts_and_no_collector_limit_at_the_baseline_latency() {
+        let cfg = GpuConfig::load("gtx480", &default_configs_dir(), &[]).unwrap();
+        let mut mem = MemorySystem::new(&cfg);
+        let mut rf = Ideal::new(&cfg);
+        let op = |reg| RegOperand {
+            file: RegFileKind::General,
+            reg,
+            width: 1,
+            hint: OperandHint::default(),
+        };
+        let srcs = [op(0), op(8), op(16)];
+        let step = emu::WarpStep::default();
+        for t in 0..20 {
+            let c = Candidate {
+                warp: WarpSlot(0),
+                scheduler: 0,
+                unit: UnitKind::Sp,
+                class: OpClass::Fp32,
+                srcs: &srcs,
+                dsts: &[],
+                hint: InstHint::default(),
+            };
+            assert!(rf.can_accept(&c, Cycle::new(0)).is_ok());
+            rf.accept(
+                IssuedInst {
+                    token: InstToken(t),
+                    inst: c,
+                    step: &step,
+                },
+                Cycle::new(0),
+            );
+        }
+        let mut units = Units(Vec::new(), 0);
+        for t in 1..4 {
+            units.1 = t;
+            let mut w = Vec::new();
+            rf.cycle(&mut RfCycle {
+                now: Cycle::new(t),
+                sm: SmId(0),
+                memory: &mut mem,
+                dispatch: &mut units,
+                writes_done: &mut w,
+            });
+        }
+        assert_eq!(units.0.len(), 20);
+        assert!(units.0.iter().all(|&(_, t)| t == 2), "1 + bank latency 1");
+        let s = rf.stats(Cycle::new(4));
+        assert_eq!((s.reads, s.read_bank_conflicts), (60, 0));
+    }
+}
