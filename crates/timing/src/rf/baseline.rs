@@ -572,7 +572,7 @@ mod tests {
         assert_eq!(m.bank(3, WarpSlot(6), 0), 1, "(3 + 6) mod 8");
         let p = BankMap::new(&cfg(&["register_file.partition_by_scheduler=true"]));
         // 2 schedulers: 4 banks each; scheduler 1 owns banks 4..8.
-        assert_eq!(p.bank(3, WarpSlot(1), 1), 4 + (3 + 1) % 4);
+        assert_eq!(p.bank(3, WarpSlot(2), 1), 4 + 1, "(3 + 2) mod 4 in banks 4..8");
         assert_eq!(p.bank(5, WarpSlot(0), 0), 1);
     }
 }
