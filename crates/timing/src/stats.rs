@@ -297,3 +297,131 @@ pub fn memory_since(after: &MemoryStats, before: &MemoryStats) -> MemoryStats {
          queue_cycles);
     d
 }
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+fn write_common(
+    f: &mut std::fmt::Formatter<'_>,
+    cycles: u64,
+    stalls: &StallBreakdown,
+    rf: &RfStats,
+    m: &MemoryStats,
+) -> std::fmt::Result {
+    let total = stalls.total();
+    write!(
+        f,
+        "  scheduler cycles: issued {:.1}%",
+        pct(stalls.issued, total)
+    )?;
+    for r in StallReason::ALL.iter().rev() {
+        let n = stalls.get(*r);
+        if n > 0 {
+            let name = serde_plain_name(*r);
+            write!(f, ", {name} {:.1}%", pct(n, total))?;
+        }
+    }
+    writeln!(f)?;
+    let busy = if cycles == 0 {
+        0.0
+    } else {
+        rf.collector_busy_cycles as f64 / cycles as f64
+    };
+    writeln!(
+        f,
+        "  register file ({}): {} reads, {} writes, {} read and {} write bank conflicts, \
+         {:.2} collectors busy on average (summed over SMs)",
+        rf.design, rf.reads, rf.writes, rf.read_bank_conflicts, rf.write_bank_conflicts, busy
+    )?;
+    let cache = |name: &str, c: &crate::cache::CacheStats| {
+        format!(
+            "{name} {} reads {} writes {} hits {} misses {} merges",
+            c.reads, c.writes, c.hits, c.misses, c.mshr_merges
+        )
+    };
+    writeln!(f, "  {}; {}", cache("L1D", &m.l1d), cache("L2", &m.l2))?;
+    writeln!(
+        f,
+        "  shared memory {} accesses {} bank conflicts; DRAM {} reads {} writes ({} B / {} B)",
+        m.shared_memory.accesses,
+        m.shared_memory.bank_conflicts,
+        m.dram.reads,
+        m.dram.writes,
+        m.dram.read_bytes,
+        m.dram.write_bytes
+    )
+}
+
+fn serde_plain_name(r: StallReason) -> &'static str {
+    match r {
+        StallReason::Idle => "idle",
+        StallReason::Barrier => "barrier",
+        StallReason::NoReadyWarp => "no_ready_warp",
+        StallReason::Memory => "memory",
+        StallReason::Scoreboard => "scoreboard",
+        StallReason::RegisterFile => "register_file",
+        StallReason::NoFreeCollector => "no_free_collector",
+        StallReason::BankConflict => "bank_conflict",
+        StallReason::PipelineBusy => "pipeline_busy",
+    }
+}
+
+/// The readable per-kernel summary.
+impl std::fmt::Display for KernelStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let o = &self.occupancy;
+        writeln!(
+            f,
+            "{} grid {:?} block {:?}: {} cycles, {} warp instructions ({} thread), IPC {:.3}",
+            self.name,
+            self.grid,
+            self.block,
+            self.cycles,
+            self.warp_instructions,
+            self.thread_instructions,
+            self.ipc
+        )?;
+        writeln!(
+            f,
+            "  occupancy: {} CTAs = {} warps per SM (limited by {:?}; {} registers per \
+             thread), achieved {:.1} warps per SM ({:.1}%), peak {}",
+            o.ctas_per_sm,
+            o.theoretical_warps_per_sm,
+            o.limited_by,
+            o.registers_per_thread,
+            o.achieved_warps_per_sm,
+            100.0 * o.achieved_occupancy,
+            o.peak_warps_per_sm
+        )?;
+        write_common(
+            f,
+            self.cycles,
+            &self.stalls,
+            &self.register_file,
+            &self.memory,
+        )
+    }
+}
+
+/// The readable summary of all kernels.
+impl std::fmt::Display for TotalStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "total: {} kernels, {} cycles, {} warp instructions ({} thread), IPC {:.3}",
+            self.kernels, self.cycles, self.warp_instructions, self.thread_instructions, self.ipc
+        )?;
+        write_common(
+            f,
+            self.cycles,
+            &self.stalls,
+            &self.register_file,
+            &self.memory,
+        )
+    }
+}

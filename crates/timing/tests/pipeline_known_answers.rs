@@ -414,3 +414,22 @@ fn cycle_skipping_is_exact() {
         assert_eq!(run_with(true), run_with(false), "{name}");
     }
 }
+
+#[test]
+fn the_readable_summary_names_every_figure() {
+    let s = run_chain(8, &[]);
+    let text = s.to_string();
+    for needle in [
+        "chain grid [1, 1, 1] block [32, 1, 1]",
+        "cycles",
+        "IPC",
+        "occupancy: 8 CTAs",
+        "limited by Ctas",
+        "scheduler cycles: issued",
+        "register file (baseline)",
+        "L1D",
+        "DRAM",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing from\n{text}");
+    }
+}
