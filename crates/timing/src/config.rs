@@ -115,6 +115,16 @@ pub enum RegisterFileDesign {
     Ideal,
 }
 
+/// Whether register file banks have separate read and write ports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PortSharing {
+    /// Read ports serve reads, write ports serve writes.
+    Separate,
+    /// One set of ports serves both; writes are arbitrated first.
+    Shared,
+}
+
 /// How architectural registers map to register file banks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -164,6 +174,11 @@ pub struct RegisterFileConfig {
     pub read_ports_per_bank: u32,
     /// Write ports per bank.
     pub write_ports_per_bank: u32,
+    /// Whether reads and writes have separate ports (`separate`) or share the same ones
+    /// (`shared`: GPGPU-Sim's single-ported banks, where the arbiter serves writes
+    /// first and a write takes the port from a read; `write_ports_per_bank` must then
+    /// equal `read_ports_per_bank`).
+    pub port_sharing: PortSharing,
     /// Bank access latency in core cycles (LTRF Table 2 studies 1x to 6.3x).
     pub bank_latency: Cycles,
     /// Register-to-bank mapping.
@@ -779,6 +794,18 @@ impl GpuConfig {
             rf.write_ports_per_bank,
         )?;
         nonzero_cycles("register_file.bank_latency", rf.bank_latency)?;
+        if rf.port_sharing == PortSharing::Shared
+            && rf.write_ports_per_bank != rf.read_ports_per_bank
+        {
+            return Err(invalid(
+                "register_file.write_ports_per_bank",
+                format_args!(
+                    "must equal register_file.read_ports_per_bank ({}) when \
+                     register_file.port_sharing = \"shared\"",
+                    rf.read_ports_per_bank
+                ),
+            ));
+        }
         if rf.partition_by_scheduler && !rf.banks.is_multiple_of(sm.schedulers) {
             return Err(invalid(
                 "register_file.banks",
