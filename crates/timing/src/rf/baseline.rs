@@ -5,8 +5,10 @@
 //!
 //! Model, per SM:
 //! - `register_file.banks` banks, each with `read_ports_per_bank` read ports and
-//!   `write_ports_per_bank` write ports; one port moves one warp-wide 32-bit register
-//!   per cycle. A bank access takes `bank_latency` cycles and banks are pipelined: a
+//!   `write_ports_per_bank` write ports (`port_sharing = "separate"`), or ports shared by
+//!   reads and writes (`"shared"`, GPGPU-Sim's single-ported banks: a granted write
+//!   takes the port from reads in that cycle); one port moves one warp-wide 32-bit
+//!   register per cycle. A bank access takes `bank_latency` cycles and banks are pipelined: a
 //!   port granted at cycle `t` delivers at `t + bank_latency` and is free again at
 //!   `t + 1`. (LTRF's slower MRFs, 1x to 6.3x, are larger `bank_latency` values.)
 //! - Register `r` of warp slot `w` lives in bank `(r + w) mod banks` (or `r mod banks`),
@@ -25,7 +27,7 @@
 //! - A result is written when its writes to all its registers' banks have been granted
 //!   and `bank_latency` has passed; then the SM releases the scoreboard.
 
-use crate::config::{CollectorKind, GpuConfig, UnitKind};
+use crate::config::{CollectorKind, GpuConfig, PortSharing, UnitKind};
 use crate::kernel_info::{RegFileKind, RegOperand};
 use crate::rf::{
     BankMap, Candidate, Dispatch, EnergyEvent, InstToken, IssuedInst, RegisterFile, RfCycle,
@@ -68,6 +70,7 @@ pub struct Baseline {
     latency: Cycles,
     read_ports: u32,
     write_ports: u32,
+    shared_ports: bool,
     collectors: Vec<Collector>,
     writes: Vec<PendingWrite>,
     reads_used: Vec<u32>,
@@ -113,6 +116,7 @@ impl Baseline {
             latency: rf.bank_latency,
             read_ports: rf.read_ports_per_bank,
             write_ports: rf.write_ports_per_bank,
+            shared_ports: rf.port_sharing == PortSharing::Shared,
             stats: RfStats {
                 design: "baseline".into(),
                 reads_per_bank: vec![0; banks],
@@ -269,6 +273,10 @@ impl RegisterFile for Baseline {
         }
         // Round-robin starting points follow the cycle number, so that cycles in which
         // nothing happens (skipped by the SM) would not have changed them.
+        if self.shared_ports {
+            // A write took its bank's port for this cycle.
+            self.reads_used.copy_from_slice(&self.writes_used);
+        }
         let n = self.collectors.len();
         let start = if n > 0 {
             (now.get() % n as u64) as usize
@@ -529,6 +537,39 @@ mod tests {
     }
 
     #[test]
+    fn with_shared_ports_a_write_takes_the_bank_from_a_read() {
+        for (sharing, expect_dispatch, conflicts) in [("separate", 12, 0), ("shared", 13, 1)] {
+            let c = cfg(&[&format!("register_file.port_sharing=\"{sharing}\"")]);
+            let mut mem = MemorySystem::new(&c);
+            let mut units = Units {
+                accept: true,
+                taken: Vec::new(),
+                now: 0,
+            };
+            let mut rf = Baseline::new(&c);
+            // A read of R2 (warp 0: bank 2) and a write of R2 in the same cycle.
+            issue(&mut rf, 1, 0, &[r(2)], 10);
+            rf.request_write(
+                WriteRequest {
+                    token: InstToken(2),
+                    warp: WarpSlot(0),
+                    scheduler: 0,
+                    dsts: &[r(2)],
+                },
+                Cycle::new(11),
+            );
+            let done = run(&mut rf, &mut mem, &mut units, 11, 20);
+            assert_eq!(
+                done,
+                [(InstToken(2), 12)],
+                "{sharing}: the write goes first"
+            );
+            assert_eq!(units.taken, [(InstToken(1), expect_dispatch)], "{sharing}");
+            assert_eq!(rf.stats(Cycle::new(20)).read_bank_conflicts, conflicts);
+        }
+    }
+
+    #[test]
     fn refusals_say_why_no_collector_is_free() {
         let c = cfg(&[
             "register_file.collector_units=2",
@@ -572,7 +613,11 @@ mod tests {
         assert_eq!(m.bank(3, WarpSlot(6), 0), 1, "(3 + 6) mod 8");
         let p = BankMap::new(&cfg(&["register_file.partition_by_scheduler=true"]));
         // 2 schedulers: 4 banks each; scheduler 1 owns banks 4..8.
-        assert_eq!(p.bank(3, WarpSlot(2), 1), 4 + 1, "(3 + 2) mod 4 in banks 4..8");
+        assert_eq!(
+            p.bank(3, WarpSlot(2), 1),
+            4 + 1,
+            "(3 + 2) mod 4 in banks 4..8"
+        );
         assert_eq!(p.bank(5, WarpSlot(0), 0), 1);
     }
 }
