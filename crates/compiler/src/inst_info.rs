@@ -148,7 +148,7 @@ impl OperandRef {
 
 /// For every instruction, the operand behind each entry of `uses(inst)` and `defs(inst)`,
 /// in the same order (the order of `ir::Function::compute_effects`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OperandSites {
     use_start: Vec<u32>,
     uses: Vec<OperandRef>,
@@ -272,7 +272,7 @@ mod tests {
         assert!(sites.defs(InstId(5)).is_empty());
         assert_eq!(
             sites.num_uses(),
-            (0..7).map(|i| f.uses(InstId(i)).len()).sum()
+            (0..7).map(|i| f.uses(InstId(i)).len()).sum::<usize>()
         );
     }
 

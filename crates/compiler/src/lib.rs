@@ -8,6 +8,7 @@
 pub mod inst_info;
 pub mod liveness_bits;
 pub mod ltrf;
+pub mod orf_lrf;
 pub mod regalloc;
 pub mod strands;
 

@@ -320,9 +320,9 @@ fn number_strands(f: &Function, end: &[u8]) -> (Vec<u32>, u32) {
     const NONE: u32 = u32::MAX;
     let mut strand_of = vec![NONE; n];
     let mut preds_in_strand: Vec<Vec<InstId>> = vec![Vec::new(); n];
-    for i in 0..n {
+    for (i, &e) in end.iter().enumerate() {
         let id = InstId::new(i);
-        if end[i] == 0 {
+        if e == 0 {
             for s in successors(f, id) {
                 preds_in_strand[s.index()].push(id);
             }
@@ -667,6 +667,10 @@ impl StrandsReport {
     }
 }
 
+fn plural(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn write_reasons(out: &mut fmt::Formatter<'_>, by: &BTreeMap<EndReason, u32>) -> fmt::Result {
     if by.is_empty() {
         return write!(out, "none");
@@ -694,8 +698,13 @@ impl fmt::Display for StrandsReport {
         for f in &self.functions {
             writeln!(
                 out,
-                "\n{} {}: {} strands, {} instructions, {:.2} per strand, {} waits",
-                f.kind, f.name, f.strands, f.instructions, f.mean_strand_length, f.waits
+                "\n{} {}: {}, {}, {:.2} per strand, {}",
+                f.kind,
+                f.name,
+                plural(f.strands, "strand", "strands"),
+                plural(f.instructions, "instruction", "instructions"),
+                f.mean_strand_length,
+                plural(f.waits, "wait", "waits")
             )?;
             write!(out, "  ends: ")?;
             write_reasons(out, &f.ends_by_reason)?;
@@ -722,10 +731,10 @@ impl fmt::Display for StrandsReport {
         }
         write!(
             out,
-            "\ntotal: {} functions, {} strands, {} instructions, {:.2} per strand; ends: ",
-            self.functions.len(),
-            self.total_strands,
-            self.total_instructions,
+            "\ntotal: {}, {}, {}, {:.2} per strand; ends: ",
+            plural(self.functions.len() as u32, "function", "functions"),
+            plural(self.total_strands, "strand", "strands"),
+            plural(self.total_instructions, "instruction", "instructions"),
             self.mean_strand_length
         )?;
         write_reasons(out, &self.ends_by_reason)?;

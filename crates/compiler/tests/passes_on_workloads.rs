@@ -201,3 +201,111 @@ fn strands_of_every_workload_function_hold_their_invariants() {
     }
     assert!(functions > 0);
 }
+
+#[test]
+fn orf_lrf_allocation_of_every_workload_function_checks() {
+    use compiler::inst_info::Datapath;
+    use compiler::orf_lrf::{LrfMode, OrfLrfConfig, OrfLrfReport, ReadFrom};
+    let mut configs = Vec::new();
+    for orf_entries in [0, 1, 2, 3, 5, 8] {
+        for lrf in [LrfMode::None, LrfMode::Unified, LrfMode::Split] {
+            configs.push(OrfLrfConfig {
+                orf_entries,
+                lrf,
+                ..OrfLrfConfig::default()
+            });
+        }
+    }
+    configs.push(OrfLrfConfig {
+        partial_range: false,
+        read_operands: false,
+        forward_branches: false,
+        ..OrfLrfConfig::default()
+    });
+    configs.push(OrfLrfConfig {
+        registers: compiler::AllocConfig::with_max_registers(32),
+        ..OrfLrfConfig::default()
+    });
+    let (mut functions, mut lrf_reads, mut orf_reads, mut spilled) = (0, 0, 0, 0);
+    for (name, program) in workload_functions() {
+        for config in &configs {
+            // `new` runs the independent checker on every function and fails if it objects.
+            let report = OrfLrfReport::new(&program, config)
+                .unwrap_or_else(|e| panic!("{name} {config:?}: {e}"));
+            for (f, rf) in program
+                .functions
+                .iter()
+                .filter(|f| f.has_body)
+                .zip(&report.functions)
+            {
+                let where_ = format!(
+                    "{name} {} orf {} lrf {:?}",
+                    f.name, config.orf_entries, config.lrf
+                );
+                assert_eq!(f.name, rf.name);
+                spilled += usize::from(rf.spill_code);
+                if !rf.spill_code {
+                    // Every register operand is annotated.
+                    let uses: usize = (0..f.num_insts())
+                        .map(|i| f.uses(InstId::new(i)).len())
+                        .sum();
+                    let annotated: usize = rf.instructions.iter().map(|i| i.reads.len()).sum();
+                    assert_eq!(uses, annotated, "{where_}");
+                }
+                for inst in &rf.instructions {
+                    for o in &inst.reads {
+                        match o.read {
+                            Some(ReadFrom::Lrf { .. }) => {
+                                assert_eq!(
+                                    inst.unit,
+                                    Datapath::Alu,
+                                    "{where_} i{}: LRF read",
+                                    inst.inst
+                                );
+                                lrf_reads += 1;
+                            }
+                            Some(ReadFrom::Orf { entry }) => {
+                                assert!(entry < config.orf_entries, "{where_} i{}", inst.inst);
+                                orf_reads += 1;
+                            }
+                            Some(_) => {}
+                            None => panic!("{where_} i{}: read without a level", inst.inst),
+                        }
+                    }
+                    for o in &inst.writes {
+                        let w = o
+                            .write
+                            .unwrap_or_else(|| panic!("{where_} i{}: no level", inst.inst));
+                        if w.lrf.is_some() {
+                            assert_eq!(
+                                inst.unit,
+                                Datapath::Alu,
+                                "{where_} i{}: LRF write",
+                                inst.inst
+                            );
+                        }
+                        assert!(w.orf.is_none_or(|e| e < config.orf_entries), "{where_}");
+                        assert!(
+                            w.pred || w.mrf || w.orf.is_some() || w.lrf.is_some(),
+                            "{where_}"
+                        );
+                    }
+                }
+                if config.orf_entries == 0 && config.lrf == LrfMode::None {
+                    assert!(
+                        (rf.static_counts.normalized_energy() - 1.0).abs() < 1e-9,
+                        "{where_}"
+                    );
+                } else {
+                    assert!(
+                        rf.static_counts.energy_pj <= rf.static_counts.baseline_energy_pj + 1e-9,
+                        "{where_}"
+                    );
+                }
+                functions += 1;
+            }
+        }
+    }
+    assert!(functions > 0 && lrf_reads > 0 && orf_reads > 0);
+    assert!(spilled > 0, "a cap of 32 registers spills somewhere");
+}
