@@ -22,6 +22,18 @@ type Options = Vec<(String, String)>;
 /// Runs pass `pass` on `program` and returns its text report.
 fn run_pass(pass: &str, program: &ir::Program, options: &Options) -> Result<String, String> {
     match pass {
+        "ltrf" => {
+            let config: compiler::ltrf::LtrfConfig = config_from(options)?;
+            compiler::ltrf::ltrf(program, &config)
+                .map(|r| r.to_string())
+                .map_err(|e| e.to_string())
+        }
+        "liveness-bits" => {
+            let config: compiler::liveness_bits::LivenessBitsConfig = config_from(options)?;
+            compiler::liveness_bits::liveness_bits(program, &config)
+                .map(|r| r.to_string())
+                .map_err(|e| e.to_string())
+        }
         "strands" => {
             let config: compiler::strands::StrandConfig = config_from(options)?;
             Ok(compiler::strands::StrandsReport::new(program, &config).to_string())
