@@ -1,10 +1,13 @@
 //! `regsim`: the command-line front end of the simulator.
 //!
 //! Each subcommand lives in its own module; this file only parses the command line and maps
-//! results to exit codes (0 success, 1 a checked property failed, 2 a usage or input error).
+//! results to exit codes (0 success, 1 a checked property failed, 2 a usage or input error;
+//! `run` passes the program's own exit status through).
 
 mod cmd_compile;
 mod cmd_ptx;
+mod cmd_run;
+mod elf;
 mod regalloc;
 mod source;
 
@@ -29,6 +32,8 @@ enum Command {
     Ptx(cmd_ptx::PtxCommand),
     /// Lower, analyse and register-allocate a PTX file and print the result.
     Compile(cmd_compile::CompileArgs),
+    /// Run a CUDA program (built with `nvcc -cudart shared`) on the simulated GPU.
+    Run(cmd_run::RunArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +41,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Ptx(cmd) => cmd_ptx::run(cmd),
         Command::Compile(args) => cmd_compile::run(args),
+        Command::Run(args) => cmd_run::run(args),
     };
     match result {
         Ok(code) => code,
