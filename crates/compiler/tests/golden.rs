@@ -44,6 +44,10 @@ fn run_pass(pass: &str, program: &ir::Program, options: &Options) -> Result<Stri
                 .map(|r| r.to_string())
                 .map_err(|e| e.to_string())
         }
+        "reuse-distance" => {
+            let config: compiler::reuse_distance::ReuseDistanceConfig = config_from(options)?;
+            Ok(compiler::reuse_distance::ReuseDistanceReport::new(program, &config).to_string())
+        }
         other => Err(format!("no pass named '{other}' in tests/golden.rs")),
     }
 }

@@ -309,3 +309,75 @@ fn orf_lrf_allocation_of_every_workload_function_checks() {
     assert!(functions > 0 && lrf_reads > 0 && orf_reads > 0);
     assert!(spilled > 0, "a cap of 32 registers spills somewhere");
 }
+
+/// The shortest distance from `from` to the next read of `reg`, by breadth-first search
+/// over instructions: the naive definition the dataflow solution must equal.
+fn next_read_by_search(f: &Function, from: InstId, reg: ir::RegId) -> Option<u32> {
+    let n = f.num_insts();
+    let mut seen = vec![false; n];
+    let mut frontier: VecDeque<(InstId, u32)> =
+        successors(f, from).into_iter().map(|s| (s, 1)).collect();
+    while let Some((x, d)) = frontier.pop_front() {
+        if std::mem::replace(&mut seen[x.index()], true) {
+            continue;
+        }
+        if f.uses(x).contains(&reg) {
+            return Some(d);
+        }
+        if f.defs(x).contains(&reg) && !f.defs_are_partial(x) {
+            continue;
+        }
+        frontier.extend(successors(f, x).into_iter().map(|s| (s, d + 1)));
+    }
+    None
+}
+
+#[test]
+fn reuse_distances_of_every_workload_function_match_a_breadth_first_search() {
+    use compiler::reuse_distance::{ReuseDistanceConfig, ReuseDistanceReport, ReuseDistances};
+    let (mut operands, mut near) = (0u64, 0u64);
+    for (name, program) in workload_functions() {
+        for f in program.functions.iter().filter(|f| f.has_body) {
+            let d = ReuseDistances::compute(f);
+            for i in 0..f.num_insts() {
+                let id = InstId::new(i);
+                let pred = |r: ir::RegId| f.reg(r).class == ir::RegClass::Pred;
+                let overwrites = |r: ir::RegId| !f.defs_are_partial(id) && f.defs(id).contains(&r);
+                for (k, &r) in f.uses(id).iter().enumerate() {
+                    let expected = if pred(r) || overwrites(r) {
+                        None
+                    } else {
+                        next_read_by_search(f, id, r)
+                    };
+                    assert_eq!(
+                        d.use_distances(id)[k],
+                        expected,
+                        "{name} {} i{i} use {k}",
+                        f.name
+                    );
+                }
+                for (k, &r) in f.defs(id).iter().enumerate() {
+                    let expected = if pred(r) {
+                        None
+                    } else {
+                        next_read_by_search(f, id, r)
+                    };
+                    assert_eq!(
+                        d.def_distances(id)[k],
+                        expected,
+                        "{name} {} i{i} def {k}",
+                        f.name
+                    );
+                }
+            }
+        }
+        let report = ReuseDistanceReport::new(&program, &ReuseDistanceConfig::default());
+        assert_eq!(
+            report.sources.counts.iter().sum::<u64>(),
+            report.sources.total
+        );
+        operands += report.sources.total + report.destinations.total;
+        near += report.sources.near + report.destinations.near;
+    }
+    assert!(operands > 0 && near > 0 && near < operands);
+}
