@@ -53,7 +53,9 @@ impl EmuDevice {
             .ok()
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| "program".to_string());
-        EmuDevice::with_emulator(Emulator::new(), format!("{program}.ptx"))
+        let mut emu = Emulator::new();
+        emu.printf_sink = Box::new(CStdout);
+        EmuDevice::with_emulator(emu, format!("{program}.ptx"))
     }
 
     /// A device on a given emulator (tests redirect its printf sink), reporting PTX
@@ -76,6 +78,38 @@ impl EmuDevice {
             .get(module.0 as usize)
             .copied()
             .ok_or_else(|| DeviceError::BadModule(format!("module {} is not loaded", module.0)))
+    }
+}
+
+/// The C library's `stdout` stream, where device `printf` output goes: sharing the
+/// program's own buffer keeps device and host output in program order, as with CUDA's
+/// runtime, even when stdout is a pipe and fully buffered.
+struct CStdout;
+
+extern "C" {
+    /// glibc's `FILE *stdout`.
+    static stdout: *mut std::ffi::c_void;
+    fn fwrite(ptr: *const u8, size: usize, n: usize, stream: *mut std::ffi::c_void) -> usize;
+    fn fflush(stream: *mut std::ffi::c_void) -> i32;
+}
+
+impl std::io::Write for CStdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // SAFETY: `stdout` is initialised by the C library before any constructor runs,
+        // and `buf` is valid for `buf.len()` bytes.
+        let n = unsafe { fwrite(buf.as_ptr(), 1, buf.len(), stdout) };
+        if n == 0 && !buf.is_empty() {
+            return Err(std::io::Error::other("fwrite to stdout failed"));
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        // SAFETY: as above.
+        match unsafe { fflush(stdout) } {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        }
     }
 }
 

@@ -135,3 +135,13 @@ fn textures_reach_the_emulator() {
     assert!(out.status.success(), "{err}");
     assert_eq!(err.lines().count(), 3, "one line per kernel: {err}");
 }
+
+#[test]
+fn device_printf_keeps_program_order_through_a_pipe() {
+    let out = common::run(&common::program("printf_order"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "before\ndevice 0 0.00 ok\ndevice 1 1.50 ok\nafter\n"
+    );
+}
