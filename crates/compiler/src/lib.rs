@@ -10,6 +10,7 @@ pub mod liveness_bits;
 pub mod ltrf;
 pub mod orf_lrf;
 pub mod regalloc;
+pub mod register_profile;
 pub mod reuse_distance;
 pub mod strands;
 

@@ -48,6 +48,12 @@ fn run_pass(pass: &str, program: &ir::Program, options: &Options) -> Result<Stri
             let config: compiler::reuse_distance::ReuseDistanceConfig = config_from(options)?;
             Ok(compiler::reuse_distance::ReuseDistanceReport::new(program, &config).to_string())
         }
+        "register-profile" => {
+            if let Some((key, _)) = options.first() {
+                return Err(format!("register-profile takes no options, got {key}"));
+            }
+            Ok(compiler::register_profile::StaticRegisterProfile::new(program).to_string())
+        }
         other => Err(format!("no pass named '{other}' in tests/golden.rs")),
     }
 }

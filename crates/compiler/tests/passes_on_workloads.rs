@@ -381,3 +381,51 @@ fn reuse_distances_of_every_workload_function_match_a_breadth_first_search() {
     }
     assert!(operands > 0 && near > 0 && near < operands);
 }
+
+/// The static register-usage profile of every workload: its histograms account for every
+/// definition, and every read-once value has a lifetime. Run with `--nocapture` to see
+/// the figures (the README's table).
+#[test]
+fn static_register_profile_of_the_workloads() {
+    use compiler::register_profile::{RegisterProfile, StaticRegisterProfile};
+    let mut by_compiler: std::collections::BTreeMap<String, RegisterProfile> = Default::default();
+    for (name, program) in workload_functions() {
+        let report = StaticRegisterProfile::new(&program);
+        let defs: u64 = program
+            .functions
+            .iter()
+            .filter(|f| f.has_body)
+            .map(|f| {
+                (0..f.num_insts())
+                    .map(|i| f.defs(InstId::new(i)).len() as u64)
+                    .sum::<u64>()
+            })
+            .sum();
+        let t = &report.total;
+        assert_eq!(t.registers.values + t.predicates.values, defs, "{name}");
+        for h in [&t.registers, &t.predicates] {
+            assert_eq!(h.reads.iter().sum::<u64>(), h.values, "{name}");
+            assert_eq!(
+                h.read_once_lifetime.iter().sum::<u64>(),
+                h.reads[1],
+                "{name}"
+            );
+        }
+        let compiler = if name.contains("/clang/") {
+            "clang"
+        } else {
+            "nvcc"
+        };
+        by_compiler
+            .entry(compiler.to_string())
+            .or_default()
+            .merge(t);
+    }
+    let mut all = RegisterProfile::default();
+    for (compiler, p) in &by_compiler {
+        println!("{compiler}:\n{p}");
+        all.merge(p);
+    }
+    println!("all:\n{all}");
+    assert!(all.registers.values > 1000);
+}
