@@ -473,3 +473,61 @@ fn devfunc_call_workload() {
         );
     }
 }
+
+/// A failing device `assert` (a call to the `__assertfail` built-in) is located at the
+/// call, not at the instruction after it.
+#[test]
+fn failed_assert_is_located_at_the_call() {
+    let ptx = "\
+.version 7.8
+.target sm_70
+.address_size 64
+.extern .func __assertfail(.param .b64 msg, .param .b64 file, .param .b32 line, .param .b64 func, .param .b64 size)
+;
+.global .align 1 .b8 msg[6] = {120, 32, 60, 32, 53, 0};
+.global .align 1 .b8 file[5] = {97, 46, 99, 117, 0};
+.visible .entry check(.param .u32 x)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<3>;
+	.reg .b64 %rd<3>;
+	ld.param.u32 %r1, [x];
+	setp.lt.s32 %p1, %r1, 5;
+	@%p1 bra DONE;
+	mov.u64 %rd1, msg;
+	mov.u64 %rd2, file;
+	mov.u32 %r2, 88;
+	{
+	.param .b64 p0;
+	st.param.b64 [p0], %rd1;
+	.param .b64 p1;
+	st.param.b64 [p1], %rd2;
+	.param .b32 p2;
+	st.param.b32 [p2], %r2;
+	.param .b64 p3;
+	st.param.b64 [p3], 0;
+	.param .b64 p4;
+	st.param.b64 [p4], 1;
+	call.uni __assertfail, (p0, p1, p2, p3, p4);
+	}
+DONE:
+	ret;
+}
+";
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "assert.ptx", ptx);
+    let k = emu.kernel(m, "check").unwrap();
+    assert!(emu
+        .run(k, LaunchConfig::linear(1, 4), &3u32.to_le_bytes())
+        .is_ok());
+    let e = emu
+        .run(k, LaunchConfig::linear(1, 4), &7u32.to_le_bytes())
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Assert("x < 5 (a.cu:88)".to_string()));
+    assert_eq!(e.location.line, 30, "{e}");
+    assert!(
+        e.location.inst_text.starts_with("call.uni __assertfail"),
+        "{e}"
+    );
+    assert_eq!(e.location.thread, Some([0, 0, 0]));
+}

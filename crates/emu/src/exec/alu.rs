@@ -1634,7 +1634,6 @@ impl Launch<'_> {
                         }
                     };
                     let cf = &module.program.functions[callee.index()];
-                    warp.stack[ti].pc = next;
                     if !cf.has_body {
                         let mut sp = Spaces {
                             global: self.mem,
@@ -1652,6 +1651,8 @@ impl Launch<'_> {
                             exec,
                             self.out,
                         )?;
+                        // Only now: a built-in's error is located at the call.
+                        warp.stack[ti].pc = next;
                         settle(warp);
                         step.next_pc = next_pc(warp, module);
                         return Ok(());
@@ -1664,6 +1665,7 @@ impl Launch<'_> {
                             None,
                         ));
                     }
+                    warp.stack[ti].pc = next;
                     let cef = &module.funcs[callee.index()];
                     let caller = &warp.frames[frame_i];
                     let local_base = caller.local_base + ef.frame_size;
