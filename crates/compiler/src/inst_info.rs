@@ -225,6 +225,19 @@ impl OperandSites {
     }
 }
 
+/// The bins the reports use for distances in instructions (reuse distances, lifetimes):
+/// upper bounds 1, 2, 3, 7, 15, 31 and unbounded.
+pub const DISTANCE_BIN_BOUNDS: [u64; 7] = [1, 2, 3, 7, 15, 31, u64::MAX];
+pub const DISTANCE_BIN_LABELS: [&str; 7] = ["1", "2", "3", "4-7", "8-15", "16-31", "32+"];
+
+/// The bin of [`DISTANCE_BIN_BOUNDS`] a distance falls in.
+pub fn distance_bin(d: u64) -> usize {
+    DISTANCE_BIN_BOUNDS
+        .iter()
+        .position(|&b| d <= b)
+        .unwrap_or(DISTANCE_BIN_BOUNDS.len() - 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

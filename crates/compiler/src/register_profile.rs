@@ -32,11 +32,9 @@ use ir::analysis::DefUseChains;
 use ir::{FuncId, Function, InstId, Program, RegClass, RegisterEffects};
 use serde::{Deserialize, Serialize};
 
-use crate::inst_info::{OperandRef, OperandSites};
-
-/// Upper bounds of the lifetime bins of read-once values: 1, 2, 3, 4–7, 8–15, 16–31, 32+.
-pub const LIFETIME_BINS: [u64; 7] = [1, 2, 3, 7, 15, 31, u64::MAX];
-const LIFETIME_LABELS: [&str; 7] = ["1", "2", "3", "4-7", "8-15", "16-31", "32+"];
+use crate::inst_info::{
+    distance_bin, OperandRef, OperandSites, DISTANCE_BIN_BOUNDS, DISTANCE_BIN_LABELS,
+};
 
 /// Reads per value and lifetimes of read-once values, for one register class.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,7 +42,8 @@ pub struct UsageHistogram {
     pub values: u64,
     /// Values read 0, 1, 2, and 3 or more times.
     pub reads: [u64; 4],
-    /// Read-once values by lifetime, bins of [`LIFETIME_BINS`].
+    /// Read-once values by lifetime, in the bins of
+    /// [`crate::inst_info::DISTANCE_BIN_BOUNDS`] (1, 2, 3, 4–7, 8–15, 16–31, 32+).
     pub read_once_lifetime: [u64; 7],
 }
 
@@ -56,8 +55,7 @@ impl UsageHistogram {
         self.reads[reads.min(3) as usize] += 1;
         if reads == 1 {
             if let Some(l) = lifetime {
-                let bin = LIFETIME_BINS.iter().position(|&b| l <= b).unwrap_or(6);
-                self.read_once_lifetime[bin] += 1;
+                self.read_once_lifetime[distance_bin(l)] += 1;
             }
         }
     }
@@ -92,7 +90,7 @@ impl UsageHistogram {
     /// Fraction of all values that are read once, within `k` instructions (`k` ≤ 3 is
     /// exact; larger `k` rounds to the bins).
     pub fn read_once_within(&self, k: u64) -> f64 {
-        let n: u64 = LIFETIME_BINS
+        let n: u64 = DISTANCE_BIN_BOUNDS
             .iter()
             .zip(self.read_once_lifetime)
             .filter(|(&b, _)| b <= k)
@@ -117,7 +115,7 @@ impl fmt::Display for UsageHistogram {
             100.0 * self.read_once_within(3)
         )?;
         let once = self.reads[1];
-        let lifetimes: Vec<String> = LIFETIME_LABELS
+        let lifetimes: Vec<String> = DISTANCE_BIN_LABELS
             .iter()
             .zip(self.read_once_lifetime)
             .map(|(l, n)| {

@@ -32,7 +32,7 @@ use ir::analysis::dataflow::{solve, Analysis, Direction, JoinSemiLattice, Result
 use ir::{BlockId, Function, InstId, Program, RegClass, RegisterEffects};
 use serde::{Deserialize, Serialize};
 
-use crate::inst_info::{OperandRef, OperandSites};
+use crate::inst_info::{distance_bin, OperandRef, OperandSites, DISTANCE_BIN_LABELS};
 
 /// Settings of the hints.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -185,11 +185,8 @@ impl Hint {
     }
 }
 
-/// Upper bounds of the histogram bins; the last bin is "never".
-pub const DISTANCE_BINS: [u32; 7] = [1, 2, 3, 7, 15, 31, u32::MAX - 1];
-
-/// A histogram of distances: `counts[k]` for distances up to `DISTANCE_BINS[k]` (and above
-/// the previous bound), then one bin for "never".
+/// A histogram of distances: `counts[k]` for bin `k` of
+/// [`crate::inst_info::DISTANCE_BIN_BOUNDS`], then one bin for "never".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DistanceHistogram {
     pub counts: [u64; 8],
@@ -201,7 +198,7 @@ impl DistanceHistogram {
     fn add(&mut self, d: Option<u32>, rthld: u32) {
         let bin = match d {
             None => 7,
-            Some(d) => DISTANCE_BINS.iter().position(|&b| d <= b).unwrap_or(6),
+            Some(d) => distance_bin(u64::from(d)),
         };
         self.counts[bin] += 1;
         self.total += 1;
@@ -229,7 +226,7 @@ impl DistanceHistogram {
 
 impl fmt::Display for DistanceHistogram {
     fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const LABELS: [&str; 8] = ["1", "2", "3", "4-7", "8-15", "16-31", "32+", "never"];
+        let labels = DISTANCE_BIN_LABELS.iter().chain(&["never"]);
         let pct = |n: u64| {
             if self.total == 0 {
                 0.0
@@ -237,8 +234,7 @@ impl fmt::Display for DistanceHistogram {
                 100.0 * n as f64 / self.total as f64
             }
         };
-        let bins: Vec<String> = LABELS
-            .iter()
+        let bins: Vec<String> = labels
             .zip(self.counts)
             .map(|(l, n)| format!("{l}: {n} ({:.1}%)", pct(n)))
             .collect();

@@ -667,7 +667,9 @@ impl StrandsReport {
     }
 }
 
-fn plural(n: u32, one: &str, many: &str) -> String {
+/// `1 strand`, `2 strands`.
+pub(crate) fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
@@ -732,12 +734,119 @@ impl fmt::Display for StrandsReport {
         write!(
             out,
             "\ntotal: {}, {}, {}, {:.2} per strand; ends: ",
-            plural(self.functions.len() as u32, "function", "functions"),
+            plural(self.functions.len() as u64, "function", "functions"),
             plural(self.total_strands, "strand", "strands"),
             plural(self.total_instructions, "instruction", "instructions"),
             self.mean_strand_length
         )?;
         write_reasons(out, &self.ends_by_reason)?;
         writeln!(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lower(src: &str) -> Program {
+        let module = ptx::parse("t.ptx", src).expect("parse");
+        ir::lower(&module, "t.ptx", src).expect("lower")
+    }
+
+    const CALL: &str = r#"
+.version 7.8
+.target sm_70
+.address_size 64
+.func (.param .b32 r) inc(.param .b32 x)
+{
+    .reg .b32 %r<3>;
+    ld.param.b32 %r1, [x];
+    add.s32 %r2, %r1, 1;
+    st.param.b32 [r], %r2;
+    ret;
+}
+.visible .entry k(.param .u64 a)
+{
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [a];
+    ld.global.u32 %r1, [%rd1];
+    ld.global.u32 %r2, [%rd1+4];
+    {
+    .param .b32 p0;
+    st.param.b32 [p0], %r1;
+    .param .b32 r0;
+    call.uni (r0), inc, (p0);
+    ld.param.b32 %r3, [r0];
+    }
+    add.s32 %r4, %r3, %r2;
+    bar.sync 0;
+    st.global.u32 [%rd1], %r4;
+    ret;
+}
+"#;
+
+    #[test]
+    fn calls_and_barriers_end_strands_and_drain_pending_loads() {
+        let p = lower(CALL);
+        let (_, k) = p.kernels().next().expect("kernel");
+        let text = |i: usize| ir::print::inst_to_string(Some(&p), k, &k.insts[i]);
+        let find = |prefix: &str| {
+            (0..k.insts.len())
+                .find(|&i| text(i).starts_with(prefix))
+                .map(InstId::new)
+                .unwrap_or_else(|| panic!("no {prefix}"))
+        };
+        let s = Strands::compute(k, &StrandConfig::default());
+        let store_arg = find("st.param");
+        let call = find("call");
+        let add = find("add.s32");
+        let bar = find("bar");
+        // The argument store is the first use of %r1: the warp waits before it.
+        assert!(s.waits_before(store_arg));
+        assert!(s.ends_strand(InstId(store_arg.0 - 1)));
+        // The call ends a strand and drains the other load, so the add after it (which
+        // reads %r2, loaded before the call) does not wait.
+        assert_eq!(
+            s.end_reasons(call).collect::<Vec<_>>(),
+            vec![EndReason::Call]
+        );
+        assert!(!s.waits_before(add));
+        assert_eq!(
+            s.end_reasons(bar).collect::<Vec<_>>(),
+            vec![EndReason::Barrier]
+        );
+        assert_ne!(s.strand_of(call), s.strand_of(add));
+
+        let no_barriers = StrandConfig {
+            barriers_end_strands: false,
+            ..StrandConfig::default()
+        };
+        let s = Strands::compute(k, &no_barriers);
+        assert!(!s.ends_strand(bar));
+
+        // The device function: one strand ending at its `ret`.
+        let f = &p.functions[0];
+        let s = Strands::compute(f, &StrandConfig::default());
+        assert_eq!(s.num_strands(), 1);
+        assert!(s.ends_strand(InstId(f.insts.len() as u32 - 1)));
+    }
+
+    #[test]
+    fn the_report_serialises_every_instruction() {
+        let p = lower(CALL);
+        let r = StrandsReport::new(&p, &StrandConfig::default());
+        assert_eq!(r.functions.len(), 2);
+        let json = serde_json::to_value(&r).expect("json");
+        let listing = &json["functions"][1]["listing"];
+        assert_eq!(
+            listing.as_array().map(Vec::len),
+            Some(p.functions[1].insts.len())
+        );
+        assert!(json["ends_by_reason"]["call"].is_u64());
+        assert_eq!(
+            r.total_strands,
+            r.functions.iter().map(|f| f.strands).sum::<u32>()
+        );
     }
 }

@@ -246,13 +246,14 @@ impl Annotations {
     }
 }
 
-/// 32-bit registers a register of class `class` occupies (0 for a predicate).
+/// 32-bit registers a register of class `class` occupies, as the register allocator
+/// lays it out (0 for a predicate, which lives outside the hierarchy).
 pub fn register_units(class: ir::RegClass) -> u8 {
-    match class {
-        ir::RegClass::Pred => 0,
-        ir::RegClass::B16 | ir::RegClass::B32 => 1,
-        ir::RegClass::B64 => 2,
-        ir::RegClass::B128 => 4,
+    let width = crate::regalloc::ir_input::width_of(class);
+    if width.is_predicate() {
+        0
+    } else {
+        width.units() as u8
     }
 }
 

@@ -22,6 +22,7 @@ use super::{
 use crate::inst_info::{datapath, Datapath, OperandRef};
 use crate::regalloc::spill_code::{insert_spill_code, SpillCodeError};
 use crate::regalloc::{AllocError, Allocation, IrInput, Location};
+use crate::strands::plural;
 
 /// Why the pass could not produce a report.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -408,10 +409,6 @@ fn add_stats(a: &mut AllocationStats, b: &AllocationStats) {
     a.not_placed += b.not_placed;
 }
 
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 fn read_text(read: ReadFrom, fill: Option<u8>, lrf: LrfMode) -> String {
     let level = match read {
         ReadFrom::Mrf => "MRF".to_string(),
@@ -485,7 +482,7 @@ impl fmt::Display for OrfLrfReport {
             out,
             "orf-lrf (Gebhart MICRO'11 §4.2-4.6): {} registers; ORF {} per thread, LRF {}, partial ranges {}, read operands {}, forward branches {}",
             self.register_view,
-            plural(u64::from(c.orf_entries), "entry", "entries"),
+            plural(c.orf_entries, "entry", "entries"),
             c.lrf.as_str(),
             on(c.partial_range),
             on(c.read_operands),
@@ -497,9 +494,9 @@ impl fmt::Display for OrfLrfReport {
                 "\n{} {}: {}, {}, {}{}",
                 f.kind,
                 f.name,
-                plural(u64::from(f.registers), "register", "registers"),
-                plural(u64::from(f.predicates), "predicate", "predicates"),
-                plural(u64::from(f.strands), "strand", "strands"),
+                plural(f.registers, "register", "registers"),
+                plural(f.predicates, "predicate", "predicates"),
+                plural(f.strands, "strand", "strands"),
                 if f.spill_code {
                     ", with spill code"
                 } else {
