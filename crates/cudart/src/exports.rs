@@ -376,11 +376,7 @@ cuda_fn!(fn cudaLaunchKernel_ptsz(rt, func: *const c_void, grid: Dim3, block: Di
 // ----- memory ---------------------------------------------------------------------------
 
 cuda_fn!(fn cudaMalloc(rt, dev_ptr: *mut *mut c_void, size: usize) {
-    if dev_ptr.is_null() {
-        return Err(CudaError::InvalidValue);
-    }
-    let p = rt.malloc(size, AllocKind::Device)?;
-    put(dev_ptr, p as *mut c_void)
+    malloc_device_into(rt, dev_ptr, size)
 });
 
 cuda_fn!(fn cudaMallocManaged(rt, dev_ptr: *mut *mut c_void, size: usize, _flags: c_uint) {
@@ -414,6 +410,50 @@ cuda_fn!(fn cudaHostGetDevicePointer(rt, dev_ptr: *mut *mut c_void, host: *mut c
 
 cuda_fn!(fn cudaFree(rt, ptr: *mut c_void) { rt.free(ptr as u64) });
 cuda_fn!(fn cudaFreeHost(rt, ptr: *mut c_void) { rt.free(ptr as u64) });
+
+// Stream-ordered allocation: streams execute synchronously, so these are the plain calls.
+cuda_fn!(fn cudaMallocAsync(rt, dev_ptr: *mut *mut c_void, size: usize, stream: *mut c_void) {
+    rt.check_stream(stream as u64)?;
+    malloc_device_into(rt, dev_ptr, size)
+});
+cuda_fn!(fn cudaMallocAsync_ptsz(rt, dev_ptr: *mut *mut c_void, size: usize, stream: *mut c_void) {
+    rt.check_stream(stream as u64)?;
+    malloc_device_into(rt, dev_ptr, size)
+});
+cuda_fn!(fn cudaFreeAsync(rt, ptr: *mut c_void, stream: *mut c_void) {
+    rt.check_stream(stream as u64)?;
+    rt.free(ptr as u64)
+});
+cuda_fn!(fn cudaFreeAsync_ptsz(rt, ptr: *mut c_void, stream: *mut c_void) {
+    rt.check_stream(stream as u64)?;
+    rt.free(ptr as u64)
+});
+
+unsafe fn malloc_device_into(
+    rt: &mut Runtime<ActiveDevice>,
+    dev_ptr: *mut *mut c_void,
+    size: usize,
+) -> CudaResult<()> {
+    if dev_ptr.is_null() {
+        return Err(CudaError::InvalidValue);
+    }
+    let p = rt.malloc(size, AllocKind::Device)?;
+    put(dev_ptr, p as *mut c_void)
+}
+
+// Unified-memory hints: host and device share the very bytes, so there is nothing to move;
+// the range is still checked as CUDA does.
+cuda_fn!(fn cudaMemPrefetchAsync(rt, dev_ptr: *const c_void, count: usize, _dst_device: c_int, stream: *mut c_void) {
+    rt.check_stream(stream as u64)?;
+    rt.check_device_range(dev_ptr as u64, count)
+});
+cuda_fn!(fn cudaMemPrefetchAsync_ptsz(rt, dev_ptr: *const c_void, count: usize, _dst_device: c_int, stream: *mut c_void) {
+    rt.check_stream(stream as u64)?;
+    rt.check_device_range(dev_ptr as u64, count)
+});
+cuda_fn!(fn cudaMemAdvise(rt, dev_ptr: *const c_void, count: usize, _advice: c_int, _device: c_int) {
+    rt.check_device_range(dev_ptr as u64, count)
+});
 
 cuda_fn!(fn cudaMemGetInfo(rt, free: *mut usize, total: *mut usize) {
     let total_bytes = usize::try_from(rt.gpu.global_mem_bytes).unwrap_or(usize::MAX);

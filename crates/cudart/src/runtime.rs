@@ -475,6 +475,16 @@ impl<D: Device> Runtime<D> {
         self.device.free(ptr).map_err(|_| CudaError::InvalidValue)
     }
 
+    /// Fails with `cudaErrorInvalidValue` unless `[ptr, ptr+len)` is device memory.
+    pub fn check_device_range(&self, ptr: u64, len: usize) -> CudaResult<()> {
+        self.check_sticky()?;
+        if self.is_device(ptr, len) {
+            Ok(())
+        } else {
+            Err(CudaError::InvalidValue)
+        }
+    }
+
     fn is_device(&self, ptr: u64, len: usize) -> bool {
         self.device.check_range(ptr, len).is_ok()
     }

@@ -46,8 +46,6 @@ unsupported! {
     cudaEventRecord_ptsz
     cudaExternalMemoryGetMappedBuffer
     cudaExternalMemoryGetMappedMipmappedArray
-    cudaFreeAsync
-    cudaFreeAsync_ptsz
     cudaFreeMipmappedArray
     cudaGLGetDevices
     cudaGLMapBufferObject
@@ -181,12 +179,9 @@ unsupported! {
     cudaLaunchKernelExC_ptsz
     cudaMalloc3D
     cudaMalloc3DArray
-    cudaMallocAsync
-    cudaMallocAsync_ptsz
     cudaMallocFromPoolAsync
     cudaMallocFromPoolAsync_ptsz
     cudaMallocMipmappedArray
-    cudaMemAdvise
     cudaMemPoolCreate
     cudaMemPoolDestroy
     cudaMemPoolExportPointer
@@ -198,8 +193,6 @@ unsupported! {
     cudaMemPoolSetAccess
     cudaMemPoolSetAttribute
     cudaMemPoolTrimTo
-    cudaMemPrefetchAsync
-    cudaMemPrefetchAsync_ptsz
     cudaMemRangeGetAttribute
     cudaMemRangeGetAttributes
     cudaMemcpy2DArrayToArray

@@ -145,3 +145,10 @@ fn device_printf_keeps_program_order_through_a_pipe() {
         "before\ndevice 0 0.00 ok\ndevice 1 1.50 ok\nafter\n"
     );
 }
+
+#[test]
+fn unified_memory_hints_and_stream_ordered_allocation() {
+    let out = common::run(&common::program("unified_memory"), &[]);
+    assert_eq!(stdout(&out), "PASS\n", "{}", stderr(&out));
+    assert!(out.status.success());
+}
