@@ -292,10 +292,60 @@ struct WarpValues {
     functions: BTreeMap<u32, Vec<[LaneValue; 32]>>,
 }
 
-/// Builds a [`DynamicRegisterProfile`] from the instructions warps execute.
-pub struct DynamicRegisterProfiler<'p> {
-    program: &'p Program,
-    sites: Vec<Option<OperandSites>>,
+/// What the profiler keeps of one function: its registers' classes and, per instruction,
+/// the registers it reads (and whether the read is the guard's) and writes.
+struct FunctionShape {
+    classes: Vec<RegClass>,
+    use_start: Vec<u32>,
+    uses: Vec<(ir::RegId, bool)>,
+    def_start: Vec<u32>,
+    defs: Vec<ir::RegId>,
+}
+
+impl FunctionShape {
+    fn new(f: &Function) -> Self {
+        let sites = OperandSites::new(f);
+        let mut shape = FunctionShape {
+            classes: f.regs.iter().map(|r| r.class).collect(),
+            use_start: vec![0],
+            uses: Vec::new(),
+            def_start: vec![0],
+            defs: Vec::new(),
+        };
+        for i in 0..f.num_insts() {
+            let id = InstId::new(i);
+            shape.uses.extend(
+                f.uses(id)
+                    .iter()
+                    .zip(sites.uses(id))
+                    .map(|(&r, &op)| (r, op == OperandRef::Guard)),
+            );
+            shape.defs.extend_from_slice(f.defs(id));
+            shape.use_start.push(shape.uses.len() as u32);
+            shape.def_start.push(shape.defs.len() as u32);
+        }
+        shape
+    }
+
+    fn num_insts(&self) -> usize {
+        self.use_start.len() - 1
+    }
+
+    fn uses(&self, inst: InstId) -> &[(ir::RegId, bool)] {
+        let i = inst.index();
+        &self.uses[self.use_start[i] as usize..self.use_start[i + 1] as usize]
+    }
+
+    fn defs(&self, inst: InstId) -> &[ir::RegId] {
+        let i = inst.index();
+        &self.defs[self.def_start[i] as usize..self.def_start[i + 1] as usize]
+    }
+}
+
+/// Builds a [`DynamicRegisterProfile`] from the instructions warps execute. It keeps what
+/// it needs of the program, so it does not borrow it while the emulator runs.
+pub struct DynamicRegisterProfiler {
+    functions: Vec<Option<FunctionShape>>,
     warps: BTreeMap<u64, WarpValues>,
     profile: RegisterProfile,
     instructions: u64,
@@ -334,14 +384,13 @@ impl fmt::Display for DynamicRegisterProfile {
     }
 }
 
-impl<'p> DynamicRegisterProfiler<'p> {
-    pub fn new(program: &'p Program) -> Self {
+impl DynamicRegisterProfiler {
+    pub fn new(program: &Program) -> Self {
         DynamicRegisterProfiler {
-            program,
-            sites: program
+            functions: program
                 .functions
                 .iter()
-                .map(|f| f.has_body.then(|| OperandSites::new(f)))
+                .map(|f| f.has_body.then(|| FunctionShape::new(f)))
                 .collect(),
             warps: BTreeMap::new(),
             profile: RegisterProfile::default(),
@@ -354,13 +403,10 @@ impl<'p> DynamicRegisterProfiler<'p> {
     /// Records one executed warp instruction. Instructions of one warp must arrive in
     /// execution order; warps may interleave.
     pub fn observe(&mut self, step: &ExecutedInst) {
-        let Some(f) = self.program.functions.get(step.func.index()) else {
+        let Some(Some(f)) = self.functions.get(step.func.index()) else {
             return;
         };
-        let Some(Some(sites)) = self.sites.get(step.func.index()) else {
-            return;
-        };
-        if step.inst.index() >= f.insts.len() {
+        if step.inst.index() >= f.num_insts() {
             return;
         }
         self.instructions += 1;
@@ -370,9 +416,9 @@ impl<'p> DynamicRegisterProfiler<'p> {
         let values = warp
             .functions
             .entry(step.func.0)
-            .or_insert_with(|| vec![[LaneValue::default(); 32]; f.regs.len()]);
-        for (&r, &op) in f.uses(step.inst).iter().zip(sites.uses(step.inst)) {
-            let mask = if op == OperandRef::Guard {
+            .or_insert_with(|| vec![[LaneValue::default(); 32]; f.classes.len()]);
+        for &(r, guard) in f.uses(step.inst) {
+            let mask = if guard {
                 step.active_mask
             } else {
                 step.exec_mask
@@ -390,7 +436,7 @@ impl<'p> DynamicRegisterProfiler<'p> {
             }
         }
         for &r in f.defs(step.inst) {
-            let class = f.reg(r).class;
+            let class = f.classes[r.index()];
             for lane in lanes(step.exec_mask) {
                 let v = &mut values[r.index()][lane];
                 if v.live {
@@ -416,9 +462,11 @@ impl<'p> DynamicRegisterProfiler<'p> {
 
     fn flush(&mut self, w: WarpValues) {
         for (func, regs) in w.functions {
-            let f = &self.program.functions[func as usize];
+            let Some(Some(f)) = self.functions.get(func as usize) else {
+                continue;
+            };
             for (r, lanes) in regs.iter().enumerate() {
-                let class = f.regs[r].class;
+                let class = f.classes[r];
                 for v in lanes.iter().filter(|v| v.live) {
                     record(&mut self.profile, class, v);
                 }
@@ -524,5 +572,36 @@ mod tests {
         assert_eq!(d.undefined_reads, 0);
         // The predicate is read by both active lanes (the guard).
         assert_eq!(d.profile.predicates.reads, [0, 2, 0, 0]);
+    }
+
+    #[test]
+    fn on_straight_line_code_the_dynamic_profile_is_the_static_one_per_lane() {
+        let p = lower(&KERNEL.replace("@%p1 add", "add"));
+        let f = &p.functions[0];
+        let stat = static_profile(f);
+        let mut prof = DynamicRegisterProfiler::new(&p);
+        for warp in 0..3 {
+            for inst in 0..f.insts.len() as u32 {
+                prof.observe(&ExecutedInst {
+                    warp,
+                    func: FuncId(0),
+                    inst: InstId(inst),
+                    active_mask: u32::MAX,
+                    exec_mask: u32::MAX,
+                });
+            }
+            prof.end_warp(warp);
+        }
+        let d = prof.finish();
+        assert_eq!(d.warps, 3);
+        let per_lane = |h: &UsageHistogram| {
+            let mut h = *h;
+            h.values *= 96;
+            h.reads = h.reads.map(|n| n * 96);
+            h.read_once_lifetime = h.read_once_lifetime.map(|n| n * 96);
+            h
+        };
+        assert_eq!(d.profile.registers, per_lane(&stat.registers));
+        assert_eq!(d.profile.predicates, per_lane(&stat.predicates));
     }
 }
