@@ -138,7 +138,9 @@ fn fault(e: &ExecError) -> KernelFault {
         kernel: l.kernel.clone(),
         function: (!l.function.is_empty() && l.function != l.kernel).then(|| l.function.clone()),
         ptx_line: (l.line > 0).then_some(l.line),
-        instruction: (!l.inst_text.trim().is_empty()).then(|| l.inst_text.trim().to_string()),
+        // One line: nvcc spreads calls over several source lines.
+        instruction: Some(l.inst_text.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|t| !t.is_empty()),
         cta: dim(l.cta),
         thread: l.thread.map(dim),
         address,

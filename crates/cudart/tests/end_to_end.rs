@@ -152,3 +152,23 @@ fn unified_memory_hints_and_stream_ordered_allocation() {
     assert_eq!(stdout(&out), "PASS\n", "{}", stderr(&out));
     assert!(out.status.success());
 }
+
+#[test]
+fn device_features_match_host_references() {
+    // The program checks every result itself; its last kernel fails an assert on purpose.
+    let out = common::run(&common::program("device_features"), &[]);
+    let err = stderr(&out);
+    assert_eq!(stdout(&out), "PASS\n", "{err}");
+    assert!(out.status.success(), "{err}");
+    let fault = err
+        .lines()
+        .find(|l| l.starts_with("regsim: kernel fault: "))
+        .unwrap_or_else(|| panic!("no fault line: {err}"));
+    assert!(
+        fault.starts_with("regsim: kernel fault: kernel k_assert(int), PTX line ")
+            && fault.contains("(call.uni __assertfail, ")
+            && fault.contains("CTA (0,0,0), thread (0,0,0): device-side assertion failed: x < 5 (")
+            && fault.contains("device_features.cu:"),
+        "{fault}"
+    );
+}
