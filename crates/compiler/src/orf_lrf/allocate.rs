@@ -519,15 +519,7 @@ impl<'f, 'a> Placer<'f, 'a> {
                 (Vec::new(), vec![li], read_savings - cost)
             }
             Kind::Value | Kind::Dead => {
-                let mut writers: Vec<u32> = match c.dead_def {
-                    Some(d) => vec![d],
-                    None => reads
-                        .iter()
-                        .flat_map(|&u| facts.reaching[u as usize].iter().copied())
-                        .collect(),
-                };
-                writers.sort_unstable();
-                writers.dedup();
+                let writers = self.writers(c, &reads);
                 let mut savings = read_savings;
                 for &d in &writers {
                     let unit = facts.unit[facts.def_inst[d as usize].index()];
@@ -559,6 +551,22 @@ impl<'f, 'a> Placer<'f, 'a> {
         }
     }
 
+    /// The def operands that write a `Value` or `Dead` candidate serving `reads`: every
+    /// definition that reaches one of them (all must write the entry, Figure 10(c)).
+    fn writers(&self, c: &Candidate, reads: &[u32]) -> Vec<u32> {
+        let facts = self.facts;
+        let mut writers: Vec<u32> = match c.dead_def {
+            Some(d) => vec![d],
+            None => reads
+                .iter()
+                .flat_map(|&u| facts.reaching[u as usize].iter().copied())
+                .collect(),
+        };
+        writers.sort_unstable();
+        writers.dedup();
+        writers
+    }
+
     /// The LRF bank the candidate would use, if it may use the LRF at all.
     fn lrf_banks(&self, c: &Candidate) -> Vec<u8> {
         let facts = self.facts;
@@ -569,15 +577,8 @@ impl<'f, 'a> Placer<'f, 'a> {
             .reads
             .iter()
             .all(|&u| facts.unit[facts.use_inst[u as usize].index()].is_private());
-        let writers: Vec<u32> = match c.dead_def {
-            Some(d) => vec![d],
-            None => c
-                .reads
-                .iter()
-                .flat_map(|&u| facts.reaching[u as usize].iter().copied())
-                .collect(),
-        };
-        let private_writes = writers
+        let private_writes = self
+            .writers(c, &c.reads)
             .iter()
             .all(|&d| facts.unit[facts.def_inst[d as usize].index()].is_private());
         if !private_reads || !private_writes {
