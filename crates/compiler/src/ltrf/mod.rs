@@ -36,7 +36,7 @@ pub use intervals::{
     RegisterIntervals,
 };
 pub use numbering::{virtual_numbering, CellView, NumberingError, NumberingKind};
-pub use renumber::{renumber, RenumberStats, Renumbering};
+pub use renumber::{renumber, RenumberStart, RenumberStats, Renumbering, DEFAULT_SEARCH_ROUNDS};
 pub use report::{FunctionLtrfReport, IntervalReport, LtrfReport, Summary};
 
 /// Options of `--pass ltrf`.
@@ -54,6 +54,10 @@ pub struct LtrfConfig {
     pub numbering: NumberingKind,
     /// Register cap for the allocator (`None`: as many as needed, no spills).
     pub max_registers: Option<u32>,
+    /// Kicks of the renumbering's local search per starting assignment
+    /// (`--renumber-search-rounds`; 0 keeps only the greedy placement and plain local
+    /// improvement).
+    pub renumber_search_rounds: u32,
 }
 
 impl Default for LtrfConfig {
@@ -64,6 +68,7 @@ impl Default for LtrfConfig {
             bank_mapping: BankMapping::Interleaved,
             numbering: NumberingKind::Allocated,
             max_registers: None,
+            renumber_search_rounds: renumber::DEFAULT_SEARCH_ROUNDS,
         }
     }
 }
@@ -182,7 +187,14 @@ pub fn ltrf_with_numbering(
         error,
     })?;
     let banks = config.bank_config();
-    let renumbering = renumber(&func, &numbering, &view, &intervals, banks);
+    let renumbering = renumber(
+        &func,
+        &numbering,
+        &view,
+        &intervals,
+        banks,
+        config.renumber_search_rounds,
+    );
     let check = check_renumbering(&func, &intervals, &numbering, &renumbering.allocation).map_err(
         |error| LtrfError::Renumbering {
             function: name.clone(),

@@ -291,12 +291,17 @@ impl fmt::Display for FunctionLtrfReport {
         let r = &self.renumbering;
         writeln!(
             f,
-            "  renumbering: {} live ranges, {} ICG edges, {} improper colours, {} moved, {} kept for lack of room; {} registers after; checker passed ({} registers, {} intervals)",
+            "  renumbering: {} live ranges, {} ICG edges, {} improper colours, {} kept for lack of room; {} local moves from the {} assignment; {} moved; {} registers after; checker passed ({} registers, {} intervals)",
             r.live_ranges,
             r.icg_edges,
             r.improper_colours,
-            r.moved,
             r.kept_for_lack_of_room,
+            r.local_moves,
+            match r.start {
+                super::renumber::RenumberStart::Colouring => "colouring's",
+                super::renumber::RenumberStart::Original => "original",
+            },
+            r.moved,
             self.registers_after,
             self.check.registers_checked,
             self.check.intervals_checked,
