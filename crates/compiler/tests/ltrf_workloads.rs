@@ -47,6 +47,11 @@ struct Tally {
     mean_before: f64,
     mean_after: f64,
     pooled: [u32; 3],
+    intervals: u32,
+    instructions: u64,
+    min_len: u32,
+    max_len: u32,
+    working_set: f64,
 }
 
 #[test]
@@ -112,6 +117,15 @@ fn every_workload_kernel_forms_intervals_and_renumbers() {
                     t.pooled[0] += r.conflicts_before.0[0];
                     t.pooled[1] += r.conflicts_after.0[0];
                     t.pooled[2] += r.prefetching_intervals;
+                    t.intervals += r.intervals;
+                    t.instructions += u64::from(r.instructions);
+                    t.min_len = if t.kernels == 1 {
+                        r.instructions_per_interval.min
+                    } else {
+                        t.min_len.min(r.instructions_per_interval.min)
+                    };
+                    t.max_len = t.max_len.max(r.instructions_per_interval.max);
+                    t.working_set += r.working_set.avg * f64::from(r.intervals);
                 }
             }
         }
@@ -151,4 +165,60 @@ fn every_workload_kernel_forms_intervals_and_renumbers() {
             );
         }
     }
+    eprintln!();
+    eprintln!(
+        "{:>3} {:<6} {:>9} {:>18} {:>9} {:>9} {:>16}",
+        "N", "ptx", "intervals", "insts/interval avg", "min", "max", "working set avg"
+    );
+    for (tally, &(n, _, _)) in tallies.iter().zip(&PAPER) {
+        for (name, t) in ["nvcc", "clang", "all"].iter().zip(tally) {
+            let i = f64::from(t.intervals.max(1));
+            eprintln!(
+                "{n:>3} {name:<6} {:>9} {:>18.1} {:>9} {:>9} {:>16.1}",
+                t.intervals,
+                t.instructions as f64 / i,
+                t.min_len,
+                t.max_len,
+                t.working_set / i,
+            );
+        }
+    }
+}
+
+/// Unusual configurations must not break anything: one register per interval (almost every
+/// instruction is oversized), one bank, banks that are not a power of two, blocked
+/// mappings, the virtual numbering (renumbering then re-packs registers), and a register
+/// cap that forces spill code. Every result must pass both checkers (the pass runs them).
+#[test]
+fn odd_configurations_run_on_every_workload() {
+    let files = ptx_files(&workloads_dir());
+    assert!(!files.is_empty());
+    let configs = [
+        (1, 16, "interleaved", NumberingKind::Allocated, None),
+        (5, 1, "interleaved", NumberingKind::Allocated, None),
+        (12, 6, "blocked:3", NumberingKind::Allocated, None),
+        (16, 16, "interleaved", NumberingKind::Virtual, None),
+        (16, 32, "blocked:2", NumberingKind::Allocated, Some(24)),
+    ];
+    let mut runs = 0;
+    for path in &files {
+        let program = load(path);
+        for &(n, banks, mapping, numbering, max_registers) in &configs {
+            let config = LtrfConfig {
+                registers_per_interval: n,
+                banks,
+                bank_mapping: mapping.parse().unwrap(),
+                numbering,
+                max_registers,
+                renumber_search_rounds: 20,
+            };
+            let report = compiler::ltrf::ltrf(&program, &config)
+                .unwrap_or_else(|e| panic!("{} {config:?}: {e}", path.display()));
+            for k in report.kernels.iter().chain(&report.device_functions) {
+                assert!(k.registers_after <= k.registers, "{}", k.name);
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs > 0);
 }
