@@ -8,8 +8,41 @@
 use std::path::{Path, PathBuf};
 
 use compiler::ltrf::{
-    check_intervals, ltrf_with_numbering, numbering_for, CellView, LtrfConfig, NumberingKind,
+    architectural_function, check_intervals, ltrf_with_numbering, numbering_for, CellView,
+    FunctionLtrf, LtrfConfig, NumberingKind,
 };
+use compiler::regalloc::Location;
+use ir::{InstId, RegisterEffects};
+
+/// The renumbered function written with architectural register names passes the IR
+/// verifier, and every operand of every instruction names the register the renumbered
+/// allocation gives the virtual register it had.
+fn check_architectural(result: &FunctionLtrf, where_: &str) {
+    let f = &result.function;
+    let alloc = &result.renumbering.allocation;
+    let g = architectural_function(f, alloc).unwrap_or_else(|e| panic!("{where_}: {e}"));
+    if let Err(errors) = ir::verify(&g) {
+        panic!("{where_}: architectural function fails the verifier: {errors:?}");
+    }
+    let number = |name: &str| -> u32 {
+        name.trim_start_matches(|c: char| !c.is_ascii_digit())
+            .parse()
+            .unwrap()
+    };
+    for i in 0..f.num_insts() {
+        let inst = InstId::new(i);
+        let old = f.uses(inst).iter().chain(f.defs(inst));
+        let new = g.uses(inst).iter().chain(g.defs(inst));
+        for (&o, &n) in old.zip(new) {
+            let expect = match alloc.location(o) {
+                Location::Reg(r) => r.0,
+                Location::Pred(p) => p.0,
+                other => panic!("{where_}: {o} at {other}"),
+            };
+            assert_eq!(number(&g.reg(n).name), expect, "{where_} {inst}");
+        }
+    }
+}
 
 fn workloads_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/ptx")
@@ -95,6 +128,9 @@ fn every_workload_kernel_forms_intervals_and_renumbers() {
                         d.working_set.len()
                     );
                     assert!(d.working_set_after.len() <= d.working_set.len(), "{where_}");
+                }
+                if n == 16 {
+                    check_architectural(&result, &where_);
                 }
                 let before: u32 = r.interval_details.iter().map(|d| d.conflicts_before).sum();
                 let after: u32 = r.interval_details.iter().map(|d| d.conflicts_after).sum();

@@ -101,9 +101,21 @@ impl Banks {
     }
 }
 
-/// How many intervals have 0, 1, 2, and 3 or more bank conflicts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+/// How many intervals have 0, 1, 2, and 3 or more bank conflicts. In JSON an object with
+/// the keys `"0"`, `"1"`, `"2"` and `"3+"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConflictHistogram(pub [u32; 4]);
+
+impl Serialize for ConflictHistogram {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(4))?;
+        for (key, count) in ["0", "1", "2", "3+"].iter().zip(self.0) {
+            map.serialize_entry(key, &count)?;
+        }
+        map.end()
+    }
+}
 
 impl ConflictHistogram {
     pub fn add(&mut self, conflicts: u32) {

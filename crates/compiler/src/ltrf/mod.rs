@@ -35,7 +35,9 @@ pub use intervals::{
     form_register_intervals, IntervalId, IntervalInput, IntervalKind, Piece, RegisterInterval,
     RegisterIntervals,
 };
-pub use numbering::{virtual_numbering, CellView, NumberingError, NumberingKind};
+pub use numbering::{
+    architectural_function, virtual_numbering, CellView, NumberingError, NumberingKind,
+};
 pub use renumber::{renumber, RenumberStart, RenumberStats, Renumbering, DEFAULT_SEARCH_ROUNDS};
 pub use report::{FunctionLtrfReport, IntervalReport, LtrfReport, Summary};
 
@@ -246,4 +248,41 @@ pub fn ltrf(program: &Program, config: &LtrfConfig) -> Result<LtrfReport, LtrfEr
         kernels,
         device_functions,
     })
+}
+
+/// The program as the hardware would run it after the pass: every function with a body
+/// renumbered and written with architectural register names
+/// ([`architectural_function`]), with the report. Running it (the emulator loads an
+/// `ir::Program` as it is) is the end-to-end check that renumbering preserved meaning.
+pub fn renumbered_program(
+    program: &Program,
+    config: &LtrfConfig,
+) -> Result<(Program, LtrfReport), LtrfError> {
+    check_config(config)?;
+    let mut out = program.clone();
+    let mut kernels = Vec::new();
+    let mut device_functions = Vec::new();
+    for (i, f) in program.functions.iter().enumerate() {
+        if !f.has_body {
+            continue;
+        }
+        let result = ltrf_function(Some(program), f, config)?;
+        out.functions[i] = architectural_function(&result.function, &result.renumbering.allocation)
+            .map_err(|error| LtrfError::Numbering {
+                function: f.name.clone(),
+                error,
+            })?;
+        match f.kind {
+            FunctionKind::Kernel => kernels.push(result.report),
+            FunctionKind::Device => device_functions.push(result.report),
+        }
+    }
+    let report = LtrfReport {
+        file: program.file_name.clone(),
+        config: config.clone(),
+        bank_rule: config.bank_mapping.to_string(),
+        kernels,
+        device_functions,
+    };
+    Ok((out, report))
 }

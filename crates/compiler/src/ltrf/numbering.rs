@@ -321,3 +321,103 @@ impl RegisterEffects for CellView<'_> {
         self.func.defs_are_partial(inst)
     }
 }
+
+/// `func` with every virtual register replaced by the architectural register `numbering`
+/// gives it — `%R5` for a 32-bit value in R5, `%RD4` for a 64-bit pair R4:R5, `%RQ8` for a
+/// quad, `%RH5`/`%RB5` for 16- and 8-bit values, `%P2` for a predicate — declared with a
+/// bit type of the value's size so that every use type-checks. One architectural register
+/// holds every value the numbering puts there, so the emulator can run what the hardware
+/// would (values of different widths that overlap in registers get different names: they
+/// never overlap in time). Every operand, guard and `.reg` parameter is renamed; the
+/// result passes the IR verifier if `func` does. Spilled registers are an error (materialise
+/// spill code first).
+pub fn architectural_function(
+    func: &Function,
+    numbering: &Allocation,
+) -> Result<Function, NumberingError> {
+    use ptx::ast::ScalarType;
+    if numbering.locations.len() != func.regs.len() {
+        return Err(NumberingError::WrongLength {
+            locations: numbering.locations.len(),
+            registers: func.regs.len(),
+        });
+    }
+    let mut out = func.clone();
+    out.regs.clear();
+    let mut names: std::collections::BTreeMap<(bool, u32, u32), RegId> = Default::default();
+    let mut map = vec![None; func.regs.len()];
+    for (r, info) in func.regs.iter().enumerate() {
+        let vreg = RegId::new(r);
+        let (pred, index) = match numbering.locations[r] {
+            Location::Unused => continue,
+            Location::Spill(_) => return Err(NumberingError::Spilled { vreg }),
+            Location::Reg(p) if info.class != RegClass::Pred => (false, p.0),
+            Location::Pred(p) if info.class == RegClass::Pred => (true, p.0),
+            location => {
+                return Err(NumberingError::WrongFile {
+                    vreg,
+                    class: info.class.as_str(),
+                    location,
+                })
+            }
+        };
+        let bits = if pred { 1 } else { info.ty.bits() };
+        let new = *names.entry((pred, index, bits)).or_insert_with(|| {
+            let (prefix, ty) = match bits {
+                1 => ("P", ScalarType::Pred),
+                0..=8 => ("RB", ScalarType::B8),
+                9..=16 => ("RH", ScalarType::B16),
+                17..=32 => ("R", ScalarType::B32),
+                33..=64 => ("RD", ScalarType::B64),
+                _ => ("RQ", ScalarType::B128),
+            };
+            out.add_reg(format!("%{prefix}{index}"), ty)
+        });
+        map[r] = Some(new);
+    }
+    let rename = |r: RegId| -> Result<RegId, NumberingError> {
+        map[r.index()].ok_or(NumberingError::Unplaced {
+            vreg: r,
+            inst: InstId(u32::MAX),
+        })
+    };
+    for op in out.operands.iter_mut() {
+        match op {
+            ir::Operand::Reg(r) | ir::Operand::NotReg(r) => *r = rename(*r)?,
+            ir::Operand::Address(ir::Address {
+                base: ir::AddrBase::Reg(r),
+                ..
+            }) => *r = rename(*r)?,
+            _ => {}
+        }
+    }
+    for inst in out.insts.iter_mut() {
+        if let Some(g) = inst.guard.as_mut() {
+            g.reg = rename(g.reg)?;
+        }
+    }
+    // A `.reg` parameter the body never touches has no register: it gets one of its own.
+    let params: Vec<(String, Option<RegId>)> = out
+        .params
+        .iter()
+        .chain(&out.return_params)
+        .map(|p| (p.name.clone(), p.reg))
+        .collect();
+    let mut renamed = Vec::with_capacity(params.len());
+    for (name, reg) in params {
+        renamed.push(reg.map(|r| match map[r.index()] {
+            Some(new) => new,
+            None => out.add_reg(format!("%unused_{name}"), func.reg(r).ty),
+        }));
+    }
+    for (p, r) in out
+        .params
+        .iter_mut()
+        .chain(out.return_params.iter_mut())
+        .zip(renamed)
+    {
+        p.reg = r;
+    }
+    out.compute_effects();
+    Ok(out)
+}
