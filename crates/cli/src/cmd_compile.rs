@@ -1,6 +1,7 @@
 //! `regsim compile FILE.ptx --emit ast|cfg|dot|liveness|regalloc [--json]`: run the front end
 //! and print one stage's view of every function in the file.
 
+use crate::passes::{self, Pass, PassOptions};
 use crate::regalloc;
 use crate::source::{print_stdout, PtxSource};
 use anyhow::{anyhow, Result};
@@ -29,6 +30,18 @@ pub struct CompileArgs {
     /// that do not fit are spilled to local memory.
     #[arg(long, value_name = "N")]
     max_registers: Option<u32>,
+    /// Run a register-file pass instead of printing a front-end stage.
+    #[arg(long, value_enum, conflicts_with = "emit")]
+    pass: Option<Pass>,
+    /// A pass option, `key=value` (repeatable; dotted keys reach nested options).
+    #[arg(long = "set", value_name = "KEY=VALUE", requires = "pass")]
+    sets: Vec<String>,
+    /// LTRF: registers per register-interval (N).
+    #[arg(long, value_name = "N", requires = "pass")]
+    registers_per_interval: Option<u32>,
+    /// LTRF: banks of the main register file (B).
+    #[arg(long, value_name = "B", requires = "pass")]
+    banks: Option<u32>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -58,6 +71,16 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let program = ir::lower(&module, &source.name, &source.text).map_err(|e| anyhow!("{e}"))?;
+    if let Some(pass) = args.pass {
+        let options = PassOptions {
+            sets: args.sets,
+            registers_per_interval: args.registers_per_interval,
+            banks: args.banks,
+            max_registers: args.max_registers,
+        };
+        print_stdout(passes::run(pass, &program, &options, args.json)?.trim_end())?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let functions = selected_functions(&program, args.function.as_deref())?;
     let output = match (args.emit, args.json) {
         (Emit::Ast, _) => unreachable!("handled above"),

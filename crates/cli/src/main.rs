@@ -8,6 +8,7 @@ mod cmd_compile;
 mod cmd_ptx;
 mod cmd_run;
 mod elf;
+mod passes;
 mod regalloc;
 mod source;
 

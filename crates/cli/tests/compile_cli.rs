@@ -228,3 +228,100 @@ fn tempdir() -> PathBuf {
     std::fs::create_dir_all(&dir).expect("create temp dir");
     dir
 }
+
+#[test]
+fn every_register_file_pass_runs_on_a_workload() {
+    for pass in [
+        "strands",
+        "orf-lrf",
+        "ltrf",
+        "liveness-bits",
+        "reuse-distance",
+        "register-profile",
+    ] {
+        let out = regsim(&[
+            "compile",
+            "workloads/ptx/clang/nbody.ptx",
+            "--pass",
+            pass,
+            "--json",
+        ]);
+        assert!(out.status.success(), "--pass {pass}: {}", stderr(&out));
+        let _: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("--pass {pass} --json is not JSON: {e}"));
+        let text = regsim(&["compile", "workloads/ptx/clang/nbody.ptx", "--pass", pass]);
+        assert!(
+            text.status.success() && !text.stdout.is_empty(),
+            "--pass {pass} text form"
+        );
+    }
+}
+
+#[test]
+fn ltrf_pass_reports_conflicts_before_and_after_renumbering() {
+    let out = regsim(&[
+        "compile",
+        "workloads/ptx/nvcc/sgemm_tiled.ptx",
+        "--pass",
+        "ltrf",
+        "--registers-per-interval",
+        "8",
+        "--banks",
+        "16",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["config"]["registers_per_interval"], 8);
+    let kernel = &report["kernels"][0];
+    assert!(kernel["intervals"].as_u64().expect("intervals") > 0);
+    let before = kernel["conflict_free_fraction_before"]
+        .as_f64()
+        .expect("fraction before");
+    let after = kernel["conflict_free_fraction_after"]
+        .as_f64()
+        .expect("fraction after");
+    assert!((0.0..=1.0).contains(&before) && (0.0..=1.0).contains(&after));
+    assert!(
+        after >= before,
+        "renumbering never makes conflicts worse: {before} -> {after}"
+    );
+}
+
+#[test]
+fn pass_options_are_checked_by_name() {
+    let file = "workloads/ptx/nvcc/saxpy.ptx";
+    let unknown = regsim(&[
+        "compile",
+        file,
+        "--pass",
+        "orf-lrf",
+        "--set",
+        "orf_entires=4",
+    ]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("orf_entires"),
+        "{}",
+        stderr(&unknown)
+    );
+
+    let good = regsim(&[
+        "compile",
+        file,
+        "--pass",
+        "orf-lrf",
+        "--set",
+        "orf_entries=2",
+        "--set",
+        "lrf=none",
+        "--json",
+    ]);
+    assert!(good.status.success(), "{}", stderr(&good));
+    let report: serde_json::Value = serde_json::from_slice(&good.stdout).expect("JSON");
+    assert_eq!(report["config"]["orf_entries"], 2, "{report}");
+
+    let malformed = regsim(&["compile", file, "--pass", "strands", "--set", "novalue"]);
+    assert_eq!(malformed.status.code(), Some(2));
+    assert!(stderr(&malformed).contains("expected key=value"));
+}
