@@ -258,3 +258,26 @@ fn odd_configurations_run_on_every_workload() {
     }
     assert!(runs > 0);
 }
+
+/// The golden tests of both passes exist (the shared golden harness would pass without
+/// them).
+#[test]
+fn golden_files_exist_for_ltrf_and_liveness_bits() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for pass in ["ltrf", "liveness-bits"] {
+        let files: Vec<PathBuf> = std::fs::read_dir(root.join(pass))
+            .unwrap_or_else(|e| panic!("tests/golden/{pass}: {e}"))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
+            .collect();
+        assert!(!files.is_empty(), "no golden files for {pass}");
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            assert!(
+                text.contains("==== expected output"),
+                "{} has no expected output",
+                f.display()
+            );
+        }
+    }
+}

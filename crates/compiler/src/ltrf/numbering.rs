@@ -421,3 +421,107 @@ pub fn architectural_function(
     out.compute_effects();
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KERNEL: &str = r#"
+.version 7.8
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 a)
+{
+    .reg .u32 %r<4>;
+    .reg .u64 %rd<3>;
+    .reg .pred %p;
+    .reg .u32 %unused;
+    ld.param.u64 %rd1, [a];
+    ld.global.u32 %r1, [%rd1];
+    add.u32 %r2, %r1, 1;
+    setp.eq.u32 %p, %r2, 0;
+    @%p st.global.u32 [%rd1], %r2;
+    exit;
+}
+"#;
+
+    fn function() -> Function {
+        let m = ptx::parse("k.ptx", KERNEL).unwrap();
+        ir::lower(&m, "k.ptx", KERNEL).unwrap().functions[0].clone()
+    }
+
+    fn reg(f: &Function, name: &str) -> RegId {
+        RegId::new(f.regs.iter().position(|r| r.name == name).unwrap())
+    }
+
+    #[test]
+    fn the_virtual_numbering_gives_each_referenced_register_its_own_aligned_cells() {
+        let f = function();
+        let n = virtual_numbering(&f);
+        // %r1 R0, %r2 R1, %rd1 R2:R3 (aligned), the rest unused.
+        assert_eq!(n.location(reg(&f, "%r1")), Location::Reg(PhysReg(0)));
+        assert_eq!(n.location(reg(&f, "%r2")), Location::Reg(PhysReg(1)));
+        assert_eq!(n.location(reg(&f, "%rd1")), Location::Reg(PhysReg(2)));
+        assert_eq!(n.location(reg(&f, "%p")), Location::Pred(PredReg(0)));
+        assert_eq!(n.location(reg(&f, "%unused")), Location::Unused);
+        assert_eq!((n.registers_used, n.predicates_used), (4, 1));
+    }
+
+    #[test]
+    fn the_cell_view_counts_a_pair_as_two_registers() {
+        let f = function();
+        let n = virtual_numbering(&f);
+        let view = CellView::new(&f, &n).unwrap();
+        // ld.global.u32 %r1, [%rd1]: R0 written, R2:R3 read.
+        assert_eq!(view.touched(InstId(1)), &[0, 2, 3]);
+        // @%p st.global.u32 [%rd1], %r2: the guard is the predicate cell after the four
+        // registers; the address is two cells, the value one.
+        assert_eq!(
+            view.uses(InstId(4)),
+            &[RegId(4), RegId(2), RegId(3), RegId(1)]
+        );
+        assert_eq!(view.slot_cells(InstId(4), 0), 0..1);
+        assert_eq!(view.slot_cells(InstId(4), 1), 1..3);
+        assert_eq!(view.slot_cells(InstId(4), 2), 3..4);
+        assert_eq!(view.touched(InstId(4)), &[1, 2, 3]);
+        assert!(!view.is_general(RegId(4)));
+    }
+
+    #[test]
+    fn numberings_that_do_not_fit_are_errors() {
+        let f = function();
+        let mut n = virtual_numbering(&f);
+        n.locations[reg(&f, "%rd1").index()] = Location::Reg(PhysReg(1));
+        assert!(matches!(
+            CellView::new(&f, &n),
+            Err(NumberingError::WrongFile { .. })
+        ));
+        let mut n = virtual_numbering(&f);
+        n.locations[reg(&f, "%r1").index()] = Location::Unused;
+        assert!(matches!(
+            CellView::new(&f, &n),
+            Err(NumberingError::Unplaced { .. })
+        ));
+        let mut n = virtual_numbering(&f);
+        n.locations[reg(&f, "%p").index()] = Location::Reg(PhysReg(0));
+        assert!(matches!(
+            CellView::new(&f, &n),
+            Err(NumberingError::WrongFile { .. })
+        ));
+    }
+
+    #[test]
+    fn architectural_names_follow_the_numbering() {
+        let f = function();
+        let mut n = virtual_numbering(&f);
+        // %r1 and %r2 share R0 (one dies where the other is born).
+        n.locations[reg(&f, "%r2").index()] = Location::Reg(PhysReg(0));
+        let g = architectural_function(&f, &n).unwrap();
+        ir::verify(&g).unwrap();
+        let names: Vec<&str> = g.regs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["%R0", "%RD2", "%P0"]);
+        let text = |i: u32| ir::print::inst_to_string(None, &g, g.inst(InstId(i)));
+        assert_eq!(text(2), "add.u32 %R0, %R0, 1;");
+        assert_eq!(text(4), "@%P0 st.global.u32 [%RD2], %R0;");
+    }
+}
