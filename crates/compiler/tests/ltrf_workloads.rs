@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use compiler::ltrf::{
     architectural_function, check_intervals, ltrf_with_numbering, numbering_for, CellView,
-    FunctionLtrf, LtrfConfig, NumberingKind,
+    FunctionLtrf, LtrfConfig, NumberingKind, RenumberUnit,
 };
 use compiler::regalloc::Location;
 use ir::{InstId, RegisterEffects};
@@ -79,7 +79,10 @@ struct Tally {
     kernels: u32,
     mean_before: f64,
     mean_after: f64,
-    pooled: [u32; 3],
+    /// After renaming whole registers (a permutation).
+    mean_permuted: f64,
+    /// Conflict-free intervals before, after, after a permutation; intervals.
+    pooled: [u32; 4],
     intervals: u32,
     instructions: u64,
     min_len: u32,
@@ -112,6 +115,17 @@ fn every_workload_kernel_forms_intervals_and_renumbers() {
                     registers_per_interval: n,
                     ..LtrfConfig::default()
                 };
+                let permuted = ltrf_with_numbering(
+                    Some(&program),
+                    g.clone(),
+                    numbering.clone(),
+                    &LtrfConfig {
+                        renumber_unit: RenumberUnit::Register,
+                        ..config.clone()
+                    },
+                )
+                .unwrap_or_else(|e| panic!("{where_} (permutation): {e}"))
+                .report;
                 let result = ltrf_with_numbering(Some(&program), g, numbering, &config)
                     .unwrap_or_else(|e| panic!("{where_}: {e}"));
                 // Independent re-checks of the invariants the pass already checked.
@@ -138,6 +152,15 @@ fn every_workload_kernel_forms_intervals_and_renumbers() {
                     after <= before,
                     "{where_}: renumbering added conflicts ({before} -> {after})"
                 );
+                let after_permuted: u32 = permuted
+                    .interval_details
+                    .iter()
+                    .map(|d| d.conflicts_after)
+                    .sum();
+                assert!(
+                    after_permuted <= before,
+                    "{where_}: the permutation added conflicts"
+                );
                 if before > 0 {
                     kernels_with_conflicts += 1;
                 }
@@ -150,9 +173,11 @@ fn every_workload_kernel_forms_intervals_and_renumbers() {
                     t.kernels += 1;
                     t.mean_before += r.conflict_free_fraction_before;
                     t.mean_after += r.conflict_free_fraction_after;
+                    t.mean_permuted += permuted.conflict_free_fraction_after;
                     t.pooled[0] += r.conflicts_before.0[0];
                     t.pooled[1] += r.conflicts_after.0[0];
-                    t.pooled[2] += r.prefetching_intervals;
+                    t.pooled[2] += permuted.conflicts_after.0[0];
+                    t.pooled[3] += r.prefetching_intervals;
                     t.intervals += r.intervals;
                     t.instructions += u64::from(r.instructions);
                     t.min_len = if t.kernels == 1 {
@@ -173,29 +198,38 @@ fn every_workload_kernel_forms_intervals_and_renumbers() {
         "no kernel had a bank conflict to remove"
     );
 
+    eprintln!("conflict-free prefetching intervals, 16 banks (mean of the kernels' fractions; pooled over all their intervals)");
     eprintln!(
-        "{:>3} {:<6} {:>7} {:>14} {:>14} {:>14} {:>14} {:>10} {:>10}",
+        "{:>3} {:<6} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
         "N",
         "ptx",
         "kernels",
-        "mean before",
-        "mean after",
-        "pooled before",
-        "pooled after",
-        "paper bef.",
-        "paper aft."
+        "before",
+        "after",
+        "perm.",
+        "before",
+        "after",
+        "perm.",
+        "paper",
+        "paper"
+    );
+    eprintln!(
+        "{:>3} {:<6} {:>7} {:>23} {:>23} {:>7} {:>7}",
+        "", "", "", "mean over kernels", "pooled", "before", "after"
     );
     for (tally, &(n, paper_before, paper_after)) in tallies.iter().zip(&PAPER) {
         for (name, t) in ["nvcc", "clang", "all"].iter().zip(tally) {
             let k = f64::from(t.kernels.max(1));
-            let pooled = |x: u32| f64::from(x) / f64::from(t.pooled[2].max(1));
+            let pooled = |x: u32| 100.0 * f64::from(x) / f64::from(t.pooled[3].max(1));
             eprintln!(
-                "{n:>3} {name:<6} {:>7} {:>13.1}% {:>13.1}% {:>13.1}% {:>13.1}% {:>9.1}% {:>9.1}%",
+                "{n:>3} {name:<6} {:>7} {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}%",
                 t.kernels,
                 100.0 * t.mean_before / k,
                 100.0 * t.mean_after / k,
-                100.0 * pooled(t.pooled[0]),
-                100.0 * pooled(t.pooled[1]),
+                100.0 * t.mean_permuted / k,
+                pooled(t.pooled[0]),
+                pooled(t.pooled[1]),
+                pooled(t.pooled[2]),
                 100.0 * paper_before,
                 100.0 * paper_after,
             );
@@ -223,8 +257,8 @@ fn every_workload_kernel_forms_intervals_and_renumbers() {
 
 /// Unusual configurations must not break anything: one register per interval (almost every
 /// instruction is oversized), one bank, banks that are not a power of two, blocked
-/// mappings, the virtual numbering (renumbering then re-packs registers), and a register
-/// cap that forces spill code. Every result must pass both checkers (the pass runs them).
+/// mappings, the virtual numbering (renumbering then re-packs registers), a register cap
+/// that forces spill code, and both renumbering units. Every result must pass both checkers (the pass runs them).
 #[test]
 fn odd_configurations_run_on_every_workload() {
     let files = ptx_files(&workloads_dir());
@@ -235,17 +269,24 @@ fn odd_configurations_run_on_every_workload() {
         (12, 6, "blocked:3", NumberingKind::Allocated, None),
         (16, 16, "interleaved", NumberingKind::Virtual, None),
         (16, 32, "blocked:2", NumberingKind::Allocated, Some(24)),
+        (7, 5, "interleaved", NumberingKind::Allocated, None),
     ];
     let mut runs = 0;
     for path in &files {
         let program = load(path);
-        for &(n, banks, mapping, numbering, max_registers) in &configs {
+        for (k, &(n, banks, mapping, numbering, max_registers)) in configs.iter().enumerate() {
             let config = LtrfConfig {
                 registers_per_interval: n,
                 banks,
                 bank_mapping: mapping.parse().unwrap(),
                 numbering,
                 max_registers,
+                // Whole registers renamed in every other configuration.
+                renumber_unit: if k % 2 == 0 {
+                    RenumberUnit::LiveRange
+                } else {
+                    RenumberUnit::Register
+                },
                 renumber_search_rounds: 20,
             };
             let report = compiler::ltrf::ltrf(&program, &config)

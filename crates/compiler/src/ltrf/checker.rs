@@ -12,6 +12,11 @@
 //! width and lands on an aligned block inside the registers the function already used (so
 //! registers per thread cannot grow), and copies the allocator coalesced stay coalesced.
 //!
+//! *Permutation.* When whole registers are renamed ([`RenumberUnit::Register`]), the
+//! renaming must be one map of register numbers, applied to every register of every value
+//! alike, and one-to-one: old register `r` becomes new register `π(r)` wherever it
+//! appears.
+//!
 //! *Intervals.* The intervals were formed under the old numbering. Recomputed from the
 //! instructions, no interval's working set may be larger under the new numbering, so the
 //! bound `N` still holds.
@@ -23,6 +28,7 @@ use crate::regalloc::{check, Allocation, CheckError, Location};
 
 use super::intervals::{IntervalId, RegisterIntervals};
 use super::numbering::{CellView, NumberingError};
+use super::renumber::RenumberUnit;
 
 /// Why a renumbering is rejected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -59,6 +65,17 @@ pub enum RenumberCheckError {
     },
     #[error("renumbered allocation: {0}")]
     Numbering(NumberingError),
+    #[error(
+        "not a permutation of registers: R{old} becomes R{new} in {vreg} but R{other} elsewhere"
+    )]
+    NotAFunction {
+        vreg: RegId,
+        old: u32,
+        new: u32,
+        other: u32,
+    },
+    #[error("not a permutation of registers: R{first} and R{second} both become R{new}")]
+    NotOneToOne { first: u32, second: u32, new: u32 },
 }
 
 /// What the checker verified.
@@ -69,12 +86,14 @@ pub struct RenumberCheck {
 }
 
 /// Checks that `after` is a renumbering of `before` (both allocations of `func`, which has
-/// no spills) that preserves `func`'s meaning and `intervals`' working-set bounds.
+/// no spills) that preserves `func`'s meaning and `intervals`' working-set bounds, and is a
+/// permutation of registers if `unit` says whole registers were renamed.
 pub fn check_renumbering(
     func: &Function,
     intervals: &RegisterIntervals,
     before: &Allocation,
     after: &Allocation,
+    unit: RenumberUnit,
 ) -> Result<RenumberCheck, RenumberCheckError> {
     let input = IrInput::new(func);
     check(&input, before).map_err(RenumberCheckError::Before)?;
@@ -166,6 +185,9 @@ pub fn check_renumbering(
     }
 
     check(&input, after).map_err(RenumberCheckError::After)?;
+    if unit == RenumberUnit::Register {
+        check_permutation(func, before, after)?;
+    }
 
     let old = CellView::new(func, before).map_err(RenumberCheckError::Numbering)?;
     let new = CellView::new(func, after).map_err(RenumberCheckError::Numbering)?;
@@ -192,6 +214,50 @@ pub fn check_renumbering(
         registers_checked,
         intervals_checked: intervals.len() as u32,
     })
+}
+
+/// Checks that `after` renames the registers of `before` by one one-to-one map.
+pub fn check_permutation(
+    func: &Function,
+    before: &Allocation,
+    after: &Allocation,
+) -> Result<(), RenumberCheckError> {
+    const NONE: u32 = u32::MAX;
+    let mut image = vec![NONE; before.registers_used as usize];
+    let mut preimage = vec![NONE; before.registers_used.max(after.registers_used) as usize];
+    for (v, (&b, &a)) in before.locations.iter().zip(&after.locations).enumerate() {
+        let (Location::Reg(old), Location::Reg(new)) = (b, a) else {
+            continue;
+        };
+        let vreg = RegId::new(v);
+        for k in 0..width_of(func.reg(vreg).class).units() {
+            let (o, n) = (old.0 + k, new.0 + k);
+            match image[o as usize] {
+                NONE => image[o as usize] = n,
+                other if other != n => {
+                    return Err(RenumberCheckError::NotAFunction {
+                        vreg,
+                        old: o,
+                        new: n,
+                        other,
+                    })
+                }
+                _ => {}
+            }
+            match preimage[n as usize] {
+                NONE => preimage[n as usize] = o,
+                first if first != o => {
+                    return Err(RenumberCheckError::NotOneToOne {
+                        first,
+                        second: o,
+                        new: n,
+                    })
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Why a set of register-intervals is not a valid partition.
@@ -449,7 +515,7 @@ mod tests {
         let intervals = form_register_intervals(&view, 16);
         let mut after = before.clone();
         edit(&mut after);
-        check_renumbering(f, &intervals, &before, &after)
+        check_renumbering(f, &intervals, &before, &after, RenumberUnit::LiveRange)
     }
 
     #[test]
@@ -541,13 +607,42 @@ mod tests {
     }
 
     #[test]
+    fn a_permutation_must_map_each_register_one_way_and_one_to_one() {
+        let f = function();
+        let b = before(&f);
+        // R0 and R1 exchanged, R2:R3 to R4:R5: a permutation.
+        let mut a = b.clone();
+        for name in ["%r1", "%r2", "%r3"] {
+            a.locations[reg(&f, name).index()] = Location::Reg(PhysReg(1));
+        }
+        a.locations[reg(&f, "%r9").index()] = Location::Reg(PhysReg(0));
+        a.locations[reg(&f, "%rd1").index()] = Location::Reg(PhysReg(4));
+        assert_eq!(check_permutation(&f, &b, &a), Ok(()));
+        // %r2 keeps R0 while %r1 and %r3 (also R0 before) move: a live-range renaming, not
+        // a register one.
+        let mut split = a.clone();
+        split.locations[reg(&f, "%r2").index()] = Location::Reg(PhysReg(3));
+        assert!(matches!(
+            check_permutation(&f, &b, &split),
+            Err(RenumberCheckError::NotAFunction { .. })
+        ));
+        // R0 and R1 both onto R1.
+        let mut merged = a.clone();
+        merged.locations[reg(&f, "%r9").index()] = Location::Reg(PhysReg(1));
+        assert!(matches!(
+            check_permutation(&f, &b, &merged),
+            Err(RenumberCheckError::NotOneToOne { .. })
+        ));
+    }
+
+    #[test]
     fn the_original_must_be_valid_too() {
         let f = function();
         let mut bad = before(&f);
         bad.locations[reg(&f, "%r9").index()] = Location::Reg(PhysReg(0));
         let view = CellView::new(&f, &bad).unwrap();
         let intervals = form_register_intervals(&view, 16);
-        let err = check_renumbering(&f, &intervals, &bad, &bad);
+        let err = check_renumbering(&f, &intervals, &bad, &bad, RenumberUnit::LiveRange);
         assert!(matches!(err, Err(RenumberCheckError::Before(_))), "{err:?}");
     }
 }

@@ -29,7 +29,8 @@ use crate::regalloc::{allocate, insert_spill_code, AllocConfig, AllocError, Allo
 
 pub use banks::{BankMapping, Banks, ConflictHistogram};
 pub use checker::{
-    check_intervals, check_renumbering, IntervalCheckError, RenumberCheck, RenumberCheckError,
+    check_intervals, check_permutation, check_renumbering, IntervalCheckError, RenumberCheck,
+    RenumberCheckError,
 };
 pub use intervals::{
     form_register_intervals, IntervalId, IntervalInput, IntervalKind, Piece, RegisterInterval,
@@ -38,7 +39,9 @@ pub use intervals::{
 pub use numbering::{
     architectural_function, virtual_numbering, CellView, NumberingError, NumberingKind,
 };
-pub use renumber::{renumber, RenumberStart, RenumberStats, Renumbering, DEFAULT_SEARCH_ROUNDS};
+pub use renumber::{
+    renumber, RenumberStart, RenumberStats, RenumberUnit, Renumbering, DEFAULT_SEARCH_ROUNDS,
+};
 pub use report::{FunctionLtrfReport, IntervalReport, LtrfReport, Summary};
 
 /// Options of `--pass ltrf`.
@@ -56,6 +59,9 @@ pub struct LtrfConfig {
     pub numbering: NumberingKind,
     /// Register cap for the allocator (`None`: as many as needed, no spills).
     pub max_registers: Option<u32>,
+    /// What renumbering renames (`--renumber-unit`): register-live-ranges (the paper,
+    /// default) or whole registers (a permutation of register numbers).
+    pub renumber_unit: RenumberUnit,
     /// Kicks of the renumbering's local search per starting assignment
     /// (`--renumber-search-rounds`; 0 keeps only the greedy placement and plain local
     /// improvement).
@@ -70,6 +76,7 @@ impl Default for LtrfConfig {
             bank_mapping: BankMapping::Interleaved,
             numbering: NumberingKind::Allocated,
             max_registers: None,
+            renumber_unit: RenumberUnit::LiveRange,
             renumber_search_rounds: renumber::DEFAULT_SEARCH_ROUNDS,
         }
     }
@@ -195,14 +202,20 @@ pub fn ltrf_with_numbering(
         &view,
         &intervals,
         banks,
+        config.renumber_unit,
         config.renumber_search_rounds,
     );
-    let check = check_renumbering(&func, &intervals, &numbering, &renumbering.allocation).map_err(
-        |error| LtrfError::Renumbering {
-            function: name.clone(),
-            error,
-        },
-    )?;
+    let check = check_renumbering(
+        &func,
+        &intervals,
+        &numbering,
+        &renumbering.allocation,
+        config.renumber_unit,
+    )
+    .map_err(|error| LtrfError::Renumbering {
+        function: name.clone(),
+        error,
+    })?;
     let after =
         CellView::new(&func, &renumbering.allocation).map_err(|error| LtrfError::Numbering {
             function: name.clone(),

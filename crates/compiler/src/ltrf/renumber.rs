@@ -34,13 +34,15 @@
 //!    unchanged.
 //!
 //! The paper stops there. With registers this tight, a greedy pass leaves conflicts that
-//! single moves can remove, so both the renumbered assignment and the old one are then
-//! improved by local search — move a live range of a conflicting interval to a free block,
-//! or swap it with the one live range of its width in the way, while that lowers the
-//! conflicts (then the pairs of working-set registers sharing a bank) — iterated with random
-//! kicks from a fixed seed (Lourenço, Martin and Stützle, "Iterated Local Search", 2003).
-//! The better of the two results is kept ([`RenumberStats::start`] says which), so
-//! renumbering never adds conflicts.
+//! single moves can remove, so the renumbered assignment is then improved by local search —
+//! move a live range of a conflicting interval to a free block, or swap it with the one live
+//! range of its width in the way, while that lowers the conflicts (then the pairs of
+//! working-set registers sharing a bank) — iterated with random kicks from a fixed seed
+//! (Lourenço, Martin and Stützle, "Iterated Local Search", 2003). The same search also
+//! starts from the old numbering and, for live ranges, from the best renaming of whole
+//! registers ([`RenumberUnit::Register`]: every swap of two registers is legal there, which
+//! the search exploits well); the best result is kept ([`RenumberStats::start`] says which),
+//! so renumbering never adds conflicts.
 //!
 //! The result is a new [`Allocation`] of the same function; [`super::checker`] proves it
 //! computes what the old one did.
@@ -63,6 +65,42 @@ const NONE: u32 = u32::MAX;
 /// workloads, 1000 gain about two points of conflict-free intervals at N = 16 for three
 /// times the time.
 pub const DEFAULT_SEARCH_ROUNDS: u32 = 300;
+
+/// What renumbering gives registers to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RenumberUnit {
+    /// Each register-live-range gets a register of its own choosing (the paper: registers
+    /// are handed out again, live range by live range, within the allocated ones).
+    #[default]
+    LiveRange,
+    /// Each architectural register (an aligned pair or quad where wider values live) is
+    /// renamed as a whole: a permutation of the allocated register numbers, applied to
+    /// every operand alike.
+    Register,
+}
+
+impl RenumberUnit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RenumberUnit::LiveRange => "live-range",
+            RenumberUnit::Register => "register",
+        }
+    }
+}
+
+impl std::str::FromStr for RenumberUnit {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "live-range" => Ok(RenumberUnit::LiveRange),
+            "register" => Ok(RenumberUnit::Register),
+            _ => Err(format!(
+                "unknown renumbering unit '{s}' (expected live-range or register)"
+            )),
+        }
+    }
+}
 
 /// What renumbering did to one function.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,14 +128,17 @@ pub struct RenumberStats {
     pub local_moves: u32,
 }
 
-/// Where the registers of the renumbered allocation come from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+/// Where the registers of the renumbered allocation come from (on equal conflicts, the
+/// first of these).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RenumberStart {
     /// The ICG colouring's assignment (phase 4), improved locally.
     #[default]
     Colouring,
-    /// The old numbering, improved locally: it did better than the colouring.
+    /// The best renaming of whole registers, improved live range by live range.
+    Permutation,
+    /// The old numbering, improved locally.
     Original,
 }
 
@@ -120,10 +161,11 @@ pub fn renumber(
     view: &CellView<'_>,
     intervals: &RegisterIntervals,
     banks: Banks,
+    unit: RenumberUnit,
     search_rounds: u32,
 ) -> Renumbering {
     let registers = before.registers_used;
-    let ranges = live_ranges(func, before, view, intervals);
+    let ranges = live_ranges(func, before, view, intervals, unit);
     let n = ranges.len();
     // Each virtual register's live range and the registers of its block it occupies.
     let mut place = vec![(NONE, 0u8); func.regs.len()];
@@ -133,7 +175,10 @@ pub fn renumber(
             place[v.index()] = (i as u32, (((1u32 << units) - 1) << offset) as u8);
         }
     }
-    let interference = interference(func, &place);
+    let interference = match unit {
+        RenumberUnit::LiveRange => interference(func, &place),
+        RenumberUnit::Register => all_distinct(&ranges),
+    };
 
     // Phase 2: the ICG, with edge weights.
     let mut in_interval: Vec<Vec<u32>> = vec![Vec::new(); intervals.len()];
@@ -173,22 +218,48 @@ pub fn renumber(
         registers,
         banks,
     );
+    let mut candidates: Vec<(Placer, RenumberStart, u32)> = Vec::new();
+    let kept = match coloured {
+        Some((mut coloured, kept)) => {
+            let moves = coloured.search(search_rounds);
+            candidates.push((coloured, RenumberStart::Colouring, moves));
+            kept
+        }
+        None => 0,
+    };
+    if unit == RenumberUnit::LiveRange {
+        // Renaming whole registers keeps every live range's registers together and every
+        // swap legal, which the search sometimes exploits better: a third start.
+        let by_register = renumber(
+            func,
+            before,
+            view,
+            intervals,
+            banks,
+            RenumberUnit::Register,
+            search_rounds,
+        );
+        let mut permuted = Placer::new(&ranges, &interference, intervals.len(), registers, banks);
+        for (i, lr) in ranges.iter().enumerate() {
+            let (v, offset) = lr.members[0];
+            let Location::Reg(r) = by_register.allocation.location(v) else {
+                unreachable!("general registers stay general");
+            };
+            permuted.place(i as u32, r.0 - offset);
+        }
+        let moves = permuted.search(search_rounds);
+        candidates.push((permuted, RenumberStart::Permutation, moves));
+    }
     let mut original = Placer::new(&ranges, &interference, intervals.len(), registers, banks);
     for (i, lr) in ranges.iter().enumerate() {
         original.place(i as u32, lr.old_base);
     }
-    let original_moves = original.search(search_rounds);
-    let (placer, start, local_moves, kept) = match coloured {
-        Some((mut coloured, kept)) => {
-            let moves = coloured.search(search_rounds);
-            if original.total() < coloured.total() {
-                (original, RenumberStart::Original, original_moves, kept)
-            } else {
-                (coloured, RenumberStart::Colouring, moves, kept)
-            }
-        }
-        None => (original, RenumberStart::Original, original_moves, 0),
-    };
+    let moves = original.search(search_rounds);
+    candidates.push((original, RenumberStart::Original, moves));
+    let (placer, start, local_moves) = candidates
+        .into_iter()
+        .min_by_key(|(p, start, _)| (p.total(), *start))
+        .expect("the original is always a candidate");
 
     let mut allocation = before.clone();
     let mut moved = 0;
@@ -224,6 +295,7 @@ fn live_ranges(
     alloc: &Allocation,
     view: &CellView<'_>,
     intervals: &RegisterIntervals,
+    unit: RenumberUnit,
 ) -> Vec<LiveRange> {
     let nregs = func.regs.len();
     let mut parent: Vec<u32> = (0..nregs as u32).collect();
@@ -250,8 +322,21 @@ fn live_ranges(
             }
         }
     }
+    // Registers whose values must keep sharing: those one interval references, or (when
+    // whole registers are renamed) all of them.
+    let everything: Vec<Vec<RegId>> = match unit {
+        RenumberUnit::LiveRange => Vec::new(),
+        RenumberUnit::Register => vec![(0..nregs)
+            .map(RegId::new)
+            .filter(|&v| is_general(v))
+            .collect()],
+    };
+    let sharing = match unit {
+        RenumberUnit::LiveRange => &referenced,
+        RenumberUnit::Register => &everything,
+    };
     let mut holder = vec![NONE; alloc.registers_used as usize];
-    for regs in &referenced {
+    for regs in sharing {
         let mut touched = Vec::new();
         for &v in regs {
             for c in view.cells(v) {
@@ -403,6 +488,23 @@ fn interference(func: &Function, place: &[(u32, u8)]) -> Vec<Vec<Clash>> {
         list.dedup();
     }
     clashes
+}
+
+/// Every block clashes with every other: what makes a placement a permutation.
+fn all_distinct(ranges: &[LiveRange]) -> Vec<Vec<Clash>> {
+    let full = |x: &LiveRange| ((1u32 << x.span) - 1) as u8;
+    (0..ranges.len())
+        .map(|a| {
+            (0..ranges.len())
+                .filter(|&b| b != a)
+                .map(|b| Clash {
+                    other: b as u32,
+                    mine: full(&ranges[a]),
+                    theirs: full(&ranges[b]),
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// How many live ranges clash with each.
@@ -1163,16 +1265,74 @@ L3:
             vec![0, 1, 4, 5]
         );
         assert_eq!(conflicts(&view, &intervals, banks), vec![1, 1, 0, 1, 0]);
-        let r = renumber(&f, &before, &view, &intervals, banks, DEFAULT_SEARCH_ROUNDS);
-        check_renumbering(&f, &intervals, &before, &r.allocation).unwrap();
+        let r = renumber(
+            &f,
+            &before,
+            &view,
+            &intervals,
+            banks,
+            RenumberUnit::LiveRange,
+            DEFAULT_SEARCH_ROUNDS,
+        );
+        check_renumbering(
+            &f,
+            &intervals,
+            &before,
+            &r.allocation,
+            RenumberUnit::LiveRange,
+        )
+        .unwrap();
         let after = CellView::new(&f, &r.allocation).unwrap();
         assert_eq!(conflicts(&after, &intervals, banks), vec![0; 5]);
         assert!(r.allocation.registers_used <= before.registers_used);
         // Deterministic.
         assert_eq!(
-            renumber(&f, &before, &view, &intervals, banks, DEFAULT_SEARCH_ROUNDS),
+            renumber(
+                &f,
+                &before,
+                &view,
+                &intervals,
+                banks,
+                RenumberUnit::LiveRange,
+                DEFAULT_SEARCH_ROUNDS,
+            ),
             r
         );
+    }
+
+    /// Renaming whole registers gives a permutation that still resolves the example.
+    #[test]
+    fn the_papers_example_by_whole_registers() {
+        let f = function(LISTING1);
+        let before = virtual_numbering(&f);
+        let view = CellView::new(&f, &before).unwrap();
+        let intervals = form_register_intervals(&view, 4);
+        let banks = Banks::new(
+            4,
+            BankMapping::Blocked {
+                registers_per_bank: 2,
+            },
+        );
+        let r = renumber(
+            &f,
+            &before,
+            &view,
+            &intervals,
+            banks,
+            RenumberUnit::Register,
+            DEFAULT_SEARCH_ROUNDS,
+        );
+        check_renumbering(
+            &f,
+            &intervals,
+            &before,
+            &r.allocation,
+            RenumberUnit::Register,
+        )
+        .unwrap();
+        let after = CellView::new(&f, &r.allocation).unwrap();
+        assert_eq!(conflicts(&after, &intervals, banks), vec![0; 5]);
+        assert_eq!(r.allocation.registers_used, 7);
     }
 
     /// Two values that share a register inside one interval are one live range: they keep
@@ -1208,9 +1368,17 @@ L3:
             &view,
             &intervals,
             Banks::new(2, BankMapping::Interleaved),
+            RenumberUnit::LiveRange,
             DEFAULT_SEARCH_ROUNDS,
         );
-        check_renumbering(&f, &intervals, &alloc, &r.allocation).unwrap();
+        check_renumbering(
+            &f,
+            &intervals,
+            &alloc,
+            &r.allocation,
+            RenumberUnit::LiveRange,
+        )
+        .unwrap();
         for a in 0..f.regs.len() {
             for b in 0..f.regs.len() {
                 let (ra, rb) = (RegId::new(a), RegId::new(b));
@@ -1240,7 +1408,7 @@ L3:
         .unwrap();
         let view = CellView::new(&f, &alloc).unwrap();
         let intervals = form_register_intervals(&view, 8);
-        let ranges = live_ranges(&f, &alloc, &view, &intervals);
+        let ranges = live_ranges(&f, &alloc, &view, &intervals, RenumberUnit::LiveRange);
         let mut place = vec![(NONE, 0u8); f.regs.len()];
         for (i, lr) in ranges.iter().enumerate() {
             for &(v, offset) in &lr.members {

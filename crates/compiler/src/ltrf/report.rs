@@ -299,6 +299,7 @@ impl fmt::Display for FunctionLtrfReport {
             r.local_moves,
             match r.start {
                 super::renumber::RenumberStart::Colouring => "colouring's",
+                super::renumber::RenumberStart::Permutation => "register permutation's",
                 super::renumber::RenumberStart::Original => "original",
             },
             r.moved,
