@@ -134,6 +134,18 @@ impl Baseline {
         }
     }
 
+    /// The same organisation with unlimited ports on every bank: every read is granted
+    /// in the first arbitration after acceptance and every write at once, so nothing
+    /// conflicts. The ideal design ([`crate::rf::ideal`]) is this, reporting as `name`.
+    pub(crate) fn with_unlimited_ports(cfg: &GpuConfig, name: &str) -> Self {
+        let mut b = Baseline::new(cfg);
+        b.read_ports = u32::MAX;
+        b.write_ports = u32::MAX;
+        b.shared_ports = false;
+        b.stats.design = name.into();
+        b
+    }
+
     fn fits(&self, c: &Collector, unit: UnitKind) -> bool {
         !c.busy && c.kind.is_none_or(|k| k == unit)
     }

@@ -17,8 +17,9 @@
 //! # How each design of the roadmap maps onto the interface
 //! - **Baseline** ([`baseline`]): banked MRF, collector units, arbiter with write
 //!   priority. `can_accept` = a free collector of the right kind; `cycle` = arbitration.
-//! - **Ideal** ([`ideal`]): no ports, no collectors limit; capacity only affects
-//!   occupancy (`GpuConfig::register_capacity`).
+//! - **Ideal** ([`ideal`]): the baseline with unlimited bank ports (no conflicts, same
+//!   collectors and latency); capacity only affects occupancy
+//!   (`GpuConfig::register_capacity`).
 //! - **RFC** (Gebhart ISCA'11: hardware register-file cache + two-level scheduler): the
 //!   cache lives inside the design; [`RegisterFile::warp_activated`] /
 //!   [`RegisterFile::warp_deactivated`] are called by the two-level scheduler when a warp
