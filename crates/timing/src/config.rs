@@ -655,8 +655,37 @@ impl Override {
     }
 }
 
-/// The `configs/` directory of this source tree (for tests and as the CLI's default).
+/// Environment variable naming the directory that GPU configs are looked up in by name.
+pub const CONFIGS_DIR_ENV: &str = "REGSIM_CONFIGS";
+
+/// Where GPU configs are looked up by name when no executable is involved (libraries,
+/// tests): `$REGSIM_CONFIGS`, else this source tree's `configs/`. See
+/// [`find_configs_dir`].
 pub fn default_configs_dir() -> PathBuf {
+    find_configs_dir(None)
+}
+
+/// Where GPU configs are looked up by name, first match wins:
+/// 1. `$REGSIM_CONFIGS`, if set and non-empty (even if it does not exist, so that the
+///    error names the directory the user asked for);
+/// 2. given the `regsim` executable, `configs/` of the repository it was built in
+///    (`<repo>/target/<profile>/regsim` -> `<repo>/configs`), if that is a directory;
+/// 3. `configs/` of this source tree, fixed at compile time.
+///
+/// A library loaded into someone else's program passes `None`: that program's location
+/// says nothing about where regsim lives.
+pub fn find_configs_dir(executable: Option<&Path>) -> PathBuf {
+    if let Some(dir) = std::env::var_os(CONFIGS_DIR_ENV).filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    executable
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.join("configs")))
+        .filter(|d| d.is_dir())
+        .unwrap_or_else(source_configs_dir)
+}
+
+/// The `configs/` directory of this source tree, fixed at compile time.
+pub fn source_configs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs")
 }
 
@@ -1313,6 +1342,28 @@ mod tests {
                 "{o}: {text}"
             );
         }
+    }
+
+    #[test]
+    fn configs_are_found_in_the_repository_of_the_executable() {
+        if std::env::var_os(CONFIGS_DIR_ENV).is_some() {
+            // The variable wins over everything below; nothing else to check here.
+            assert_eq!(
+                find_configs_dir(None),
+                PathBuf::from(std::env::var_os(CONFIGS_DIR_ENV).unwrap())
+            );
+            return;
+        }
+        let repo = std::env::temp_dir().join(format!("regsim-configs-{}", std::process::id()));
+        std::fs::create_dir_all(repo.join("configs")).unwrap();
+        let exe = repo.join("target/release/regsim");
+        assert_eq!(find_configs_dir(Some(&exe)), repo.join("configs"));
+        // No configs/ there: fall back to the source tree's.
+        let elsewhere = repo.join("configs/target/release/regsim");
+        assert_eq!(find_configs_dir(Some(&elsewhere)), source_configs_dir());
+        assert_eq!(find_configs_dir(None), source_configs_dir());
+        assert!(source_configs_dir().join("gtx480.toml").is_file());
+        std::fs::remove_dir_all(&repo).unwrap();
     }
 
     #[test]
