@@ -41,7 +41,7 @@ pub enum SimError {
     #[error(
         "kernel {kernel} cannot run: one CTA of {threads} threads, {registers_per_thread} \
          registers per thread and {shared_bytes} bytes of shared memory does not fit on an \
-         SM (limited by {limited_by:?})"
+         SM (limited by {})", limited_by.config_key()
     )]
     DoesNotFit {
         /// The kernel.
@@ -74,7 +74,8 @@ pub enum SimError {
     },
 }
 
-/// The cycle-level GPU simulator. Holds the memory system and SMs across kernels.
+/// The cycle-level GPU simulator. Holds the memory system and SMs across kernels. `Send`
+/// (checked at compile time below), so the CUDA runtime can keep one in a global.
 pub struct TimingSimulator {
     cfg: GpuConfig,
     memory: MemorySystem,
@@ -86,6 +87,11 @@ pub struct TimingSimulator {
     wall_seconds: f64,
     skip_cycles: bool,
 }
+
+const _: () = {
+    const fn assert_send<T: Send>() {}
+    assert_send::<TimingSimulator>();
+};
 
 impl TimingSimulator {
     /// A simulator for a validated config (see [`GpuConfig::load`]).

@@ -141,6 +141,19 @@ pub enum Limiter {
     Registers,
 }
 
+impl Limiter {
+    /// The config key of the limiting resource.
+    pub fn config_key(self) -> &'static str {
+        match self {
+            Limiter::Threads => "sm.max_threads",
+            Limiter::Warps => "sm.max_warps",
+            Limiter::Ctas => "sm.max_ctas",
+            Limiter::SharedMemory => "sm.shared_memory_bytes",
+            Limiter::Registers => "sm.registers",
+        }
+    }
+}
+
 /// Occupancy of one kernel.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct OccupancyStats {

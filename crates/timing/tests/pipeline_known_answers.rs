@@ -293,7 +293,7 @@ fn register_limited_occupancy_is_exactly_what_the_register_file_allows() {
     let e = sim
         .simulate_kernel(&mut emu, k, LaunchConfig::linear(1, 256), &p, &info)
         .unwrap_err();
-    assert!(e.to_string().contains("Registers"), "{e}");
+    assert!(e.to_string().contains("(limited by sm.registers)"), "{e}");
 }
 
 #[test]

@@ -300,8 +300,9 @@ fn add_vec(a: &mut Vec<u64>, b: &[u64]) {
 }
 
 /// The register-file interface of one SM. See the module docs for the protocol and for
-/// how each design of the roadmap maps onto it.
-pub trait RegisterFile {
+/// how each design of the roadmap maps onto it. `Send`, so that a simulator can live in
+/// the CUDA runtime's global state.
+pub trait RegisterFile: Send {
     /// The design's name (`"baseline"`, `"ideal"`).
     fn name(&self) -> &'static str;
 
