@@ -1,7 +1,10 @@
 //! Settings the `regsim run` CLI passes to the runtime through the environment (the
-//! contract is documented in the crate's top-level doc).
+//! contract is documented in the crate's top-level doc), and the GPU configuration they
+//! select.
 
 use std::path::PathBuf;
+
+use timing::config::{default_configs_dir, GpuConfig, Override};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
@@ -10,13 +13,45 @@ pub enum Mode {
     Timing,
 }
 
+impl Mode {
+    /// The value of `REGSIM_MODE`, as written in the statistics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Functional => "functional",
+            Mode::Timing => "timing",
+        }
+    }
+}
+
+/// The GPU config used when `REGSIM_GPU` is not set.
+pub const DEFAULT_GPU: &str = "gtx480";
+
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Config {
-    pub gpu_config: Option<PathBuf>,
+    /// `REGSIM_GPU`: a config name (looked up in `$REGSIM_CONFIGS`, else the source
+    /// tree's `configs/`) or a path to a TOML file.
+    pub gpu: Option<String>,
+    /// `REGSIM_SET`: `key.path=value` overrides, one per line, applied in order.
+    pub overrides: Vec<String>,
     pub stats_path: Option<PathBuf>,
     pub mode: Mode,
+    /// `REGSIM_SUMMARY`: print the readable statistics summary to stderr at exit.
+    pub summary: bool,
     /// Warnings about the environment itself, printed once at start-up.
     pub warnings: Vec<String>,
+}
+
+/// The GPU configuration a run simulates, and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSelection {
+    /// The config's name: `REGSIM_GPU` when it is a name, else the file's stem.
+    pub name: String,
+    /// `REGSIM_GPU` as given (or the default name).
+    pub selector: String,
+    /// The overrides applied, as given.
+    pub overrides: Vec<String>,
+    /// The loaded, overridden and validated config.
+    pub config: GpuConfig,
 }
 
 impl Config {
@@ -26,12 +61,18 @@ impl Config {
 
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Config {
         let mut config = Config {
-            gpu_config: lookup("REGSIM_GPU")
-                .filter(|s| !s.is_empty())
-                .map(PathBuf::from),
+            gpu: lookup("REGSIM_GPU").filter(|s| !s.is_empty()),
+            overrides: lookup("REGSIM_SET")
+                .unwrap_or_default()
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect(),
             stats_path: lookup("REGSIM_STATS")
                 .filter(|s| !s.is_empty())
                 .map(PathBuf::from),
+            summary: matches!(lookup("REGSIM_SUMMARY").as_deref(), Some(v) if !v.is_empty() && v != "0"),
             ..Config::default()
         };
         match lookup("REGSIM_MODE").as_deref() {
@@ -43,6 +84,33 @@ impl Config {
         }
         config
     }
+
+    /// Loads and validates the selected GPU config with the overrides applied. The error
+    /// is one line naming the offending key, name or file.
+    pub fn gpu_selection(&self) -> Result<GpuSelection, String> {
+        let selector = self.gpu.clone().unwrap_or_else(|| DEFAULT_GPU.to_owned());
+        let overrides = self
+            .overrides
+            .iter()
+            .map(|o| Override::parse(o))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let config = GpuConfig::load(&selector, &default_configs_dir(), &overrides)
+            .map_err(|e| e.to_string())?;
+        let name = if selector.contains('/') || selector.ends_with(".toml") {
+            std::path::Path::new(&selector)
+                .file_stem()
+                .map_or_else(|| selector.clone(), |s| s.to_string_lossy().into_owned())
+        } else {
+            selector.clone()
+        };
+        Ok(GpuSelection {
+            name,
+            selector,
+            overrides: self.overrides.clone(),
+            config,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -53,18 +121,52 @@ mod tests {
     fn reads_the_contract_variables() {
         let env = |k: &str| match k {
             "REGSIM_GPU" => Some("v100.toml".to_string()),
+            "REGSIM_SET" => Some("sm.max_warps=8\n\n l1d.ways = 2 \n".to_string()),
             "REGSIM_STATS" => Some("/tmp/s.json".to_string()),
             "REGSIM_MODE" => Some("timing".to_string()),
+            "REGSIM_SUMMARY" => Some("1".to_string()),
             _ => None,
         };
         let c = Config::from_lookup(env);
-        assert_eq!(c.gpu_config, Some(PathBuf::from("v100.toml")));
+        assert_eq!(c.gpu.as_deref(), Some("v100.toml"));
+        assert_eq!(c.overrides, ["sm.max_warps=8", "l1d.ways = 2"]);
         assert_eq!(c.stats_path, Some(PathBuf::from("/tmp/s.json")));
         assert_eq!(c.mode, Mode::Timing);
+        assert!(c.summary);
         assert!(c.warnings.is_empty());
 
         let c = Config::from_lookup(|k| (k == "REGSIM_MODE").then(|| "fast".to_string()));
         assert_eq!(c.mode, Mode::Functional);
+        assert!(!c.summary);
         assert_eq!(c.warnings.len(), 1);
+    }
+
+    #[test]
+    fn selects_and_validates_the_gpu_config() {
+        let c = Config::default();
+        let g = c.gpu_selection().unwrap();
+        assert_eq!((g.name.as_str(), g.config.gpu.num_sms), ("gtx480", 15));
+
+        let path = timing::config::source_configs_dir().join("qv100.toml");
+        let c = Config {
+            gpu: Some(path.display().to_string()),
+            overrides: vec!["gpu.num_sms=4".into()],
+            ..Config::default()
+        };
+        let g = c.gpu_selection().unwrap();
+        assert_eq!((g.name.as_str(), g.config.gpu.num_sms), ("qv100", 4));
+
+        let bad = |gpu: &str, o: &str| {
+            Config {
+                gpu: Some(gpu.into()),
+                overrides: vec![o.into()],
+                ..Config::default()
+            }
+            .gpu_selection()
+            .unwrap_err()
+        };
+        assert!(bad("gtx480", "sm.max_warps=0").starts_with("sm.max_warps: "));
+        assert!(bad("gtx480", "sm.warpz=4").contains("sm.warpz"));
+        assert!(bad("nosuch", "sm.max_warps=4").contains("available: gtx480"));
     }
 }

@@ -55,10 +55,13 @@ pub struct Launch<'a> {
     pub params: &'a [u8],
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct KernelStats {
     pub warp_instructions: u64,
     pub thread_instructions: u64,
+    /// Everything the timing model measured (cycles, IPC, stalls, occupancy, register
+    /// file, memory), in timing mode.
+    pub timing: Option<Box<timing::KernelStats>>,
 }
 
 /// A kernel that went wrong while running: what a real GPU reports as a sticky error.
@@ -145,6 +148,10 @@ pub enum DeviceError {
     Fault(Box<KernelFault>),
     #[error("{0} is not available in this build of the simulator")]
     Unavailable(&'static str),
+    /// The timing model could not simulate the launch (a CTA that fits on no SM, or a
+    /// model failure): a launch failure for the program, sticky like a fault.
+    #[error("{message}")]
+    Simulation { code: CudaError, message: String },
 }
 
 impl DeviceError {
@@ -159,6 +166,7 @@ impl DeviceError {
             DeviceError::UnknownSymbol(_) => CudaError::InvalidSymbol,
             DeviceError::Fault(f) => f.cuda_error(),
             DeviceError::Unavailable(_) => CudaError::NotSupported,
+            DeviceError::Simulation { code, .. } => *code,
         }
     }
 }
@@ -216,6 +224,15 @@ pub trait Device {
         module: ModuleId,
         kernel: &str,
     ) -> Result<KernelResources, DeviceError>;
+    /// The simulated clock in milliseconds since the device started, when the device
+    /// models time (timing mode); `None` for a device without a clock.
+    fn simulated_ms(&self) -> Option<f64> {
+        None
+    }
+    /// The timing model's report over every launch so far, in timing mode.
+    fn timing_report(&self) -> Option<timing::Report> {
+        None
+    }
 }
 
 const ALLOC_ALIGN: usize = 256;

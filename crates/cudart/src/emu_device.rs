@@ -11,16 +11,33 @@
 //! Registers per thread (`cudaFuncGetAttributes().numRegs`) come from the simulator's own
 //! register allocator (`compiler::regalloc`) run on the kernel's PTX, computed once per
 //! module on first request.
+//!
+//! In timing mode ([`EmuDevice::with_timing`]) one `timing::TimingSimulator` lives as long
+//! as the device: it drives the emulator instruction by instruction (values and atomics
+//! follow simulated order) and keeps time, caches and DRAM state across launches. Each
+//! kernel's register allocation (`timing::KernelInfo`, with the same allocator settings as
+//! `numRegs`) is computed on its first launch and cached. A launch the timing model
+//! refuses (a CTA that fits on no SM) or cannot finish comes back as
+//! [`DeviceError::Simulation`].
 
 use std::collections::HashMap;
 
 use emu::memory::{AllocKind as EmuAllocKind, MemError};
 use emu::{Emulator, ErrorKind, ExecError, LaunchConfig};
+use timing::{GpuConfig, KernelInfo, SimError, TimingSimulator};
 
 use crate::device::{
     AllocKind, Device, DeviceError, Dim3, FaultKind, KernelFault, KernelResources, KernelStats,
     Launch, ModuleId, TextureTarget,
 };
+use crate::error::CudaError;
+use crate::stats::demangle;
+
+/// The register allocator's settings for every kernel: ptxas's default cap of 255
+/// registers per thread, spilling beyond it.
+fn alloc_config() -> compiler::AllocConfig {
+    compiler::AllocConfig::with_max_registers(255)
+}
 
 pub struct EmuDevice {
     emu: Emulator,
@@ -30,6 +47,15 @@ pub struct EmuDevice {
     registers: HashMap<ModuleId, HashMap<String, u32>>,
     /// Name under which PTX locations are reported (`<program>.ptx`).
     ptx_file_name: String,
+    /// The timing model, in timing mode.
+    timing: Option<TimingModel>,
+}
+
+/// The cycle-level model driving the emulator, and what it needs per kernel.
+struct TimingModel {
+    sim: TimingSimulator,
+    /// Allocated static facts of each launched kernel, by module and (mangled) name.
+    infos: HashMap<(ModuleId, String), KernelInfo>,
 }
 
 impl std::fmt::Debug for EmuDevice {
@@ -66,7 +92,17 @@ impl EmuDevice {
             modules: Vec::new(),
             registers: HashMap::new(),
             ptx_file_name,
+            timing: None,
         }
+    }
+
+    /// Times every launch on the cycle-level model of `config` (timing mode).
+    pub fn with_timing(mut self, config: GpuConfig) -> EmuDevice {
+        self.timing = Some(TimingModel {
+            sim: TimingSimulator::new(config),
+            infos: HashMap::new(),
+        });
+        self
     }
 
     pub fn emulator(&self) -> &Emulator {
@@ -111,6 +147,24 @@ impl std::io::Write for CStdout {
             _ => Err(std::io::Error::last_os_error()),
         }
     }
+}
+
+/// What the program sees of a launch the timing model did not complete: a fault is a
+/// fault; a CTA that fits on no SM is `cudaErrorLaunchOutOfResources`, as on a GPU that
+/// lacks the registers or shared memory; a model failure is a launch failure.
+fn simulation_error(mut e: SimError) -> DeviceError {
+    if let SimError::DoesNotFit { kernel, .. } | SimError::NoProgress { kernel, .. } = &mut e {
+        *kernel = demangle(kernel);
+    }
+    let (code, message) = match e {
+        SimError::Exec(e) => return DeviceError::Fault(Box::new(fault(&e))),
+        SimError::DoesNotFit { .. } => (CudaError::LaunchOutOfResources, e.to_string()),
+        SimError::NoProgress { .. } | SimError::WrongKernelInfo { .. } => (
+            CudaError::LaunchFailure,
+            format!("timing model failure (please report): {e}"),
+        ),
+    };
+    DeviceError::Simulation { code, message }
 }
 
 /// Converts an emulator error into the fault a real GPU would report.
@@ -224,14 +278,54 @@ impl Device for EmuDevice {
             dynamic_shared: u32::try_from(launch.dynamic_shared_bytes)
                 .map_err(|_| DeviceError::OutOfMemory(launch.dynamic_shared_bytes))?,
         };
-        let stats = self
-            .emu
-            .run(kernel, config, launch.params)
-            .map_err(|e| DeviceError::Fault(Box::new(fault(&e))))?;
+        let Some(t) = &mut self.timing else {
+            let stats = self
+                .emu
+                .run(kernel, config, launch.params)
+                .map_err(|e| DeviceError::Fault(Box::new(fault(&e))))?;
+            return Ok(KernelStats {
+                warp_instructions: stats.warp_instructions,
+                thread_instructions: stats.thread_instructions,
+                timing: None,
+            });
+        };
+        let key = (launch.module, launch.kernel.to_string());
+        if !t.infos.contains_key(&key) {
+            let program = &self
+                .emu
+                .module(m)
+                .ok_or_else(|| {
+                    DeviceError::BadModule(format!("module {} is not loaded", launch.module.0))
+                })?
+                .program;
+            let info = KernelInfo::compile(program, kernel.func, &alloc_config()).map_err(|e| {
+                DeviceError::Simulation {
+                    code: CudaError::LaunchFailure,
+                    message: format!("cannot simulate kernel {}: {e}", demangle(launch.kernel)),
+                }
+            })?;
+            t.infos.insert(key.clone(), info);
+        }
+        let info = &t.infos[&key];
+        let stats = t
+            .sim
+            .simulate_kernel(&mut self.emu, kernel, config, launch.params, info)
+            .map_err(simulation_error)?;
         Ok(KernelStats {
             warp_instructions: stats.warp_instructions,
             thread_instructions: stats.thread_instructions,
+            timing: Some(Box::new(stats)),
         })
+    }
+
+    fn simulated_ms(&self) -> Option<f64> {
+        let t = self.timing.as_ref()?;
+        let mhz = f64::from(t.sim.config().gpu.core_clock_mhz);
+        Some(t.sim.now().get() as f64 / (mhz * 1000.0))
+    }
+
+    fn timing_report(&self) -> Option<timing::Report> {
+        Some(self.timing.as_ref()?.sim.report())
     }
 
     fn bind_texture(
@@ -274,12 +368,9 @@ impl Device for EmuDevice {
         let program = &loaded.program;
         let registers = self.registers.entry(module).or_insert_with(|| {
             // A program the allocator cannot handle still runs; it just has no count.
-            compiler::regalloc::registers_per_thread(
-                program,
-                &compiler::AllocConfig::with_max_registers(255),
-            )
-            .map(|ks| ks.into_iter().map(|k| (k.name, k.registers)).collect())
-            .unwrap_or_default()
+            compiler::regalloc::registers_per_thread(program, &alloc_config())
+                .map(|ks| ks.into_iter().map(|k| (k.name, k.registers)).collect())
+                .unwrap_or_default()
         });
         let registers = registers.get(kernel).copied();
         let const_bytes = program

@@ -14,7 +14,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 
-use crate::config::Config;
+use crate::config::{Config, Mode};
 use crate::device::{AllocKind, Dim3};
 use crate::emu_device::EmuDevice;
 use crate::error::{self, CudaError};
@@ -38,9 +38,32 @@ extern "C" {
 extern "C" fn write_stats_at_exit() {
     let _ = catch_unwind(|| {
         if let Some(rt) = lock().as_mut() {
-            rt.write_stats();
+            rt.finish_process();
         }
     });
+}
+
+/// The runtime as the environment contract configures it: the GPU config loaded and
+/// validated (a bad one leaves a runtime whose every device call fails, after one line
+/// naming the problem), and in timing mode the timing model on it.
+fn start_runtime() -> Runtime<ActiveDevice> {
+    let config = Config::from_env();
+    match config.gpu_selection() {
+        Ok(selection) => {
+            let mut device = EmuDevice::new();
+            if config.mode == Mode::Timing {
+                device = device.with_timing(selection.config.clone());
+            }
+            let mut rt = Runtime::new(device, config);
+            rt.set_gpu(selection);
+            rt
+        }
+        Err(e) => {
+            let mut rt = Runtime::new(EmuDevice::new(), config);
+            rt.fail_device(&format!("invalid GPU configuration: {e}"));
+            rt
+        }
+    }
 }
 
 fn lock() -> MutexGuard<'static, Option<Runtime<ActiveDevice>>> {
@@ -52,7 +75,7 @@ fn lock() -> MutexGuard<'static, Option<Runtime<ActiveDevice>>> {
 
 fn with_runtime<T>(f: impl FnOnce(&mut Runtime<ActiveDevice>) -> T) -> T {
     let mut guard = lock();
-    let rt = guard.get_or_insert_with(|| Runtime::new(EmuDevice::new(), Config::from_env()));
+    let rt = guard.get_or_insert_with(start_runtime);
     AT_EXIT.call_once(|| {
         // SAFETY: registering a plain extern "C" function with the C library.
         unsafe { atexit(write_stats_at_exit) };

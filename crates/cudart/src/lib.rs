@@ -8,7 +8,7 @@
 //! arguments into the kernel's PTX parameter layout ([`kernel_abi`]) and run synchronously
 //! on the [`device::Device`] — in the library, the functional emulator ([`emu_device`]),
 //! which also owns module variables (`cudaMemcpyToSymbol` writes the bytes kernels read)
-//! and texture bindings ([`texture`]).
+//! and texture bindings ([`texture`]), driven in timing mode by the cycle-level model.
 //!
 //! # Symbol versions
 //! nvcc-built programs import `cudaMalloc@libcudart.so.11.0` etc. `build.rs` links the
@@ -18,16 +18,51 @@
 //! `regsim: cudaXxx is not supported by the simulator`, and return `cudaErrorNotSupported`.
 //!
 //! # Environment contract (set by `regsim run`)
-//! - `REGSIM_GPU` — path to the GPU configuration (stored; not read yet).
-//! - `REGSIM_STATS` — if set, at process exit the per-kernel statistics are written there as
-//!   JSON: `{"kernels":[{"name","mangled","grid":[x,y,z],"block":[x,y,z],"warp_instructions",
-//!   "thread_instructions"}…],"total":{"kernels","warp_instructions","thread_instructions"}}`,
-//!   `name` demangled (`saxpy(int, float, float const*, float*)`), `mangled` as in the PTX.
-//! - `REGSIM_MODE` — `functional` (default) or `timing`; anything else warns and runs
-//!   functionally.
+//! - `REGSIM_MODE` — `timing` (the cycle-level model, `timing::TimingSimulator`, drives the
+//!   emulator) or `functional` (the emulator alone; the default when unset); anything else
+//!   warns and runs functionally.
+//! - `REGSIM_GPU` — the GPU config: a path to a TOML file (what `regsim run` passes, made
+//!   absolute) or a name looked up in `$REGSIM_CONFIGS`, else the source tree's `configs/`.
+//!   Default `gtx480`.
+//! - `REGSIM_SET` — config overrides `key.path=value` (`timing::Override` syntax), one per
+//!   line, applied in order. `regsim run` puts `--rf DESIGN` first
+//!   (`register_file.design=DESIGN`), then each `--set`.
+//! - `REGSIM_STATS` — if set, at process exit the statistics are written there as JSON
+//!   (below).
+//! - `REGSIM_SUMMARY` — if set and not `0`, at process exit a readable summary goes to
+//!   stderr: every kernel's statistics, the totals and the simulation speed.
+//!
+//! The config is loaded and validated at start-up, in both modes (`cudaGetDeviceProperties`
+//! and `cudaDeviceGetAttribute` describe it: SM count, clocks, shared memory, registers,
+//! threads and CTAs per SM, L2 size). A config that does not load (unknown key, impossible
+//! value, unknown name) is reported in one line naming the key, and every later call that
+//! needs the device fails with `cudaErrorNoDevice`. `regsim run` validates it before
+//! starting the program, so this only happens when the variables are set by hand.
 //!
 //! After each kernel one line goes to stderr, with the demangled name:
-//! `regsim: kernel NAME grid (x,y,z) block (x,y,z): W warp instructions, T thread instructions`.
+//! `regsim: kernel NAME grid (x,y,z) block (x,y,z): W warp instructions, T thread
+//! instructions` and, in timing mode, `, C cycles, IPC I`.
+//!
+//! The statistics document ([`stats::RunStats::to_json`]):
+//! `{"mode", "gpu": {"name", "selector", "overrides", "config"}, "kernels": [...],
+//! "total": {...}, "simulation": {"wall_seconds", "warp_instructions_per_second"}}`. Each
+//! kernel has `name` (demangled: `saxpy(int, float, float const*, float*)`), `mangled` (as
+//! in the PTX), `grid` and `block` (`[x, y, z]`), `warp_instructions`,
+//! `thread_instructions`, and in timing mode every field of `timing::KernelStats`
+//! (`cycles`, `ipc`, `start_cycle`, `occupancy`, `stalls`, `register_file`, `memory`,
+//! `simulation`). `total` has `kernels`, `warp_instructions`, `thread_instructions`, and
+//! in timing mode `cycles`, `ipc`, `stalls`, `register_file`, `memory`. `simulation` is
+//! the timing model's own time in timing mode (excluding each kernel's one-time register
+//! allocation) and the time spent in launches in functional mode; it is the only part
+//! that differs between identical runs. `regsim run` adds a `program` object (name,
+//! arguments, exit status).
+//!
+//! # Time
+//! Launches are synchronous. In timing mode the simulator's clock runs across launches,
+//! and events (`cudaEventRecord`, `cudaEventElapsedTime`) read it: elapsed time is
+//! simulated cycles over `gpu.core_clock_mhz`, i.e. what the program would measure on the
+//! simulated GPU. In functional mode there are no cycles, and events measure host
+//! wall-clock time.
 //!
 //! # Errors
 //! Codes are CUDA 11.8's numeric values ([`error`]). A kernel fault (kernel, PTX line and
@@ -35,8 +70,11 @@
 //! every later runtime call, as on a real GPU: `cudaErrorIllegalAddress` (700) for
 //! out-of-bounds or unallocated accesses, `cudaErrorMisalignedAddress` (716),
 //! `cudaErrorAssert` (710) for a failed device `assert`, `cudaErrorLaunchFailure` (719) for
-//! the rest (trap, barrier deadlock, an instruction the simulator does not execute). No Rust
-//! panic crosses into C.
+//! the rest (trap, barrier deadlock, an instruction the simulator does not execute). In
+//! timing mode a launch whose CTA fits on no SM of the simulated GPU (registers, shared
+//! memory, threads) is `cudaErrorLaunchOutOfResources` (701) and a failure of the timing
+//! model itself `cudaErrorLaunchFailure`; both are printed once (one line saying why) and
+//! sticky like faults. No Rust panic crosses into C.
 
 pub mod config;
 pub mod device;

@@ -138,6 +138,39 @@ impl Default for GpuDescription {
     }
 }
 
+impl GpuDescription {
+    /// The GPU a timing config simulates, as `cudaGetDeviceProperties` reports it. The
+    /// compute capability stays 7.0 (the PTX the programs carry); per-SM limits, clocks
+    /// and cache sizes come from the config. The bus width is chosen so that the usual
+    /// peak-bandwidth formula, `2 x memoryClockRate x memoryBusWidth / 8`, gives the
+    /// simulated DRAM bandwidth (`dram.channels x dram.bytes_per_cycle` per memory clock).
+    pub fn from_config(name: &str, cfg: &timing::GpuConfig) -> GpuDescription {
+        let base = GpuDescription::default();
+        let sat = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        let registers = sat(cfg.register_capacity());
+        let shared = cfg.sm.shared_memory_bytes;
+        GpuDescription {
+            name: format!("regsim {name} (simulated)"),
+            sm_count: cfg.gpu.num_sms,
+            shared_mem_per_block: shared.min(48 << 10),
+            shared_mem_per_block_optin: shared,
+            shared_mem_per_sm: shared,
+            regs_per_block: registers.min(65536),
+            regs_per_sm: registers,
+            max_threads_per_block: cfg.sm.max_threads.min(MAX_BLOCK_DIM[0]),
+            max_threads_per_sm: cfg.sm.max_threads,
+            max_blocks_per_sm: cfg.sm.max_ctas,
+            clock_khz: cfg.gpu.core_clock_mhz.saturating_mul(1000),
+            memory_clock_khz: cfg.gpu.memory_clock_mhz.saturating_mul(1000),
+            memory_bus_bits: sat(u64::from(cfg.dram.channels)
+                * u64::from(cfg.dram.bytes_per_cycle)
+                * 4),
+            l2_bytes: sat(u64::from(cfg.l2.slices) * cfg.l2.slice.size_bytes),
+            ..base
+        }
+    }
+}
+
 pub const MAX_BLOCK_DIM: [u32; 3] = [1024, 1024, 64];
 pub const MAX_GRID_DIM: [u32; 3] = [i32::MAX as u32, 65535, 65535];
 
@@ -360,5 +393,31 @@ mod tests {
         assert_eq!(gpu.attribute(8), Some(48 * 1024));
         assert_eq!(gpu.attribute(44), None);
         assert_eq!(gpu.attribute(5000), None);
+    }
+
+    #[test]
+    fn a_timing_config_describes_the_device() {
+        let cfg = timing::GpuConfig::load(
+            "gtx480",
+            &timing::config::source_configs_dir(),
+            &[timing::Override::parse("gpu.num_sms=7").unwrap()],
+        )
+        .unwrap();
+        let gpu = GpuDescription::from_config("gtx480", &cfg);
+        let p = gpu.properties();
+        assert_eq!(p.multiProcessorCount, 7);
+        assert_eq!(p.clockRate, 700_000);
+        assert_eq!(p.regsPerMultiprocessor, 32768);
+        assert_eq!(p.maxThreadsPerMultiProcessor, 1536);
+        assert_eq!(p.maxThreadsPerBlock, 1024);
+        assert_eq!(p.maxBlocksPerMultiProcessor, 8);
+        assert_eq!(p.sharedMemPerMultiprocessor, 48 << 10);
+        assert_eq!(p.l2CacheSize, 768 << 10);
+        assert_eq!((p.major, p.minor), (7, 0));
+        // 2 x 924 MHz x 768 bits / 8 = 6 channels x 32 B x 924 MHz.
+        assert_eq!(p.memoryBusWidth, 768);
+        assert_eq!(gpu.attribute(16), Some(7));
+        assert_eq!(gpu.attribute(82), Some(32768));
+        assert!(gpu.name.contains("gtx480"));
     }
 }

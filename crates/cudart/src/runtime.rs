@@ -3,7 +3,9 @@
 //! [`Device`] so it can be tested with the host-only double.
 //!
 //! Execution is synchronous: a launch runs the kernel to completion before returning, so
-//! streams and events only need to keep their handles valid. Errors follow CUDA's rules:
+//! streams only need to keep their handles valid. Events record the device's simulated
+//! clock in timing mode (so `cudaEventElapsedTime` measures simulated time: cycles over the
+//! core clock) and the host's wall clock in functional mode. Errors follow CUDA's rules:
 //! a failing call returns its code and records it as the last error (read and cleared by
 //! `cudaGetLastError`); a kernel fault is *sticky*: it is printed once and every later call
 //! that needs the device returns it until `cudaDeviceReset`.
@@ -12,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 use std::time::Instant;
 
-use crate::config::Config;
+use crate::config::{Config, GpuSelection, Mode};
 use crate::device::{
     AllocKind, Device, DeviceError, Dim3, KernelResources, Launch, ModuleId, TextureTarget,
 };
@@ -20,7 +22,7 @@ use crate::error::CudaError;
 use crate::fatbin::FatBinary;
 use crate::kernel_abi::{self, KernelSignature};
 use crate::props::{GpuDescription, MAX_BLOCK_DIM, MAX_GRID_DIM};
-use crate::stats::{self, KernelRecord};
+use crate::stats::{self, KernelRecord, RunStats};
 use crate::texture::{self as tex, Sampler, TexelLayout};
 
 pub type CudaResult<T> = Result<T, CudaError>;
@@ -67,6 +69,15 @@ struct FatbinRecord {
     /// The selected PTX, or the message explaining why there is none.
     ptx: Result<String, String>,
     module: Option<Result<LoadedModule, CudaError>>,
+}
+
+/// When an event was recorded.
+#[derive(Debug, Clone, Copy)]
+enum EventTime {
+    /// Host time (functional mode).
+    Wall(Instant),
+    /// The device's simulated clock (timing mode).
+    Simulated { ms: f64 },
 }
 
 #[derive(Debug, Clone)]
@@ -167,9 +178,16 @@ pub struct Runtime<D: Device> {
     last_error: CudaError,
     sticky: Option<CudaError>,
     records: Vec<KernelRecord>,
+    /// Wall-clock seconds spent in launches.
+    launch_seconds: f64,
+    /// The GPU config the device simulates, once loaded.
+    gpu_selection: Option<GpuSelection>,
+    /// Why the device could not be created: sticky for the whole process, even across
+    /// `cudaDeviceReset`.
+    init_error: Option<CudaError>,
     next_handle: u64,
     streams: HashMap<u64, ()>,
-    events: HashMap<u64, Option<Instant>>,
+    events: HashMap<u64, Option<EventTime>>,
     current_device: i32,
     /// Where diagnostics go; stderr in the library, a buffer in tests.
     log: Box<dyn FnMut(&str) + Send>,
@@ -204,6 +222,9 @@ impl<D: Device> Runtime<D> {
             last_error: CudaError::Success,
             sticky: None,
             records: Vec::new(),
+            launch_seconds: 0.0,
+            gpu_selection: None,
+            init_error: None,
             next_handle: 1,
             streams: HashMap::new(),
             events: HashMap::new(),
@@ -218,6 +239,21 @@ impl<D: Device> Runtime<D> {
 
     pub fn records(&self) -> &[KernelRecord] {
         &self.records
+    }
+
+    /// The device simulates `selection`: `cudaGetDeviceProperties` describes it.
+    pub fn set_gpu(&mut self, selection: GpuSelection) {
+        self.gpu = GpuDescription::from_config(&selection.name, &selection.config);
+        self.gpu_selection = Some(selection);
+    }
+
+    /// The device could not be created (`why` is one line): every call that needs the
+    /// device fails with `cudaErrorNoDevice` from now on.
+    pub fn fail_device(&mut self, why: &str) {
+        self.say(&format!("regsim: {why}"));
+        self.init_error = Some(CudaError::NoDevice);
+        self.sticky = self.init_error;
+        self.last_error = CudaError::NoDevice;
     }
 
     fn say(&mut self, line: &str) {
@@ -251,8 +287,8 @@ impl<D: Device> Runtime<D> {
     }
 
     pub fn reset(&mut self) {
-        self.sticky = None;
-        self.last_error = CudaError::Success;
+        self.sticky = self.init_error;
+        self.last_error = self.init_error.unwrap_or(CudaError::Success);
         self.call_configs.clear();
     }
 
@@ -264,6 +300,12 @@ impl<D: Device> Runtime<D> {
                 fault.kernel = stats::demangle(&fault.kernel);
                 fault.function = fault.function.map(|f| stats::demangle(&f));
                 let line = format!("regsim: kernel fault: {fault}");
+                self.say(&line);
+                self.sticky = Some(code);
+                self.last_error = code;
+            }
+            DeviceError::Simulation { message, .. } => {
+                let line = format!("regsim: {message}");
                 self.say(&line);
                 self.sticky = Some(code);
                 self.last_error = code;
@@ -408,7 +450,10 @@ impl<D: Device> Runtime<D> {
             dynamic_shared_bytes: shared_bytes,
             params: &params,
         };
-        match self.device.launch(&launch) {
+        let started = Instant::now();
+        let result = self.device.launch(&launch);
+        self.launch_seconds += started.elapsed().as_secs_f64();
+        match result {
             Ok(stats) => {
                 let record = KernelRecord {
                     name: stats::demangle(&kernel.name),
@@ -423,8 +468,8 @@ impl<D: Device> Runtime<D> {
                 Ok(())
             }
             // A fault is reported by the next call, as on a real GPU; the launch itself
-            // was accepted.
-            Err(e @ DeviceError::Fault(_)) => {
+            // was accepted. So is a launch the timing model could not complete.
+            Err(e @ (DeviceError::Fault(_) | DeviceError::Simulation { .. })) => {
                 self.device_error(e);
                 Ok(())
             }
@@ -446,16 +491,47 @@ impl<D: Device> Runtime<D> {
         Ok(())
     }
 
-    /// Writes the stats file, if one was asked for.
-    pub fn write_stats(&mut self) {
-        if let Some(path) = self.config.stats_path.clone() {
-            if let Err(e) = std::fs::write(&path, stats::to_json(&self.records)) {
-                self.say(&format!(
+    /// The statistics of the run so far.
+    pub fn run_stats(&self) -> serde_json::Value {
+        let report = self.device.timing_report();
+        self.stats_view(report.as_ref()).to_json()
+    }
+
+    fn stats_view<'a>(&'a self, report: Option<&'a timing::Report>) -> RunStats<'a> {
+        RunStats {
+            mode: self.config.mode,
+            gpu: self.gpu_selection.as_ref(),
+            records: &self.records,
+            report,
+            launch_seconds: self.launch_seconds,
+        }
+    }
+
+    /// At process exit: writes the stats file and prints the summary, if asked for.
+    pub fn finish_process(&mut self) {
+        let report = self.device.timing_report();
+        let view = self.stats_view(report.as_ref());
+        let mut lines = Vec::new();
+        if let Some(path) = &self.config.stats_path {
+            let text = serde_json::to_string_pretty(&view.to_json()).unwrap_or_default();
+            if let Err(e) = std::fs::write(path, text + "\n") {
+                lines.push(format!(
                     "regsim: cannot write stats to {}: {e}",
                     path.display()
                 ));
             }
         }
+        if self.config.summary {
+            lines.push(view.summary().trim_end().to_string());
+        }
+        for line in lines {
+            self.say(&line);
+        }
+    }
+
+    /// Whether launches run on the timing model.
+    pub fn mode(&self) -> Mode {
+        self.config.mode
     }
 
     // ----- memory -------------------------------------------------------------------
@@ -607,11 +683,15 @@ impl<D: Device> Runtime<D> {
     }
 
     pub fn event_record(&mut self, event: u64) -> CudaResult<()> {
+        let now = match self.device.simulated_ms() {
+            Some(ms) => EventTime::Simulated { ms },
+            None => EventTime::Wall(Instant::now()),
+        };
         let slot = self
             .events
             .get_mut(&event)
             .ok_or(CudaError::InvalidResourceHandle)?;
-        *slot = Some(Instant::now());
+        *slot = Some(now);
         Ok(())
     }
 
@@ -622,8 +702,8 @@ impl<D: Device> Runtime<D> {
             .ok_or(CudaError::InvalidResourceHandle)
     }
 
-    /// Milliseconds between two recorded events. Host wall-clock time for now: events
-    /// will measure simulated time once the timing model provides cycles.
+    /// Milliseconds between two recorded events: simulated time in timing mode, host
+    /// wall-clock time in functional mode.
     pub fn event_elapsed(&self, start: u64, end: u64) -> CudaResult<f32> {
         let s = self
             .events
@@ -634,7 +714,12 @@ impl<D: Device> Runtime<D> {
             .get(&end)
             .ok_or(CudaError::InvalidResourceHandle)?;
         match (s, e) {
-            (Some(s), Some(e)) => Ok(e.saturating_duration_since(*s).as_secs_f32() * 1000.0),
+            (Some(EventTime::Wall(s)), Some(EventTime::Wall(e))) => {
+                Ok(e.saturating_duration_since(*s).as_secs_f32() * 1000.0)
+            }
+            (Some(EventTime::Simulated { ms: s }), Some(EventTime::Simulated { ms: e })) => {
+                Ok((e - s).max(0.0) as f32)
+            }
             _ => Err(CudaError::InvalidResourceHandle),
         }
     }
@@ -984,6 +1069,7 @@ mod tests {
             Ok(KernelStats {
                 warp_instructions: 12,
                 thread_instructions: 345,
+                timing: None,
             })
         }
         fn bind_texture(

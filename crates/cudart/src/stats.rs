@@ -1,11 +1,12 @@
-//! Per-kernel statistics: the line printed after each kernel and the JSON file written at
-//! exit (`REGSIM_STATS`).
+//! Per-kernel statistics: the line printed after each kernel, the JSON document written
+//! at exit (`REGSIM_STATS`) and the readable summary (`REGSIM_SUMMARY`).
 
-use std::fmt::Write as _;
+use serde_json::{json, Map, Value};
 
+use crate::config::{GpuSelection, Mode};
 use crate::device::{Dim3, KernelStats};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KernelRecord {
     /// Demangled (`saxpy(int, float, float const*, float*)`), or as in the PTX when the
     /// name is not a C++ mangled name.
@@ -18,16 +19,154 @@ pub struct KernelRecord {
 }
 
 impl KernelRecord {
-    /// The one stderr line after a kernel.
+    /// The one stderr line after a kernel; in timing mode it ends with cycles and IPC.
     pub fn summary_line(&self) -> String {
-        format!(
+        let mut line = format!(
             "regsim: kernel {} grid {} block {}: {} warp instructions, {} thread instructions",
             self.name,
             self.grid,
             self.block,
             self.stats.warp_instructions,
             self.stats.thread_instructions
-        )
+        );
+        if let Some(t) = &self.stats.timing {
+            line.push_str(&format!(", {} cycles, IPC {:.3}", t.cycles, t.ipc));
+        }
+        line
+    }
+
+    /// `name`, `mangled`, `grid`, `block`, `warp_instructions`, `thread_instructions`,
+    /// then in timing mode every field of `timing::KernelStats` (`cycles`, `ipc`,
+    /// `start_cycle`, `occupancy`, `stalls`, `register_file`, `memory`, `simulation`).
+    fn to_json(&self) -> Value {
+        let dim = |d: Dim3| json!([d.x, d.y, d.z]);
+        let mut obj = Map::new();
+        obj.insert("name".into(), json!(self.name));
+        obj.insert("mangled".into(), json!(self.mangled));
+        obj.insert("grid".into(), dim(self.grid));
+        obj.insert("block".into(), dim(self.block));
+        obj.insert(
+            "warp_instructions".into(),
+            json!(self.stats.warp_instructions),
+        );
+        obj.insert(
+            "thread_instructions".into(),
+            json!(self.stats.thread_instructions),
+        );
+        if let Some(Value::Object(timing)) = self
+            .stats
+            .timing
+            .as_ref()
+            .map(|t| serde_json::to_value(t).unwrap_or_default())
+        {
+            for (key, value) in timing {
+                obj.entry(key).or_insert(value);
+            }
+        }
+        Value::Object(obj)
+    }
+}
+
+/// Everything the statistics document is made of.
+pub struct RunStats<'a> {
+    pub mode: Mode,
+    /// The GPU config, when it loaded.
+    pub gpu: Option<&'a GpuSelection>,
+    pub records: &'a [KernelRecord],
+    /// The timing model's report (timing mode).
+    pub report: Option<&'a timing::Report>,
+    /// Wall-clock seconds spent in launches (used when there is no timing report).
+    pub launch_seconds: f64,
+}
+
+impl RunStats<'_> {
+    /// The `REGSIM_STATS` document:
+    /// `{"mode", "gpu": {"name", "selector", "overrides", "config"}, "kernels": [...],
+    /// "total": {...}, "simulation": {"wall_seconds", "warp_instructions_per_second"}}`.
+    /// `total` has `kernels`, `warp_instructions`, `thread_instructions`, and in timing
+    /// mode every field of `timing::TotalStats` (`cycles`, `ipc`, stalls, register file,
+    /// memory). Deterministic apart from `simulation` (and each kernel's `simulation`).
+    pub fn to_json(&self) -> Value {
+        let warp: u64 = self.records.iter().map(|r| r.stats.warp_instructions).sum();
+        let thread: u64 = self
+            .records
+            .iter()
+            .map(|r| r.stats.thread_instructions)
+            .sum();
+        let mut total = json!({
+            "kernels": self.records.len(),
+            "warp_instructions": warp,
+            "thread_instructions": thread,
+        });
+        let simulation = match self.report {
+            Some(report) => {
+                if let (Value::Object(t), Ok(Value::Object(timed))) =
+                    (&mut total, serde_json::to_value(&report.total))
+                {
+                    for (key, value) in timed {
+                        t.entry(key).or_insert(value);
+                    }
+                }
+                serde_json::to_value(report.simulation).unwrap_or_default()
+            }
+            None => json!({
+                "wall_seconds": self.launch_seconds,
+                "warp_instructions_per_second": if self.launch_seconds > 0.0 {
+                    warp as f64 / self.launch_seconds
+                } else {
+                    0.0
+                },
+            }),
+        };
+        let gpu = self.gpu.map(|g| {
+            json!({
+                "name": g.name,
+                "selector": g.selector,
+                "overrides": g.overrides,
+                "config": serde_json::to_value(&g.config).unwrap_or_default(),
+            })
+        });
+        json!({
+            "mode": self.mode.name(),
+            "gpu": gpu,
+            "kernels": self.records.iter().map(KernelRecord::to_json).collect::<Vec<_>>(),
+            "total": total,
+            "simulation": simulation,
+        })
+    }
+
+    /// The readable summary: every kernel's statistics, the totals and the simulation
+    /// speed (timing mode), or the totals (functional mode).
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let gpu = self.gpu.map_or("?", |g| g.name.as_str());
+        out.push_str(&format!(
+            "regsim: summary ({} mode, GPU {gpu})\n",
+            self.mode.name()
+        ));
+        match self.report {
+            Some(report) => {
+                for (record, k) in self.records.iter().zip(&report.kernels) {
+                    let mut k = k.clone();
+                    k.name = record.name.clone();
+                    out.push_str(&k.to_string());
+                }
+                out.push_str(&report.total.to_string());
+                out.push_str(&format!(
+                    "simulation: {:.3} s, {:.0} warp instructions per second\n",
+                    report.simulation.wall_seconds, report.simulation.warp_instructions_per_second
+                ));
+            }
+            None => {
+                let warp: u64 = self.records.iter().map(|r| r.stats.warp_instructions).sum();
+                out.push_str(&format!(
+                    "total: {} kernels, {warp} warp instructions in {:.3} s\n",
+                    self.records.len(),
+                    self.launch_seconds
+                ));
+            }
+        }
+        out
     }
 }
 
@@ -39,55 +178,6 @@ pub fn demangle(name: &str) -> String {
         .ok()
         .and_then(|sym| sym.demangle().ok())
         .unwrap_or_else(|| name.to_string())
-}
-
-/// `{"kernels":[{"name","mangled","grid":[x,y,z],"block":[x,y,z],"warp_instructions",
-/// "thread_instructions"}…], "total":{"kernels","warp_instructions","thread_instructions"}}`
-pub fn to_json(records: &[KernelRecord]) -> String {
-    let mut out = String::from("{\n  \"kernels\": [");
-    for (i, r) in records.iter().enumerate() {
-        let sep = if i == 0 { "" } else { "," };
-        let _ = write!(
-            out,
-            "{sep}\n    {{\"name\": {}, \"mangled\": {}, \"grid\": [{}, {}, {}], \
-             \"block\": [{}, {}, {}], \"warp_instructions\": {}, \"thread_instructions\": {}}}",
-            json_string(&r.name),
-            json_string(&r.mangled),
-            r.grid.x,
-            r.grid.y,
-            r.grid.z,
-            r.block.x,
-            r.block.y,
-            r.block.z,
-            r.stats.warp_instructions,
-            r.stats.thread_instructions
-        );
-    }
-    let warp: u64 = records.iter().map(|r| r.stats.warp_instructions).sum();
-    let thread: u64 = records.iter().map(|r| r.stats.thread_instructions).sum();
-    let _ = write!(
-        out,
-        "\n  ],\n  \"total\": {{\"kernels\": {}, \"warp_instructions\": {warp}, \"thread_instructions\": {thread}}}\n}}\n",
-        records.len()
-    );
-    out
-}
-
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
@@ -108,9 +198,8 @@ mod tests {
         assert_eq!(demangle("_Z"), "_Z");
     }
 
-    #[test]
-    fn json_lists_kernels_and_totals() {
-        let rec = |name: &str, w, t| KernelRecord {
+    fn rec(name: &str, w: u64, t: u64) -> KernelRecord {
+        KernelRecord {
             name: demangle(name),
             mangled: name.to_string(),
             grid: Dim3 { x: 48, y: 1, z: 1 },
@@ -118,18 +207,39 @@ mod tests {
             stats: KernelStats {
                 warp_instructions: w,
                 thread_instructions: t,
+                timing: None,
             },
+        }
+    }
+
+    #[test]
+    fn functional_json_lists_kernels_and_totals_without_cycles() {
+        let records = [rec("_Z5saxpyifPKfPf", 10, 300), rec("a\"b", 5, 7)];
+        let run = RunStats {
+            mode: Mode::Functional,
+            gpu: None,
+            records: &records,
+            report: None,
+            launch_seconds: 0.5,
         };
-        let json = to_json(&[rec("_Z5saxpyifPKfPf", 10, 300), rec("a\"b", 5, 7)]);
-        assert!(json.contains(r#"{"name": "saxpy(int, float, float const*, float*)", "mangled": "_Z5saxpyifPKfPf", "grid": [48, 1, 1], "block": [256, 2, 1], "warp_instructions": 10, "thread_instructions": 300}"#), "{json}");
-        assert!(json.contains(r#""name": "a\"b", "mangled": "a\"b""#));
-        assert!(
-            json.contains(
-                r#""total": {"kernels": 2, "warp_instructions": 15, "thread_instructions": 307}"#
-            ),
-            "{json}"
+        let json = run.to_json();
+        let text = json.to_string();
+        let back: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["mode"], "functional");
+        let k = &back["kernels"][0];
+        assert_eq!(k["name"], "saxpy(int, float, float const*, float*)");
+        assert_eq!(k["mangled"], "_Z5saxpyifPKfPf");
+        assert_eq!(k["grid"], json!([48, 1, 1]));
+        assert_eq!(k["block"], json!([256, 2, 1]));
+        assert_eq!(k["warp_instructions"], 10);
+        assert_eq!(back["kernels"][1]["name"], "a\"b");
+        assert_eq!(
+            back["total"],
+            json!({"kernels": 2, "warp_instructions": 15, "thread_instructions": 307})
         );
-        assert_eq!(to_json(&[]).matches("\"kernels\"").count(), 2);
+        assert_eq!(back["simulation"]["wall_seconds"], 0.5);
+        assert_eq!(back["simulation"]["warp_instructions_per_second"], 30.0);
+        assert!(!text.contains("cycles"), "{text}");
         assert_eq!(
             rec("k", 1, 2).summary_line(),
             "regsim: kernel k grid (48,1,1) block (256,2,1): 1 warp instructions, 2 thread instructions"

@@ -48,7 +48,8 @@ fn exports_carry_the_libcudart_version_node() {
 
 #[test]
 fn runtime_api_program_passes() {
-    let out = common::run(&common::program("runtime_api"), &[]);
+    // The program checks the device properties of a V100: the qv100 config describes it.
+    let out = common::run(&common::program("runtime_api"), &[("REGSIM_GPU", "qv100")]);
     assert_eq!(stdout(&out), "PASS\n", "stderr: {}", stderr(&out));
     assert!(out.status.success());
     // The one unsupported call prints exactly one line naming it.
@@ -68,6 +69,7 @@ fn stats_file_and_mode_warning() {
         &[
             ("REGSIM_STATS", path.to_str().unwrap()),
             ("REGSIM_MODE", "fast"),
+            ("REGSIM_GPU", "qv100"),
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -76,14 +78,108 @@ fn stats_file_and_mode_warning() {
         "{}",
         stderr(&out)
     );
-    let json = std::fs::read_to_string(&path).expect("stats file written at exit");
-    assert!(json.contains("\"kernels\": ["), "{json}");
-    assert!(
-        json.contains(
-            "\"total\": {\"kernels\": 0, \"warp_instructions\": 0, \"thread_instructions\": 0}"
-        ),
-        "{json}"
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("stats file written at exit"))
+            .expect("JSON");
+    assert_eq!(json["mode"], "functional");
+    assert_eq!(json["gpu"]["name"], "qv100");
+    assert_eq!(json["kernels"], serde_json::json!([]));
+    assert_eq!(
+        json["total"],
+        serde_json::json!({"kernels": 0, "warp_instructions": 0, "thread_instructions": 0})
     );
+}
+
+#[test]
+fn timing_mode_reports_cycles_and_ipc() {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("timing-stats-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let out = common::run(
+        &common::program("kernels"),
+        &[
+            ("REGSIM_MODE", "timing"),
+            ("REGSIM_GPU", "gtx480"),
+            ("REGSIM_SET", "gpu.num_sms=2\nsm.scheduler=lrr"),
+            ("REGSIM_STATS", path.to_str().unwrap()),
+            ("REGSIM_SUMMARY", "1"),
+        ],
+    );
+    let err = stderr(&out);
+    assert_eq!(stdout(&out), "PASS\n", "{err}");
+    let line = err.lines().next().unwrap();
+    let prefix = "regsim: kernel axpy(int, float, float const*, float*) grid (8,1,1) block \
+                  (128,1,1): 704 warp instructions, 21264 thread instructions, ";
+    let rest = line
+        .strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("{line}"));
+    let (cycles, ipc) = rest.split_once(" cycles, IPC ").expect("cycles and IPC");
+    let cycles: u64 = cycles.parse().unwrap();
+    assert_eq!(ipc, format!("{:.3}", 704.0 / cycles as f64));
+    assert!(
+        err.contains("regsim: summary (timing mode, GPU gtx480)"),
+        "{err}"
+    );
+    assert!(err.contains("scheduler cycles: issued"), "{err}");
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(json["mode"], "timing");
+    assert_eq!(
+        json["gpu"]["overrides"],
+        serde_json::json!(["gpu.num_sms=2", "sm.scheduler=lrr"])
+    );
+    assert_eq!(json["gpu"]["config"]["gpu"]["num_sms"], 2);
+    let k = &json["kernels"][0];
+    assert_eq!(k["cycles"], cycles);
+    assert_eq!(k["warp_instructions"], 704);
+    assert_eq!(k["mangled"], "_Z4axpyifPKfPf");
+    assert!(k["stalls"]["issued"].as_u64().unwrap() > 0);
+    assert_eq!(json["total"]["cycles"], cycles);
+    assert!(
+        json["simulation"]["warp_instructions_per_second"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn a_bad_config_or_a_cta_that_does_not_fit_is_one_line_and_a_sticky_error() {
+    let out = common::run(
+        &common::program("kernels"),
+        &[("REGSIM_MODE", "timing"), ("REGSIM_SET", "sm.max_ctas=0")],
+    );
+    assert_eq!(
+        stderr(&out),
+        "regsim: invalid GPU configuration: sm.max_ctas: must be at least 1\n"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "cudaMalloc fails: {}",
+        stdout(&out)
+    );
+
+    // 128 threads need more than 64 registers.
+    let out = common::run(
+        &common::program("kernels"),
+        &[("REGSIM_MODE", "timing"), ("REGSIM_SET", "sm.registers=64")],
+    );
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(
+            "regsim: kernel axpy(int, float, float const*, float*) cannot run: one CTA of 128 \
+             threads, "
+        ) && err.contains("(limited by sm.registers)"),
+        "{err}"
+    );
+    assert_eq!(
+        stdout(&out),
+        "launch failed: cudaErrorLaunchOutOfResources (too many resources requested for launch)\n"
+    );
+    assert_eq!(out.status.code(), Some(3));
 }
 
 #[test]

@@ -57,7 +57,14 @@ pub fn library_dir() -> PathBuf {
 pub fn run(program_path: &Path, env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(program_path);
     cmd.env("LD_LIBRARY_PATH", library_dir());
-    for var in ["REGSIM_GPU", "REGSIM_STATS", "REGSIM_MODE"] {
+    for var in [
+        "REGSIM_GPU",
+        "REGSIM_SET",
+        "REGSIM_STATS",
+        "REGSIM_MODE",
+        "REGSIM_SUMMARY",
+        "REGSIM_CONFIGS",
+    ] {
         cmd.env_remove(var);
     }
     for (k, v) in env {
