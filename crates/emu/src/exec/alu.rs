@@ -2,10 +2,7 @@
 //! memory accesses, warp-wide operations, barriers and control flow.
 
 use ir::function::{Dim, SpecialReg};
-use ir::op::{
-    self, AtomOp, BarrierKind, Callee, CmpOp as IrCmp, FloatClass, MulMode, Op, Precision,
-    ScalarType, Space,
-};
+use ir::op::{self, AtomOp, BarrierKind, BoolOp, Callee, CmpOp, Op, Precision, ScalarType, Space};
 
 use super::{
     lanes, printf, AccessKind, Barrier, Cta, Frame, LaneError, Launch, MemInfo, MemSpace,
@@ -17,12 +14,12 @@ use crate::memory::{
     WINDOW_SIZE,
 };
 use crate::module::{Base, ExecFunction, Src, NO_PC};
-use crate::semantics::compare::{cmp_float, cmp_int, BoolOp, CmpOp};
+use crate::semantics::compare::{apply_bool, cmp_float, cmp_int};
 use crate::semantics::convert::{cvt, CvtRounding, CvtType};
 use crate::semantics::exact::Rounding;
-use crate::semantics::float::{self as fl, FpMode, TestClass, Transcendental};
+use crate::semantics::float::{self as fl, FpMode, Transcendental};
 use crate::semantics::half::{self, HalfKind, HalfOp};
-use crate::semantics::int::{self, IntType, MulPart, PrmtMode};
+use crate::semantics::int::{self, IntType};
 
 /// Where a lane's access lands.
 #[derive(Clone, Copy, Debug)]
@@ -71,37 +68,6 @@ fn fp_mode(m: &op::FloatMode) -> FpMode {
         rnd: rounding(m.rounding),
         ftz: m.ftz,
         sat: m.sat,
-    }
-}
-
-fn cmp_op(c: IrCmp) -> CmpOp {
-    match c {
-        IrCmp::Eq => CmpOp::Eq,
-        IrCmp::Ne => CmpOp::Ne,
-        IrCmp::Lt => CmpOp::Lt,
-        IrCmp::Le => CmpOp::Le,
-        IrCmp::Gt => CmpOp::Gt,
-        IrCmp::Ge => CmpOp::Ge,
-        IrCmp::Lo => CmpOp::Lo,
-        IrCmp::Ls => CmpOp::Ls,
-        IrCmp::Hi => CmpOp::Hi,
-        IrCmp::Hs => CmpOp::Hs,
-        IrCmp::Equ => CmpOp::Equ,
-        IrCmp::Neu => CmpOp::Neu,
-        IrCmp::Ltu => CmpOp::Ltu,
-        IrCmp::Leu => CmpOp::Leu,
-        IrCmp::Gtu => CmpOp::Gtu,
-        IrCmp::Geu => CmpOp::Geu,
-        IrCmp::Num => CmpOp::Num,
-        IrCmp::Nan => CmpOp::Nan,
-    }
-}
-
-fn bool_op(b: op::BoolOp) -> BoolOp {
-    match b {
-        op::BoolOp::And => BoolOp::And,
-        op::BoolOp::Or => BoolOp::Or,
-        op::BoolOp::Xor => BoolOp::Xor,
     }
 }
 
@@ -757,7 +723,7 @@ impl Launch<'_> {
             }
             Op::Mul { ty, mode } => {
                 let t = int_type(*ty);
-                let part = mul_part(*mode);
+                let part = *mode;
                 let (a, b) = (src!(0), src!(1));
                 map!(|l| int::mul(t, rd!(a, l), rd!(b, l), part));
             }
@@ -768,7 +734,7 @@ impl Launch<'_> {
                 carry,
             } => {
                 let t = int_type(*ty);
-                let part = mul_part(*mode);
+                let part = *mode;
                 let (a, b, c) = (src!(0), src!(1), src!(2));
                 if *carry == op::Carry::None {
                     map!(|l| int::mad(t, rd!(a, l), rd!(b, l), rd!(c, l), part, *sat));
@@ -905,17 +871,11 @@ impl Launch<'_> {
                 map!(|l| int::brev(t, rd!(a, l)));
             }
             Op::Prmt { mode } => {
-                let m = match mode {
-                    op::PrmtMode::Generic => PrmtMode::Generic,
-                    op::PrmtMode::F4e => PrmtMode::F4e,
-                    op::PrmtMode::B4e => PrmtMode::B4e,
-                    op::PrmtMode::Rc8 => PrmtMode::Rc8,
-                    op::PrmtMode::Ecl => PrmtMode::Ecl,
-                    op::PrmtMode::Ecr => PrmtMode::Ecr,
-                    op::PrmtMode::Rc16 => PrmtMode::Rc16,
-                };
                 let (a, b, c) = (src!(0), src!(1), src!(2));
-                map!(|l| int::prmt(rd!(a, l) as u32, rd!(b, l) as u32, rd!(c, l) as u32, m) as u64);
+                map!(
+                    |l| int::prmt(rd!(a, l) as u32, rd!(b, l) as u32, rd!(c, l) as u32, *mode)
+                        as u64
+                );
             }
             Op::Dp4a { a_ty, b_ty } => {
                 let (a, b, c) = (src!(0), src!(1), src!(2));
@@ -1092,22 +1052,14 @@ impl Launch<'_> {
                 map!(|l| (rd!(b, l) & !sign & mask_bits(ty.bits())) | (rd!(a, l) & sign));
             }
             Op::Testp { ty, class } => {
-                let c = match class {
-                    FloatClass::Finite => TestClass::Finite,
-                    FloatClass::Infinite => TestClass::Infinite,
-                    FloatClass::Number => TestClass::Number,
-                    FloatClass::NotANumber => TestClass::NotANumber,
-                    FloatClass::Normal => TestClass::Normal,
-                    FloatClass::Subnormal => TestClass::Subnormal,
-                };
                 let a = src!(0);
                 let is64 = *ty == ScalarType::F64;
                 map!(|l| {
                     let x = rd!(a, l);
                     (if is64 {
-                        fl::testp(f64::from_bits(x), c)
+                        fl::testp(f64::from_bits(x), *class)
                     } else {
-                        fl::testp(f32::from_bits(x as u32), c)
+                        fl::testp(f32::from_bits(x as u32), *class)
                     }) as u64
                 });
             }
@@ -1117,17 +1069,17 @@ impl Launch<'_> {
                 ftz,
                 combine,
             } => {
-                let c = cmp_op(*cmp);
+                let c = *cmp;
                 let (a, b) = (src!(0), src!(1));
-                let comb = combine.map(bool_op);
+                let comb = *combine;
                 let pc_src = srcs.get(2).copied();
                 for l in lanes(exec) {
                     let mut t = compare(*ty, c, *ftz, rd!(a, l), rd!(b, l));
                     let mut f = !t;
                     if let (Some(op), Some(p)) = (comb, pc_src) {
                         let pv = rd!(p, l) & 1 == 1;
-                        t = op.apply(t, pv);
-                        f = op.apply(f, pv);
+                        t = apply_bool(op, t, pv);
+                        f = apply_bool(op, f, pv);
                     }
                     wr!(dsts[0], l, t as u64);
                     if let Some(&q) = dsts.get(1) {
@@ -1142,9 +1094,9 @@ impl Launch<'_> {
                 ftz,
                 combine,
             } => {
-                let c = cmp_op(*cmp);
+                let c = *cmp;
                 let (a, b) = (src!(0), src!(1));
-                let comb = combine.map(bool_op);
+                let comb = *combine;
                 let pc_src = srcs.get(2).copied();
                 let one = if *dst_ty == ScalarType::F32 {
                     1.0f32.to_bits() as u64
@@ -1154,7 +1106,7 @@ impl Launch<'_> {
                 map!(|l| {
                     let mut t = compare(*ty, c, *ftz, rd!(a, l), rd!(b, l));
                     if let (Some(op), Some(p)) = (comb, pc_src) {
-                        t = op.apply(t, rd!(p, l) & 1 == 1);
+                        t = apply_bool(op, t, rd!(p, l) & 1 == 1);
                     }
                     if t {
                         one
@@ -1851,14 +1803,6 @@ fn after_exit(barriers: &mut [Barrier; super::MAX_BARRIERS], warps: &mut [Warp])
     }
 }
 
-fn mul_part(m: MulMode) -> MulPart {
-    match m {
-        MulMode::Lo => MulPart::Lo,
-        MulMode::Hi => MulPart::Hi,
-        MulMode::Wide => MulPart::Wide,
-    }
-}
-
 fn offset_phys(p: Phys, o: u64) -> Phys {
     match p {
         Phys::Global(a) => Phys::Global(a + o),
@@ -1886,7 +1830,7 @@ fn release(bar: &mut Barrier, warps: &mut [Warp]) {
             if let Some(pr) = wp.pending_red.take() {
                 let v = match pr.kind {
                     BarrierKind::RedPopc => bar.popc as u64,
-                    BarrierKind::Red(op::BoolOp::And) => bar.all as u64,
+                    BarrierKind::Red(BoolOp::And) => bar.all as u64,
                     BarrierKind::Red(_) => bar.any as u64,
                     _ => 0,
                 };

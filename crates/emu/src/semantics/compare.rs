@@ -1,48 +1,18 @@
 //! Comparisons of `setp`, `set`, `slct` and `selp`-style boolean combination (ISA §9.7.6).
 
+use ir::op::{BoolOp, CmpOp};
+
 use super::float::{flush, Float};
 use super::int::IntType;
 
-/// A comparison operator. `Lo/Ls/Hi/Hs` compare unsigned; the `…u` forms and `Nan` are
-/// true when either operand is NaN; ordered forms and `Num` are false then.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CmpOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Lo,
-    Ls,
-    Hi,
-    Hs,
-    Equ,
-    Neu,
-    Ltu,
-    Leu,
-    Gtu,
-    Geu,
-    Num,
-    Nan,
-}
-
-/// The boolean that combines a comparison with a predicate operand (`setp.lt.and`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BoolOp {
-    And,
-    Or,
-    Xor,
-}
-
-impl BoolOp {
-    #[inline]
-    pub fn apply(self, a: bool, b: bool) -> bool {
-        match self {
-            BoolOp::And => a && b,
-            BoolOp::Or => a || b,
-            BoolOp::Xor => a != b,
-        }
+/// `a op b` for the boolean that combines a comparison with a predicate operand
+/// (`setp.lt.and`).
+#[inline]
+pub fn apply_bool(op: BoolOp, a: bool, b: bool) -> bool {
+    match op {
+        BoolOp::And => a && b,
+        BoolOp::Or => a || b,
+        BoolOp::Xor => a != b,
     }
 }
 
@@ -138,6 +108,6 @@ mod tests {
         let sub = f32::from_bits(5);
         assert!(cmp_float(sub, 0.0, CmpOp::Gt, false));
         assert!(cmp_float(sub, 0.0, CmpOp::Eq, true));
-        assert!(BoolOp::Xor.apply(true, false) && !BoolOp::And.apply(true, false));
+        assert!(apply_bool(BoolOp::Xor, true, false) && !apply_bool(BoolOp::And, true, false));
     }
 }

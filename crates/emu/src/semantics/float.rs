@@ -6,6 +6,8 @@
 //! Round-to-nearest-even uses the host's IEEE arithmetic, which is exact for `+ − × ÷ √`
 //! and fused multiply–add; the directed modes go through [`super::exact`].
 
+use ir::op::FloatClass;
+
 use super::exact::{self, Format, Rounding};
 
 /// Rounding and flushing modifiers of one floating-point instruction.
@@ -423,27 +425,16 @@ pub fn copysign<F: Float>(a: F, b: F) -> F {
     }
 }
 
-/// The classes `testp` asks about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TestClass {
-    Finite,
-    Infinite,
-    Number,
-    NotANumber,
-    Normal,
-    Subnormal,
-}
-
 /// `testp.op`: zero is neither normal nor subnormal.
-pub fn testp<F: Float>(a: F, class: TestClass) -> bool {
+pub fn testp<F: Float>(a: F, class: FloatClass) -> bool {
     let is_inf = !a.is_nan() && a.abs().to_f64() == f64::INFINITY;
     match class {
-        TestClass::Finite => !a.is_nan() && !is_inf,
-        TestClass::Infinite => is_inf,
-        TestClass::Number => !a.is_nan(),
-        TestClass::NotANumber => a.is_nan(),
-        TestClass::Normal => !a.is_nan() && !is_inf && !a.is_subnormal() && a != F::ZERO,
-        TestClass::Subnormal => a.is_subnormal(),
+        FloatClass::Finite => !a.is_nan() && !is_inf,
+        FloatClass::Infinite => is_inf,
+        FloatClass::Number => !a.is_nan(),
+        FloatClass::NotANumber => a.is_nan(),
+        FloatClass::Normal => !a.is_nan() && !is_inf && !a.is_subnormal() && a != F::ZERO,
+        FloatClass::Subnormal => a.is_subnormal(),
     }
 }
 
@@ -611,7 +602,7 @@ mod tests {
 
     #[test]
     fn testp_and_copysign() {
-        use TestClass::*;
+        use FloatClass::*;
         let sub = f64::from_bits(1);
         assert!(testp(sub, Subnormal) && !testp(sub, Normal) && testp(sub, Finite));
         assert!(!testp(0.0f32, Normal) && !testp(0.0f32, Subnormal));

@@ -5,6 +5,8 @@
 //! are read. Where the ISA calls a result machine-specific (integer division by zero) the
 //! function documents the value NVIDIA hardware produces.
 
+use ir::op::{MulMode, PrmtMode};
+
 /// The width and signedness of an integer operand (`.s32`, `.u64`, `.b16`…; `.b` reads as
 /// unsigned).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -132,15 +134,6 @@ pub fn sub_borrow(t: IntType, a: u64, b: u64, borrow_in: bool) -> (u64, bool) {
     (t.wrap(a.wrapping_sub(b) as u64), a < b)
 }
 
-/// Which part of a double-width product `mul`/`mad` keep.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MulPart {
-    Lo,
-    Hi,
-    /// The whole product, twice the operand width (16→32, 32→64).
-    Wide,
-}
-
 /// The full product of two `t` values as a signed or unsigned 128-bit pattern.
 #[inline]
 fn full_product(t: IntType, a: u64, b: u64) -> u128 {
@@ -153,11 +146,11 @@ fn full_product(t: IntType, a: u64, b: u64) -> u128 {
 
 /// `mul.lo/.hi/.wide`. `.wide` returns 2·width bits.
 #[inline]
-pub fn mul(t: IntType, a: u64, b: u64, part: MulPart) -> u64 {
+pub fn mul(t: IntType, a: u64, b: u64, part: MulMode) -> u64 {
     match part {
-        MulPart::Lo => t.wrap(a.wrapping_mul(b)),
-        MulPart::Hi => t.wrap((full_product(t, a, b) >> t.bits) as u64),
-        MulPart::Wide => {
+        MulMode::Lo => t.wrap(a.wrapping_mul(b)),
+        MulMode::Hi => t.wrap((full_product(t, a, b) >> t.bits) as u64),
+        MulMode::Wide => {
             let p = full_product(t, a, b) as u64;
             if t.bits >= 32 {
                 p
@@ -170,10 +163,10 @@ pub fn mul(t: IntType, a: u64, b: u64, part: MulPart) -> u64 {
 
 /// `mad.lo/.hi/.wide{.sat}`: product part plus `c` (`c` is 2·width bits for `.wide`).
 /// `.sat` exists only for `mad.hi.sat.s32`: the sum of the high half and `c` saturates.
-pub fn mad(t: IntType, a: u64, b: u64, c: u64, part: MulPart, sat: bool) -> u64 {
+pub fn mad(t: IntType, a: u64, b: u64, c: u64, part: MulMode, sat: bool) -> u64 {
     let p = mul(t, a, b, part);
     match part {
-        MulPart::Wide => {
+        MulMode::Wide => {
             let wt = IntType {
                 bits: (2 * t.bits).min(64),
                 signed: t.signed,
@@ -190,7 +183,7 @@ pub fn mad(t: IntType, a: u64, b: u64, c: u64, part: MulPart, sat: bool) -> u64 
 
 /// `mad.cc` / `madc{.cc}` (32/64-bit, `.lo`/`.hi`): product part + c + carry in, with
 /// carry out.
-pub fn mad_carry(t: IntType, a: u64, b: u64, c: u64, part: MulPart, carry_in: bool) -> (u64, bool) {
+pub fn mad_carry(t: IntType, a: u64, b: u64, c: u64, part: MulMode, carry_in: bool) -> (u64, bool) {
     let p = mul(t, a, b, part);
     add_carry(t, p, c, carry_in)
 }
@@ -358,20 +351,9 @@ pub fn brev(t: IntType, a: u64) -> u64 {
     a.reverse_bits() >> (64 - t.bits)
 }
 
-/// `prmt` modes (ISA §9.7.8.7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PrmtMode {
-    /// Each selector nibble picks one of 8 bytes; bit 3 replicates that byte's sign.
-    Generic,
-    F4e,
-    B4e,
-    Rc8,
-    Ecl,
-    Ecr,
-    Rc16,
-}
-
-/// `prmt.b32{.mode} d, a, b, c`: bytes of `{b, a}` (a is bytes 0–3) picked by `c`.
+/// `prmt.b32{.mode} d, a, b, c`: bytes of `{b, a}` (a is bytes 0–3) picked by `c` (ISA
+/// §9.7.8.7). In the generic form each selector nibble picks one of the 8 bytes and its bit
+/// 3 replicates that byte's sign.
 pub fn prmt(a: u32, b: u32, c: u32, mode: PrmtMode) -> u32 {
     let src = ((b as u64) << 32) | a as u64;
     let byte = |i: u32| ((src >> (8 * (i & 7))) & 0xFF) as u32;
@@ -530,14 +512,14 @@ mod tests {
         assert_eq!((lo, b, hi, b2), (0xFFFF_FFFF, true, 4, false));
         let (s, c) = add_carry(U32, 0xFFFF_FFFF, 0xFFFF_FFFF, true);
         assert_eq!((s, c), (0xFFFF_FFFF, true));
-        let (r, c) = mad_carry(U32, 0x1_0000, 0x1_0000, 5, MulPart::Lo, true);
+        let (r, c) = mad_carry(U32, 0x1_0000, 0x1_0000, 5, MulMode::Lo, true);
         assert_eq!((r, c), (6, false));
         let (r, c) = mad_carry(
             U32,
             0xFFFF_FFFF,
             0xFFFF_FFFF,
             0xFFFF_FFFF,
-            MulPart::Hi,
+            MulMode::Hi,
             true,
         );
         assert_eq!((r, c), (0xFFFF_FFFE, true));
@@ -553,28 +535,28 @@ mod tests {
 
     #[test]
     fn multiply_parts() {
-        assert_eq!(mul(U32, 0xFFFF_FFFF, 0xFFFF_FFFF, MulPart::Hi), 0xFFFF_FFFE);
-        assert_eq!(mul(S32, 0xFFFF_FFFF, 0xFFFF_FFFF, MulPart::Hi), 0);
+        assert_eq!(mul(U32, 0xFFFF_FFFF, 0xFFFF_FFFF, MulMode::Hi), 0xFFFF_FFFE);
+        assert_eq!(mul(S32, 0xFFFF_FFFF, 0xFFFF_FFFF, MulMode::Hi), 0);
         assert_eq!(
-            mul(S32, 0xFFFF_FFFF, 2, MulPart::Wide),
+            mul(S32, 0xFFFF_FFFF, 2, MulMode::Wide),
             0xFFFF_FFFF_FFFF_FFFE
         );
-        assert_eq!(mul(U32, 0xFFFF_FFFF, 2, MulPart::Wide), 0x1_FFFF_FFFE);
+        assert_eq!(mul(U32, 0xFFFF_FFFF, 2, MulMode::Wide), 0x1_FFFF_FFFE);
         assert_eq!(
-            mul(IntType::S16, 0xFFFF, 0x7FFF, MulPart::Wide),
+            mul(IntType::S16, 0xFFFF, 0x7FFF, MulMode::Wide),
             0xFFFF_8001
         );
-        assert_eq!(mul(S64, u64::MAX, u64::MAX, MulPart::Hi), 0);
-        assert_eq!(mul(U64, u64::MAX, u64::MAX, MulPart::Hi), u64::MAX - 1);
-        assert_eq!(mul(S64, i64::MIN as u64, 2, MulPart::Hi), u64::MAX);
-        assert_eq!(mad(S32, 3, 0xFFFF_FFFF, 10, MulPart::Wide, false), 7);
+        assert_eq!(mul(S64, u64::MAX, u64::MAX, MulMode::Hi), 0);
+        assert_eq!(mul(U64, u64::MAX, u64::MAX, MulMode::Hi), u64::MAX - 1);
+        assert_eq!(mul(S64, i64::MIN as u64, 2, MulMode::Hi), u64::MAX);
+        assert_eq!(mad(S32, 3, 0xFFFF_FFFF, 10, MulMode::Wide, false), 7);
         assert_eq!(
             mad(
                 S32,
                 0x7FFF_FFFF,
                 0x7FFF_FFFF,
                 0x7FFF_FFFF,
-                MulPart::Hi,
+                MulMode::Hi,
                 true
             ),
             0x7FFF_FFFF
