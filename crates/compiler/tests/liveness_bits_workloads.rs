@@ -3,31 +3,14 @@
 //! CFG liveness says the value is still needed, and divergence does clear some bits that
 //! plain liveness would set. With `--nocapture` it prints the counts.
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use compiler::liveness_bits::{liveness_bits, LivenessBitsConfig};
 use compiler::ltrf::NumberingKind;
 
-fn ptx_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/ptx");
-    let mut out = Vec::new();
-    for compiler in ["nvcc", "clang"] {
-        let Ok(entries) = std::fs::read_dir(dir.join(compiler)) else {
-            continue;
-        };
-        let mut paths: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
-            .collect();
-        paths.sort();
-        out.extend(paths);
-    }
-    out
-}
-
 #[test]
 fn every_workload_function_gets_conservative_bits() {
-    let files = ptx_files();
+    let files = common::nvcc_and_clang_ptx();
     assert!(!files.is_empty(), "no workload PTX found");
     for numbering in [NumberingKind::Allocated, NumberingKind::Virtual] {
         let config = LivenessBitsConfig {
@@ -37,9 +20,7 @@ fn every_workload_function_gets_conservative_bits() {
         let (mut operands, mut thread, mut warp, mut kept, mut functions) = (0, 0, 0, 0, 0);
         for path in &files {
             let name = path.display().to_string();
-            let source = std::fs::read_to_string(path).unwrap();
-            let module = ptx::parse(&name, &source).unwrap();
-            let program = ir::lower(&module, &name, &source).unwrap();
+            let program = common::load(path);
             let report = liveness_bits(&program, &config).unwrap_or_else(|e| panic!("{name}: {e}"));
             for f in &report.functions {
                 for i in &f.instructions {

@@ -7,6 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
+mod common;
+
+use common::{load, nvcc_and_clang_ptx, workloads_dir};
 use compiler::ltrf::{
     architectural_function, check_intervals, ltrf_with_numbering, numbering_for, CellView,
     FunctionLtrf, LtrfConfig, NumberingKind, RenumberUnit,
@@ -44,33 +47,6 @@ fn check_architectural(result: &FunctionLtrf, where_: &str) {
     }
 }
 
-fn workloads_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/ptx")
-}
-
-fn ptx_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for compiler in ["nvcc", "clang"] {
-        let Ok(entries) = std::fs::read_dir(dir.join(compiler)) else {
-            continue;
-        };
-        let mut paths: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
-            .collect();
-        paths.sort();
-        out.extend(paths);
-    }
-    out
-}
-
-fn load(path: &Path) -> ir::Program {
-    let name = path.display().to_string();
-    let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let module = ptx::parse(&name, &source).unwrap_or_else(|e| panic!("{name}: {e}"));
-    ir::lower(&module, &name, &source).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
 /// The paper's averages (§7.3): conflict-free prefetches before (LTRF) and after (LTRFconf).
 const PAPER: [(u32, f64, f64); 3] = [(8, 0.58, 0.95), (16, 0.23, 0.88), (32, 0.094, 0.24)];
 
@@ -92,11 +68,11 @@ struct Tally {
 
 #[test]
 fn every_workload_kernel_forms_intervals_and_renumbers() {
-    let files = ptx_files(&workloads_dir());
+    let files = nvcc_and_clang_ptx();
     assert!(
         !files.is_empty(),
         "no PTX under {}",
-        workloads_dir().display()
+        workloads_dir().join("ptx").display()
     );
     let mut tallies: Vec<[Tally; 3]> = Vec::new();
     let mut functions = 0;
@@ -261,7 +237,7 @@ fn every_workload_kernel_forms_intervals_and_renumbers() {
 /// that forces spill code, and both renumbering units. Every result must pass both checkers (the pass runs them).
 #[test]
 fn odd_configurations_run_on_every_workload() {
-    let files = ptx_files(&workloads_dir());
+    let files = nvcc_and_clang_ptx();
     assert!(!files.is_empty());
     let configs = [
         (1, 16, "interleaved", NumberingKind::Allocated, None),

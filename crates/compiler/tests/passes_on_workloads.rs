@@ -4,45 +4,23 @@
 //! found, so it cannot pass by finding nothing.
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+
+mod common;
 
 use compiler::strands::{StrandConfig, Strands};
 use ir::{ControlFlowGraph, Function, InstId, Op, Operand, RegisterEffects};
 
-fn workload_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/ptx");
-    let mut files = Vec::new();
-    for dir in ["nvcc", "clang"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        files.extend(
-            entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|e| e == "ptx")),
-        );
-    }
-    files.sort();
+/// Every function with a body of every workload, with a name for messages.
+fn workload_functions() -> Vec<(String, ir::Program)> {
+    let files = common::nvcc_and_clang_ptx();
     assert!(
         !files.is_empty(),
         "no PTX under {}/{{nvcc,clang}}",
-        root.display()
+        common::workloads_dir().join("ptx").display()
     );
     files
-}
-
-fn load(path: &Path) -> ir::Program {
-    let name = path.display().to_string();
-    let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let module = ptx::parse(&name, &source).unwrap_or_else(|e| panic!("{name}: {e}"));
-    ir::lower(&module, &name, &source).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-/// Every function with a body of every workload, with a name for messages.
-fn workload_functions() -> Vec<(String, ir::Program)> {
-    workload_files()
         .iter()
-        .map(|p| (p.display().to_string(), load(p)))
+        .map(|p| (p.display().to_string(), common::load(p)))
         .collect()
 }
 

@@ -3,42 +3,16 @@
 //! each allocation must pass the checker, and so must the function with its spill code
 //! materialised (which must also pass the IR verifier).
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use common::{load, ptx_files_under, workloads_dir};
 use compiler::regalloc::{
     allocate, check, insert_spill_code, registers_per_thread, AllocConfig, IrInput,
 };
 
-fn workloads_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads")
-}
-
-fn ptx_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            ptx_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "ptx") {
-            out.push(p);
-        }
-    }
-}
-
-fn load(path: &Path) -> ir::Program {
-    let name = path.display().to_string();
-    let source = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let module = ptx::parse(&name, &source).unwrap_or_else(|e| panic!("{name}: {e}"));
-    ir::lower(&module, &name, &source).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
 #[test]
 fn every_workload_function_allocates_and_checks() {
-    let mut files = Vec::new();
-    ptx_files(&workloads_dir().join("ptx"), &mut files);
+    let files = ptx_files_under(&workloads_dir().join("ptx"));
     assert!(
         !files.is_empty(),
         "no PTX under {}",
