@@ -2,25 +2,10 @@
 //! nvcc and clang really emit) and checks the facts that must hold of any function, so a
 //! panic or an inconsistency on real code shows up here rather than in a pass.
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use ir::analysis::{Analyses, AnalysisSet};
 use ir::{BlockId, ControlFlowGraph, Function, RegisterEffects};
-
-fn ptx_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            ptx_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "ptx") {
-            out.push(p);
-        }
-    }
-}
 
 fn check(f: &Function) -> Vec<String> {
     let mut problems = Vec::new();
@@ -111,9 +96,8 @@ fn check(f: &Function) -> Vec<String> {
 
 #[test]
 fn analyses_hold_on_every_workload_function() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/ptx");
-    let mut files = Vec::new();
-    ptx_files(&root, &mut files);
+    let root = common::workloads_ptx_dir();
+    let files = common::ptx_files(&root);
     assert!(!files.is_empty(), "no .ptx files under {}", root.display());
     let mut failures = Vec::new();
     let mut functions = 0;

@@ -3,20 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-fn ptx_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            ptx_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "ptx") {
-            out.push(p);
-        }
-    }
-}
+mod common;
+
+use common::ptx_files;
 
 /// Lowers and verifies `files`; returns the programs in the same order.
 fn lower_all(files: &[PathBuf]) -> Vec<ir::Program> {
@@ -59,9 +48,8 @@ fn lower_all(files: &[PathBuf]) -> Vec<ir::Program> {
 
 #[test]
 fn every_workload_ptx_lowers_and_verifies() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/ptx");
-    let mut files = Vec::new();
-    ptx_files(&root, &mut files);
+    let root = common::workloads_ptx_dir();
+    let files = ptx_files(&root);
     assert!(!files.is_empty(), "no .ptx files under {}", root.display());
     let programs = lower_all(&files);
     for (path, p) in files.iter().zip(&programs) {
@@ -77,8 +65,7 @@ fn every_workload_ptx_lowers_and_verifies() {
 #[test]
 fn intrinsics_ptx_lowers_and_verifies() {
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let mut files = Vec::new();
-    ptx_files(&data, &mut files);
+    let files = ptx_files(&data);
     assert_eq!(
         files.len(),
         2,
