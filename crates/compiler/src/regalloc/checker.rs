@@ -230,6 +230,32 @@ impl Shape {
         Ok(base.0 as usize..end)
     }
 
+    /// [`Self::reg_cells`] as the error that names `vreg`: beyond `limit` registers, or not
+    /// aligned to its width.
+    fn check_reg_placement(
+        &self,
+        vreg: RegId,
+        width: RegWidth,
+        base: PhysReg,
+        limit: u32,
+    ) -> Result<(), CheckError> {
+        let location = Location::Reg(base);
+        match self.reg_cells(base, width) {
+            Ok(_) => Ok(()),
+            Err(true) => Err(CheckError::OutOfRange {
+                vreg,
+                width,
+                location,
+                limit,
+            }),
+            Err(false) => Err(CheckError::Misaligned {
+                vreg,
+                width,
+                location,
+            }),
+        }
+    }
+
     fn slot_cell(&self, s: SpillSlot) -> usize {
         self.gprs + self.preds + s.0 as usize
     }
@@ -261,22 +287,7 @@ impl Shape {
                     }
                 }
                 Location::Reg(base) if !width.is_predicate() => {
-                    self.reg_cells(base, width).map_err(|beyond| {
-                        if beyond {
-                            CheckError::OutOfRange {
-                                vreg,
-                                width,
-                                location,
-                                limit: alloc.registers_used,
-                            }
-                        } else {
-                            CheckError::Misaligned {
-                                vreg,
-                                width,
-                                location,
-                            }
-                        }
-                    })?;
+                    self.check_reg_placement(vreg, width, base, alloc.registers_used)?;
                 }
                 Location::Spill(slot) if !width.is_predicate() => {
                     if alloc.spill_slots.get(slot.0 as usize).map(|s| s.width) != Some(width) {
@@ -310,24 +321,7 @@ impl Shape {
             if !needed.contains(&(inst, vreg)) {
                 return Err(CheckError::StrayOperandRegister { inst, vreg });
             }
-            let width = self.width(vreg);
-            let location = Location::Reg(reg);
-            self.reg_cells(reg, width).map_err(|beyond| {
-                if beyond {
-                    CheckError::OutOfRange {
-                        vreg,
-                        width,
-                        location,
-                        limit: alloc.registers_used,
-                    }
-                } else {
-                    CheckError::Misaligned {
-                        vreg,
-                        width,
-                        location,
-                    }
-                }
-            })?;
+            self.check_reg_placement(vreg, self.width(vreg), reg, alloc.registers_used)?;
         }
         for (index, edit) in alloc.edits.iter().enumerate() {
             let (vreg, slot, reg) = match *edit {
