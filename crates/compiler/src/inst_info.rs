@@ -241,11 +241,7 @@ pub fn distance_bin(d: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lower(src: &str) -> ir::Program {
-        let module = ptx::parse("t.ptx", src).expect("parse");
-        ir::lower(&module, "t.ptx", src).expect("lower")
-    }
+    use crate::test_support::lower;
 
     const KERNEL: &str = r#"
 .version 7.8

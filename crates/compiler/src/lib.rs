@@ -13,6 +13,8 @@ pub mod regalloc;
 pub mod register_profile;
 pub mod reuse_distance;
 pub mod strands;
+#[cfg(test)]
+mod test_support;
 
 pub use regalloc::{
     allocate, check, AllocConfig, AllocError, AllocInput, Allocation, CheckError, Copy, Edit,

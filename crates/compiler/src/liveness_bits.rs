@@ -460,11 +460,7 @@ impl fmt::Display for LivenessBitsReport {
 mod tests {
     use super::*;
     use crate::ltrf::numbering::virtual_numbering;
-
-    fn function(src: &str) -> Function {
-        let m = ptx::parse("t.ptx", src).unwrap();
-        ir::lower(&m, "t.ptx", src).unwrap().functions[0].clone()
-    }
+    use crate::test_support::first_function;
 
     /// `(thread, warp)` bits of the operand reading `reg` in the instruction with source
     /// line `line` of `src`.
@@ -485,7 +481,7 @@ mod tests {
     }
 
     fn compute(src: &str) -> (Function, LivenessBits) {
-        let f = function(src);
+        let f = first_function(src);
         let bits = LivenessBits::compute(&f, &virtual_numbering(&f)).unwrap();
         (f, bits)
     }

@@ -502,11 +502,7 @@ fn lanes(mask: u32) -> impl Iterator<Item = usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lower(src: &str) -> Program {
-        let module = ptx::parse("t.ptx", src).expect("parse");
-        ir::lower(&module, "t.ptx", src).expect("lower")
-    }
+    use crate::test_support::lower;
 
     const KERNEL: &str = r#"
 .version 7.8

@@ -424,11 +424,7 @@ impl fmt::Display for ReuseDistanceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lower(src: &str) -> Program {
-        let module = ptx::parse("t.ptx", src).expect("parse");
-        ir::lower(&module, "t.ptx", src).expect("lower")
-    }
+    use crate::test_support::lower;
 
     const LOOP: &str = r#"
 .version 7.8

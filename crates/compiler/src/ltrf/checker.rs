@@ -453,6 +453,7 @@ mod tests {
     use super::*;
     use crate::ltrf::intervals::form_register_intervals;
     use crate::regalloc::{PhysReg, PredReg};
+    use crate::test_support::first_function;
 
     const KERNEL: &str = r#"
 .version 7.8
@@ -473,12 +474,6 @@ mod tests {
     exit;
 }
 "#;
-
-    fn function() -> Function {
-        let m = ptx::parse("k.ptx", KERNEL).unwrap();
-        let program = ir::lower(&m, "k.ptx", KERNEL).unwrap();
-        program.functions[0].clone()
-    }
 
     fn reg(f: &Function, name: &str) -> RegId {
         RegId::new(f.regs.iter().position(|r| r.name == name).unwrap())
@@ -520,7 +515,7 @@ mod tests {
 
     #[test]
     fn a_consistent_renaming_passes() {
-        let f = function();
+        let f = first_function(KERNEL);
         let swapped = check_with(&f, |a| {
             for name in ["%r1", "%r2", "%r3"] {
                 a.locations[reg(&f, name).index()] = Location::Reg(PhysReg(1));
@@ -533,7 +528,7 @@ mod tests {
 
     #[test]
     fn a_clobbered_value_is_caught_by_the_dataflow_check() {
-        let f = function();
+        let f = first_function(KERNEL);
         // %r9 is live while %r2 is written: they may not share.
         let err = check_with(&f, |a| {
             a.locations[reg(&f, "%r9").index()] = Location::Reg(PhysReg(0));
@@ -543,7 +538,7 @@ mod tests {
 
     #[test]
     fn a_misaligned_pair_or_a_new_register_is_out_of_place() {
-        let f = function();
+        let f = first_function(KERNEL);
         let err = check_with(&f, |a| {
             a.locations[reg(&f, "%rd1").index()] = Location::Reg(PhysReg(3));
         });
@@ -567,7 +562,7 @@ mod tests {
 
     #[test]
     fn predicates_are_not_renamed() {
-        let f = function();
+        let f = first_function(KERNEL);
         let err = check_with(&f, |a| {
             a.locations[reg(&f, "%p").index()] = Location::Pred(PredReg(1));
             a.predicates_used = 2;
@@ -588,7 +583,7 @@ mod tests {
 
     #[test]
     fn splitting_a_shared_register_grows_the_working_set_and_is_rejected() {
-        let f = function();
+        let f = first_function(KERNEL);
         // Valid dataflow, but the interval now prefetches R0 and R5 for what R0 held.
         let err = check_with(&f, |a| {
             a.locations[reg(&f, "%r2").index()] = Location::Reg(PhysReg(5));
@@ -608,7 +603,7 @@ mod tests {
 
     #[test]
     fn a_permutation_must_map_each_register_one_way_and_one_to_one() {
-        let f = function();
+        let f = first_function(KERNEL);
         let b = before(&f);
         // R0 and R1 exchanged, R2:R3 to R4:R5: a permutation.
         let mut a = b.clone();
@@ -637,7 +632,7 @@ mod tests {
 
     #[test]
     fn the_original_must_be_valid_too() {
-        let f = function();
+        let f = first_function(KERNEL);
         let mut bad = before(&f);
         bad.locations[reg(&f, "%r9").index()] = Location::Reg(PhysReg(0));
         let view = CellView::new(&f, &bad).unwrap();

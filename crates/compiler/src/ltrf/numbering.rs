@@ -425,6 +425,7 @@ pub fn architectural_function(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::first_function;
 
     const KERNEL: &str = r#"
 .version 7.8
@@ -445,18 +446,13 @@ mod tests {
 }
 "#;
 
-    fn function() -> Function {
-        let m = ptx::parse("k.ptx", KERNEL).unwrap();
-        ir::lower(&m, "k.ptx", KERNEL).unwrap().functions[0].clone()
-    }
-
     fn reg(f: &Function, name: &str) -> RegId {
         RegId::new(f.regs.iter().position(|r| r.name == name).unwrap())
     }
 
     #[test]
     fn the_virtual_numbering_gives_each_referenced_register_its_own_aligned_cells() {
-        let f = function();
+        let f = first_function(KERNEL);
         let n = virtual_numbering(&f);
         // %r1 R0, %r2 R1, %rd1 R2:R3 (aligned), the rest unused.
         assert_eq!(n.location(reg(&f, "%r1")), Location::Reg(PhysReg(0)));
@@ -469,7 +465,7 @@ mod tests {
 
     #[test]
     fn the_cell_view_counts_a_pair_as_two_registers() {
-        let f = function();
+        let f = first_function(KERNEL);
         let n = virtual_numbering(&f);
         let view = CellView::new(&f, &n).unwrap();
         // ld.global.u32 %r1, [%rd1]: R0 written, R2:R3 read.
@@ -489,7 +485,7 @@ mod tests {
 
     #[test]
     fn numberings_that_do_not_fit_are_errors() {
-        let f = function();
+        let f = first_function(KERNEL);
         let mut n = virtual_numbering(&f);
         n.locations[reg(&f, "%rd1").index()] = Location::Reg(PhysReg(1));
         assert!(matches!(
@@ -512,7 +508,7 @@ mod tests {
 
     #[test]
     fn architectural_names_follow_the_numbering() {
-        let f = function();
+        let f = first_function(KERNEL);
         let mut n = virtual_numbering(&f);
         // %r1 and %r2 share R0 (one dies where the other is born).
         n.locations[reg(&f, "%r2").index()] = Location::Reg(PhysReg(0));

@@ -1193,6 +1193,7 @@ mod tests {
     use crate::ltrf::checker::check_renumbering;
     use crate::ltrf::intervals::form_register_intervals;
     use crate::ltrf::numbering::virtual_numbering;
+    use crate::test_support::first_function;
 
     /// LTRF Listing 1 (§4.3).
     const LISTING1: &str = r#"
@@ -1227,11 +1228,6 @@ L3:
 }
 "#;
 
-    fn function(src: &str) -> Function {
-        let m = ptx::parse("t.ptx", src).unwrap();
-        ir::lower(&m, "t.ptx", src).unwrap().functions[0].clone()
-    }
-
     fn conflicts(view: &CellView<'_>, intervals: &RegisterIntervals, banks: Banks) -> Vec<u32> {
         intervals
             .ids()
@@ -1249,7 +1245,7 @@ L3:
 
     #[test]
     fn the_papers_example_becomes_conflict_free() {
-        let f = function(LISTING1);
+        let f = first_function(LISTING1);
         let before = virtual_numbering(&f);
         let view = CellView::new(&f, &before).unwrap();
         let intervals = form_register_intervals(&view, 4);
@@ -1303,7 +1299,7 @@ L3:
     /// Renaming whole registers gives a permutation that still resolves the example.
     #[test]
     fn the_papers_example_by_whole_registers() {
-        let f = function(LISTING1);
+        let f = first_function(LISTING1);
         let before = virtual_numbering(&f);
         let view = CellView::new(&f, &before).unwrap();
         let intervals = form_register_intervals(&view, 4);
@@ -1354,7 +1350,7 @@ L3:
     exit;
 }
 "#;
-        let f = function(src);
+        let f = first_function(src);
         let alloc = crate::regalloc::allocate(
             &crate::regalloc::IrInput::new(&f),
             &crate::regalloc::AllocConfig::default(),
@@ -1400,7 +1396,7 @@ L3:
             "/../../workloads/ptx/nvcc/nbody.ptx"
         );
         let src = std::fs::read_to_string(path).unwrap();
-        let f = function(&src);
+        let f = first_function(&src);
         let alloc = crate::regalloc::allocate(
             &crate::regalloc::IrInput::new(&f),
             &crate::regalloc::AllocConfig::default(),

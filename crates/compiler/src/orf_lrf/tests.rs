@@ -4,11 +4,7 @@
 use ir::{InstId, Program, RegisterEffects};
 
 use super::*;
-
-fn lower(src: &str) -> Program {
-    let module = ptx::parse("t.ptx", src).expect("parse");
-    ir::lower(&module, "t.ptx", src).expect("lower")
-}
+use crate::test_support::lower;
 
 fn kernel(body: &str) -> Program {
     lower(&format!(
