@@ -46,30 +46,14 @@ pub fn format(
             }
             i += 1;
         }
-        let mut width: Option<usize> = None;
-        if fmt.get(i) == Some(&b'*') {
-            width = Some(next(4, &mut off) as i32 as usize);
+        let width = field_count(fmt, &mut i, || next(4, &mut off));
+        let prec = if fmt.get(i) == Some(&b'.') {
             i += 1;
+            // A `.` alone is precision 0.
+            Some(field_count(fmt, &mut i, || next(4, &mut off)).unwrap_or(0))
         } else {
-            while let Some(d) = fmt.get(i).filter(|d| d.is_ascii_digit()) {
-                width = Some(width.unwrap_or(0) * 10 + (d - b'0') as usize);
-                i += 1;
-            }
-        }
-        let mut prec: Option<usize> = None;
-        if fmt.get(i) == Some(&b'.') {
-            i += 1;
-            prec = Some(0);
-            if fmt.get(i) == Some(&b'*') {
-                prec = Some(next(4, &mut off) as i32 as usize);
-                i += 1;
-            } else {
-                while let Some(d) = fmt.get(i).filter(|d| d.is_ascii_digit()) {
-                    prec = Some(prec.unwrap_or(0) * 10 + (d - b'0') as usize);
-                    i += 1;
-                }
-            }
-        }
+            None
+        };
         let mut long = 0;
         while let Some(&m) = fmt.get(i) {
             match m {
@@ -196,6 +180,21 @@ pub fn format(
         }
     }
     out
+}
+
+/// A field width or precision at `fmt[*i..]`: `*` takes it from the next `int` argument,
+/// else it is written in decimal; `None` when there is neither.
+fn field_count(fmt: &[u8], i: &mut usize, int_arg: impl FnOnce() -> u64) -> Option<usize> {
+    if fmt.get(*i) == Some(&b'*') {
+        *i += 1;
+        return Some(int_arg() as i32 as usize);
+    }
+    let mut n = None;
+    while let Some(d) = fmt.get(*i).filter(|d| d.is_ascii_digit()) {
+        n = Some(n.unwrap_or(0) * 10 + (d - b'0') as usize);
+        *i += 1;
+    }
+    n
 }
 
 fn int_digits(v: u64, base: u64, upper: bool, prec: Option<usize>) -> String {
@@ -384,6 +383,24 @@ mod tests {
             "inf nan"
         );
         assert_eq!(run("%08.3f", Args::new().f64(-1.5)), "-001.500");
+    }
+
+    #[test]
+    fn star_width_and_precision_come_from_arguments() {
+        assert_eq!(
+            run(
+                "%*d|%-*d|%.*f|%.f",
+                Args::new()
+                    .i32(5)
+                    .i32(42)
+                    .i32(4)
+                    .i32(7)
+                    .i32(2)
+                    .f64(1.23456)
+                    .f64(2.7)
+            ),
+            "   42|7   |1.23|3"
+        );
     }
 
     #[test]
