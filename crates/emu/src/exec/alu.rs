@@ -801,16 +801,11 @@ impl Launch<'_> {
             Op::And { ty } | Op::Or { ty } | Op::Xor { ty } => {
                 let m = int_type(*ty).mask();
                 let (a, b) = (src!(0), src!(1));
-                let which = match inst.op {
-                    Op::And { .. } => 0,
-                    Op::Or { .. } => 1,
-                    _ => 2,
-                };
                 map!(|l| {
                     let (x, y) = (rd!(a, l), rd!(b, l));
-                    m & match which {
-                        0 => x & y,
-                        1 => x | y,
+                    m & match inst.op {
+                        Op::And { .. } => x & y,
+                        Op::Or { .. } => x | y,
                         _ => x ^ y,
                     }
                 });
