@@ -1,13 +1,24 @@
-//! `regsim run [--functional] [--gpu CONFIG] [--stats FILE.json] -- PROGRAM ARGS...`: run an
-//! unmodified CUDA program (built with `nvcc -cudart shared`) with regsim's CUDA runtime.
+//! `regsim run [--functional] [--gpu NAME|PATH] [--rf DESIGN] [--set KEY=VALUE]...
+//! [--stats FILE.json] [--summary] -- PROGRAM ARGS...`: run an unmodified CUDA program
+//! (built with `nvcc -cudart shared`) with regsim's CUDA runtime, in timing mode (the
+//! cycle-level model; the default) or functionally (values only, much faster).
+//!
+//! The GPU config is loaded, overridden and validated here, before the program starts, so
+//! a bad one is an error naming the key (exit status 2) rather than a failure inside the
+//! program; the runtime loads and validates it again from the environment. Names are
+//! looked up in `$REGSIM_CONFIGS`, else the `configs/` of the repository this executable
+//! was built in, else the source tree's (`timing::config::find_configs_dir`).
 //!
 //! The program loads `libcudart.so.11.0` at start. We make a private temporary directory
 //! holding a symlink of that name to our runtime (crate `cudart`, built as `libcudart.so`
 //! beside the `regsim` executable, or the file named by `REGSIM_CUDART`), put the directory
 //! first on `LD_LIBRARY_PATH`, and pass the settings in the environment contract the
-//! runtime documents (`REGSIM_MODE`, `REGSIM_GPU`, `REGSIM_STATS`). The program keeps its
-//! stdin, stdout and stderr; its exit status becomes ours (a signal `n` becomes 128 + n, as
-//! in a shell). The runtime itself prints one line per kernel and writes the statistics.
+//! runtime documents (`REGSIM_MODE`, `REGSIM_GPU` as an absolute path, `REGSIM_SET` with
+//! one override per line, `REGSIM_STATS`, `REGSIM_SUMMARY`). The program keeps its stdin,
+//! stdout and stderr; its exit status becomes ours (a signal `n` becomes 128 + n, as in a
+//! shell). The runtime itself prints one line per kernel and writes the statistics; we
+//! then add a `program` object to them (`name`, `args`, `exit_code` or `signal`), so a
+//! statistics file says which run it describes (`regsim report` shows it).
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -16,7 +27,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{anyhow, bail, Context, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
+use timing::config::{find_configs_dir, ConfigError, GpuConfig, Override};
 
 use crate::elf::{self, ElfError};
 
@@ -28,15 +40,28 @@ const CUDART_OVERRIDE: &str = "REGSIM_CUDART";
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// Execute kernels functionally: values only, no cycles (the default).
+    /// Execute kernels functionally: values and instruction counts only, no cycles. Much
+    /// faster than the default timing mode.
     #[arg(long)]
     functional: bool,
-    /// The GPU configuration file (TOML) of the simulated device.
-    #[arg(long, value_name = "CONFIG")]
-    gpu: Option<PathBuf>,
-    /// Write per-kernel statistics to this JSON file when the program exits.
+    /// The simulated GPU: a config name (`gtx480`, `maxwell-ltrf`, `rtx2060-scaled`,
+    /// `qv100`; the files in configs/) or the path of a TOML config.
+    #[arg(long, value_name = "NAME|PATH", default_value = DEFAULT_GPU)]
+    gpu: String,
+    /// The register file design: shorthand for `--set register_file.design=DESIGN`.
+    #[arg(long, value_name = "DESIGN")]
+    rf: Option<RfDesign>,
+    /// Override one config value, e.g. `--set sm.scheduler=lrr --set
+    /// register_file.bank_latency=4`. Repeatable; applied in order, after `--rf`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Write the statistics (per kernel and total) to this JSON file when the program
+    /// exits.
     #[arg(long, value_name = "FILE.json")]
     stats: Option<PathBuf>,
+    /// Print a readable summary of the statistics to stderr when the program exits.
+    #[arg(long)]
+    summary: bool,
     /// The program to run and its arguments (after `--`).
     #[arg(
         value_name = "PROGRAM ARGS",
@@ -48,11 +73,34 @@ pub struct RunArgs {
     command: Vec<OsString>,
 }
 
-/// How kernels execute. Functional emulation is the only mode so far; the cycle-level
-/// timing mode joins here with the timing model.
+/// The config simulated when `--gpu` is not given.
+const DEFAULT_GPU: &str = "gtx480";
+
+/// The register file designs (`register_file.design`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RfDesign {
+    /// Banked register file with operand collectors.
+    Baseline,
+    /// Any capacity at baseline latency, no bank conflicts.
+    Ideal,
+}
+
+impl RfDesign {
+    fn config_value(self) -> &'static str {
+        match self {
+            RfDesign::Baseline => "baseline",
+            RfDesign::Ideal => "ideal",
+        }
+    }
+}
+
+/// How kernels execute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Mode {
+    /// Cycle-level timing model driving the emulator.
     #[default]
+    Timing,
+    /// The emulator alone.
     Functional,
 }
 
@@ -60,9 +108,48 @@ impl Mode {
     /// The value of `REGSIM_MODE` the runtime understands.
     fn env_value(self) -> &'static str {
         match self {
+            Mode::Timing => "timing",
             Mode::Functional => "functional",
         }
     }
+}
+
+/// The GPU config as the runtime will load it: an absolute path and the overrides.
+struct GpuChoice {
+    path: PathBuf,
+    overrides: Vec<String>,
+}
+
+/// Loads and validates the config the flags select, so that a bad one stops us before the
+/// program starts. The error names the key, or lists the available configs.
+fn choose_gpu(args: &RunArgs) -> Result<GpuChoice> {
+    let mut overrides: Vec<String> = args
+        .rf
+        .map(|d| format!("register_file.design={}", d.config_value()))
+        .into_iter()
+        .collect();
+    overrides.extend(args.set.iter().cloned());
+    let parsed = overrides
+        .iter()
+        .map(|o| {
+            if o.contains('\n') {
+                bail!("--set {o:?}: a value must not contain a line break");
+            }
+            Override::parse(o).map_err(|e| anyhow!("--set: {e}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let dir = find_configs_dir(std::env::current_exe().ok().as_deref());
+    GpuConfig::load(&args.gpu, &dir, &parsed).map_err(|e| match e {
+        ConfigError::UnknownName { .. } => anyhow!("{e}"),
+        _ => anyhow!("invalid GPU configuration: {e}"),
+    })?;
+    let is_path = args.gpu.contains('/') || args.gpu.ends_with(".toml");
+    let path = if is_path {
+        absolute(Path::new(&args.gpu))?
+    } else {
+        absolute(&dir.join(format!("{}.toml", args.gpu)))?
+    };
+    Ok(GpuChoice { path, overrides })
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
@@ -71,6 +158,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     } else {
         Mode::default()
     };
+    let gpu = choose_gpu(&args)?;
     let (program_arg, program_args) = args
         .command
         .split_first()
@@ -79,14 +167,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     check_program(&program)?;
     let library = find_runtime()?;
 
-    let gpu = match &args.gpu {
-        Some(path) => {
-            std::fs::metadata(path)
-                .with_context(|| format!("GPU configuration {}", path.display()))?;
-            Some(absolute(path)?)
-        }
-        None => None,
-    };
     let stats = match &args.stats {
         Some(path) => {
             let path = absolute(path)?;
@@ -118,11 +198,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let mut cmd = Command::new(&program);
     cmd.args(program_args)
         .env("LD_LIBRARY_PATH", search_path)
-        .env("REGSIM_MODE", mode.env_value());
-    match &gpu {
-        Some(p) => cmd.env("REGSIM_GPU", p),
-        None => cmd.env_remove("REGSIM_GPU"),
-    };
+        .env("REGSIM_MODE", mode.env_value())
+        .env("REGSIM_GPU", &gpu.path)
+        .env("REGSIM_SET", gpu.overrides.join("\n"))
+        .env("REGSIM_SUMMARY", if args.summary { "1" } else { "0" });
     match &stats {
         Some(p) => cmd.env("REGSIM_STATS", p),
         None => cmd.env_remove("REGSIM_STATS"),
@@ -140,7 +219,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     drop(lib_dir);
 
     if let Some(path) = &stats {
-        if !path.exists() {
+        if path.exists() {
+            record_program(path, &program, program_args, status)?;
+        } else {
             eprintln!(
                 "regsim: no statistics were written to {}: the program did not load regsim's \
                  CUDA runtime or did not exit normally",
@@ -154,6 +235,44 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         (None, None) => 1,
     };
     Ok(ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1)))
+}
+
+/// Adds `"program": {"name", "args", "exit_code" | "signal"}` to the statistics the
+/// runtime wrote.
+fn record_program(
+    stats: &Path,
+    program: &Path,
+    args: &[OsString],
+    status: std::process::ExitStatus,
+) -> Result<()> {
+    let text =
+        std::fs::read_to_string(stats).with_context(|| format!("reading {}", stats.display()))?;
+    let mut json: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not the runtime's JSON", stats.display()))?;
+    let Some(obj) = json.as_object_mut() else {
+        bail!("{} is not a JSON object", stats.display());
+    };
+    let mut info = serde_json::Map::new();
+    let name = program.file_name().map_or_else(
+        || program.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    info.insert("name".into(), name.into());
+    info.insert(
+        "args".into(),
+        args.iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    match (status.code(), status.signal()) {
+        (Some(code), _) => info.insert("exit_code".into(), code.into()),
+        (None, Some(signal)) => info.insert("signal".into(), signal.into()),
+        (None, None) => None,
+    };
+    obj.insert("program".into(), info.into());
+    let text = serde_json::to_string_pretty(&json)?;
+    std::fs::write(stats, text + "\n").with_context(|| format!("writing {}", stats.display()))
 }
 
 fn absolute(path: &Path) -> Result<PathBuf> {

@@ -5,6 +5,13 @@
 //! The runtime library is the `cudart` crate's cdylib; it is a dev-dependency of this
 //! package, so cargo builds it (into `target/<profile>/deps/`, where `regsim run` also
 //! looks) before these tests run.
+//!
+//! Cost (release build, one core): every workload in timing mode about 25 s (15 of them
+//! `atomics_cas`, whose CAS retry loop livelocks under contention as on hardware), in
+//! functional mode about 5 s, the rest a few seconds. Every test runs in CI (`scripts/
+//! test.sh` runs the suite in release) except `every_workload_passes_with_large_inputs`
+//! (`#[ignore]`: about 5 minutes, most of it `atomics_cas --large`), which
+//! `scripts/run-workloads.sh --large` covers as well.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -27,8 +34,18 @@ fn regsim_run(args: &[&str], program: &Path, program_args: &[&str]) -> Output {
         .arg(program)
         .args(program_args)
         .env_remove("REGSIM_CUDART")
+        .env_remove("REGSIM_CONFIGS")
         .output()
         .expect("the regsim binary runs")
+}
+
+fn workload(name: &str) -> PathBuf {
+    repo_root().join("workloads/bin").join(name)
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the stats file is written"))
+        .expect("the stats file is JSON")
 }
 
 fn stdout(out: &Output) -> String {
@@ -62,12 +79,19 @@ fn workloads() -> Vec<PathBuf> {
     bins
 }
 
-/// Runs a workload with `--stats`, asserts PASS and exit 0, and checks the statistics file
-/// against the per-kernel lines on stderr.
-fn assert_passes(bin: &Path, args: &[&str]) {
+/// Runs a workload with `--stats` (and `flags`), asserts PASS and exit 0, checks the
+/// statistics file against the per-kernel lines on stderr, and returns the statistics and
+/// their file. In timing mode (no `--functional`) every kernel has cycles and IPC; in
+/// functional mode nothing has.
+fn assert_passes(bin: &Path, flags: &[&str], args: &[&str]) -> (serde_json::Value, PathBuf) {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let name = bin.file_name().unwrap().to_string_lossy().into_owned();
-    let stats_path = scratch(&format!("{name}{}.json", args.join("")));
-    let out = regsim_run(&["--stats", stats_path.to_str().unwrap()], bin, args);
+    let timing = !flags.contains(&"--functional");
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let stats_path = scratch(&format!("{name}-{run}.json"));
+    let mut all_flags = vec!["--stats", stats_path.to_str().unwrap()];
+    all_flags.extend(flags);
+    let out = regsim_run(&all_flags, bin, args);
     let (so, se) = (stdout(&out), stderr(&out));
     assert_eq!(
         so.lines().last(),
@@ -86,13 +110,13 @@ fn assert_passes(bin: &Path, args: &[&str]) {
         "{name}: unexpected stderr: {se}"
     );
 
-    let json: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(&stats_path).expect("the stats file is written"),
-    )
-    .expect("the stats file is JSON");
+    let json = read_json(&stats_path);
+    assert_eq!(json["mode"], if timing { "timing" } else { "functional" });
+    assert_eq!(json["program"]["name"], name.as_str());
+    assert_eq!(json["program"]["exit_code"], 0);
     let kernels = json["kernels"].as_array().expect("a kernels list");
     assert_eq!(kernels.len(), kernel_lines.len(), "{name}");
-    let mut warp_sum = 0;
+    let (mut warp_sum, mut cycle_sum) = (0, 0);
     for (k, line) in kernels.iter().zip(&kernel_lines) {
         let warp = k["warp_instructions"].as_u64().expect("warp_instructions");
         let thread = k["thread_instructions"]
@@ -107,38 +131,270 @@ fn assert_passes(bin: &Path, args: &[&str]) {
             line.starts_with(&format!("regsim: kernel {kname} grid ")),
             "{name}: {line} vs {k}"
         );
-        assert!(line.ends_with(&format!(
-            ": {warp} warp instructions, {thread} thread instructions"
-        )));
+        let counts = format!(": {warp} warp instructions, {thread} thread instructions");
+        if timing {
+            let cycles = k["cycles"].as_u64().expect("cycles");
+            let ipc = k["ipc"].as_f64().expect("ipc");
+            assert!(cycles > 0, "{name}: {k}");
+            assert!(
+                (ipc - warp as f64 / cycles as f64).abs() < 1e-12,
+                "{name}: {k}"
+            );
+            assert!(
+                line.ends_with(&format!("{counts}, {cycles} cycles, IPC {ipc:.3}")),
+                "{name}: {line}"
+            );
+            cycle_sum += cycles;
+        } else {
+            assert!(line.ends_with(&counts), "{name}: {line}");
+            assert!(k.get("cycles").is_none(), "{name}: {k}");
+        }
         assert!(k["mangled"].as_str().is_some_and(|m| !m.is_empty()));
         warp_sum += warp;
     }
-    assert_eq!(
-        json["total"]["kernels"].as_u64(),
-        Some(kernels.len() as u64)
+    let total = &json["total"];
+    assert_eq!(total["kernels"].as_u64(), Some(kernels.len() as u64));
+    assert_eq!(total["warp_instructions"].as_u64(), Some(warp_sum));
+    if timing {
+        assert_eq!(total["cycles"].as_u64(), Some(cycle_sum), "{name}");
+        assert!(total["ipc"].as_f64().is_some_and(|i| i > 0.0), "{name}");
+    } else {
+        assert!(total.get("cycles").is_none(), "{name}: {total}");
+    }
+    let sim = &json["simulation"];
+    assert!(
+        sim["wall_seconds"].as_f64().is_some_and(|s| s > 0.0),
+        "{name}"
     );
-    assert_eq!(json["total"]["warp_instructions"].as_u64(), Some(warp_sum));
+    assert!(
+        sim["warp_instructions_per_second"]
+            .as_f64()
+            .is_some_and(|r| r > 0.0),
+        "{name}"
+    );
+    (json, stats_path)
 }
 
 #[test]
-fn every_workload_passes() {
+fn every_workload_passes_in_timing_mode() {
     for bin in workloads() {
-        assert_passes(&bin, &[]);
+        assert_passes(&bin, &[], &[]);
+    }
+}
+
+#[test]
+fn every_workload_passes_in_functional_mode() {
+    for bin in workloads() {
+        assert_passes(&bin, &["--functional"], &[]);
     }
 }
 
 #[test]
 fn larger_inputs_pass() {
-    // The cheaper --large sizes (about a million warp instructions each).
-    for name in [
-        "reduction",
-        "histogram",
-        "atomics_cas",
-        "transpose",
-        "kmeans",
-    ] {
-        assert_passes(&repo_root().join("workloads/bin").join(name), &["--large"]);
+    // The cheaper --large sizes (about a million warp instructions each): in timing mode a
+    // few seconds each, functionally a fraction of that.
+    for name in ["reduction", "histogram", "kmeans"] {
+        assert_passes(&workload(name), &[], &["--large"]);
     }
+    for name in ["atomics_cas", "transpose"] {
+        assert_passes(&workload(name), &["--functional"], &["--large"]);
+    }
+}
+
+#[test]
+#[ignore = "about 5 minutes; scripts/run-workloads.sh --large runs the same"]
+fn every_workload_passes_with_large_inputs() {
+    for bin in workloads() {
+        assert_passes(&bin, &[], &["--large"]);
+    }
+}
+
+/// The statistics without their wall-clock parts.
+fn deterministic_part(mut json: serde_json::Value) -> serde_json::Value {
+    json.as_object_mut().unwrap().remove("simulation");
+    for k in json["kernels"].as_array_mut().unwrap() {
+        k.as_object_mut().unwrap().remove("simulation");
+    }
+    json
+}
+
+#[test]
+fn identical_runs_give_identical_statistics() {
+    // Eight launches of one kernel: caches, DRAM and time carry over between them.
+    let (a, _) = assert_passes(&workload("stencil2d"), &[], &[]);
+    let (b, _) = assert_passes(&workload("stencil2d"), &["--gpu", "gtx480"], &[]);
+    assert_eq!(a["kernels"].as_array().unwrap().len(), 8);
+    assert!(a["kernels"][7]["start_cycle"].as_u64().unwrap() > 0);
+    assert_eq!(deterministic_part(a), deterministic_part(b));
+}
+
+#[test]
+fn the_ideal_register_file_lifts_a_register_limit_and_removes_conflicts() {
+    // blackscholes on one SM whose register file holds two of its CTAs.
+    let run = |rf: &str| {
+        let flags = [
+            "--rf",
+            rf,
+            "--set",
+            "gpu.num_sms=1",
+            "--set",
+            "sm.registers=8192",
+        ];
+        let (json, _) = assert_passes(&workload("blackscholes"), &flags, &[]);
+        json["kernels"][0].clone()
+    };
+    let (base, ideal) = (run("baseline"), run("ideal"));
+    assert_eq!(base["occupancy"]["limited_by"], "registers");
+    assert_eq!(base["occupancy"]["ctas_per_sm"], 2);
+    assert_eq!(base["register_file"]["design"], "baseline");
+    assert_eq!(ideal["register_file"]["design"], "ideal");
+    assert_eq!(
+        ideal["occupancy"]["ctas_per_sm"], 8,
+        "sm.max_ctas limits now"
+    );
+    assert!(
+        base["register_file"]["read_bank_conflicts"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert_eq!(ideal["register_file"]["read_bank_conflicts"], 0);
+    assert_eq!(base["warp_instructions"], ideal["warp_instructions"]);
+    // Four times the warps hide the memory and SFU latencies: at least 1.5x faster.
+    let (bc, ic) = (
+        base["cycles"].as_u64().unwrap(),
+        ideal["cycles"].as_u64().unwrap(),
+    );
+    assert!(2 * bc > 3 * ic, "baseline {bc} cycles, ideal {ic}");
+}
+
+#[test]
+fn events_measure_simulated_time_in_timing_mode() {
+    // sgemm_tiled times its kernel with CUDA events and prints milliseconds (3 decimals).
+    // At a 1 MHz core clock a cycle is a microsecond.
+    let (json, _) = assert_passes(
+        &workload("sgemm_tiled"),
+        &["--set", "gpu.core_clock_mhz=1"],
+        &[],
+    );
+    let cycles = json["kernels"][0]["cycles"].as_u64().unwrap();
+    let out = regsim_run(
+        &["--set", "gpu.core_clock_mhz=1"],
+        &workload("sgemm_tiled"),
+        &[],
+    );
+    let expected = format!("sgemm_tiled 64x80x96: {:.3} ms\n", cycles as f64 / 1000.0);
+    assert!(stdout(&out).starts_with(&expected), "{}", stdout(&out));
+}
+
+#[test]
+fn bad_configs_are_refused_before_the_program_starts() {
+    let saxpy = workload("saxpy");
+    let refused = |flags: &[&str], needles: &[&str]| {
+        let out = regsim_run(flags, &saxpy, &[]);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "", "{flags:?}: the program must not run");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        for n in needles {
+            assert!(err.contains(n), "{flags:?}: {n:?} missing from {err}");
+        }
+    };
+    refused(
+        &["--set", "sm.max_warps=0"],
+        &["invalid GPU configuration: sm.max_warps: must be at least 1"],
+    );
+    refused(
+        &["--set", "sm.warpz=4"],
+        &["sm.warpz: unknown field `warpz`"],
+    );
+    refused(
+        &["--gpu", "qv100", "--set", "l1d.ways=3"],
+        &["l1d.ways: ", "must divide size_bytes"],
+    );
+    refused(
+        &["--set", "sm.max_warps"],
+        &["sm.max_warps", "key.path=value"],
+    );
+    refused(
+        &["--gpu", "nosuch"],
+        &[
+            "no GPU config named `nosuch`",
+            "available: gtx480, maxwell-ltrf, qv100, rtx2060-scaled",
+        ],
+    );
+    // Command-line syntax errors are clap's (several lines, with the possible values).
+    let out = regsim_run(&["--rf", "huge"], &saxpy, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("invalid value 'huge' for '--rf <DESIGN>'")
+            && stderr(&out).contains("[possible values: baseline, ideal]"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_summary_goes_to_stderr_and_stdout_stays_the_programs() {
+    let out = regsim_run(&["--summary"], &workload("reduction"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().last(), Some("PASS"));
+    assert!(!stdout(&out).contains("regsim"), "{}", stdout(&out));
+    let err = stderr(&out);
+    for needle in [
+        "regsim: summary (timing mode, GPU gtx480)",
+        "occupancy: ",
+        "scheduler cycles: issued",
+        "register file (baseline)",
+        "total: 2 kernels, ",
+        "warp instructions per second",
+    ] {
+        assert!(err.contains(needle), "{needle:?} missing from {err}");
+    }
+}
+
+#[test]
+fn report_tabulates_statistics_files() {
+    let (a, a_file) = assert_passes(&workload("saxpy"), &[], &[]);
+    let (b, b_file) = assert_passes(&workload("histogram"), &["--gpu", "qv100"], &[]);
+    let report = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_regsim"))
+            .arg("report")
+            .args(args)
+            .arg(&a_file)
+            .arg(&b_file)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let text = report(&[]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(
+        lines[0].starts_with("workload   gpu     status  kernels"),
+        "{text}"
+    );
+    let cycles = a["total"]["cycles"].as_u64().unwrap();
+    assert!(
+        lines[1].starts_with("saxpy      gtx480  ok            1")
+            && lines[1].contains(&format!(" {cycles} ")),
+        "{text}"
+    );
+    assert!(lines[2].starts_with("histogram  qv100   ok"), "{text}");
+    assert!(
+        lines[3].starts_with("total              2/2 ok        2"),
+        "{text}"
+    );
+    let md = report(&["--markdown", "--by-config"]);
+    let hcycles = b["total"]["cycles"].as_u64().unwrap();
+    assert!(
+        md.starts_with(
+            "| workload | gtx480 cycles | gtx480 IPC | qv100 cycles | qv100 IPC |\n\
+             | --- | ---: | ---: | ---: | ---: |\n"
+        ) && md.contains(&format!("| histogram | - | - | {hcycles} | ")),
+        "{md}"
+    );
 }
 
 #[test]
@@ -146,7 +402,7 @@ fn names_are_demangled_in_lines_and_stats() {
     let stats = scratch("transpose-names.json");
     let out = regsim_run(
         &["--functional", "--stats", stats.to_str().unwrap()],
-        &repo_root().join("workloads/bin/transpose"),
+        &workload("transpose"),
         &[],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -155,10 +411,16 @@ fn names_are_demangled_in_lines_and_stats() {
         "{}",
         stderr(&out)
     );
-    let json = std::fs::read_to_string(&stats).unwrap();
-    assert!(
-        json.contains(r#""name": "void transpose_tiled<1>(float const*, float*, int, int)", "mangled": "_Z15transpose_tiledILi1EEvPKfPfii""#),
-        "{json}"
+    let json = read_json(&stats);
+    let k = json["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["mangled"] == "_Z15transpose_tiledILi1EEvPKfPfii")
+        .expect("the padded tile kernel");
+    assert_eq!(
+        k["name"],
+        "void transpose_tiled<1>(float const*, float*, int, int)"
     );
 }
 
@@ -289,20 +551,16 @@ fn exit_status_and_environment_pass_through() {
     std::fs::write(
         &script,
         "#!/bin/sh\n\
-         echo \"mode=$REGSIM_MODE stats=$REGSIM_STATS gpu=$REGSIM_GPU\"\n\
+         echo \"mode=$REGSIM_MODE stats=$REGSIM_STATS gpu=$REGSIM_GPU set=$REGSIM_SET\"\n\
          test -e \"${LD_LIBRARY_PATH%%:*}/libcudart.so.11.0\" || exit 9\n\
          read line; echo \"stdin=$line\"\n\
          case \"$1\" in signal) kill -TERM $$ ;; *) exit \"$1\" ;; esac\n",
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let gpu = repo_root().join("Cargo.toml");
     let run = |arg: &str| {
         let mut child = Command::new(env!("CARGO_BIN_EXE_regsim"))
-            .arg("run")
-            .arg("--gpu")
-            .arg(&gpu)
-            .arg("--")
+            .args(["run", "--rf", "ideal", "--set", "l1d.ways=2", "--"])
             .arg(&script)
             .arg(arg)
             .env("REGSIM_STATS", "/should/be/removed")
@@ -317,12 +575,13 @@ fn exit_status_and_environment_pass_through() {
     };
     let out = run("7");
     assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
-    let gpu_abs = std::path::absolute(&gpu).unwrap();
+    // The default config, by absolute path; the overrides one per line.
+    let gpu = std::fs::canonicalize(repo_root().join("configs/gtx480.toml")).unwrap();
     assert_eq!(
         stdout(&out),
         format!(
-            "mode=functional stats= gpu={}\nstdin=hello\n",
-            gpu_abs.display()
+            "mode=timing stats= gpu={} set=register_file.design=ideal\nl1d.ways=2\nstdin=hello\n",
+            gpu.display()
         )
     );
     let out = run("signal");
