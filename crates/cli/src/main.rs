@@ -6,6 +6,7 @@
 
 mod cmd_compile;
 mod cmd_ptx;
+mod cmd_report;
 mod cmd_run;
 mod elf;
 mod passes;
@@ -35,6 +36,8 @@ enum Command {
     Compile(cmd_compile::CompileArgs),
     /// Run a CUDA program (built with `nvcc -cudart shared`) on the simulated GPU.
     Run(cmd_run::RunArgs),
+    /// Tables (text or Markdown) from the statistics files of `regsim run --stats`.
+    Report(cmd_report::ReportArgs),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
         Command::Ptx(cmd) => cmd_ptx::run(cmd),
         Command::Compile(args) => cmd_compile::run(args),
         Command::Run(args) => cmd_run::run(args),
+        Command::Report(args) => cmd_report::run(args),
     };
     match result {
         Ok(code) => code,
