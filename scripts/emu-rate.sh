@@ -28,7 +28,7 @@ total_ns=0
 printf '%-16s %14s %10s %14s\n' workload warp-instrs seconds warp-instrs/s
 for name in "${names[@]}"; do
     start=$(date +%s%N)
-    if ! target/release/regsim run --stats "$tmp/$name.json" -- "workloads/bin/$name" "${args[@]}" \
+    if ! target/release/regsim run --functional --stats "$tmp/$name.json" -- "workloads/bin/$name" "${args[@]}" \
         >"$tmp/$name.out" 2>"$tmp/$name.err"; then
         echo "$name failed:" >&2
         tail -n 5 "$tmp/$name.out" "$tmp/$name.err" >&2
@@ -36,7 +36,7 @@ for name in "${names[@]}"; do
     fi
     end=$(date +%s%N)
     ns=$((end - start))
-    warp=$(sed -n 's/.*"total": {.*"warp_instructions": \([0-9]*\).*/\1/p' "$tmp/$name.json")
+    warp=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["total"]["warp_instructions"])' "$tmp/$name.json")
     total_warp=$((total_warp + warp))
     total_ns=$((total_ns + ns))
     awk -v n="$name" -v w="$warp" -v ns="$ns" \
