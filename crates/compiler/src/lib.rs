@@ -15,6 +15,7 @@ pub mod reuse_distance;
 pub mod strands;
 #[cfg(test)]
 mod test_support;
+mod union_find;
 
 pub use regalloc::{
     allocate, check, AllocConfig, AllocError, AllocInput, Allocation, CheckError, Copy, Edit,

@@ -16,6 +16,7 @@ use crate::inst_info::{
     datapath, result_latency, Datapath, OperandRef, OperandSites, ResultLatency,
 };
 use crate::strands::Strands;
+use crate::union_find::UnionFind;
 
 /// Allocates the ORF and LRF of `f` (which should be register-allocated, see the module
 /// docs) and returns a level for every register operand.
@@ -764,37 +765,4 @@ impl<'f, 'a> Placer<'f, 'a> {
 /// Strand by strand, highest savings per slot first; ties in candidate order.
 fn sort_by_priority(order: &mut [(u32, f64, usize)]) {
     order.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
-}
-
-struct UnionFind {
-    parent: Vec<u32>,
-}
-
-impl UnionFind {
-    fn new(n: usize) -> Self {
-        UnionFind {
-            parent: (0..n as u32).collect(),
-        }
-    }
-
-    fn find(&mut self, x: u32) -> u32 {
-        let mut root = x;
-        while self.parent[root as usize] != root {
-            root = self.parent[root as usize];
-        }
-        let mut x = x;
-        while self.parent[x as usize] != root {
-            let next = self.parent[x as usize];
-            self.parent[x as usize] = root;
-            x = next;
-        }
-        root
-    }
-
-    fn union(&mut self, a: u32, b: u32) {
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra != rb {
-            self.parent[ra.max(rb) as usize] = ra.min(rb);
-        }
-    }
 }

@@ -21,6 +21,7 @@ use std::collections::BTreeSet;
 use ir::RegId;
 
 use super::interference::Move;
+use crate::union_find::UnionFind;
 
 /// One register file's colouring problem. Nodes are register indices; vectors are indexed
 /// by register.
@@ -58,7 +59,7 @@ struct Graph<'a> {
     p: &'a Problem<'a>,
     k: u32,
     /// Representative of each register's coalesced group (itself if not merged).
-    rep: Vec<u32>,
+    rep: UnionFind,
     members: Vec<Vec<RegId>>,
     /// Neighbours of each representative, as representatives; sorted.
     nbrs: Vec<Vec<u32>>,
@@ -86,7 +87,7 @@ impl<'a> Graph<'a> {
         let mut g = Graph {
             p,
             k,
-            rep: (0..n as u32).collect(),
+            rep: UnionFind::new(n),
             members,
             nbrs,
             blocked: vec![0; n],
@@ -116,29 +117,6 @@ impl<'a> Graph<'a> {
 
     fn significant(&self, n: u32) -> bool {
         self.blocked[n as usize] >= self.slots(n)
-    }
-
-    fn find(&mut self, r: u32) -> u32 {
-        let mut root = r;
-        while self.rep[root as usize] != root {
-            root = self.rep[root as usize];
-        }
-        let mut x = r;
-        while self.rep[x as usize] != root {
-            let next = self.rep[x as usize];
-            self.rep[x as usize] = root;
-            x = next;
-        }
-        root
-    }
-
-    /// [`Graph::find`] without path compression.
-    fn find_const(&self, r: u32) -> u32 {
-        let mut root = r;
-        while self.rep[root as usize] != root {
-            root = self.rep[root as usize];
-        }
-        root
     }
 
     fn adjacent(&self, a: u32, b: u32) -> bool {
@@ -179,7 +157,7 @@ impl<'a> Graph<'a> {
 
     /// Merges representative `b` into representative `a` (same width, not adjacent).
     fn merge(&mut self, a: u32, b: u32) {
-        self.rep[b as usize] = a;
+        self.rep.link(a, b);
         let moved = std::mem::take(&mut self.members[b as usize]);
         self.members[a as usize].extend(moved);
         let b_nbrs = std::mem::take(&mut self.nbrs[b as usize]);
@@ -217,7 +195,7 @@ impl<'a> Graph<'a> {
             if !self.is_node[m.dst.index()] || !self.is_node[m.src.index()] {
                 continue;
             }
-            let (x, y) = (self.find(m.dst.0), self.find(m.src.0));
+            let (x, y) = (self.rep.find(m.dst.0), self.rep.find(m.src.0));
             if x == y || self.units(x) != self.units(y) || self.adjacent(x, y) {
                 continue;
             }
@@ -366,7 +344,7 @@ pub(crate) fn color(p: &Problem, k: u32) -> Colouring {
     g.coalesce();
     let mut reps: Vec<u32> = Vec::new();
     for &r in p.nodes {
-        if g.find(r.0) == r.0 {
+        if g.rep.find(r.0) == r.0 {
             reps.push(r.0);
         }
     }
@@ -376,7 +354,7 @@ pub(crate) fn color(p: &Problem, k: u32) -> Colouring {
         if !g.is_node[m.dst.index()] || !g.is_node[m.src.index()] {
             continue;
         }
-        let (a, b) = (g.find(m.dst.0), g.find(m.src.0));
+        let (a, b) = (g.rep.find(m.dst.0), g.rep.find(m.src.0));
         if a != b && g.units(a) == g.units(b) {
             partners[a as usize].push(b);
             partners[b as usize].push(a);
@@ -388,7 +366,7 @@ pub(crate) fn color(p: &Problem, k: u32) -> Colouring {
         // A group is defined where its first member is.
         let mut first_def = vec![u32::MAX; p.adj.len()];
         for &r in p.nodes {
-            let rep = g.find_const(r.0) as usize;
+            let rep = g.rep.find_const(r.0) as usize;
             first_def[rep] = first_def[rep].min(p.def_order[r.index()]);
         }
         let mut order = reps.clone();
@@ -402,7 +380,7 @@ pub(crate) fn color(p: &Problem, k: u32) -> Colouring {
     let mut color = vec![None; p.adj.len()];
     let mut used = 0;
     for &r in p.nodes {
-        let c = rep_color[g.find_const(r.0) as usize];
+        let c = rep_color[g.rep.find_const(r.0) as usize];
         if let Some(c) = c {
             used = used.max(c + p.units[r.index()]);
         }
