@@ -12,7 +12,17 @@
 //! known at launch (device-side `malloc` during the kernel) keep their value.
 //!
 //! Local memory is interleaved per thread as on NVIDIA GPUs: word `k` of every lane of a
-//! warp is one 128-byte line, so lanes reading the same local variable coalesce.
+//! warp is one 128-byte line, so lanes reading the same local variable coalesce. Each warp
+//! slot of the GPU owns one contiguous region, as large as the kernel's local memory per
+//! thread needs ([`local_bytes_per_thread`]: the deepest chain of call frames) times 32
+//! lanes, and the regions of consecutive slots are adjacent, as when the driver sizes local
+//! memory for a kernel. (Spacing the regions by the emulator's 512 KB-per-thread limit
+//! instead put word `k` of every warp in the same L1 set and, with a power-of-two slice
+//! count, the same L2 slice: local memory ran up to 7x slower than it should.)
+
+use emu::LoadedModule;
+use ir::op::{Callee, Op};
+use ir::FuncId;
 
 /// Alignment of simulated allocation bases (cudaMalloc's guarantee).
 pub const ALLOC_ALIGN: u64 = 256;
@@ -35,6 +45,8 @@ pub struct AddressMap {
     /// first touched.
     live: Vec<Mapping>,
     next: u64,
+    /// Bytes of local memory per warp slot in the current kernel.
+    local_stride: u64,
 }
 
 impl AddressMap {
@@ -43,6 +55,7 @@ impl AddressMap {
         AddressMap {
             live: Vec::new(),
             next: GLOBAL_BASE,
+            local_stride: 128,
         }
     }
 
@@ -80,10 +93,87 @@ impl AddressMap {
         m.sim + (addr - m.host)
     }
 
+    /// Sizes the local memory regions for a kernel that uses `bytes_per_thread` bytes of
+    /// local memory per thread (at most).
+    pub fn set_local_bytes_per_thread(&mut self, bytes_per_thread: u64) {
+        self.local_stride = bytes_per_thread.div_ceil(4).max(1) * 128;
+    }
+
     /// The simulated address of byte `offset` of the local memory of `lane` of the warp
-    /// numbered `warp` (unique on the GPU).
-    pub fn local(warp: u64, lane: u32, offset: u64) -> u64 {
-        LOCAL_BASE + (warp << 24) + (offset / 4) * 128 + u64::from(lane) * 4 + offset % 4
+    /// slot numbered `warp` (unique on the GPU).
+    pub fn local(&self, warp: u64, lane: u32, offset: u64) -> u64 {
+        LOCAL_BASE
+            + warp * self.local_stride
+            + (offset / 4) * 128
+            + u64::from(lane) * 4
+            + offset % 4
+    }
+}
+
+/// Local memory per thread `kernel` may use: its frame plus the deepest chain of callee
+/// frames. An indirect call may reach any function with a body; recursion (a cycle in
+/// the call graph) makes the depth unbounded, and then `limit` (the emulator's limit)
+/// is the answer.
+pub fn local_bytes_per_thread(module: &LoadedModule, kernel: FuncId, limit: u64) -> u64 {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Visit {
+        New,
+        Active,
+        Done(u64),
+    }
+    let program = &module.program;
+    let n = program.functions.len();
+    let frame = |f: usize| module.funcs.get(f).map_or(0, |e| e.frame_size);
+    let callees = |f: usize| -> Vec<usize> {
+        let mut out = Vec::new();
+        for inst in &program.functions[f].insts {
+            if let Op::Call(c) = &inst.op {
+                match c.callee {
+                    Callee::Direct(g) => out.push(g.index()),
+                    Callee::Indirect => {
+                        out.extend((0..n).filter(|&g| program.functions[g].has_body))
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    };
+    // Iterative depth-first search (call chains may be deep).
+    let mut state = vec![Visit::New; n];
+    let mut stack: Vec<(usize, Vec<usize>, u64)> = Vec::new();
+    if kernel.index() >= n {
+        return limit;
+    }
+    state[kernel.index()] = Visit::Active;
+    stack.push((kernel.index(), callees(kernel.index()), 0));
+    while let Some((f, pending, deepest)) = stack.last_mut() {
+        let f = *f;
+        match pending.pop() {
+            Some(g) if g < n => match state[g] {
+                Visit::Active => return limit,
+                Visit::Done(d) => *deepest = (*deepest).max(d),
+                Visit::New => {
+                    state[g] = Visit::Active;
+                    let next = callees(g);
+                    stack.push((g, next, 0));
+                }
+            },
+            Some(_) => {}
+            None => {
+                let total = frame(f) + *deepest;
+                state[f] = Visit::Done(total);
+                stack.pop();
+                if let Some((_, _, d)) = stack.last_mut() {
+                    *d = (*d).max(total);
+                }
+            }
+        }
+    }
+    match state[kernel.index()] {
+        Visit::Done(d) => d.min(limit),
+        _ => limit,
     }
 }
 
@@ -118,15 +208,54 @@ mod tests {
     }
 
     #[test]
-    fn local_memory_is_interleaved_by_lane() {
-        let l0 = AddressMap::local(3, 0, 8);
-        let l1 = AddressMap::local(3, 1, 8);
+    fn local_memory_is_interleaved_by_lane_and_warp_regions_are_adjacent() {
+        let mut a = AddressMap::new();
+        a.set_local_bytes_per_thread(40);
+        let l0 = a.local(3, 0, 8);
+        let l1 = a.local(3, 1, 8);
         assert_eq!(l1 - l0, 4);
-        assert_eq!(AddressMap::local(3, 0, 12) - l0, 128);
+        assert_eq!(a.local(3, 0, 12) - l0, 128);
+        assert_eq!(l0 / 128, a.local(3, 31, 8) / 128, "one line per word");
+        // 40 bytes per thread are 10 words: 10 lines per warp, the next warp right after.
+        assert_eq!(a.local(4, 0, 0) - a.local(3, 0, 0), 10 * 128);
         assert_eq!(
-            l0 / 128,
-            AddressMap::local(3, 31, 8) / 128,
-            "one line per word"
+            a.local(4, 0, 0),
+            a.local(3, 0, 39) - 3 + 128,
+            "right after the last word"
+        );
+        // So word 0 of consecutive warps falls in different sets of a 32-set cache.
+        let sets: std::collections::BTreeSet<u64> =
+            (0..32).map(|w| a.local(w, 0, 0) / 128 % 32).collect();
+        assert!(sets.len() >= 16, "{sets:?}");
+    }
+
+    const CALLS: &str = "
+.version 7.8
+.target sm_70
+.address_size 64
+.func leaf() { .local .align 4 .b8 a[100]; ret; }
+.func mid() { .local .align 4 .b8 b[20]; call.uni leaf; ret; }
+.func other() { .local .align 4 .b8 c[8]; ret; }
+.entry k() { .local .align 4 .b8 d[4]; call.uni mid; call.uni other; ret; }
+.func rec() { .local .align 4 .b8 e[4]; call.uni rec; ret; }
+.entry r() { call.uni rec; ret; }
+";
+
+    #[test]
+    fn local_memory_per_thread_is_the_deepest_chain_of_frames() {
+        let mut emu = emu::Emulator::new();
+        let id = emu.load_ptx("t.ptx", CALLS).unwrap();
+        let m = emu.module(id).unwrap();
+        let f = |name: &str| m.program.func_by_name(name).unwrap();
+        let frame = |name: &str| m.funcs[f(name).index()].frame_size;
+        // Frames round up to 16 bytes: k 16, mid 32, leaf 112, other 16.
+        assert_eq!((frame("k"), frame("mid"), frame("leaf")), (16, 32, 112));
+        assert_eq!(local_bytes_per_thread(m, f("k"), 1 << 19), 16 + 32 + 112);
+        assert_eq!(local_bytes_per_thread(m, f("leaf"), 1 << 19), 112);
+        assert_eq!(
+            local_bytes_per_thread(m, f("r"), 1 << 19),
+            1 << 19,
+            "recursion"
         );
     }
 }

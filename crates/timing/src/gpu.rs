@@ -231,6 +231,14 @@ impl TimingSimulator {
             });
         }
         self.addresses.refresh(emu.memory.allocations());
+        if let Some(m) = emu.module(kernel.module) {
+            self.addresses
+                .set_local_bytes_per_thread(crate::address_map::local_bytes_per_thread(
+                    m,
+                    kernel.func,
+                    emu.limits.local_bytes_per_thread,
+                ));
+        }
         let mem_before = self.memory.stats();
         let rf_before = self.rf_stats();
         let mut launch = emu.launch(kernel, launch_config, params)?;

@@ -1091,7 +1091,7 @@ fn build_memop(
                 }
                 l1d_mask |= 1 << l;
                 l1d_addrs[l] = if space == MemSpace::Local {
-                    AddressMap::local(warp_id, l as u32, in_window(a, LOCAL_WINDOW))
+                    addresses.local(warp_id, l as u32, in_window(a, LOCAL_WINDOW))
                 } else {
                     addresses.global(a)
                 };
