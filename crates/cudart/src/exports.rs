@@ -960,13 +960,11 @@ cuda_fn!(fn cudaDeviceGetLimit(_rt, value: *mut usize, limit: c_int) { put(value
 cuda_fn!(fn cudaThreadSetLimit(_rt, limit: c_int, _value: usize) { limit_value(limit).map(|_| ()) });
 
 cuda_fn!(fn cudaOccupancyMaxActiveBlocksPerMultiprocessor(rt, num_blocks: *mut c_int, func: *const c_void, block_size: c_int, dynamic_smem: usize) {
-    rt.check_function(func as u64)?;
-    put(num_blocks, rt.occupancy(block_size, dynamic_smem)?)
+    put(num_blocks, rt.occupancy(func as u64, block_size, dynamic_smem)?)
 });
 
 cuda_fn!(fn cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(rt, num_blocks: *mut c_int, func: *const c_void, block_size: c_int, dynamic_smem: usize, _flags: c_uint) {
-    rt.check_function(func as u64)?;
-    put(num_blocks, rt.occupancy(block_size, dynamic_smem)?)
+    put(num_blocks, rt.occupancy(func as u64, block_size, dynamic_smem)?)
 });
 
 /// CUDA 11.8, encoded as 1000 × major + 10 × minor.

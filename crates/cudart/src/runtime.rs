@@ -982,19 +982,41 @@ impl<D: Device> Runtime<D> {
             .ok_or(CudaError::InvalidDeviceFunction)
     }
 
-    /// Resident blocks per SM for a block size, limited by threads, blocks and shared
-    /// memory. Registers are not counted until the simulator's compiler allocates them.
-    pub fn occupancy(&self, block_size: i32, dynamic_shared: usize) -> CudaResult<i32> {
+    /// Resident blocks per SM of the kernel registered for `host_fn` at a block size
+    /// (`cudaOccupancyMaxActiveBlocksPerMultiprocessor`). With a GPU config, exactly what
+    /// the timing model allows (threads, warps, CTAs, shared memory and the kernel's
+    /// registers from the simulator's allocator); without one, threads, blocks and
+    /// dynamic shared memory of the device description.
+    pub fn occupancy(
+        &mut self,
+        host_fn: u64,
+        block_size: i32,
+        dynamic_shared: usize,
+    ) -> CudaResult<i32> {
+        self.check_function(host_fn)?;
         let threads = u32::try_from(block_size)
             .ok()
             .filter(|&t| t > 0 && t <= self.gpu.max_threads_per_block)
             .ok_or(CudaError::InvalidValue)?;
-        let warps = threads.div_ceil(32);
-        let by_threads = (self.gpu.max_threads_per_sm / 32) / warps;
-        let by_shared = (self.gpu.shared_mem_per_sm as usize)
-            .checked_div(dynamic_shared)
-            .map_or(u32::MAX, |b| u32::try_from(b).unwrap_or(u32::MAX));
-        let blocks = by_threads.min(self.gpu.max_blocks_per_sm).min(by_shared);
+        let blocks = match self.gpu_selection.clone() {
+            Some(selection) => {
+                let res = self.kernel_resources(host_fn)?;
+                let shape = timing::occupancy::CtaShape {
+                    threads,
+                    registers_per_thread: res.registers.unwrap_or(0),
+                    shared_bytes: (res.shared_bytes + dynamic_shared) as u64,
+                };
+                timing::occupancy::occupancy(&selection.config, shape).ctas_per_sm
+            }
+            None => {
+                let warps = threads.div_ceil(32);
+                let by_threads = (self.gpu.max_threads_per_sm / 32) / warps;
+                let by_shared = (self.gpu.shared_mem_per_sm as usize)
+                    .checked_div(dynamic_shared)
+                    .map_or(u32::MAX, |b| u32::try_from(b).unwrap_or(u32::MAX));
+                by_threads.min(self.gpu.max_blocks_per_sm).min(by_shared)
+            }
+        };
         Ok(i32::try_from(blocks).unwrap_or(i32::MAX))
     }
 
@@ -1164,6 +1186,31 @@ mod tests {
         assert_eq!(rt.records()[0].stats.thread_instructions, 345);
         assert_eq!(log.lock().unwrap()[0], "regsim: kernel k(int, float, float*) grid (2,1,1) block (64,1,1): 12 warp instructions, 345 thread instructions");
         assert_eq!(rt.records()[0].mangled, "_Z1kifPf");
+    }
+
+    #[test]
+    fn occupancy_follows_the_gpu_config() {
+        let (mut rt, _, _) = runtime(false);
+        let fb = rt.register_fatbin(&container(PTX));
+        rt.register_function(fb, 0x1000, "_Z1kifPf".to_string());
+        // The default description (a V100): 2048 threads per SM.
+        assert_eq!(rt.occupancy(0x1000, 256, 0), Ok(8));
+        let selection = Config {
+            gpu: Some("gtx480".into()),
+            ..Config::default()
+        }
+        .gpu_selection()
+        .unwrap();
+        rt.set_gpu(selection);
+        assert_eq!(rt.gpu.sm_count, 15);
+        // gtx480: 1536 threads, 48 KB of shared memory per SM.
+        assert_eq!(rt.occupancy(0x1000, 256, 0), Ok(6));
+        assert_eq!(rt.occupancy(0x1000, 256, 20_000), Ok(2));
+        assert_eq!(rt.occupancy(0x1000, 2048, 0), Err(CudaError::InvalidValue));
+        assert_eq!(
+            rt.occupancy(0x2000, 256, 0),
+            Err(CudaError::InvalidDeviceFunction)
+        );
     }
 
     #[test]
