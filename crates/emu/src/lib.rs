@@ -21,7 +21,7 @@ use std::io::Write;
 pub use error::{ErrorKind, ExecError, Location};
 pub use exec::{
     AccessKind, Cta, Launch, LaunchConfig, Limits, MemInfo, MemSpace, RunStats, StepEvent,
-    WarpStatus, WarpStep,
+    StepObserver, WarpStatus, WarpStep,
 };
 pub use memory::{AllocKind, GlobalMemory, MemError};
 pub use module::LoadedModule;
@@ -56,6 +56,9 @@ pub struct Emulator {
     pub textures: TextureTable,
     /// Where device `printf` output goes (host stdout by default).
     pub printf_sink: Box<dyn Write + Send>,
+    /// Sees every warp instruction of every launch (`None`: nothing watches, the
+    /// default; the per-instruction cost is then one branch).
+    pub step_observer: Option<Box<dyn StepObserver>>,
     pub limits: Limits,
 }
 
@@ -72,6 +75,7 @@ impl Emulator {
             modules: Vec::new(),
             textures: TextureTable::default(),
             printf_sink: Box::new(std::io::stdout()),
+            step_observer: None,
             limits: Limits::default(),
         }
     }
@@ -145,6 +149,9 @@ impl Emulator {
             module,
             &mut *self.printf_sink,
             &self.textures,
+            self.step_observer
+                .as_deref_mut()
+                .map(|o| o as &mut dyn StepObserver),
             k.func,
             config,
             params,

@@ -531,3 +531,33 @@ DONE:
     );
     assert_eq!(e.location.thread, Some([0, 0, 0]));
 }
+
+/// Counts what a [`emu::StepObserver`] sees, shared with the test.
+#[derive(Clone, Default)]
+struct StepTally(Arc<Mutex<(u64, u64, u64)>>);
+impl emu::StepObserver for StepTally {
+    fn observe(&mut self, _cta: [u32; 3], _warp: u32, step: &emu::WarpStep) {
+        let mut t = self.0.lock().unwrap();
+        t.0 += 1;
+        t.1 += u64::from(step.exec_mask.count_ones());
+        if step.event == (emu::StepEvent::Exit { done: true }) {
+            t.2 += 1;
+        }
+    }
+}
+
+#[test]
+fn a_step_observer_sees_every_executed_warp_instruction() {
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "basics.ptx", BASICS);
+    let k = emu.kernel(m, "diverge").unwrap();
+    let out = emu.memory.alloc(4 * 64, emu::AllocKind::Device).unwrap();
+    let p = params(&emu, k, &[out, 50]);
+    let tally = StepTally::default();
+    emu.step_observer = Some(Box::new(tally.clone()));
+    let stats = emu.run(k, LaunchConfig::linear(3, 64), &p).unwrap();
+    let (warp, thread, exited) = *tally.0.lock().unwrap();
+    assert_eq!(warp, stats.warp_instructions);
+    assert_eq!(thread, stats.thread_instructions);
+    assert_eq!(exited, 3 * 2, "every warp of every CTA exits once");
+}

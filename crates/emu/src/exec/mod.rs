@@ -166,6 +166,14 @@ impl Default for WarpStep {
     }
 }
 
+/// Watches every warp instruction a launch executes, whoever drives the launch (the
+/// functional loop or the timing model): profilers of the executed stream implement it.
+/// Called after the instruction has executed, never for one that faulted.
+pub trait StepObserver: Send {
+    /// Warp `warp` of the CTA `cta` executed `step`.
+    fn observe(&mut self, cta: [u32; 3], warp: u32, step: &WarpStep);
+}
+
 /// Whether a warp can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WarpStatus {
@@ -260,6 +268,7 @@ pub struct Launch<'e> {
     pub(crate) module: &'e LoadedModule,
     pub(crate) out: &'e mut dyn Write,
     pub(crate) textures: &'e crate::texture::TextureTable,
+    observer: Option<&'e mut dyn StepObserver>,
     kernel: usize,
     pub config: LaunchConfig,
     params: FlatSpace,
@@ -294,6 +303,7 @@ impl<'e> Launch<'e> {
         module: &'e LoadedModule,
         out: &'e mut dyn Write,
         textures: &'e crate::texture::TextureTable,
+        observer: Option<&'e mut dyn StepObserver>,
         kernel: FuncId,
         config: LaunchConfig,
         params: &[u8],
@@ -334,6 +344,7 @@ impl<'e> Launch<'e> {
             module,
             out,
             textures,
+            observer,
             kernel: kernel.index(),
             config,
             params: pbuf,
@@ -515,7 +526,12 @@ impl<'e> Launch<'e> {
             _ => return Err(self.error_at(cta, w, ErrorKind::WarpNotReady(w as u32), None)),
         }
         match self.step_warp(cta, w) {
-            Ok(()) => Ok(&self.step),
+            Ok(()) => {
+                if let Some(o) = self.observer.as_deref_mut() {
+                    o.observe(cta.id, w as u32, &self.step);
+                }
+                Ok(&self.step)
+            }
             Err((kind, lane)) => Err(self.error_at(cta, w, kind, lane)),
         }
     }
