@@ -1,7 +1,20 @@
 //! `regsim run [--functional] [--gpu NAME|PATH] [--rf DESIGN] [--set KEY=VALUE]...
-//! [--stats FILE.json] [--summary] -- PROGRAM ARGS...`: run an unmodified CUDA program
-//! (built with `nvcc -cudart shared`) with regsim's CUDA runtime, in timing mode (the
-//! cycle-level model; the default) or functionally (values only, much faster).
+//! [--max-registers N] [--ltrf-renumber [--registers-per-interval N] [--banks B]]
+//! [--profile-registers] [--stats FILE.json] [--summary] -- PROGRAM ARGS...`: run an
+//! unmodified CUDA program (built with `nvcc -cudart shared`) with regsim's CUDA runtime,
+//! in timing mode (the cycle-level model; the default) or functionally (values only, much
+//! faster).
+//!
+//! Compiler transforms change the program the simulator runs, not what it computes:
+//! `--max-registers N` runs every kernel with the spill code the register allocator needs
+//! under a cap of N registers per thread (spill loads and stores execute and are timed;
+//! registers per thread and occupancy are the capped allocation's), and `--ltrf-renumber`
+//! runs it after LTRF bank-aware register renumbering (`--registers-per-interval`,
+//! `--banks`: the options of `regsim compile --pass ltrf`, default 16 and 16).
+//! `--profile-registers` profiles the executed instructions: the dynamic register-usage
+//! profile (values read 0/1/2/3+ times, lifetimes of read-once values) and the dynamic
+//! ORF/LRF accesses and energy (3-entry ORF, split LRF), as `register_profile` and
+//! `orf_lrf` in the statistics and in the summary.
 //!
 //! The GPU config is loaded, overridden and validated here, before the program starts, so
 //! a bad one is an error naming the key (exit status 2) rather than a failure inside the
@@ -62,6 +75,28 @@ pub struct RunArgs {
     /// Print a readable summary of the statistics to stderr when the program exits.
     #[arg(long)]
     summary: bool,
+    /// Cap registers per thread, like `nvcc -maxrregcount N`: kernels run with the spill
+    /// code the simulator's register allocator needs under the cap (default: 255, and
+    /// the PTX runs as written).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_registers: Option<u32>,
+    /// Run kernels after LTRF bank-aware register renumbering (LTRF §4), with
+    /// architectural registers.
+    #[arg(long)]
+    ltrf_renumber: bool,
+    /// With --ltrf-renumber: registers per register-interval.
+    #[arg(long, value_name = "N", default_value_t = 16, requires = "ltrf_renumber",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    registers_per_interval: u32,
+    /// With --ltrf-renumber: banks of the main register file.
+    #[arg(long, value_name = "B", default_value_t = 16, requires = "ltrf_renumber",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    banks: u32,
+    /// Profile the executed instructions: register-usage profile (values read 0/1/2/3+
+    /// times, lifetimes of read-once values) and dynamic ORF/LRF accesses and energy,
+    /// in the statistics (`register_profile`, `orf_lrf`) and the summary.
+    #[arg(long)]
+    profile_registers: bool,
     /// The program to run and its arguments (after `--`).
     #[arg(
         value_name = "PROGRAM ARGS",
@@ -206,6 +241,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         Some(p) => cmd.env("REGSIM_STATS", p),
         None => cmd.env_remove("REGSIM_STATS"),
     };
+    match args.max_registers {
+        Some(n) => cmd.env("REGSIM_MAX_REGISTERS", n.to_string()),
+        None => cmd.env_remove("REGSIM_MAX_REGISTERS"),
+    };
+    if args.ltrf_renumber {
+        let value = format!("{},{}", args.registers_per_interval, args.banks);
+        cmd.env("REGSIM_LTRF_RENUMBER", value);
+    } else {
+        cmd.env_remove("REGSIM_LTRF_RENUMBER");
+    }
+    cmd.env(
+        "REGSIM_PROFILE_REGISTERS",
+        if args.profile_registers { "1" } else { "0" },
+    );
     let mut child = cmd
         .spawn()
         .with_context(|| format!("starting {}", program.display()))?;

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use timing::config::{default_configs_dir, GpuConfig, Override};
 
+use crate::transforms::ProgramTransforms;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     #[default]
@@ -37,6 +39,12 @@ pub struct Config {
     pub mode: Mode,
     /// `REGSIM_SUMMARY`: print the readable statistics summary to stderr at exit.
     pub summary: bool,
+    /// `REGSIM_MAX_REGISTERS`, `REGSIM_LTRF_RENUMBER`: compiler transforms applied to
+    /// every module at load ([`crate::transforms`]).
+    pub transforms: ProgramTransforms,
+    /// `REGSIM_PROFILE_REGISTERS`: profile the executed instructions
+    /// ([`crate::profiling`]).
+    pub profile_registers: bool,
     /// Warnings about the environment itself, printed once at start-up.
     pub warnings: Vec<String>,
 }
@@ -73,8 +81,10 @@ impl Config {
                 .filter(|s| !s.is_empty())
                 .map(PathBuf::from),
             summary: matches!(lookup("REGSIM_SUMMARY").as_deref(), Some(v) if !v.is_empty() && v != "0"),
+            profile_registers: matches!(lookup("REGSIM_PROFILE_REGISTERS").as_deref(), Some(v) if !v.is_empty() && v != "0"),
             ..Config::default()
         };
+        config.transforms = ProgramTransforms::from_lookup(&lookup, &mut config.warnings);
         match lookup("REGSIM_MODE").as_deref() {
             None | Some("") | Some("functional") => {}
             Some("timing") => config.mode = Mode::Timing,

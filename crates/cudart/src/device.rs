@@ -233,6 +233,10 @@ pub trait Device {
     fn timing_report(&self) -> Option<timing::Report> {
         None
     }
+    /// The profiles of the executed instructions, when they were asked for; at exit.
+    fn profile_report(&mut self) -> Option<crate::profiling::ProfileReport> {
+        None
+    }
 }
 
 const ALLOC_ALIGN: usize = 256;

@@ -19,6 +19,11 @@
 //! `numRegs`) is computed on its first launch and cached. A launch the timing model
 //! refuses (a CTA that fits on no SM) or cannot finish comes back as
 //! [`DeviceError::Simulation`].
+//!
+//! With compiler transforms ([`EmuDevice::with_program_settings`], [`crate::transforms`])
+//! modules load transformed, and `numRegs` and the timing model use the transformed
+//! program's own allocation; with profiling ([`crate::profiling`]) the emulator reports
+//! every executed instruction to the profiler.
 
 use std::collections::HashMap;
 
@@ -31,13 +36,9 @@ use crate::device::{
     Launch, ModuleId, TextureTarget,
 };
 use crate::error::CudaError;
+use crate::profiling::{ProfileReport, SharedProfiler};
 use crate::stats::demangle;
-
-/// The register allocator's settings for every kernel: ptxas's default cap of 255
-/// registers per thread, spilling beyond it.
-fn alloc_config() -> compiler::AllocConfig {
-    compiler::AllocConfig::with_max_registers(255)
-}
+use crate::transforms::{self, ProgramTransforms};
 
 pub struct EmuDevice {
     emu: Emulator,
@@ -49,6 +50,11 @@ pub struct EmuDevice {
     ptx_file_name: String,
     /// The timing model, in timing mode.
     timing: Option<TimingModel>,
+    /// Compiler transforms applied at load; the register cap (or 255) for every kernel.
+    transforms: ProgramTransforms,
+    /// Allocation of each function of the modules loaded transformed.
+    allocations: HashMap<ModuleId, Vec<Option<compiler::Allocation>>>,
+    profiler: Option<SharedProfiler>,
 }
 
 /// The cycle-level model driving the emulator, and what it needs per kernel.
@@ -93,6 +99,9 @@ impl EmuDevice {
             registers: HashMap::new(),
             ptx_file_name,
             timing: None,
+            transforms: ProgramTransforms::default(),
+            allocations: HashMap::new(),
+            profiler: None,
         }
     }
 
@@ -102,6 +111,18 @@ impl EmuDevice {
             sim: TimingSimulator::new(config),
             infos: HashMap::new(),
         });
+        self
+    }
+
+    /// Loads modules with `transforms` applied; with `profile`, profiles every executed
+    /// instruction.
+    pub fn with_program_settings(mut self, transforms: ProgramTransforms, profile: bool) -> Self {
+        self.transforms = transforms;
+        if profile {
+            let p = SharedProfiler::default();
+            self.emu.step_observer = Some(Box::new(p.clone()));
+            self.profiler = Some(p);
+        }
         self
     }
 
@@ -245,10 +266,17 @@ impl Device for EmuDevice {
     fn load_module(&mut self, ptx: &str) -> Result<ModuleId, DeviceError> {
         let id = u32::try_from(self.modules.len())
             .map_err(|_| DeviceError::BadModule("too many modules".into()))?;
-        let emu_id = self
-            .emu
-            .load_ptx(&self.ptx_file_name, ptx)
-            .map_err(|e| DeviceError::BadModule(e.to_string()))?;
+        let emu_id = if self.transforms.is_none() {
+            self.emu
+                .load_ptx(&self.ptx_file_name, ptx)
+                .map_err(|e| DeviceError::BadModule(e.to_string()))?
+        } else {
+            let (emu_id, allocations) =
+                transforms::load(&mut self.emu, &self.ptx_file_name, ptx, &self.transforms)
+                    .map_err(DeviceError::BadModule)?;
+            self.allocations.insert(ModuleId(id), allocations);
+            emu_id
+        };
         self.modules.push(emu_id);
         Ok(ModuleId(id))
     }
@@ -278,6 +306,9 @@ impl Device for EmuDevice {
             dynamic_shared: u32::try_from(launch.dynamic_shared_bytes)
                 .map_err(|_| DeviceError::OutOfMemory(launch.dynamic_shared_bytes))?,
         };
+        if let (Some(p), Some(loaded)) = (&self.profiler, self.emu.module(m)) {
+            p.begin_launch(m.0, &loaded.program, config.grid);
+        }
         let Some(t) = &mut self.timing else {
             let stats = self
                 .emu
@@ -298,11 +329,13 @@ impl Device for EmuDevice {
                     DeviceError::BadModule(format!("module {} is not loaded", launch.module.0))
                 })?
                 .program;
-            let info = KernelInfo::compile(program, kernel.func, &alloc_config()).map_err(|e| {
-                DeviceError::Simulation {
-                    code: CudaError::LaunchFailure,
-                    message: format!("cannot simulate kernel {}: {e}", demangle(launch.kernel)),
-                }
+            let info = match self.allocations.get(&launch.module) {
+                Some(allocations) => transforms::kernel_info(program, kernel.func, allocations),
+                None => KernelInfo::compile(program, kernel.func, &self.transforms.alloc_config()),
+            }
+            .map_err(|e| DeviceError::Simulation {
+                code: CudaError::LaunchFailure,
+                message: format!("cannot simulate kernel {}: {e}", demangle(launch.kernel)),
             })?;
             t.infos.insert(key.clone(), info);
         }
@@ -326,6 +359,15 @@ impl Device for EmuDevice {
 
     fn timing_report(&self) -> Option<timing::Report> {
         Some(self.timing.as_ref()?.sim.report())
+    }
+
+    fn profile_report(&mut self) -> Option<ProfileReport> {
+        let emu = &self.emu;
+        let report = self
+            .profiler
+            .as_ref()?
+            .report(|m| emu.module(emu::ModuleId(m)).map(|l| &l.program));
+        Some(report)
     }
 
     fn bind_texture(
@@ -366,13 +408,21 @@ impl Device for EmuDevice {
             .module(m)
             .ok_or_else(|| DeviceError::BadModule(format!("module {} is not loaded", module.0)))?;
         let program = &loaded.program;
-        let registers = self.registers.entry(module).or_insert_with(|| {
-            // A program the allocator cannot handle still runs; it just has no count.
-            compiler::regalloc::registers_per_thread(program, &alloc_config())
-                .map(|ks| ks.into_iter().map(|k| (k.name, k.registers)).collect())
-                .unwrap_or_default()
-        });
-        let registers = registers.get(kernel).copied();
+        let registers = match self.allocations.get(&module) {
+            Some(allocations) => transforms::kernel_info(program, k.func, allocations)
+                .ok()
+                .map(|info| info.registers_per_thread),
+            None => {
+                let alloc_config = self.transforms.alloc_config();
+                let registers = self.registers.entry(module).or_insert_with(|| {
+                    // A program the allocator cannot handle still runs; it just has no count.
+                    compiler::regalloc::registers_per_thread(program, &alloc_config)
+                        .map(|ks| ks.into_iter().map(|k| (k.name, k.registers)).collect())
+                        .unwrap_or_default()
+                });
+                registers.get(kernel).copied()
+            }
+        };
         let const_bytes = program
             .variables
             .iter()

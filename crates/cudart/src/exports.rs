@@ -50,7 +50,8 @@ fn start_runtime() -> Runtime<ActiveDevice> {
     let config = Config::from_env();
     match config.gpu_selection() {
         Ok(selection) => {
-            let mut device = EmuDevice::new();
+            let mut device =
+                EmuDevice::new().with_program_settings(config.transforms, config.profile_registers);
             if config.mode == Mode::Timing {
                 device = device.with_timing(selection.config.clone());
             }

@@ -31,6 +31,14 @@
 //!   (below).
 //! - `REGSIM_SUMMARY` — if set and not `0`, at process exit a readable summary goes to
 //!   stderr: every kernel's statistics, the totals and the simulation speed.
+//! - `REGSIM_MAX_REGISTERS` — a cap on registers per thread: every module runs with the
+//!   spill code the allocator needs under it ([`transforms`]). Default: ptxas's 255, and
+//!   the PTX runs as written.
+//! - `REGSIM_LTRF_RENUMBER` — `N,B`: every module runs LTRF-renumbered (N registers per
+//!   interval, B banks; [`transforms`]), under the cap if one is given.
+//! - `REGSIM_PROFILE_REGISTERS` — if set and not `0`, the executed instructions are
+//!   profiled ([`profiling`]): `register_profile` and `orf_lrf` in the statistics, and in
+//!   the summary.
 //!
 //! The config is loaded and validated at start-up, in both modes (`cudaGetDeviceProperties`
 //! and `cudaDeviceGetAttribute` describe it: SM count, clocks, shared memory, registers,
@@ -84,7 +92,9 @@ pub mod exports;
 pub mod fatbin;
 pub mod kernel_abi;
 pub mod lz4;
+pub mod profiling;
 pub mod props;
 pub mod runtime;
 pub mod stats;
 pub mod texture;
+pub mod transforms;

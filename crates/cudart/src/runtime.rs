@@ -509,11 +509,16 @@ impl<D: Device> Runtime<D> {
 
     /// At process exit: writes the stats file and prints the summary, if asked for.
     pub fn finish_process(&mut self) {
+        let profile = self.device.profile_report();
         let report = self.device.timing_report();
         let view = self.stats_view(report.as_ref());
         let mut lines = Vec::new();
         if let Some(path) = &self.config.stats_path {
-            let text = serde_json::to_string_pretty(&view.to_json()).unwrap_or_default();
+            let mut json = view.to_json();
+            if let Some(p) = &profile {
+                p.add_to(&mut json);
+            }
+            let text = serde_json::to_string_pretty(&json).unwrap_or_default();
             if let Err(e) = std::fs::write(path, text + "\n") {
                 lines.push(format!(
                     "regsim: cannot write stats to {}: {e}",
@@ -523,6 +528,9 @@ impl<D: Device> Runtime<D> {
         }
         if self.config.summary {
             lines.push(view.summary().trim_end().to_string());
+            if let Some(p) = &profile {
+                lines.push(p.summary().trim_end().to_string());
+            }
         }
         for line in lines {
             self.say(&line);

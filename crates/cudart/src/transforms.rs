@@ -1,0 +1,398 @@
+//! Compiler transforms applied to a program when its module is loaded, so that the
+//! emulator (and the timing model) run what a compiler would have produced instead of the
+//! PTX as written:
+//!
+//! - a register cap (`REGSIM_MAX_REGISTERS=N`, `regsim run --max-registers N`, like
+//!   `nvcc -maxrregcount`): every function is allocated under the cap and rewritten with
+//!   its spill code (`compiler::regalloc::insert_spill_code`: an `ld.local` before and an
+//!   `st.local` after each reference of a spilled register), so spill code executes, is
+//!   counted and, in timing mode, timed;
+//! - LTRF bank-aware renumbering (`REGSIM_LTRF_RENUMBER=N,B`, `regsim run --ltrf-renumber
+//!   --registers-per-interval N --banks B`; LTRF §4): the program as
+//!   `compiler::ltrf::renumbered_program` writes it, with architectural register names
+//!   after renumbering (under the cap too, if one is given).
+//!
+//! Both must leave what a program computes unchanged; `regsim run`'s tests run every
+//! built-in workload both ways. The allocation the timing model and `numRegs` see is the
+//! one of the rewritten program: the spill rewrite's own allocation, or for a renumbered
+//! program the registers its names say (`%R5` is R5, `%RD4` the pair R4:R5, `%P2` is P2),
+//! which [`compiler::regalloc::check`] verifies before the program runs. Without a
+//! transform the module loads as before and the runtime allocates with ptxas's default
+//! cap of 255.
+
+use compiler::ltrf::{renumbered_program, LtrfConfig};
+use compiler::regalloc::ir_input::width_of;
+use compiler::regalloc::{allocate, check, insert_spill_code, IrInput};
+use compiler::{AllocConfig, Allocation, Location};
+use ir::{FuncId, Function, Program, RegClass};
+use timing::KernelInfo;
+
+/// ptxas's default cap on registers per thread, used when no cap is given.
+pub const DEFAULT_MAX_REGISTERS: u32 = 255;
+
+/// LTRF renumbering's two parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LtrfRenumber {
+    /// `N`: registers per register-interval.
+    pub registers_per_interval: u32,
+    /// `B`: banks of the main register file.
+    pub banks: u32,
+}
+
+/// The transforms of the environment contract (`REGSIM_MAX_REGISTERS`,
+/// `REGSIM_LTRF_RENUMBER`). The default is none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProgramTransforms {
+    pub max_registers: Option<u32>,
+    pub ltrf: Option<LtrfRenumber>,
+}
+
+/// Why a program could not be transformed: one line naming the transform and function.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{transform}: {message}")]
+pub struct TransformError {
+    pub transform: String,
+    pub message: String,
+}
+
+/// A transformed program and the register allocation of each of its functions (indexed
+/// by `FuncId`; `None` for functions without a body).
+#[derive(Debug, Clone)]
+pub struct TransformedProgram {
+    pub program: Program,
+    pub allocations: Vec<Option<Allocation>>,
+}
+
+impl ProgramTransforms {
+    /// Reads the variables; a malformed value is ignored with a warning.
+    pub fn from_lookup(
+        lookup: impl Fn(&str) -> Option<String>,
+        warnings: &mut Vec<String>,
+    ) -> Self {
+        let mut t = ProgramTransforms::default();
+        if let Some(v) = lookup("REGSIM_MAX_REGISTERS").filter(|v| !v.is_empty()) {
+            match v.trim().parse::<u32>() {
+                Ok(n) if n > 0 => t.max_registers = Some(n),
+                _ => warnings.push(format!(
+                    "REGSIM_MAX_REGISTERS={v:?} is not a positive number; no register cap"
+                )),
+            }
+        }
+        if let Some(v) = lookup("REGSIM_LTRF_RENUMBER").filter(|v| !v.is_empty()) {
+            let parsed = v.split_once(',').and_then(|(n, b)| {
+                let n = n.trim().parse::<u32>().ok().filter(|&n| n > 0)?;
+                let b = b.trim().parse::<u32>().ok().filter(|&b| b > 0)?;
+                Some(LtrfRenumber {
+                    registers_per_interval: n,
+                    banks: b,
+                })
+            });
+            match parsed {
+                Some(l) => t.ltrf = Some(l),
+                None => warnings.push(format!(
+                    "REGSIM_LTRF_RENUMBER={v:?} is not `N,B` (registers per interval, banks); \
+                     not renumbering"
+                )),
+            }
+        }
+        t
+    }
+
+    pub fn is_none(&self) -> bool {
+        *self == ProgramTransforms::default()
+    }
+
+    /// The allocator settings of every kernel: the cap, or ptxas's default.
+    pub fn alloc_config(&self) -> AllocConfig {
+        AllocConfig::with_max_registers(self.max_registers.unwrap_or(DEFAULT_MAX_REGISTERS))
+    }
+
+    /// Applies the transforms to every function with a body.
+    pub fn apply(&self, program: &Program) -> Result<TransformedProgram, TransformError> {
+        match self.ltrf {
+            Some(l) => self.renumber(program, l),
+            None => self.rewrite_spills(program),
+        }
+    }
+
+    fn rewrite_spills(&self, program: &Program) -> Result<TransformedProgram, TransformError> {
+        let config = self.alloc_config();
+        let fail = |f: &Function, message: String| TransformError {
+            transform: format!("register cap {}", config.max_registers.unwrap_or(0)),
+            message: format!("{}: {message}", f.name),
+        };
+        let mut out = program.clone();
+        let mut allocations = vec![None; program.functions.len()];
+        for (i, f) in program.functions.iter().enumerate() {
+            if !f.has_body {
+                continue;
+            }
+            let alloc = allocate(&IrInput::new(f), &config).map_err(|e| fail(f, e.to_string()))?;
+            let (g, galloc) = insert_spill_code(f, &alloc).map_err(|e| fail(f, e.to_string()))?;
+            check(&IrInput::new(&g), &galloc)
+                .map_err(|e| fail(f, format!("spill code rejected by the checker: {e}")))?;
+            out.functions[i] = g;
+            allocations[i] = Some(galloc);
+        }
+        Ok(TransformedProgram {
+            program: out,
+            allocations,
+        })
+    }
+
+    fn renumber(
+        &self,
+        program: &Program,
+        l: LtrfRenumber,
+    ) -> Result<TransformedProgram, TransformError> {
+        let transform = format!(
+            "LTRF renumbering (N = {}, {} banks)",
+            l.registers_per_interval, l.banks
+        );
+        let config = LtrfConfig {
+            registers_per_interval: l.registers_per_interval,
+            banks: l.banks,
+            max_registers: self.alloc_config().max_registers,
+            ..LtrfConfig::default()
+        };
+        let (out, _) = renumbered_program(program, &config).map_err(|e| TransformError {
+            transform: transform.clone(),
+            message: e.to_string(),
+        })?;
+        let allocations = out
+            .functions
+            .iter()
+            .map(|f| {
+                if !f.has_body {
+                    return Ok(None);
+                }
+                let fail = |message: String| TransformError {
+                    transform: transform.clone(),
+                    message: format!("{}: {message}", f.name),
+                };
+                let alloc = architectural_allocation(f).map_err(fail)?;
+                check(&IrInput::new(f), &alloc).map_err(|e| {
+                    fail(format!(
+                        "the registers the names give are inconsistent: {e}"
+                    ))
+                })?;
+                Ok(Some(alloc))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(TransformedProgram {
+            program: out,
+            allocations,
+        })
+    }
+}
+
+/// Parses, lowers, transforms and loads PTX text; returns the module and the allocation
+/// of each of its functions. Errors are one line (`file:line:column` for PTX errors).
+pub fn load(
+    emu: &mut emu::Emulator,
+    file_name: &str,
+    source: &str,
+    transforms: &ProgramTransforms,
+) -> Result<(emu::ModuleId, Vec<Option<Allocation>>), String> {
+    let ast = ptx::parse(file_name, source).map_err(|e| e.to_string())?;
+    let program = ir::lower(&ast, file_name, source).map_err(|e| e.to_string())?;
+    let t = transforms.apply(&program).map_err(|e| e.to_string())?;
+    let id = emu.load_program(t.program).map_err(|e| e.to_string())?;
+    Ok((id, t.allocations))
+}
+
+/// The allocation a function written with architectural register names
+/// (`compiler::ltrf::architectural_function`) stands for: `%R5`, `%RH5` and `%RB5` are R5,
+/// `%RD4` is R4:R5, `%RQ8` is R8…R11, `%P2` is P2.
+pub fn architectural_allocation(f: &Function) -> Result<Allocation, String> {
+    let mut alloc = Allocation {
+        locations: Vec::with_capacity(f.regs.len()),
+        ..Allocation::default()
+    };
+    for reg in &f.regs {
+        let name = reg.name.strip_prefix('%').unwrap_or(&reg.name);
+        let digits = name.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        let prefix = &name[..name.len() - digits.len()];
+        let index: u32 = digits
+            .parse()
+            .map_err(|_| format!("{} is not an architectural register name", reg.name))?;
+        let location = match (prefix, reg.class) {
+            ("P", RegClass::Pred) => {
+                alloc.predicates_used = alloc.predicates_used.max(index + 1);
+                Location::Pred(compiler::PredReg(index))
+            }
+            ("R" | "RB" | "RH" | "RD" | "RQ", class) if class != RegClass::Pred => {
+                let end = index + width_of(class).units();
+                alloc.registers_used = alloc.registers_used.max(end);
+                Location::Reg(compiler::PhysReg(index))
+            }
+            _ => {
+                return Err(format!(
+                    "{} is not an architectural register name",
+                    reg.name
+                ))
+            }
+        };
+        alloc.locations.push(location);
+    }
+    Ok(alloc)
+}
+
+/// The timing model's view of `kernel` of a transformed program: its instructions with
+/// the registers of `allocations`.
+pub fn kernel_info(
+    program: &Program,
+    kernel: FuncId,
+    allocations: &[Option<Allocation>],
+) -> Result<KernelInfo, timing::kernel_info::KernelInfoError> {
+    KernelInfo::from_allocations(program, kernel, |f| {
+        allocations.get(f.index()).and_then(Option::as_ref)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel with more simultaneously live values than 8 registers hold.
+    const PTX: &str = "\
+.version 7.8
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+\t.reg .b32 %r<20>;
+\t.reg .b64 %rd<4>;
+\tld.param.u64 %rd1, [out];
+\tmov.u32 %r1, %tid.x;
+\tadd.u32 %r2, %r1, 1;
+\tadd.u32 %r3, %r1, 2;
+\tadd.u32 %r4, %r1, 3;
+\tadd.u32 %r5, %r1, 4;
+\tadd.u32 %r6, %r1, 5;
+\tadd.u32 %r7, %r1, 6;
+\tadd.u32 %r8, %r1, 7;
+\tadd.u32 %r9, %r1, 8;
+\tadd.u32 %r10, %r1, 9;
+\tadd.u32 %r11, %r2, %r3;
+\tadd.u32 %r12, %r11, %r4;
+\tadd.u32 %r13, %r12, %r5;
+\tadd.u32 %r14, %r13, %r6;
+\tadd.u32 %r15, %r14, %r7;
+\tadd.u32 %r16, %r15, %r8;
+\tadd.u32 %r17, %r16, %r9;
+\tadd.u32 %r18, %r17, %r10;
+\tmul.wide.u32 %rd2, %r1, 4;
+\tadd.u64 %rd3, %rd1, %rd2;
+\tst.global.u32 [%rd3], %r18;
+\tret;
+}
+";
+
+    fn program() -> Program {
+        let ast = ptx::parse("t.ptx", PTX).unwrap();
+        ir::lower(&ast, "t.ptx", PTX).unwrap()
+    }
+
+    fn run(program: Program, threads: u32) -> (Vec<u32>, emu::RunStats) {
+        let mut emu = emu::Emulator::new();
+        let m = emu.load_program(program).unwrap();
+        let k = emu.kernel(m, "k").unwrap();
+        let out = emu
+            .memory
+            .alloc(4 * u64::from(threads), emu::AllocKind::Device)
+            .unwrap();
+        let stats = emu
+            .run(k, emu::LaunchConfig::linear(1, threads), &out.to_le_bytes())
+            .unwrap();
+        let values = (0..u64::from(threads))
+            .map(|i| emu.memory.read_uint(out + 4 * i, 4).unwrap() as u32)
+            .collect();
+        (values, stats)
+    }
+
+    #[test]
+    fn reads_the_environment() {
+        let mut w = Vec::new();
+        let t = ProgramTransforms::from_lookup(
+            |k| match k {
+                "REGSIM_MAX_REGISTERS" => Some("32".into()),
+                "REGSIM_LTRF_RENUMBER" => Some("8, 16".into()),
+                _ => None,
+            },
+            &mut w,
+        );
+        assert!(w.is_empty());
+        assert_eq!(t.max_registers, Some(32));
+        assert_eq!(
+            t.ltrf,
+            Some(LtrfRenumber {
+                registers_per_interval: 8,
+                banks: 16
+            })
+        );
+        let t = ProgramTransforms::from_lookup(
+            |k| match k {
+                "REGSIM_MAX_REGISTERS" => Some("0".into()),
+                "REGSIM_LTRF_RENUMBER" => Some("16".into()),
+                _ => None,
+            },
+            &mut w,
+        );
+        assert!(t.is_none());
+        assert_eq!(w.len(), 2, "{w:?}");
+    }
+
+    #[test]
+    fn spill_code_executes_and_computes_the_same() {
+        let (want, plain) = run(program(), 64);
+        let t = ProgramTransforms {
+            max_registers: Some(8),
+            ltrf: None,
+        };
+        let out = t.apply(&program()).unwrap();
+        let k = out.program.func_by_name("k").unwrap();
+        let alloc = out.allocations[k.index()].as_ref().unwrap();
+        assert!(alloc.registers_used <= 8, "{}", alloc.registers_used);
+        let info = kernel_info(&out.program, k, &out.allocations).unwrap();
+        assert_eq!(info.registers_per_thread, alloc.registers_used);
+        let (got, spilled) = run(out.program, 64);
+        assert_eq!(got, want);
+        assert!(
+            spilled.warp_instructions > plain.warp_instructions,
+            "spill loads and stores execute: {spilled:?} vs {plain:?}"
+        );
+    }
+
+    #[test]
+    fn renumbered_program_computes_the_same_with_its_named_registers() {
+        let (want, plain) = run(program(), 64);
+        let t = ProgramTransforms {
+            max_registers: None,
+            ltrf: Some(LtrfRenumber {
+                registers_per_interval: 8,
+                banks: 16,
+            }),
+        };
+        let out = t.apply(&program()).unwrap();
+        let k = out.program.func_by_name("k").unwrap();
+        let f = out.program.function(k);
+        assert!(f.regs.iter().any(|r| r.name.starts_with("%RD")), "renamed");
+        let alloc = out.allocations[k.index()].as_ref().unwrap();
+        assert!((11..=20).contains(&alloc.registers_used), "{alloc:?}");
+        let (got, renumbered) = run(out.program, 64);
+        assert_eq!(got, want);
+        assert_eq!(renumbered, plain, "renumbering adds no instruction");
+    }
+
+    #[test]
+    fn names_that_are_not_architectural_are_refused() {
+        let p = program();
+        let f = p.function(p.func_by_name("k").unwrap());
+        let e = architectural_allocation(f).unwrap_err();
+        assert!(
+            e.starts_with("%r") && e.ends_with(" is not an architectural register name"),
+            "{e}"
+        );
+    }
+}
