@@ -325,3 +325,17 @@ fn pass_options_are_checked_by_name() {
     assert_eq!(malformed.status.code(), Some(2));
     assert!(stderr(&malformed).contains("expected key=value"));
 }
+
+#[test]
+fn debug_info_ptx_checks_and_compiles() {
+    // nvcc -G and clang -g end each function with a label after its last `ret`.
+    for file in [
+        "crates/ptx/tests/data/nvcc_debug_sections.ptx",
+        "crates/ptx/tests/data/clang_debug_sections.ptx",
+    ] {
+        let check = regsim(&["ptx", "check", file]);
+        assert!(check.status.success(), "{file}: {}", stderr(&check));
+        let alloc = regsim(&["compile", file, "--emit", "regalloc"]);
+        assert!(alloc.status.success(), "{file}: {}", stderr(&alloc));
+    }
+}

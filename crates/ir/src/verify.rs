@@ -141,9 +141,28 @@ fn check_layout(c: &mut Checker<'_>) {
     }
 }
 
+/// Blocks reachable from the entry along the stored successor edges (whose agreement with
+/// the terminators is checked separately).
+fn reachable_blocks(f: &Function) -> Vec<bool> {
+    let mut seen = vec![false; f.blocks.len()];
+    let mut work = vec![0usize];
+    while let Some(b) = work.pop() {
+        if b >= seen.len() || seen[b] {
+            continue;
+        }
+        seen[b] = true;
+        work.extend(f.blocks[b].succs.iter().map(|s| s.index()));
+    }
+    seen
+}
+
 fn check_edges(c: &mut Checker<'_>) {
     let f = c.f;
     let num_blocks = f.blocks.len();
+    // Debug-info PTX (nvcc -G, clang -g) ends every function with a `$L__func_end0:` label
+    // after its `ret`: an empty, unreachable last block. Falling off the end is a fault
+    // only where control can get there.
+    let reachable = reachable_blocks(f);
     for (b, block) in f.blocks.iter().enumerate() {
         let id = BlockId::new(b);
         let exits = cfg::exits(f, b);
@@ -158,7 +177,7 @@ fn check_edges(c: &mut Checker<'_>) {
         for t in exits.succs.iter().filter(|t| t.index() >= num_blocks) {
             c.error(Some(id), last, format!("branch to nonexistent {t}"));
         }
-        if exits.falls_off_end {
+        if exits.falls_off_end && reachable[b] {
             c.error(Some(id), last, "control falls off the end of the function");
         }
         let expected = exits.succs;
@@ -506,6 +525,28 @@ mod tests {
             negated: true,
         });
         f.compute_effects();
+        assert_caught(&f, "control falls off the end of the function");
+    }
+
+    fn lowered_kernel(body: &str) -> Function {
+        let text = format!(".version 7.8\n.target sm_70\n.address_size 64\n.visible .entry k(.param .u32 p)\n{{\n{body}\n}}\n");
+        let module = ptx::parse("t.ptx", &text).expect("test PTX parses");
+        let program = crate::lower(&module, "t.ptx", &text).expect("test PTX lowers");
+        program.functions.into_iter().next().expect("one kernel")
+    }
+
+    #[test]
+    fn an_unreachable_label_after_the_last_ret_is_accepted() {
+        // What nvcc -G and clang -g emit at the end of every function.
+        let f = lowered_kernel("  ret;\n$L__func_end0:");
+        assert_eq!(messages(&f), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_branch_to_a_label_at_the_end_falls_off_the_function() {
+        let f = lowered_kernel(
+            "  .reg .pred %p;\n  .reg .b32 %r;\n  ld.param.u32 %r, [p];\n  setp.eq.s32 %p, %r, 0;\n  @%p bra $L__end;\n  ret;\n$L__end:",
+        );
         assert_caught(&f, "control falls off the end of the function");
     }
 
