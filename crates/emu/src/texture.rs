@@ -1,6 +1,7 @@
 //! Texture bindings the runtime fills (`cudaBindTexture*`, `cudaCreateTextureObject`) and
 //! the sampling they describe: point and linear filtering, clamp/wrap/border addressing,
-//! normalized or unnormalized coordinates, over linear or pitched global memory.
+//! normalized or unnormalized coordinates, over linear or pitched global memory; `tld4`
+//! gathers and the `txq` attributes a binding knows.
 
 use std::collections::HashMap;
 
@@ -188,6 +189,86 @@ impl TextureBinding {
         }
     }
 
+    /// `tld4.comp.2d`: one channel (`component`, 0..4 for r, g, b, a) of each of the four
+    /// texels the bilinear filter would weigh at (u, v), whatever the binding's filter mode.
+    /// PTX ISA §9.7.10.4: the samples come in counter-clockwise order starting at the lower
+    /// left, with rows growing downwards: (x0, y0+1), (x0+1, y0+1), (x0+1, y0), (x0, y0),
+    /// where (x0, y0) is the texel whose centre is up and to the left of the point.
+    pub fn gather(
+        &self,
+        mem: &GlobalMemory,
+        u: f32,
+        v: f32,
+        component: usize,
+    ) -> Result<[f32; 4], crate::memory::MemError> {
+        let (mut x, mut y) = (u, v);
+        if self.normalized_coords {
+            x *= self.width as f32;
+            y *= self.height as f32;
+        }
+        let x0 = (x - 0.5).floor() as i64;
+        let y0 = (y - 0.5).floor() as i64;
+        let footprint = [(x0, y0 + 1), (x0 + 1, y0 + 1), (x0 + 1, y0), (x0, y0)];
+        let mut out = [0f32; 4];
+        for (o, (tx, ty)) in out.iter_mut().zip(footprint) {
+            *o = self.fetch(mem, tx, ty)?[component];
+        }
+        Ok(out)
+    }
+
+    /// The `txq` attribute, or `None` where the binding does not know it (third-dimension
+    /// addressing, array size, samples, forced unnormalized coordinates). Channel type and
+    /// order use the OpenCL `CLK_*` codes that NVPTX shares with OpenCL; addressing modes
+    /// count in the order the ISA lists them (wrap, mirror, clamp_ogl, clamp_to_edge,
+    /// clamp_to_border) and CUDA's clamp is clamp_to_edge.
+    pub fn query(&self, query: ir::op::TexQuery) -> Option<u32> {
+        use ir::op::TexQuery as Q;
+        let addr = |m: AddressMode| match m {
+            AddressMode::Wrap => 0,
+            AddressMode::Mirror => 1,
+            AddressMode::Clamp => 3,
+            AddressMode::Border => 4,
+        };
+        Some(match query {
+            Q::Width => self.width as u32,
+            Q::Height => self.height as u32,
+            // Bindings are 1D or 2D: one layer deep, one mipmap level.
+            Q::Depth | Q::NumMipmapLevels => 1,
+            Q::ChannelDataType => {
+                let norm = self.read_normalized;
+                match self.format {
+                    ChannelFormat::Signed8 if norm => 0x10D0,
+                    ChannelFormat::Signed16 if norm => 0x10D1,
+                    ChannelFormat::Unsigned8 if norm => 0x10D2,
+                    ChannelFormat::Unsigned16 if norm => 0x10D3,
+                    ChannelFormat::Signed8 => 0x10D7,
+                    ChannelFormat::Signed16 => 0x10D8,
+                    ChannelFormat::Signed32 => 0x10D9,
+                    ChannelFormat::Unsigned8 => 0x10DA,
+                    ChannelFormat::Unsigned16 => 0x10DB,
+                    ChannelFormat::Unsigned32 => 0x10DC,
+                    ChannelFormat::Float16 => 0x10DD,
+                    ChannelFormat::Float32 => 0x10DE,
+                }
+            }
+            Q::ChannelOrder => match self.channels {
+                1 => 0x10B0, // R
+                2 => 0x10B2, // RG
+                _ => 0x10B5, // RGBA
+            },
+            Q::NormalizedCoords => self.normalized_coords as u32,
+            Q::FilterMode => match self.filter {
+                FilterMode::Point => 0,
+                FilterMode::Linear => 1,
+            },
+            Q::AddrMode0 => addr(self.address_mode[0]),
+            Q::AddrMode1 => addr(self.address_mode[1]),
+            Q::AddrMode2 | Q::ArraySize | Q::NumSamples | Q::ForceUnnormalizedCoords => {
+                return None
+            }
+        })
+    }
+
     /// Fetches at integer coordinates (`tex` with `.s32` coordinates: no filtering).
     pub fn fetch_int(
         &self,
@@ -263,5 +344,131 @@ mod tests {
         let mut b2 = binding(&mut mem, &[0.0, 10.0, 100.0, 110.0], 2, 2);
         b2.filter = FilterMode::Linear;
         assert_eq!(b2.sample(&mem, 1.0, 1.0, true).unwrap()[0], 55.0);
+    }
+
+    /// A 4×3 RGBA float texture whose channel c of texel (x, y) is 100·c + 10·y + x, so
+    /// every texel and every component of a gather is distinguishable.
+    fn rgba_binding(mem: &mut GlobalMemory) -> TextureBinding {
+        let (w, h) = (4u64, 3u64);
+        let base = mem.alloc(16 * w * h, AllocKind::Device).unwrap();
+        for y in 0..h {
+            for x in 0..w {
+                for c in 0..4 {
+                    let v = (100 * c + 10 * y + x) as f32;
+                    let addr = base + 16 * (y * w + x) + 4 * c;
+                    mem.write_uint(addr, 4, v.to_bits() as u64).unwrap();
+                }
+            }
+        }
+        TextureBinding {
+            channels: 4,
+            pitch: 16 * w,
+            ..binding_at(base, w, h)
+        }
+    }
+
+    fn binding_at(base: u64, width: u64, height: u64) -> TextureBinding {
+        TextureBinding {
+            base,
+            width,
+            height,
+            pitch: 4 * width,
+            format: ChannelFormat::Float32,
+            channels: 1,
+            address_mode: [AddressMode::Clamp; 2],
+            filter: FilterMode::Point,
+            normalized_coords: false,
+            read_normalized: false,
+        }
+    }
+
+    #[test]
+    fn gather_returns_the_footprint_counter_clockwise_from_lower_left() {
+        let mut mem = GlobalMemory::new();
+        let mut b = rgba_binding(&mut mem);
+        // (2, 2) sits on the corner shared by texels (1..=2, 1..=2): x0 = y0 = 1.
+        assert_eq!(
+            b.gather(&mem, 2.0, 2.0, 0).unwrap(),
+            [21.0, 22.0, 12.0, 11.0]
+        );
+        assert_eq!(
+            b.gather(&mem, 2.0, 2.0, 1).unwrap(),
+            [121.0, 122.0, 112.0, 111.0]
+        );
+        assert_eq!(
+            b.gather(&mem, 2.0, 2.0, 2).unwrap(),
+            [221.0, 222.0, 212.0, 211.0]
+        );
+        assert_eq!(
+            b.gather(&mem, 2.4, 2.4, 3).unwrap(),
+            [321.0, 322.0, 312.0, 311.0]
+        );
+        // Just past a texel centre moves the footprint by one.
+        assert_eq!(b.gather(&mem, 2.6, 1.4, 0).unwrap(), [12.0, 13.0, 3.0, 2.0]);
+        // The filter mode does not matter, normalized coordinates scale as for `tex`.
+        b.filter = FilterMode::Linear;
+        b.normalized_coords = true;
+        // (0.5, 0.5) of a 4×3 texture is (2, 1.5): x0 = 1, y0 = 1.
+        assert_eq!(
+            b.gather(&mem, 0.5, 0.5, 0).unwrap(),
+            [21.0, 22.0, 12.0, 11.0]
+        );
+    }
+
+    #[test]
+    fn gather_addresses_each_texel_at_the_edges() {
+        let mut mem = GlobalMemory::new();
+        let mut b = rgba_binding(&mut mem);
+        // x0 = -1, y0 = 0: the left column clamps onto column 0 …
+        assert_eq!(b.gather(&mem, 0.2, 1.0, 0).unwrap(), [10.0, 10.0, 0.0, 0.0]);
+        // … wraps onto column 3, or reads zero outside a border.
+        b.address_mode = [AddressMode::Wrap; 2];
+        assert_eq!(b.gather(&mem, 0.2, 1.0, 0).unwrap(), [13.0, 10.0, 0.0, 3.0]);
+        // Bottom-right corner: x0 = 3, y0 = 2; row 3 wraps to row 0, column 4 to column 0.
+        assert_eq!(
+            b.gather(&mem, 4.0, 3.0, 1).unwrap(),
+            [103.0, 100.0, 120.0, 123.0]
+        );
+        b.address_mode = [AddressMode::Border; 2];
+        assert_eq!(b.gather(&mem, 4.0, 3.0, 1).unwrap(), [0.0, 0.0, 0.0, 123.0]);
+    }
+
+    #[test]
+    fn txq_reports_what_the_binding_knows() {
+        use ir::op::TexQuery as Q;
+        let mut mem = GlobalMemory::new();
+        let mut b = rgba_binding(&mut mem);
+        b.filter = FilterMode::Linear;
+        b.address_mode = [AddressMode::Wrap, AddressMode::Border];
+        assert_eq!(b.query(Q::Width), Some(4));
+        assert_eq!(b.query(Q::Height), Some(3));
+        assert_eq!(b.query(Q::Depth), Some(1));
+        assert_eq!(b.query(Q::NumMipmapLevels), Some(1));
+        assert_eq!(b.query(Q::ChannelDataType), Some(0x10DE), "CLK_FLOAT");
+        assert_eq!(b.query(Q::ChannelOrder), Some(0x10B5), "CLK_RGBA");
+        assert_eq!(b.query(Q::NormalizedCoords), Some(0));
+        assert_eq!(b.query(Q::FilterMode), Some(1));
+        assert_eq!(b.query(Q::AddrMode0), Some(0), "wrap");
+        assert_eq!(b.query(Q::AddrMode1), Some(4), "clamp_to_border");
+        assert_eq!(b.query(Q::AddrMode2), None);
+        assert_eq!(b.query(Q::ArraySize), None);
+        let mut bytes = binding_at(0, 16, 1);
+        bytes.format = ChannelFormat::Unsigned8;
+        bytes.channels = 2;
+        bytes.normalized_coords = true;
+        assert_eq!(
+            bytes.query(Q::ChannelDataType),
+            Some(0x10DA),
+            "CLK_UNSIGNED_INT8"
+        );
+        bytes.read_normalized = true;
+        assert_eq!(
+            bytes.query(Q::ChannelDataType),
+            Some(0x10D2),
+            "CLK_UNORM_INT8"
+        );
+        assert_eq!(bytes.query(Q::ChannelOrder), Some(0x10B2), "CLK_RG");
+        assert_eq!(bytes.query(Q::NormalizedCoords), Some(1));
+        assert_eq!(bytes.query(Q::AddrMode0), Some(3), "clamp_to_edge");
     }
 }

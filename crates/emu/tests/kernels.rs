@@ -561,3 +561,78 @@ fn a_step_observer_sees_every_executed_warp_instruction() {
     assert_eq!(thread, stats.thread_instructions);
     assert_eq!(exited, 3 * 2, "every warp of every CTA exits once");
 }
+
+const GATHER: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry gather(.param .u64 tex, .param .u64 out)
+{
+    .reg .b32 %r<6>;
+    .reg .f32 %f<8>;
+    .reg .b64 %rd<3>;
+    ld.param.u64 %rd1, [tex];
+    ld.param.u64 %rd2, [out];
+    mov.f32 %f1, 0f3F800000;
+    mov.f32 %f2, 0f3F800000;
+    tld4.g.2d.v4.f32.f32 {%f3, %f4, %f5, %f6}, [%rd1, {%f1, %f2}];
+    st.global.v4.f32 [%rd2], {%f3, %f4, %f5, %f6};
+    txq.width.b32 %r1, [%rd1];
+    txq.height.b32 %r2, [%rd1];
+    txq.channel_data_type.b32 %r3, [%rd1];
+    txq.addr_mode_1.b32 %r4, [%rd1];
+    st.global.v4.u32 [%rd2+16], {%r1, %r2, %r3, %r4};
+    txq.array_size.b32 %r5, [%rd1];
+    ret;
+}
+"#;
+
+#[test]
+fn tld4_gathers_and_txq_answers_through_a_texture_handle() {
+    use emu::texture::{AddressMode, ChannelFormat, FilterMode, TextureBinding};
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "gather.ptx", GATHER);
+    let k = emu.kernel(m, "gather").unwrap();
+    // 3×2 RG float texture: channel c of (x, y) is 100·c + 10·y + x.
+    let (w, h) = (3u64, 2u64);
+    let base = emu.memory.alloc(8 * w * h, emu::AllocKind::Device).unwrap();
+    for y in 0..h {
+        for x in 0..w {
+            for c in 0..2 {
+                let v = (100 * c + 10 * y + x) as f32;
+                let addr = base + 8 * (y * w + x) + 4 * c;
+                emu.memory.write_uint(addr, 4, v.to_bits() as u64).unwrap();
+            }
+        }
+    }
+    let handle = 0x7e57;
+    emu.textures.by_handle.insert(
+        handle,
+        TextureBinding {
+            base,
+            width: w,
+            height: h,
+            pitch: 8 * w,
+            format: ChannelFormat::Float32,
+            channels: 2,
+            address_mode: [AddressMode::Clamp, AddressMode::Wrap],
+            filter: FilterMode::Point,
+            normalized_coords: false,
+            read_normalized: false,
+        },
+    );
+    let out = emu.memory.alloc(32, emu::AllocKind::Device).unwrap();
+    let p = params(&emu, k, &[handle, out]);
+    let err = emu.run(k, LaunchConfig::linear(1, 1), &p).unwrap_err();
+    // Everything up to the array-size query ran: (1, 1) is the corner of texels 0..=1.
+    let gathered: Vec<f32> = read_u32s(&emu, out, 4)
+        .into_iter()
+        .map(f32::from_bits)
+        .collect();
+    assert_eq!(gathered, [110.0, 111.0, 101.0, 100.0]);
+    assert_eq!(read_u32s(&emu, out + 16, 4), [3, 2, 0x10DE, 0]);
+    assert!(
+        err.to_string().contains("txq.array_size"),
+        "a query the binding cannot answer is an error: {err}"
+    );
+}

@@ -1717,9 +1717,18 @@ impl Launch<'_> {
                     ),
                     None => return Err(unsupported("tex without operands")),
                 };
+                let name = inst.op.opcode();
                 let two_d = t.geometry == op::TexGeometry::D2;
-                if !matches!(t.geometry, op::TexGeometry::D1 | op::TexGeometry::D2) {
-                    return Err(unsupported(format!("tex.{}", t.geometry.as_str())));
+                let supported = match t.gather {
+                    None => matches!(t.geometry, op::TexGeometry::D1 | op::TexGeometry::D2),
+                    Some(_) => two_d && t.coord_ty == ScalarType::F32,
+                };
+                if !supported {
+                    return Err(unsupported(format!(
+                        "{name}.{}.{}",
+                        t.geometry.as_str(),
+                        t.coord_ty
+                    )));
                 }
                 for l in lanes(exec) {
                     let binding = match tex_src {
@@ -1731,38 +1740,63 @@ impl Launch<'_> {
                     }
                     .ok_or_else(|| {
                         (
-                            ErrorKind::Texture("fetch from an unbound texture".into()),
+                            ErrorKind::Texture(format!("{name} from an unbound texture")),
                             Some(l),
                         )
                     })?;
                     let c0 = rd!(coords.first().copied().unwrap_or(Src::Imm(0)), l);
                     let c1 = rd!(coords.get(1).copied().unwrap_or(Src::Imm(0)), l);
-                    let texel = if t.coord_ty == ScalarType::F32 {
-                        binding.sample(
-                            self.mem,
-                            f32::from_bits(c0 as u32),
-                            f32::from_bits(c1 as u32),
-                            two_d,
-                        )
-                    } else {
-                        binding.fetch_int(self.mem, c0 as i32, c1 as i32)
+                    let (u, v) = (f32::from_bits(c0 as u32), f32::from_bits(c1 as u32));
+                    let values = match t.gather {
+                        Some(comp) => {
+                            let c = match comp {
+                                op::TexComponent::R => 0,
+                                op::TexComponent::G => 1,
+                                op::TexComponent::B => 2,
+                                op::TexComponent::A => 3,
+                            };
+                            binding.gather(self.mem, u, v, c)
+                        }
+                        None if t.coord_ty == ScalarType::F32 => {
+                            binding.sample(self.mem, u, v, two_d)
+                        }
+                        None => binding.fetch_int(self.mem, c0 as i32, c1 as i32),
                     }
                     .map_err(|e| (e.into(), Some(l)))?;
-                    let values: [f32; 4] = match t.gather {
-                        None => texel,
-                        Some(_) => return Err(unsupported("tld4")),
-                    };
-                    for (i, d) in dsts.iter().enumerate().take(4) {
-                        let v = values[i];
-                        let bits = match t.dst_ty {
-                            ScalarType::F32 => v.to_bits() as u64,
-                            _ => v.to_bits() as u64, // integer texels travel as their bits
-                        };
-                        wr!(*d, l, bits);
+                    // Float texels travel as f32 bits, integer texels as their own bits.
+                    for (d, v) in dsts.iter().zip(values) {
+                        wr!(*d, l, v.to_bits() as u64);
                     }
                 }
             }
-            Op::Txq { .. } => return Err(unsupported("txq")),
+            Op::Txq { query, .. } => {
+                let tex_src = src!(0);
+                for l in lanes(exec) {
+                    let binding = match tex_src {
+                        Src::Addr {
+                            base: Base::Fixed(a),
+                            ..
+                        } => self.textures.by_name.get(texture_name(module, a)),
+                        s => self.textures.by_handle.get(&rd!(s, l)),
+                    }
+                    .ok_or_else(|| {
+                        (
+                            ErrorKind::Texture("txq of an unbound texture".into()),
+                            Some(l),
+                        )
+                    })?;
+                    let value = binding.query(*query).ok_or_else(|| {
+                        (
+                            ErrorKind::Texture(format!(
+                                "txq.{}: not known for a 1D or 2D texture binding",
+                                query.as_str()
+                            )),
+                            Some(l),
+                        )
+                    })?;
+                    wr!(dsts[0], l, value as u64);
+                }
+            }
         }
 
         // Record destination values for the timing model.
