@@ -233,6 +233,18 @@ fn textures_reach_the_emulator() {
 }
 
 #[test]
+fn texture_gather_and_queries_reach_the_emulator() {
+    // tex2Dgather (tld4) of all four components through clamp and wrap texture objects
+    // over a cudaArray, at points whose footprints cross every edge, and txq through
+    // inline PTX; the program checks every value against a host reference.
+    let out = common::run(&common::program("texture_gather"), &[]);
+    let err = stderr(&out);
+    assert_eq!(stdout(&out), "PASS\n", "{err}");
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.lines().count(), 4, "one line per kernel: {err}");
+}
+
+#[test]
 fn device_printf_keeps_program_order_through_a_pipe() {
     let out = common::run(&common::program("printf_order"), &[]);
     assert!(out.status.success(), "{}", stderr(&out));

@@ -8,6 +8,7 @@ NVCC="nvcc -O2 -cudart shared -Wno-deprecated-gpu-targets -diag-suppress 1215 -X
 $NVCC -arch=sm_70 runtime_api.cu -o bin/runtime_api
 $NVCC -arch=sm_70 kernels.cu -o bin/kernels
 $NVCC -arch=sm_70 textures.cu -o bin/textures
+$NVCC -arch=sm_70 texture_gather.cu -o bin/texture_gather
 $NVCC -arch=sm_70 printf_order.cu -o bin/printf_order
 $NVCC -arch=sm_70 unified_memory.cu -o bin/unified_memory
 $NVCC -arch=sm_70 device_features.cu -o bin/device_features
