@@ -13,10 +13,13 @@
 //! register(s), packed in declaration order, which overstates registers per thread.
 //!
 //! Calling convention (as the allocator's): each function is allocated from `R0`/`P0`
-//! up on its own; registers per thread is the maximum over the call tree. Spill code the
-//! allocator asks for ([`compiler::Edit`]) is not part of the executed PTX, so it is not
-//! timed; a spilled value is seen in the temporary register the allocator assigns at
-//! each reference.
+//! up on its own; registers per thread is the maximum over the call tree. When
+//! [`KernelInfo::compile`] is given a cap that forces spills, the spill code
+//! ([`compiler::Edit`]) is not in the program the emulator runs, so it is not timed and a
+//! spilled value is seen in the temporary register the allocator assigns at each
+//! reference. `regsim run --max-registers N` avoids that gap: the runtime rewrites the
+//! program with its spill code first (`insert_spill_code`), so the loads and stores
+//! execute and are timed, and this module sees an allocation without spills.
 
 use compiler::{AllocConfig, Allocation, Location};
 use ir::op::Callee;
