@@ -293,18 +293,7 @@ mod tests {
             mem.write_uint(base + 4 * i as u64, 4, t.to_bits() as u64)
                 .unwrap();
         }
-        TextureBinding {
-            base,
-            width,
-            height,
-            pitch: 4 * width,
-            format: ChannelFormat::Float32,
-            channels: 1,
-            address_mode: [AddressMode::Clamp; 2],
-            filter: FilterMode::Point,
-            normalized_coords: false,
-            read_normalized: false,
-        }
+        binding_at(base, width, height)
     }
 
     #[test]
