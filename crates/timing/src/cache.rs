@@ -9,7 +9,11 @@
 //! Model:
 //! - lines of `line_bytes` split into sectors of `sector_bytes`; validity and dirtiness
 //!   are per sector and only the missing sectors are fetched (the Fermi/Volta rule);
-//! - set index = line number modulo sets (no index hashing);
+//! - set index by the configured function ([`crate::hashing`]: linear, XOR folding or
+//!   GF(2) polynomial), optionally of the address with DRAM channel bits removed
+//!   ([`Cache::set_partition`], for L2 slices);
+//! - a read miss fetches the missing requested sectors, or with `fetch = "line"` every
+//!   sector of the line not yet present or in flight;
 //! - true LRU by a use counter, so replacement is deterministic;
 //! - allocate-on-miss (victim reserved and locked until its fill) or allocate-on-fill;
 //! - write-back or write-through, with or without write-allocate; writes cover whole
@@ -27,7 +31,8 @@
 //!   and data lines in the same ways can give each line a replacement priority there
 //!   (CERF's LRU-prioritized policy) without touching the access and fill paths.
 
-use crate::config::{AllocationPolicy, CacheConfig, WritePolicy};
+use crate::config::{AllocationPolicy, CacheConfig, FetchGranularity, WritePolicy};
+use crate::hashing::Indexer;
 use serde::Serialize;
 use std::ops::AddAssign;
 
@@ -206,8 +211,12 @@ pub struct Cache<T> {
     cfg: CacheConfig,
     ways: usize,
     data_ways: usize,
-    set_mask: u64,
+    indexer: Indexer,
+    /// `(start bit, channels)`: index the address with the channel removed (see
+    /// [`Cache::set_partition`]).
+    partition: Option<(u32, u64)>,
     line_shift: u32,
+    line_fetch: bool,
     lines: Vec<Line>,
     /// Line address per MSHR entry, [`FREE`] when unused; scanned linearly (entries are
     /// few and the scan is branch-light).
@@ -228,8 +237,10 @@ impl<T: Copy> Cache<T> {
             cfg: cfg.clone(),
             ways,
             data_ways: ways,
-            set_mask: sets as u64 - 1,
+            indexer: Indexer::new(&cfg.set_index, sets as u64, u64::from(cfg.line_bytes)),
+            partition: None,
             line_shift: cfg.line_bytes.trailing_zeros(),
+            line_fetch: cfg.fetch == FetchGranularity::Line,
             lines: vec![Line::default(); sets * ways],
             mshr_lines: vec![FREE; cfg.mshrs as usize],
             mshrs: (0..cfg.mshrs)
@@ -261,8 +272,21 @@ impl<T: Copy> Cache<T> {
         LineAddr(addr >> self.line_shift << self.line_shift)
     }
 
+    /// Makes the set index a function of the address within its DRAM channel: with
+    /// `channels` channels interleaved every `1 << start_bit` bytes, the address
+    /// `((a >> start_bit) / channels) << start_bit | (a mod 2^start_bit)`. An L2 slice
+    /// sees only its channel's addresses, whose channel bits would otherwise be constant
+    /// and leave sets unused.
+    pub fn set_partition(&mut self, start_bit: u32, channels: u64) {
+        self.partition = (channels > 1).then_some((start_bit, channels));
+    }
+
     fn set_base(&self, line: LineAddr) -> usize {
-        (((line.0 >> self.line_shift) & self.set_mask) as usize) * self.ways
+        let addr = match self.partition {
+            None => line.0,
+            Some((s, ch)) => ((line.0 >> s) / ch) << s | (line.0 & ((1u64 << s) - 1)),
+        };
+        (self.indexer.index(addr) as usize) * self.ways
     }
 
     fn find_way(&self, line: LineAddr) -> Option<usize> {
@@ -350,6 +374,16 @@ impl<T: Copy> Cache<T> {
     }
 
     fn read(&mut self, line: LineAddr, sectors: SectorMask, target: T) -> Access {
+        if self.cfg.perfect {
+            self.stats.reads += 1;
+            self.stats.hits += 1;
+            return Access {
+                outcome: Outcome::Hit,
+                fetch: SectorMask::EMPTY,
+                eviction: None,
+                forward_write: false,
+            };
+        }
         let way = self.find_way(line);
         let valid = way.map_or(SectorMask::EMPTY, |w| self.lines[w].valid);
         let need = sectors.minus(valid);
@@ -400,7 +434,14 @@ impl<T: Copy> Cache<T> {
             }
         };
         let pending = self.mshrs[e].pending;
-        access.fetch = need.minus(pending);
+        let wanted = if self.line_fetch {
+            // The whole line: every sector neither present nor already on its way.
+            let valid = way.map_or(SectorMask::EMPTY, |w| self.lines[w].valid);
+            need.union(SectorMask::first(self.cfg.sectors_per_line()).minus(valid))
+        } else {
+            need
+        };
+        access.fetch = wanted.minus(pending);
         self.mshrs[e].pending = pending.union(access.fetch);
         self.mshrs[e].targets.push((target, need));
         if let Some(w) = way {
@@ -524,6 +565,16 @@ impl<T: Copy> Cache<T> {
         }
     }
 
+    /// Drops every line that has no fill outstanding (dirty data is lost: for
+    /// write-through caches, which hold none). Counters are kept.
+    pub fn invalidate(&mut self) {
+        for l in self.lines.iter_mut() {
+            if !l.locked {
+                *l = Line::default();
+            }
+        }
+    }
+
     /// Ways per set available to memory data (all of them unless a register file design
     /// took some with [`Cache::set_data_ways`]).
     pub fn data_ways(&self) -> usize {
@@ -575,6 +626,11 @@ mod tests {
             write_policy: WritePolicy::WriteBack,
             write_allocate: true,
             allocation: AllocationPolicy::OnMiss,
+            set_index: Default::default(),
+            fetch: Default::default(),
+            perfect: false,
+            invalidate_between_kernels: false,
+            shared_carveouts: Vec::new(),
         }
     }
 

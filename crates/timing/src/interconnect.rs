@@ -31,6 +31,7 @@ pub struct InterconnectStats {
 #[derive(Clone, Debug)]
 pub struct Interconnect {
     latency: Cycles,
+    flit: u64,
     sm_out: Vec<BandwidthPort<Core>>,
     slice_in: Vec<BandwidthPort<Core>>,
     slice_out: Vec<BandwidthPort<Core>>,
@@ -63,6 +64,7 @@ impl Interconnect {
         let b = cfg.bytes_per_cycle;
         Self {
             latency: cfg.latency,
+            flit: u64::from(cfg.flit_bytes),
             sm_out: ports(sms, b),
             slice_in: ports(slices, b),
             slice_out: ports(slices, b),
@@ -77,7 +79,17 @@ impl Interconnect {
     }
 
     /// Sends `bytes` from SM `sm` to slice `slice`, ready at `ready`; returns arrival.
+    /// Bytes of port bandwidth a packet of `bytes` occupies (whole flits).
+    fn on_wire(&self, bytes: u32) -> u32 {
+        if self.flit == 0 {
+            bytes
+        } else {
+            (u64::from(bytes).div_ceil(self.flit) * self.flit) as u32
+        }
+    }
+
     pub fn to_l2(&mut self, sm: usize, slice: usize, ready: Cycle, bytes: u32) -> Cycle {
+        let bytes = self.on_wire(bytes);
         self.stats.packets_to_l2 += 1;
         self.stats.bytes_to_l2 += u64::from(bytes);
         let (src, dst) = (&mut self.sm_out[sm], &mut self.slice_in[slice]);
@@ -93,6 +105,7 @@ impl Interconnect {
 
     /// Sends `bytes` from slice `slice` to SM `sm`, ready at `ready`; returns arrival.
     pub fn to_sm(&mut self, slice: usize, sm: usize, ready: Cycle, bytes: u32) -> Cycle {
+        let bytes = self.on_wire(bytes);
         self.stats.packets_to_sm += 1;
         self.stats.bytes_to_sm += u64::from(bytes);
         let (src, dst) = (&mut self.slice_out[slice], &mut self.sm_in[sm]);
@@ -127,6 +140,7 @@ mod tests {
             bytes_per_cycle: 32,
             control_bytes: 8,
             input_buffer_bytes: 256,
+            flit_bytes: 0,
         };
         Interconnect::new(&cfg, 2, 2)
     }
@@ -158,6 +172,24 @@ mod tests {
             "other direction free"
         );
         assert_eq!(x.stats().queue_cycles, 4 + 8);
+    }
+
+    #[test]
+    fn packets_travel_in_whole_flits() {
+        let cfg = InterconnectConfig {
+            latency: Cycles::new(3),
+            bytes_per_cycle: 40,
+            control_bytes: 8,
+            input_buffer_bytes: 512,
+            flit_bytes: 40,
+        };
+        let mut x = Interconnect::new(&cfg, 1, 1);
+        // 8-byte request: one flit; 32-byte sector + 8-byte header: one flit; a 128-byte
+        // line + header (136 bytes): four flits.
+        assert_eq!(x.to_l2(0, 0, Cycle::new(0), 8), Cycle::new(1 + 3));
+        assert_eq!(x.to_sm(0, 0, Cycle::new(0), 40), Cycle::new(1 + 3));
+        assert_eq!(x.to_sm(0, 0, Cycle::new(10), 136), Cycle::new(10 + 4 + 3));
+        assert_eq!(x.stats().bytes_to_sm, 40 + 160);
     }
 
     #[test]

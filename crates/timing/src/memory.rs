@@ -339,9 +339,16 @@ impl MemorySystem {
                 shared: SharedMemory::new(&cfg.shared_memory),
             })
             .collect();
+        let map = AddressMap::new(cfg);
         let slices = (0..cfg.l2.slices)
             .map(|_| Slice {
-                cache: Cache::new(&cfg.l2.slice),
+                cache: {
+                    let mut c = Cache::new(&cfg.l2.slice);
+                    if let Some((bit, channels)) = map.partition() {
+                        c.set_partition(bit, channels);
+                    }
+                    c
+                },
                 input: VecDeque::with_capacity(64),
                 port_free: Cycle::ZERO,
                 service_at: Cycle::NEVER,
@@ -357,7 +364,7 @@ impl MemorySystem {
         Self {
             cfg: cfg.clone(),
             ratio: ClockRatio::new(cfg.gpu.core_clock_mhz, cfg.gpu.memory_clock_mhz),
-            map: AddressMap::new(cfg),
+            map,
             sms,
             icnt: Interconnect::new(
                 &cfg.interconnect,
@@ -380,6 +387,38 @@ impl MemorySystem {
     /// The configuration.
     pub fn config(&self) -> &GpuConfig {
         &self.cfg
+    }
+
+    /// Prepares the L1 caches for a kernel whose resident CTAs use `shared_bytes_per_sm`
+    /// bytes of shared memory per SM: invalidates the caches configured with
+    /// `invalidate_between_kernels`, and gives the L1D the ways its `shared_carveouts`
+    /// leave (the smallest carve-out holding `shared_bytes_per_sm`; the largest if none
+    /// does). Dropped lines carry no dirty data in a write-through L1D; a write-back one
+    /// would lose it, so such configs should not combine the two.
+    pub fn begin_kernel(&mut self, shared_bytes_per_sm: u64) {
+        let l1d = &self.cfg.l1d;
+        let data_ways = (!l1d.shared_carveouts.is_empty()).then(|| {
+            let way_bytes = l1d.sets() * u64::from(l1d.line_bytes);
+            let carveout = l1d
+                .shared_carveouts
+                .iter()
+                .copied()
+                .find(|&c| c >= shared_bytes_per_sm)
+                .or_else(|| l1d.shared_carveouts.last().copied())
+                .unwrap_or(0);
+            (l1d.size_bytes - carveout) / way_bytes
+        });
+        let mut evicted = Vec::new();
+        for sm in &mut self.sms {
+            for (i, port) in sm.l1.iter_mut().enumerate() {
+                if port.cache.config().invalidate_between_kernels {
+                    port.cache.invalidate();
+                }
+                if let (Some(ways), true) = (data_ways, i == L1::Data.index()) {
+                    port.cache.set_data_ways(ways as usize, &mut evicted);
+                }
+            }
+        }
     }
 
     /// Starts a warp memory instruction of SM `sm` at cycle `now`.

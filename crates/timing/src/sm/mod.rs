@@ -262,6 +262,8 @@ struct Dispatcher<'a> {
     pipeline: &'a PipelineConfig,
     unit_free: &'a mut [Cycle],
     unit_range: &'a [(usize, usize); 5],
+    /// Schedulers when units are split per scheduler (`pipeline.sub_core`), else 0.
+    sub_cores: usize,
     inflight: &'a [InFlight],
     events: &'a mut Events,
     dispatched: u32,
@@ -278,7 +280,14 @@ impl DispatchPort for Dispatcher<'_> {
             return true;
         }
         let t = self.pipeline.timing(f.class);
-        let (lo, hi) = self.unit_range[unit_index(d.unit)];
+        let (mut lo, mut hi) = self.unit_range[unit_index(d.unit)];
+        let n = hi - lo;
+        if self.sub_cores > 0 && n >= self.sub_cores && n % self.sub_cores == 0 {
+            // The warp's own sub-core: warps belong to schedulers by id modulo count.
+            let per = n / self.sub_cores;
+            lo += usize::from(f.warp) % self.sub_cores * per;
+            hi = lo + per;
+        }
         for u in lo..hi {
             if self.unit_free[u] <= self.now {
                 self.unit_free[u] = self.now + t.initiation_interval;
@@ -530,6 +539,11 @@ impl Sm {
             pipeline: &self.pipeline,
             unit_free: &mut self.unit_free,
             unit_range: &self.unit_range,
+            sub_cores: if self.pipeline.sub_core {
+                self.schedulers.len()
+            } else {
+                0
+            },
             inflight: &self.inflight,
             events: &mut self.events,
             dispatched: 0,
