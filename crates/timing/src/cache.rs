@@ -849,4 +849,100 @@ mod tests {
         c.fill(addr(2, 0, sets), ALL, &mut done);
         assert!(c.set_data_ways(4, &mut ev));
     }
+
+    #[test]
+    fn line_fetch_brings_the_whole_line_and_sector_fetch_only_what_was_asked() {
+        let mut line_cfg = cfg(4096, 4, 4, 4);
+        line_cfg.fetch = FetchGranularity::Line;
+        let mut c: Cache<u32> = Cache::new(&line_cfg);
+        let a = c.access(LineAddr(0), SectorMask(0b0010), CacheOp::Read, 1);
+        assert_eq!((a.outcome, a.fetch), (Outcome::Miss, ALL));
+        let mut s: Cache<u32> = Cache::new(&cfg(4096, 4, 4, 4));
+        let a = s.access(LineAddr(0), SectorMask(0b0010), CacheOp::Read, 1);
+        assert_eq!((a.outcome, a.fetch), (Outcome::Miss, SectorMask(0b0010)));
+        // After the fill, the line cache hits on another sector; the sector cache misses.
+        let mut done = vec![];
+        c.fill(LineAddr(0), ALL, &mut done);
+        s.fill(LineAddr(0), SectorMask(0b0010), &mut done);
+        assert_eq!(
+            c.access(LineAddr(0), SectorMask(0b1000), CacheOp::Read, 2).outcome,
+            Outcome::Hit
+        );
+        let b = s.access(LineAddr(0), SectorMask(0b1000), CacheOp::Read, 2);
+        assert_eq!((b.outcome, b.fetch), (Outcome::SectorMiss, SectorMask(0b1000)));
+    }
+
+    /// Hits after reading, twice, one line per 4 KB row of 32 rows (a warp whose lanes
+    /// each walk their own row of a 1024-float matrix) in a 16 KB 4-way cache.
+    fn row_walk_hits(set_index: crate::hashing::IndexFunction) -> u64 {
+        let mut conf = cfg(16384, 4, 64, 8); // 32 sets
+        conf.set_index = set_index;
+        let mut c: Cache<u32> = Cache::new(&conf);
+        let mut done = vec![];
+        for _pass in 0..2 {
+            for row in 0..32u64 {
+                let l = LineAddr(0x1_0000_0000 + row * 4096);
+                if c.access(l, ALL, CacheOp::Read, 0).outcome == Outcome::Miss {
+                    c.fill(l, ALL, &mut done);
+                }
+            }
+        }
+        c.stats().hits
+    }
+
+    #[test]
+    fn hashed_set_index_keeps_rows_4kb_apart_that_linear_indexing_thrashes() {
+        use crate::hashing::IndexFunction;
+        // Linear: all 32 lines in one 4-way set, LRU over 32 > 4: no hit on the reread.
+        assert_eq!(row_walk_hits(IndexFunction::Linear), 0);
+        // Fermi XOR hash: 8 sets x 4 ways hold all 32 lines.
+        let xor = IndexFunction::Xor {
+            bits: vec![13, 14, 15, 17, 19],
+        };
+        assert_eq!(row_walk_hits(xor), 32);
+        // IPOLY: 32 sets.
+        assert_eq!(row_walk_hits(IndexFunction::Polynomial { polynomial: 37 }), 32);
+    }
+
+    #[test]
+    fn partitioned_index_ignores_the_channel_bits() {
+        // 6 channels interleaved every 256 bytes: a slice sees 256-byte chunks 1536 bytes
+        // apart. Indexed by the raw address (line numbers 12k and 12k + 1 modulo 32) they
+        // use 8 x 2 = 16 of 32 sets; by the channel-local address, where the chunks are
+        // consecutive, all 32.
+        let sets_used = |partition: bool| {
+            let mut c: Cache<u32> = Cache::new(&cfg(16384, 4, 4, 4));
+            if partition {
+                c.set_partition(8, 6);
+            }
+            let mut seen = std::collections::BTreeSet::new();
+            for k in 0..64u64 {
+                for half in 0..2u64 {
+                    seen.insert(c.set_base(LineAddr(k * 1536 + half * 128)) / 4);
+                }
+            }
+            seen.len()
+        };
+        assert_eq!(sets_used(false), 16);
+        assert_eq!(sets_used(true), 32);
+    }
+
+    #[test]
+    fn perfect_cache_always_hits_and_invalidate_keeps_counters() {
+        let mut conf = cfg(4096, 4, 4, 4);
+        conf.perfect = true;
+        let mut p: Cache<u32> = Cache::new(&conf);
+        for i in 0..100 {
+            let a = p.access(LineAddr(i * 128), ALL, CacheOp::Read, 0);
+            assert_eq!((a.outcome, a.fetch), (Outcome::Hit, SectorMask::EMPTY));
+        }
+        let mut c: Cache<u32> = Cache::new(&cfg(4096, 4, 4, 4));
+        let mut done = vec![];
+        c.access(LineAddr(0), ALL, CacheOp::Read, 0);
+        c.fill(LineAddr(0), ALL, &mut done);
+        assert!(c.contains(LineAddr(0), ALL));
+        c.invalidate();
+        assert!(!c.contains(LineAddr(0), ALL));
+        assert_eq!((c.stats().reads, c.stats().misses), (1, 1));
+    }
 }

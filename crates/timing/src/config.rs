@@ -1360,10 +1360,10 @@ mod tests {
 
     #[test]
     fn the_four_configs_load_with_their_papers_values() {
-        assert_eq!(
-            available_configs(&default_configs_dir()),
-            ["gtx480", "maxwell-ltrf", "qv100", "rtx2060-scaled"]
-        );
+        let names = available_configs(&default_configs_dir());
+        for n in ["gtx480", "maxwell-ltrf", "qv100", "rtx2060-scaled"] {
+            assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
+        }
         let g = load("gtx480", &[]).unwrap();
         assert_eq!(
             (

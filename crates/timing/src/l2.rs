@@ -267,4 +267,65 @@ mod tests {
         assert_eq!((l1.channel, l1.bank, l1.row), (0, 1, 0));
         assert_eq!(m.locate(LineAddr(4 * 16 * 256)).row, 1);
     }
+
+    fn pattern_config(gpu: &str) -> GpuConfig {
+        GpuConfig::load(gpu, &crate::config::default_configs_dir(), &[]).unwrap()
+    }
+
+    #[test]
+    fn gtx480_pattern_rotates_256_byte_chunks_over_six_channels() {
+        let m = AddressMap::new(&pattern_config("gpgpusim-gtx480"));
+        assert_eq!(m.partition(), Some((8, 6)));
+        let loc = |a: u64| m.locate(LineAddr(a));
+        // Chunk c -> channel c mod 6; the channel-local chunk c / 6 puts its bit 0 in the
+        // lowest bank bit (pattern bit 8), which picks the slice of the channel.
+        assert_eq!((loc(0).channel, loc(0).slice, loc(0).bank), (0, 0, 0));
+        assert_eq!((loc(256).channel, loc(256).slice), (1, 2));
+        assert_eq!((loc(6 * 256).channel, loc(6 * 256).bank, loc(6 * 256).slice), (0, 1, 1));
+        // Bank bits 13..15 of the local address are bank bits 1..3; the row starts at 16.
+        let local = |l: u64| (l >> 8) * 6 * 256 + (l & 0xff);
+        assert_eq!(loc(local(1 << 13)).bank, 2);
+        assert_eq!(loc(local(1 << 16)).row, 1);
+        assert_eq!(loc(local(1 << 16)).bank, 0);
+        // A sequential stream stays in one row of each bank for 64 KB per channel.
+        let rows: std::collections::BTreeSet<_> = (0..6 * 1024u64)
+            .map(|i| loc(i * 64))
+            .map(|l| (l.channel, l.bank, l.row))
+            .collect();
+        assert_eq!(rows.len(), 6 * 16);
+    }
+
+    #[test]
+    fn qv100_channels_are_hashed_so_power_of_two_strides_use_every_channel() {
+        let m = AddressMap::new(&pattern_config("gpgpusim-qv100"));
+        for stride in [8192u64, 1 << 16, 1 << 20] {
+            let channels: std::collections::BTreeSet<_> =
+                (0..32u64).map(|i| m.locate(LineAddr(i * stride)).channel).collect();
+            assert_eq!(channels.len(), 32, "stride {stride}");
+        }
+        // Linear selection would put every multiple of 8 KB in channel 0.
+        let mut linear = pattern_config("gpgpusim-qv100");
+        if let Some(map) = linear.dram.address_mapping.as_mut() {
+            map.channel_index = IndexFunction::Linear;
+        }
+        let m = AddressMap::new(&linear);
+        assert!((0..32u64).all(|i| m.locate(LineAddr(i * 8192)).channel == 0));
+    }
+
+    #[test]
+    fn bad_patterns_are_rejected_with_the_reason() {
+        let m = |pattern: &str, ch: IndexFunction| DramAddressMapping {
+            channel_bit: 8,
+            channel_index: ch,
+            pattern: pattern.into(),
+        };
+        let ok = "RRRR.BBBCCCCB.CCSSSSSS";
+        assert!(check_mapping(&m(ok, IndexFunction::Linear), 6, 16, 2).is_ok());
+        assert_eq!(check_mapping(&m(ok, IndexFunction::Linear), 6, 8, 2).unwrap_err().0, "pattern");
+        let e = check_mapping(&m("RRDDBBCC", IndexFunction::Linear), 6, 4, 2).unwrap_err();
+        assert!(e.1.contains("`D` at bit 4"), "{e:?}");
+        let poly = IndexFunction::Polynomial { polynomial: 37 };
+        assert_eq!(check_mapping(&m(ok, poly.clone()), 6, 16, 2).unwrap_err().0, "channel_index");
+        assert!(check_mapping(&m(ok, poly), 32, 16, 2).is_ok());
+    }
 }

@@ -253,6 +253,42 @@ enum Event {
         channel: u32,
     },
     L2Fill(DramToken),
+    /// A packet ready at an SM's output port.
+    IcntLeaveSm {
+        slice: u32,
+        packet: Packet,
+        bytes: u32,
+    },
+    /// A packet starting to leave its SM crosses to its slice.
+    IcntEnterSlice {
+        slice: u32,
+        packet: Packet,
+        bytes: u32,
+    },
+    /// A reply ready at a slice's output port.
+    IcntLeaveSlice {
+        slice: u32,
+        sm: u32,
+        delivery: Delivery,
+        bytes: u32,
+    },
+    /// A reply starting to leave its slice crosses to its SM.
+    IcntEnterSm {
+        sm: u32,
+        delivery: Delivery,
+        bytes: u32,
+    },
+}
+
+/// What a reply does when it reaches its SM.
+#[derive(Clone, Copy, Debug)]
+enum Delivery {
+    Fill {
+        l1: L1,
+        line: LineAddr,
+        sectors: SectorMask,
+    },
+    Done(RequestId),
 }
 
 /// Lines of a request that met a reservation failure, waiting for a retry.
@@ -304,6 +340,9 @@ pub struct MemorySystem {
     map: AddressMap,
     sms: Vec<SmMemory>,
     icnt: Interconnect,
+    /// Per SM: bytes of packets scheduled for its output port but not yet reserved there
+    /// (they count against the injection buffer).
+    pending_injection: Vec<u64>,
     slices: Vec<Slice>,
     channels: Vec<Channel>,
     events: EventQueue<Event>,
@@ -371,6 +410,7 @@ impl MemorySystem {
                 cfg.gpu.num_sms as usize,
                 cfg.l2.slices as usize,
             ),
+            pending_injection: vec![0; cfg.gpu.num_sms as usize],
             slices,
             channels,
             events: EventQueue::new(),
@@ -440,7 +480,7 @@ impl MemorySystem {
         let ic = &self.cfg.interconnect;
         let room =
             u64::from(ic.input_buffer_bytes - ic.control_bytes - self.cfg.l2.slice.line_bytes);
-        if self.icnt.injection_backlog(s, self.now) > room {
+        if self.icnt.injection_backlog(s, self.now) + self.pending_injection[s] > room {
             return Err(Stall::InterconnectFull {
                 until: self.icnt.injection_drained_to(s, room),
             });
@@ -590,6 +630,69 @@ impl MemorySystem {
                 }
             }
             Event::L2Fill(token) => self.l2_fill(t, token),
+            Event::IcntLeaveSm {
+                slice,
+                packet,
+                bytes,
+            } => {
+                let sm = packet.sm as usize;
+                self.pending_injection[sm] -= u64::from(bytes);
+                let start = self.icnt.leave_sm(sm, t, bytes);
+                let event = Event::IcntEnterSlice {
+                    slice,
+                    packet,
+                    bytes,
+                };
+                if start > t {
+                    self.events.schedule(start, event);
+                } else {
+                    self.handle(t, event);
+                }
+            }
+            Event::IcntEnterSlice {
+                slice,
+                packet,
+                bytes,
+            } => {
+                let arrival = self.icnt.enter_slice(slice as usize, t, bytes);
+                self.events
+                    .schedule(arrival, Event::L2Arrive { slice, packet });
+            }
+            Event::IcntLeaveSlice {
+                slice,
+                sm,
+                delivery,
+                bytes,
+            } => {
+                let start = self.icnt.leave_slice(slice as usize, t, bytes);
+                let event = Event::IcntEnterSm {
+                    sm,
+                    delivery,
+                    bytes,
+                };
+                if start > t {
+                    self.events.schedule(start, event);
+                } else {
+                    self.handle(t, event);
+                }
+            }
+            Event::IcntEnterSm {
+                sm,
+                delivery,
+                bytes,
+            } => {
+                let arrival = self.icnt.enter_sm(sm as usize, t, bytes);
+                let event = match delivery {
+                    Delivery::Fill { l1, line, sectors } => Event::L1Fill {
+                        sm,
+                        l1,
+                        line,
+                        sectors,
+                    },
+                    Delivery::Done(id) => Event::PartDone(id),
+                };
+                self.events.schedule(arrival, event);
+            }
         }
     }
 
@@ -711,18 +814,21 @@ impl MemorySystem {
         bytes: u32,
     ) {
         let slice = self.map.slice(line);
-        let arrival = self.icnt.to_l2(s, slice, ready, bytes);
         let packet = Packet {
             sm: s as u32,
             line,
             sectors,
             kind,
         };
+        // Ports are reserved in time order: the packet joins its SM's output port when
+        // it is ready (an event), and its slice's input port when it starts leaving.
+        self.pending_injection[s] += u64::from(bytes);
         self.events.schedule(
-            arrival,
-            Event::L2Arrive {
+            ready,
+            Event::IcntLeaveSm {
                 slice: slice as u32,
                 packet,
+                bytes,
             },
         );
     }
@@ -852,17 +958,23 @@ impl MemorySystem {
     fn reply(&mut self, slice: usize, line: LineAddr, target: L2Target, ready: Cycle) {
         let bytes = self.cfg.interconnect.control_bytes
             + target.sectors.count() * self.cfg.l2.slice.sector_bytes;
-        let arrival = self.icnt.to_sm(slice, target.sm as usize, ready, bytes);
-        let event = match target.reply {
-            Reply::Fill(l1) => Event::L1Fill {
-                sm: target.sm,
+        let delivery = match target.reply {
+            Reply::Fill(l1) => Delivery::Fill {
                 l1,
                 line,
                 sectors: target.sectors,
             },
-            Reply::Atomic(id) => Event::PartDone(id),
+            Reply::Atomic(id) => Delivery::Done(id),
         };
-        self.events.schedule(arrival, event);
+        self.events.schedule(
+            ready,
+            Event::IcntLeaveSlice {
+                slice: slice as u32,
+                sm: target.sm,
+                delivery,
+                bytes,
+            },
+        );
     }
 
     fn send_to_dram(
