@@ -452,4 +452,111 @@ mod tests {
         // Commands at cycles 0..3; each burst of 4 right after the previous one.
         assert_eq!(done[3].done, MemCycle::new(24 + 16));
     }
+
+    fn timed(policy: DramSchedulerPolicy) -> DramConfig {
+        DramConfig {
+            t_ccd: MemCycles::new(2),
+            t_ccd_l: MemCycles::new(3),
+            t_rrd: MemCycles::new(6),
+            t_ras: MemCycles::new(28),
+            t_rc: MemCycles::new(40),
+            t_wl: MemCycles::new(4),
+            t_wtr: MemCycles::new(5),
+            t_wr: MemCycles::new(12),
+            t_rtp: MemCycles::new(2),
+            bank_groups: 4,
+            atom_bytes: 64,
+            banks: 8,
+            ..cfg(policy)
+        }
+    }
+
+    fn req_bytes(bank: usize, row: u64, bytes: u32, is_write: bool, token: u32) -> DramRequest<u32> {
+        DramRequest {
+            bank,
+            row,
+            bytes,
+            is_write,
+            token,
+        }
+    }
+
+    #[test]
+    fn activates_of_different_banks_are_t_rrd_apart() {
+        let mut ch = DramChannel::new(&timed(DramSchedulerPolicy::Fcfs));
+        ch.push(req(0, 0, 0), MemCycle::ZERO);
+        ch.push(req(1, 0, 1), MemCycle::ZERO);
+        let done = drain(&mut ch);
+        // Bank 0: activate at 0, column at 12, data 24..28 (128 B at 32 B/cycle).
+        assert_eq!(done[0].done, MemCycle::new(12 + 12 + 4));
+        // Bank 1 (another group): activate at 6 (tRRD), column at 18; data after
+        // bank 0's burst is free from 28: 30..34.
+        assert_eq!(done[1].done, MemCycle::new(6 + 12 + 12 + 4));
+    }
+
+    #[test]
+    fn a_row_conflict_waits_for_t_ras_and_t_rc() {
+        let mut ch = DramChannel::new(&timed(DramSchedulerPolicy::Fcfs));
+        ch.push(req(0, 0, 0), MemCycle::ZERO);
+        ch.push(req(0, 1, 1), MemCycle::ZERO);
+        let done = drain(&mut ch);
+        // Precharge no earlier than tRAS = 28 after the activate at 0, activate at
+        // max(28 + tRP, 0 + tRC) = 40, column at 52, data 64..68.
+        assert_eq!(done[1].done, MemCycle::new(40 + 12 + 12 + 4));
+        assert_eq!(ch.stats().row_misses, 2);
+    }
+
+    #[test]
+    fn column_commands_respect_t_ccd_by_bank_group() {
+        let gap = |b1: usize| {
+            let mut ch = DramChannel::new(&timed(DramSchedulerPolicy::Fcfs));
+            // Open both rows first, long before.
+            ch.push(req_bytes(0, 0, 32, false, 0), MemCycle::ZERO);
+            ch.push(req_bytes(b1, 0, 32, false, 1), MemCycle::ZERO);
+            drain(&mut ch);
+            ch.push(req_bytes(0, 0, 32, false, 2), MemCycle::new(100));
+            ch.push(req_bytes(b1, 0, 32, false, 3), MemCycle::new(100));
+            let done = drain(&mut ch);
+            (done[0].done.get(), done[1].done.get())
+        };
+        // 32-byte reads move a 64-byte atom: 2 cycles of bus each. Same group (banks 0
+        // and 4): columns at 100 and 103 (tCCDL); other group (bank 1): 100 and 102.
+        assert_eq!(gap(4), (100 + 12 + 2, 103 + 12 + 2));
+        assert_eq!(gap(1), (100 + 12 + 2, 102 + 12 + 2));
+    }
+
+    #[test]
+    fn a_read_after_a_write_waits_for_t_wtr() {
+        let mut ch = DramChannel::new(&timed(DramSchedulerPolicy::Fcfs));
+        ch.push(req_bytes(0, 0, 64, false, 0), MemCycle::ZERO);
+        drain(&mut ch);
+        ch.push(req_bytes(0, 0, 64, true, 1), MemCycle::new(100));
+        ch.push(req_bytes(1, 0, 64, false, 2), MemCycle::new(100));
+        let done = drain(&mut ch);
+        // Write column at 100, data 104..106 (WL 4); the read's activate at 101 (bank 1
+        // closed; tRRD from the activate at 0 long past), column no earlier than
+        // 113 (tRCD) and 106 + tWTR = 111: 113, data 125..127.
+        assert_eq!(done[0].done, MemCycle::new(113 + 12 + 2));
+    }
+
+    #[test]
+    fn a_sequential_stream_hits_open_rows_and_a_row_strided_one_does_not() {
+        let run = |row_of: &dyn Fn(u64) -> (usize, u64)| {
+            let mut ch = DramChannel::new(&timed(DramSchedulerPolicy::FrFcfs));
+            for i in 0..64u64 {
+                let (bank, row) = row_of(i);
+                ch.push(req(bank, row, i as u32), MemCycle::new(i * 4));
+            }
+            let done = drain(&mut ch);
+            (*ch.stats(), done.iter().map(|c| c.done).max())
+        };
+        // 2 KB rows of 128-byte lines: 16 lines per row of one bank.
+        let (seq, seq_end) = run(&|i| (((i / 16) % 4) as usize, i / 64));
+        let (strided, strided_end) = run(&|i| (0, i));
+        assert_eq!((seq.row_hits, seq.row_misses), (60, 4));
+        assert_eq!((strided.row_hits, strided.row_misses), (0, 64));
+        assert!(strided_end > seq_end);
+        // Every strided access waits a full row cycle (tRC = 40) after the previous one.
+        assert_eq!(strided_end, Some(MemCycle::new(63 * 40 + 12 + 12 + 4)));
+    }
 }
