@@ -218,6 +218,9 @@ pub struct Cache<T> {
     line_shift: u32,
     line_fetch: bool,
     lines: Vec<Line>,
+    /// The address of each way's line, [`FREE`] when the way holds none: the tag array
+    /// lookups scan (compact, so that highly associative caches scan fast).
+    tags: Vec<u64>,
     /// Line address per MSHR entry, [`FREE`] when unused; scanned linearly (entries are
     /// few and the scan is branch-light).
     mshr_lines: Vec<u64>,
@@ -242,6 +245,7 @@ impl<T: Copy> Cache<T> {
             line_shift: cfg.line_bytes.trailing_zeros(),
             line_fetch: cfg.fetch == FetchGranularity::Line,
             lines: vec![Line::default(); sets * ways],
+            tags: vec![FREE; sets * ways],
             mshr_lines: vec![FREE; cfg.mshrs as usize],
             mshrs: (0..cfg.mshrs)
                 .map(|_| MshrEntry {
@@ -291,7 +295,10 @@ impl<T: Copy> Cache<T> {
 
     fn find_way(&self, line: LineAddr) -> Option<usize> {
         let base = self.set_base(line);
-        (base..base + self.ways).find(|&i| self.lines[i].present && self.lines[i].addr == line.0)
+        self.tags[base..base + self.ways]
+            .iter()
+            .position(|&t| t == line.0)
+            .map(|w| base + w)
     }
 
     fn find_mshr(&self, line: LineAddr) -> Option<usize> {
@@ -337,6 +344,7 @@ impl<T: Copy> Cache<T> {
         } else {
             None
         };
+        self.tags[way] = line.0;
         self.lines[way] = Line {
             present: true,
             locked: false,
@@ -573,6 +581,11 @@ impl<T: Copy> Cache<T> {
                 *l = Line::default();
             }
         }
+        for (t, l) in self.tags.iter_mut().zip(&self.lines) {
+            if !l.present {
+                *t = FREE;
+            }
+        }
     }
 
     /// Ways per set available to memory data (all of them unless a register file design
@@ -603,6 +616,7 @@ impl<T: Copy> Cache<T> {
                     }
                 }
                 self.lines[w] = Line::default();
+                self.tags[w] = FREE;
             }
         }
         self.data_ways = n;
