@@ -377,7 +377,7 @@ impl<T: Copy> Cache<T> {
     ) -> Access {
         match op {
             CacheOp::Read => self.read(line, sectors, target),
-            CacheOp::Write => self.write(line, sectors),
+            CacheOp::Write => self.write(line, sectors, self.cfg.write_policy),
         }
     }
 
@@ -472,8 +472,19 @@ impl<T: Copy> Cache<T> {
         access
     }
 
-    fn write(&mut self, line: LineAddr, sectors: SectorMask) -> Access {
-        let write_back = self.cfg.write_policy == WritePolicy::WriteBack;
+    /// A write of `sectors` of `line` under `policy` instead of the configured write
+    /// policy (an L1D that keeps thread-local data but writes global data through).
+    pub fn write_with_policy(
+        &mut self,
+        line: LineAddr,
+        sectors: SectorMask,
+        policy: WritePolicy,
+    ) -> Access {
+        self.write(line, sectors, policy)
+    }
+
+    fn write(&mut self, line: LineAddr, sectors: SectorMask, policy: WritePolicy) -> Access {
+        let write_back = policy == WritePolicy::WriteBack;
         let mut access = Access {
             outcome: Outcome::Hit,
             fetch: SectorMask::EMPTY,
@@ -573,11 +584,17 @@ impl<T: Copy> Cache<T> {
         }
     }
 
-    /// Drops every line that has no fill outstanding (dirty data is lost: for
-    /// write-through caches, which hold none). Counters are kept.
-    pub fn invalidate(&mut self) {
+    /// Drops every line that has no fill outstanding, appending the dirty ones to
+    /// `evicted` (the caller writes them below). Counters are kept.
+    pub fn invalidate(&mut self, evicted: &mut Vec<Eviction>) {
         for l in self.lines.iter_mut() {
             if !l.locked {
+                if l.present && !l.dirty.is_empty() {
+                    evicted.push(Eviction {
+                        line: LineAddr(l.addr),
+                        dirty: l.dirty,
+                    });
+                }
                 *l = Line::default();
             }
         }
@@ -642,6 +659,7 @@ mod tests {
             allocation: AllocationPolicy::OnMiss,
             set_index: Default::default(),
             fetch: Default::default(),
+            local_write_policy: None,
             perfect: false,
             invalidate_between_kernels: false,
             shared_carveouts: Vec::new(),
@@ -954,9 +972,18 @@ mod tests {
         let mut done = vec![];
         c.access(LineAddr(0), ALL, CacheOp::Read, 0);
         c.fill(LineAddr(0), ALL, &mut done);
+        c.access(LineAddr(128), SectorMask(0b1), CacheOp::Write, 0);
         assert!(c.contains(LineAddr(0), ALL));
-        c.invalidate();
+        let mut evicted = vec![];
+        c.invalidate(&mut evicted);
         assert!(!c.contains(LineAddr(0), ALL));
-        assert_eq!((c.stats().reads, c.stats().misses), (1, 1));
+        assert_eq!(
+            evicted,
+            [Eviction {
+                line: LineAddr(128),
+                dirty: SectorMask(0b1)
+            }]
+        );
+        assert_eq!((c.stats().reads, c.stats().writes, c.stats().misses), (1, 1, 2));
     }
 }

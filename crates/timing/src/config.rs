@@ -482,6 +482,10 @@ pub struct CacheConfig {
     /// What a read miss fetches (default `sector`).
     #[serde(default, skip_serializing_if = "is_sector_fetch")]
     pub fetch: FetchGranularity,
+    /// L1D only: the write policy for thread-local data (absent: `write_policy` for
+    /// every space).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_write_policy: Option<WritePolicy>,
     /// Every read hits and nothing is fetched (an idealised cache; default false).
     #[serde(default, skip_serializing_if = "is_false")]
     pub perfect: bool,
@@ -1591,5 +1595,67 @@ mod tests {
         assert!(Override::parse("l1d.ways=").is_err());
         let e = err_of("gtx480", &["l1d.ways.x=4"]);
         assert!(matches!(e, ConfigError::Override { .. }), "{e}");
+    }
+
+    #[test]
+    fn the_gpgpusim_transcriptions_carry_their_options() {
+        let g = load("gpgpusim-gtx480", &[]).unwrap();
+        // -gpgpu_cache:dl1 N:32:128:4,L:L:m:N:H and -gpgpu_l1_latency 35.
+        assert_eq!((g.l1d.sets(), g.l1d.ways, g.l1d.latency.get()), (32, 4, 35));
+        assert_eq!(g.l1d.fetch, FetchGranularity::Line);
+        assert_eq!(
+            g.l1d.set_index,
+            IndexFunction::Xor {
+                bits: vec![13, 14, 15, 17, 19]
+            }
+        );
+        assert_eq!(g.l1d.local_write_policy, Some(WritePolicy::WriteBack));
+        // -gpgpu_dram_timing_opt, -gpgpu_l2_rop_latency, -dram_latency.
+        let d = &g.dram;
+        assert_eq!(
+            [d.t_ccd, d.t_rrd, d.t_rcd, d.t_ras, d.t_rp, d.t_rc, d.t_cl, d.t_wl].map(|t| t.get()),
+            [2, 6, 12, 28, 12, 40, 12, 4]
+        );
+        assert_eq!((g.l2.slice.latency.get(), d.latency.get()), (120, 100));
+        assert_eq!(g.l2.slices, 12);
+        assert_eq!(g.pipeline.timing(OpClass::IntDiv).latency.get(), 145);
+        assert_eq!(g.pipeline.timing(OpClass::Fp64).unit, UnitKind::Sfu);
+
+        let v = load("gpgpusim-qv100", &[]).unwrap();
+        assert_eq!(v.gpu.kernel_launch_latency.get(), 5000);
+        assert_eq!(v.sm.scheduler, SchedulerPolicy::Lrr);
+        assert!(v.pipeline.sub_core && v.register_file.partition_by_scheduler);
+        assert_eq!(
+            v.l2.slice.set_index,
+            IndexFunction::Polynomial { polynomial: 37 }
+        );
+        assert_eq!(v.l1d.shared_carveouts.last(), Some(&98304));
+        assert!(v.icache.perfect && v.constant_cache.perfect);
+        assert_eq!(v.pipeline.timing(OpClass::Sfu).latency.get(), 100);
+        // The optional classes fall back where a config does not set them.
+        let q = load("qv100", &[]).unwrap();
+        assert_eq!(
+            q.pipeline.timing(OpClass::IntSimple),
+            q.pipeline.timing(OpClass::Int)
+        );
+        assert_eq!(
+            q.pipeline.timing(OpClass::Fp32Div),
+            q.pipeline.timing(OpClass::Sfu)
+        );
+    }
+
+    #[test]
+    fn new_mechanism_keys_are_checked() {
+        let e = err_of(
+            "gpgpusim-gtx480",
+            &["l1d.set_index={ function = \"polynomial\", polynomial = 19 }"],
+        );
+        assert_eq!(e.key(), Some("l1d.set_index"), "{e}");
+        let e = err_of("gpgpusim-gtx480", &["dram.bank_groups=3"]);
+        assert_eq!(e.key(), Some("dram.bank_groups"), "{e}");
+        let e = err_of("gpgpusim-gtx480", &["dram.address_mapping.pattern=RRBBCC"]);
+        assert_eq!(e.key(), Some("dram.address_mapping.pattern"), "{e}");
+        let e = err_of("gpgpusim-qv100", &["l1d.shared_carveouts=[0, 100]"]);
+        assert_eq!(e.key(), Some("l1d.shared_carveouts"), "{e}");
     }
 }

@@ -296,6 +296,8 @@ struct Blocked {
     active: bool,
     id: RequestId,
     kind: AccessKind,
+    /// Thread-local data (for `l1d.local_write_policy`).
+    local: bool,
     len: usize,
     lines: [LineAccess; MAX_LINES],
 }
@@ -365,6 +367,7 @@ impl MemorySystem {
                 active: false,
                 id: RequestId(0),
                 kind: AccessKind::Load,
+                local: false,
                 len: 0,
                 lines: [LineAccess {
                     line: LineAddr(0),
@@ -433,8 +436,7 @@ impl MemorySystem {
     /// bytes of shared memory per SM: invalidates the caches configured with
     /// `invalidate_between_kernels`, and gives the L1D the ways its `shared_carveouts`
     /// leave (the smallest carve-out holding `shared_bytes_per_sm`; the largest if none
-    /// does). Dropped lines carry no dirty data in a write-through L1D; a write-back one
-    /// would lose it, so such configs should not combine the two.
+    /// does). Dirty lines dropped are written to the L2.
     pub fn begin_kernel(&mut self, shared_bytes_per_sm: u64) {
         let l1d = &self.cfg.l1d;
         let data_ways = (!l1d.shared_carveouts.is_empty()).then(|| {
@@ -449,14 +451,20 @@ impl MemorySystem {
             (l1d.size_bytes - carveout) / way_bytes
         });
         let mut evicted = Vec::new();
-        for sm in &mut self.sms {
-            for (i, port) in sm.l1.iter_mut().enumerate() {
+        for s in 0..self.sms.len() {
+            evicted.clear();
+            for (i, port) in self.sms[s].l1.iter_mut().enumerate() {
                 if port.cache.config().invalidate_between_kernels {
-                    port.cache.invalidate();
+                    port.cache.invalidate(&mut evicted);
                 }
                 if let (Some(ways), true) = (data_ways, i == L1::Data.index()) {
                     port.cache.set_data_ways(ways as usize, &mut evicted);
                 }
+            }
+            let sector_bytes = self.cfg.l2.slice.sector_bytes;
+            for e in &evicted {
+                let bytes = self.cfg.interconnect.control_bytes + e.dirty.count() * sector_bytes;
+                self.send_to_l2(s, self.now, e.line, e.dirty, PacketKind::Write, bytes);
             }
         }
     }
@@ -497,7 +505,8 @@ impl MemorySystem {
             accepted: false,
             parts: 0,
         };
-        self.process_lines(s, l1, id, req.kind, req.lines, self.now);
+        let local = req.space == Space::Local;
+        self.process_lines(s, l1, id, req.kind, local, req.lines, self.now);
         Ok(id)
     }
 
@@ -712,9 +721,15 @@ impl MemorySystem {
         l1: L1,
         id: RequestId,
         kind: AccessKind,
+        local: bool,
         lines: &[LineAccess],
         start: Cycle,
     ) {
+        let local_policy = if local {
+            self.sms[s].l1[l1.index()].cache.config().local_write_policy
+        } else {
+            None
+        };
         let latency = self.sms[s].l1[l1.index()].cache.config().latency;
         let control = self.cfg.interconnect.control_bytes;
         let sector_bytes = self.cfg.l2.slice.sector_bytes;
@@ -735,7 +750,10 @@ impl MemorySystem {
                     continue;
                 }
                 AccessKind::Load => cache.access(la.line, la.sectors, CacheOp::Read, id),
-                AccessKind::Store => cache.access(la.line, la.sectors, CacheOp::Write, id),
+                AccessKind::Store => match local_policy {
+                    Some(p) => cache.write_with_policy(la.line, la.sectors, p),
+                    None => cache.access(la.line, la.sectors, CacheOp::Write, id),
+                },
             };
             match access.outcome {
                 Outcome::ReservationFail(_) => {
@@ -789,6 +807,7 @@ impl MemorySystem {
                 b.active = true;
                 b.id = id;
                 b.kind = kind;
+                b.local = local;
                 b.len = rest.len();
             }
             None => {
@@ -865,9 +884,9 @@ impl MemorySystem {
             return;
         }
         let b = &port.blocked;
-        let (id, kind, len) = (b.id, b.kind, b.len);
+        let (id, kind, local, len) = (b.id, b.kind, b.local, b.len);
         let lines = b.lines;
-        self.process_lines(s, l1, id, kind, &lines[..len], t);
+        self.process_lines(s, l1, id, kind, local, &lines[..len], t);
     }
 
     fn kick_slice(&mut self, slice: usize, t: Cycle) {
