@@ -70,6 +70,7 @@ pub fn datapath(op: &Op) -> Datapath {
         | E::IntMul
         | E::IntMad
         | E::FloatAdd
+        | E::FloatSimple
         | E::FloatMinMax
         | E::FloatMul
         | E::FloatFma

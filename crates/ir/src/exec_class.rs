@@ -27,9 +27,11 @@ pub enum ExecClass {
     IntMad,
     /// Integer divide and remainder.
     IntDiv,
-    /// FP32 (and FP16) add, subtract, absolute value, negation, sign copy, class tests,
-    /// compares, selects and conversions to or from floats.
+    /// FP32 (and FP16) add and subtract.
     FloatAdd,
+    /// FP32 (and FP16) absolute value, negation, sign copy, class tests, compares,
+    /// selects and conversions to or from floats.
+    FloatSimple,
     /// FP32 minimum and maximum.
     FloatMinMax,
     /// FP32 multiply.
@@ -120,7 +122,7 @@ pub fn exec_class(op: &Op) -> ExecClass {
         if ty == ScalarType::F64 {
             E::DoubleAdd
         } else if ty.is_float() {
-            E::FloatAdd
+            E::FloatSimple
         } else {
             E::IntSimple
         }
@@ -155,12 +157,10 @@ pub fn exec_class(op: &Op) -> ExecClass {
             E::IntMad
         }
         Op::Div { .. } | Op::Rem { .. } => E::IntDiv,
-        Op::FAdd { ty, .. }
-        | Op::FSub { ty, .. }
-        | Op::FAbs { ty, .. }
-        | Op::FNeg { ty, .. }
-        | Op::Copysign { ty }
-        | Op::Testp { ty, .. } => by_float_width(*ty, E::FloatAdd, E::DoubleAdd),
+        Op::FAdd { ty, .. } | Op::FSub { ty, .. } => by_float_width(*ty, E::FloatAdd, E::DoubleAdd),
+        Op::FAbs { ty, .. } | Op::FNeg { ty, .. } | Op::Copysign { ty } | Op::Testp { ty, .. } => {
+            by_float_width(*ty, E::FloatSimple, E::DoubleAdd)
+        }
         Op::FMin { ty, .. } | Op::FMax { ty, .. } => {
             by_float_width(*ty, E::FloatMinMax, E::DoubleMinMax)
         }
@@ -178,7 +178,7 @@ pub fn exec_class(op: &Op) -> ExecClass {
             if *dst == ScalarType::F64 || *src == ScalarType::F64 {
                 E::DoubleAdd
             } else if dst.is_float() || src.is_float() {
-                E::FloatAdd
+                E::FloatSimple
             } else {
                 E::IntSimple
             }
@@ -224,7 +224,7 @@ mod tests {
              div.rn.f32 %f1, %f2, %f3;\nrsqrt.approx.f32 %f1, %f2;\n\
              add.f64 %fd1, %fd2, %fd3;\nsqrt.rn.f64 %fd1, %fd2;\n\
              setp.lt.f32 %p1, %f1, %f2;\nsetp.lt.s32 %p1, %r1, %r2;\n\
-             cvt.rn.f32.s32 %f1, %r1;",
+             cvt.rn.f32.s32 %f1, %r1;\nadd.f32 %f1, %f2, %f3;",
         );
         use ExecClass as E;
         assert_eq!(
@@ -241,12 +241,12 @@ mod tests {
                 E::Transcendental,
                 E::DoubleAdd,
                 E::DoubleDiv,
-                E::FloatAdd,
+                E::FloatSimple,
                 E::IntSimple,
-                E::FloatAdd,
+                E::FloatSimple,
             ]
         );
-        assert_eq!(c[14], E::Return);
+        assert_eq!(c[14..], [E::FloatAdd, E::Return]);
     }
 
     #[test]

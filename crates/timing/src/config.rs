@@ -298,6 +298,9 @@ pub enum OpClass {
     Fp64Div,
     /// Warp shuffles (`shuffle`; falls back to `int`).
     Shuffle,
+    /// FP32 compares, selects, conversions, abs, neg (`fp32_simple`; falls back to
+    /// `fp32`).
+    Fp32Simple,
 }
 
 /// `[pipeline.classes]`: timing of each opcode class.
@@ -344,12 +347,15 @@ pub struct ClassTimings {
     /// [`OpClass::Shuffle`] (absent: `int`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shuffle: Option<ClassTiming>,
+    /// [`OpClass::Fp32Simple`] (absent: `fp32`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp32_simple: Option<ClassTiming>,
 }
 
 impl ClassTimings {
     /// Every class with its key name, for validation and reports (optional classes that
     /// are absent resolve to their fallback).
-    pub fn iter(&self) -> [(OpClass, &'static str, &ClassTiming); 16] {
+    pub fn iter(&self) -> [(OpClass, &'static str, &ClassTiming); 17] {
         [
             (OpClass::Fp32, "fp32", &self.fp32),
             (OpClass::Int, "int", &self.int),
@@ -367,6 +373,7 @@ impl ClassTimings {
             (OpClass::Fp32Div, "fp32_div", self.get(OpClass::Fp32Div)),
             (OpClass::Fp64Div, "fp64_div", self.get(OpClass::Fp64Div)),
             (OpClass::Shuffle, "shuffle", self.get(OpClass::Shuffle)),
+            (OpClass::Fp32Simple, "fp32_simple", self.get(OpClass::Fp32Simple)),
         ]
     }
 
@@ -389,6 +396,7 @@ impl ClassTimings {
             OpClass::Fp32Div => self.fp32_div.as_ref().unwrap_or(&self.sfu),
             OpClass::Fp64Div => self.fp64_div.as_ref().unwrap_or(&self.fp64),
             OpClass::Shuffle => self.shuffle.as_ref().unwrap_or(&self.int),
+            OpClass::Fp32Simple => self.fp32_simple.as_ref().unwrap_or(&self.fp32),
         }
     }
 }
@@ -580,6 +588,12 @@ pub struct L2Config {
     pub interleave_bytes: u32,
     /// Geometry and policies of one slice (`size_bytes` is per slice).
     pub slice: CacheConfig,
+    /// The L2 acknowledges each store's write with a control packet back to the SM, and
+    /// a store completes (for its warp's retirement, and so for the end of the kernel)
+    /// when its acknowledgements are back (default false: a store completes when the L1
+    /// accepts it).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub write_ack: bool,
 }
 
 /// DRAM request scheduling policy.

@@ -435,7 +435,8 @@ fn build_function(
 /// FP64 arithmetic (and conversions touching f64) goes to [`OpClass::Fp64`] (division and
 /// roots to [`OpClass::Fp64Div`]); transcendentals to [`OpClass::Sfu`], f32 division to
 /// [`OpClass::Fp32Div`], f32 fma to [`OpClass::Fp32Fma`], f32 min/max to
-/// [`OpClass::Fp32MinMax`], other float work to [`OpClass::Fp32`]; integer add/sub to
+/// [`OpClass::Fp32MinMax`], f32 compares, conversions, abs and neg to
+/// [`OpClass::Fp32Simple`], f32 add, sub and mul to [`OpClass::Fp32`]; integer add/sub to
 /// [`OpClass::Int`], moves, logic, shifts, compares and votes to [`OpClass::IntSimple`],
 /// min/max to [`OpClass::IntMinMax`], multiplies to [`OpClass::IntMul`], multiply-adds to
 /// [`OpClass::IntMad`], division to [`OpClass::IntDiv`], shuffles to [`OpClass::Shuffle`];
@@ -452,6 +453,7 @@ pub fn op_class(op: &Op) -> OpClass {
         E::IntMad => OpClass::IntMad,
         E::IntDiv => OpClass::IntDiv,
         E::FloatAdd | E::FloatMul => OpClass::Fp32,
+        E::FloatSimple => OpClass::Fp32Simple,
         E::FloatMinMax => OpClass::Fp32MinMax,
         E::FloatFma => OpClass::Fp32Fma,
         E::FloatDiv => OpClass::Fp32Div,

@@ -30,9 +30,10 @@
 //! [`MemorySystem::unloaded_load_latency`] computes it.
 //!
 //! Stores are write-through posted writes at the L1 when `l1d.write_policy =
-//! "write_through"` (complete for the pipeline once the L1 accepted them); atomics bypass
-//! the L1, are performed at the L2 (a read that marks the line dirty) and complete when
-//! the reply arrives.
+//! "write_through"` (complete for the pipeline once the L1 accepted them, or with
+//! `l2.write_ack` once the L2 has acknowledged each write with a control packet); atomics
+//! bypass the L1, are performed at the L2 (a read that marks the line dirty) and complete
+//! when the reply arrives.
 //!
 //! # Stalls and reservation failures
 //! [`MemorySystem::issue`] refuses a request ([`Stall`]) while the cache port is still
@@ -206,6 +207,8 @@ struct L2Target {
 enum PacketKind {
     Read(L1),
     Write,
+    /// A store's write that the L2 acknowledges (`l2.write_ack`).
+    AckedWrite(RequestId),
     Atomic(RequestId),
 }
 
@@ -776,14 +779,13 @@ impl MemorySystem {
                 Outcome::Miss | Outcome::SectorMiss => hits_ready = Some(ready),
             }
             if access.forward_write {
-                self.send_to_l2(
-                    s,
-                    ready,
-                    la.line,
-                    la.sectors,
-                    PacketKind::Write,
-                    control + data_bytes,
-                );
+                let pkt = if kind == AccessKind::Store && self.cfg.l2.write_ack {
+                    new_parts += 1;
+                    PacketKind::AckedWrite(id)
+                } else {
+                    PacketKind::Write
+                };
+                self.send_to_l2(s, ready, la.line, la.sectors, pkt, control + data_bytes);
             }
             if let Some(e) = access.eviction {
                 let bytes = control + e.dirty.count() * sector_bytes;
@@ -933,7 +935,7 @@ impl MemorySystem {
                     Some(target),
                 )
             }
-            PacketKind::Write => {
+            PacketKind::Write | PacketKind::AckedWrite(_) => {
                 // Writes never wait in an MSHR; the target is not stored.
                 let unused = L2Target {
                     sm: p.sm,
@@ -970,6 +972,17 @@ impl MemorySystem {
         }
         if let Some(e) = access.eviction {
             self.send_to_dram(slice, ready, e.line, e.dirty, true);
+        }
+        if let PacketKind::AckedWrite(id) = p.kind {
+            self.events.schedule(
+                ready,
+                Event::IcntLeaveSlice {
+                    slice: slice as u32,
+                    sm: p.sm,
+                    delivery: Delivery::Done(id),
+                    bytes: self.cfg.interconnect.control_bytes,
+                },
+            );
         }
         self.kick_slice(slice, t + Cycles::new(1));
     }

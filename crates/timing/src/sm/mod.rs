@@ -37,7 +37,8 @@
 //!   for the LD/ST stage. Lanes are split by the state space the emulator resolved: global
 //!   and local lanes go to the L1D (coalesced), constant and parameter lanes to the
 //!   constant cache, shared lanes to shared memory; a load completes when every part is
-//!   back. Stores retire once accepted (posted writes); atomics complete when the L2
+//!   back. Stores retire once accepted (posted writes) or, with `l2.write_ack`, once
+//!   acknowledged by the L2; atomics complete when the L2
 //!   replies (shared-memory atomics after the shared-memory passes). Texture fetches,
 //!   prefetches and fences have no memory timing beyond the LD/ST pipeline.
 //! - Long-latency operations (for the two-level scheduler and the `memory` stall reason)
@@ -943,7 +944,8 @@ impl Sm {
                 EmuAccess::Store => AccessKind::Store,
                 EmuAccess::Atomic => AccessKind::Atomic,
             };
-            let waits = kind != AccessKind::Store;
+            // Stores complete when accepted, or with `l2.write_ack` when acknowledged.
+            let waits = kind != AccessKind::Store || ctx.memory.config().l2.write_ack;
             let mut blocked = None;
             for part in [PART_L1D, PART_CONST, PART_SHARED] {
                 if op.parts & part == 0 || op.issued & part != 0 {
