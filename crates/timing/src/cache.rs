@@ -897,11 +897,15 @@ mod tests {
         c.fill(LineAddr(0), ALL, &mut done);
         s.fill(LineAddr(0), SectorMask(0b0010), &mut done);
         assert_eq!(
-            c.access(LineAddr(0), SectorMask(0b1000), CacheOp::Read, 2).outcome,
+            c.access(LineAddr(0), SectorMask(0b1000), CacheOp::Read, 2)
+                .outcome,
             Outcome::Hit
         );
         let b = s.access(LineAddr(0), SectorMask(0b1000), CacheOp::Read, 2);
-        assert_eq!((b.outcome, b.fetch), (Outcome::SectorMiss, SectorMask(0b1000)));
+        assert_eq!(
+            (b.outcome, b.fetch),
+            (Outcome::SectorMiss, SectorMask(0b1000))
+        );
     }
 
     /// Hits after reading, twice, one line per 4 KB row of 32 rows (a warp whose lanes
@@ -933,7 +937,10 @@ mod tests {
         };
         assert_eq!(row_walk_hits(xor), 32);
         // IPOLY: 32 sets.
-        assert_eq!(row_walk_hits(IndexFunction::Polynomial { polynomial: 37 }), 32);
+        assert_eq!(
+            row_walk_hits(IndexFunction::Polynomial { polynomial: 37 }),
+            32
+        );
     }
 
     #[test]
@@ -984,6 +991,9 @@ mod tests {
                 dirty: SectorMask(0b1)
             }]
         );
-        assert_eq!((c.stats().reads, c.stats().writes, c.stats().misses), (1, 1, 2));
+        assert_eq!(
+            (c.stats().reads, c.stats().writes, c.stats().misses),
+            (1, 1, 2)
+        );
     }
 }

@@ -365,15 +365,31 @@ impl ClassTimings {
             (OpClass::Fp64, "fp64", &self.fp64),
             (OpClass::Mem, "mem", &self.mem),
             (OpClass::Control, "control", &self.control),
-            (OpClass::IntSimple, "int_simple", self.get(OpClass::IntSimple)),
-            (OpClass::IntMinMax, "int_min_max", self.get(OpClass::IntMinMax)),
+            (
+                OpClass::IntSimple,
+                "int_simple",
+                self.get(OpClass::IntSimple),
+            ),
+            (
+                OpClass::IntMinMax,
+                "int_min_max",
+                self.get(OpClass::IntMinMax),
+            ),
             (OpClass::IntMad, "int_mad", self.get(OpClass::IntMad)),
-            (OpClass::Fp32MinMax, "fp32_min_max", self.get(OpClass::Fp32MinMax)),
+            (
+                OpClass::Fp32MinMax,
+                "fp32_min_max",
+                self.get(OpClass::Fp32MinMax),
+            ),
             (OpClass::Fp32Fma, "fp32_fma", self.get(OpClass::Fp32Fma)),
             (OpClass::Fp32Div, "fp32_div", self.get(OpClass::Fp32Div)),
             (OpClass::Fp64Div, "fp64_div", self.get(OpClass::Fp64Div)),
             (OpClass::Shuffle, "shuffle", self.get(OpClass::Shuffle)),
-            (OpClass::Fp32Simple, "fp32_simple", self.get(OpClass::Fp32Simple)),
+            (
+                OpClass::Fp32Simple,
+                "fp32_simple",
+                self.get(OpClass::Fp32Simple),
+            ),
         ]
     }
 
@@ -1189,7 +1205,10 @@ impl GpuConfig {
         if !d.banks.is_multiple_of(d.bank_groups) {
             return Err(invalid(
                 "dram.bank_groups",
-                format_args!("{} banks do not split into {} groups", d.banks, d.bank_groups),
+                format_args!(
+                    "{} banks do not split into {} groups",
+                    d.banks, d.bank_groups
+                ),
             ));
         }
         if let Some(m) = &d.address_mapping {

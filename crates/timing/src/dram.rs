@@ -160,7 +160,11 @@ impl<T: Copy> DramChannel<T> {
                 t_rrd: cfg.t_rrd,
                 t_ras: cfg.t_ras,
                 t_rc: cfg.t_rc,
-                t_wl: if cfg.t_wl.is_zero() { cfg.t_cl } else { cfg.t_wl },
+                t_wl: if cfg.t_wl.is_zero() {
+                    cfg.t_cl
+                } else {
+                    cfg.t_wl
+                },
                 t_wtr: cfg.t_wtr,
                 t_wr: cfg.t_wr,
                 t_rtp: cfg.t_rtp,
@@ -471,7 +475,13 @@ mod tests {
         }
     }
 
-    fn req_bytes(bank: usize, row: u64, bytes: u32, is_write: bool, token: u32) -> DramRequest<u32> {
+    fn req_bytes(
+        bank: usize,
+        row: u64,
+        bytes: u32,
+        is_write: bool,
+        token: u32,
+    ) -> DramRequest<u32> {
         DramRequest {
             bank,
             row,

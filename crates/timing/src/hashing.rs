@@ -233,9 +233,15 @@ mod tests {
 
     #[test]
     fn checks_reject_bad_functions() {
-        assert!(IndexFunction::Polynomial { polynomial: 37 }.check(5).is_ok());
-        assert!(IndexFunction::Polynomial { polynomial: 37 }.check(6).is_err());
-        assert!(IndexFunction::Polynomial { polynomial: 36 }.check(5).is_err());
+        assert!(IndexFunction::Polynomial { polynomial: 37 }
+            .check(5)
+            .is_ok());
+        assert!(IndexFunction::Polynomial { polynomial: 37 }
+            .check(6)
+            .is_err());
+        assert!(IndexFunction::Polynomial { polynomial: 36 }
+            .check(5)
+            .is_err());
         assert!(fermi_xor().check(5).is_ok());
         assert!(fermi_xor().check(4).is_err());
         assert!(IndexFunction::Xor { bits: vec![64] }.check(5).is_err());

@@ -145,7 +145,12 @@ impl Interconnect {
         let bytes = self.on_wire(bytes);
         self.stats.packets_to_l2 += 1;
         self.stats.bytes_to_l2 += u64::from(bytes);
-        leave(&mut self.sm_out[sm], ready, bytes, &mut self.stats.queue_cycles)
+        leave(
+            &mut self.sm_out[sm],
+            ready,
+            bytes,
+            &mut self.stats.queue_cycles,
+        )
     }
 
     /// The second stage of [`Interconnect::leave_sm`]: the packet that started leaving
@@ -153,7 +158,13 @@ impl Interconnect {
     pub fn enter_slice(&mut self, slice: usize, start: Cycle, bytes: u32) -> Cycle {
         let bytes = self.on_wire(bytes);
         let port = &mut self.slice_in[slice];
-        enter(port, start, bytes, self.latency, &mut self.stats.queue_cycles)
+        enter(
+            port,
+            start,
+            bytes,
+            self.latency,
+            &mut self.stats.queue_cycles,
+        )
     }
 
     /// Like [`Interconnect::leave_sm`], from slice `slice` towards the SMs.
@@ -161,14 +172,25 @@ impl Interconnect {
         let bytes = self.on_wire(bytes);
         self.stats.packets_to_sm += 1;
         self.stats.bytes_to_sm += u64::from(bytes);
-        leave(&mut self.slice_out[slice], ready, bytes, &mut self.stats.queue_cycles)
+        leave(
+            &mut self.slice_out[slice],
+            ready,
+            bytes,
+            &mut self.stats.queue_cycles,
+        )
     }
 
     /// Like [`Interconnect::enter_slice`], into SM `sm`'s input port.
     pub fn enter_sm(&mut self, sm: usize, start: Cycle, bytes: u32) -> Cycle {
         let bytes = self.on_wire(bytes);
         let port = &mut self.sm_in[sm];
-        enter(port, start, bytes, self.latency, &mut self.stats.queue_cycles)
+        enter(
+            port,
+            start,
+            bytes,
+            self.latency,
+            &mut self.stats.queue_cycles,
+        )
     }
 
     pub fn injection_backlog(&self, sm: usize, now: Cycle) -> u64 {
@@ -254,7 +276,11 @@ mod tests {
         assert_eq!(x.enter_slice(0, starts[0], 128), Cycle::new(4 + 10));
         assert_eq!(x.enter_slice(0, starts[1], 128), Cycle::new(8 + 10));
         let s1 = x.leave_sm(1, Cycle::new(5), 8);
-        assert_eq!(x.enter_slice(0, s1, 8), Cycle::new(9 + 10), "queued 3 cycles");
+        assert_eq!(
+            x.enter_slice(0, s1, 8),
+            Cycle::new(9 + 10),
+            "queued 3 cycles"
+        );
         assert_eq!(x.stats().queue_cycles, 4 + 8 + 12 + 3);
     }
 

@@ -74,7 +74,10 @@ fn gather(a: u64, mask: u64) -> u64 {
 
 /// Row, bank and column masks of a pattern string; an error names the offending text.
 fn parse_pattern(text: &str) -> Result<(u64, u64, u64), String> {
-    let bits: Vec<char> = text.chars().filter(|c| *c != '.' && !c.is_whitespace()).collect();
+    let bits: Vec<char> = text
+        .chars()
+        .filter(|c| *c != '.' && !c.is_whitespace())
+        .collect();
     if bits.is_empty() || bits.len() > 64 {
         return Err(format!("{} bits; a pattern has 1 to 64", bits.len()));
     }
@@ -126,13 +129,18 @@ pub fn check_mapping(
         ));
     }
     if m.channel_bit >= 48 {
-        return Err(("channel_bit", format!("{} is beyond the address", m.channel_bit)));
+        return Err((
+            "channel_bit",
+            format!("{} is beyond the address", m.channel_bit),
+        ));
     }
     if m.channel_index != IndexFunction::Linear {
         if !channels.is_power_of_two() {
             return Err((
                 "channel_index",
-                format!("a hashed channel index needs a power-of-two channel count, not {channels}"),
+                format!(
+                    "a hashed channel index needs a power-of-two channel count, not {channels}"
+                ),
             ));
         }
         m.channel_index
@@ -281,7 +289,10 @@ mod tests {
         // lowest bank bit (pattern bit 8), which picks the slice of the channel.
         assert_eq!((loc(0).channel, loc(0).slice, loc(0).bank), (0, 0, 0));
         assert_eq!((loc(256).channel, loc(256).slice), (1, 2));
-        assert_eq!((loc(6 * 256).channel, loc(6 * 256).bank, loc(6 * 256).slice), (0, 1, 1));
+        assert_eq!(
+            (loc(6 * 256).channel, loc(6 * 256).bank, loc(6 * 256).slice),
+            (0, 1, 1)
+        );
         // Bank bits 13..15 of the local address are bank bits 1..3; the row starts at 16.
         let local = |l: u64| (l >> 8) * 6 * 256 + (l & 0xff);
         assert_eq!(loc(local(1 << 13)).bank, 2);
@@ -299,8 +310,9 @@ mod tests {
     fn qv100_channels_are_hashed_so_power_of_two_strides_use_every_channel() {
         let m = AddressMap::new(&pattern_config("gpgpusim-qv100"));
         for stride in [8192u64, 1 << 16, 1 << 20] {
-            let channels: std::collections::BTreeSet<_> =
-                (0..32u64).map(|i| m.locate(LineAddr(i * stride)).channel).collect();
+            let channels: std::collections::BTreeSet<_> = (0..32u64)
+                .map(|i| m.locate(LineAddr(i * stride)).channel)
+                .collect();
             assert_eq!(channels.len(), 32, "stride {stride}");
         }
         // Linear selection would put every multiple of 8 KB in channel 0.
@@ -321,11 +333,19 @@ mod tests {
         };
         let ok = "RRRR.BBBCCCCB.CCSSSSSS";
         assert!(check_mapping(&m(ok, IndexFunction::Linear), 6, 16, 2).is_ok());
-        assert_eq!(check_mapping(&m(ok, IndexFunction::Linear), 6, 8, 2).unwrap_err().0, "pattern");
+        assert_eq!(
+            check_mapping(&m(ok, IndexFunction::Linear), 6, 8, 2)
+                .unwrap_err()
+                .0,
+            "pattern"
+        );
         let e = check_mapping(&m("RRDDBBCC", IndexFunction::Linear), 6, 4, 2).unwrap_err();
         assert!(e.1.contains("`D` at bit 4"), "{e:?}");
         let poly = IndexFunction::Polynomial { polynomial: 37 };
-        assert_eq!(check_mapping(&m(ok, poly.clone()), 6, 16, 2).unwrap_err().0, "channel_index");
+        assert_eq!(
+            check_mapping(&m(ok, poly.clone()), 6, 16, 2).unwrap_err().0,
+            "channel_index"
+        );
         assert!(check_mapping(&m(ok, poly), 32, 16, 2).is_ok());
     }
 }

@@ -509,7 +509,7 @@ impl MemorySystem {
             parts: 0,
         };
         let local = req.space == Space::Local;
-        self.process_lines(s, l1, id, req.kind, local, req.lines, self.now);
+        self.process_lines(s, l1, id, (req.kind, local), req.lines, self.now);
         Ok(id)
     }
 
@@ -717,14 +717,14 @@ impl MemorySystem {
         }
     }
 
-    /// Looks up `lines` in SM `s`'s cache `l1` from cycle `start`, one per cycle.
+    /// Looks up `lines` in SM `s`'s cache `l1` from cycle `start`, one per cycle; `local`
+    /// says the data is thread-local (for `l1d.local_write_policy`).
     fn process_lines(
         &mut self,
         s: usize,
         l1: L1,
         id: RequestId,
-        kind: AccessKind,
-        local: bool,
+        (kind, local): (AccessKind, bool),
         lines: &[LineAccess],
         start: Cycle,
     ) {
@@ -888,7 +888,7 @@ impl MemorySystem {
         let b = &port.blocked;
         let (id, kind, local, len) = (b.id, b.kind, b.local, b.len);
         let lines = b.lines;
-        self.process_lines(s, l1, id, kind, local, &lines[..len], t);
+        self.process_lines(s, l1, id, (kind, local), &lines[..len], t);
     }
 
     fn kick_slice(&mut self, slice: usize, t: Cycle) {
