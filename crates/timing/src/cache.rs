@@ -660,6 +660,7 @@ mod tests {
             set_index: Default::default(),
             fetch: Default::default(),
             local_write_policy: None,
+            data_port_bytes: 0,
             perfect: false,
             invalidate_between_kernels: false,
             shared_carveouts: Vec::new(),

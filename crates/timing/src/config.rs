@@ -510,6 +510,11 @@ pub struct CacheConfig {
     /// every space).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_write_policy: Option<WritePolicy>,
+    /// L2 slices: bytes the data array moves per cycle; a hit's data, a write's data
+    /// and a fill each hold it for `ceil(bytes / data_port_bytes)` cycles (default 0:
+    /// one access per cycle whatever its size).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub data_port_bytes: u32,
     /// Every read hits and nothing is fetched (an idealised cache; default false).
     #[serde(default, skip_serializing_if = "is_false")]
     pub perfect: bool,

@@ -910,6 +910,12 @@ impl MemorySystem {
         let latency = self.cfg.l2.slice.latency;
         let sl = &mut self.slices[slice];
         sl.service_at = Cycle::NEVER;
+        if sl.port_free > t {
+            // A fill took the data port after this service was scheduled.
+            self.kick_slice(slice, t);
+            return;
+        }
+        let sl = &mut self.slices[slice];
         let Some(&p) = sl.input.front() else { return };
         let ready = t + latency;
         let access = match p.kind {
@@ -954,7 +960,18 @@ impl MemorySystem {
             return;
         }
         sl.input.pop_front();
-        sl.port_free = t + Cycles::new(1);
+        // A hit's or a write's data passes the data port; a miss only looks up the tags.
+        let moves_data = match p.kind {
+            PacketKind::Write | PacketKind::AckedWrite(_) => true,
+            PacketKind::Read(_) | PacketKind::Atomic(_) => access.outcome == Outcome::Hit,
+        };
+        let occupancy = if moves_data {
+            self.l2_data_port_cycles(p.sectors)
+        } else {
+            Cycles::new(1)
+        };
+        let sl = &mut self.slices[slice];
+        sl.port_free = t + occupancy;
         match (access.outcome, target) {
             (Outcome::Hit, Some(target)) => {
                 if let Reply::Atomic(_) = target.reply {
@@ -985,6 +1002,16 @@ impl MemorySystem {
             );
         }
         self.kick_slice(slice, t + Cycles::new(1));
+    }
+
+    /// Cycles `sectors` hold an L2 slice's data port (at least 1).
+    fn l2_data_port_cycles(&self, sectors: SectorMask) -> Cycles {
+        let port = self.cfg.l2.slice.data_port_bytes;
+        if port == 0 {
+            return Cycles::new(1);
+        }
+        let bytes = sectors.count() * self.cfg.l2.slice.sector_bytes;
+        Cycles::new(u64::from(bytes.div_ceil(port).max(1)))
     }
 
     fn reply(&mut self, slice: usize, line: LineAddr, target: L2Target, ready: Cycle) {
@@ -1083,7 +1110,12 @@ impl MemorySystem {
         if let Some(e) = eviction {
             self.send_to_dram(slice, t, e.line, e.dirty, true);
         }
+        // The fill's data passes the data port.
+        let fill = self.l2_data_port_cycles(token.sectors);
         let sl = &mut self.slices[slice];
+        if self.cfg.l2.slice.data_port_bytes > 0 {
+            sl.port_free = sl.port_free.max(t) + fill;
+        }
         if sl.blocked {
             sl.blocked = false;
             self.kick_slice(slice, t);
