@@ -5,6 +5,7 @@
 //! `run` passes the program's own exit status through).
 
 mod cmd_compile;
+mod cmd_correlate;
 mod cmd_ptx;
 mod cmd_report;
 mod cmd_run;
@@ -38,6 +39,8 @@ enum Command {
     Run(cmd_run::RunArgs),
     /// Tables (text or Markdown) from the statistics files of `regsim run --stats`.
     Report(cmd_report::ReportArgs),
+    /// Per-kernel cycles and cache misses against a reference simulator's runs.
+    Correlate(cmd_correlate::CorrelateArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
         Command::Compile(args) => cmd_compile::run(args),
         Command::Run(args) => cmd_run::run(args),
         Command::Report(args) => cmd_report::run(args),
+        Command::Correlate(args) => cmd_correlate::run(args),
     };
     match result {
         Ok(code) => code,
