@@ -293,6 +293,11 @@ impl TimingSimulator {
                     }
                 }
             }
+            for (sm, at) in self.memory.unblocked() {
+                if let Some(s) = self.sms.get_mut(sm.0 as usize) {
+                    s.memory_unblocked(at);
+                }
+            }
             {
                 let mut ctx = Ctx {
                     launch: &mut launch,

@@ -355,6 +355,8 @@ pub struct MemorySystem {
     requests: Vec<RequestState>,
     free_ids: Vec<u32>,
     done: Vec<Completion>,
+    /// SMs whose blocked request was accepted (see [`MemorySystem::unblocked`]).
+    unblocked: Vec<(SmId, Cycle)>,
     scratch_ids: Vec<RequestId>,
     scratch_targets: Vec<L2Target>,
     scratch_dram: Vec<DramCompletion<DramToken>>,
@@ -424,6 +426,7 @@ impl MemorySystem {
             requests: Vec::with_capacity(1024),
             free_ids: Vec::with_capacity(1024),
             done: Vec::with_capacity(256),
+            unblocked: Vec::with_capacity(64),
             scratch_ids: Vec::with_capacity(64),
             scratch_targets: Vec::with_capacity(64),
             scratch_dram: Vec::with_capacity(64),
@@ -889,6 +892,16 @@ impl MemorySystem {
         let (id, kind, local, len) = (b.id, b.kind, b.local, b.len);
         let lines = b.lines;
         self.process_lines(s, l1, id, (kind, local), &lines[..len], t);
+        if !self.sms[s].l1[l1.index()].blocked.active {
+            self.unblocked.push((SmId(s as u32), t));
+        }
+    }
+
+    /// SMs whose request blocked by a reservation failure was accepted since the last
+    /// call, with the cycle; they may issue again. Every [`Stall::ReservationFail`] ends
+    /// with such a report, so a stalled SM may sleep until then instead of polling.
+    pub fn unblocked(&mut self) -> std::vec::Drain<'_, (SmId, Cycle)> {
+        self.unblocked.drain(..)
     }
 
     fn kick_slice(&mut self, slice: usize, t: Cycle) {

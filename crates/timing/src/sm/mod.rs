@@ -65,7 +65,7 @@ use crate::cache::{LineAddr, SectorMask};
 use crate::coalescer::{CoalescedAccess, Coalescer, LineAccess};
 use crate::config::{GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
 use crate::kernel_info::KernelInfo;
-use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space};
+use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space, Stall};
 use crate::rf::{
     self, Candidate, Dispatch, DispatchPort, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall,
     SchedulerEvent, WarpLaunch, WarpSlot, WriteRequest,
@@ -505,6 +505,13 @@ impl Sm {
             Owner::Inst(t) => self.events.push(at, t, EventKind::PartDone),
             Owner::Nobody => {}
         }
+        self.next_wake = self.next_wake.min(at);
+    }
+
+    /// The memory system accepted this SM's request that had met a reservation failure,
+    /// at `at`: the LD/ST stage may issue again.
+    pub fn memory_unblocked(&mut self, at: Cycle) {
+        self.ldst_retry = self.ldst_retry.min(at);
         self.next_wake = self.next_wake.min(at);
     }
 
@@ -995,10 +1002,15 @@ impl Sm {
                 }
             }
             if let Some(stall) = blocked {
-                self.ldst_retry = stall
-                    .retry_at()
-                    .or_else(|| ctx.memory.next_event_cycle())
-                    .unwrap_or(now + Cycles::new(1));
+                self.ldst_retry = match stall {
+                    // The memory system retries the blocked lines at the cache's fills and
+                    // reports when they are accepted ([`Sm::memory_unblocked`]): sleep.
+                    Stall::ReservationFail => Cycle::NEVER,
+                    _ => stall
+                        .retry_at()
+                        .or_else(|| ctx.memory.next_event_cycle())
+                        .unwrap_or(now + Cycles::new(1)),
+                };
                 return progress;
             }
             self.ldst.pop_front();
