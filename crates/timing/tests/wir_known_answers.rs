@@ -196,3 +196,26 @@ fn statistics_are_deterministic_and_the_baseline_counts_stay_comparable() {
         a.register_file.reads < extra(&a, "wir_operand_reads") + extra(&a, "wir_verify_reads") + 1
     );
 }
+
+/// Every workload kernel under every variant: reuse never gives another value than the
+/// emulator computed (debug builds also assert it inside the design), the memory the
+/// kernel leaves is the functional run's, and the pool is empty at the end.
+#[test]
+fn every_workload_kernel_reuses_only_equal_values_under_every_variant() {
+    use common::workloads::{cases, prepare};
+    for c in cases() {
+        for variant in ["R", "RL", "RLP", "RLPV", "RPV", "RLPVc", "NoVSB"] {
+            let set = format!("register_file.wir.variant=\"{variant}\"");
+            let cfg = config("gtx480", &["register_file.design=\"wir\"", &set]);
+            let mut p = prepare(&c);
+            let mut sim = timing::TimingSimulator::new(cfg);
+            let s = sim
+                .simulate_kernel(&mut p.emu, p.kernel, p.launch, &p.params, &p.info)
+                .unwrap_or_else(|e| panic!("{} under {variant}: {e}", c.workload));
+            let what = format!("{} under {variant}", c.workload);
+            assert_eq!(extra(&s, "wir_value_mismatches"), 0, "{what}");
+            assert_eq!(extra(&s, "wir_pool_overflow"), 0, "{what}");
+            assert_eq!(extra(&s, "wir_physical_registers_in_use"), 0, "{what}");
+        }
+    }
+}

@@ -80,6 +80,9 @@ struct WarpState {
     /// §VI-A store flags, cleared at a barrier.
     stored_shared: bool,
     stored_global: bool,
+    /// Calls and returns this warp has made: results of instructions issued in another
+    /// frame do not rename this frame's registers.
+    frame: u32,
 }
 
 /// What happens to an accepted instruction.
@@ -102,6 +105,8 @@ enum Route {
 struct Flight {
     route: Route,
     warp: WarpSlot,
+    /// The warp's frame count when it issued ([`WarpState::frame`]).
+    frame: u32,
     unit: UnitKind,
     convergent: bool,
     /// The reuse tag, when the instruction may reuse or record.
@@ -128,6 +133,7 @@ impl Flight {
     const IDLE: Flight = Flight {
         route: Route::Idle,
         warp: WarpSlot(0),
+        frame: 0,
         unit: UnitKind::Sp,
         convergent: false,
         tag: None,
@@ -451,7 +457,10 @@ impl Wir {
             // convention), while the emulator keeps a frame per call: across a call or
             // a return the logical names no longer stand for the same values, so the
             // warp's mappings are dropped (reads of unmapped registers never reuse).
-            StepEvent::Call { .. } | StepEvent::Return => self.unmap_warp(w),
+            StepEvent::Call { .. } | StepEvent::Return => {
+                ws.frame = ws.frame.wrapping_add(1);
+                self.unmap_warp(w);
+            }
             _ => {}
         }
     }
@@ -489,6 +498,16 @@ impl Wir {
                     f.values_known = false;
                 }
                 f.num_dsts += 1;
+            }
+        }
+    }
+
+    /// Drops the references a flight without pending-retry held on its tag's sources
+    /// from acceptance to retire.
+    fn release_held_sources(&mut self, f: &Flight) {
+        if let (Some(tag), Some(_), false) = (f.tag, f.fill, self.cfg.variant.pending_retry()) {
+            for &p in &tag.srcs[..tag.num_srcs as usize] {
+                self.regs.release(p);
             }
         }
     }
@@ -597,10 +616,12 @@ impl RegisterFile for Wir {
         self.stats.rename_reads += n as u64;
         self.stats.operand_reads += n as u64;
         {
+            let frame = self.warps[c.warp.index()].frame;
             let f = self.flight(i.token);
             *f = Flight {
                 route: Route::Executed,
                 warp: c.warp,
+                frame,
                 unit: c.unit,
                 convergent,
                 tag,
@@ -655,6 +676,11 @@ impl RegisterFile for Wir {
                 Some(self.reuse.reserve(tag, i.token, &mut self.regs))
             }
         } else {
+            // Recorded at retire with these sources: hold them until then, so that no
+            // in-place write of a pinned register changes what the tag stands for.
+            for &p in &tag.srcs[..tag.num_srcs as usize] {
+                self.regs.retain(p);
+            }
             Some(self.reuse.index_of(&tag))
         };
         self.flights[i.token.0 as usize].fill = fill;
@@ -673,7 +699,27 @@ impl RegisterFile for Wir {
         let mut nw = 0usize;
         let mut side_reads = 0u8;
         let mut results = [NO_REG; MAX_RESULTS];
-        if f.route == Route::Reused {
+        let stale = f.frame != self.warps[warp.index()].frame;
+        if stale {
+            // Issued in another frame (before a call or a return): its results are that
+            // frame's registers. They are written where the names point, unrenamed.
+            if f.route == Route::Reused {
+                for &p in &f.results[..f.num_dsts as usize] {
+                    self.regs.release(p);
+                }
+            }
+            for k in 0..f.num_dsts as usize {
+                if nw < bank_writes.len() {
+                    bank_writes[nw].reg = f.dst_regs[k];
+                    nw += 1;
+                }
+            }
+            if let Some(idx) = f.fill.filter(|_| self.cfg.variant.pending_retry()) {
+                if self.reuse.entries[idx].is_some_and(|e| e.pending && e.owner == t) {
+                    self.reuse.evict(idx, &mut self.regs);
+                }
+            }
+        } else if f.route == Route::Reused {
             for k in 0..f.num_dsts as usize {
                 let m = Mapping {
                     phys: f.results[k],
@@ -805,6 +851,7 @@ impl RegisterFile for Wir {
                 }
             }
         }
+        self.release_held_sources(&f);
         // Predicate destinations go to the predicate file as in the baseline.
         for op in w.dsts.iter().filter(|o| o.file == RegFileKind::Predicate) {
             if nw < bank_writes.len() {
