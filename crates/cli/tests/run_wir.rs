@@ -3,8 +3,11 @@
 //! reuse, no reuse hit ever had another value than the emulator computed, and the pool
 //! of physical registers is empty when the program ends.
 //!
-//! Cost (release, one core): about 8 s per variant without `atomics_cas` (whose
-//! contended CAS loop takes 15 s in timing mode; it runs under the default variant only).
+//! Cost (release, one core): about 40 s for the default variant on every workload (15 s of
+//! it `atomics_cas`, whose contended CAS loop is slow in timing mode), a few seconds for
+//! each other variant on five workloads chosen for calls, divergence, barriers, shared
+//! and global loads (the timing crate's `wir_known_answers` runs every workload kernel
+//! under every variant).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -64,11 +67,15 @@ fn extra(json: &serde_json::Value, key: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {key} in {}", json["total"]["register_file"]))
 }
 
-fn every_workload_under(variant: &str, with_atomics: bool) {
+/// Workloads that exercise calls (devfunc_call), divergence (bfs), barriers and shared
+/// loads (reduction, stencil2d) and read-only loads (kmeans).
+const SOME: [&str; 5] = ["bfs", "devfunc_call", "kmeans", "reduction", "stencil2d"];
+
+fn runs_under(variant: &str, all: bool) {
     let set = format!("register_file.wir.variant=\"{variant}\"");
     let mut reused = 0;
     for bin in workloads() {
-        if !with_atomics && bin.ends_with("atomics_cas") {
+        if !all && !SOME.iter().any(|n| bin.ends_with(n)) {
             continue;
         }
         let (want, _) = run(&bin, &["--functional"], "functional");
@@ -89,37 +96,37 @@ fn every_workload_under(variant: &str, with_atomics: bool) {
 
 #[test]
 fn every_workload_passes_under_rlpv_the_default() {
-    every_workload_under("RLPV", true);
+    runs_under("RLPV", true);
 }
 
 #[test]
-fn every_workload_passes_under_r() {
-    every_workload_under("R", false);
+fn some_workloads_pass_under_r() {
+    runs_under("R", false);
 }
 
 #[test]
-fn every_workload_passes_under_rl() {
-    every_workload_under("RL", false);
+fn some_workloads_pass_under_rl() {
+    runs_under("RL", false);
 }
 
 #[test]
-fn every_workload_passes_under_rlp() {
-    every_workload_under("RLP", false);
+fn some_workloads_pass_under_rlp() {
+    runs_under("RLP", false);
 }
 
 #[test]
-fn every_workload_passes_under_rpv() {
-    every_workload_under("RPV", false);
+fn some_workloads_pass_under_rpv() {
+    runs_under("RPV", false);
 }
 
 #[test]
-fn every_workload_passes_under_rlpvc() {
-    every_workload_under("RLPVc", false);
+fn some_workloads_pass_under_rlpvc() {
+    runs_under("RLPVc", false);
 }
 
 #[test]
-fn every_workload_passes_under_novsb() {
-    every_workload_under("NoVSB", false);
+fn some_workloads_pass_under_novsb() {
+    runs_under("NoVSB", false);
 }
 
 #[test]
