@@ -178,7 +178,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         let report = slurm::status(&spec, &store, &regsim)?;
         if args.list {
             for (point, state, note) in &report.points {
-                println!("{}\t{state:?}\t{}\t{note}", point.key, point.label());
+                println!("{}\t{}\t{}\t{note}", point.key, state.name(), point.label());
             }
         } else {
             print!("{}", report.describe());

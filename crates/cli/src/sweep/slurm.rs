@@ -502,7 +502,8 @@ pub enum PointState {
 }
 
 impl PointState {
-    fn name(self) -> &'static str {
+    /// How `--status` and `--list` call it.
+    pub fn name(self) -> &'static str {
         match self {
             PointState::Done => "done",
             PointState::Failed => "failed",
