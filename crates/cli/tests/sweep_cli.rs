@@ -117,6 +117,8 @@ functional = true
         );
         assert!(r.regsim_version.starts_with("regsim "));
         assert!(r.wall_seconds > 0.0);
+        let cpu = r.cpu_seconds.expect("CPU time recorded");
+        assert!(cpu > 0.0 && cpu < r.wall_seconds + 1.0, "{cpu} s CPU");
     }
 
     // Rerunning does nothing and changes nothing.
@@ -294,6 +296,12 @@ timeout_seconds = 1.0
     assert!(by("./flaky").stderr_tail.contains("boom"));
     assert_eq!(by("./hang").status, RunStatus::Timeout);
     assert!(by("./hang").wall_seconds < 5.0);
+    // It slept: wall time passed, hardly any CPU time.
+    let hung = by("./hang");
+    assert!(
+        hung.wall_seconds >= 1.0 && hung.cpu_seconds.unwrap() < 0.5,
+        "{hung:?}"
+    );
     assert_eq!(by("saxpy").status, RunStatus::Ok);
     // The timeout ended the whole run, the script's children included.
     let left = processes_mentioning(hang.to_str().unwrap());

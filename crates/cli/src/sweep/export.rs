@@ -2,10 +2,11 @@
 //!
 //! One row per finished run, in the spec's point order; columns: `key`, `workload`,
 //! `config`, `design`, `mode`, one `set.<key>` column per swept config key, `status`,
-//! `exit_code`, `wall_seconds`, then the statistics of interest from the run's totals
-//! ([`STAT_COLUMNS`]), each design-specific register-file counter as `rf.<name>`, and
-//! every number under the statistics' `energy` object (in `total`, else at the top level)
-//! as `energy.<path>`. A missing value is an empty CSV cell or a JSON `null`.
+//! `exit_code`, `wall_seconds`, `cpu_seconds`, then the statistics of interest from the
+//! run's totals ([`STAT_COLUMNS`]), each design-specific register-file counter as
+//! `rf.<name>`, and every number under the statistics' `energy` object (in `total`, else
+//! at the top level) as `energy.<path>`. A missing value is an empty CSV cell or a JSON
+//! `null`.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -118,7 +119,7 @@ pub fn table(records: &[&RunRecord]) -> Table {
         .collect();
     columns.extend(set_keys.iter().map(|k| format!("set.{k}")));
     columns.extend(
-        ["status", "exit_code", "wall_seconds"]
+        ["status", "exit_code", "wall_seconds", "cpu_seconds"]
             .iter()
             .map(|s| s.to_string()),
     );
@@ -147,6 +148,7 @@ pub fn table(records: &[&RunRecord]) -> Table {
             row.push(r.status.as_str().into());
             row.push(r.exit_code.map_or(Value::Null, Into::into));
             row.push(r.wall_seconds.into());
+            row.push(r.cpu_seconds.map_or(Value::Null, Into::into));
             let stats = r.stats.as_ref().unwrap_or(&Value::Null);
             for (_, pointer) in STAT_COLUMNS {
                 row.push(stats.pointer(pointer).cloned().unwrap_or(Value::Null));

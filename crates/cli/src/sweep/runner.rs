@@ -74,6 +74,50 @@ extern "C" {
     fn getppid() -> i32;
     /// `kill(2)`.
     fn kill(pid: i32, sig: i32) -> i32;
+    /// `wait4(2)`.
+    fn wait4(pid: i32, status: *mut i32, options: i32, rusage: *mut Rusage) -> i32;
+}
+
+/// `struct timeval` (64-bit Linux).
+#[repr(C)]
+#[derive(Default)]
+struct Timeval {
+    tv_sec: i64,
+    tv_usec: i64,
+}
+
+/// `struct rusage` (64-bit Linux): the two times, then 14 counters we do not read.
+#[repr(C)]
+#[derive(Default)]
+struct Rusage {
+    ru_utime: Timeval,
+    ru_stime: Timeval,
+    counters: [i64; 14],
+}
+
+impl Timeval {
+    fn seconds(&self) -> f64 {
+        self.tv_sec as f64 + self.tv_usec as f64 * 1e-6
+    }
+}
+
+/// Waits for the child `pid` like `Child::wait`, also returning the CPU seconds (user and
+/// system) it and the descendants it waited for used.
+fn wait_with_cpu_time(pid: i32) -> std::io::Result<(std::process::ExitStatus, f64)> {
+    let mut status = 0i32;
+    let mut usage = Rusage::default();
+    loop {
+        // SAFETY: both pointers are to live, properly sized and aligned locals.
+        let r = unsafe { wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            let cpu = usage.ru_utime.seconds() + usage.ru_stime.seconds();
+            return Ok((std::process::ExitStatus::from_raw(status), cpu));
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
 }
 
 const PR_SET_PDEATHSIG: i32 = 1;
@@ -120,7 +164,7 @@ pub fn execute(point: &RunPoint, regsim: &Path) -> Result<RunRecord> {
         .process_group(0);
     die_with_parent(&mut cmd);
     let started = Instant::now();
-    let mut child = cmd
+    let child = cmd
         .spawn()
         .with_context(|| format!("starting {}", regsim.display()))?;
     let pid = child.id() as i32;
@@ -139,13 +183,15 @@ pub fn execute(point: &RunPoint, regsim: &Path) -> Result<RunRecord> {
             }
         })
     });
-    let status = child.wait().context("waiting for a run");
+    // wait4 instead of `child.wait()` for the CPU time; `child` is not used again.
+    let waited = wait_with_cpu_time(pid).context("waiting for a run");
     let wall_seconds = started.elapsed().as_secs_f64();
     let _ = done_tx.send(());
     if let Some(w) = watchdog {
         let _ = w.join();
     }
-    let status = status?;
+    let (status, cpu_seconds) = waited?;
+    drop(child);
     let stats = std::fs::read_to_string(&stats_path)
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
@@ -184,6 +230,7 @@ pub fn execute(point: &RunPoint, regsim: &Path) -> Result<RunRecord> {
         stderr_tail,
         stdout_tail: tail(&out_path, STDOUT_TAIL_BYTES),
         wall_seconds,
+        cpu_seconds: Some(cpu_seconds),
         finished_at: unix_now(),
         host: host_name(),
         slurm_task: match (

@@ -5,7 +5,7 @@
 //! the fully resolved GPU config (`resolved_config`, JSON), the `regsim_version`, the
 //! outcome (`status` `ok`/`failed`/`timeout`, `exit_code`, `signal`), the statistics JSON
 //! of `regsim run --stats` (`stats`), the tails of the run's stderr and stdout, its wall
-//! time, when and where it finished (`finished_at`, Unix seconds; `host`) and the Slurm
+//! and CPU time, when and where it finished (`finished_at`, Unix seconds; `host`) and the Slurm
 //! job it ran in, if any. JSON columns can be queried in SQL:
 //! `SELECT workload, json_extract(stats, '$.total.ipc') FROM runs`.
 //!
@@ -106,6 +106,10 @@ pub struct RunRecord {
     pub stdout_tail: String,
     /// Wall-clock seconds of the run, as the sweep measured it.
     pub wall_seconds: f64,
+    /// CPU seconds (user and system) of the run, program included; unlike wall time,
+    /// unaffected by other load on the machine.
+    #[serde(default)]
+    pub cpu_seconds: Option<f64>,
     /// Unix time the run finished.
     pub finished_at: f64,
     /// Host name.
@@ -135,7 +139,7 @@ pub struct Store {
 
 const COLUMNS: &str = "key, workload, program, args, config, design, sets, functional, \
     run_args, resolved_config, regsim_version, status, exit_code, signal, stats, stderr_tail, \
-    stdout_tail, wall_seconds, finished_at, host, slurm_task";
+    stdout_tail, wall_seconds, cpu_seconds, finished_at, host, slurm_task";
 
 impl Store {
     /// Opens (creating if needed) the store at `path`, in WAL mode with a busy timeout.
@@ -182,6 +186,7 @@ impl Store {
                  stderr_tail TEXT NOT NULL,
                  stdout_tail TEXT NOT NULL,
                  wall_seconds REAL NOT NULL,
+                 cpu_seconds REAL,
                  finished_at REAL NOT NULL,
                  host TEXT NOT NULL,
                  slurm_task TEXT
@@ -247,7 +252,7 @@ impl Store {
             let mut stmt = tx.prepare_cached(&format!(
                 "INSERT OR REPLACE INTO runs ({COLUMNS}) VALUES \
                  (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-                  ?18, ?19, ?20, ?21)"
+                  ?18, ?19, ?20, ?21, ?22)"
             ))?;
             for r in records {
                 stmt.execute(params![
@@ -269,6 +274,7 @@ impl Store {
                     r.stderr_tail,
                     r.stdout_tail,
                     r.wall_seconds,
+                    r.cpu_seconds,
                     r.finished_at,
                     r.host,
                     r.slurm_task,
@@ -308,9 +314,10 @@ impl Store {
                     r.get::<_, String>(15)?,
                     r.get::<_, String>(16)?,
                     r.get::<_, f64>(17)?,
-                    r.get::<_, f64>(18)?,
-                    r.get::<_, String>(19)?,
-                    r.get::<_, Option<String>>(20)?,
+                    r.get::<_, Option<f64>>(18)?,
+                    r.get::<_, f64>(19)?,
+                    r.get::<_, String>(20)?,
+                    r.get::<_, Option<String>>(21)?,
                 ),
             ))
         })?;
@@ -318,7 +325,19 @@ impl Store {
         for row in rows {
             let (
                 (key, workload, program, args, config, design, sets, functional, run_args, rc, ver),
-                (status, exit_code, signal, stats, stderr_tail, stdout_tail, wall, at, host, task),
+                (
+                    status,
+                    exit_code,
+                    signal,
+                    stats,
+                    stderr_tail,
+                    stdout_tail,
+                    wall,
+                    cpu,
+                    at,
+                    host,
+                    task,
+                ),
             ) = row?;
             let json = |text: &str, what: &str| -> Result<serde_json::Value> {
                 serde_json::from_str(text)
@@ -342,6 +361,7 @@ impl Store {
                 stderr_tail,
                 stdout_tail,
                 wall_seconds: wall,
+                cpu_seconds: cpu,
                 finished_at: at,
                 host,
                 slurm_task: task,
@@ -408,6 +428,7 @@ pub(crate) mod tests {
             stderr_tail: "regsim: kernel ...\n".into(),
             stdout_tail: "PASS\n".into(),
             wall_seconds: 0.25,
+            cpu_seconds: Some(0.2),
             finished_at: 1.0e9,
             host: "h".into(),
             slurm_task: None,
