@@ -6,6 +6,7 @@
 
 mod annotations;
 mod cmd_compile;
+mod cmd_correlate;
 mod cmd_ptx;
 mod cmd_report;
 mod cmd_run;
@@ -43,6 +44,8 @@ enum Command {
     /// Run a sweep spec (workloads x configs x designs x settings) into a resumable
     /// SQLite store, locally in parallel or as Slurm job arrays.
     Sweep(cmd_sweep::SweepArgs),
+    /// Per-kernel cycles and cache misses against a reference simulator's runs.
+    Correlate(cmd_correlate::CorrelateArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run::run(args),
         Command::Report(args) => cmd_report::run(args),
         Command::Sweep(args) => cmd_sweep::run(args),
+        Command::Correlate(args) => cmd_correlate::run(args),
     };
     match result {
         Ok(code) => code,
