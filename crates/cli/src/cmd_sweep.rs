@@ -114,6 +114,12 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
             ExitCode::from(1)
         });
     }
+    if (args.export.is_some() || args.status || args.collect) && !args.store.exists() {
+        anyhow::bail!(
+            "no sweep store at {} (run the sweep first)",
+            args.store.display()
+        );
+    }
     let mut store = Store::open(&args.store)?;
     if let Some(format) = args.export {
         let points = spec.expand_with(Some(&regsim))?;

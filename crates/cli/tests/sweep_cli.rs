@@ -344,6 +344,14 @@ fn bad_specs_are_refused_before_anything_runs() {
         "{err}"
     );
     assert!(Store::open(&store).unwrap().records().unwrap().is_empty());
+    let out = sweep(&spec, &dir.join("typo.sqlite"), &["--status"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no sweep store at"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!dir.join("typo.sqlite").exists());
     let out = sweep(&dir.join("missing.toml"), &store, &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("missing.toml"));

@@ -18,6 +18,9 @@
 //! hosts sharing the file over a network file system; see `super::slurm` for the
 //! per-task-files alternative.
 //!
+//! Two local sweeps of one store at the same time stay consistent but may both run a
+//! point that neither had recorded when it started (the later row replaces the earlier).
+//!
 //! Table `slurm_jobs` records submitted job arrays (job id, the file listing the keys of
 //! its tasks, whether tasks write per-task files) for `--status`; table `meta` holds the
 //! schema version.
