@@ -118,6 +118,10 @@ enum RfDesign {
     Baseline,
     /// Any capacity at baseline latency, no bank conflicts.
     Ideal,
+    /// Malekeh: caching collector units, reuse hints, adaptive STHLD.
+    Malekeh,
+    /// BOW: per-warp bypassing operand windows.
+    Bow,
 }
 
 impl RfDesign {
@@ -125,6 +129,8 @@ impl RfDesign {
         match self {
             RfDesign::Baseline => "baseline",
             RfDesign::Ideal => "ideal",
+            RfDesign::Malekeh => "malekeh",
+            RfDesign::Bow => "bow",
         }
     }
 }

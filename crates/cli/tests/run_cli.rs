@@ -328,7 +328,7 @@ fn bad_configs_are_refused_before_the_program_starts() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("invalid value 'huge' for '--rf <DESIGN>'")
-            && stderr(&out).contains("[possible values: baseline, ideal]"),
+            && stderr(&out).contains("[possible values: baseline, ideal"),
         "{}",
         stderr(&out)
     );
