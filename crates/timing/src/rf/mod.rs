@@ -69,6 +69,7 @@ pub mod malekeh;
 
 use std::collections::BTreeMap;
 
+use compiler::pipeline::PassSet;
 use serde::Serialize;
 
 use crate::config::{GpuConfig, OpClass, RegisterFileDesign, UnitKind};
@@ -383,6 +384,28 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
         RegisterFileDesign::Malekeh => Box::new(malekeh::Malekeh::new(cfg)),
         RegisterFileDesign::Bow => Box::new(bow::Bow::new(cfg)),
+    }
+}
+
+/// The compiler passes the design selected by `cfg` needs at load time (see
+/// `compiler::pipeline`): each design declares its set here, and the CUDA runtime and
+/// `regsim compile --emit annotations` run exactly these, so the hints in
+/// [`crate::kernel_info::KernelInfo`] are filled for the designs that read them.
+pub fn required_passes(cfg: &GpuConfig) -> PassSet {
+    match cfg.register_file.design {
+        RegisterFileDesign::Baseline | RegisterFileDesign::Ideal => PassSet::default(),
+        // Distances to each operand's next read; the design compares them with its RTHLD.
+        RegisterFileDesign::Malekeh => PassSet {
+            reuse_distance: Some(compiler::reuse_distance::ReuseDistanceConfig {
+                rthld: cfg.register_file.malekeh.rthld,
+            }),
+            ..PassSet::default()
+        },
+        // BOW-WR reads the dead-after bits.
+        RegisterFileDesign::Bow => PassSet {
+            liveness_bits: cfg.register_file.bow.write_bypass,
+            ..PassSet::default()
+        },
     }
 }
 
