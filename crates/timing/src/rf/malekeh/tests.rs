@@ -382,3 +382,50 @@ fn the_adaptive_controller_moves_sthld_at_interval_ends_and_records_it() {
         [(0, 0), (100, 8), (200, 16)]
     );
 }
+
+#[test]
+fn the_design_asks_the_load_time_pipeline_for_reuse_distances_with_its_rthld() {
+    let mut c = cfg(&[
+        "register_file.design=\"malekeh\"",
+        "register_file.malekeh.rthld=5",
+    ]);
+    let p = crate::rf::required_passes(&c);
+    assert_eq!(p.reuse_distance.map(|r| r.rthld), Some(5));
+    assert!(!p.liveness_bits);
+    // BOW needs the liveness bits only for BOW-WR.
+    c.register_file.design = crate::config::RegisterFileDesign::Bow;
+    assert!(crate::rf::required_passes(&c).is_empty());
+    c.register_file.bow.write_bypass = true;
+    let p = crate::rf::required_passes(&c);
+    assert!(p.liveness_bits && p.reuse_distance.is_none());
+}
+
+#[test]
+fn bad_settings_are_refused_naming_the_key() {
+    for (set, key) in [
+        (
+            "register_file.malekeh.entries=0",
+            "register_file.malekeh.entries",
+        ),
+        (
+            "register_file.malekeh.entries=33",
+            "register_file.malekeh.entries",
+        ),
+        (
+            "register_file.malekeh.interval=0",
+            "register_file.malekeh.interval",
+        ),
+        (
+            "register_file.malekeh.small_ipc_change=1.5",
+            "register_file.malekeh.small_ipc_change",
+        ),
+        ("register_file.bow.window=0", "register_file.bow.window"),
+        ("register_file.bow.window=9", "register_file.bow.window"),
+    ] {
+        let o = [Override::parse(set).unwrap()];
+        let e = GpuConfig::load("rtx2060-scaled", &default_configs_dir(), &o)
+            .expect_err(set)
+            .to_string();
+        assert!(e.contains(key), "{set}: {e}");
+    }
+}
