@@ -85,7 +85,9 @@ pub struct MalekehConfig {
     pub adaptive: bool,
     /// Cycles per interval of the adaptive controller (§7: 10,000).
     pub interval: u64,
-    /// The controller's step (ours; the paper's deltas are in its Figure 4).
+    /// The controller's step in cycles (ours; the paper's deltas are in its Figure 4,
+    /// which our text lacks). 4: on the built-in workloads the fixed-STHLD sweep puts the
+    /// IPC knee between 0 and 16 cycles, so a coarser step jumps past it in one interval.
     pub step: u32,
     /// The largest STHLD the controller may set.
     pub max_sthld: u32,
@@ -105,7 +107,7 @@ impl Default for MalekehConfig {
             sthld: 0,
             adaptive: true,
             interval: 10_000,
-            step: 8,
+            step: 4,
             max_sthld: 1024,
             small_ipc_change: 0.05,
             cache_aware_issue: true,
@@ -164,6 +166,20 @@ struct Ccu {
     write_port_at: Option<Cycle>,
     /// When the owner last issued into it (for LRU among CCUs).
     last_issue: Cycle,
+    /// Bit `i`: slot `i` is valid; and valid and near (kept by [`Ccu::sync`], so that
+    /// the allocator classifies a CCU without scanning its slots).
+    valid_mask: u32,
+    near_mask: u32,
+}
+
+impl Ccu {
+    /// Updates the masks after slot `i` changed.
+    fn sync(&mut self, i: usize) {
+        let bit = 1u32 << i;
+        let s = &self.slots[i];
+        self.valid_mask = (self.valid_mask & !bit) | if s.valid { bit } else { 0 };
+        self.near_mask = (self.near_mask & !bit) | if s.valid && s.near { bit } else { 0 };
+    }
 }
 
 /// What the allocator can do for a warp's instruction.
@@ -243,6 +259,8 @@ impl Malekeh {
                 locked: false,
                 write_port_at: None,
                 last_issue: Cycle::ZERO,
+                valid_mask: 0,
+                near_mask: 0,
             })
             .collect();
         let warps = cfg.sm.max_warps as usize;
@@ -306,10 +324,9 @@ impl Malekeh {
             if !self.inner.collector_free_for(i, unit) {
                 continue;
             }
-            let slots = &c.slots[..self.entries()];
-            let kind = if c.owner == NO_WARP || !slots.iter().any(|s| s.valid) {
+            let kind = if c.owner == NO_WARP || c.valid_mask == 0 {
                 0
-            } else if slots.iter().any(|s| s.valid && s.near) {
+            } else if c.near_mask != 0 {
                 2
             } else {
                 1
@@ -337,7 +354,7 @@ impl Malekeh {
     fn flush(&mut self, idx: usize) {
         let c = &mut self.ccus[idx];
         if c.owner != NO_WARP {
-            if c.slots.iter().any(|s| s.valid) {
+            if c.valid_mask != 0 {
                 self.n.flushes += 1;
             }
             self.owner_of[c.owner as usize] = NO_CCU;
@@ -347,6 +364,8 @@ impl Malekeh {
             s.valid = false;
             s.locked = false;
         }
+        c.valid_mask = 0;
+        c.near_mask = 0;
     }
 
     /// A slot of CCU `idx` for a new value (§4.1), or `None` when every slot is locked.
@@ -541,6 +560,7 @@ impl RegisterFile for Malekeh {
                     slot.locked = true;
                     slot.near = near;
                     slot.last_use = stamp;
+                    self.ccus[idx].sync(s);
                     true
                 } else {
                     if let Some(s) = self.victim(idx) {
@@ -551,6 +571,7 @@ impl RegisterFile for Malekeh {
                             reg,
                             last_use: stamp,
                         };
+                        self.ccus[idx].sync(s);
                         self.n.fills += 1;
                     } else {
                         self.n.uncached_reads += 1;
@@ -615,12 +636,14 @@ impl RegisterFile for Malekeh {
                             reg,
                             last_use: stamp,
                         };
+                        self.ccus[idx].sync(s);
                         self.n.dest_kept += 1;
                     }
                 } else if let Some(s) = found {
                     // The CT must not keep the old value of a register written now.
                     self.ccus[idx].slots[s].valid = false;
                     self.ccus[idx].slots[s].locked = false;
+                    self.ccus[idx].sync(s);
                     self.n.invalidations += 1;
                 }
             }
