@@ -541,11 +541,13 @@ mod tests {
 
         /// Issues one instruction of warp 0 (sequential unless `jump`), runs 3 cycles.
         fn issue(&mut self, srcs: &[RegOperand], dsts: &[RegOperand], jump: bool) -> InstToken {
-            let mut step = emu::WarpStep::default();
-            step.func = FuncId(0);
-            step.inst = InstId(self.pc);
+            let step = emu::WarpStep {
+                func: FuncId(0),
+                inst: InstId(self.pc),
+                next_pc: Some((FuncId(0), InstId(if jump { 0 } else { self.pc + 1 }))),
+                ..Default::default()
+            };
             self.pc += 1;
-            step.next_pc = Some((FuncId(0), InstId(if jump { 0 } else { self.pc })));
             let c = Candidate {
                 warp: WarpSlot(0),
                 scheduler: 0,
