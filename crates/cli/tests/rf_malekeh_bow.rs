@@ -4,7 +4,8 @@
 //! file bank accesses, fewer of them when operands come from the CCUs or windows), and two
 //! runs give identical statistics, the random replacement included.
 //!
-//! Cost (release build, one core): each design over every workload about 30 s.
+//! Cost (release build, one core): about 40 s of CPU for both designs over every
+//! workload, plus kmeans four times.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
