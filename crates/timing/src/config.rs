@@ -119,6 +119,9 @@ pub enum RegisterFileDesign {
     /// BOW: bypassing operand windows, Malekeh's comparison point
     /// (`[register_file.bow]`).
     Bow,
+    /// Warp instruction reuse with register renaming (Kim and Ro, HPCA'18;
+    /// `register_file.wir`).
+    Wir,
 }
 
 /// Whether register file banks have separate read and write ports.
@@ -210,6 +213,9 @@ pub struct RegisterFileConfig {
     /// `design = "bow"`: the bypassing operand window.
     #[serde(default)]
     pub bow: crate::rf::bow::BowConfig,
+    /// WIR's variant and table sizes (`design = "wir"`).
+    #[serde(default)]
+    pub wir: crate::rf::wir::WirConfig,
 }
 
 /// An execution unit type.
@@ -829,6 +835,7 @@ impl GpuConfig {
 
         let rf = &self.register_file;
         nonzero("register_file.banks", rf.banks)?;
+        rf.wir.validate()?;
         nonzero("register_file.read_ports_per_bank", rf.read_ports_per_bank)?;
         nonzero(
             "register_file.write_ports_per_bank",
@@ -1001,7 +1008,8 @@ impl GpuConfig {
         match self.register_file.design {
             RegisterFileDesign::Baseline
             | RegisterFileDesign::Malekeh
-            | RegisterFileDesign::Bow => u64::from(self.sm.registers),
+            | RegisterFileDesign::Bow
+            | RegisterFileDesign::Wir => u64::from(self.sm.registers),
             RegisterFileDesign::Ideal => self
                 .register_file
                 .ideal_capacity_registers

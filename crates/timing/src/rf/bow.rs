@@ -515,6 +515,7 @@ mod tests {
                 warp: WarpSlot(0),
                 scheduler: 0,
                 registers_per_thread: 32,
+                cta: 0,
             });
             Harness {
                 rf,

@@ -66,6 +66,7 @@ pub mod baseline;
 pub mod bow;
 pub mod ideal;
 pub mod malekeh;
+pub mod wir;
 
 use std::collections::BTreeMap;
 
@@ -102,6 +103,8 @@ pub struct WarpLaunch {
     pub scheduler: u16,
     /// Architectural registers per thread of its kernel.
     pub registers_per_thread: u32,
+    /// The SM's slot of the warp's thread block (warps of one block share it).
+    pub cta: u16,
 }
 
 /// A warp instruction the scheduler is considering.
@@ -384,6 +387,7 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
         RegisterFileDesign::Malekeh => Box::new(malekeh::Malekeh::new(cfg)),
         RegisterFileDesign::Bow => Box::new(bow::Bow::new(cfg)),
+        RegisterFileDesign::Wir => Box::new(wir::Wir::new(cfg)),
     }
 }
 
@@ -393,7 +397,10 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
 /// [`crate::kernel_info::KernelInfo`] are filled for the designs that read them.
 pub fn required_passes(cfg: &GpuConfig) -> PassSet {
     match cfg.register_file.design {
-        RegisterFileDesign::Baseline | RegisterFileDesign::Ideal => PassSet::default(),
+        // WIR works on values at run time; it needs no compiler pass.
+        RegisterFileDesign::Baseline | RegisterFileDesign::Ideal | RegisterFileDesign::Wir => {
+            PassSet::default()
+        }
         // Distances to each operand's next read; the design compares them with its RTHLD.
         RegisterFileDesign::Malekeh => PassSet {
             reuse_distance: Some(compiler::reuse_distance::ReuseDistanceConfig {

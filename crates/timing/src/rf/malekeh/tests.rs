@@ -61,6 +61,7 @@ impl Harness {
                 warp: WarpSlot(w),
                 scheduler: 0,
                 registers_per_thread: 32,
+                cta: 0,
             });
         }
         Harness {
@@ -335,6 +336,7 @@ fn a_warp_without_a_ccu_writes_only_the_banks_and_exit_flushes() {
         warp: WarpSlot(0),
         scheduler: 0,
         registers_per_thread: 32,
+        cta: 0,
     });
     h.issue(0, &[far(1)]);
     assert_eq!(
