@@ -432,7 +432,8 @@ impl<D: Device> Runtime<D> {
         let module_id = module.id;
         // A launch the GPU refuses gets one line naming the kernel and the reason.
         let resources = self.device.kernel_resources(module_id, &kernel.name).ok();
-        if let Err((code, reason)) = self.check_launch_config(grid, block, shared_bytes, resources) {
+        if let Err((code, reason)) = self.check_launch_config(grid, block, shared_bytes, resources)
+        {
             let line = format!(
                 "regsim: kernel {} grid {grid} block {block}: launch refused: {reason}",
                 stats::demangle(&kernel.name)
@@ -505,9 +506,7 @@ impl<D: Device> Runtime<D> {
         resources: Option<KernelResources>,
     ) -> Result<(), (CudaError, String)> {
         let refuse = |reason: String| Err((CudaError::InvalidConfiguration, reason));
-        let dims_ok = |d: Dim3, max: [u32; 3]| {
-            d.x <= max[0] && d.y <= max[1] && d.z <= max[2]
-        };
+        let dims_ok = |d: Dim3, max: [u32; 3]| d.x <= max[0] && d.y <= max[1] && d.z <= max[2];
         if grid.count() == 0 || block.count() == 0 {
             return refuse("zero-sized grid or block".into());
         }

@@ -234,7 +234,10 @@ mod tests {
         assert_eq!(user(100).under_architecture_cap(63).max_registers, Some(63));
         // 255 (Kepler GK110 and later) is ptxas's default: no transform unless asked.
         assert!(none.under_architecture_cap(255).is_none());
-        assert_eq!(user(100).under_architecture_cap(255).max_registers, Some(100));
+        assert_eq!(
+            user(100).under_architecture_cap(255).max_registers,
+            Some(100)
+        );
     }
 
     #[test]

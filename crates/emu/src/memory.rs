@@ -638,7 +638,9 @@ mod tests {
                 len: 100
             }
         );
-        assert!(stray.to_string().contains("is 512 bytes before the allocation"));
+        assert!(stray
+            .to_string()
+            .contains("is 512 bytes before the allocation"));
         m.write_uint(a + 100, 4, 0xCAFE).unwrap();
         assert_eq!(m.read_uint(a + 100, 4).unwrap(), 0xCAFE, "writes land");
         assert_eq!(m.take_stray().map(|s| s.addr), Some(a + 100));
@@ -646,7 +648,11 @@ mod tests {
         assert_eq!(m.read_uint(a + 100, 4).unwrap(), 0x1234_5678);
         assert_eq!(m.read_uint(a + 96, 4).unwrap(), 7, "the allocation itself");
         let stray = m.take_stray().unwrap();
-        assert_eq!((stray.addr, stray.size), (a + 96, 8), "the first one is kept");
+        assert_eq!(
+            (stray.addr, stray.size),
+            (a + 96, 8),
+            "the first one is kept"
+        );
         assert!(stray.to_string().contains("4 bytes past the end"));
         assert_eq!(m.take_stray(), None);
         // The window's edges: the last padding word succeeds, one byte farther faults.

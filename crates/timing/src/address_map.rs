@@ -85,9 +85,8 @@ impl AddressMap {
     pub fn global(&mut self, addr: u64) -> u64 {
         let i = self.live.partition_point(|m| m.host <= addr);
         let within = |m: &Mapping| addr - m.host < m.len.max(1);
-        let near_end = |m: &Mapping| {
-            addr - m.host < m.len.max(1).next_multiple_of(ALLOC_ALIGN) + STRAY_WINDOW
-        };
+        let near_end =
+            |m: &Mapping| addr - m.host < m.len.max(1).next_multiple_of(ALLOC_ALIGN) + STRAY_WINDOW;
         let j = match i.checked_sub(1) {
             Some(j) if within(&self.live[j]) => j,
             Some(j) if near_end(&self.live[j]) => j,

@@ -1250,7 +1250,11 @@ impl Launch<'_> {
             } => {
                 // `cvta.to.<space>.u32` makes a 32-bit address in the space: the
                 // window arithmetic wraps. (Generic addresses keep their window bits.)
-                let width = if *to_generic { u64::MAX } else { mask_bits(ty.bits()) };
+                let width = if *to_generic {
+                    u64::MAX
+                } else {
+                    mask_bits(ty.bits())
+                };
                 let window = match space {
                     Space::Shared | Space::SharedCluster => Some(SHARED_WINDOW),
                     Space::Local => Some(LOCAL_WINDOW),

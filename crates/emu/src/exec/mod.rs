@@ -499,7 +499,9 @@ impl<'e> Launch<'e> {
         let (line, inst_text) = f
             .insts
             .get(self.step.inst.0 as usize)
-            .map_or((0, String::new()), |i| (i.line, prog.inst_text(i).to_string()));
+            .map_or((0, String::new()), |i| {
+                (i.line, prog.inst_text(i).to_string())
+            });
         let kernel = &prog.functions[self.kernel].name;
         let seen = self.mem.stray_warnings.iter().any(|s| {
             s.location.kernel == *kernel
