@@ -622,7 +622,18 @@ impl Launch<'_> {
         let warp = &mut warps[w];
         settle(warp);
         let Some(top) = warp.stack.last().copied() else {
+            // Nothing left to run: the warp has exited, which may complete a barrier the
+            // other warps wait at (exited threads do not count toward it). The step
+            // reports an exit, not the previous warp's instruction.
             warp.status = WarpStatus::Exited;
+            let step = &mut self.step;
+            step.active_mask = 0;
+            step.exec_mask = 0;
+            step.mem = None;
+            step.num_dsts = 0;
+            step.event = StepEvent::Exit { done: true };
+            step.next_pc = None;
+            after_exit(barriers, warps);
             return Ok(());
         };
         let ti = warp.stack.len() - 1;
