@@ -108,6 +108,10 @@ pub struct SmConfig {
     /// counted against `sm.registers` (the CUDA occupancy calculator's "register
     /// allocation unit size", warp granularity: 64 on compute capability 2.x, 256 since).
     pub register_allocation_unit: u32,
+    /// The architecture's cap on registers per thread (the ISA's register namespace:
+    /// 63 on compute capability 2.x, 255 since 3.5). The allocator allocates every kernel
+    /// under min(this, `--max-registers`) and spills what does not fit, as ptxas does.
+    pub max_registers_per_thread: u32,
 }
 
 /// Which register file design operand delivery uses.
@@ -1061,6 +1065,7 @@ impl GpuConfig {
         nonzero("sm.issue_width", sm.issue_width)?;
         nonzero("sm.ibuffer_entries", sm.ibuffer_entries)?;
         nonzero("sm.register_allocation_unit", sm.register_allocation_unit)?;
+        nonzero("sm.max_registers_per_thread", sm.max_registers_per_thread)?;
 
         let rf = &self.register_file;
         nonzero("register_file.banks", rf.banks)?;
