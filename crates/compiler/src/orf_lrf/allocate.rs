@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use ir::analysis::{BitSet, DefUseChains, DominatorTree};
 use ir::{Function, InstId, RegId, RegisterEffects};
 
-use super::energy::{AccessEnergy, Level};
+use energy::gebhart::{AccessEnergy, Level};
 use super::{
     register_units, AllocationStats, Annotations, LrfMode, OrfLrfConfig, ReadFrom, WriteTo,
 };

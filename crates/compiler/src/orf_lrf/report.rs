@@ -14,7 +14,7 @@ use std::fmt;
 use ir::{FuncId, Function, InstId, Program, RegisterEffects};
 use serde::Serialize;
 
-use super::energy::{AccessEnergy, Level};
+use energy::gebhart::{AccessEnergy, Level};
 use super::{
     allocate, check, register_units, AllocationStats, Annotations, CheckError, LrfMode,
     OrfLrfConfig, ReadFrom, WriteTo,
