@@ -113,6 +113,9 @@ pub struct SmStats {
     pub warp_instructions: u64,
     /// Active lanes of those instructions.
     pub thread_instructions: u64,
+    /// Active lanes per opcode class (indexed by `OpClass as usize`), for execution
+    /// energy.
+    pub thread_instructions_by_class: [u64; 8],
     /// Scheduler-cycles by outcome.
     pub stalls: StallBreakdown,
     /// Resident warps summed over cycles.
@@ -872,6 +875,8 @@ impl Sm {
         self.rf.scheduler_event(SchedulerEvent::Issued(WarpSlot(w)));
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += u64::from(step.exec_mask.count_ones());
+        self.stats.thread_instructions_by_class[ii.class as usize] +=
+            u64::from(step.exec_mask.count_ones());
 
         // Control: barriers, exits, the instruction buffer.
         let event = step.event;
