@@ -67,6 +67,7 @@ pub mod ideal;
 
 use std::collections::BTreeMap;
 
+use compiler::pipeline::PassSet;
 use serde::Serialize;
 
 use crate::config::{GpuConfig, OpClass, RegisterFileDesign, UnitKind};
@@ -359,6 +360,16 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
     match cfg.register_file.design {
         RegisterFileDesign::Baseline => Box::new(baseline::Baseline::new(cfg)),
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
+    }
+}
+
+/// The compiler passes the design selected by `cfg` needs at load time (see
+/// `compiler::pipeline`): each design declares its set here, and the CUDA runtime and
+/// `regsim compile --emit annotations` run exactly these, so the hints in
+/// [`crate::kernel_info::KernelInfo`] are filled for the designs that read them.
+pub fn required_passes(cfg: &GpuConfig) -> PassSet {
+    match cfg.register_file.design {
+        RegisterFileDesign::Baseline | RegisterFileDesign::Ideal => PassSet::default(),
     }
 }
 
