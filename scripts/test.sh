@@ -32,5 +32,8 @@ if [ "$fuzz_seconds" -gt 0 ] && [ -d fuzz ]; then
     bash scripts/fuzz.sh "$fuzz_seconds"
 fi
 
+step "test tools (headless Chromium for the HTML report test)"
+bash scripts/install-test-tools.sh || echo "install-test-tools failed; the rendering test will skip"
+
 step "test suite"
 cargo nextest run --workspace --release --no-fail-fast

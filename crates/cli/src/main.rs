@@ -10,8 +10,10 @@ mod cmd_ptx;
 mod cmd_report;
 mod cmd_run;
 mod elf;
+mod paper;
 mod passes;
 mod regalloc;
+mod report_html;
 mod source;
 
 use clap::{Parser, Subcommand};
@@ -39,6 +41,9 @@ enum Command {
     Run(cmd_run::RunArgs),
     /// Tables (text or Markdown) from the statistics files of `regsim run --stats`.
     Report(cmd_report::ReportArgs),
+    /// Run a paper's experiments (experiments/<PAPER>.toml) and print its headline
+    /// figures beside the paper's numbers.
+    Paper(paper::PaperArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +53,7 @@ fn main() -> ExitCode {
         Command::Compile(args) => cmd_compile::run(args),
         Command::Run(args) => cmd_run::run(args),
         Command::Report(args) => cmd_report::run(args),
+        Command::Paper(args) => paper::run(args),
     };
     match result {
         Ok(code) => code,

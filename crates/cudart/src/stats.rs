@@ -373,7 +373,11 @@ mod tests {
             count,
         };
         let mut rf = timing::rf::RfStats::default();
-        let events = [ev("mrf", "read", 100), ev("orf", "read", 50), ev("l2", "read", 2)];
+        let events = [
+            ev("mrf", "read", 100),
+            ev("orf", "read", 50),
+            ev("l2", "read", 2),
+        ];
         let v = energy_json(&cfg, &events, &rf);
         let rf_j = (100.0 * cfg.mrf_read_pj + 50.0 * cfg.orf_read_pj) * 1e-12;
         let total = rf_j + 2.0 * cfg.l2_read_pj * 1e-12;

@@ -1,0 +1,686 @@
+//! `regsim paper gebhart|ltrf|cerf|malekeh|wir`: runs `experiments/<paper>.toml` and
+//! prints the paper's headline figures as tables, the paper's number beside ours, and
+//! writes the report's figures (`<out>/report/index.html` and SVGs).
+//!
+//! The tables are data ([`figures.toml`](figures.toml)): which statistic, which
+//! normalization, which summary, and the paper's value with its figure or table. Designs
+//! whose `--rf` name the config does not know yet are listed as not yet available and
+//! left out; the rest still run.
+//!
+//! Points run through [`run_points`]: `regsim run` child processes, `-j` at a time, one
+//! statistics file per point under `<out>/runs/`; a point whose file already holds a
+//! successful run is not run again, so an interrupted command resumes.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use serde::Deserialize;
+use serde_json::Value;
+use timing::config::{find_configs_dir, ConfigError, GpuConfig, Override};
+
+use crate::report_html::{self, geomean, Arrangement, Point};
+
+/// The papers `regsim paper` knows.
+pub const PAPERS: [&str; 5] = ["gebhart", "ltrf", "cerf", "malekeh", "wir"];
+
+#[derive(Args)]
+pub struct PaperArgs {
+    /// The paper: gebhart, ltrf, cerf, malekeh or wir.
+    #[arg(value_name = "PAPER")]
+    paper: String,
+    /// The sweep spec (default: experiments/<PAPER>.toml).
+    #[arg(long, value_name = "SPEC.toml")]
+    spec: Option<PathBuf>,
+    /// Where runs and figures go (default: results/paper-<PAPER>).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Simulations at a time (default: the number of cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Submit the points as a Slurm job array (through `regsim sweep --slurm`).
+    #[arg(long)]
+    slurm: bool,
+    /// Print Markdown tables.
+    #[arg(long)]
+    markdown: bool,
+    /// The design figures are normalized to.
+    #[arg(long, default_value = "baseline")]
+    baseline: String,
+}
+
+/// `[sweep]` of a spec.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecFile {
+    sweep: Sweep,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Sweep {
+    workloads: Vec<String>,
+    configs: Vec<String>,
+    designs: Vec<String>,
+    #[serde(default)]
+    set: toml::Table,
+}
+
+/// One point of a sweep.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunPoint {
+    /// A built-in workload name or a program path, then its arguments.
+    pub workload: Vec<String>,
+    pub config: String,
+    pub design: String,
+    /// `KEY=VALUE` overrides.
+    pub sets: Vec<String>,
+}
+
+impl RunPoint {
+    /// A file-name-safe key, unique per point.
+    pub fn key(&self) -> String {
+        let mut s = format!(
+            "{}__{}__{}",
+            self.workload.join("_"),
+            self.config,
+            self.design
+        );
+        for o in &self.sets {
+            s.push_str("__");
+            s.push_str(o);
+        }
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._=-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    }
+}
+
+/// A TOML value as an override's right-hand side.
+fn set_value(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Every point of a spec: workloads × configs × designs × the cartesian product of
+/// `[sweep.set]` (keys in sorted order).
+pub fn parse_spec(text: &str, origin: &str) -> Result<Vec<RunPoint>> {
+    let spec: SpecFile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let s = spec.sweep;
+    for (what, list) in [
+        ("workloads", &s.workloads),
+        ("configs", &s.configs),
+        ("designs", &s.designs),
+    ] {
+        if list.is_empty() {
+            bail!("{origin}: sweep.{what} is empty");
+        }
+    }
+    let mut combos: Vec<Vec<String>> = vec![Vec::new()];
+    for (key, values) in &s.set {
+        let values: Vec<String> = match values {
+            toml::Value::Array(a) => a.iter().map(set_value).collect(),
+            v => vec![set_value(v)],
+        };
+        if values.is_empty() {
+            bail!("{origin}: sweep.set.{key} has no values");
+        }
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.push(format!("{key}={v}"));
+                    c
+                })
+            })
+            .collect();
+    }
+    let mut points = Vec::new();
+    for w in &s.workloads {
+        let workload: Vec<String> = w.split_whitespace().map(str::to_string).collect();
+        if workload.is_empty() {
+            bail!("{origin}: an empty workload in sweep.workloads");
+        }
+        for c in &s.configs {
+            for d in &s.designs {
+                for sets in &combos {
+                    points.push(RunPoint {
+                        workload: workload.clone(),
+                        config: c.clone(),
+                        design: d.clone(),
+                        sets: sets.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(points)
+}
+
+/// Whether `design` is a `register_file.design` the config knows: `Ok(false)` when the
+/// config refuses exactly that key, an error for anything else wrong with the config.
+pub fn design_available(config: &str, design: &str, dir: &Path) -> Result<bool> {
+    let o = Override::parse(&format!("register_file.design={design}"))
+        .map_err(|e| anyhow!("design {design:?}: {e}"))?;
+    match GpuConfig::load(config, dir, &[o]) {
+        Ok(_) => Ok(true),
+        Err(e) if e.key() == Some("register_file.design") => Ok(false),
+        Err(e @ ConfigError::UnknownName { .. }) => Err(anyhow!("{e}")),
+        Err(e) => Err(anyhow!("config {config} with design {design}: {e}")),
+    }
+}
+
+/// The program a workload names: a path as given, or `workloads/bin/<name>` under the
+/// current directory or the source tree.
+fn program_path(name: &str) -> Result<PathBuf> {
+    if name.contains('/') {
+        return Ok(PathBuf::from(name));
+    }
+    let candidates = [
+        PathBuf::from("workloads/bin").join(name),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../workloads/bin")
+            .join(name),
+    ];
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .cloned()
+        .ok_or_else(|| anyhow!("workload {name}: no workloads/bin/{name} (build it with scripts/build-workloads.sh, or give a path)"))
+}
+
+/// A statistics file that holds a successful timing run.
+fn finished(stats: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(stats).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    (v["program"]["exit_code"].as_i64() == Some(0) && v["total"]["cycles"].as_u64().is_some())
+        .then_some(v)
+}
+
+/// The outcome of running the points.
+pub struct Ran {
+    pub points: Vec<Point>,
+    /// Points that failed, with the reason.
+    pub failures: Vec<(RunPoint, String)>,
+}
+
+/// Runs every point (`regsim run` children, `jobs` at a time), skipping points whose
+/// statistics file already holds a successful run, and reads the results back.
+pub fn run_points(points: &[RunPoint], runs_dir: &Path, jobs: usize) -> Result<Ran> {
+    std::fs::create_dir_all(runs_dir)
+        .with_context(|| format!("creating {}", runs_dir.display()))?;
+    let exe = std::env::current_exe().context("locating the regsim binary")?;
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let failures: Mutex<Vec<(RunPoint, String)>> = Mutex::new(Vec::new());
+    let total = points.len();
+    let worker = || {
+        while let Some(p) = points.get(next.fetch_add(1, Ordering::SeqCst)) {
+            let stats = runs_dir.join(format!("{}.json", p.key()));
+            let outcome = if finished(&stats).is_some() {
+                Ok(())
+            } else {
+                run_one(&exe, p, &stats, runs_dir)
+            };
+            let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+            match outcome {
+                Ok(()) => eprintln!("regsim paper: [{n}/{total}] {}", p.key()),
+                Err(e) => {
+                    eprintln!("regsim paper: [{n}/{total}] {} FAILED: {e:#}", p.key());
+                    if let Ok(mut f) = failures.lock() {
+                        f.push((p.clone(), format!("{e:#}")));
+                    }
+                }
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(worker);
+        }
+    });
+    let mut out = Vec::new();
+    for p in points {
+        let stats = runs_dir.join(format!("{}.json", p.key()));
+        if let Some(v) = finished(&stats) {
+            out.push(Point::from_stats(v, &stats.display().to_string())?);
+        }
+    }
+    let mut failures = failures.into_inner().unwrap_or_default();
+    failures.sort_by_key(|(p, _)| p.key());
+    Ok(Ran {
+        points: out,
+        failures,
+    })
+}
+
+fn run_one(exe: &Path, p: &RunPoint, stats: &Path, runs_dir: &Path) -> Result<()> {
+    let program = program_path(&p.workload[0])?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("run")
+        .arg("--gpu")
+        .arg(&p.config)
+        .arg("--rf")
+        .arg(&p.design);
+    for o in &p.sets {
+        cmd.arg("--set").arg(o);
+    }
+    cmd.arg("--stats").arg(stats).arg("--").arg(&program);
+    cmd.args(&p.workload[1..]);
+    let log = runs_dir.join(format!("{}.log", p.key()));
+    let file =
+        std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .status()
+        .context("starting regsim run")?;
+    if !status.success() {
+        bail!("regsim run exited with {status} (log: {})", log.display());
+    }
+    Ok(())
+}
+
+/// `figures.toml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FigureFile {
+    figure: Vec<FigureDef>,
+}
+
+/// One headline figure of a paper.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FigureDef {
+    pub paper: String,
+    pub title: String,
+    pub source: String,
+    pub metric: Metric,
+    #[serde(default)]
+    pub numerator: Option<String>,
+    #[serde(default)]
+    pub denominator: Option<String>,
+    pub normalize: bool,
+    pub summary: Summary,
+    pub rows: Vec<RowDef>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Ipc,
+    RfEnergy,
+    SmEnergy,
+    TotalEnergy,
+    RfVsSingleMrf,
+    MrfAccesses,
+    ExtraRatio,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum Summary {
+    Geomean,
+    Mean,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowDef {
+    pub design: String,
+    #[serde(default)]
+    pub paper: Option<f64>,
+    pub note: String,
+}
+
+/// Every figure definition (the embedded `figures.toml`).
+pub fn figure_defs() -> Result<Vec<FigureDef>> {
+    let f: FigureFile =
+        toml::from_str(include_str!("figures.toml")).map_err(|e| anyhow!("figures.toml: {e}"))?;
+    Ok(f.figure)
+}
+
+impl FigureDef {
+    /// The metric of one run (`None` when the run lacks what it needs).
+    pub fn value(&self, p: &Point) -> Option<f64> {
+        let t = &p.stats["total"];
+        let energy = |k: &str| t["energy"][k].as_f64();
+        match self.metric {
+            Metric::Ipc => t["ipc"].as_f64(),
+            Metric::RfEnergy => energy("register_file_joules"),
+            Metric::SmEnergy => Some(energy("register_file_joules")? + energy("execution_joules")?),
+            Metric::TotalEnergy => energy("total_joules"),
+            Metric::RfVsSingleMrf => energy("register_file_normalized"),
+            Metric::MrfAccesses => Some(
+                t["register_file"]["reads"].as_f64()? + t["register_file"]["writes"].as_f64()?,
+            ),
+            Metric::ExtraRatio => {
+                let get = |k: &Option<String>| -> Option<f64> {
+                    let k = k.as_deref()?;
+                    if k == "warp_instructions" {
+                        t["warp_instructions"].as_f64()
+                    } else {
+                        t["register_file"]["extra"][k].as_f64()
+                    }
+                };
+                let (n, d) = (get(&self.numerator)?, get(&self.denominator)?);
+                (d > 0.0).then(|| n / d)
+            }
+        }
+    }
+
+    /// Our summary for one design variant over the workloads: (value, workloads used).
+    pub fn ours(&self, a: &Arrangement, v: &(String, String, String)) -> Option<(f64, usize)> {
+        let mut values = Vec::new();
+        for w in &a.workloads {
+            let Some(p) = a.get(w, v) else { continue };
+            let Some(x) = self.value(p) else { continue };
+            if self.normalize {
+                let Some(b) = a.baseline_of(p).and_then(|b| self.value(b)) else {
+                    continue;
+                };
+                if b > 0.0 {
+                    values.push(x / b);
+                }
+            } else {
+                values.push(x);
+            }
+        }
+        if values.is_empty() {
+            return None;
+        }
+        let s = match self.summary {
+            Summary::Geomean => geomean(&values)?,
+            Summary::Mean => values.iter().sum::<f64>() / values.len() as f64,
+        };
+        Some((s, values.len()))
+    }
+}
+
+/// The tables of `paper` from the runs: one per figure, one row per design variant the
+/// figure lists (the paper's number beside ours).
+pub fn tables(paper: &str, points: &[Point], baseline: &str, markdown: bool) -> Result<String> {
+    let a = Arrangement::new(points, baseline);
+    let mut out = String::new();
+    for f in figure_defs()?.iter().filter(|f| f.paper == paper) {
+        out.push_str(&format!("\n{} ({})\n", f.title, f.source));
+        let mut rows: Vec<[String; 5]> = Vec::new();
+        for r in &f.rows {
+            let variants: Vec<&(String, String, String)> =
+                a.variants.iter().filter(|v| v.2 == r.design).collect();
+            let paper_value = r.paper.map_or("-".to_string(), |p| format!("{p:.3}"));
+            if variants.is_empty() {
+                rows.push([
+                    r.design.clone(),
+                    "not run".into(),
+                    "-".into(),
+                    paper_value.clone(),
+                    r.note.clone(),
+                ]);
+            }
+            for v in variants {
+                let (ours, n) = f
+                    .ours(&a, v)
+                    .map_or(("-".to_string(), 0), |(x, n)| (format!("{x:.3}"), n));
+                rows.push([
+                    a.label(v),
+                    ours,
+                    n.to_string(),
+                    paper_value.clone(),
+                    r.note.clone(),
+                ]);
+            }
+        }
+        let header = ["design", "regsim", "workloads", "paper", "paper's figure"];
+        out.push_str(&render(&header, &rows, markdown));
+    }
+    Ok(out)
+}
+
+fn render(header: &[&str; 5], rows: &[[String; 5]], markdown: bool) -> String {
+    let mut out = String::new();
+    if markdown {
+        out.push_str(&format!("| {} |\n", header.join(" | ")));
+        out.push_str("| --- | ---: | ---: | ---: | --- |\n");
+        for r in rows {
+            out.push_str(&format!("| {} |\n", r.join(" | ")));
+        }
+        return out;
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].chars().count())
+                .chain([header[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: Vec<&str>| {
+        let s: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| {
+                let w = widths[c];
+                if (1..4).contains(&c) {
+                    format!("{cell:>w$}")
+                } else {
+                    format!("{cell:<w$}")
+                }
+            })
+            .collect();
+        format!("  {}\n", s.join("  ").trim_end())
+    };
+    out.push_str(&line(header.to_vec()));
+    for r in rows {
+        out.push_str(&line(r.iter().map(String::as_str).collect()));
+    }
+    out
+}
+
+/// The spec file of a paper: `experiments/<paper>.toml` under the current directory or
+/// the source tree.
+fn spec_path(paper: &str) -> Option<PathBuf> {
+    let rel = PathBuf::from("experiments").join(format!("{paper}.toml"));
+    [
+        rel.clone(),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(&rel),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+}
+
+pub fn run(args: PaperArgs) -> Result<ExitCode> {
+    if !PAPERS.contains(&args.paper.as_str()) {
+        bail!(
+            "unknown paper {:?} (known: {})",
+            args.paper,
+            PAPERS.join(", ")
+        );
+    }
+    let spec = match &args.spec {
+        Some(p) => p.clone(),
+        None => spec_path(&args.paper).ok_or_else(|| {
+            anyhow!(
+                "no experiments/{}.toml yet: the {} design has not landed (its issue adds the \
+                 experiment file)",
+                args.paper,
+                args.paper
+            )
+        })?,
+    };
+    let text =
+        std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;
+    let all = parse_spec(&text, &spec.display().to_string())?;
+
+    // Designs the config does not know yet are left out, by name.
+    let dir = find_configs_dir(std::env::current_exe().ok().as_deref());
+    let mut unavailable: BTreeSet<String> = BTreeSet::new();
+    let pairs: BTreeSet<(String, String)> = all
+        .iter()
+        .map(|p| (p.config.clone(), p.design.clone()))
+        .collect();
+    for (config, design) in &pairs {
+        if !design_available(config, design, &dir)? {
+            unavailable.insert(design.clone());
+        }
+    }
+    if !unavailable.is_empty() {
+        println!(
+            "regsim paper {}: designs not yet available (unknown to register_file.design): {}",
+            args.paper,
+            unavailable.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let points: Vec<RunPoint> = all
+        .into_iter()
+        .filter(|p| !unavailable.contains(&p.design))
+        .collect();
+    if points.is_empty() {
+        println!("regsim paper {}: nothing to run", args.paper);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.slurm {
+        bail!(
+            "--slurm submits through `regsim sweep --slurm`, which is not in this build; run \
+             without --slurm to simulate locally"
+        );
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("results").join(format!("paper-{}", args.paper)));
+    let jobs = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let ran = run_points(&points, &out.join("runs"), jobs)?;
+    for (p, e) in &ran.failures {
+        println!("failed: {}: {e}", p.key());
+    }
+    if ran.points.is_empty() {
+        bail!("no run succeeded");
+    }
+    print!(
+        "{}",
+        tables(&args.paper, &ran.points, &args.baseline, args.markdown)?
+    );
+    if ran.points.iter().any(|p| p.design == args.baseline) {
+        let index = report_html::write(&out.join("report"), &ran.points, &args.baseline)?;
+        println!("\nfigures: {}", index.display());
+    }
+    Ok(if ran.failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn specs_expand_to_the_cartesian_product() {
+        let text = r#"
+[sweep]
+workloads = ["saxpy", "bfs 100"]
+configs = ["gtx480"]
+designs = ["baseline", "rfc"]
+[sweep.set]
+"register_file.bank_latency" = [1, 4]
+"sm.scheduler" = ["gto"]
+"#;
+        let points = parse_spec(text, "t.toml").unwrap();
+        assert_eq!(points.len(), 2 * 2 * 2);
+        assert_eq!(points[0].workload, ["saxpy"]);
+        assert_eq!(
+            points[0].sets,
+            ["register_file.bank_latency=1", "sm.scheduler=gto"]
+        );
+        assert_eq!(points[7].workload, ["bfs", "100"]);
+        assert_eq!(points[7].design, "rfc");
+        assert_eq!(
+            points[7].key(),
+            "bfs_100__gtx480__rfc__register_file.bank_latency=4__sm.scheduler=gto"
+        );
+        let e = parse_spec(
+            "[sweep]\nworkloads=[]\nconfigs=[\"a\"]\ndesigns=[\"b\"]\n",
+            "x",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("sweep.workloads is empty"), "{e}");
+        let e = parse_spec("[sweep]\nworkload=[]\n", "x").unwrap_err();
+        assert!(e.to_string().contains("workload"), "{e}");
+    }
+
+    #[test]
+    fn unknown_designs_are_reported_as_unavailable() {
+        let dir = timing::config::source_configs_dir();
+        assert!(design_available("gtx480", "baseline", &dir).unwrap());
+        assert!(!design_available("gtx480", "no-such-design", &dir).unwrap());
+        assert!(design_available("no-such-config", "baseline", &dir).is_err());
+    }
+
+    #[test]
+    fn every_paper_has_figures_and_they_parse() {
+        let defs = figure_defs().unwrap();
+        for p in PAPERS {
+            assert!(defs.iter().any(|f| f.paper == p), "{p}");
+        }
+    }
+
+    fn point(workload: &str, design: &str, ipc: f64, rf_j: f64, hits: u64) -> Point {
+        Point::from_stats(
+            json!({
+                "program": {"name": workload},
+                "gpu": {"name": "g", "overrides": [], "config": {"register_file": {"design": design}}},
+                "total": {"cycles": 1, "ipc": ipc, "warp_instructions": 100,
+                          "register_file": {"reads": 10, "writes": 5,
+                                            "extra": {"malekeh_hits": hits, "malekeh_operand_reads": 200}},
+                          "energy": {"register_file_joules": rf_j, "total_joules": 2.0 * rf_j,
+                                     "execution_joules": 1.0}}
+            }),
+            "t",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn tables_put_the_papers_numbers_beside_ours() {
+        let pts = vec![
+            point("a", "baseline", 1.0, 4.0, 0),
+            point("a", "malekeh", 1.21, 2.0, 100),
+            point("b", "baseline", 2.0, 4.0, 0),
+            point("b", "malekeh", 2.0, 4.0, 50),
+        ];
+        let text = tables("malekeh", &pts, "baseline", false).unwrap();
+        // IPC: geomean(1.21, 1.0) = 1.1.
+        assert!(text.contains("1.100"), "{text}");
+        assert!(text.contains("1.096"), "{text}");
+        // Hit ratio: mean(0.5, 0.25) = 0.375 against the paper's 0.485.
+        assert!(text.contains("0.375") && text.contains("0.485"), "{text}");
+        // Energy: geomean(0.5, 1.0) = 0.707.
+        assert!(text.contains("0.707") && text.contains("0.709"), "{text}");
+        // BOW was not in the runs.
+        assert!(text.contains("not run"), "{text}");
+    }
+}
