@@ -136,6 +136,8 @@ pub struct Arrangement<'a> {
     /// (config, sets, design) of every variant, sorted, the baseline design first.
     pub variants: Vec<(String, String, String)>,
     multi_config: bool,
+    /// Whether the runs differ in their overrides (labels show them only then).
+    multi_sets: bool,
 }
 
 impl<'a> Arrangement<'a> {
@@ -151,19 +153,22 @@ impl<'a> Arrangement<'a> {
             (&a.0, &a.1, a.2 != baseline, &a.2).cmp(&(&b.0, &b.1, b.2 != baseline, &b.2))
         });
         let configs: BTreeSet<&str> = points.iter().map(|p| p.config.as_str()).collect();
+        let sets: BTreeSet<&str> = points.iter().map(|p| p.sets.as_str()).collect();
         Arrangement {
             points,
             baseline: baseline.to_string(),
             workloads: workloads.into_iter().collect(),
             variants,
             multi_config: configs.len() > 1,
+            multi_sets: sets.len() > 1,
         }
     }
 
-    /// A variant's label: the design, its overrides, and its config when there are several.
+    /// A variant's label: the design, then its overrides and its config where the runs
+    /// differ in them.
     pub fn label(&self, v: &(String, String, String)) -> String {
         let mut s = v.2.clone();
-        if !v.1.is_empty() {
+        if self.multi_sets && !v.1.is_empty() {
             s.push_str(&format!(" [{}]", v.1));
         }
         if self.multi_config {
@@ -587,8 +592,9 @@ pub fn page(points: &[Point], baseline: &str, figures: &[Figure]) -> String {
     let mut out = String::from(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>regsim report</title><style>body{font-family:'DejaVu Sans',Arial,sans-serif;\
-         margin:24px;color:#222}figure{margin:24px 0;overflow-x:auto}figcaption{color:#555;\
-         max-width:60em}table{border-collapse:collapse;font-size:12px}td,th{border:1px solid \
+         margin:24px;color:#222}figure{display:inline-block;vertical-align:top;margin:12px 24px 12px 0;\
+         max-width:100%;overflow-x:auto}figure h2{font-size:16px;margin:4px 0}figcaption{color:#555;\
+         font-size:12px;max-width:36em}table{border-collapse:collapse;font-size:12px}td,th{border:1px solid \
          #ccc;padding:2px 6px;text-align:right}td:first-child,th:first-child{text-align:left}\
          </style></head><body>\n<h1>regsim report</h1>\n",
     );

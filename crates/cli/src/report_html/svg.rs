@@ -39,7 +39,6 @@ pub struct Stack {
 const MARGIN_LEFT: f64 = 70.0;
 const MARGIN_TOP: f64 = 40.0;
 const PLOT_HEIGHT: f64 = 260.0;
-const LABEL_SPACE: f64 = 150.0;
 const FONT: &str = "font-family=\"DejaVu Sans, Arial, sans-serif\"";
 
 /// A "nice" axis maximum and tick step for values up to `max`.
@@ -68,6 +67,12 @@ fn fmt_tick(v: f64) -> String {
         let s = format!("{v:.2}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
+}
+
+/// Room under the plot for vertical x labels (about 6 px per character).
+fn label_space<'s>(labels: impl Iterator<Item = &'s str>) -> f64 {
+    let chars = labels.map(|l| l.chars().count()).max().unwrap_or(0) as f64;
+    (16.0 + chars * 6.0).clamp(40.0, 260.0)
 }
 
 fn header(out: &mut String, width: f64, height: f64, title: &str) {
@@ -112,7 +117,8 @@ fn x_label(out: &mut String, x: f64, label: &str) {
     let y = MARGIN_TOP + PLOT_HEIGHT + 8.0;
     let _ = write!(
         out,
-        "<text transform=\"translate({x:.1},{y:.1}) rotate(-50)\" text-anchor=\"end\">{}</text>",
+        "<text transform=\"translate({:.1},{y:.1}) rotate(-90)\" text-anchor=\"end\">{}</text>",
+        x + 4.0,
         escape(label)
     );
 }
@@ -147,7 +153,7 @@ pub fn grouped_bars(
     let plot_w = (group_w * categories.len() as f64).max(200.0);
     let legend_w = 190.0;
     let width = MARGIN_LEFT + plot_w + 20.0 + legend_w;
-    let height = (MARGIN_TOP + PLOT_HEIGHT + LABEL_SPACE)
+    let height = (MARGIN_TOP + PLOT_HEIGHT + label_space(categories.iter().map(String::as_str)))
         .max(MARGIN_TOP + 16.0 * series.len() as f64 + 20.0);
     let max = series
         .iter()
@@ -207,7 +213,7 @@ pub fn stacked_bars(title: &str, y_label: &str, part_names: &[String], stacks: &
     let plot_w = (slot * stacks.len() as f64).max(200.0);
     let legend_w = 190.0;
     let width = MARGIN_LEFT + plot_w + 20.0 + legend_w;
-    let height = (MARGIN_TOP + PLOT_HEIGHT + LABEL_SPACE)
+    let height = (MARGIN_TOP + PLOT_HEIGHT + label_space(stacks.iter().map(|s| s.label.as_str())))
         .max(MARGIN_TOP + 16.0 * part_names.len() as f64 + 20.0);
     let max = stacks
         .iter()
