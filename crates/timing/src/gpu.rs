@@ -356,11 +356,13 @@ impl TimingSimulator {
         let mut warp_cycles = 0u64;
         let mut lanes_by_class = [0u64; 8];
         for sm in &self.sms {
-            for (t, s) in lanes_by_class
+            // Execution energy: lanes that reached an execution unit.
+            for ((t, s), b) in lanes_by_class
                 .iter_mut()
                 .zip(&sm.stats.thread_instructions_by_class)
+                .zip(&sm.stats.bypassed_lanes_by_class)
             {
-                *t += s;
+                *t += s - b;
             }
             warp_instructions += sm.stats.warp_instructions;
             thread_instructions += sm.stats.thread_instructions;

@@ -116,6 +116,9 @@ pub struct SmStats {
     /// Active lanes per opcode class (indexed by `OpClass as usize`), for execution
     /// energy.
     pub thread_instructions_by_class: [u64; 8],
+    /// Of those, lanes of instructions a design dispatched with `bypass_execution` (WIR
+    /// reuse): they spent no execution energy.
+    pub bypassed_lanes_by_class: [u64; 8],
     /// Scheduler-cycles by outcome.
     pub stalls: StallBreakdown,
     /// Resident warps summed over cycles.
@@ -176,6 +179,8 @@ struct InFlight {
     inst: InstId,
     class: OpClass,
     memop: u32,
+    /// Active lanes (for execution energy: a bypassed instruction gives them back).
+    lanes: u32,
 }
 
 const PART_L1D: u8 = 1;
@@ -268,6 +273,8 @@ struct Dispatcher<'a> {
     inflight: &'a [InFlight],
     events: &'a mut Events,
     dispatched: u32,
+    /// Active lanes per opcode class that skipped the execution units.
+    bypassed_lanes: &'a mut [u64; 8],
 }
 
 impl DispatchPort for Dispatcher<'_> {
@@ -276,6 +283,7 @@ impl DispatchPort for Dispatcher<'_> {
             return false;
         };
         if d.bypass_execution {
+            self.bypassed_lanes[f.class as usize] += u64::from(f.lanes);
             self.events.push(self.now, d.token, EventKind::Executed);
             self.dispatched += 1;
             return true;
@@ -536,6 +544,7 @@ impl Sm {
             inflight: &self.inflight,
             events: &mut self.events,
             dispatched: 0,
+            bypassed_lanes: &mut self.stats.bypassed_lanes_by_class,
         };
         let mut rc = RfCycle {
             now,
@@ -852,6 +861,7 @@ impl Sm {
             inst: step.inst,
             class: ii.class,
             memop,
+            lanes: step.exec_mask.count_ones(),
         });
         let warp = &mut self.warps[wi];
         warp.scoreboard.reserve(dsts, long);
