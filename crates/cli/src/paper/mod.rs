@@ -68,6 +68,15 @@ struct Sweep {
     designs: Vec<String>,
     #[serde(default)]
     set: toml::Table,
+    /// Explicit override combinations, added to the grid's.
+    #[serde(default)]
+    points: Vec<toml::Table>,
+    /// More `regsim run` arguments for every point.
+    #[serde(default)]
+    run_args: Vec<String>,
+    /// Accepted for compatibility with `regsim sweep` specs; a run is not timed out here.
+    #[serde(default)]
+    timeout_seconds: Option<f64>,
 }
 
 /// One point of a sweep.
@@ -79,6 +88,8 @@ pub struct RunPoint {
     pub design: String,
     /// `KEY=VALUE` overrides.
     pub sets: Vec<String>,
+    /// More `regsim run` arguments.
+    pub run_args: Vec<String>,
 }
 
 impl RunPoint {
@@ -90,7 +101,7 @@ impl RunPoint {
             self.config,
             self.design
         );
-        for o in &self.sets {
+        for o in self.sets.iter().chain(&self.run_args) {
             s.push_str("__");
             s.push_str(o);
         }
@@ -128,6 +139,7 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<Vec<RunPoint>> {
             bail!("{origin}: sweep.{what} is empty");
         }
     }
+    let _ = s.timeout_seconds;
     let mut combos: Vec<Vec<String>> = vec![Vec::new()];
     for (key, values) in &s.set {
         let values: Vec<String> = match values {
@@ -148,8 +160,38 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<Vec<RunPoint>> {
             })
             .collect();
     }
-    let mut points = Vec::new();
+    if !s.points.is_empty() {
+        if s.set.is_empty() {
+            combos.clear();
+        }
+        for p in &s.points {
+            combos.push(
+                p.iter()
+                    .map(|(k, v)| format!("{k}={}", set_value(v)))
+                    .collect(),
+            );
+        }
+    }
+    // "*" is every built-in workload.
+    let mut workloads: Vec<String> = Vec::new();
     for w in &s.workloads {
+        if w == "*" {
+            let dir =
+                workloads_dir().ok_or_else(|| anyhow!("{origin}: \"*\" needs workloads/bin"))?;
+            let mut names: Vec<String> = std::fs::read_dir(&dir)
+                .with_context(|| format!("reading {}", dir.display()))?
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            workloads.extend(names);
+        } else {
+            workloads.push(w.clone());
+        }
+    }
+    let mut points = Vec::new();
+    for w in &workloads {
         let workload: Vec<String> = w.split_whitespace().map(str::to_string).collect();
         if workload.is_empty() {
             bail!("{origin}: an empty workload in sweep.workloads");
@@ -162,6 +204,7 @@ pub fn parse_spec(text: &str, origin: &str) -> Result<Vec<RunPoint>> {
                         config: c.clone(),
                         design: d.clone(),
                         sets: sets.clone(),
+                        run_args: s.run_args.clone(),
                     });
                 }
             }
@@ -189,17 +232,21 @@ fn program_path(name: &str) -> Result<PathBuf> {
     if name.contains('/') {
         return Ok(PathBuf::from(name));
     }
-    let candidates = [
-        PathBuf::from("workloads/bin").join(name),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../workloads/bin")
-            .join(name),
-    ];
-    candidates
-        .iter()
-        .find(|p| p.is_file())
-        .cloned()
+    workloads_dir()
+        .map(|d| d.join(name))
+        .filter(|p| p.is_file())
         .ok_or_else(|| anyhow!("workload {name}: no workloads/bin/{name} (build it with scripts/build-workloads.sh, or give a path)"))
+}
+
+/// The built-in workloads' directory: `workloads/bin` under the current directory or
+/// the source tree.
+fn workloads_dir() -> Option<PathBuf> {
+    [
+        PathBuf::from("workloads/bin"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin"),
+    ]
+    .into_iter()
+    .find(|p| p.is_dir())
 }
 
 /// A statistics file that holds a successful timing run.
@@ -278,6 +325,7 @@ fn run_one(exe: &Path, p: &RunPoint, stats: &Path, runs_dir: &Path) -> Result<()
     for o in &p.sets {
         cmd.arg("--set").arg(o);
     }
+    cmd.args(&p.run_args);
     cmd.arg("--stats").arg(stats).arg("--").arg(&program);
     cmd.args(&p.workload[1..]);
     let log = runs_dir.join(format!("{}.log", p.key()));
@@ -628,6 +676,18 @@ designs = ["baseline", "rfc"]
         )
         .unwrap_err();
         assert!(e.to_string().contains("sweep.workloads is empty"), "{e}");
+        let text = "[sweep]\nworkloads=[\"*\"]\nconfigs=[\"g\"]\ndesigns=[\"b\"]\n\
+                    run_args=[\"--max-registers\", \"32\"]\n\
+                    [[sweep.points]]\n\"sm.scheduler\" = \"lrr\"\n\
+                    [[sweep.points]]\n\"sm.scheduler\" = \"gto\"\n";
+        let points = parse_spec(text, "x").unwrap();
+        let builtins = std::fs::read_dir(workloads_dir().unwrap()).unwrap().count();
+        assert_eq!(points.len(), 2 * builtins);
+        assert_eq!(points[1].sets, ["sm.scheduler=gto"]);
+        assert_eq!(points[1].run_args, ["--max-registers", "32"]);
+        assert!(points[1]
+            .key()
+            .ends_with("__sm.scheduler=gto__--max-registers__32"));
         let e = parse_spec("[sweep]\nworkload=[]\n", "x").unwrap_err();
         assert!(e.to_string().contains("workload"), "{e}");
     }
