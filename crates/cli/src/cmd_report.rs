@@ -31,6 +31,11 @@ pub struct ReportArgs {
     /// With --html: the design figures are normalized to.
     #[arg(long, value_name = "DESIGN", default_value = "baseline")]
     baseline: String,
+    /// With --html: add the correlation scatter of the baseline runs' per-kernel cycles
+    /// against a reference simulator's (a directory of `<program>.json`, as for
+    /// `regsim correlate`).
+    #[arg(long, value_name = "DIR", requires = "html")]
+    reference: Option<PathBuf>,
     /// Statistics files written by `regsim run --stats` (with --html: or sweep stores).
     #[arg(value_name = "SOURCE", required = true, num_args = 1..)]
     files: Vec<PathBuf>,
@@ -277,7 +282,8 @@ fn by_config_table(runs: &[Run]) -> Table {
 pub fn run(args: ReportArgs) -> Result<std::process::ExitCode> {
     if let Some(out_dir) = &args.html {
         let points = crate::report_html::load_sources(&args.files)?;
-        let index = crate::report_html::write(out_dir, &points, &args.baseline)?;
+        let index =
+            crate::report_html::write(out_dir, &points, &args.baseline, args.reference.as_deref())?;
         println!("{}", index.display());
         return Ok(std::process::ExitCode::SUCCESS);
     }

@@ -6,6 +6,7 @@
 
 mod annotations;
 mod cmd_compile;
+mod cmd_correlate;
 mod cmd_ptx;
 mod cmd_report;
 mod cmd_run;
@@ -44,6 +45,8 @@ enum Command {
     /// Run a paper's experiments (experiments/<PAPER>.toml) and print its headline
     /// figures beside the paper's numbers.
     Paper(paper::PaperArgs),
+    /// Per-kernel cycles and cache misses against a reference simulator's runs.
+    Correlate(cmd_correlate::CorrelateArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run::run(args),
         Command::Report(args) => cmd_report::run(args),
         Command::Paper(args) => paper::run(args),
+        Command::Correlate(args) => cmd_correlate::run(args),
     };
     match result {
         Ok(code) => code,

@@ -159,6 +159,37 @@ fn html_report_renders_in_headless_chromium() {
         "{bars} bars, {segments} segments"
     );
 
+    // With a reference directory: regsim correlate's scatter of the baseline runs.
+    let saxpy = read_json(Path::new(&files[0]));
+    let reference = scratch("reference");
+    std::fs::create_dir_all(&reference).unwrap();
+    let kernel = saxpy["kernels"][0]["mangled"].as_str().unwrap();
+    let cycles = saxpy["kernels"][0]["cycles"].as_u64().unwrap();
+    let doc = serde_json::json!({
+        "exit_status": 0, "program_verdict": "PASS", "simulator_error": null,
+        "kernels": [{"kernel": kernel, "gpu_sim_cycle": 2 * cycles, "gpu_sim_insn": 1,
+                     "cumulative": {"L1D_total_cache_misses": 0, "L2_total_cache_misses": 0}}],
+        "program": "saxpy", "config": "TEST", "simulator": "a test reference",
+    });
+    std::fs::write(reference.join("saxpy.json"), doc.to_string()).unwrap();
+    let with_ref = scratch("html-ref");
+    let with_ref_arg = with_ref.display().to_string();
+    let reference_arg = reference.display().to_string();
+    let mut args = vec![
+        "report",
+        "--html",
+        &with_ref_arg,
+        "--reference",
+        &reference_arg,
+    ];
+    args.extend(files.iter().map(String::as_str));
+    let out = regsim(&args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let page = std::fs::read_to_string(with_ref.join("index.html")).unwrap();
+    assert_eq!(page.matches("<svg").count(), 7);
+    let corr = std::fs::read_to_string(with_ref.join("correlation.svg")).unwrap();
+    assert_eq!(corr.matches("<circle").count(), 1, "{corr}");
+
     let Some(chromium) = ["chromium", "chromium-browser"].into_iter().find(|c| {
         Command::new(c)
             .arg("--version")

@@ -631,7 +631,7 @@ pub fn run(args: PaperArgs) -> Result<ExitCode> {
         tables(&args.paper, &ran.points, &args.baseline, args.markdown)?
     );
     if ran.points.iter().any(|p| p.design == args.baseline) {
-        let index = report_html::write(&out.join("report"), &ran.points, &args.baseline)?;
+        let index = report_html::write(&out.join("report"), &ran.points, &args.baseline, None)?;
         println!("\nfigures: {}", index.display());
     }
     Ok(if ran.failures.is_empty() {

@@ -6,7 +6,9 @@
 //! register-file accesses by storage level per warp instruction; hit ratios (L1D, L2 and
 //! every design's `<x>_hits`/`<x>_misses` counters); energy stacks by structure,
 //! normalized to the baseline design's total; stall breakdowns; and a per-kernel
-//! scatter of each design's cycles against the baseline's (log-log, y = x).
+//! scatter of each design's cycles against the baseline's (log-log, y = x); with
+//! `--reference DIR`, the correlation scatter of `regsim correlate` (the correlate
+//! crate's) of the baseline runs against a reference simulator's.
 //!
 //! A *point* is one run: workload × config × design × `--set` overrides. A point's
 //! baseline is the run of the same workload, config and overrides with the baseline
@@ -574,7 +576,31 @@ fn fig_scatter(a: &Arrangement) -> Figure {
     }
 }
 
-/// Every figure of the report.
+/// The correlation scatter of `regsim correlate` (the correlate crate's comparison and
+/// SVG): per-kernel cycles of the baseline design's runs against a reference
+/// simulator's, from `reference` (one `<program>.json` per program).
+pub fn fig_correlation(points: &[Point], baseline: &str, reference: &Path) -> Result<Figure> {
+    let references = correlate::load_reference_dir(reference)?;
+    let runs = points
+        .iter()
+        .filter(|p| p.design == baseline)
+        .map(|p| correlate::input::RegsimProgram::from_json(&p.stats, Path::new(&p.workload)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let c = correlate::correlate(&references, &runs);
+    let scatter = c.scatter(correlate::Metric::Cycles);
+    Ok(Figure {
+        id: "correlation",
+        title: format!("Cycles against the reference ({})", reference.display()),
+        caption: format!(
+            "Per-kernel cycles of the {baseline} runs (y) against the reference simulator's \
+             (x), matched by program and launch order ({}).",
+            scatter.caption
+        ),
+        svg: correlate::svg::scatter_svg(&scatter),
+    })
+}
+
+/// Every figure of the report; with `reference`, the correlation scatter too.
 pub fn figures(points: &[Point], baseline: &str) -> Vec<Figure> {
     let a = Arrangement::new(points, baseline);
     vec![
@@ -647,8 +673,14 @@ pub fn page(points: &[Point], baseline: &str, figures: &[Figure]) -> String {
     out
 }
 
-/// Writes `OUT_DIR/index.html` and `OUT_DIR/<figure>.svg`; returns the page's path.
-pub fn write(out_dir: &Path, points: &[Point], baseline: &str) -> Result<PathBuf> {
+/// Writes `OUT_DIR/index.html` and `OUT_DIR/<figure>.svg` (with `reference`, also the
+/// correlation scatter against that reference directory); returns the page's path.
+pub fn write(
+    out_dir: &Path,
+    points: &[Point],
+    baseline: &str,
+    reference: Option<&Path>,
+) -> Result<PathBuf> {
     if !points.iter().any(|p| p.design == baseline) {
         let designs: BTreeSet<&str> = points.iter().map(|p| p.design.as_str()).collect();
         return Err(anyhow!(
@@ -658,7 +690,10 @@ pub fn write(out_dir: &Path, points: &[Point], baseline: &str) -> Result<PathBuf
         ));
     }
     std::fs::create_dir_all(out_dir).with_context(|| format!("creating {}", out_dir.display()))?;
-    let figs = figures(points, baseline);
+    let mut figs = figures(points, baseline);
+    if let Some(r) = reference {
+        figs.push(fig_correlation(points, baseline, r)?);
+    }
     for f in &figs {
         let path = out_dir.join(format!("{}.svg", f.id));
         std::fs::write(&path, &f.svg).with_context(|| format!("writing {}", path.display()))?;
@@ -733,7 +768,7 @@ mod tests {
     fn a_missing_baseline_is_named() {
         let pts = vec![point("a", "rfc", 1.0, 1, 1)];
         let dir = std::env::temp_dir().join("regsim-report-html-missing-baseline");
-        let e = write(&dir, &pts, "baseline").unwrap_err().to_string();
+        let e = write(&dir, &pts, "baseline", None).unwrap_err().to_string();
         assert!(e.contains("`baseline`") && e.contains("rfc"), "{e}");
     }
 }
