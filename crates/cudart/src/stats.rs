@@ -67,7 +67,7 @@ fn energy_line(v: &Value) -> String {
     if let Some(n) = v.get("register_file_normalized").and_then(Value::as_f64) {
         line.push_str(&format!("; register file {n:.3} of a single-level MRF"));
     }
-    line.push_str("\n    by structure:");
+    line.push('\n');
     for s in v
         .get("structures")
         .and_then(Value::as_array)
@@ -76,11 +76,29 @@ fn energy_line(v: &Value) -> String {
     {
         let name = s.get("structure").and_then(Value::as_str).unwrap_or("?");
         let joules = s.get("joules").and_then(Value::as_f64).unwrap_or(0.0);
-        if joules > 0.0 {
-            line.push_str(&format!(" {name} {joules:.3e}"));
+        if joules <= 0.0 {
+            continue;
         }
+        let kinds: Vec<String> = s
+            .get("accesses")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|a| a.get("count").and_then(Value::as_u64).unwrap_or(0) > 0)
+            .map(|a| {
+                format!(
+                    "{} {} x {:.2} pJ",
+                    a.get("access").and_then(Value::as_str).unwrap_or("?"),
+                    a.get("count").and_then(Value::as_u64).unwrap_or(0),
+                    a.get("pj_per_event").and_then(Value::as_f64).unwrap_or(0.0)
+                )
+            })
+            .collect();
+        line.push_str(&format!(
+            "    {name}: {joules:.4e} J ({})\n",
+            kinds.join(", ")
+        ));
     }
-    line.push('\n');
     line
 }
 
@@ -393,7 +411,12 @@ mod tests {
         let single = cfg.single_level_mrf_joules(150, 0);
         let n = v["register_file_normalized"].as_f64().unwrap();
         assert!((n - rf_j / single).abs() < 1e-12, "{n}");
-        assert!(energy_line(&v).contains("of a single-level MRF"));
+        let line = energy_line(&v);
+        assert!(line.contains("of a single-level MRF"), "{line}");
+        assert!(
+            line.contains("    mrf: 6.4000e-9 J (read 100 x 64.00 pJ)\n"),
+            "{line}"
+        );
         let v = energy_json(&cfg, &[ev("ofr", "read", 1)], &rf);
         assert!(v["error"].as_str().unwrap().contains("`ofr`"), "{v}");
     }
