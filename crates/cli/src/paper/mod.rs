@@ -53,16 +53,12 @@ pub struct PaperArgs {
     baseline: String,
 }
 
-/// `[sweep]` of a spec.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SpecFile {
-    sweep: Sweep,
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Sweep {
+    /// A label for a `[[sweep]]` entry.
+    #[serde(default)]
+    name: Option<String>,
     workloads: Vec<String>,
     configs: Vec<String>,
     designs: Vec<String>,
@@ -128,8 +124,43 @@ fn set_value(v: &toml::Value) -> String {
 /// Every point of a spec: workloads × configs × designs × the cartesian product of
 /// `[sweep.set]` (keys in sorted order).
 pub fn parse_spec(text: &str, origin: &str) -> Result<Vec<RunPoint>> {
-    let spec: SpecFile = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
-    let s = spec.sweep;
+    // `[sweep]`, or several `[[sweep]]` (design families that sweep different keys).
+    let doc: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    if let Some(k) = doc.keys().find(|k| *k != "sweep") {
+        bail!("{origin}: unknown table or key `{k}` (a spec has [sweep] or [[sweep]])");
+    }
+    let one = |v: &toml::Value, n: usize| -> Result<Sweep> {
+        v.clone()
+            .try_into::<Sweep>()
+            .map_err(|e| anyhow!("{origin}: sweep #{n}: {e}"))
+    };
+    let sweeps: Vec<Sweep> = match doc.get("sweep") {
+        Some(toml::Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, v)| one(v, i + 1))
+            .collect::<Result<_>>()?,
+        Some(v @ toml::Value::Table(_)) => vec![one(v, 1)?],
+        _ => bail!("{origin}: no [sweep] table"),
+    };
+    let mut points: Vec<RunPoint> = Vec::new();
+    for s in sweeps {
+        for p in expand(s, origin)? {
+            if !points.contains(&p) {
+                points.push(p);
+            }
+        }
+    }
+    Ok(points)
+}
+
+/// The points of one `[sweep]`.
+fn expand(s: Sweep, origin: &str) -> Result<Vec<RunPoint>> {
+    let origin = match &s.name {
+        Some(n) => format!("{origin} (sweep {n})"),
+        None => origin.to_string(),
+    };
+    let origin = origin.as_str();
     for (what, list) in [
         ("workloads", &s.workloads),
         ("configs", &s.configs),
@@ -390,6 +421,9 @@ pub enum Summary {
 #[serde(deny_unknown_fields)]
 pub struct RowDef {
     pub design: String,
+    /// Only the variants with all of these overrides (the paper's configuration).
+    #[serde(default)]
+    pub sets: Vec<String>,
     #[serde(default)]
     pub paper: Option<f64>,
     pub note: String,
@@ -468,8 +502,16 @@ pub fn tables(paper: &str, points: &[Point], baseline: &str, markdown: bool) -> 
         out.push_str(&format!("\n{} ({})\n", f.title, f.source));
         let mut rows: Vec<[String; 5]> = Vec::new();
         for r in &f.rows {
-            let variants: Vec<&(String, String, String)> =
-                a.variants.iter().filter(|v| v.2 == r.design).collect();
+            let variants: Vec<&(String, String, String)> = a
+                .variants
+                .iter()
+                .filter(|v| {
+                    v.2 == r.design
+                        && r.sets
+                            .iter()
+                            .all(|o| v.1.split_whitespace().any(|x| x == o))
+                })
+                .collect();
             let paper_value = r.paper.map_or("-".to_string(), |p| format!("{p:.3}"));
             if variants.is_empty() {
                 rows.push([
@@ -688,6 +730,12 @@ designs = ["baseline", "rfc"]
         assert!(points[1]
             .key()
             .ends_with("__sm.scheduler=gto__--max-registers__32"));
+        let two = "[[sweep]]\nname=\"b\"\nworkloads=[\"saxpy\"]\nconfigs=[\"g\"]\ndesigns=[\"baseline\"]\n\
+                   [[sweep]]\nname=\"r\"\nworkloads=[\"saxpy\"]\nconfigs=[\"g\"]\ndesigns=[\"rfc\"]\n\
+                   [sweep.set]\n\"register_file.rfc.entries_per_thread\" = [1, 6]\n";
+        let points = parse_spec(two, "x").unwrap();
+        assert_eq!(points.len(), 3);
+        assert_eq!(points[2].sets, ["register_file.rfc.entries_per_thread=6"]);
         let e = parse_spec("[sweep]\nworkload=[]\n", "x").unwrap_err();
         assert!(e.to_string().contains("workload"), "{e}");
     }

@@ -138,8 +138,8 @@ pub struct Arrangement<'a> {
     /// (config, sets, design) of every variant, sorted, the baseline design first.
     pub variants: Vec<(String, String, String)>,
     multi_config: bool,
-    /// Whether the runs differ in their overrides (labels show them only then).
-    multi_sets: bool,
+    /// Overrides every run has (labels leave them out).
+    common_sets: BTreeSet<String>,
 }
 
 impl<'a> Arrangement<'a> {
@@ -155,23 +155,35 @@ impl<'a> Arrangement<'a> {
             (&a.0, &a.1, a.2 != baseline, &a.2).cmp(&(&b.0, &b.1, b.2 != baseline, &b.2))
         });
         let configs: BTreeSet<&str> = points.iter().map(|p| p.config.as_str()).collect();
-        let sets: BTreeSet<&str> = points.iter().map(|p| p.sets.as_str()).collect();
+        let mut common_sets: BTreeSet<String> = points
+            .first()
+            .map(|p| p.sets.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default();
+        for p in points {
+            let mine: BTreeSet<&str> = p.sets.split_whitespace().collect();
+            common_sets.retain(|o| mine.contains(o.as_str()));
+        }
         Arrangement {
             points,
             baseline: baseline.to_string(),
             workloads: workloads.into_iter().collect(),
             variants,
             multi_config: configs.len() > 1,
-            multi_sets: sets.len() > 1,
+            common_sets,
         }
     }
 
-    /// A variant's label: the design, then its overrides and its config where the runs
-    /// differ in them.
+    /// A variant's label: the design, then the overrides not every run has (last key
+    /// component only: `orf_entries=3`), and the config when there are several.
     pub fn label(&self, v: &(String, String, String)) -> String {
         let mut s = v.2.clone();
-        if self.multi_sets && !v.1.is_empty() {
-            s.push_str(&format!(" [{}]", v.1));
+        let own: Vec<&str> =
+            v.1.split_whitespace()
+                .filter(|o| !self.common_sets.contains(*o))
+                .map(|o| o.rsplit_once('.').map_or(o, |(_, key)| key))
+                .collect();
+        if !own.is_empty() {
+            s.push_str(&format!(" [{}]", own.join(" ")));
         }
         if self.multi_config {
             s.push_str(&format!(" @{}", v.0));
@@ -185,18 +197,25 @@ impl<'a> Arrangement<'a> {
             .find(|p| p.workload == workload && p.config == v.0 && p.sets == v.1 && p.design == v.2)
     }
 
-    /// The baseline run of a point: same workload, config and overrides (or, failing
-    /// that, the same workload and config without overrides).
+    /// The baseline run of a point: the baseline design's run of the same workload and
+    /// config whose overrides are the most of the point's (all of them when there is
+    /// one with the same overrides; a design's own keys have no baseline counterpart).
     pub fn baseline_of(&self, p: &Point) -> Option<&'a Point> {
-        let find = |sets: &str| {
-            self.points.iter().find(|b| {
+        let mine: BTreeSet<&str> = p.sets.split_whitespace().collect();
+        self.points
+            .iter()
+            .filter(|b| {
                 b.workload == p.workload
                     && b.config == p.config
-                    && b.sets == sets
                     && b.design == self.baseline
+                    && b.sets.split_whitespace().all(|o| mine.contains(o))
             })
-        };
-        find(&p.sets).or_else(|| find(""))
+            .max_by_key(|b| {
+                (
+                    b.sets.split_whitespace().count(),
+                    std::cmp::Reverse(&b.sets),
+                )
+            })
     }
 
     /// The variants drawn against the baseline (all but the baseline itself, unless the
@@ -762,6 +781,24 @@ mod tests {
         assert_eq!(html.matches("<svg").count(), 6);
         // Self-contained: nothing to fetch, nothing to run.
         assert!(!html.contains("src=") && !html.contains("<script"));
+    }
+
+    #[test]
+    fn a_baseline_is_the_run_with_the_most_of_a_points_overrides() {
+        let mut pts = vec![
+            point("a", "baseline", 1.0, 1, 1),
+            point("a", "baseline", 2.0, 1, 1),
+            point("a", "rfc", 3.0, 1, 1),
+            point("a", "rfc", 4.0, 1, 1),
+        ];
+        pts[1].sets = "sm.scheduler=two_level".into();
+        pts[2].sets = "register_file.rfc.entries=6 sm.scheduler=two_level".into();
+        pts[3].sets = "register_file.rfc.entries=3 sm.scheduler=lrr".into();
+        let a = Arrangement::new(&pts, "baseline");
+        assert_eq!(a.baseline_of(&pts[2]).and_then(Point::ipc), Some(2.0));
+        assert_eq!(a.baseline_of(&pts[3]).and_then(Point::ipc), Some(1.0));
+        let v = ("gtx480".to_string(), pts[2].sets.clone(), "rfc".to_string());
+        assert_eq!(a.label(&v), "rfc [entries=6 scheduler=two_level]");
     }
 
     #[test]
