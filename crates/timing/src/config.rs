@@ -117,6 +117,9 @@ pub enum RegisterFileDesign {
     Baseline,
     /// Any capacity at the baseline latency, without bank conflicts (LTRF's "Ideal").
     Ideal,
+    /// Warp instruction reuse with register renaming (Kim and Ro, HPCA'18;
+    /// `register_file.wir`).
+    Wir,
 }
 
 /// Whether register file banks have separate read and write ports.
@@ -202,6 +205,9 @@ pub struct RegisterFileConfig {
     /// Capacity in 32-bit registers for `design = "ideal"`; absent means unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ideal_capacity_registers: Option<u64>,
+    /// WIR's variant and table sizes (`design = "wir"`).
+    #[serde(default)]
+    pub wir: crate::rf::wir::WirConfig,
 }
 
 /// An execution unit type.
@@ -824,6 +830,7 @@ impl GpuConfig {
 
         let rf = &self.register_file;
         nonzero("register_file.banks", rf.banks)?;
+        rf.wir.validate()?;
         nonzero("register_file.read_ports_per_bank", rf.read_ports_per_bank)?;
         nonzero(
             "register_file.write_ports_per_bank",
@@ -990,7 +997,7 @@ impl GpuConfig {
     /// Register capacity per SM that occupancy is computed against.
     pub fn register_capacity(&self) -> u64 {
         match self.register_file.design {
-            RegisterFileDesign::Baseline => u64::from(self.sm.registers),
+            RegisterFileDesign::Baseline | RegisterFileDesign::Wir => u64::from(self.sm.registers),
             RegisterFileDesign::Ideal => self
                 .register_file
                 .ideal_capacity_registers

@@ -64,6 +64,7 @@
 
 pub mod baseline;
 pub mod ideal;
+pub mod wir;
 
 use std::collections::BTreeMap;
 
@@ -100,6 +101,8 @@ pub struct WarpLaunch {
     pub scheduler: u16,
     /// Architectural registers per thread of its kernel.
     pub registers_per_thread: u32,
+    /// The SM's slot of the warp's thread block (warps of one block share it).
+    pub cta: u16,
 }
 
 /// A warp instruction the scheduler is considering.
@@ -360,6 +363,7 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
     match cfg.register_file.design {
         RegisterFileDesign::Baseline => Box::new(baseline::Baseline::new(cfg)),
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
+        RegisterFileDesign::Wir => Box::new(wir::Wir::new(cfg)),
     }
 }
 
@@ -369,7 +373,10 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
 /// [`crate::kernel_info::KernelInfo`] are filled for the designs that read them.
 pub fn required_passes(cfg: &GpuConfig) -> PassSet {
     match cfg.register_file.design {
-        RegisterFileDesign::Baseline | RegisterFileDesign::Ideal => PassSet::default(),
+        // WIR works on values at run time; it needs no compiler pass.
+        RegisterFileDesign::Baseline | RegisterFileDesign::Ideal | RegisterFileDesign::Wir => {
+            PassSet::default()
+        }
     }
 }
 
