@@ -389,8 +389,9 @@ pub struct FigureDef {
     pub title: String,
     pub source: String,
     pub metric: Metric,
+    /// For `extra_ratio`: the counters summed above the line.
     #[serde(default)]
-    pub numerator: Option<String>,
+    pub numerator: Vec<String>,
     #[serde(default)]
     pub denominator: Option<String>,
     pub normalize: bool,
@@ -451,15 +452,15 @@ impl FigureDef {
                 t["register_file"]["reads"].as_f64()? + t["register_file"]["writes"].as_f64()?,
             ),
             Metric::ExtraRatio => {
-                let get = |k: &Option<String>| -> Option<f64> {
-                    let k = k.as_deref()?;
+                let get = |k: &str| -> Option<f64> {
                     if k == "warp_instructions" {
                         t["warp_instructions"].as_f64()
                     } else {
                         t["register_file"]["extra"][k].as_f64()
                     }
                 };
-                let (n, d) = (get(&self.numerator)?, get(&self.denominator)?);
+                let n = self.numerator.iter().map(|k| get(k)).sum::<Option<f64>>()?;
+                let d = get(self.denominator.as_deref()?)?;
                 (d > 0.0).then(|| n / d)
             }
         }
