@@ -10,6 +10,7 @@ mod cmd_correlate;
 mod cmd_ptx;
 mod cmd_report;
 mod cmd_run;
+mod cmd_sweep;
 mod elf;
 mod paper;
 mod passes;
@@ -45,6 +46,9 @@ enum Command {
     /// Run a paper's experiments (experiments/<PAPER>.toml) and print its headline
     /// figures beside the paper's numbers.
     Paper(paper::PaperArgs),
+    /// Run a sweep spec (workloads x configs x designs x settings) into a resumable
+    /// SQLite store, locally in parallel or as Slurm job arrays.
+    Sweep(cmd_sweep::SweepArgs),
     /// Per-kernel cycles and cache misses against a reference simulator's runs.
     Correlate(cmd_correlate::CorrelateArgs),
 }
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run::run(args),
         Command::Report(args) => cmd_report::run(args),
         Command::Paper(args) => paper::run(args),
+        Command::Sweep(args) => cmd_sweep::run(args),
         Command::Correlate(args) => cmd_correlate::run(args),
     };
     match result {
