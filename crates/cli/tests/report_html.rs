@@ -299,6 +299,19 @@ fn paper_names_designs_not_yet_available() {
         &out_dir.display().to_string(),
     ]);
     assert_eq!(text(&again.stdout), stdout);
+    // The runs went into a regsim sweep store, which report --html reads as a source.
+    let store = out_dir.join("store.sqlite");
+    assert!(store.is_file());
+    let from_store = scratch("html-store");
+    let out = regsim(&[
+        "report",
+        "--html",
+        &from_store.display().to_string(),
+        &store.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let page = std::fs::read_to_string(from_store.join("index.html")).unwrap();
+    assert!(page.contains("2 runs; baseline design"), "{page}");
     let unknown = regsim(&["paper", "nosuch"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown.stderr).contains("gebhart, ltrf, cerf, malekeh, wir"));

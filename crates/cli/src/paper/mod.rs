@@ -7,9 +7,11 @@
 //! whose `--rf` name the config does not know yet are listed as not yet available and
 //! left out; the rest still run.
 //!
-//! Points run through [`run_points`]: `regsim run` child processes, `-j` at a time, one
-//! statistics file per point under `<out>/runs/`; a point whose file already holds a
-//! successful run is not run again, so an interrupted command resumes.
+//! A spec `regsim sweep` reads runs through the sweep machinery into `<out>/store.sqlite`
+//! (resumable; `--slurm` submits it as a job array). A spec with several `[[sweep]]`
+//! tables (one per design family) runs through [`run_points`]: `regsim run` child
+//! processes, `-j` at a time, one statistics file per point under `<out>/runs/`; a point
+//! whose file already holds a successful run is not run again.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -291,8 +293,8 @@ fn finished(stats: &Path) -> Option<Value> {
 /// The outcome of running the points.
 pub struct Ran {
     pub points: Vec<Point>,
-    /// Points that failed, with the reason.
-    pub failures: Vec<(RunPoint, String)>,
+    /// Points that failed (their label), with the reason.
+    pub failures: Vec<(String, String)>,
 }
 
 /// Runs every point (`regsim run` children, `jobs` at a time), skipping points whose
@@ -341,8 +343,58 @@ pub fn run_points(points: &[RunPoint], runs_dir: &Path, jobs: usize) -> Result<R
     failures.sort_by_key(|(p, _)| p.key());
     Ok(Ran {
         points: out,
-        failures,
+        failures: failures.into_iter().map(|(p, e)| (p.key(), e)).collect(),
     })
+}
+
+/// Runs a `regsim sweep` spec into `<out>/store.sqlite` (resuming: only points without a
+/// row run), or with `slurm` submits it as a job array and returns `None`.
+fn run_sweep(
+    sw: &regsim::sweep::SweepSpec,
+    out: &Path,
+    jobs: usize,
+    slurm: bool,
+) -> Result<Option<Ran>> {
+    use regsim::sweep::{records_for, run_local, LocalOptions, RunStatus, Store};
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let store_path = out.join("store.sqlite");
+    let mut store = Store::open(&store_path)?;
+    let mut opts = LocalOptions::new()?;
+    opts.jobs = jobs.max(1);
+    if slurm {
+        let o = regsim::sweep::slurm::SlurmOptions {
+            regsim: opts.regsim.clone(),
+            ..Default::default()
+        };
+        for s in regsim::sweep::slurm::submit(sw, &mut store, &o)? {
+            println!(
+                "submitted Slurm job {} ({} tasks) into {}; run the same command again when \
+                 it has finished (regsim sweep --status shows progress)",
+                s.job_id,
+                s.tasks,
+                store_path.display()
+            );
+        }
+        return Ok(None);
+    }
+    let summary = run_local(sw, &mut store, &opts)?;
+    eprintln!("{}", summary.describe());
+    let points = sw.expand_with(Some(&opts.regsim))?;
+    let records = records_for(&store, &points)?;
+    let failures = records
+        .iter()
+        .filter(|r| r.status != RunStatus::Ok)
+        .map(|r| {
+            (
+                r.key.clone(),
+                format!("{} ({})", r.status.as_str(), r.stderr_tail.trim()),
+            )
+        })
+        .collect();
+    Ok(Some(Ran {
+        points: report_html::points_from_records(&records)?,
+        failures,
+    }))
 }
 
 fn run_one(exe: &Path, p: &RunPoint, stats: &Path, runs_dir: &Path) -> Result<()> {
@@ -616,19 +668,38 @@ pub fn run(args: PaperArgs) -> Result<ExitCode> {
             )
         })?,
     };
+    // Specs `regsim sweep` reads run through it (a store at <out>/store.sqlite); others
+    // (several [[sweep]] tables) through run_points.
+    let sweep_spec = regsim::sweep::SweepSpec::parse(&spec).ok();
     let text =
         std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;
-    let all = parse_spec(&text, &spec.display().to_string())?;
+    let all = match &sweep_spec {
+        Some(_) => Vec::new(),
+        None => parse_spec(&text, &spec.display().to_string())?,
+    };
 
     // Designs the config does not know yet are left out, by name.
     let dir = find_configs_dir(std::env::current_exe().ok().as_deref());
     let mut unavailable: BTreeSet<String> = BTreeSet::new();
-    let pairs: BTreeSet<(String, String)> = all
-        .iter()
-        .map(|p| (p.config.clone(), p.design.clone()))
-        .collect();
+    let pairs: BTreeSet<(String, String)> = match &sweep_spec {
+        Some(sw) => sw
+            .configs
+            .iter()
+            .flat_map(|c| sw.designs.iter().map(move |d| (c.clone(), d.clone())))
+            .collect(),
+        None => all
+            .iter()
+            .map(|p| (p.config.clone(), p.design.clone()))
+            .collect(),
+    };
     for (config, design) in &pairs {
-        if !design_available(config, design, &dir)? {
+        let config = match &sweep_spec {
+            Some(sw) if config.contains('/') || config.ends_with(".toml") => {
+                sw.base_dir.join(config).display().to_string()
+            }
+            _ => config.clone(),
+        };
+        if !design_available(&config, design, &dir)? {
             unavailable.insert(design.clone());
         }
     }
@@ -637,20 +708,6 @@ pub fn run(args: PaperArgs) -> Result<ExitCode> {
             "regsim paper {}: designs not yet available (unknown to register_file.design): {}",
             args.paper,
             unavailable.iter().cloned().collect::<Vec<_>>().join(", ")
-        );
-    }
-    let points: Vec<RunPoint> = all
-        .into_iter()
-        .filter(|p| !unavailable.contains(&p.design))
-        .collect();
-    if points.is_empty() {
-        println!("regsim paper {}: nothing to run", args.paper);
-        return Ok(ExitCode::SUCCESS);
-    }
-    if args.slurm {
-        bail!(
-            "--slurm submits through `regsim sweep --slurm`, which is not in this build; run \
-             without --slurm to simulate locally"
         );
     }
     let out = args
@@ -662,9 +719,39 @@ pub fn run(args: PaperArgs) -> Result<ExitCode> {
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let ran = run_points(&points, &out.join("runs"), jobs)?;
+    let ran = match sweep_spec {
+        Some(mut sw) => {
+            sw.designs.retain(|d| !unavailable.contains(d));
+            if sw.designs.is_empty() {
+                println!("regsim paper {}: nothing to run", args.paper);
+                return Ok(ExitCode::SUCCESS);
+            }
+            match run_sweep(&sw, &out, jobs, args.slurm)? {
+                Some(ran) => ran,
+                None => return Ok(ExitCode::SUCCESS),
+            }
+        }
+        None => {
+            let points: Vec<RunPoint> = all
+                .into_iter()
+                .filter(|p| !unavailable.contains(&p.design))
+                .collect();
+            if points.is_empty() {
+                println!("regsim paper {}: nothing to run", args.paper);
+                return Ok(ExitCode::SUCCESS);
+            }
+            if args.slurm {
+                bail!(
+                    "--slurm: {} has several [[sweep]] tables, which `regsim sweep` does not \
+                     read; run without --slurm to simulate locally",
+                    spec.display()
+                );
+            }
+            run_points(&points, &out.join("runs"), jobs)?
+        }
+    };
     for (p, e) in &ran.failures {
-        println!("failed: {}: {e}", p.key());
+        println!("failed: {p}: {e}");
     }
     if ran.points.is_empty() {
         bail!("no run succeeded");

@@ -104,16 +104,40 @@ pub fn load_sources(sources: &[PathBuf]) -> Result<Vec<Point>> {
     Ok(points)
 }
 
-/// The points of one source. Statistics files only for now: reading a sweep store needs
-/// `regsim sweep`'s schema, which is not on this branch yet.
+/// The points of the successful timing runs of sweep-store rows: workload, config,
+/// design and overrides as the spec wrote them.
+pub fn points_from_records(records: &[regsim::sweep::RunRecord]) -> Result<Vec<Point>> {
+    let mut points = Vec::new();
+    for r in records {
+        if r.status != regsim::sweep::RunStatus::Ok || r.functional {
+            continue;
+        }
+        let Some(stats) = &r.stats else { continue };
+        let mut p = Point::from_stats(stats.clone(), &r.key)?;
+        p.workload = r.workload.clone();
+        p.config = r.config.clone();
+        p.design = r.design.clone();
+        p.sets = r
+            .sets
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        points.push(p);
+    }
+    Ok(points)
+}
+
+/// The points of one source: a statistics file (`.json`) or a `regsim sweep` store (any
+/// other existing file: SQLite).
 fn load_source(path: &Path) -> Result<Vec<Point>> {
     let is_json = path.extension().is_some_and(|e| e == "json");
     if !is_json {
-        bail!(
-            "{}: not a statistics file (.json); reading sweep stores needs `regsim sweep`, \
-             not available in this build",
-            path.display()
-        );
+        if !path.is_file() {
+            bail!("{}: no such statistics file or sweep store", path.display());
+        }
+        let store = regsim::sweep::Store::open(path)?;
+        return points_from_records(&store.records()?);
     }
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
