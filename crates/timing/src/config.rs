@@ -117,6 +117,12 @@ pub enum RegisterFileDesign {
     Baseline,
     /// Any capacity at the baseline latency, without bank conflicts (LTRF's "Ideal").
     Ideal,
+    /// Malekeh: caching collector units with reuse hints and STHLD
+    /// (`[register_file.malekeh]`).
+    Malekeh,
+    /// BOW: bypassing operand windows, Malekeh's comparison point
+    /// (`[register_file.bow]`).
+    Bow,
     /// Warp instruction reuse with register renaming (Kim and Ro, HPCA'18;
     /// `register_file.wir`).
     Wir,
@@ -205,6 +211,12 @@ pub struct RegisterFileConfig {
     /// Capacity in 32-bit registers for `design = "ideal"`; absent means unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ideal_capacity_registers: Option<u64>,
+    /// `design = "malekeh"`: caching collector units.
+    #[serde(default)]
+    pub malekeh: crate::rf::malekeh::MalekehConfig,
+    /// `design = "bow"`: the bypassing operand window.
+    #[serde(default)]
+    pub bow: crate::rf::bow::BowConfig,
     /// WIR's variant and table sizes (`design = "wir"`).
     #[serde(default)]
     pub wir: crate::rf::wir::WirConfig,
@@ -888,6 +900,10 @@ impl GpuConfig {
                 }
             }
         }
+        rf.malekeh
+            .validate()
+            .and_then(|()| rf.bow.validate())
+            .map_err(|(key, message)| invalid(key, message))?;
         if rf.ideal_capacity_registers == Some(0) {
             return Err(invalid(
                 "register_file.ideal_capacity_registers",
@@ -997,7 +1013,10 @@ impl GpuConfig {
     /// Register capacity per SM that occupancy is computed against.
     pub fn register_capacity(&self) -> u64 {
         match self.register_file.design {
-            RegisterFileDesign::Baseline | RegisterFileDesign::Wir => u64::from(self.sm.registers),
+            RegisterFileDesign::Baseline
+            | RegisterFileDesign::Malekeh
+            | RegisterFileDesign::Bow
+            | RegisterFileDesign::Wir => u64::from(self.sm.registers),
             RegisterFileDesign::Ideal => self
                 .register_file
                 .ideal_capacity_registers
