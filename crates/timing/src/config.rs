@@ -45,6 +45,10 @@ pub struct GpuConfig {
     pub l2: L2Config,
     /// Off-chip DRAM.
     pub dram: DramConfig,
+    /// Energy per event of every structure (the energy crate's table; optional, every
+    /// key defaults to its cited value).
+    #[serde(default)]
+    pub energy: energy::EnergyConfig,
 }
 
 /// `[gpu]`: chip-level parameters.
@@ -1018,6 +1022,9 @@ impl GpuConfig {
 
     /// Checks for impossible values; the error names the key.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Err(energy::EnergyError::Invalid { key, message }) = self.energy.validate() {
+            return Err(invalid(format!("energy.{key}"), message));
+        }
         let g = &self.gpu;
         nonzero("gpu.num_sms", g.num_sms)?;
         nonzero("gpu.core_clock_mhz", g.core_clock_mhz)?;
@@ -1541,6 +1548,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(i.register_capacity(), 262144);
+    }
+
+    #[test]
+    fn energy_keys_override_and_unknown_ones_are_named() {
+        let c = load("gtx480", &[]).unwrap();
+        assert_eq!(c.energy, energy::EnergyConfig::default());
+        let c = load("gtx480", &["energy.mrf_read_pj=12.5"]).unwrap();
+        assert_eq!(c.energy.mrf_read_pj, 12.5);
+        assert_eq!(
+            c.energy.orf_read_pj,
+            energy::EnergyConfig::default().orf_read_pj
+        );
+        assert_eq!(
+            err_of("gtx480", &["energy.mrf_raed_pj=1"]).key(),
+            Some("energy.mrf_raed_pj")
+        );
+        let e = err_of("gtx480", &["energy.l2_read_pj=-3"]);
+        assert_eq!(e.key(), Some("energy.l2_read_pj"), "{e}");
     }
 
     #[test]

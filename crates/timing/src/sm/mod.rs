@@ -114,6 +114,12 @@ pub struct SmStats {
     pub warp_instructions: u64,
     /// Active lanes of those instructions.
     pub thread_instructions: u64,
+    /// Active lanes per opcode class (indexed by `OpClass as usize`), for execution
+    /// energy.
+    pub thread_instructions_by_class: [u64; 8],
+    /// Of those, lanes of instructions a design dispatched with `bypass_execution` (WIR
+    /// reuse): they spent no execution energy.
+    pub bypassed_lanes_by_class: [u64; 8],
     /// Scheduler-cycles by outcome.
     pub stalls: StallBreakdown,
     /// Resident warps summed over cycles.
@@ -174,6 +180,8 @@ struct InFlight {
     inst: InstId,
     class: OpClass,
     memop: u32,
+    /// Active lanes (for execution energy: a bypassed instruction gives them back).
+    lanes: u32,
 }
 
 const PART_L1D: u8 = 1;
@@ -268,6 +276,8 @@ struct Dispatcher<'a> {
     inflight: &'a [InFlight],
     events: &'a mut Events,
     dispatched: u32,
+    /// Active lanes per opcode class that skipped the execution units.
+    bypassed_lanes: &'a mut [u64; 8],
 }
 
 impl DispatchPort for Dispatcher<'_> {
@@ -276,6 +286,7 @@ impl DispatchPort for Dispatcher<'_> {
             return false;
         };
         if d.bypass_execution {
+            self.bypassed_lanes[f.class as usize] += u64::from(f.lanes);
             self.events.push(self.now, d.token, EventKind::Executed);
             self.dispatched += 1;
             return true;
@@ -556,6 +567,7 @@ impl Sm {
             inflight: &self.inflight,
             events: &mut self.events,
             dispatched: 0,
+            bypassed_lanes: &mut self.stats.bypassed_lanes_by_class,
         };
         let mut rc = RfCycle {
             now,
@@ -872,6 +884,7 @@ impl Sm {
             inst: step.inst,
             class: ii.class,
             memop,
+            lanes: step.exec_mask.count_ones(),
         });
         let warp = &mut self.warps[wi];
         warp.scoreboard.reserve(dsts, long);
@@ -895,6 +908,8 @@ impl Sm {
         self.rf.scheduler_event(SchedulerEvent::Issued(WarpSlot(w)));
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += u64::from(step.exec_mask.count_ones());
+        self.stats.thread_instructions_by_class[ii.class as usize] +=
+            u64::from(step.exec_mask.count_ones());
 
         // Control: barriers, exits, the instruction buffer.
         let event = step.event;
