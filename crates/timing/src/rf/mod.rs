@@ -64,14 +64,15 @@
 
 pub mod baseline;
 pub mod ideal;
+pub mod ltrf;
 
 use std::collections::BTreeMap;
 
 use compiler::pipeline::PassSet;
 use serde::Serialize;
 
-use crate::config::{GpuConfig, OpClass, RegisterFileDesign, UnitKind};
-use crate::kernel_info::{InstHint, RegOperand};
+use crate::config::{GpuConfig, OpClass, RegisterFileDesign, SchedulerPolicy, UnitKind};
+use crate::kernel_info::{InstHint, KernelInfo, RegOperand};
 use crate::memory::{MemorySystem, SmId};
 use crate::time::Cycle;
 
@@ -307,6 +308,10 @@ pub trait RegisterFile: Send {
     /// The design's name (`"baseline"`, `"ideal"`).
     fn name(&self) -> &'static str;
 
+    /// A kernel starts on the SM: the design may copy the static facts it needs (LTRF:
+    /// register-interval membership and working sets). Called before its first CTA.
+    fn kernel_started(&mut self, _info: &KernelInfo) {}
+
     /// A warp became resident in `w.warp`.
     fn warp_launched(&mut self, w: WarpLaunch);
     /// The warp in `warp` exited and drained; its slot may be reused.
@@ -360,6 +365,25 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
     match cfg.register_file.design {
         RegisterFileDesign::Baseline => Box::new(baseline::Baseline::new(cfg)),
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
+        RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => {
+            Box::new(ltrf::Ltrf::new(cfg))
+        }
+    }
+}
+
+/// The warp-scheduling policy and active-set size per scheduler the SM runs with the
+/// design selected by `cfg`: `sm.scheduler` and `sm.active_warps`, except for designs
+/// defined with a two-level scheduler whose active set is their cache's partitions
+/// (LTRF §3.2: `register_file.ltrf.partitions` active warps per SM).
+pub fn scheduling(cfg: &GpuConfig) -> (SchedulerPolicy, u32) {
+    match cfg.register_file.design {
+        RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => (
+            SchedulerPolicy::TwoLevel,
+            cfg.register_file
+                .ltrf
+                .active_warps_per_scheduler(cfg.sm.schedulers),
+        ),
+        _ => (cfg.sm.scheduler, cfg.sm.active_warps),
     }
 }
 
@@ -370,6 +394,9 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
 pub fn required_passes(cfg: &GpuConfig) -> PassSet {
     match cfg.register_file.design {
         RegisterFileDesign::Baseline | RegisterFileDesign::Ideal => PassSet::default(),
+        RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => {
+            ltrf::required_passes(cfg)
+        }
     }
 }
 
