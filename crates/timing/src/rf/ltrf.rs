@@ -1279,3 +1279,385 @@ impl RegisterFile for Ltrf {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{default_configs_dir, OpClass};
+    use crate::kernel_info::{InstHint, OperandHint};
+    use crate::memory::{MemorySystem, SmId};
+    use crate::occupancy::{occupancy, CtaShape};
+    use crate::rf::DispatchPort;
+    use crate::stats::Limiter;
+    use crate::Override;
+    use ir::{FuncId, InstId};
+
+    fn cfg(overrides: &[&str]) -> GpuConfig {
+        let o: Vec<Override> = overrides
+            .iter()
+            .map(|s| Override::parse(s).unwrap())
+            .collect();
+        GpuConfig::load("gtx480", &default_configs_dir(), &o).unwrap()
+    }
+
+    fn r(reg: u16) -> RegOperand {
+        RegOperand {
+            file: RegFileKind::General,
+            reg,
+            width: 1,
+            hint: OperandHint::default(),
+        }
+    }
+
+    fn dead(reg: u16) -> RegOperand {
+        RegOperand {
+            hint: OperandHint {
+                dead_after: true,
+                ..OperandHint::default()
+            },
+            ..r(reg)
+        }
+    }
+
+    struct Units;
+    impl DispatchPort for Units {
+        fn try_dispatch(&mut self, _d: Dispatch) -> bool {
+            true
+        }
+    }
+
+    /// A design over one function whose instruction `i` is in interval `interval_of[i]`.
+    fn design(overrides: &[&str], interval_of: &[u32], sets: &[&[u16]]) -> (Ltrf, MemorySystem) {
+        let mut o = vec!["register_file.bank_mapping=\"register\""];
+        o.extend_from_slice(overrides);
+        let c = cfg(&o);
+        let mut d = Ltrf::new(&c);
+        d.table = IntervalTable::default();
+        d.table.push_function(interval_of, sets.iter().copied());
+        d.warp_launched(WarpLaunch {
+            warp: WarpSlot(0),
+            scheduler: 0,
+            registers_per_thread: 32,
+        });
+        (d, MemorySystem::new(&c))
+    }
+
+    fn run(d: &mut Ltrf, mem: &mut MemorySystem, from: u64, to: u64) -> Vec<InstToken> {
+        let mut done = Vec::new();
+        for t in from..to {
+            let mut writes = Vec::new();
+            d.cycle(&mut RfCycle {
+                now: Cycle::new(t),
+                sm: SmId(0),
+                memory: mem,
+                dispatch: &mut Units,
+                writes_done: &mut writes,
+            });
+            done.extend(writes);
+        }
+        done
+    }
+
+    fn candidate<'a>(
+        srcs: &'a [RegOperand],
+        dsts: &'a [RegOperand],
+        entry: Option<u32>,
+    ) -> Candidate<'a> {
+        Candidate {
+            warp: WarpSlot(0),
+            scheduler: 0,
+            unit: UnitKind::Sp,
+            class: OpClass::Fp32,
+            srcs,
+            dsts,
+            hint: InstHint {
+                interval_entry: entry,
+                ..InstHint::default()
+            },
+        }
+    }
+
+    /// Issues the warp's next instruction at `now` (which must be accepted); its next PC
+    /// is `next`.
+    fn issue(d: &mut Ltrf, token: u32, c: Candidate<'_>, next: u32, now: u64) {
+        assert_eq!(d.can_accept(&c, Cycle::new(now)), Ok(()), "at {now}");
+        let mut step = emu::WarpStep::default();
+        step.next_pc = Some((FuncId::new(0), InstId::new(next as usize)));
+        d.accept(
+            IssuedInst {
+                token: InstToken(token),
+                inst: c,
+                step: &step,
+            },
+            Cycle::new(now),
+        );
+    }
+
+    fn extra(d: &Ltrf, key: &str) -> u64 {
+        d.stats(d.now).extra[key]
+    }
+
+    /// Activates warp 0 during cycle 0, after the design's arbitration (as the SM's
+    /// issue stage does).
+    fn activate(d: &mut Ltrf, mem: &mut MemorySystem) {
+        run(d, mem, 0, 1);
+        d.warp_activated(WarpSlot(0));
+    }
+
+    /// The first cycle at or after `from` at which `c` is accepted, running cycles.
+    fn resident_at(d: &mut Ltrf, mem: &mut MemorySystem, c: &Candidate<'_>, from: u64) -> u64 {
+        for t in from..from + 100 {
+            run(d, mem, t, t + 1);
+            if d.can_accept(c, Cycle::new(t)).is_ok() {
+                return t;
+            }
+            assert_eq!(d.can_accept(c, Cycle::new(t)), Err(RfStall::NotResident));
+        }
+        panic!("never resident");
+    }
+
+    #[test]
+    fn after_the_prefetch_an_interval_reads_and_writes_only_the_cache() {
+        // Four instructions in interval 0 over R0..R3.
+        let (mut d, mut mem) = design(&[], &[0, 0, 0, 0], &[&[0, 1, 2, 3]]);
+        activate(&mut d, &mut mem);
+        let srcs = [r(0), r(1)];
+        let dsts = [r(2)];
+        let c = candidate(&srcs, &dsts, Some(0));
+        // Four banks, one read each at cycle 1, delivered at 2 (latency 1).
+        assert_eq!(resident_at(&mut d, &mut mem, &c, 1), 2);
+        issue(&mut d, 1, c, 1, 2);
+        let s2 = [r(2), r(3)];
+        issue(&mut d, 2, candidate(&s2, &[], None), 2, 3);
+        d.request_write(
+            WriteRequest {
+                token: InstToken(1),
+                warp: WarpSlot(0),
+                scheduler: 0,
+                dsts: &dsts,
+            },
+            Cycle::new(4),
+        );
+        let done = run(&mut d, &mut mem, 3, 10);
+        assert_eq!(done, [InstToken(1)]);
+        let s = d.stats(Cycle::new(10));
+        assert_eq!(
+            (s.reads, s.writes),
+            (4, 0),
+            "only the prefetch touched the MRF"
+        );
+        assert_eq!(extra(&d, "ltrf_registers_prefetched"), 4);
+        assert_eq!(extra(&d, "ltrf_cache_operand_reads"), 4);
+        assert_eq!(extra(&d, "ltrf_miss_operand_reads"), 0);
+        assert_eq!(extra(&d, "ltrf_cache_result_writes"), 1);
+        assert_eq!(
+            extra(&d, "ltrf_interval_entries"),
+            0,
+            "entered by activation"
+        );
+        assert_eq!(extra(&d, "ltrf_reentries"), 1);
+        assert_eq!(extra(&d, "ltrf_prefetch_wait_cycles"), 2);
+        // Deactivation writes back the one modified register.
+        d.warp_deactivated(WarpSlot(0));
+        run(&mut d, &mut mem, 10, 12);
+        assert_eq!(d.stats(Cycle::new(12)).writes, 1);
+        assert_eq!(extra(&d, "ltrf_writebacks"), 1);
+        assert!(d.is_idle());
+    }
+
+    #[test]
+    fn prefetch_time_grows_with_bank_conflicts_and_mrf_latency() {
+        // 8 banks, `r mod 8`: R0, R8, R16, R24 all in bank 0.
+        for (set, tech, ready, conflicts) in [
+            (&[0u16, 1, 2, 3][..], 1, 2, 0),
+            (&[0, 8, 16, 24][..], 1, 5, 3 + 2 + 1),
+            (&[0, 8, 1, 9][..], 1, 3, 2),
+            // Table 2 #7: 6.3x of one cycle is 6 cycles.
+            (&[0, 1, 2, 3][..], 7, 7, 0),
+            (&[0, 8, 16, 24][..], 7, 10, 6),
+        ] {
+            let t = format!("register_file.technology={tech}");
+            let (mut d, mut mem) = design(&[&t], &[0], &[set]);
+            activate(&mut d, &mut mem);
+            let c = candidate(&[], &[], Some(0));
+            assert_eq!(
+                resident_at(&mut d, &mut mem, &c, 1),
+                ready,
+                "{set:?} at #{tech}"
+            );
+            assert_eq!(
+                extra(&d, "ltrf_prefetch_bank_conflicts"),
+                conflicts,
+                "{set:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn entering_an_interval_keeps_the_overlap_and_writes_back_what_leaves() {
+        // Interval 0 = {R0, R1}, interval 1 = {R1, R2}.
+        for (plus, dead_r0, writebacks, fetched) in [
+            // LTRF: R0 (written) leaves and is written back; R2 is fetched.
+            (false, false, 1, 2 + 1),
+            // LTRF+: R0 is dead after instruction 1: not written back; R2 was never
+            // written, so it is dead and only allocated; R0, R1 were dead at the start.
+            (true, true, 0, 0),
+        ] {
+            let design_name = if plus { "ltrf-plus" } else { "ltrf" };
+            let o = format!("register_file.design=\"{design_name}\"");
+            let (mut d, mut mem) = design(&[&o], &[0, 0, 1], &[&[0, 1], &[1, 2]]);
+            activate(&mut d, &mut mem);
+            let w0 = [r(0)];
+            let c0 = candidate(&[], &w0, Some(0));
+            let t = resident_at(&mut d, &mut mem, &c0, 1);
+            issue(&mut d, 1, c0, 1, t);
+            d.request_write(
+                WriteRequest {
+                    token: InstToken(1),
+                    warp: WarpSlot(0),
+                    scheduler: 0,
+                    dsts: &w0,
+                },
+                Cycle::new(t + 1),
+            );
+            run(&mut d, &mut mem, t + 1, t + 4);
+            let s1 = [if dead_r0 { dead(0) } else { r(0) }];
+            issue(&mut d, 2, candidate(&s1, &[], None), 2, t + 4);
+            let c2 = candidate(&[], &[], Some(1));
+            resident_at(&mut d, &mut mem, &c2, t + 5);
+            assert_eq!(extra(&d, "ltrf_interval_entries"), 1, "{design_name}");
+            assert_eq!(extra(&d, "ltrf_writebacks"), writebacks, "{design_name}");
+            assert_eq!(
+                extra(&d, "ltrf_registers_prefetched"),
+                fetched,
+                "{design_name}"
+            );
+            if plus {
+                assert_eq!(extra(&d, "ltrf_dead_not_written_back"), 1);
+                assert_eq!(extra(&d, "ltrf_dead_not_prefetched"), 3);
+            }
+        }
+    }
+
+    #[test]
+    fn an_oversized_interval_reads_the_mrf_and_a_finished_warp_writes_nothing_back() {
+        let big: Vec<u16> = (0..20).collect();
+        let (mut d, mut mem) = design(&[], &[0], &[&big]);
+        d.warp_activated(WarpSlot(0));
+        let srcs: Vec<RegOperand> = (0..20).map(r).collect();
+        let c = candidate(&srcs, &[], Some(0));
+        assert_eq!(
+            d.can_accept(&c, Cycle::new(0)),
+            Ok(()),
+            "nothing to prefetch"
+        );
+        let step = emu::WarpStep::default(); // no next PC: the warp exits
+        d.accept(
+            IssuedInst {
+                token: InstToken(1),
+                inst: c,
+                step: &step,
+            },
+            Cycle::new(0),
+        );
+        run(&mut d, &mut mem, 1, 10);
+        assert_eq!(extra(&d, "ltrf_bypass_operand_reads"), 20);
+        assert_eq!(extra(&d, "ltrf_oversized_entries"), 1);
+        assert_eq!(d.stats(Cycle::new(10)).reads, 20);
+        d.warp_deactivated(WarpSlot(0));
+        d.warp_exited(WarpSlot(0));
+        assert_eq!(extra(&d, "ltrf_writebacks"), 0);
+        assert!(d.is_idle());
+    }
+
+    #[test]
+    fn a_warp_without_a_partition_waits_when_all_are_owned() {
+        let (mut d, _) = design(&["register_file.ltrf.partitions=2"], &[0], &[&[0]]);
+        for w in 1..3 {
+            d.warp_launched(WarpLaunch {
+                warp: WarpSlot(w),
+                scheduler: 0,
+                registers_per_thread: 8,
+            });
+        }
+        d.warp_activated(WarpSlot(0));
+        d.warp_activated(WarpSlot(1));
+        let mut c = candidate(&[], &[], Some(0));
+        c.warp = WarpSlot(2);
+        assert_eq!(d.can_accept(&c, Cycle::new(0)), Err(RfStall::NotResident));
+        d.warp_deactivated(WarpSlot(1));
+        let s = d.stats(Cycle::new(0));
+        assert_eq!(s.extra["ltrf_deactivations"], 1);
+    }
+
+    #[test]
+    fn technologies_follow_table_2() {
+        let lat: Vec<u64> = (1..=7)
+            .map(|t| MrfTechnology(t).latency(Cycles::new(1)).get())
+            .collect();
+        assert_eq!(lat, [1, 1, 2, 2, 3, 5, 6]);
+        assert_eq!(MrfTechnology(6).latency(Cycles::new(10)).get(), 53);
+        assert_eq!(MrfTechnology(7).capacity(32768), 262144);
+        let e = GpuConfig::load(
+            "gtx480",
+            &default_configs_dir(),
+            &[Override::parse("register_file.technology=8").unwrap()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("register_file.technology"), "{e}");
+        let e = GpuConfig::load(
+            "gtx480",
+            &default_configs_dir(),
+            &[
+                Override::parse("register_file.design=\"ltrf\"").unwrap(),
+                Override::parse("register_file.ltrf.partitions=7").unwrap(),
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("register_file.ltrf.partitions"), "{e}");
+    }
+
+    #[test]
+    fn eight_times_the_capacity_raises_register_limited_occupancy_as_the_calculator_says() {
+        // 256 threads x 64 registers: 8 warps of 64 x 32 = 2048 registers.
+        let shape = CtaShape {
+            threads: 256,
+            registers_per_thread: 64,
+            shared_bytes: 0,
+        };
+        let one = occupancy(&cfg(&["register_file.design=\"ltrf\""]), shape);
+        assert_eq!(one.ctas_by_registers, 32768 / (2048 * 8));
+        assert_eq!((one.ctas_per_sm, one.limited_by), (2, Limiter::Registers));
+        for tech in 2..=7 {
+            let t = format!("register_file.technology={tech}");
+            let o = occupancy(&cfg(&["register_file.design=\"ltrf\"", &t]), shape);
+            assert_eq!(o.ctas_by_registers, 8 * 32768 / (2048 * 8), "#{tech}");
+            // Now 1536 threads per SM limit it: 6 CTAs.
+            assert_eq!((o.ctas_per_sm, o.limited_by), (6, Limiter::Threads));
+        }
+        // The baseline design sees the technology's capacity too.
+        let b = occupancy(&cfg(&["register_file.technology=6"]), shape);
+        assert_eq!(b.ctas_by_registers, 16);
+    }
+
+    #[test]
+    fn ltrf_designs_schedule_two_level_with_one_partition_per_active_warp() {
+        let c = cfg(&["register_file.design=\"ltrf-plus\""]);
+        assert_eq!(
+            crate::rf::scheduling(&c),
+            (crate::config::SchedulerPolicy::TwoLevel, 4)
+        );
+        let p = crate::rf::required_passes(&c);
+        assert!(p.liveness_bits && p.intervals.is_some() && p.ltrf_renumber.is_none());
+        let c = cfg(&["register_file.design=\"ltrf-conf\""]);
+        assert_eq!(
+            crate::rf::required_passes(&c).ltrf_renumber,
+            Some(LtrfRenumber {
+                registers_per_interval: 16,
+                banks: 8
+            })
+        );
+    }
+}
