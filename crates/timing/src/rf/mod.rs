@@ -29,15 +29,18 @@
 //! - **ORF/LRF** (Gebhart MICRO'11): reads [`RegOperand::hint`] (`level`, `also_main`)
 //!   of each source and destination from [`crate::kernel_info::KernelInfo`]: ORF/LRF operands skip the MRF
 //!   banks, counts per level go to `energy_events`.
-//! - **LTRF** (register-intervals, prefetch into a partitioned RF cache, slow MRF):
-//!   [`InstHint::interval_entry`] marks the first instruction of an interval; on it,
-//!   `can_accept` returns [`RfStall::NotResident`] and starts the prefetch of the
-//!   interval's working set ([`crate::kernel_info::IntervalInfo`]) as MRF reads the
-//!   design arbitrates in `cycle` (the "prefetch operation" lives inside the design, not
-//!   in the warp's instruction stream); the warp control block (which warps own cache
-//!   partitions) is design state updated by the activate/deactivate hooks; the slow MRF
-//!   is `register_file.bank_latency` (any latency works: reads and writes are pipelined
-//!   with completion times, nothing assumes one cycle).
+//! - **LTRF** ([`ltrf`]: register-intervals, prefetch into a partitioned RF cache, slow
+//!   MRF): the design copies each kernel's interval membership and working sets
+//!   ([`crate::kernel_info::FunctionInfo::intervals`], `interval_of`) in
+//!   [`RegisterFile::kernel_started`] and follows each warp's next PC from
+//!   [`IssuedInst::step`]; when a warp's next instruction is in an interval other than the
+//!   resident one (at [`InstHint::interval_entry`], or coming back into one), `can_accept`
+//!   returns [`RfStall::NotResident`] and starts the prefetch of the working set as MRF
+//!   reads the design arbitrates in `cycle` (the "prefetch operation" lives inside the
+//!   design, not in the warp's instruction stream); the warp control block (which warps
+//!   own cache partitions) is design state updated by the activate/deactivate hooks of
+//!   the two-level scheduler, which [`scheduling`] selects for the LTRF designs; the slow
+//!   MRF is `register_file.bank_latency` times `register_file.technology`'s latency.
 //! - **CERF** (registers and L1D lines in one storage): [`RfCycle::memory`] and
 //!   [`RfCycle::sm`] give the design the SM's memory system, whose L1D exposes
 //!   `Cache::set_data_ways` and a single victim-selection function (the cache's
@@ -56,6 +59,10 @@
 //! - **Extra pipeline stages**: a design that adds a stage delays the readiness of the
 //!   instructions it accepts by that many cycles inside `cycle` (and reports it in
 //!   `next_event`); the SM needs no change.
+//!
+//! Hooks added for LTRF, with defaults that keep every other design as it was:
+//! [`RegisterFile::kernel_started`] (the static facts of the kernel about to run) and
+//! [`scheduling`] (the scheduler a design is defined with).
 //!
 //! Invariants: `accept` succeeds whenever `can_accept` said yes in the same cycle;
 //! every accepted instruction is offered for dispatch exactly until it is taken; every
