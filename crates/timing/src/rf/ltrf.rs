@@ -1381,8 +1381,10 @@ mod tests {
     /// is `next`.
     fn issue(d: &mut Ltrf, token: u32, c: Candidate<'_>, next: u32, now: u64) {
         assert_eq!(d.can_accept(&c, Cycle::new(now)), Ok(()), "at {now}");
-        let mut step = emu::WarpStep::default();
-        step.next_pc = Some((FuncId::new(0), InstId::new(next as usize)));
+        let step = emu::WarpStep {
+            next_pc: Some((FuncId::new(0), InstId::new(next as usize))),
+            ..Default::default()
+        };
         d.accept(
             IssuedInst {
                 token: InstToken(token),
