@@ -122,6 +122,15 @@ pub enum RegisterFileDesign {
     /// LTRFconf: LTRF running the bank-aware renumbered program (LTRF §4).
     #[serde(rename = "ltrf-conf")]
     LtrfConf,
+    /// Malekeh: caching collector units with reuse hints and STHLD
+    /// (`[register_file.malekeh]`).
+    Malekeh,
+    /// BOW: bypassing operand windows, Malekeh's comparison point
+    /// (`[register_file.bow]`).
+    Bow,
+    /// Warp instruction reuse with register renaming (Kim and Ro, HPCA'18;
+    /// `register_file.wir`).
+    Wir,
 }
 
 /// Whether register file banks have separate read and write ports.
@@ -215,6 +224,15 @@ pub struct RegisterFileConfig {
     /// `[register_file.ltrf]`: the LTRF designs' register-file cache and prefetch.
     #[serde(default)]
     pub ltrf: crate::rf::ltrf::LtrfSettings,
+    /// `design = "malekeh"`: caching collector units.
+    #[serde(default)]
+    pub malekeh: crate::rf::malekeh::MalekehConfig,
+    /// `design = "bow"`: the bypassing operand window.
+    #[serde(default)]
+    pub bow: crate::rf::bow::BowConfig,
+    /// WIR's variant and table sizes (`design = "wir"`).
+    #[serde(default)]
+    pub wir: crate::rf::wir::WirConfig,
 }
 
 impl RegisterFileConfig {
@@ -842,6 +860,7 @@ impl GpuConfig {
 
         let rf = &self.register_file;
         nonzero("register_file.banks", rf.banks)?;
+        rf.wir.validate()?;
         nonzero("register_file.read_ports_per_bank", rf.read_ports_per_bank)?;
         nonzero(
             "register_file.write_ports_per_bank",
@@ -901,6 +920,10 @@ impl GpuConfig {
         }
         rf.technology.validate()?;
         rf.ltrf.validate(self)?;
+        rf.malekeh
+            .validate()
+            .and_then(|()| rf.bow.validate())
+            .map_err(|(key, message)| invalid(key, message))?;
         if rf.ideal_capacity_registers == Some(0) {
             return Err(invalid(
                 "register_file.ideal_capacity_registers",
@@ -1013,7 +1036,10 @@ impl GpuConfig {
             RegisterFileDesign::Baseline
             | RegisterFileDesign::Ltrf
             | RegisterFileDesign::LtrfPlus
-            | RegisterFileDesign::LtrfConf => self
+            | RegisterFileDesign::LtrfConf
+            | RegisterFileDesign::Malekeh
+            | RegisterFileDesign::Bow
+            | RegisterFileDesign::Wir => self
                 .register_file
                 .technology
                 .capacity(u64::from(self.sm.registers)),

@@ -1337,6 +1337,7 @@ mod tests {
         d.warp_launched(WarpLaunch {
             warp: WarpSlot(0),
             scheduler: 0,
+            cta: 0,
             registers_per_thread: 32,
         });
         (d, MemorySystem::new(&c))
@@ -1579,6 +1580,7 @@ mod tests {
             d.warp_launched(WarpLaunch {
                 warp: WarpSlot(w),
                 scheduler: 0,
+                cta: 0,
                 registers_per_thread: 8,
             });
         }

@@ -466,6 +466,7 @@ impl Sm {
                 warp: WarpSlot(w as u16),
                 scheduler,
                 registers_per_thread: info.registers_per_thread,
+                cta: slot as u16,
             });
             warps.push(w as u16);
         }
@@ -912,7 +913,10 @@ impl Sm {
         ) {
             for (idx, &ws) in slot.warps.iter().enumerate() {
                 let other = &mut self.warps[ws as usize];
+                // A slot of a warp of this CTA that retired may already hold a warp of
+                // another CTA: its barrier flag is not this CTA's to clear.
                 if other.at_barrier
+                    && other.cta as usize == cta_slot
                     && !matches!(slot.cta.warp_status(idx), WarpStatus::AtBarrier(_))
                 {
                     other.at_barrier = false;
