@@ -210,6 +210,64 @@ fn every_workload_passes_with_large_inputs() {
     }
 }
 
+/// Every workload under an LTRF design: PASS, the design's name in the statistics, and
+/// no MRF operand read inside a register-interval (every MRF read is a prefetch or an
+/// oversized interval's operand). About 35 s each (atomics_cas two thirds of it: the
+/// two-level scheduler LTRF needs makes its CAS loop spin longer).
+fn every_workload_passes_under(design: &str) {
+    for bin in workloads() {
+        let (json, _) = assert_passes(&bin, &["--rf", design], &[]);
+        let rf = &json["total"]["register_file"];
+        assert_eq!(rf["design"], design);
+        let extra = |k: &str| {
+            rf["extra"][k]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{k}: {rf}"))
+        };
+        assert_eq!(extra("ltrf_miss_operand_reads"), 0, "{}", bin.display());
+        assert_eq!(
+            rf["reads"].as_u64().unwrap(),
+            extra("ltrf_registers_prefetched") + extra("ltrf_bypass_operand_reads"),
+            "{}",
+            bin.display()
+        );
+    }
+}
+
+#[test]
+fn every_workload_passes_under_ltrf() {
+    every_workload_passes_under("ltrf");
+}
+
+#[test]
+fn every_workload_passes_under_ltrf_plus() {
+    every_workload_passes_under("ltrf-plus");
+}
+
+#[test]
+fn every_workload_passes_under_ltrf_conf() {
+    every_workload_passes_under("ltrf-conf");
+}
+
+#[test]
+fn ltrf_runs_are_deterministic_and_technologies_are_checked() {
+    let flags = ["--rf", "ltrf-plus", "--set", "register_file.technology=7"];
+    let (a, _) = assert_passes(&workload("kmeans"), &flags, &[]);
+    let (b, _) = assert_passes(&workload("kmeans"), &flags, &[]);
+    assert_eq!(deterministic_part(a), deterministic_part(b));
+    let out = regsim_run(
+        &["--rf", "ltrf", "--set", "register_file.technology=9"],
+        &workload("saxpy"),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("register_file.technology"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// The statistics without their wall-clock parts.
 fn deterministic_part(mut json: serde_json::Value) -> serde_json::Value {
     json.as_object_mut().unwrap().remove("simulation");

@@ -159,6 +159,11 @@ pub struct FunctionAnnotations {
     /// LTRF register-intervals: each one's working set as 32-bit architectural registers,
     /// sorted.
     pub intervals: Vec<Vec<u32>>,
+    /// LTRF: the register-interval (index into `intervals`) of every instruction, empty
+    /// when the pass did not run. A warp can arrive inside an interval other than through
+    /// its entry (after the other side of a divergent branch, on reactivation), so the
+    /// hardware model needs membership, not only entries.
+    pub interval_of: Vec<u32>,
 }
 
 impl FunctionAnnotations {
@@ -182,6 +187,7 @@ impl FunctionAnnotations {
             defs: vec![OperandAnnotation::default(); d as usize],
             insts: vec![InstAnnotation::default(); n],
             intervals: Vec::new(),
+            interval_of: Vec::new(),
         }
     }
 
@@ -442,6 +448,9 @@ fn annotate(
             }
             out.intervals.push(interval.working_set.clone());
         }
+        out.interval_of = (0..f.num_insts())
+            .map(|i| formed.intervals.interval_of(InstId::new(i)).0)
+            .collect();
     }
     if passes.reuse_distance.is_some() {
         let distances = ReuseDistances::compute(f);

@@ -126,6 +126,15 @@ pub enum RegisterFileDesign {
     Baseline,
     /// Any capacity at the baseline latency, without bank conflicts (LTRF's "Ideal").
     Ideal,
+    /// LTRF (Sadrosadati et al.): register-interval prefetch into a register-file cache
+    /// partitioned among the active warps ([`crate::rf::ltrf`]).
+    Ltrf,
+    /// LTRF+: LTRF with liveness bits (dead registers neither prefetched nor written back).
+    #[serde(rename = "ltrf-plus")]
+    LtrfPlus,
+    /// LTRFconf: LTRF running the bank-aware renumbered program (LTRF §4).
+    #[serde(rename = "ltrf-conf")]
+    LtrfConf,
     /// Malekeh: caching collector units with reuse hints and STHLD
     /// (`[register_file.malekeh]`).
     Malekeh,
@@ -220,6 +229,14 @@ pub struct RegisterFileConfig {
     /// Capacity in 32-bit registers for `design = "ideal"`; absent means unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ideal_capacity_registers: Option<u64>,
+    /// Main register-file technology: LTRF Table 2's configuration #1…#7. Its capacity
+    /// multiplies `sm.registers` for occupancy and its latency multiplies `bank_latency`
+    /// for every MRF access, whatever the design ([`crate::rf::ltrf::MrfTechnology`]).
+    #[serde(default)]
+    pub technology: crate::rf::ltrf::MrfTechnology,
+    /// `[register_file.ltrf]`: the LTRF designs' register-file cache and prefetch.
+    #[serde(default)]
+    pub ltrf: crate::rf::ltrf::LtrfSettings,
     /// `design = "malekeh"`: caching collector units.
     #[serde(default)]
     pub malekeh: crate::rf::malekeh::MalekehConfig,
@@ -229,6 +246,14 @@ pub struct RegisterFileConfig {
     /// WIR's variant and table sizes (`design = "wir"`).
     #[serde(default)]
     pub wir: crate::rf::wir::WirConfig,
+}
+
+impl RegisterFileConfig {
+    /// The latency of one main register-file bank access: `bank_latency` scaled by the
+    /// technology's relative latency ([`crate::rf::ltrf::MrfTechnology::latency`]).
+    pub fn mrf_latency(&self) -> Cycles {
+        self.technology.latency(self.bank_latency)
+    }
 }
 
 /// An execution unit type.
@@ -830,7 +855,7 @@ impl ConfigError {
     }
 }
 
-fn invalid(key: impl Into<String>, message: impl fmt::Display) -> ConfigError {
+pub(crate) fn invalid(key: impl Into<String>, message: impl fmt::Display) -> ConfigError {
     ConfigError::Invalid {
         key: key.into(),
         message: message.to_string(),
@@ -1134,6 +1159,8 @@ impl GpuConfig {
                 }
             }
         }
+        rf.technology.validate()?;
+        rf.ltrf.validate(self)?;
         rf.malekeh
             .validate()
             .and_then(|()| rf.bow.validate())
@@ -1262,9 +1289,15 @@ impl GpuConfig {
     pub fn register_capacity(&self) -> u64 {
         match self.register_file.design {
             RegisterFileDesign::Baseline
+            | RegisterFileDesign::Ltrf
+            | RegisterFileDesign::LtrfPlus
+            | RegisterFileDesign::LtrfConf
             | RegisterFileDesign::Malekeh
             | RegisterFileDesign::Bow
-            | RegisterFileDesign::Wir => u64::from(self.sm.registers),
+            | RegisterFileDesign::Wir => self
+                .register_file
+                .technology
+                .capacity(u64::from(self.sm.registers)),
             RegisterFileDesign::Ideal => self
                 .register_file
                 .ideal_capacity_registers

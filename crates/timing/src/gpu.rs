@@ -250,6 +250,7 @@ impl TimingSimulator {
         let start = self.now;
         for sm in &mut self.sms {
             sm.begin_kernel(start);
+            sm.kernel_started(info);
         }
 
         let total_ctas = launch_config.num_ctas();

@@ -162,6 +162,9 @@ pub struct FunctionInfo {
     operands: Vec<RegOperand>,
     /// LTRF register-intervals, referenced by [`InstHint::interval_entry`].
     pub intervals: Vec<IntervalInfo>,
+    /// LTRF: the interval (index into `intervals`) of each instruction; empty when the
+    /// intervals pass did not run.
+    pub interval_of: Vec<u32>,
 }
 
 impl FunctionInfo {
@@ -260,6 +263,7 @@ impl FunctionInfo {
                 working_set: w.iter().map(|&r| r as u16).collect(),
             })
             .collect();
+        self.interval_of = ann.interval_of.clone();
         Ok(())
     }
 }
@@ -504,6 +508,7 @@ fn build_function(
         insts: Vec::with_capacity(func.insts.len()),
         operands: Vec::new(),
         intervals: Vec::new(),
+        interval_of: Vec::new(),
     };
     let operand = |inst: InstId, vreg: RegId| -> Result<Option<RegOperand>, KernelInfoError> {
         let Some((file, reg)) = locate(inst, vreg) else {

@@ -131,7 +131,7 @@ impl Baseline {
         let banks = rf.banks as usize;
         Baseline {
             map: BankMap::new(cfg),
-            latency: rf.bank_latency,
+            latency: rf.mrf_latency(),
             read_ports: rf.read_ports_per_bank,
             write_ports: rf.write_ports_per_bank,
             shared_ports: rf.port_sharing == PortSharing::Shared,

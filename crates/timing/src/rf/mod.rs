@@ -29,15 +29,18 @@
 //! - **ORF/LRF** (Gebhart MICRO'11): reads [`RegOperand::hint`] (`level`, `also_main`)
 //!   of each source and destination from [`crate::kernel_info::KernelInfo`]: ORF/LRF operands skip the MRF
 //!   banks, counts per level go to `energy_events`.
-//! - **LTRF** (register-intervals, prefetch into a partitioned RF cache, slow MRF):
-//!   [`InstHint::interval_entry`] marks the first instruction of an interval; on it,
-//!   `can_accept` returns [`RfStall::NotResident`] and starts the prefetch of the
-//!   interval's working set ([`crate::kernel_info::IntervalInfo`]) as MRF reads the
-//!   design arbitrates in `cycle` (the "prefetch operation" lives inside the design, not
-//!   in the warp's instruction stream); the warp control block (which warps own cache
-//!   partitions) is design state updated by the activate/deactivate hooks; the slow MRF
-//!   is `register_file.bank_latency` (any latency works: reads and writes are pipelined
-//!   with completion times, nothing assumes one cycle).
+//! - **LTRF** ([`ltrf`]: register-intervals, prefetch into a partitioned RF cache, slow
+//!   MRF): the design copies each kernel's interval membership and working sets
+//!   ([`crate::kernel_info::FunctionInfo::intervals`], `interval_of`) in
+//!   [`RegisterFile::kernel_started`] and follows each warp's next PC from
+//!   [`IssuedInst::step`]; when a warp's next instruction is in an interval other than the
+//!   resident one (at [`InstHint::interval_entry`], or coming back into one), `can_accept`
+//!   returns [`RfStall::NotResident`] and starts the prefetch of the working set as MRF
+//!   reads the design arbitrates in `cycle` (the "prefetch operation" lives inside the
+//!   design, not in the warp's instruction stream); the warp control block (which warps
+//!   own cache partitions) is design state updated by the activate/deactivate hooks of
+//!   the two-level scheduler, which [`scheduling`] selects for the LTRF designs; the slow
+//!   MRF is `register_file.bank_latency` times `register_file.technology`'s latency.
 //! - **CERF** (registers and L1D lines in one storage): [`RfCycle::memory`] and
 //!   [`RfCycle::sm`] give the design the SM's memory system, whose L1D exposes
 //!   `Cache::set_data_ways` and a single victim-selection function (the cache's
@@ -57,6 +60,10 @@
 //!   instructions it accepts by that many cycles inside `cycle` (and reports it in
 //!   `next_event`); the SM needs no change.
 //!
+//! Hooks added for LTRF, with defaults that keep every other design as it was:
+//! [`RegisterFile::kernel_started`] (the static facts of the kernel about to run) and
+//! [`scheduling`] (the scheduler a design is defined with).
+//!
 //! Invariants: `accept` succeeds whenever `can_accept` said yes in the same cycle;
 //! every accepted instruction is offered for dispatch exactly until it is taken; every
 //! `request_write` is eventually reported in `writes_done`. Per-cycle paths allocate
@@ -65,6 +72,7 @@
 pub mod baseline;
 pub mod bow;
 pub mod ideal;
+pub mod ltrf;
 pub mod malekeh;
 pub mod wir;
 
@@ -73,8 +81,8 @@ use std::collections::BTreeMap;
 use compiler::pipeline::PassSet;
 use serde::Serialize;
 
-use crate::config::{GpuConfig, OpClass, RegisterFileDesign, UnitKind};
-use crate::kernel_info::{InstHint, RegOperand};
+use crate::config::{GpuConfig, OpClass, RegisterFileDesign, SchedulerPolicy, UnitKind};
+use crate::kernel_info::{InstHint, KernelInfo, RegOperand};
 use crate::memory::{MemorySystem, SmId};
 use crate::time::Cycle;
 
@@ -332,6 +340,10 @@ pub trait RegisterFile: Send {
     /// The design's name (`"baseline"`, `"ideal"`).
     fn name(&self) -> &'static str;
 
+    /// A kernel starts on the SM: the design may copy the static facts it needs (LTRF:
+    /// register-interval membership and working sets). Called before its first CTA.
+    fn kernel_started(&mut self, _info: &KernelInfo) {}
+
     /// A warp became resident in `w.warp`.
     fn warp_launched(&mut self, w: WarpLaunch);
     /// The warp in `warp` exited and drained; its slot may be reused.
@@ -385,9 +397,28 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
     match cfg.register_file.design {
         RegisterFileDesign::Baseline => Box::new(baseline::Baseline::new(cfg)),
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
+        RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => {
+            Box::new(ltrf::Ltrf::new(cfg))
+        }
         RegisterFileDesign::Malekeh => Box::new(malekeh::Malekeh::new(cfg)),
         RegisterFileDesign::Bow => Box::new(bow::Bow::new(cfg)),
         RegisterFileDesign::Wir => Box::new(wir::Wir::new(cfg)),
+    }
+}
+
+/// The warp-scheduling policy and active-set size per scheduler the SM runs with the
+/// design selected by `cfg`: `sm.scheduler` and `sm.active_warps`, except for designs
+/// defined with a two-level scheduler whose active set is their cache's partitions
+/// (LTRF §3.2: `register_file.ltrf.partitions` active warps per SM).
+pub fn scheduling(cfg: &GpuConfig) -> (SchedulerPolicy, u32) {
+    match cfg.register_file.design {
+        RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => (
+            SchedulerPolicy::TwoLevel,
+            cfg.register_file
+                .ltrf
+                .active_warps_per_scheduler(cfg.sm.schedulers),
+        ),
+        _ => (cfg.sm.scheduler, cfg.sm.active_warps),
     }
 }
 
@@ -397,6 +428,9 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
 /// [`crate::kernel_info::KernelInfo`] are filled for the designs that read them.
 pub fn required_passes(cfg: &GpuConfig) -> PassSet {
     match cfg.register_file.design {
+        RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => {
+            ltrf::required_passes(cfg)
+        }
         // WIR works on values at run time; it needs no compiler pass.
         RegisterFileDesign::Baseline | RegisterFileDesign::Ideal | RegisterFileDesign::Wir => {
             PassSet::default()

@@ -374,8 +374,9 @@ impl Sm {
             unit_range[unit_index(k)] = (n, n + c);
             n += c;
         }
+        let (policy, active_warps) = rf::scheduling(cfg);
         let schedulers = (0..sm.schedulers)
-            .map(|_| WarpScheduler::new(sm.scheduler, sm.active_warps))
+            .map(|_| WarpScheduler::new(policy, active_warps))
             .collect();
         Sm {
             id,
@@ -426,6 +427,11 @@ impl Sm {
     /// Free warp slots.
     pub fn free_warp_slots(&self) -> usize {
         self.warps.iter().filter(|w| !w.live).count()
+    }
+
+    /// Tells the register file which kernel starts (before its first CTA is placed).
+    pub fn kernel_started(&mut self, info: &KernelInfo) {
+        self.rf.kernel_started(info);
     }
 
     /// Starts a kernel at `start`: counters reset, stall accounting from `start`.
