@@ -118,6 +118,10 @@ enum RfDesign {
     Baseline,
     /// Any capacity at baseline latency, no bank conflicts.
     Ideal,
+    /// Gebhart's hardware register-file cache with two-level scheduling.
+    Rfc,
+    /// Gebhart's compile-time managed ORF/LRF hierarchy.
+    OrfLrf,
 }
 
 impl RfDesign {
@@ -125,6 +129,8 @@ impl RfDesign {
         match self {
             RfDesign::Baseline => "baseline",
             RfDesign::Ideal => "ideal",
+            RfDesign::Rfc => "rfc",
+            RfDesign::OrfLrf => "orf-lrf",
         }
     }
 }

@@ -113,6 +113,36 @@ pub enum RegisterFileDesign {
     Baseline,
     /// Any capacity at the baseline latency, without bank conflicts (LTRF's "Ideal").
     Ideal,
+    /// Gebhart ISCA'11: a hardware register-file cache per warp slot in front of the
+    /// MRF, with the two-level scheduler (`register_file.rfc`).
+    Rfc,
+    /// Gebhart MICRO'11: the compile-time managed ORF/LRF/MRF hierarchy
+    /// (`register_file.orf_lrf`).
+    #[serde(rename = "orf-lrf")]
+    OrfLrf,
+}
+
+/// `[register_file.rfc]`: the hardware register-file cache (Gebhart et al. ISCA'11, as
+/// MICRO'11 §2.2 and §6 describe it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RfcConfig {
+    /// RFC entries per thread (32-bit registers), 0 to 8 (MICRO'11 Table 3 has the energies
+    /// of 1 to 8; 0 disables the cache: every access goes to the MRF).
+    pub entries_per_thread: u8,
+    /// The three-level hardware variant (MICRO'11 §6.3, Figure 13's "HW LRF"): a
+    /// one-entry last result file per thread in front of the RFC.
+    pub lrf: bool,
+}
+
+impl Default for RfcConfig {
+    fn default() -> Self {
+        // MICRO'11 §2.2: "a small, 6-entry per thread, register file cache".
+        RfcConfig {
+            entries_per_thread: 6,
+            lrf: false,
+        }
+    }
 }
 
 /// Whether register file banks have separate read and write ports.
@@ -198,6 +228,14 @@ pub struct RegisterFileConfig {
     /// Capacity in 32-bit registers for `design = "ideal"`; absent means unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ideal_capacity_registers: Option<u64>,
+    /// The hardware register-file cache of `design = "rfc"`.
+    #[serde(default)]
+    pub rfc: RfcConfig,
+    /// `design = "orf-lrf"`: the ORF/LRF allocation pass's settings, which are also the
+    /// design's (ORF entries per thread, LRF organisation); one section, validated
+    /// together.
+    #[serde(default)]
+    pub orf_lrf: compiler::orf_lrf::OrfLrfConfig,
 }
 
 /// An execution unit type.
@@ -874,6 +912,35 @@ impl GpuConfig {
                 }
             }
         }
+        if rf.rfc.entries_per_thread > 8 {
+            return Err(invalid(
+                "register_file.rfc.entries_per_thread",
+                format_args!(
+                    "is {}; the energy tables (Gebhart MICRO'11 Table 3) cover 1 to 8 \
+                     entries per thread (0 disables the cache)",
+                    rf.rfc.entries_per_thread
+                ),
+            ));
+        }
+        if rf.rfc.lrf && rf.rfc.entries_per_thread == 0 {
+            return Err(invalid(
+                "register_file.rfc.lrf",
+                "needs register_file.rfc.entries_per_thread >= 1 (the LRF evicts into the RFC)",
+            ));
+        }
+        if rf.orf_lrf.orf_entries > 8 {
+            return Err(invalid(
+                "register_file.orf_lrf.orf_entries",
+                format_args!(
+                    "is {}; Gebhart MICRO'11 Table 3 covers 1 to 8 entries per thread \
+                     (0 for no ORF)",
+                    rf.orf_lrf.orf_entries
+                ),
+            ));
+        }
+        if let Err(e) = rf.orf_lrf.validate() {
+            return Err(invalid("register_file.orf_lrf", e));
+        }
         if rf.ideal_capacity_registers == Some(0) {
             return Err(invalid(
                 "register_file.ideal_capacity_registers",
@@ -983,7 +1050,9 @@ impl GpuConfig {
     /// Register capacity per SM that occupancy is computed against.
     pub fn register_capacity(&self) -> u64 {
         match self.register_file.design {
-            RegisterFileDesign::Baseline => u64::from(self.sm.registers),
+            RegisterFileDesign::Baseline | RegisterFileDesign::Rfc | RegisterFileDesign::OrfLrf => {
+                u64::from(self.sm.registers)
+            }
             RegisterFileDesign::Ideal => self
                 .register_file
                 .ideal_capacity_registers

@@ -58,6 +58,9 @@ struct Collector {
 #[derive(Clone, Copy, Debug)]
 struct PendingWrite {
     token: InstToken,
+    /// Reported in `writes_done` when complete (false for a design's own writebacks,
+    /// which no instruction waits for).
+    tracked: bool,
     banks: [u8; MAX_REGS],
     /// Bit `i` set: register `i` still waits for a write port.
     waiting: u32,
@@ -144,6 +147,32 @@ impl Baseline {
         b.shared_ports = false;
         b.stats.design = name.into();
         b
+    }
+
+    /// A write of 32-bit register `reg` of `warp` to its MRF bank that no instruction
+    /// waits for (a register-file cache's writeback of an evicted or flushed value):
+    /// arbitrated, counted and timed like any write, never reported in `writes_done`.
+    pub(crate) fn request_writeback(
+        &mut self,
+        reg: u16,
+        warp: WarpSlot,
+        scheduler: u16,
+        now: Cycle,
+    ) {
+        let mut banks = [0u8; MAX_REGS];
+        banks[0] = self.map.bank(reg, warp, scheduler) as u8;
+        self.writes.push(PendingWrite {
+            token: InstToken(u32::MAX),
+            tracked: false,
+            banks,
+            waiting: 1,
+            done_at: now,
+        });
+    }
+
+    /// Renames the design in the statistics (designs built on this one).
+    pub(crate) fn set_design_name(&mut self, name: &str) {
+        self.stats.design = name.into();
     }
 
     fn fits(&self, c: &Collector, unit: UnitKind) -> bool {
@@ -235,6 +264,7 @@ impl RegisterFile for Baseline {
         let n = self.banks_of(w.dsts, w.warp, w.scheduler, &mut banks);
         self.writes.push(PendingWrite {
             token: w.token,
+            tracked: true,
             banks,
             waiting: if n as usize >= 32 {
                 u32::MAX
@@ -254,7 +284,9 @@ impl RegisterFile for Baseline {
         while i < self.writes.len() {
             let w = self.writes[i];
             if w.waiting == 0 && w.done_at <= now {
-                c.writes_done.push(w.token);
+                if w.tracked {
+                    c.writes_done.push(w.token);
+                }
                 self.writes.remove(i);
             } else {
                 i += 1;

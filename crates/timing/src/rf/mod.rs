@@ -28,7 +28,11 @@
 //!   only misses go to the MRF arbiter; `request_write` allocates in the cache.
 //! - **ORF/LRF** (Gebhart MICRO'11): reads [`RegOperand::hint`] (`level`, `also_main`)
 //!   of each source and destination from [`crate::kernel_info::KernelInfo`]: ORF/LRF operands skip the MRF
-//!   banks, counts per level go to `energy_events`.
+//!   banks, counts per level go to `energy_events`. Strand ends invalidate the warp's
+//!   ORF/LRF; [`RegisterFile::deschedules_at_strand_ends`] (an additive hook, default
+//!   false) makes the two-level scheduler deactivate a warp at a strand end while it has
+//!   long-latency results pending, so the compiler decides where warps leave the active
+//!   set ([`gebhart`]).
 //! - **LTRF** (register-intervals, prefetch into a partitioned RF cache, slow MRF):
 //!   [`InstHint::interval_entry`] marks the first instruction of an interval; on it,
 //!   `can_accept` returns [`RfStall::NotResident`] and starts the prefetch of the
@@ -63,6 +67,7 @@
 //! nothing.
 
 pub mod baseline;
+pub mod gebhart;
 pub mod ideal;
 
 use std::collections::BTreeMap;
@@ -314,6 +319,13 @@ pub trait RegisterFile: Send {
     fn warp_activated(&mut self, _warp: WarpSlot) {}
     /// Two-level scheduling: the warp left the active set.
     fn warp_deactivated(&mut self, _warp: WarpSlot) {}
+    /// Two-level scheduling under compiler control (Gebhart MICRO'11 §4.1): whether a
+    /// warp that issued the last instruction of a strand ([`InstHint::strand_end`])
+    /// leaves the active set there while any of its long-latency results is pending, and
+    /// stays out until all have arrived (besides the scheduler's own rule).
+    fn deschedules_at_strand_ends(&self) -> bool {
+        false
+    }
     /// A scheduler decision (for designs that learn from them).
     fn scheduler_event(&mut self, _e: SchedulerEvent) {}
 
@@ -359,6 +371,8 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
     match cfg.register_file.design {
         RegisterFileDesign::Baseline => Box::new(baseline::Baseline::new(cfg)),
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
+        RegisterFileDesign::Rfc => Box::new(gebhart::rfc::Rfc::new(cfg)),
+        RegisterFileDesign::OrfLrf => Box::new(gebhart::orf_lrf::OrfLrf::new(cfg)),
     }
 }
 

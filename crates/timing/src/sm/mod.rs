@@ -136,6 +136,8 @@ struct Warp {
     exited: bool,
     inflight: u32,
     scoreboard: Scoreboard,
+    /// The last issued instruction ended a strand (`InstHint::strand_end`).
+    strand_ended: bool,
 }
 
 impl Warp {
@@ -154,6 +156,7 @@ impl Warp {
             exited: false,
             inflight: 0,
             scoreboard: Scoreboard::default(),
+            strand_ended: false,
         }
     }
 }
@@ -726,10 +729,14 @@ impl Sm {
             let info = ctx.info;
             let warps = &self.warps;
             let rf = &mut self.rf;
+            let strand_rule = rf.deschedules_at_strand_ends();
             self.schedulers[s].rebalance(
                 |w| {
                     let warp = &warps[w as usize];
                     if !warp.live || warp.exited || warp.at_barrier {
+                        return true;
+                    }
+                    if strand_rule && warp.strand_ended && warp.scoreboard.any_long() {
                         return true;
                     }
                     let ii = info.inst(warp.func, warp.pc);
@@ -829,9 +836,8 @@ impl Sm {
 
         let mut memop = NO_MEMOP;
         let mut long = false;
-        if let (OpClass::Mem, Some(mi)) = (ii.class, step.mem) {
-            long = matches!(mi.kind, EmuAccess::Load | EmuAccess::Atomic)
-                && matches!(mi.space, MemSpace::Global | MemSpace::Local);
+        if let (OpClass::Mem, Some(_)) = (ii.class, step.mem) {
+            long = is_long_latency(step);
             memop = self.alloc_memop();
             let warp_id = u64::from(self.id.0) * self.warps.len() as u64 + u64::from(w);
             build_memop(
@@ -853,6 +859,7 @@ impl Sm {
         let warp = &mut self.warps[wi];
         warp.scoreboard.reserve(dsts, long);
         warp.inflight += 1;
+        warp.strand_ended = ii.hint.strand_end;
         self.rf.accept(
             IssuedInst {
                 token,
@@ -1040,6 +1047,15 @@ impl Sm {
         }
         false
     }
+}
+
+/// Whether an executed warp instruction is a long-latency operation (a load or atomic on
+/// global or local memory): the scoreboard's and the two-level scheduler's definition.
+pub(crate) fn is_long_latency(step: &emu::WarpStep) -> bool {
+    step.mem.is_some_and(|mi| {
+        matches!(mi.kind, EmuAccess::Load | EmuAccess::Atomic)
+            && matches!(mi.space, MemSpace::Global | MemSpace::Local)
+    })
 }
 
 /// Captures the memory side of an executed warp instruction: lanes split by state
