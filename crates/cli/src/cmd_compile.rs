@@ -1,10 +1,12 @@
-//! `regsim compile FILE.ptx --emit ast|cfg|dot|liveness|regalloc [--json]`: run the front end
-//! and print one stage's view of every function in the file.
+//! `regsim compile FILE.ptx --emit ast|cfg|dot|liveness|regalloc|annotations [--json]`: run
+//! the front end and print one stage's view of every function in the file; `annotations`
+//! runs the load-time pipeline as `regsim run` does for `--gpu`/`--rf`/`--set`
+//! ([`crate::annotations`]).
 
 use crate::passes::{self, Pass, PassOptions};
 use crate::regalloc;
 use crate::source::{print_stdout, PtxSource};
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::{Args, ValueEnum};
 use compiler::AllocConfig;
 use ir::analysis::{Analyses, AnalysisKind, AnalysisSet, Namer};
@@ -33,9 +35,16 @@ pub struct CompileArgs {
     /// Run a register-file pass instead of printing a front-end stage.
     #[arg(long, value_enum, conflicts_with = "emit")]
     pass: Option<Pass>,
-    /// A pass option, `key=value` (repeatable; dotted keys reach nested options).
-    #[arg(long = "set", value_name = "KEY=VALUE", requires = "pass")]
+    /// With `--pass`: a pass option, `key=value` (repeatable; dotted keys reach nested
+    /// options). With `--emit annotations`: a GPU config override, as in `regsim run`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
+    /// With `--emit annotations`: the simulated GPU config (name or path).
+    #[arg(long, value_name = "NAME|PATH", default_value = "gtx480")]
+    gpu: String,
+    /// With `--emit annotations`: the register-file design whose passes run.
+    #[arg(long, value_name = "DESIGN")]
+    rf: Option<String>,
     /// LTRF: registers per register-interval (N).
     #[arg(long, value_name = "N", requires = "pass")]
     registers_per_interval: Option<u32>,
@@ -57,6 +66,9 @@ enum Emit {
     /// Architectural register of every virtual register, registers per thread, spills;
     /// every allocation is proved by the checker before it is printed.
     Regalloc,
+    /// What the timing model reads: every kernel after the load-time pipeline, with the
+    /// architectural operands and the hints of the `--rf` design's passes.
+    Annotations,
 }
 
 pub fn run(args: CompileArgs) -> Result<ExitCode> {
@@ -81,9 +93,25 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
         print_stdout(passes::run(pass, &program, &options, args.json)?.trim_end())?;
         return Ok(ExitCode::SUCCESS);
     }
+    if args.emit == Emit::Annotations {
+        let (_, overrides) = crate::cmd_run::gpu_overrides(args.rf.as_deref(), &args.sets)?;
+        let (config, _) = crate::cmd_run::load_gpu(&args.gpu, &overrides)?;
+        let out = crate::annotations::emit(
+            &program,
+            &config,
+            args.max_registers,
+            args.function.as_deref(),
+            args.json,
+        )?;
+        print_stdout(out.trim_end())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !args.sets.is_empty() {
+        bail!("--set needs --pass (pass options) or --emit annotations (GPU config overrides)");
+    }
     let functions = selected_functions(&program, args.function.as_deref())?;
     let output = match (args.emit, args.json) {
-        (Emit::Ast, _) => unreachable!("handled above"),
+        (Emit::Ast | Emit::Annotations, _) => unreachable!("handled above"),
         (Emit::Cfg, false) => functions
             .iter()
             .map(|f| ir::print::function_to_string(Some(&program), f))

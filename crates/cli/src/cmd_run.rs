@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{anyhow, bail, Context, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use timing::config::{find_configs_dir, ConfigError, GpuConfig, Override};
 
 use crate::elf::{self, ElfError};
@@ -61,9 +61,11 @@ pub struct RunArgs {
     /// `qv100`; the files in configs/) or the path of a TOML config.
     #[arg(long, value_name = "NAME|PATH", default_value = DEFAULT_GPU)]
     gpu: String,
-    /// The register file design: shorthand for `--set register_file.design=DESIGN`.
+    /// The register file design: shorthand for `--set register_file.design=DESIGN`
+    /// (`baseline`, `ideal`, and every design in `crates/timing/src/rf/`; an unknown name
+    /// is refused with the list).
     #[arg(long, value_name = "DESIGN")]
-    rf: Option<RfDesign>,
+    rf: Option<String>,
     /// Override one config value, e.g. `--set sm.scheduler=lrr --set
     /// register_file.bank_latency=4`. Repeatable; applied in order, after `--rf`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -111,30 +113,6 @@ pub struct RunArgs {
 /// The config simulated when `--gpu` is not given.
 const DEFAULT_GPU: &str = "gtx480";
 
-/// The register file designs (`register_file.design`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum RfDesign {
-    /// Banked register file with operand collectors.
-    Baseline,
-    /// Any capacity at baseline latency, no bank conflicts.
-    Ideal,
-    /// Gebhart's hardware register-file cache with two-level scheduling.
-    Rfc,
-    /// Gebhart's compile-time managed ORF/LRF hierarchy.
-    OrfLrf,
-}
-
-impl RfDesign {
-    fn config_value(self) -> &'static str {
-        match self {
-            RfDesign::Baseline => "baseline",
-            RfDesign::Ideal => "ideal",
-            RfDesign::Rfc => "rfc",
-            RfDesign::OrfLrf => "orf-lrf",
-        }
-    }
-}
-
 /// How kernels execute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Mode {
@@ -164,12 +142,28 @@ struct GpuChoice {
 /// Loads and validates the config the flags select, so that a bad one stops us before the
 /// program starts. The error names the key, or lists the available configs.
 fn choose_gpu(args: &RunArgs) -> Result<GpuChoice> {
-    let mut overrides: Vec<String> = args
-        .rf
-        .map(|d| format!("register_file.design={}", d.config_value()))
+    let (overrides, parsed) = gpu_overrides(args.rf.as_deref(), &args.set)?;
+    let (_, dir) = load_gpu(&args.gpu, &parsed)?;
+    let is_path = args.gpu.contains('/') || args.gpu.ends_with(".toml");
+    let path = if is_path {
+        absolute(Path::new(&args.gpu))?
+    } else {
+        absolute(&dir.join(format!("{}.toml", args.gpu)))?
+    };
+    Ok(GpuChoice { path, overrides })
+}
+
+/// The overrides `--rf` and `--set` stand for, as given and parsed. A value with a line
+/// break is refused (the runtime receives them one per line).
+pub(crate) fn gpu_overrides(
+    rf: Option<&str>,
+    sets: &[String],
+) -> Result<(Vec<String>, Vec<Override>)> {
+    let mut overrides: Vec<String> = rf
+        .map(|d| format!("register_file.design={d}"))
         .into_iter()
         .collect();
-    overrides.extend(args.set.iter().cloned());
+    overrides.extend(sets.iter().cloned());
     let parsed = overrides
         .iter()
         .map(|o| {
@@ -179,18 +173,19 @@ fn choose_gpu(args: &RunArgs) -> Result<GpuChoice> {
             Override::parse(o).map_err(|e| anyhow!("--set: {e}"))
         })
         .collect::<Result<Vec<_>>>()?;
+    Ok((overrides, parsed))
+}
+
+/// Loads and validates GPU config `gpu` (a name or a path) with `overrides`; also returns
+/// the configs directory names are looked up in. The error names the key, or lists the
+/// available configs.
+pub(crate) fn load_gpu(gpu: &str, overrides: &[Override]) -> Result<(GpuConfig, PathBuf)> {
     let dir = find_configs_dir(std::env::current_exe().ok().as_deref());
-    GpuConfig::load(&args.gpu, &dir, &parsed).map_err(|e| match e {
+    let config = GpuConfig::load(gpu, &dir, overrides).map_err(|e| match e {
         ConfigError::UnknownName { .. } => anyhow!("{e}"),
         _ => anyhow!("invalid GPU configuration: {e}"),
     })?;
-    let is_path = args.gpu.contains('/') || args.gpu.ends_with(".toml");
-    let path = if is_path {
-        absolute(Path::new(&args.gpu))?
-    } else {
-        absolute(&dir.join(format!("{}.toml", args.gpu)))?
-    };
-    Ok(GpuChoice { path, overrides })
+    Ok((config, dir))
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {

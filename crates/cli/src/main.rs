@@ -4,6 +4,7 @@
 //! results to exit codes (0 success, 1 a checked property failed, 2 a usage or input error;
 //! `run` passes the program's own exit status through).
 
+mod annotations;
 mod cmd_compile;
 mod cmd_ptx;
 mod cmd_report;

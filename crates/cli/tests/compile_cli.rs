@@ -339,3 +339,66 @@ fn debug_info_ptx_checks_and_compiles() {
         assert!(alloc.status.success(), "{file}: {}", stderr(&alloc));
     }
 }
+
+#[test]
+fn emit_annotations_shows_what_the_timing_model_reads() {
+    let out = regsim(&[
+        "compile",
+        "workloads/ptx/nvcc/sgemm_tiled.ptx",
+        "--emit",
+        "annotations",
+        "--json",
+    ]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(v["design"], "baseline");
+    assert_eq!(v["passes"], "none");
+    let kernel = &v["kernels"][0];
+    assert_eq!(kernel["name"], "_Z11sgemm_tiledPKfS0_Pfiii");
+    // The registers per thread are the allocator's (the README table: 24 for nvcc PTX).
+    assert_eq!(kernel["registers"], 24);
+    let insts = kernel["functions"][0]["instructions"]
+        .as_array()
+        .expect("list");
+    assert!(insts.len() > 20);
+    // The baseline asks for no pass: every hint is "no information".
+    for i in insts {
+        assert_eq!(i["strand_end"], false);
+        for o in i["srcs"].as_array().unwrap() {
+            assert_eq!(o["dead_after"], false);
+            assert_eq!(o["level"], "mrf");
+        }
+    }
+
+    // A register cap is the one `regsim run --max-registers` applies.
+    let out = regsim(&[
+        "compile",
+        "workloads/ptx/nvcc/sgemm_tiled.ptx",
+        "--emit",
+        "annotations",
+        "--max-registers",
+        "16",
+    ]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(
+        stdout(&out).contains("kernel _Z11sgemm_tiledPKfS0_Pfiii: 16 registers"),
+        "{}",
+        stdout(&out)
+    );
+
+    // An unknown design is refused with the key and the choices.
+    let out = regsim(&[
+        "compile",
+        "workloads/ptx/nvcc/saxpy.ptx",
+        "--emit",
+        "annotations",
+        "--rf",
+        "nope",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("register_file.design: unknown variant `nope`"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -323,14 +323,15 @@ fn bad_configs_are_refused_before_the_program_starts() {
             "available: gtx480, maxwell-ltrf, qv100, rtx2060-scaled",
         ],
     );
-    // Command-line syntax errors are clap's (several lines, with the possible values).
-    let out = regsim_run(&["--rf", "huge"], &saxpy, &[]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("invalid value 'huge' for '--rf <DESIGN>'")
-            && stderr(&out).contains("[possible values: baseline, ideal]"),
-        "{}",
-        stderr(&out)
+    // `--rf` names a `register_file.design`: an unknown one is refused with the choices.
+    refused(
+        &["--rf", "huge"],
+        &[
+            "register_file.design: unknown variant `huge`",
+            "expected",
+            "`baseline`",
+            "`ideal`",
+        ],
     );
 }
 

@@ -9,6 +9,7 @@ pub mod inst_info;
 pub mod liveness_bits;
 pub mod ltrf;
 pub mod orf_lrf;
+pub mod pipeline;
 pub mod regalloc;
 pub mod register_profile;
 pub mod reuse_distance;

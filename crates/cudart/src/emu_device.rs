@@ -20,9 +20,10 @@
 //! refuses (a CTA that fits on no SM) or cannot finish comes back as
 //! [`DeviceError::Simulation`].
 //!
-//! With compiler transforms ([`EmuDevice::with_program_settings`], [`crate::transforms`])
-//! modules load transformed, and `numRegs` and the timing model use the transformed
-//! program's own allocation; with profiling ([`crate::profiling`]) the emulator reports
+//! Every module loads through the load-time pipeline (`compiler::pipeline`, with the
+//! environment's transforms from [`EmuDevice::with_program_settings`] and, in timing mode,
+//! the annotation passes the register-file design declares), and `numRegs` and the timing
+//! model use the compiled program's own allocation and annotations; with profiling ([`crate::profiling`]) the emulator reports
 //! every executed instruction to the profiler.
 
 use std::collections::HashMap;
@@ -39,21 +40,22 @@ use crate::error::CudaError;
 use crate::profiling::{ProfileReport, SharedProfiler};
 use crate::stats::demangle;
 use crate::transforms::{self, ProgramTransforms};
+use compiler::pipeline::{CompiledFunction, PassSet};
 
 pub struct EmuDevice {
     emu: Emulator,
     /// The emulator's handle of each module, indexed by [`ModuleId`].
     modules: Vec<emu::ModuleId>,
-    /// Registers per thread of each module's kernels, filled on first request.
-    registers: HashMap<ModuleId, HashMap<String, u32>>,
     /// Name under which PTX locations are reported (`<program>.ptx`).
     ptx_file_name: String,
     /// The timing model, in timing mode.
     timing: Option<TimingModel>,
     /// Compiler transforms applied at load; the register cap (or 255) for every kernel.
     transforms: ProgramTransforms,
-    /// Allocation of each function of the modules loaded transformed.
-    allocations: HashMap<ModuleId, Vec<Option<compiler::Allocation>>>,
+    /// The annotation passes the timing model's register-file design needs.
+    design_passes: PassSet,
+    /// Allocation and annotations of each function of each module, by `FuncId`.
+    compiled: HashMap<ModuleId, Vec<Option<CompiledFunction>>>,
     profiler: Option<SharedProfiler>,
 }
 
@@ -96,17 +98,18 @@ impl EmuDevice {
         EmuDevice {
             emu,
             modules: Vec::new(),
-            registers: HashMap::new(),
             ptx_file_name,
             timing: None,
             transforms: ProgramTransforms::default(),
-            allocations: HashMap::new(),
+            design_passes: PassSet::default(),
+            compiled: HashMap::new(),
             profiler: None,
         }
     }
 
     /// Times every launch on the cycle-level model of `config` (timing mode).
     pub fn with_timing(mut self, config: GpuConfig) -> EmuDevice {
+        self.design_passes = timing::rf::required_passes(&config);
         self.timing = Some(TimingModel {
             sim: TimingSimulator::new(config),
             infos: HashMap::new(),
@@ -266,17 +269,11 @@ impl Device for EmuDevice {
     fn load_module(&mut self, ptx: &str) -> Result<ModuleId, DeviceError> {
         let id = u32::try_from(self.modules.len())
             .map_err(|_| DeviceError::BadModule("too many modules".into()))?;
-        let emu_id = if self.transforms.is_none() {
-            self.emu
-                .load_ptx(&self.ptx_file_name, ptx)
-                .map_err(|e| DeviceError::BadModule(e.to_string()))?
-        } else {
-            let (emu_id, allocations) =
-                transforms::load(&mut self.emu, &self.ptx_file_name, ptx, &self.transforms)
-                    .map_err(DeviceError::BadModule)?;
-            self.allocations.insert(ModuleId(id), allocations);
-            emu_id
-        };
+        let options = self.transforms.load_options(self.design_passes.clone());
+        let (emu_id, compiled) =
+            transforms::load(&mut self.emu, &self.ptx_file_name, ptx, &options)
+                .map_err(DeviceError::BadModule)?;
+        self.compiled.insert(ModuleId(id), compiled);
         self.modules.push(emu_id);
         Ok(ModuleId(id))
     }
@@ -329,13 +326,15 @@ impl Device for EmuDevice {
                     DeviceError::BadModule(format!("module {} is not loaded", launch.module.0))
                 })?
                 .program;
-            let info = match self.allocations.get(&launch.module) {
-                Some(allocations) => transforms::kernel_info(program, kernel.func, allocations),
-                None => KernelInfo::compile(program, kernel.func, &self.transforms.alloc_config()),
-            }
-            .map_err(|e| DeviceError::Simulation {
-                code: CudaError::LaunchFailure,
-                message: format!("cannot simulate kernel {}: {e}", demangle(launch.kernel)),
+            let compiled = self
+                .compiled
+                .get(&launch.module)
+                .map_or(&[][..], Vec::as_slice);
+            let info = KernelInfo::from_compiled(program, compiled, kernel.func).map_err(|e| {
+                DeviceError::Simulation {
+                    code: CudaError::LaunchFailure,
+                    message: format!("cannot simulate kernel {}: {e}", demangle(launch.kernel)),
+                }
             })?;
             t.infos.insert(key.clone(), info);
         }
@@ -408,21 +407,10 @@ impl Device for EmuDevice {
             .module(m)
             .ok_or_else(|| DeviceError::BadModule(format!("module {} is not loaded", module.0)))?;
         let program = &loaded.program;
-        let registers = match self.allocations.get(&module) {
-            Some(allocations) => transforms::kernel_info(program, k.func, allocations)
-                .ok()
-                .map(|info| info.registers_per_thread),
-            None => {
-                let alloc_config = self.transforms.alloc_config();
-                let registers = self.registers.entry(module).or_insert_with(|| {
-                    // A program the allocator cannot handle still runs; it just has no count.
-                    compiler::regalloc::registers_per_thread(program, &alloc_config)
-                        .map(|ks| ks.into_iter().map(|k| (k.name, k.registers)).collect())
-                        .unwrap_or_default()
-                });
-                registers.get(kernel).copied()
-            }
-        };
+        let compiled = self.compiled.get(&module).map_or(&[][..], Vec::as_slice);
+        let registers = KernelInfo::from_compiled(program, compiled, k.func)
+            .ok()
+            .map(|info| info.registers_per_thread);
         let const_bytes = program
             .variables
             .iter()

@@ -1,4 +1,5 @@
-//! Compiler transforms applied to a program when its module is loaded, so that the
+//! The environment's compiler options, applied to a program when its module is loaded by
+//! the load-time pipeline (`compiler::pipeline`, shared with `regsim compile`), so that the
 //! emulator (and the timing model) run what a compiler would have produced instead of the
 //! PTX as written:
 //!
@@ -17,27 +18,12 @@
 //! one of the rewritten program: the spill rewrite's own allocation, or for a renumbered
 //! program the registers its names say (`%R5` is R5, `%RD4` the pair R4:R5, `%P2` is P2),
 //! which [`compiler::regalloc::check`] verifies before the program runs. Without a
-//! transform the module loads as before and the runtime allocates with ptxas's default
-//! cap of 255.
+//! transform the module loads as written and the runtime allocates with ptxas's default
+//! cap of 255. The timing model's register-file design adds the annotation passes it
+//! declares (`timing::rf::required_passes`) to the same pipeline run.
 
-use compiler::ltrf::{renumbered_program, LtrfConfig};
-use compiler::regalloc::ir_input::width_of;
-use compiler::regalloc::{allocate, check, insert_spill_code, IrInput};
-use compiler::{AllocConfig, Allocation, Location};
-use ir::{FuncId, Function, Program, RegClass};
-use timing::KernelInfo;
-
-/// ptxas's default cap on registers per thread, used when no cap is given.
-pub const DEFAULT_MAX_REGISTERS: u32 = 255;
-
-/// LTRF renumbering's two parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LtrfRenumber {
-    /// `N`: registers per register-interval.
-    pub registers_per_interval: u32,
-    /// `B`: banks of the main register file.
-    pub banks: u32,
-}
+use compiler::pipeline::{compile, CompiledFunction, LoadOptions, PassSet};
+pub use compiler::pipeline::{LtrfRenumber, DEFAULT_MAX_REGISTERS};
 
 /// The transforms of the environment contract (`REGSIM_MAX_REGISTERS`,
 /// `REGSIM_LTRF_RENUMBER`). The default is none.
@@ -45,22 +31,6 @@ pub struct LtrfRenumber {
 pub struct ProgramTransforms {
     pub max_registers: Option<u32>,
     pub ltrf: Option<LtrfRenumber>,
-}
-
-/// Why a program could not be transformed: one line naming the transform and function.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{transform}: {message}")]
-pub struct TransformError {
-    pub transform: String,
-    pub message: String,
-}
-
-/// A transformed program and the register allocation of each of its functions (indexed
-/// by `FuncId`; `None` for functions without a body).
-#[derive(Debug, Clone)]
-pub struct TransformedProgram {
-    pub program: Program,
-    pub allocations: Vec<Option<Allocation>>,
 }
 
 impl ProgramTransforms {
@@ -102,152 +72,36 @@ impl ProgramTransforms {
         *self == ProgramTransforms::default()
     }
 
-    /// The allocator settings of every kernel: the cap, or ptxas's default.
-    pub fn alloc_config(&self) -> AllocConfig {
-        AllocConfig::with_max_registers(self.max_registers.unwrap_or(DEFAULT_MAX_REGISTERS))
-    }
-
-    /// Applies the transforms to every function with a body.
-    pub fn apply(&self, program: &Program) -> Result<TransformedProgram, TransformError> {
-        match self.ltrf {
-            Some(l) => self.renumber(program, l),
-            None => self.rewrite_spills(program),
-        }
-    }
-
-    fn rewrite_spills(&self, program: &Program) -> Result<TransformedProgram, TransformError> {
-        let config = self.alloc_config();
-        let fail = |f: &Function, message: String| TransformError {
-            transform: format!("register cap {}", config.max_registers.unwrap_or(0)),
-            message: format!("{}: {message}", f.name),
-        };
-        let mut out = program.clone();
-        let mut allocations = vec![None; program.functions.len()];
-        for (i, f) in program.functions.iter().enumerate() {
-            if !f.has_body {
-                continue;
+    /// The pipeline options of a module load: these transforms plus the passes the
+    /// simulated register-file design needs.
+    pub fn load_options(&self, design_passes: PassSet) -> LoadOptions {
+        LoadOptions {
+            max_registers: self.max_registers,
+            passes: PassSet {
+                ltrf_renumber: self.ltrf,
+                ..PassSet::default()
             }
-            let alloc = allocate(&IrInput::new(f), &config).map_err(|e| fail(f, e.to_string()))?;
-            let (g, galloc) = insert_spill_code(f, &alloc).map_err(|e| fail(f, e.to_string()))?;
-            check(&IrInput::new(&g), &galloc)
-                .map_err(|e| fail(f, format!("spill code rejected by the checker: {e}")))?;
-            out.functions[i] = g;
-            allocations[i] = Some(galloc);
+            .union(design_passes),
         }
-        Ok(TransformedProgram {
-            program: out,
-            allocations,
-        })
-    }
-
-    fn renumber(
-        &self,
-        program: &Program,
-        l: LtrfRenumber,
-    ) -> Result<TransformedProgram, TransformError> {
-        let transform = format!(
-            "LTRF renumbering (N = {}, {} banks)",
-            l.registers_per_interval, l.banks
-        );
-        let config = LtrfConfig {
-            registers_per_interval: l.registers_per_interval,
-            banks: l.banks,
-            max_registers: self.alloc_config().max_registers,
-            ..LtrfConfig::default()
-        };
-        let (out, _) = renumbered_program(program, &config).map_err(|e| TransformError {
-            transform: transform.clone(),
-            message: e.to_string(),
-        })?;
-        let allocations = out
-            .functions
-            .iter()
-            .map(|f| {
-                if !f.has_body {
-                    return Ok(None);
-                }
-                let fail = |message: String| TransformError {
-                    transform: transform.clone(),
-                    message: format!("{}: {message}", f.name),
-                };
-                let alloc = architectural_allocation(f).map_err(fail)?;
-                check(&IrInput::new(f), &alloc).map_err(|e| {
-                    fail(format!(
-                        "the registers the names give are inconsistent: {e}"
-                    ))
-                })?;
-                Ok(Some(alloc))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(TransformedProgram {
-            program: out,
-            allocations,
-        })
     }
 }
 
-/// Parses, lowers, transforms and loads PTX text; returns the module and the allocation
-/// of each of its functions. Errors are one line (`file:line:column` for PTX errors).
+/// Parses, lowers and compiles PTX text with the load-time pipeline and loads the result
+/// into the emulator; returns the module and each function's compiled form. Errors are one
+/// line (`file:line:column` for PTX errors).
 pub fn load(
     emu: &mut emu::Emulator,
     file_name: &str,
     source: &str,
-    transforms: &ProgramTransforms,
-) -> Result<(emu::ModuleId, Vec<Option<Allocation>>), String> {
+    options: &LoadOptions,
+) -> Result<(emu::ModuleId, Vec<Option<CompiledFunction>>), String> {
     let ast = ptx::parse(file_name, source).map_err(|e| e.to_string())?;
     let program = ir::lower(&ast, file_name, source).map_err(|e| e.to_string())?;
-    let t = transforms.apply(&program).map_err(|e| e.to_string())?;
-    let id = emu.load_program(t.program).map_err(|e| e.to_string())?;
-    Ok((id, t.allocations))
-}
-
-/// The allocation a function written with architectural register names
-/// (`compiler::ltrf::architectural_function`) stands for: `%R5`, `%RH5` and `%RB5` are R5,
-/// `%RD4` is R4:R5, `%RQ8` is R8…R11, `%P2` is P2.
-pub fn architectural_allocation(f: &Function) -> Result<Allocation, String> {
-    let mut alloc = Allocation {
-        locations: Vec::with_capacity(f.regs.len()),
-        ..Allocation::default()
-    };
-    for reg in &f.regs {
-        let name = reg.name.strip_prefix('%').unwrap_or(&reg.name);
-        let digits = name.trim_start_matches(|c: char| c.is_ascii_alphabetic());
-        let prefix = &name[..name.len() - digits.len()];
-        let index: u32 = digits
-            .parse()
-            .map_err(|_| format!("{} is not an architectural register name", reg.name))?;
-        let location = match (prefix, reg.class) {
-            ("P", RegClass::Pred) => {
-                alloc.predicates_used = alloc.predicates_used.max(index + 1);
-                Location::Pred(compiler::PredReg(index))
-            }
-            ("R" | "RB" | "RH" | "RD" | "RQ", class) if class != RegClass::Pred => {
-                let end = index + width_of(class).units();
-                alloc.registers_used = alloc.registers_used.max(end);
-                Location::Reg(compiler::PhysReg(index))
-            }
-            _ => {
-                return Err(format!(
-                    "{} is not an architectural register name",
-                    reg.name
-                ))
-            }
-        };
-        alloc.locations.push(location);
-    }
-    Ok(alloc)
-}
-
-/// The timing model's view of `kernel` of a transformed program: its instructions with
-/// the registers of `allocations`.
-pub fn kernel_info(
-    program: &Program,
-    kernel: FuncId,
-    allocations: &[Option<Allocation>],
-) -> Result<KernelInfo, timing::kernel_info::KernelInfoError> {
-    KernelInfo::from_allocations(program, kernel, |f| {
-        allocations.get(f.index()).and_then(Option::as_ref)
-    })
+    let compiled = compile(&program, options).map_err(|e| e.to_string())?;
+    let id = emu
+        .load_program(compiled.program)
+        .map_err(|e| e.to_string())?;
+    Ok((id, compiled.functions))
 }
 
 #[cfg(test)]
@@ -288,6 +142,14 @@ mod tests {
 \tret;
 }
 ";
+
+    use compiler::pipeline::CompiledProgram;
+    use ir::Program;
+    use timing::KernelInfo;
+
+    fn apply(t: ProgramTransforms, p: &Program) -> CompiledProgram {
+        compiler::pipeline::compile(p, &t.load_options(PassSet::default())).unwrap()
+    }
 
     fn program() -> Program {
         let ast = ptx::parse("t.ptx", PTX).unwrap();
@@ -350,11 +212,11 @@ mod tests {
             max_registers: Some(8),
             ltrf: None,
         };
-        let out = t.apply(&program()).unwrap();
+        let out = apply(t, &program());
         let k = out.program.func_by_name("k").unwrap();
-        let alloc = out.allocations[k.index()].as_ref().unwrap();
+        let alloc = out.allocation(k).unwrap();
         assert!(alloc.registers_used <= 8, "{}", alloc.registers_used);
-        let info = kernel_info(&out.program, k, &out.allocations).unwrap();
+        let info = KernelInfo::from_compiled(&out.program, &out.functions, k).unwrap();
         assert_eq!(info.registers_per_thread, alloc.registers_used);
         let (got, spilled) = run(out.program, 64);
         assert_eq!(got, want);
@@ -374,25 +236,14 @@ mod tests {
                 banks: 16,
             }),
         };
-        let out = t.apply(&program()).unwrap();
+        let out = apply(t, &program());
         let k = out.program.func_by_name("k").unwrap();
         let f = out.program.function(k);
         assert!(f.regs.iter().any(|r| r.name.starts_with("%RD")), "renamed");
-        let alloc = out.allocations[k.index()].as_ref().unwrap();
+        let alloc = out.allocation(k).unwrap();
         assert!((11..=20).contains(&alloc.registers_used), "{alloc:?}");
         let (got, renumbered) = run(out.program, 64);
         assert_eq!(got, want);
         assert_eq!(renumbered, plain, "renumbering adds no instruction");
-    }
-
-    #[test]
-    fn names_that_are_not_architectural_are_refused() {
-        let p = program();
-        let f = p.function(p.func_by_name("k").unwrap());
-        let e = architectural_allocation(f).unwrap_err();
-        assert!(
-            e.starts_with("%r") && e.ends_with(" is not an architectural register name"),
-            "{e}"
-        );
     }
 }

@@ -37,17 +37,8 @@ pub enum RegFileKind {
 }
 
 /// The register-file level a compiler-managed hierarchy (Gebhart et al. MICRO'11: MRF,
-/// ORF, LRF) reads an operand from or writes a result to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum HierarchyLevel {
-    /// The main register file (the only level of the baseline).
-    #[default]
-    Main,
-    /// The operand register file (per-thread, a few entries).
-    Operand,
-    /// The last result file (private datapath only).
-    LastResult,
-}
+/// ORF, LRF) reads an operand from or writes a result to: the compiler's type.
+pub use compiler::pipeline::HierarchyLevel;
 
 /// Compiler hints on one register operand. Designs that do not use a hint ignore it;
 /// every field defaults to "no information".
@@ -58,6 +49,9 @@ pub struct OperandHint {
     pub level: HierarchyLevel,
     /// ORF/LRF destinations: the value is written to the MRF as well.
     pub also_main: bool,
+    /// ORF/LRF sources (MICRO'11 §4.4 read-operand allocation): the value read (from the
+    /// MRF) is also written into the ORF for later reads in the strand.
+    pub fills_orf: bool,
     /// CERF, LTRF+: the source register is dead after this instruction.
     pub dead_after: bool,
     /// Malekeh: instructions of this warp until the register is next read (`None`:
@@ -164,6 +158,81 @@ impl FunctionInfo {
     }
 }
 
+impl FunctionInfo {
+    /// Copies the pipeline's annotations of `f` (allocated by `alloc`, from which this
+    /// table was built) into the operand and instruction hints. A source register read
+    /// twice by one instruction is one operand here; it takes its first read's hints.
+    fn apply_annotations(
+        &mut self,
+        f: &ir::Function,
+        alloc: &Allocation,
+        ann: &compiler::pipeline::FunctionAnnotations,
+    ) -> Result<(), KernelInfoError> {
+        // The operand `build_function` made of `vreg` at `inst`: (file, register, width).
+        let located = |inst: InstId, vreg: RegId| match alloc.operand_location(inst, vreg) {
+            Location::Reg(r) => Some((RegFileKind::General, r.0, width_of(f.reg(vreg).class))),
+            Location::Pred(p) => Some((RegFileKind::Predicate, p.0, 1)),
+            Location::Unused | Location::Spill(_) => None,
+        };
+        let hint = |a: &compiler::pipeline::OperandAnnotation| OperandHint {
+            level: a.level,
+            also_main: a.also_main,
+            fills_orf: a.fills_orf,
+            dead_after: a.dead_after,
+            reuse_distance: a
+                .reuse_distance
+                .map(|d| u16::try_from(d).unwrap_or(u16::MAX)),
+        };
+        for i in 0..self.insts.len().min(f.num_insts()) {
+            let id = InstId::new(i);
+            let a = ann.inst(id);
+            self.insts[i].hint = InstHint {
+                strand_end: a.strand_end,
+                interval_entry: a.interval_entry,
+            };
+            let (srcs, dsts) = self
+                .operands_mut(id)
+                .ok_or_else(|| KernelInfoError::MissingAllocation(f.name.clone()))?;
+            let mut filled = 0usize;
+            for (&v, a) in f.uses(id).iter().zip(ann.uses(id)) {
+                let Some((file, reg, width)) = located(id, v) else {
+                    continue;
+                };
+                // Sources were deduplicated in `build_function`, in this same order.
+                let seen = srcs[..filled].iter().any(|o| {
+                    o.file == file && u32::from(o.reg) == reg && u32::from(o.width) == width
+                });
+                if seen {
+                    continue;
+                }
+                if let Some(op) = srcs.get_mut(filled) {
+                    op.hint = hint(a);
+                    filled += 1;
+                }
+            }
+            let defs = f.defs(id).iter().zip(ann.defs(id));
+            let mut k = 0usize;
+            for (&v, a) in defs {
+                if located(id, v).is_none() {
+                    continue;
+                }
+                if let Some(op) = dsts.get_mut(k) {
+                    op.hint = hint(a);
+                    k += 1;
+                }
+            }
+        }
+        self.intervals = ann
+            .intervals
+            .iter()
+            .map(|w| IntervalInfo {
+                working_set: w.iter().map(|&r| r as u16).collect(),
+            })
+            .collect();
+        Ok(())
+    }
+}
+
 /// Why a [`KernelInfo`] could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum KernelInfoError {
@@ -240,6 +309,32 @@ impl KernelInfo {
             predicates_per_thread: preds,
             funcs,
         })
+    }
+
+    /// Builds the info of `kernel` from the load-time pipeline's output: its allocations,
+    /// and every annotation the pipeline's passes produced as operand and instruction
+    /// hints (the LTRF register-intervals as [`FunctionInfo::intervals`]).
+    /// `program` is the pipeline's output program (`CompiledProgram::program`, or the
+    /// emulator's copy of it) and `functions` its compiled functions, by `FuncId`.
+    pub fn from_compiled(
+        program: &Program,
+        functions: &[Option<compiler::pipeline::CompiledFunction>],
+        kernel: FuncId,
+    ) -> Result<KernelInfo, KernelInfoError> {
+        let compiled = |f: FuncId| functions.get(f.index()).and_then(Option::as_ref);
+        let mut info =
+            Self::from_allocations(program, kernel, |f| compiled(f).map(|c| &c.allocation))?;
+        for (i, func) in info.funcs.iter_mut().enumerate() {
+            let Some(c) = compiled(FuncId::new(i)) else {
+                continue;
+            };
+            if func.is_empty() {
+                continue;
+            }
+            let f = program.function(FuncId::new(i));
+            func.apply_annotations(f, &c.allocation, &c.annotations)?;
+        }
+        Ok(info)
     }
 
     /// Runs the compiler's register allocator on the kernel's call tree and builds the
@@ -576,6 +671,51 @@ mod tests {
     fn program() -> Program {
         let ast = ptx::parse("t.ptx", PTX).unwrap();
         ir::lower(&ast, "t.ptx", PTX).unwrap()
+    }
+
+    #[test]
+    fn pipeline_annotations_become_hints() {
+        use compiler::pipeline::{compile, LoadOptions, PassSet};
+        let p = program();
+        let options = LoadOptions {
+            max_registers: None,
+            passes: PassSet {
+                liveness_bits: true,
+                reuse_distance: Some(Default::default()),
+                intervals: Some(Default::default()),
+                orf_lrf: Some(Default::default()),
+                ..PassSet::default()
+            },
+        };
+        let c = compile(&p, &options).unwrap();
+        let (k, _) = c.program.kernels().next().unwrap();
+        let info = KernelInfo::from_compiled(&c.program, &c.functions, k).unwrap();
+        let plain = KernelInfo::compile(&p, k, &AllocConfig::default()).unwrap();
+        assert_eq!(info.registers_per_thread, plain.registers_per_thread);
+        // @%p1 add %r2, %r1, %r1: %r1 (read twice, one operand here) is dead after it,
+        // and %r2 is next read by the very next instruction.
+        let add = info.inst(k, InstId::new(3));
+        let srcs = info.srcs(k, add);
+        assert_eq!(srcs.len(), 2);
+        assert!(srcs[1].hint.dead_after, "{srcs:?}");
+        assert_eq!(info.dsts(k, add)[0].hint.reuse_distance, Some(1));
+        // `setp %p1, %r1, 8`: %r1 is read again by the add.
+        assert!(
+            !info.srcs(k, info.inst(k, InstId::new(2)))[0]
+                .hint
+                .dead_after
+        );
+        // One interval covers this small kernel, entered at its first instruction.
+        assert_eq!(info.inst(k, InstId::new(0)).hint.interval_entry, Some(0));
+        let intervals = &info.function(k).unwrap().intervals;
+        assert_eq!(intervals.len(), 1);
+        assert!(intervals[0].working_set.contains(&srcs[1].reg));
+        // The last instruction ends a strand.
+        assert!(info.inst(k, InstId::new(7)).hint.strand_end);
+        // Without passes, no hints.
+        let bare = compile(&p, &LoadOptions::default()).unwrap();
+        let info = KernelInfo::from_compiled(&bare.program, &bare.functions, k).unwrap();
+        assert_eq!(info, plain);
     }
 
     #[test]

@@ -239,3 +239,67 @@ fn a_dependent_chain_reads_only_the_lrf() {
     assert_eq!((s.register_file.reads, s.register_file.writes), (2, 2));
     assert_eq!(extra(&s, "orf_lrf_operand_reads"), 6);
 }
+
+/// The kernel info as the CUDA runtime builds it for `cfg`: the load-time pipeline runs
+/// the passes the design asks for.
+fn compiled_info(emu: &emu::Emulator, k: emu::KernelRef, cfg: &timing::GpuConfig) -> KernelInfo {
+    use compiler::pipeline::{compile, LoadOptions};
+    let program = &emu.module(k.module).expect("module").program;
+    let options = LoadOptions {
+        max_registers: None,
+        passes: timing::rf::required_passes(cfg),
+    };
+    let c = compile(program, &options).unwrap_or_else(|e| panic!("{e}"));
+    KernelInfo::from_compiled(&c.program, &c.functions, k.func).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The same chain annotated by the ORF/LRF pass itself (default: 3 ORF entries, split
+/// LRF): every value of the chain is read once by the next instruction, so the pass puts
+/// the ALU-to-ALU ones in the LRF and the two the store reads (%r4 and the address %rd1:
+/// the memory unit cannot reach the LRF) in the ORF. Nothing is read from or written to
+/// the MRF.
+#[test]
+fn the_orf_lrf_pass_keeps_a_dependent_chain_out_of_the_mrf() {
+    let cfg = config("gtx480", &["register_file.design=\"orf-lrf\"", TWO_LEVEL]);
+    let (mut emu, k, _) = load(CHAIN, "k");
+    let info = compiled_info(&emu, k, &cfg);
+    let buf = common::alloc_u32(&mut emu, &[0; 32]);
+    let p = params(&emu, k, &[buf]);
+    let s = run(cfg, &mut emu, k, &info, one_warp(), &p);
+    assert_eq!(extra(&s, "orf_lrf_stale_reads"), 0);
+    assert_eq!(extra(&s, "orf_lrf_lrf_reads"), 3, "add, mul, xor");
+    assert_eq!(extra(&s, "orf_lrf_orf_reads"), 3, "st's %r4 and %rd1");
+    assert_eq!(extra(&s, "orf_lrf_mrf_operand_reads"), 0);
+    assert_eq!((s.register_file.reads, s.register_file.writes), (0, 0));
+}
+
+/// On every built-in workload kernel, with the pass's annotations: warps leave the active
+/// set only at strand ends, and the counts add up: every operand is served by exactly one
+/// level, and the MRF's bank reads are the operands sent to it.
+#[test]
+fn orf_lrf_annotations_hold_on_every_workload_kernel() {
+    let cfg = config("gtx480", &["register_file.design=\"orf-lrf\"", TWO_LEVEL]);
+    for c in cases() {
+        let mut p = prepare(&c);
+        p.info = compiled_info(&p.emu, p.kernel, &cfg);
+        let mut sim = TimingSimulator::new(cfg.clone());
+        let s = sim
+            .simulate_kernel(&mut p.emu, p.kernel, p.launch, &p.params, &p.info)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.workload));
+        let x = |k: &str| extra(&s, &format!("orf_lrf_{k}"));
+        assert_eq!(x("midstrand_deactivations"), 0, "{}", c.workload);
+        assert_eq!(
+            x("operand_reads"),
+            x("mrf_operand_reads") + x("orf_reads") + x("lrf_reads"),
+            "{}",
+            c.workload
+        );
+        assert_eq!(
+            s.register_file.reads,
+            x("mrf_operand_reads"),
+            "{}",
+            c.workload
+        );
+        assert!(x("operand_reads") > 0, "{}", c.workload);
+    }
+}

@@ -28,11 +28,11 @@
 //!   only misses go to the MRF arbiter; `request_write` allocates in the cache.
 //! - **ORF/LRF** (Gebhart MICRO'11): reads [`RegOperand::hint`] (`level`, `also_main`)
 //!   of each source and destination from [`crate::kernel_info::KernelInfo`]: ORF/LRF operands skip the MRF
-//!   banks, counts per level go to `energy_events`. Strand ends invalidate the warp's
+//!   banks, counts per level go to `energy_events`. Deactivation invalidates the warp's
 //!   ORF/LRF; [`RegisterFile::deschedules_at_strand_ends`] (an additive hook, default
-//!   false) makes the two-level scheduler deactivate a warp at a strand end while it has
-//!   long-latency results pending, so the compiler decides where warps leave the active
-//!   set ([`gebhart`]).
+//!   false) makes the two-level scheduler deactivate a warp only at strand ends while it
+//!   has long-latency results pending, so the compiler decides where warps leave the
+//!   active set ([`gebhart`]).
 //! - **LTRF** (register-intervals, prefetch into a partitioned RF cache, slow MRF):
 //!   [`InstHint::interval_entry`] marks the first instruction of an interval; on it,
 //!   `can_accept` returns [`RfStall::NotResident`] and starts the prefetch of the
@@ -72,6 +72,7 @@ pub mod ideal;
 
 use std::collections::BTreeMap;
 
+use compiler::pipeline::PassSet;
 use serde::Serialize;
 
 use crate::config::{GpuConfig, OpClass, RegisterFileDesign, UnitKind};
@@ -319,10 +320,12 @@ pub trait RegisterFile: Send {
     fn warp_activated(&mut self, _warp: WarpSlot) {}
     /// Two-level scheduling: the warp left the active set.
     fn warp_deactivated(&mut self, _warp: WarpSlot) {}
-    /// Two-level scheduling under compiler control (Gebhart MICRO'11 §4.1): whether a
-    /// warp that issued the last instruction of a strand ([`InstHint::strand_end`])
-    /// leaves the active set there while any of its long-latency results is pending, and
-    /// stays out until all have arrived (besides the scheduler's own rule).
+    /// Two-level scheduling under compiler control (Gebhart MICRO'11 §4.1): when true, a
+    /// warp leaves the active set only where the compiler says — after the last
+    /// instruction of a strand ([`InstHint::strand_end`]) while any of its long-latency
+    /// results is pending, staying out until all have arrived — (and at barriers and
+    /// exits), instead of the scheduler's own rule (a dependence on a pending
+    /// long-latency result).
     fn deschedules_at_strand_ends(&self) -> bool {
         false
     }
@@ -373,6 +376,26 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
         RegisterFileDesign::Rfc => Box::new(gebhart::rfc::Rfc::new(cfg)),
         RegisterFileDesign::OrfLrf => Box::new(gebhart::orf_lrf::OrfLrf::new(cfg)),
+    }
+}
+
+/// The compiler passes the design selected by `cfg` needs at load time (see
+/// `compiler::pipeline`): each design declares its set here, and the CUDA runtime and
+/// `regsim compile --emit annotations` run exactly these, so the hints in
+/// [`crate::kernel_info::KernelInfo`] are filled for the designs that read them.
+pub fn required_passes(cfg: &GpuConfig) -> PassSet {
+    match cfg.register_file.design {
+        RegisterFileDesign::Baseline | RegisterFileDesign::Ideal => PassSet::default(),
+        // The dead bits elide writebacks of dead values (Gebhart MICRO'11 §2.2).
+        RegisterFileDesign::Rfc => PassSet {
+            liveness_bits: true,
+            ..PassSet::default()
+        },
+        // The pass's config is the design's (`register_file.orf_lrf`).
+        RegisterFileDesign::OrfLrf => PassSet {
+            orf_lrf: Some(cfg.register_file.orf_lrf.clone()),
+            ..PassSet::default()
+        },
     }
 }
 

@@ -736,8 +736,10 @@ impl Sm {
                     if !warp.live || warp.exited || warp.at_barrier {
                         return true;
                     }
-                    if strand_rule && warp.strand_ended && warp.scoreboard.any_long() {
-                        return true;
+                    if strand_rule {
+                        // The compiler decides: only at strand ends, until every
+                        // long-latency result is back (Gebhart MICRO'11 §4.1).
+                        return warp.strand_ended && warp.scoreboard.any_long();
                     }
                     let ii = info.inst(warp.func, warp.pc);
                     warp.scoreboard.depends_on_long(info.srcs(warp.func, ii))

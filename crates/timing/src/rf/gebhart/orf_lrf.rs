@@ -9,27 +9,35 @@
 //! the result: each source operand's [`crate::kernel_info::OperandHint::level`], each destination's level and
 //! [`crate::kernel_info::OperandHint::also_main`], and [`crate::kernel_info::InstHint::strand_end`]. The design follows them:
 //! - a source at [`HierarchyLevel::Operand`] / [`HierarchyLevel::LastResult`] is read from
-//!   the ORF / LRF and never requested from the MRF banks; a `Main` source is;
+//!   the ORF / LRF and never requested from the MRF banks; a `Main` source is, and with
+//!   [`crate::kernel_info::OperandHint::fills_orf`] (§4.4 read-operand allocation) the
+//!   value read is also written into the ORF (an ORF write, counted in `orf_lrf_orf_fills`
+//!   too);
 //! - a destination at `Operand` / `LastResult` is written there, and to the MRF as well
 //!   when `also_main`; a `Main` destination is written to the MRF only. A result written
 //!   only to the upper levels completes after one cycle, like an uncontended MRF write;
-//! - the last instruction of a strand invalidates the warp's ORF and LRF entries, and so
-//!   does leaving the active set. The design asks the two-level scheduler
-//!   ([`RegisterFile::deschedules_at_strand_ends`]) to deactivate a warp at a strand end
-//!   while any long-latency result of it is pending, and to keep it out until all have
-//!   arrived (§4.1: "the warp will be descheduled ... to resolve all long-latency
-//!   events"), so the compiler, not the hardware's dependence check, decides where warps
-//!   leave the active set. The compiler's strand bit does not say why a strand ends; at a
+//! - the compiler decides where a warp leaves the active set
+//!   ([`RegisterFile::deschedules_at_strand_ends`]): after the last instruction of a
+//!   strand while any long-latency result of the warp is pending, staying out until all
+//!   have arrived (§4.1: "the warp will be descheduled ... to resolve all long-latency
+//!   events"), and at barriers and exits (which end strands too); the hardware's
+//!   dependence rule is off. The strand bit does not say why a strand ends; at a
 //!   backward-branch end with loads still in flight we deschedule too (the paper says the
-//!   warp "need not" be), which keeps every ORF/LRF value inside one activation.
+//!   warp "need not" be), so no ORF/LRF value is ever expected across a deactivation.
+//! - leaving the active set loses the warp's ORF and LRF contents (the entries go to
+//!   another warp). A strand end by itself wipes nothing: values do not cross strands by
+//!   the compiler's contract, not by hardware action.
 //!
 //! Entries are not named in the hints (only levels), so the model tracks validity per
-//! register: a value written to the ORF/LRF is valid until the end of the strand of the
-//! instruction that produced it. A read the compiler sent to the ORF/LRF that finds no
-//! valid value there (a deactivation in the middle of a strand, or an annotation the
-//! model does not share) is counted in `orf_lrf_stale_reads`; it should stay 0, and
-//! `orf_lrf_midstrand_deactivations` counts deactivations that did not follow a strand end.
-//! Values come from the emulator either way: a stale read changes no result.
+//! register: a value written to the ORF/LRF is valid until the warp next leaves the
+//! active set. A read the compiler sent to the ORF/LRF that finds no valid value there is
+//! counted in `orf_lrf_stale_reads`. The compiler reasons per thread; the warp runs
+//! divergent paths one after the other, so when one path ends a strand with a load and is
+//! descheduled, lanes waiting on the other path lose ORF values the compiler kept for
+//! them: a hazard of the design under SIMT divergence that the paper does not discuss,
+//! which this counter measures. `orf_lrf_midstrand_deactivations` counts deactivations
+//! that did not follow a strand end. Values come from the emulator either way: a stale
+//! read changes no result.
 //!
 //! Predicates live in their own file, outside the hierarchy, as in the pass.
 //!
@@ -37,6 +45,7 @@
 //! `orf_lrf_operand_reads` / `orf_lrf_operand_writes` (what the instructions asked for),
 //! `orf_lrf_orf_reads` / `_orf_writes`, `orf_lrf_lrf_reads` / `_lrf_writes`,
 //! `orf_lrf_mrf_operand_reads` / `_mrf_operand_writes` (the operands the MRF served),
+//! `orf_lrf_orf_fills` (ORF writes by read-operand allocation, included in `_orf_writes`),
 //! `orf_lrf_strand_ends`, `orf_lrf_activations`, `orf_lrf_deactivations`,
 //! `orf_lrf_midstrand_deactivations`, `orf_lrf_stale_reads`. Energy events: `mrf`,
 //! `collector`, `orf`, `lrf` reads and writes.
@@ -51,8 +60,8 @@ use crate::rf::{
 };
 use crate::time::Cycle;
 
-/// Per warp slot: the current strand's number and, per register, the strand in which
-/// its ORF/LRF copy was written (`u32::MAX`: none).
+/// Per warp slot: the current activation's number and, per register, the activation in
+/// which its ORF/LRF copy was written (`u32::MAX`: none).
 #[derive(Clone, Debug, Default)]
 struct WarpLevels {
     epoch: u32,
@@ -75,7 +84,7 @@ impl WarpLevels {
         stamps[i] = epoch;
     }
 
-    fn end_strand(&mut self) {
+    fn invalidate(&mut self) {
         // Skip u32::MAX, the "never written" stamp.
         self.epoch = (self.epoch + 1) % u32::MAX;
     }
@@ -91,6 +100,7 @@ struct Counters {
     lrf_writes: u64,
     mrf_operand_reads: u64,
     mrf_operand_writes: u64,
+    orf_fills: u64,
     strand_ends: u64,
     activations: u64,
     deactivations: u64,
@@ -102,7 +112,7 @@ struct Counters {
 pub struct OrfLrf {
     mrf: Baseline,
     warps: Vec<WarpLevels>,
-    /// Per in-flight token: the producing strand's epoch.
+    /// Per in-flight token: the producing activation's epoch.
     token_epoch: Vec<u32>,
     upper: UpperWrites,
     n: Counters,
@@ -135,13 +145,13 @@ impl RegisterFile for OrfLrf {
         w.orf.resize(regs, u32::MAX);
         w.lrf.clear();
         w.lrf.resize(regs, u32::MAX);
-        w.end_strand();
+        w.invalidate();
         w.at_strand_end = true;
         self.mrf.warp_launched(l);
     }
 
     fn warp_exited(&mut self, warp: WarpSlot) {
-        slot(&mut self.warps, warp.index()).end_strand();
+        slot(&mut self.warps, warp.index()).invalidate();
         self.mrf.warp_exited(warp);
     }
 
@@ -155,7 +165,7 @@ impl RegisterFile for OrfLrf {
         if !w.at_strand_end {
             self.n.midstrand_deactivations += 1;
         }
-        w.end_strand();
+        w.invalidate();
     }
 
     fn deschedules_at_strand_ends(&self) -> bool {
@@ -181,6 +191,14 @@ impl RegisterFile for OrfLrf {
                 HierarchyLevel::Main => {
                     self.n.mrf_operand_reads += n;
                     to_mrf.push(*op);
+                    if op.hint.fills_orf {
+                        // §4.4: the MRF read also loads the ORF.
+                        self.n.orf_writes += n;
+                        self.n.orf_fills += n;
+                        for reg in op.regs() {
+                            WarpLevels::stamp(&mut w.orf, reg, w.epoch);
+                        }
+                    }
                     continue;
                 }
                 HierarchyLevel::Operand => {
@@ -202,7 +220,6 @@ impl RegisterFile for OrfLrf {
         w.at_strand_end = i.inst.hint.strand_end;
         if i.inst.hint.strand_end {
             self.n.strand_ends += 1;
-            w.end_strand();
         }
         let inst = Candidate {
             srcs: to_mrf.as_slice(),
@@ -292,6 +309,7 @@ impl RegisterFile for OrfLrf {
             ("lrf_writes", n.lrf_writes),
             ("mrf_operand_reads", n.mrf_operand_reads),
             ("mrf_operand_writes", n.mrf_operand_writes),
+            ("orf_fills", n.orf_fills),
             ("strand_ends", n.strand_ends),
             ("activations", n.activations),
             ("deactivations", n.deactivations),
