@@ -303,3 +303,60 @@ fn orf_lrf_annotations_hold_on_every_workload_kernel() {
         assert!(x("operand_reads") > 0, "{}", c.workload);
     }
 }
+
+/// Bad settings of either design are refused with the key named; the ORF/LRF pass's
+/// settings live in the design's own section.
+#[test]
+fn bad_hierarchy_settings_name_their_key() {
+    use timing::config::default_configs_dir;
+    use timing::{ConfigError, GpuConfig, Override};
+    let load = |o: &str| {
+        GpuConfig::load(
+            "gtx480",
+            &default_configs_dir(),
+            &[Override::parse(o).expect("override")],
+        )
+    };
+    for (o, key) in [
+        (
+            "register_file.rfc.entries_per_thread=9",
+            "register_file.rfc.entries_per_thread",
+        ),
+        (
+            "register_file.orf_lrf.orf_entries=12",
+            "register_file.orf_lrf.orf_entries",
+        ),
+    ] {
+        match load(o) {
+            Err(ConfigError::Invalid { key: k, .. }) => assert_eq!(k, key, "{o}"),
+            other => panic!("{o}: {other:?}"),
+        }
+    }
+    let both = GpuConfig::load(
+        "gtx480",
+        &default_configs_dir(),
+        &[
+            Override::parse("register_file.rfc.entries_per_thread=0").expect("override"),
+            Override::parse("register_file.rfc.lrf=true").expect("override"),
+        ],
+    );
+    assert!(
+        matches!(both, Err(ConfigError::Invalid { ref key, .. }) if key == "register_file.rfc.lrf"),
+        "{both:?}"
+    );
+    // Unknown keys of the pass's config are refused too (it denies unknown fields).
+    assert!(load("register_file.orf_lrf.orf_entry=3").is_err());
+    let ok = load("register_file.orf_lrf.lrf=\"unified\"").expect("valid");
+    assert_eq!(
+        ok.register_file.orf_lrf.lrf,
+        compiler::orf_lrf::LrfMode::Unified
+    );
+    let passes = timing::rf::required_passes(&ok);
+    assert!(passes.orf_lrf.is_none(), "the baseline runs no pass");
+    let mut orf = ok.clone();
+    orf.register_file.design = timing::config::RegisterFileDesign::OrfLrf;
+    let passes = timing::rf::required_passes(&orf);
+    assert_eq!(passes.orf_lrf, Some(orf.register_file.orf_lrf.clone()));
+    orf.register_file.design = timing::config::RegisterFileDesign::Rfc;
+    assert!(timing::rf::required_passes(&orf).liveness_bits);
+}
