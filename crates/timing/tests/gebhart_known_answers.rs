@@ -360,3 +360,35 @@ fn bad_hierarchy_settings_name_their_key() {
     orf.register_file.design = timing::config::RegisterFileDesign::Rfc;
     assert!(timing::rf::required_passes(&orf).liveness_bits);
 }
+
+/// The energy events are the hand counts of the first known answer, under the structure
+/// names the energy model maps to joules: MRF bank accesses (misses, writebacks, the
+/// load's result), RFC reads (4 hits + 4 writeback reads) and writes (5 results), and
+/// the operands latched by collectors (the 4 MRF reads).
+#[test]
+fn energy_events_count_each_structure() {
+    let (mut emu, k, info) = load(AFTER_LOAD, "k");
+    let buf = common::alloc_u32(&mut emu, &[5; 32]);
+    let p = params(&emu, k, &[buf]);
+    let mut sim = TimingSimulator::new(config(
+        "gtx480",
+        &[TWO_LEVEL, "register_file.design=\"rfc\""],
+    ));
+    sim.simulate_kernel(&mut emu, k, one_warp(), &p, &info)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let events: Vec<(&str, &str, u64)> = sim
+        .register_file_energy_events()
+        .iter()
+        .map(|e| (e.structure, e.access, e.count))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("collector", "write", 4),
+            ("mrf", "read", 4),
+            ("mrf", "write", 5),
+            ("rfc", "read", 8),
+            ("rfc", "write", 5),
+        ]
+    );
+}
