@@ -392,3 +392,43 @@ fn energy_events_count_each_structure() {
         ]
     );
 }
+
+/// On every built-in workload kernel, with the liveness bits of the load-time pipeline:
+/// every operand read is a hit or a miss, the MRF reads exactly the misses, and writes
+/// exactly the results that bypass the RFC plus the writebacks; and over the suite the
+/// dead bits remove writebacks against the same runs without them.
+#[test]
+fn rfc_traffic_adds_up_and_dead_bits_remove_writebacks() {
+    let cfg = config("gtx480", &["register_file.design=\"rfc\"", TWO_LEVEL]);
+    let (mut with_bits, mut without) = (0u64, 0u64);
+    for c in cases() {
+        let go = |bits: bool| {
+            let mut p = prepare(&c);
+            if bits {
+                p.info = compiled_info(&p.emu, p.kernel, &cfg);
+            }
+            let mut sim = TimingSimulator::new(cfg.clone());
+            sim.simulate_kernel(&mut p.emu, p.kernel, p.launch, &p.params, &p.info)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.workload))
+        };
+        for (bits, total) in [(true, &mut with_bits), (false, &mut without)] {
+            let s = go(bits);
+            let x = |k: &str| extra(&s, &format!("rfc_{k}"));
+            let w = c.workload;
+            assert_eq!(x("read_hits") + x("read_misses"), x("operand_reads"), "{w}");
+            assert_eq!(s.register_file.reads, x("read_misses"), "{w}");
+            let writebacks = x("writebacks_eviction") + x("writebacks_deactivation");
+            assert_eq!(
+                s.register_file.writes,
+                x("results_to_mrf") + writebacks,
+                "{w}"
+            );
+            assert_eq!(x("reads"), x("read_hits") + writebacks, "{w}");
+            *total += writebacks;
+        }
+    }
+    assert!(
+        with_bits < without,
+        "dead bits: {with_bits} writebacks, none: {without}"
+    );
+}
