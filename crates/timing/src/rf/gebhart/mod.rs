@@ -3,9 +3,9 @@
 //! [`rfc`]) and the compile-time managed ORF/LRF/MRF hierarchy (MICRO'11 §3–§4:
 //! [`orf_lrf`]).
 //!
-//! Both sit in front of the baseline's banked MRF ([`Baseline`]): an instruction still
-//! takes an operand collector, but only its operands that the upper levels do not serve
-//! are requested from the MRF banks, and only results (and writebacks) that reach the MRF
+//! Both sit in front of the baseline's banked MRF ([`crate::rf::baseline::Baseline`]):
+//! an instruction still takes an operand collector, but only its operands that the upper
+//! levels do not serve are requested from the MRF banks, and only results (and writebacks) that reach the MRF
 //! take MRF write ports. So `RfStats::reads`/`writes` keep meaning MRF bank accesses and
 //! the designs compare with the baseline on the same keys. The upper levels have no bank
 //! conflicts (3 read ports and 1 write port per lane, MICRO'11 §3.2) and the latency of

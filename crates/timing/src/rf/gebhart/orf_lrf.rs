@@ -6,8 +6,9 @@
 //! When this design is selected the load-time pipeline runs the ORF/LRF allocation pass
 //! ([`compiler::orf_lrf`], configured by `register_file.orf_lrf`, which is also this
 //! design's config) and its strands pass, and [`crate::kernel_info::KernelInfo`] carries
-//! the result: each source operand's [`crate::kernel_info::OperandHint::level`], each destination's level and
-//! [`crate::kernel_info::OperandHint::also_main`], and [`crate::kernel_info::InstHint::strand_end`]. The design follows them:
+//! the result: each source operand's [`crate::kernel_info::OperandHint::level`], each
+//! destination's level and [`crate::kernel_info::OperandHint::also_main`], and
+//! [`crate::kernel_info::InstHint::strand_end`]. The design follows them:
 //! - a source at [`HierarchyLevel::Operand`] / [`HierarchyLevel::LastResult`] is read from
 //!   the ORF / LRF and never requested from the MRF banks; a `Main` source is, and with
 //!   [`crate::kernel_info::OperandHint::fills_orf`] (§4.4 read-operand allocation) the
