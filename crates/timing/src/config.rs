@@ -133,6 +133,9 @@ pub struct RfcConfig {
     /// The three-level hardware variant (MICRO'11 §6.3, Figure 13's "HW LRF"): a
     /// one-entry last result file per thread in front of the RFC.
     pub lrf: bool,
+    /// Write back and empty the warp's RFC when it takes a backward branch (the variant
+    /// of MICRO'11 §7, which says keeping values across backward branches saves 5%).
+    pub flush_at_backward_branches: bool,
 }
 
 impl Default for RfcConfig {
@@ -141,6 +144,7 @@ impl Default for RfcConfig {
         RfcConfig {
             entries_per_thread: 6,
             lrf: false,
+            flush_at_backward_branches: false,
         }
     }
 }

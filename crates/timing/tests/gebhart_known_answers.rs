@@ -432,3 +432,50 @@ fn rfc_traffic_adds_up_and_dead_bits_remove_writebacks() {
         "dead bits: {with_bits} writebacks, none: {without}"
     );
 }
+
+/// A four-iteration loop: with `flush_at_backward_branches`, each of the three taken
+/// back edges writes back the live counter and empties the RFC, so the next iteration's
+/// `add` misses on it three more times than without the flush.
+#[test]
+fn the_backward_branch_variant_flushes_at_each_taken_back_edge() {
+    const LOOP: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, 0;
+$LOOP:
+    add.s32 %r1, %r1, 1;
+    setp.lt.u32 %p1, %r1, 4;
+    @%p1 bra $LOOP;
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+"#;
+    let rfc = [TWO_LEVEL, "register_file.design=\"rfc\""];
+    let keep = simulate(LOOP, &rfc, |_| {});
+    let flush = simulate(
+        LOOP,
+        &[
+            rfc[0],
+            rfc[1],
+            "register_file.rfc.flush_at_backward_branches=true",
+        ],
+        |_| {},
+    );
+    assert_eq!(extra(&flush, "rfc_backward_flushes"), 3);
+    assert_eq!(extra(&flush, "rfc_writebacks_backward_branch"), 3);
+    assert_eq!(
+        extra(&flush, "rfc_read_misses"),
+        extra(&keep, "rfc_read_misses") + 3
+    );
+    assert!(!keep
+        .register_file
+        .extra
+        .contains_key("rfc_backward_flushes"));
+}

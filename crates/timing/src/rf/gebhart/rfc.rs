@@ -21,7 +21,9 @@
 //!   with [`crate::kernel_info::OperandHint::dead_after`] marks the cached value dead.
 //! - Leaving the active set (a dependence on a long-latency result, a barrier, the exit)
 //!   flushes the warp's live entries to the MRF the same way. A warp whose last lanes
-//!   exited drops its entries: every value is dead.
+//!   exited drops its entries: every value is dead. With
+//!   `register_file.rfc.flush_at_backward_branches` a taken backward branch flushes the
+//!   warp's entries the same way (MICRO'11 §7's variant).
 //! - With `register_file.rfc.lrf = true`, a one-entry last result file per thread sits in
 //!   front of the RFC: results of the private datapath (ALUs) that are one register wide
 //!   are written there; the value it displaces moves into the RFC (an LRF read and an RFC
@@ -42,11 +44,13 @@
 //! `rfc_read_misses` and per source slot `rfc_hits_src{0,1,2}` / `rfc_misses_src{0,1,2}`
 //! (slot 2 counts the third and later operands), `rfc_evictions`,
 //! `rfc_writebacks_eviction`, `rfc_writebacks_deactivation`, `rfc_dead_not_written_back`,
+//! (with the backward-branch flush, `rfc_backward_flushes` and
+//! `rfc_writebacks_backward_branch`),
 //! `rfc_results_to_mrf`, `rfc_activations`, `rfc_deactivations`, and with the LRF
 //! `rfc_lrf_reads`, `rfc_lrf_writes`, `rfc_lrf_hits`. Energy events: `mrf`, `collector`,
 //! `rfc` and `lrf` reads and writes.
 
-use crate::config::{GpuConfig, SchedulerPolicy};
+use crate::config::{GpuConfig, OpClass, SchedulerPolicy};
 use emu::StepEvent;
 
 use crate::kernel_info::{RegFileKind, RegOperand};
@@ -113,6 +117,8 @@ struct Counters {
     evictions: u64,
     writebacks_eviction: u64,
     writebacks_deactivation: u64,
+    writebacks_backward_branch: u64,
+    backward_flushes: u64,
     dead_dropped: u64,
     results_to_mrf: u64,
     activations: u64,
@@ -127,6 +133,7 @@ struct Counters {
 enum Writeback {
     Eviction,
     Deactivation,
+    BackwardBranch,
 }
 
 /// The hardware RFC (and optional LRF) in front of the baseline's MRF. See the module
@@ -135,6 +142,7 @@ pub struct Rfc {
     mrf: Baseline,
     entries: usize,
     lrf: bool,
+    flush_at_backward_branches: bool,
     all_active: bool,
     warps: Vec<WarpCache>,
     tokens: Vec<TokenInfo>,
@@ -153,6 +161,7 @@ impl Rfc {
             mrf,
             entries: usize::from(rfc.entries_per_thread).min(MAX_ENTRIES),
             lrf: rfc.lrf,
+            flush_at_backward_branches: rfc.flush_at_backward_branches,
             all_active: cfg.sm.scheduler != SchedulerPolicy::TwoLevel,
             warps: vec![WarpCache::default(); cfg.sm.max_warps as usize],
             tokens: Vec::with_capacity(256),
@@ -177,6 +186,7 @@ impl Rfc {
         match why {
             Writeback::Eviction => self.n.writebacks_eviction += 1,
             Writeback::Deactivation => self.n.writebacks_deactivation += 1,
+            Writeback::BackwardBranch => self.n.writebacks_backward_branch += 1,
         }
         let sched = self.warps[w].scheduler;
         self.mrf
@@ -325,6 +335,16 @@ impl RegisterFile for Rfc {
                 }
             }
         }
+        if self.flush_at_backward_branches && i.inst.class == OpClass::Control {
+            let backward = i
+                .step
+                .next_pc
+                .is_some_and(|(f, next)| f == i.step.func && next.0 <= i.step.inst.0);
+            if backward {
+                self.n.backward_flushes += 1;
+                self.flush(w, Writeback::BackwardBranch);
+            }
+        }
         if matches!(i.step.event, StepEvent::Exit { done: true }) {
             self.discard(w);
             self.warps[w].exited = true;
@@ -430,6 +450,10 @@ impl RegisterFile for Rfc {
         put("evictions", n.evictions);
         put("writebacks_eviction", n.writebacks_eviction);
         put("writebacks_deactivation", n.writebacks_deactivation);
+        if self.flush_at_backward_branches {
+            put("writebacks_backward_branch", n.writebacks_backward_branch);
+            put("backward_flushes", n.backward_flushes);
+        }
         put("dead_not_written_back", n.dead_dropped);
         put("results_to_mrf", n.results_to_mrf);
         put("activations", n.activations);
