@@ -6,6 +6,7 @@
 
 mod annotations;
 mod cmd_compile;
+mod cmd_correlate;
 mod cmd_ptx;
 mod cmd_report;
 mod cmd_run;
@@ -39,6 +40,8 @@ enum Command {
     Run(cmd_run::RunArgs),
     /// Tables (text or Markdown) from the statistics files of `regsim run --stats`.
     Report(cmd_report::ReportArgs),
+    /// Per-kernel cycles and cache misses against a reference simulator's runs.
+    Correlate(cmd_correlate::CorrelateArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Compile(args) => cmd_compile::run(args),
         Command::Run(args) => cmd_run::run(args),
         Command::Report(args) => cmd_report::run(args),
+        Command::Correlate(args) => cmd_correlate::run(args),
     };
     match result {
         Ok(code) => code,

@@ -6,8 +6,9 @@
 //! package, so cargo builds it (into `target/<profile>/deps/`, where `regsim run` also
 //! looks) before these tests run.
 //!
-//! Cost (release build, one core): every workload in timing mode about 25 s (15 of them
-//! `atomics_cas`, whose CAS retry loop livelocks under contention as on hardware), in
+//! Cost (release build, one core): every workload in timing mode about 35 s (15 of them
+//! `atomics_cas`, whose CAS retry loop livelocks under contention as on hardware; about 9
+//! the six memory-bound workloads added for issues 8 and 12, `knn` and `atax` the most), in
 //! functional mode about 5 s, the rest a few seconds. Every test runs in CI (`scripts/
 //! test.sh` runs the suite in release) except `every_workload_passes_with_large_inputs`
 //! (`#[ignore]`: about 5 minutes, most of it `atomics_cas --large`), which

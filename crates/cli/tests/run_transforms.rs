@@ -3,8 +3,9 @@
 //! must compute the same (every workload prints PASS), renumbering must execute exactly
 //! the instructions of the plain run, and spill code must execute where the cap forces it.
 //!
-//! Cost (release build, one core): about 17 s for the whole file, nearly all of it the
-//! 19 workloads run five times each in functional mode (plain, capped, N = 8, 16, 32).
+//! Cost (release build, one core): about 17 s for the whole file with 19 workloads, nearly
+//! all of it every workload (25 now) run five times in functional mode (plain, capped,
+//! N = 8, 16, 32).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! Kernels of the built-in workloads (nvcc PTX from `workloads/ptx/nvcc/`) at their
-//! default sizes, with valid inputs set up here in Rust, for the simulation-rate bench
+//! default sizes (the memory-bound ones added with issue 8 and 12, from `matvec_rows` on,
+//! at a fraction of them, to keep the test cheap), with valid inputs set up here in Rust, for the simulation-rate bench
 //! and the "every workload kernel runs" test. The values only need to be valid (in
 //! bounds); the workloads' self-checks run through the CUDA runtime path.
 
@@ -59,6 +60,17 @@ fn ints(emu: &mut Emulator, n: usize, seed: u32, bound: u32) -> u64 {
         };
         emu.memory
             .write_uint(a + 4 * i as u64, 4, u64::from(v))
+            .expect("write");
+    }
+    a
+}
+
+/// CSR offsets of `n` rows of `degree` entries each (`0, degree, 2 degree, ...`).
+fn csr_offsets(emu: &mut Emulator, n: usize, degree: u32) -> u64 {
+    let a = zeros(emu, 4 * (n as u64 + 1));
+    for i in 0..=n {
+        emu.memory
+            .write_uint(a + 4 * i as u64, 4, u64::from(degree) * i as u64)
             .expect("write");
     }
     a
@@ -298,6 +310,111 @@ pub fn cases() -> Vec<Case> {
             params: |e| {
                 let n = 3000;
                 vec![floats(e, n * 8, 22), n as u64, zeros(e, 4 * n as u64)]
+            },
+        },
+        Case {
+            workload: "matvec_rows",
+            kernel: "_Z11matvec_rowsPKfS0_Pfii",
+            grid: [1, 1, 1],
+            block: [64, 1, 1],
+            dynamic_shared: 0,
+            params: |e| {
+                let (rows, cols) = (64, 1024);
+                vec![
+                    floats(e, rows * cols, 23),
+                    floats(e, cols, 24),
+                    zeros(e, 4 * rows as u64),
+                    rows as u64,
+                    cols as u64,
+                ]
+            },
+        },
+        Case {
+            workload: "conv2d",
+            kernel: "_Z7conv3x3PKfPfii",
+            grid: [7, 3, 1],
+            block: [16, 16, 1],
+            dynamic_shared: 0,
+            params: |e| {
+                let (w, h) = (100, 40);
+                vec![
+                    floats(e, w * h, 25),
+                    zeros(e, 4 * (w * h) as u64),
+                    w as u64,
+                    h as u64,
+                ]
+            },
+        },
+        Case {
+            workload: "pagerank_pull",
+            kernel: "_Z13pagerank_pullPKiS0_PKfPfif",
+            grid: [8, 1, 1],
+            block: [128, 1, 1],
+            dynamic_shared: 0,
+            params: |e| {
+                let n = 1024;
+                vec![
+                    csr_offsets(e, n, 4),
+                    ints(e, 4 * n, 26, n as u32),
+                    floats(e, n, 27),
+                    zeros(e, 4 * n as u64),
+                    n as u64,
+                    f32b(0.85),
+                ]
+            },
+        },
+        Case {
+            workload: "syrk",
+            kernel: "_Z4syrkPKfPfiiff",
+            grid: [1, 64, 1],
+            block: [64, 1, 1],
+            dynamic_shared: 0,
+            params: |e| {
+                let (n, k) = (64, 32);
+                vec![
+                    floats(e, n * k, 28),
+                    floats(e, n * n, 29),
+                    n as u64,
+                    k as u64,
+                    f32b(1.5),
+                    f32b(0.5),
+                ]
+            },
+        },
+        Case {
+            workload: "knn",
+            kernel: "_Z3knnPKfS0_iiiPiPf",
+            grid: [2, 1, 1],
+            block: [128, 1, 1],
+            dynamic_shared: 0,
+            params: |e| {
+                let (nq, nr, d) = (256, 8, 24);
+                vec![
+                    floats(e, nq * d, 30),
+                    floats(e, nr * d, 31),
+                    nq as u64,
+                    nr as u64,
+                    d as u64,
+                    zeros(e, 4 * 4 * nq as u64),
+                    zeros(e, 4 * 4 * nq as u64),
+                ]
+            },
+        },
+        Case {
+            workload: "atax",
+            kernel: "_Z9atax_rowsPKfS0_Pfii",
+            grid: [8, 1, 1],
+            block: [64, 1, 1],
+            dynamic_shared: 0,
+            params: |e| {
+                let (n, m) = (512, 100);
+                vec![
+                    floats(e, n * m, 32),
+                    floats(e, m, 33),
+                    zeros(e, 4 * n as u64),
+                    n as u64,
+                    m as u64,
+                ]
             },
         },
     ]

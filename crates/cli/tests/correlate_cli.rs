@@ -1,0 +1,182 @@
+//! `regsim correlate` as a user runs it: a real `regsim run --stats` file of a built-in
+//! workload against reference files written here with known cycle and miss counts, so
+//! every figure of the output has a known answer.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("correlate-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir.join(name)
+}
+
+fn regsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_regsim"))
+        .args(args)
+        .env_remove("REGSIM_CUDART")
+        .env_remove("REGSIM_CONFIGS")
+        .output()
+        .expect("the regsim binary runs")
+}
+
+/// Runs the `reduction` workload (two launches of one kernel) and returns its statistics.
+fn reduction_stats(flags: &[&str], file: &str) -> (PathBuf, serde_json::Value) {
+    let stats = scratch(file);
+    let bin = repo_root().join("workloads/bin/reduction");
+    let mut args = vec!["run", "--stats", stats.to_str().unwrap()];
+    args.extend(flags);
+    args.extend(["--", bin.to_str().unwrap()]);
+    let out = regsim(&args);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    (stats, json)
+}
+
+/// A reference directory: `reduction` with cycles 4000 and 1000, cumulative L1D misses
+/// 2000 and 2003 and L2 misses 20 and 21; `atomics_cas` failed in the simulator.
+fn reference_dir() -> PathBuf {
+    let dir = scratch("reference");
+    std::fs::create_dir_all(&dir).unwrap();
+    let launch = |cycles: u64, l1d: u64, l2: u64| {
+        serde_json::json!({
+            "kernel": "_Z10reduce_sumPKfPfi", "gpu_sim_cycle": cycles, "gpu_sim_insn": 1000,
+            "cumulative": {"L1D_total_cache_misses": l1d, "L2_total_cache_misses": l2}
+        })
+    };
+    let reduction = serde_json::json!({
+        "exit_status": 0, "program_verdict": "PASS", "simulator_error": null,
+        "kernels": [launch(4000, 2000, 20), launch(1000, 2003, 21)],
+        "program": "reduction", "config": "TEST_CONFIG", "simulator": "a test reference",
+    });
+    let atomics = serde_json::json!({
+        "exit_status": 134, "program_verdict": null,
+        "simulator_error": "instructions.cc: an assertion", "kernels": [],
+        "program": "atomics_cas", "config": "TEST_CONFIG", "simulator": "a test reference",
+    });
+    std::fs::write(dir.join("reduction.json"), reduction.to_string()).unwrap();
+    std::fs::write(dir.join("atomics_cas.json"), atomics.to_string()).unwrap();
+    dir
+}
+
+fn misses(k: &serde_json::Value, level: &str) -> u64 {
+    k["memory"][level]["misses"].as_u64().unwrap()
+        + k["memory"][level]["sector_misses"].as_u64().unwrap()
+}
+
+#[test]
+fn correlate_prints_errors_summaries_failures_json_and_svg() {
+    let (stats, json) = reduction_stats(&[], "reduction.json");
+    let cycles: Vec<u64> = json["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["cycles"].as_u64().unwrap())
+        .collect();
+    assert_eq!(cycles.len(), 2);
+    let reference = reference_dir();
+    let svg = scratch("cycles.svg");
+    let out = regsim(&[
+        "correlate",
+        "--reference",
+        reference.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+        stats.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+
+    let e1 = 100.0 * (cycles[0] as f64 - 4000.0) / 4000.0;
+    let e2 = 100.0 * (cycles[1] as f64 - 1000.0) / 1000.0;
+    let row = |launch: usize, reference: u64, regsim: u64, e: f64| {
+        format!("reduction  {launch}  reduce_sum        {reference}  ")
+            + &format!("{regsim:>13}  {:>6}", format!("{e:+.1}%"))
+    };
+    assert!(text.contains(&row(1, 4000, cycles[0], e1)), "{text}");
+    assert!(text.contains(&row(2, 1000, cycles[1], e2)), "{text}");
+    let mape = (e1.abs() + e2.abs()) / 2.0;
+    assert!(
+        text.contains(&format!(
+            "cycles: 2 kernels, MAPE {mape:.1}%, Pearson correlation "
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("atomics_cas  ")
+            && text.contains("reference failed: instructions.cc: an assertion"),
+        "{text}"
+    );
+    assert!(text.starts_with("regsim "), "{text}");
+
+    let svg_text = std::fs::read_to_string(&svg).expect("the SVG is written");
+    assert!(svg_text.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    assert_eq!(svg_text.matches("<circle ").count(), 2);
+    assert!(svg_text.contains("class=\"identity\""));
+    assert!(svg_text.contains(&format!(
+        "reduction #1 reduce_sum: reference 4000, regsim {}",
+        cycles[0]
+    )));
+
+    let out = regsim(&[
+        "correlate",
+        "--json",
+        "--reference",
+        reference.to_str().unwrap(),
+        stats.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON output");
+    let k = &j["kernels"][1];
+    assert_eq!(k["reference_cycles"], 1000);
+    assert_eq!(k["regsim_cycles"], cycles[1]);
+    // Per-launch reference misses are differences of the cumulative counters.
+    assert_eq!(k["reference_l1d_misses"], 3);
+    assert_eq!(k["reference_l2_misses"], 1);
+    assert_eq!(k["regsim_l1d_misses"], misses(&json["kernels"][1], "l1d"));
+    assert_eq!(k["regsim_l2_misses"], misses(&json["kernels"][1], "l2"));
+    let summary = &j["summaries"][0];
+    assert_eq!(summary["metric"], "cycles");
+    assert!((summary["mape_percent"].as_f64().unwrap() - mape).abs() < 1e-9);
+    assert_eq!(j["programs"][0]["program"], "atomics_cas");
+    assert_eq!(j["programs"][0]["status"], "reference_failed");
+    assert_eq!(j["programs"][1]["status"], "compared");
+    assert_eq!(j["reference_configs"], serde_json::json!(["TEST_CONFIG"]));
+}
+
+#[test]
+fn correlate_refuses_bad_inputs_by_name() {
+    let reference = reference_dir();
+    let missing = scratch("no-such-dir");
+    let out = regsim(&[
+        "correlate",
+        "--reference",
+        missing.to_str().unwrap(),
+        reference.join("reduction.json").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("reading {}", missing.display())),
+        "{err}"
+    );
+
+    let (functional, _) = reduction_stats(&["--functional"], "functional.json");
+    let out = regsim(&[
+        "correlate",
+        "--reference",
+        reference.to_str().unwrap(),
+        functional.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}: not a timing-mode run", functional.display())),
+        "{err}"
+    );
+}

@@ -1,0 +1,588 @@
+//! Matching regsim's kernels to the reference's, by program name and launch order, and the
+//! per-kernel errors and summary figures of the matched kernels.
+//!
+//! A program is compared only when both sides ran it to a PASS with the same launches (the
+//! same count and mangled names, in order) and regsim ran it with the reference's
+//! arguments (none). Every other program is listed with the reason it was not compared,
+//! never dropped.
+
+use serde::Serialize;
+
+use crate::input::{ReferenceOutcome, ReferenceProgram, RegsimProgram};
+use crate::metrics;
+use crate::svg::{Scatter, ScatterPoint};
+
+/// A quantity compared per kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Cycles,
+    L1dMisses,
+    L2Misses,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 3] = [Metric::Cycles, Metric::L1dMisses, Metric::L2Misses];
+
+    /// A short label for tables and plots.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Cycles => "cycles",
+            Metric::L1dMisses => "L1D misses",
+            Metric::L2Misses => "L2 misses",
+        }
+    }
+}
+
+/// One matched launch.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KernelRow {
+    pub program: String,
+    /// Launch number within the program, from 1.
+    pub launch: usize,
+    /// Demangled name as regsim reports it.
+    pub name: String,
+    pub mangled: String,
+    pub reference_cycles: u64,
+    pub regsim_cycles: u64,
+    /// `100 (regsim - reference) / reference`; `None` for a zero reference.
+    pub cycles_error_percent: Option<f64>,
+    pub reference_l1d_misses: Option<u64>,
+    pub regsim_l1d_misses: u64,
+    pub l1d_misses_error_percent: Option<f64>,
+    pub reference_l2_misses: Option<u64>,
+    pub regsim_l2_misses: u64,
+    pub l2_misses_error_percent: Option<f64>,
+}
+
+impl KernelRow {
+    /// `(reference, regsim)` for `metric`, when the reference has it.
+    pub fn pair(&self, metric: Metric) -> Option<(u64, u64)> {
+        match metric {
+            Metric::Cycles => Some((self.reference_cycles, self.regsim_cycles)),
+            Metric::L1dMisses => self
+                .reference_l1d_misses
+                .map(|r| (r, self.regsim_l1d_misses)),
+            Metric::L2Misses => self.reference_l2_misses.map(|r| (r, self.regsim_l2_misses)),
+        }
+    }
+
+    /// The name without its return type and parameter list (`transpose_tiled<1>` for
+    /// `void transpose_tiled<1>(float const*, ...)`), for narrow tables.
+    pub fn short_name(&self) -> &str {
+        short_name(&self.name)
+    }
+}
+
+/// `name` up to its parameter list, after the return type of a template function (the
+/// last space outside angle brackets).
+pub fn short_name(name: &str) -> &str {
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in name.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            ' ' if depth == 0 => start = i + 1,
+            '(' if depth == 0 && i > start => return &name[start..i],
+            _ => {}
+        }
+    }
+    &name[start..]
+}
+
+/// Why a program was or was not compared.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum ProgramStatus {
+    /// Its kernels are in the comparison.
+    Compared { kernels: usize },
+    /// The reference simulator failed on it.
+    ReferenceFailed { reason: String },
+    /// The program did not exit 0 under regsim (`exit 1`, `signal 11`).
+    RegsimFailed { exit: String },
+    /// Both ran, but not comparably (arguments, launch count or kernel names differ).
+    Mismatch { reason: String },
+    /// regsim statistics but no reference file.
+    NoReference,
+    /// A reference file but no regsim statistics given.
+    NotRun,
+}
+
+/// One program of either side.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProgramRow {
+    pub program: String,
+    #[serde(flatten)]
+    pub status: ProgramStatus,
+    /// Sums over the launches (when that side has any).
+    pub reference_cycles: Option<u64>,
+    pub regsim_cycles: Option<u64>,
+}
+
+/// Summary figures of one metric over the compared kernels.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub metric: Metric,
+    /// Kernels with the metric on both sides.
+    pub kernels: usize,
+    /// Mean absolute percentage error over those with a nonzero reference.
+    pub mape_percent: f64,
+    /// Pearson's r of the raw values; `None` when undefined.
+    pub pearson: Option<f64>,
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Correlation {
+    /// The reference configs seen (normally one, `SM2_GTX480`).
+    pub reference_configs: Vec<String>,
+    /// The reference simulators seen.
+    pub reference_simulators: Vec<String>,
+    /// regsim's GPU configs seen (normally one).
+    pub regsim_gpus: Vec<String>,
+    /// Every program of either side, by name.
+    pub programs: Vec<ProgramRow>,
+    /// Compared launches, by program then launch.
+    pub kernels: Vec<KernelRow>,
+    /// Summary per metric, for the metrics with at least one pair.
+    pub summaries: Vec<Summary>,
+}
+
+impl Correlation {
+    /// The summary of `metric`, if any kernel has it on both sides.
+    pub fn summary(&self, metric: Metric) -> Option<&Summary> {
+        self.summaries.iter().find(|s| s.metric == metric)
+    }
+
+    /// The log-log scatter of `metric`: one point per compared kernel (reference on x,
+    /// regsim on y), labelled `program #launch name`.
+    pub fn scatter(&self, metric: Metric) -> Scatter {
+        let points = self
+            .kernels
+            .iter()
+            .filter_map(|k| {
+                k.pair(metric).map(|(r, v)| ScatterPoint {
+                    x: r as f64,
+                    y: v as f64,
+                    label: format!("{} #{} {}", k.program, k.launch, k.short_name()),
+                })
+            })
+            .collect();
+        let reference = if self.reference_configs.is_empty() {
+            "reference".to_string()
+        } else {
+            format!("reference {}", self.reference_configs.join(", "))
+        };
+        let mut caption = format!("{} kernels", self.kernels.len());
+        if let Some(s) = self.summary(metric) {
+            caption = format!("{} kernels, MAPE {:.1}%", s.kernels, s.mape_percent);
+            if let Some(r) = s.pearson {
+                caption.push_str(&format!(", Pearson r {r:.3}"));
+            }
+        }
+        Scatter {
+            title: format!(
+                "{}: regsim {} against {}",
+                metric.label(),
+                self.regsim_gpus.join(", "),
+                reference
+            ),
+            caption,
+            x_label: format!("{reference} {}", metric.label()),
+            y_label: format!("regsim {}", metric.label()),
+            points,
+        }
+    }
+}
+
+fn sorted_unique(mut v: Vec<String>) -> Vec<String> {
+    v.retain(|s| !s.is_empty());
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Matches `runs` to `references` by program name and launch order. A program with more
+/// than one regsim run is compared on the first and the others are listed as mismatches.
+pub fn correlate(references: &[ReferenceProgram], runs: &[RegsimProgram]) -> Correlation {
+    let mut names: Vec<&str> = references
+        .iter()
+        .map(|r| r.program.as_str())
+        .chain(runs.iter().map(|r| r.program.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+
+    let mut programs = Vec::new();
+    let mut kernels = Vec::new();
+    for name in names {
+        let reference = references.iter().find(|r| r.program == name);
+        let mut matching = runs.iter().filter(|r| r.program == name);
+        let run = matching.next();
+        let reference_cycles = reference.and_then(|r| {
+            (!r.kernels.is_empty()).then(|| r.kernels.iter().map(|k| k.cycles).sum())
+        });
+        let regsim_cycles = run.map(|r| r.kernels.iter().map(|k| k.cycles).sum());
+        let status = match (reference, run) {
+            (None, _) => ProgramStatus::NoReference,
+            (Some(r), None) => match &r.outcome {
+                ReferenceOutcome::Failed { reason } => ProgramStatus::ReferenceFailed {
+                    reason: reason.clone(),
+                },
+                ReferenceOutcome::Completed => ProgramStatus::NotRun,
+            },
+            (Some(reference), Some(run)) => compare_program(reference, run, &mut kernels),
+        };
+        programs.push(ProgramRow {
+            program: name.to_string(),
+            status,
+            reference_cycles,
+            regsim_cycles,
+        });
+        for extra in matching {
+            programs.push(ProgramRow {
+                program: name.to_string(),
+                status: ProgramStatus::Mismatch {
+                    reason: format!(
+                        "a second statistics file for this program ({}); only the first is compared",
+                        extra.file.display()
+                    ),
+                },
+                reference_cycles: None,
+                regsim_cycles: Some(extra.kernels.iter().map(|k| k.cycles).sum()),
+            });
+        }
+    }
+
+    let summaries = Metric::ALL
+        .iter()
+        .filter_map(|&metric| {
+            let pairs: Vec<(f64, f64)> = kernels
+                .iter()
+                .filter_map(|k: &KernelRow| k.pair(metric))
+                .map(|(r, v)| (r as f64, v as f64))
+                .collect();
+            let mape = metrics::mape(&pairs)?;
+            Some(Summary {
+                metric,
+                kernels: pairs.len(),
+                mape_percent: mape,
+                pearson: metrics::pearson(&pairs),
+            })
+        })
+        .collect();
+
+    Correlation {
+        reference_configs: sorted_unique(references.iter().map(|r| r.config.clone()).collect()),
+        reference_simulators: sorted_unique(
+            references.iter().map(|r| r.simulator.clone()).collect(),
+        ),
+        regsim_gpus: sorted_unique(runs.iter().map(|r| r.gpu.clone()).collect()),
+        programs,
+        kernels,
+        summaries,
+    }
+}
+
+fn compare_program(
+    reference: &ReferenceProgram,
+    run: &RegsimProgram,
+    rows: &mut Vec<KernelRow>,
+) -> ProgramStatus {
+    if let ReferenceOutcome::Failed { reason } = &reference.outcome {
+        return ProgramStatus::ReferenceFailed {
+            reason: reason.clone(),
+        };
+    }
+    if !run.passed() {
+        return ProgramStatus::RegsimFailed {
+            exit: run.status.clone(),
+        };
+    }
+    if !run.args.is_empty() {
+        return ProgramStatus::Mismatch {
+            reason: format!(
+                "regsim ran it with arguments `{}`; the reference ran it without",
+                run.args.join(" ")
+            ),
+        };
+    }
+    if run.kernels.len() != reference.kernels.len() {
+        return ProgramStatus::Mismatch {
+            reason: format!(
+                "{} launches in the reference, {} under regsim",
+                reference.kernels.len(),
+                run.kernels.len()
+            ),
+        };
+    }
+    if let Some((i, (r, k))) = reference
+        .kernels
+        .iter()
+        .zip(&run.kernels)
+        .enumerate()
+        .find(|(_, (r, k))| r.mangled != k.mangled)
+    {
+        return ProgramStatus::Mismatch {
+            reason: format!(
+                "launch {}: `{}` in the reference, `{}` under regsim",
+                i + 1,
+                r.mangled,
+                k.mangled
+            ),
+        };
+    }
+    let error = |r: Option<u64>, v: u64| r.and_then(|r| metrics::percent_error(r as f64, v as f64));
+    for (i, (r, k)) in reference.kernels.iter().zip(&run.kernels).enumerate() {
+        rows.push(KernelRow {
+            program: reference.program.clone(),
+            launch: i + 1,
+            name: k.name.clone(),
+            mangled: k.mangled.clone(),
+            reference_cycles: r.cycles,
+            regsim_cycles: k.cycles,
+            cycles_error_percent: error(Some(r.cycles), k.cycles),
+            reference_l1d_misses: r.l1d_misses,
+            regsim_l1d_misses: k.l1d_misses,
+            l1d_misses_error_percent: error(r.l1d_misses, k.l1d_misses),
+            reference_l2_misses: r.l2_misses,
+            regsim_l2_misses: k.l2_misses,
+            l2_misses_error_percent: error(r.l2_misses, k.l2_misses),
+        });
+    }
+    ProgramStatus::Compared {
+        kernels: run.kernels.len(),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::input::{ReferenceKernel, RegsimKernel};
+    use std::path::PathBuf;
+
+    pub(crate) fn reference(
+        program: &str,
+        kernels: &[(&str, u64, Option<u64>)],
+    ) -> ReferenceProgram {
+        ReferenceProgram {
+            program: program.to_string(),
+            config: "SM2_GTX480".to_string(),
+            simulator: "GPGPU-Sim test".to_string(),
+            outcome: ReferenceOutcome::Completed,
+            kernels: kernels
+                .iter()
+                .map(|&(m, cycles, l1d)| ReferenceKernel {
+                    mangled: m.to_string(),
+                    cycles,
+                    thread_instructions: 0,
+                    l1d_misses: l1d,
+                    l2_misses: l1d.map(|l| l / 10),
+                })
+                .collect(),
+        }
+    }
+
+    pub(crate) fn run(program: &str, kernels: &[(&str, u64, u64)]) -> RegsimProgram {
+        RegsimProgram {
+            program: program.to_string(),
+            args: Vec::new(),
+            gpu: "gtx480".to_string(),
+            status: "ok".to_string(),
+            kernels: kernels
+                .iter()
+                .map(|&(m, cycles, l1d)| RegsimKernel {
+                    name: format!("{m}(int)"),
+                    mangled: m.to_string(),
+                    cycles,
+                    l1d_misses: l1d,
+                    l2_misses: l1d / 10,
+                })
+                .collect(),
+            file: PathBuf::from(format!("{program}.json")),
+        }
+    }
+
+    fn status_of<'a>(c: &'a Correlation, program: &str) -> Vec<&'a ProgramStatus> {
+        c.programs
+            .iter()
+            .filter(|p| p.program == program)
+            .map(|p| &p.status)
+            .collect()
+    }
+
+    #[test]
+    fn kernels_pair_by_launch_and_summaries_use_every_pair() {
+        let refs = [
+            reference("a", &[("k1", 100, Some(50)), ("k2", 200, Some(0))]),
+            reference("b", &[("k3", 400, None)]),
+        ];
+        let runs = [
+            run("a", &[("k1", 110, 40), ("k2", 100, 5)]),
+            run("b", &[("k3", 600, 7)]),
+        ];
+        let c = correlate(&refs, &runs);
+        let got: Vec<_> = c
+            .kernels
+            .iter()
+            .map(|k| (k.program.as_str(), k.launch, k.cycles_error_percent))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", 1, Some(10.0)),
+                ("a", 2, Some(-50.0)),
+                ("b", 1, Some(50.0))
+            ]
+        );
+        let cycles = c.summary(Metric::Cycles).unwrap();
+        assert_eq!(cycles.kernels, 3);
+        assert!((cycles.mape_percent - 110.0 / 3.0).abs() < 1e-9);
+        // x = 100, 200, 400; y = 110, 100, 600.
+        let r = crate::metrics::pearson(&[(100.0, 110.0), (200.0, 100.0), (400.0, 600.0)]);
+        assert_eq!(cycles.pearson, r);
+        // L1D: b has no counter; a's second launch has a zero reference (no error, left out
+        // of the MAPE, kept in the count of pairs).
+        let l1d = c.summary(Metric::L1dMisses).unwrap();
+        assert_eq!(l1d.kernels, 2);
+        assert!((l1d.mape_percent - 20.0).abs() < 1e-9);
+        assert_eq!(c.kernels[1].l1d_misses_error_percent, None);
+        assert_eq!(c.kernels[2].reference_l1d_misses, None);
+        assert_eq!(
+            status_of(&c, "a"),
+            [&ProgramStatus::Compared { kernels: 2 }]
+        );
+    }
+
+    #[test]
+    fn programs_not_compared_are_listed_with_the_reason() {
+        let mut failed = reference("crash", &[]);
+        failed.outcome = ReferenceOutcome::Failed {
+            reason: "exit 139".to_string(),
+        };
+        let mut regsim_failed = run("fails_here", &[("k", 5, 0)]);
+        regsim_failed.status = "exit 1".to_string();
+        let mut large = run("large", &[("k", 5, 0)]);
+        large.args = vec!["--large".to_string()];
+        let refs = [
+            failed,
+            reference("fails_here", &[("k", 5, None)]),
+            reference("large", &[("k", 5, None)]),
+            reference("renamed", &[("k", 5, None), ("k", 6, None)]),
+            reference("short", &[("k", 5, None), ("k", 6, None)]),
+            reference("unrun", &[("k", 5, None)]),
+        ];
+        let runs = [
+            run("crash", &[("k", 1, 0)]),
+            regsim_failed,
+            large,
+            run("renamed", &[("k", 5, 0), ("j", 6, 0)]),
+            run("short", &[("k", 5, 0)]),
+            run("unreferenced", &[("k", 5, 0)]),
+        ];
+        let c = correlate(&refs, &runs);
+        assert!(c.kernels.is_empty());
+        assert!(c.summaries.is_empty());
+        let mismatch = |r: &str| ProgramStatus::Mismatch {
+            reason: r.to_string(),
+        };
+        assert_eq!(
+            status_of(&c, "crash"),
+            [&ProgramStatus::ReferenceFailed {
+                reason: "exit 139".to_string()
+            }]
+        );
+        assert_eq!(
+            status_of(&c, "fails_here"),
+            [&ProgramStatus::RegsimFailed {
+                exit: "exit 1".to_string()
+            }]
+        );
+        assert_eq!(
+            status_of(&c, "large"),
+            [&mismatch(
+                "regsim ran it with arguments `--large`; the reference ran it without"
+            )]
+        );
+        assert_eq!(
+            status_of(&c, "renamed"),
+            [&mismatch(
+                "launch 2: `k` in the reference, `j` under regsim"
+            )]
+        );
+        assert_eq!(
+            status_of(&c, "short"),
+            [&mismatch("2 launches in the reference, 1 under regsim")]
+        );
+        assert_eq!(status_of(&c, "unrun"), [&ProgramStatus::NotRun]);
+        assert_eq!(status_of(&c, "unreferenced"), [&ProgramStatus::NoReference]);
+        // Sorted by name, every program of either side once.
+        let names: Vec<_> = c.programs.iter().map(|p| p.program.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "crash",
+                "fails_here",
+                "large",
+                "renamed",
+                "short",
+                "unreferenced",
+                "unrun"
+            ]
+        );
+        // A reference failure is listed as such whether or not regsim ran the program.
+        let mut alone = reference("crash", &[]);
+        alone.outcome = ReferenceOutcome::Failed {
+            reason: "exit 139".to_string(),
+        };
+        let c = correlate(&[alone], &[]);
+        assert_eq!(
+            status_of(&c, "crash"),
+            [&ProgramStatus::ReferenceFailed {
+                reason: "exit 139".to_string()
+            }]
+        );
+    }
+
+    #[test]
+    fn short_names_drop_return_types_and_parameters() {
+        assert_eq!(
+            short_name("void transpose_tiled<1>(float const*, float*, int, int)"),
+            "transpose_tiled<1>"
+        );
+        assert_eq!(short_name("void f<a<b, c>, 2>(int)"), "f<a<b, c>, 2>");
+        assert_eq!(
+            short_name("saxpy(int, float, float const*, float*)"),
+            "saxpy"
+        );
+        assert_eq!(short_name("_Z3fooPf"), "_Z3fooPf");
+    }
+
+    #[test]
+    fn a_second_run_of_a_program_is_listed_not_merged() {
+        let refs = [reference("a", &[("k", 100, None)])];
+        let runs = [run("a", &[("k", 120, 0)]), run("a", &[("k", 999, 0)])];
+        let c = correlate(&refs, &runs);
+        assert_eq!(c.kernels.len(), 1);
+        assert_eq!(c.kernels[0].regsim_cycles, 120);
+        let s = status_of(&c, "a");
+        assert_eq!(s.len(), 2);
+        assert!(matches!(s[1], ProgramStatus::Mismatch { reason } if reason.contains("second")));
+    }
+
+    #[test]
+    fn the_scatter_has_one_labelled_point_per_kernel_with_the_metric() {
+        let refs = [reference("a", &[("k1", 100, Some(50)), ("k2", 200, None)])];
+        let runs = [run("a", &[("k1", 110, 40), ("k2", 100, 5)])];
+        let c = correlate(&refs, &runs);
+        let cycles = c.scatter(Metric::Cycles);
+        assert_eq!(cycles.points.len(), 2);
+        assert_eq!(cycles.points[0].label, "a #1 k1");
+        assert_eq!((cycles.points[1].x, cycles.points[1].y), (200.0, 100.0));
+        assert_eq!(c.scatter(Metric::L1dMisses).points.len(), 1);
+        assert!(cycles
+            .title
+            .contains("regsim gtx480 against reference SM2_GTX480"));
+    }
+}
