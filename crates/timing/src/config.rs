@@ -120,6 +120,9 @@ pub enum RegisterFileDesign {
     /// (`register_file.orf_lrf`).
     #[serde(rename = "orf-lrf")]
     OrfLrf,
+    /// Warp instruction reuse with register renaming (Kim and Ro, HPCA'18;
+    /// `register_file.wir`).
+    Wir,
 }
 
 /// `[register_file.rfc]`: the hardware register-file cache (Gebhart et al. ISCA'11, as
@@ -240,6 +243,9 @@ pub struct RegisterFileConfig {
     /// together.
     #[serde(default)]
     pub orf_lrf: compiler::orf_lrf::OrfLrfConfig,
+    /// WIR's variant and table sizes (`design = "wir"`).
+    #[serde(default)]
+    pub wir: crate::rf::wir::WirConfig,
 }
 
 /// An execution unit type.
@@ -859,6 +865,7 @@ impl GpuConfig {
 
         let rf = &self.register_file;
         nonzero("register_file.banks", rf.banks)?;
+        rf.wir.validate()?;
         nonzero("register_file.read_ports_per_bank", rf.read_ports_per_bank)?;
         nonzero(
             "register_file.write_ports_per_bank",
@@ -1054,9 +1061,10 @@ impl GpuConfig {
     /// Register capacity per SM that occupancy is computed against.
     pub fn register_capacity(&self) -> u64 {
         match self.register_file.design {
-            RegisterFileDesign::Baseline | RegisterFileDesign::Rfc | RegisterFileDesign::OrfLrf => {
-                u64::from(self.sm.registers)
-            }
+            RegisterFileDesign::Baseline
+            | RegisterFileDesign::Rfc
+            | RegisterFileDesign::OrfLrf
+            | RegisterFileDesign::Wir => u64::from(self.sm.registers),
             RegisterFileDesign::Ideal => self
                 .register_file
                 .ideal_capacity_registers

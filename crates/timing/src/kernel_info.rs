@@ -88,6 +88,39 @@ pub struct InstHint {
     /// (an index into [`FunctionInfo::intervals`]); the interval's working set must be
     /// resident before it issues.
     pub interval_entry: Option<u32>,
+    /// WIR: what the instruction computes apart from its register sources' values, when
+    /// that is all its result depends on ([`ReuseKey`]); `None` for instructions that
+    /// may never reuse a result.
+    pub reuse: Option<ReuseKey>,
+}
+
+/// What kind of work a reusable instruction does (WIR reports reuse by class, and loads
+/// follow extra rules, §VI-A).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReuseClass {
+    /// Arithmetic, logic, moves and conversions on the SP/INT/DP units.
+    Alu,
+    /// Special-function-unit operations.
+    Sfu,
+    /// A load from memory that no one writes during a kernel (`.const`, `.param`,
+    /// `ld.global.nc`, `ldu`).
+    ReadOnlyLoad,
+    /// A `.global` load: reusable only under §VI-A's store and barrier rules.
+    GlobalLoad,
+    /// A `.shared` load: as global, and only within the thread block.
+    SharedLoad,
+}
+
+/// The static half of WIR's reuse-buffer tag: a hash of the operation (opcode,
+/// modifiers, immediates, symbols and address offsets, and which operand positions are
+/// registers), so that two instructions with equal keys and equal source values compute
+/// equal results. The dynamic half is the physical source registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReuseKey {
+    /// The hash (stable across runs: a fixed-key hasher).
+    pub key: u64,
+    /// Its class.
+    pub class: ReuseClass,
 }
 
 /// One instruction as the timing model sees it.
@@ -110,6 +143,7 @@ const IMPLICIT_EXIT: InstInfo = InstInfo {
     hint: InstHint {
         strand_end: false,
         interval_entry: None,
+        reuse: None,
     },
     srcs_start: 0,
     num_srcs: 0,
@@ -189,6 +223,7 @@ impl FunctionInfo {
             self.insts[i].hint = InstHint {
                 strand_end: a.strand_end,
                 interval_entry: a.interval_entry,
+                ..self.insts[i].hint
             };
             let (srcs, dsts) = self
                 .operands_mut(id)
@@ -513,9 +548,13 @@ fn build_function(
             }
         }
         let num_dsts = (out.operands.len() as u32 - dsts_start) as u8;
+        let class = op_class(&inst.op);
         out.insts.push(InstInfo {
-            class: op_class(&inst.op),
-            hint: InstHint::default(),
+            class,
+            hint: InstHint {
+                reuse: reuse_key(func, id, class),
+                ..InstHint::default()
+            },
             srcs_start,
             num_srcs,
             dsts_start,
@@ -523,6 +562,110 @@ fn build_function(
         });
     }
     Ok(out)
+}
+
+/// WIR's [`ReuseKey`] of instruction `id` of `func`, or `None` when its result may depend
+/// on more than its register sources: stores, atomics, control, textures, cross-lane
+/// operations, local and generic memory (per-thread or of unknown space), volatile or
+/// ordered loads, a device function's `.param` space, special registers (thread, warp and
+/// CTA ids, clocks), predicate sources
+/// or destinations (predicates are not renamed), and results wider than 64 bits.
+pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<ReuseKey> {
+    use ir::op::{MemOrder, Space};
+    use ir::{AddrBase, Operand, Symbol};
+    use std::hash::{Hash, Hasher};
+    let inst = &func.insts[id.index()];
+    let reuse_class = match &inst.op {
+        Op::Ld(a) | Op::Ldu(a) => {
+            if !matches!(a.order, MemOrder::Weak) {
+                return None;
+            }
+            match a.space {
+                // A kernel's parameters are fixed for the launch; a device function's
+                // `.param` space carries each call's arguments and results.
+                Space::Param if func.kind == ir::FunctionKind::Kernel => ReuseClass::ReadOnlyLoad,
+                Space::Const => ReuseClass::ReadOnlyLoad,
+                Space::Global if a.nc || matches!(inst.op, Op::Ldu(_)) => ReuseClass::ReadOnlyLoad,
+                Space::Global => ReuseClass::GlobalLoad,
+                Space::Shared => ReuseClass::SharedLoad,
+                _ => return None,
+            }
+        }
+        _ if class == OpClass::Sfu => ReuseClass::Sfu,
+        _ if matches!(
+            class,
+            OpClass::Int | OpClass::IntMul | OpClass::IntDiv | OpClass::Fp32 | OpClass::Fp64
+        ) =>
+        {
+            ReuseClass::Alu
+        }
+        _ => return None,
+    };
+    if matches!(
+        inst.op,
+        Op::Shfl { .. } | Op::Vote { .. } | Op::Match { .. } | Op::Activemask | Op::Redux { .. }
+    ) {
+        return None;
+    }
+    let is_pred = |r: RegId| func.reg(r).class == RegClass::Pred;
+    if func
+        .defs(id)
+        .iter()
+        .any(|&r| is_pred(r) || width_of(func.reg(r).class) > 2)
+        || func.defs(id).is_empty()
+    {
+        return None;
+    }
+    let guard = inst.guard.map(|g| g.reg);
+    if func
+        .uses(id)
+        .iter()
+        .any(|&r| is_pred(r) && Some(r) != guard)
+    {
+        return None;
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    inst.op.hash(&mut h);
+    let mut function_scoped = false;
+    for (k, o) in func.operands_of(inst).iter().enumerate() {
+        match o {
+            Operand::Reg(_) | Operand::NotReg(_) => (k, 0u8).hash(&mut h),
+            Operand::Imm(v) => (k, 1u8, v).hash(&mut h),
+            Operand::Special(_) | Operand::Sink | Operand::Block(_) => return None,
+            Operand::Address(a) => {
+                match a.base {
+                    AddrBase::Reg(_) => (k, 2u8).hash(&mut h),
+                    AddrBase::Symbol(s) => {
+                        function_scoped |= !matches!(s, Symbol::Global(_) | Symbol::Func(_));
+                        if matches!(s, Symbol::Local(_))
+                            && !matches!(reuse_class, ReuseClass::SharedLoad)
+                        {
+                            return None;
+                        }
+                        (k, 3u8, s).hash(&mut h)
+                    }
+                    AddrBase::Absolute => (k, 4u8).hash(&mut h),
+                }
+                a.offset.hash(&mut h);
+            }
+            Operand::SymbolAddr { symbol, offset } => {
+                function_scoped |= !matches!(symbol, Symbol::Global(_) | Symbol::Func(_));
+                (k, 5u8, symbol, offset).hash(&mut h);
+            }
+            Operand::Symbol(s) => {
+                function_scoped |= !matches!(s, Symbol::Global(_) | Symbol::Func(_));
+                (k, 6u8, s).hash(&mut h);
+            }
+        }
+    }
+    if function_scoped {
+        // Parameters and local variables are numbered per function.
+        func.name.hash(&mut h);
+    }
+    Some(ReuseKey {
+        key: h.finish(),
+        class: reuse_class,
+    })
 }
 
 /// The opcode class of an operation: where it executes and how long it takes.

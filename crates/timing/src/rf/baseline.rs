@@ -53,6 +53,19 @@ struct Collector {
     ready_at: Cycle,
     /// A read of this unit was refused in its last arbitration.
     conflicted: bool,
+    /// The first cycle its reads may be arbitrated (later than acceptance when a design
+    /// adds pipeline stages in front of operand collection: [`Baseline::accept_after`]).
+    start_at: Cycle,
+}
+
+/// A register read a design asks for outside the collectors (WIR's verify reads and
+/// dummy moves): it competes for read ports after writes and before collector reads.
+#[derive(Clone, Copy, Debug)]
+struct SideRead {
+    token: InstToken,
+    bank: u8,
+    /// When the granted read delivers; `None` while it waits for a port.
+    done_at: Option<Cycle>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -78,6 +91,7 @@ pub struct Baseline {
     writes: Vec<PendingWrite>,
     reads_used: Vec<u32>,
     writes_used: Vec<u32>,
+    side_reads: Vec<SideRead>,
     busy: usize,
     last_integrated: Cycle,
     stats: RfStats,
@@ -97,6 +111,7 @@ impl Baseline {
             pending: 0,
             ready_at: Cycle::ZERO,
             conflicted: false,
+            start_at: Cycle::ZERO,
         };
         let mut collectors = Vec::new();
         match (rf.collectors, rf.specialised_collectors) {
@@ -129,6 +144,7 @@ impl Baseline {
             },
             collectors,
             writes: Vec::with_capacity(64),
+            side_reads: Vec::with_capacity(16),
             reads_used: vec![0; banks],
             writes_used: vec![0; banks],
             busy: 0,
@@ -170,8 +186,49 @@ impl Baseline {
         });
     }
 
-    /// Renames the design in the statistics (designs built on this one).
-    pub(crate) fn set_design_name(&mut self, name: &str) {
+    /// [`RegisterFile::accept`], with the instruction's reads starting `extra` cycles
+    /// late: the extra pipeline stages of a design in front of operand collection.
+    pub(crate) fn accept_after(&mut self, i: IssuedInst<'_>, now: Cycle, extra: Cycles) {
+        self.accept(i, now);
+        if let Some(c) = self
+            .collectors
+            .iter_mut()
+            .find(|c| c.busy && c.token == i.token)
+        {
+            c.start_at = now + extra;
+            c.ready_at = c.ready_at.max(now + extra + Cycles::new(1));
+        }
+    }
+
+    /// Asks for a read of bank `bank` on behalf of `token`, outside the collectors; see
+    /// [`Baseline::take_side_reads_done`].
+    pub(crate) fn request_side_read(&mut self, token: InstToken, bank: usize) {
+        self.side_reads.push(SideRead {
+            token,
+            bank: bank as u8,
+            done_at: None,
+        });
+    }
+
+    /// Calls `done` with the token of every side read that has delivered by `now`, and
+    /// forgets them.
+    pub(crate) fn take_side_reads_done(&mut self, now: Cycle, mut done: impl FnMut(InstToken)) {
+        self.side_reads.retain(|r| match r.done_at {
+            Some(t) if t <= now => {
+                done(r.token);
+                false
+            }
+            _ => true,
+        });
+    }
+
+    /// The bank of `reg` for `warp` of `scheduler` under the config's mapping.
+    pub(crate) fn bank_of(&self, reg: u16, warp: WarpSlot, scheduler: u16) -> usize {
+        self.map.bank(reg, warp, scheduler)
+    }
+
+    /// Reports statistics under another design's name (designs built on the baseline).
+    pub(crate) fn rename_design(&mut self, name: &str) {
         self.stats.design = name.into();
     }
 
@@ -256,6 +313,7 @@ impl RegisterFile for Baseline {
         c.pending = n;
         c.ready_at = now + Cycles::new(1);
         c.conflicted = false;
+        c.start_at = now;
         self.busy += 1;
     }
 
@@ -321,6 +379,17 @@ impl RegisterFile for Baseline {
             // A write took its bank's port for this cycle.
             self.reads_used.copy_from_slice(&self.writes_used);
         }
+        for r in self.side_reads.iter_mut().filter(|r| r.done_at.is_none()) {
+            let b = r.bank as usize;
+            if self.reads_used[b] < self.read_ports {
+                self.reads_used[b] += 1;
+                self.stats.reads_per_bank[b] += 1;
+                self.stats.reads += 1;
+                r.done_at = Some(now + self.latency);
+            } else {
+                self.stats.read_bank_conflicts += 1;
+            }
+        }
         let n = self.collectors.len();
         let start = if n > 0 {
             (now.get() % n as u64) as usize
@@ -329,7 +398,7 @@ impl RegisterFile for Baseline {
         };
         for j in 0..n {
             let u = &mut self.collectors[(start + j) % n];
-            if !u.busy || u.pending == 0 {
+            if !u.busy || u.pending == 0 || u.start_at > now {
                 continue;
             }
             u.conflicted = false;
@@ -383,9 +452,12 @@ impl RegisterFile for Baseline {
                 w.done_at.max(soon)
             });
         }
+        for r in &self.side_reads {
+            at(r.done_at.map_or(soon, |t| t.max(soon)));
+        }
         for u in self.collectors.iter().filter(|u| u.busy) {
             at(if u.pending > 0 {
-                soon
+                u.start_at.max(soon)
             } else {
                 u.ready_at.max(soon)
             });
@@ -394,7 +466,7 @@ impl RegisterFile for Baseline {
     }
 
     fn is_idle(&self) -> bool {
-        self.busy == 0 && self.writes.is_empty()
+        self.busy == 0 && self.writes.is_empty() && self.side_reads.is_empty()
     }
 
     fn stats(&self, now: Cycle) -> RfStats {

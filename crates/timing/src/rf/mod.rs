@@ -69,6 +69,7 @@
 pub mod baseline;
 pub mod gebhart;
 pub mod ideal;
+pub mod wir;
 
 use std::collections::BTreeMap;
 
@@ -105,6 +106,8 @@ pub struct WarpLaunch {
     pub scheduler: u16,
     /// Architectural registers per thread of its kernel.
     pub registers_per_thread: u32,
+    /// The SM's slot of the warp's thread block (warps of one block share it).
+    pub cta: u16,
 }
 
 /// A warp instruction the scheduler is considering.
@@ -376,6 +379,7 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
         RegisterFileDesign::Rfc => Box::new(gebhart::rfc::Rfc::new(cfg)),
         RegisterFileDesign::OrfLrf => Box::new(gebhart::orf_lrf::OrfLrf::new(cfg)),
+        RegisterFileDesign::Wir => Box::new(wir::Wir::new(cfg)),
     }
 }
 
@@ -385,7 +389,6 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
 /// [`crate::kernel_info::KernelInfo`] are filled for the designs that read them.
 pub fn required_passes(cfg: &GpuConfig) -> PassSet {
     match cfg.register_file.design {
-        RegisterFileDesign::Baseline | RegisterFileDesign::Ideal => PassSet::default(),
         // The dead bits elide writebacks of dead values (Gebhart MICRO'11 §2.2).
         RegisterFileDesign::Rfc => PassSet {
             liveness_bits: true,
@@ -396,6 +399,10 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
             orf_lrf: Some(cfg.register_file.orf_lrf.clone()),
             ..PassSet::default()
         },
+        // WIR works on values at run time; it needs no compiler pass.
+        RegisterFileDesign::Baseline | RegisterFileDesign::Ideal | RegisterFileDesign::Wir => {
+            PassSet::default()
+        }
     }
 }
 

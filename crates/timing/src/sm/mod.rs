@@ -463,6 +463,7 @@ impl Sm {
                 warp: WarpSlot(w as u16),
                 scheduler,
                 registers_per_thread: info.registers_per_thread,
+                cta: slot as u16,
             });
             warps.push(w as u16);
         }

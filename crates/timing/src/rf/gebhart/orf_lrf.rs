@@ -123,7 +123,7 @@ impl OrfLrf {
     /// The design for a validated config.
     pub fn new(cfg: &GpuConfig) -> Self {
         let mut mrf = Baseline::new(cfg);
-        mrf.set_design_name("orf-lrf");
+        mrf.rename_design("orf-lrf");
         OrfLrf {
             mrf,
             warps: vec![WarpLevels::default(); cfg.sm.max_warps as usize],

@@ -155,7 +155,7 @@ impl Rfc {
     /// The design for a validated config.
     pub fn new(cfg: &GpuConfig) -> Self {
         let mut mrf = Baseline::new(cfg);
-        mrf.set_design_name("rfc");
+        mrf.rename_design("rfc");
         let rfc = &cfg.register_file.rfc;
         Rfc {
             mrf,
