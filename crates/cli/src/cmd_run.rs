@@ -256,6 +256,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         "REGSIM_PROFILE_REGISTERS",
         if args.profile_registers { "1" } else { "0" },
     );
+    // If we are killed (a sweep's timeout, SIGKILL), the program must not run on alone.
+    regsim::sweep::runner::die_with_parent(&mut cmd);
     let mut child = cmd
         .spawn()
         .with_context(|| format!("starting {}", program.display()))?;

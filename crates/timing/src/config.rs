@@ -120,6 +120,12 @@ pub enum RegisterFileDesign {
     /// (`register_file.orf_lrf`).
     #[serde(rename = "orf-lrf")]
     OrfLrf,
+    /// Malekeh: caching collector units with reuse hints and STHLD
+    /// (`[register_file.malekeh]`).
+    Malekeh,
+    /// BOW: bypassing operand windows, Malekeh's comparison point
+    /// (`[register_file.bow]`).
+    Bow,
     /// Warp instruction reuse with register renaming (Kim and Ro, HPCA'18;
     /// `register_file.wir`).
     Wir,
@@ -243,6 +249,12 @@ pub struct RegisterFileConfig {
     /// together.
     #[serde(default)]
     pub orf_lrf: compiler::orf_lrf::OrfLrfConfig,
+    /// `design = "malekeh"`: caching collector units.
+    #[serde(default)]
+    pub malekeh: crate::rf::malekeh::MalekehConfig,
+    /// `design = "bow"`: the bypassing operand window.
+    #[serde(default)]
+    pub bow: crate::rf::bow::BowConfig,
     /// WIR's variant and table sizes (`design = "wir"`).
     #[serde(default)]
     pub wir: crate::rf::wir::WirConfig,
@@ -952,6 +964,10 @@ impl GpuConfig {
         if let Err(e) = rf.orf_lrf.validate() {
             return Err(invalid("register_file.orf_lrf", e));
         }
+        rf.malekeh
+            .validate()
+            .and_then(|()| rf.bow.validate())
+            .map_err(|(key, message)| invalid(key, message))?;
         if rf.ideal_capacity_registers == Some(0) {
             return Err(invalid(
                 "register_file.ideal_capacity_registers",
@@ -1064,6 +1080,8 @@ impl GpuConfig {
             RegisterFileDesign::Baseline
             | RegisterFileDesign::Rfc
             | RegisterFileDesign::OrfLrf
+            | RegisterFileDesign::Malekeh
+            | RegisterFileDesign::Bow
             | RegisterFileDesign::Wir => u64::from(self.sm.registers),
             RegisterFileDesign::Ideal => self
                 .register_file

@@ -71,13 +71,13 @@ struct SideRead {
 #[derive(Clone, Copy, Debug)]
 struct PendingWrite {
     token: InstToken,
-    /// Reported in `writes_done` when complete (false for a design's own writebacks,
-    /// which no instruction waits for).
-    tracked: bool,
     banks: [u8; MAX_REGS],
     /// Bit `i` set: register `i` still waits for a write port.
     waiting: u32,
     done_at: Cycle,
+    /// Reported in `writes_done` (false for a design's own write-backs, e.g. BOW-WR's
+    /// deferred results, which no instruction waits for).
+    report: bool,
 }
 
 /// The banked MRF with operand collectors. See the module docs.
@@ -165,27 +165,6 @@ impl Baseline {
         b
     }
 
-    /// A write of 32-bit register `reg` of `warp` to its MRF bank that no instruction
-    /// waits for (a register-file cache's writeback of an evicted or flushed value):
-    /// arbitrated, counted and timed like any write, never reported in `writes_done`.
-    pub(crate) fn request_writeback(
-        &mut self,
-        reg: u16,
-        warp: WarpSlot,
-        scheduler: u16,
-        now: Cycle,
-    ) {
-        let mut banks = [0u8; MAX_REGS];
-        banks[0] = self.map.bank(reg, warp, scheduler) as u8;
-        self.writes.push(PendingWrite {
-            token: InstToken(u32::MAX),
-            tracked: false,
-            banks,
-            waiting: 1,
-            done_at: now,
-        });
-    }
-
     /// [`RegisterFile::accept`], with the instruction's reads starting `extra` cycles
     /// late: the extra pipeline stages of a design in front of operand collection.
     pub(crate) fn accept_after(&mut self, i: IssuedInst<'_>, now: Cycle, extra: Cycles) {
@@ -248,6 +227,109 @@ impl Baseline {
         }
     }
 
+    /// Number of collector units.
+    pub(crate) fn collector_count(&self) -> usize {
+        self.collectors.len()
+    }
+
+    /// Whether collector `idx` is free and may take an instruction for `unit`.
+    pub(crate) fn collector_free_for(&self, idx: usize, unit: UnitKind) -> bool {
+        self.fits(&self.collectors[idx], unit)
+    }
+
+    /// Whether collector `idx` may ever take an instruction for `unit` (its kind).
+    pub(crate) fn collector_kind_fits(&self, idx: usize, unit: UnitKind) -> bool {
+        self.collectors[idx].kind.is_none_or(|k| k == unit)
+    }
+
+    /// Whether collector `idx` holds an instruction not yet dispatched.
+    pub(crate) fn collector_busy(&self, idx: usize) -> bool {
+        self.collectors[idx].busy
+    }
+
+    /// A write of 32-bit register `reg` of `warp` to its MRF bank that no instruction
+    /// waits for (a register-file cache's writeback of an evicted or flushed value):
+    /// arbitrated, counted and timed like any write, never reported in `writes_done`.
+    pub(crate) fn request_writeback(
+        &mut self,
+        reg: u16,
+        warp: WarpSlot,
+        scheduler: u16,
+        now: Cycle,
+    ) {
+        let dsts = [RegOperand {
+            file: RegFileKind::General,
+            reg,
+            width: 1,
+            hint: Default::default(),
+        }];
+        let w = WriteRequest {
+            token: InstToken(u32::MAX),
+            warp,
+            scheduler,
+            dsts: &dsts,
+        };
+        self.push_write(w, now, false);
+    }
+
+    /// Queues the bank writes of `w`; `report`: its token goes to `writes_done` when
+    /// they complete.
+    pub(crate) fn push_write(&mut self, w: WriteRequest<'_>, now: Cycle, report: bool) {
+        let mut banks = [0u8; MAX_REGS];
+        let n = self.banks_of(w.dsts, w.warp, w.scheduler, &mut banks);
+        self.writes.push(PendingWrite {
+            token: w.token,
+            banks,
+            waiting: if n as usize >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << n) - 1
+            },
+            done_at: now,
+            report,
+        });
+    }
+
+    /// Why collector `idx`, which holds an instruction, cannot take another: its reads
+    /// wait for banks, or its instruction waits for an execution unit, or neither yet.
+    pub(crate) fn busy_reason(&self, idx: usize) -> RfStall {
+        let u = &self.collectors[idx];
+        if u.pending > 0 && u.conflicted {
+            RfStall::BankConflict
+        } else if u.pending == 0 && u.busy {
+            RfStall::PipelineBusy
+        } else {
+            RfStall::NoFreeCollector
+        }
+    }
+
+    /// Takes instruction `token` (`inst`) into the free collector `idx`, which requests
+    /// only the registers of `reads` from the banks (designs that serve some operands
+    /// elsewhere pass the rest). With nothing to read it dispatches one cycle later.
+    pub(crate) fn accept_into(
+        &mut self,
+        idx: usize,
+        token: InstToken,
+        inst: &Candidate<'_>,
+        reads: &[RegOperand],
+        now: Cycle,
+    ) {
+        debug_assert!(self.fits(&self.collectors[idx], inst.unit));
+        self.integrate(now);
+        let mut banks = [0u8; MAX_REGS];
+        let n = self.banks_of(reads, inst.warp, inst.scheduler, &mut banks);
+        let c = &mut self.collectors[idx];
+        c.busy = true;
+        c.token = token;
+        c.unit = inst.unit;
+        c.banks = banks;
+        c.pending = n;
+        c.ready_at = now + Cycles::new(1);
+        c.conflicted = false;
+        c.start_at = now;
+        self.busy += 1;
+    }
+
     fn banks_of(
         &self,
         ops: &[RegOperand],
@@ -302,35 +384,11 @@ impl RegisterFile for Baseline {
             debug_assert!(false, "accept without a free collector");
             return;
         };
-        self.integrate(now);
-        let mut banks = [0u8; MAX_REGS];
-        let n = self.banks_of(i.inst.srcs, i.inst.warp, i.inst.scheduler, &mut banks);
-        let c = &mut self.collectors[idx];
-        c.busy = true;
-        c.token = i.token;
-        c.unit = unit;
-        c.banks = banks;
-        c.pending = n;
-        c.ready_at = now + Cycles::new(1);
-        c.conflicted = false;
-        c.start_at = now;
-        self.busy += 1;
+        self.accept_into(idx, i.token, &i.inst, i.inst.srcs, now);
     }
 
     fn request_write(&mut self, w: WriteRequest<'_>, now: Cycle) {
-        let mut banks = [0u8; MAX_REGS];
-        let n = self.banks_of(w.dsts, w.warp, w.scheduler, &mut banks);
-        self.writes.push(PendingWrite {
-            token: w.token,
-            tracked: true,
-            banks,
-            waiting: if n as usize >= 32 {
-                u32::MAX
-            } else {
-                (1u32 << n) - 1
-            },
-            done_at: now,
-        });
+        self.push_write(w, now, true);
     }
 
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
@@ -342,7 +400,7 @@ impl RegisterFile for Baseline {
         while i < self.writes.len() {
             let w = self.writes[i];
             if w.waiting == 0 && w.done_at <= now {
-                if w.tracked {
+                if w.report {
                     c.writes_done.push(w.token);
                 }
                 self.writes.remove(i);

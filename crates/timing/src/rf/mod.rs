@@ -67,8 +67,10 @@
 //! nothing.
 
 pub mod baseline;
+pub mod bow;
 pub mod gebhart;
 pub mod ideal;
+pub mod malekeh;
 pub mod wir;
 
 use std::collections::BTreeMap;
@@ -249,6 +251,10 @@ pub struct RfStats {
     pub collectors_full_cycles: u64,
     /// Design-specific counters.
     pub extra: BTreeMap<String, u64>,
+    /// Design-specific time series of `(cycle, value)` points, e.g. Malekeh's STHLD per
+    /// SM (`malekeh_sthld_sm<N>`); absent from the JSON when empty.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub series: BTreeMap<String, Vec<(u64, u64)>>,
 }
 
 impl RfStats {
@@ -268,6 +274,12 @@ impl RfStats {
         self.collectors_full_cycles += o.collectors_full_cycles;
         for (k, v) in &o.extra {
             *self.extra.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &o.series {
+            self.series
+                .entry(k.clone())
+                .or_default()
+                .extend_from_slice(v);
         }
     }
 
@@ -294,6 +306,16 @@ impl RfStats {
                 .extra
                 .iter()
                 .map(|(k, v)| (k.clone(), v - before.extra.get(k).copied().unwrap_or(0)))
+                .collect(),
+            // Series only grow: the points after `before`'s.
+            series: self
+                .series
+                .iter()
+                .map(|(k, v)| {
+                    let seen = before.series.get(k).map_or(0, Vec::len).min(v.len());
+                    (k.clone(), v[seen..].to_vec())
+                })
+                .filter(|(_, v)| !v.is_empty())
                 .collect(),
         }
     }
@@ -379,6 +401,8 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
         RegisterFileDesign::Rfc => Box::new(gebhart::rfc::Rfc::new(cfg)),
         RegisterFileDesign::OrfLrf => Box::new(gebhart::orf_lrf::OrfLrf::new(cfg)),
+        RegisterFileDesign::Malekeh => Box::new(malekeh::Malekeh::new(cfg)),
+        RegisterFileDesign::Bow => Box::new(bow::Bow::new(cfg)),
         RegisterFileDesign::Wir => Box::new(wir::Wir::new(cfg)),
     }
 }
@@ -403,6 +427,18 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
         RegisterFileDesign::Baseline | RegisterFileDesign::Ideal | RegisterFileDesign::Wir => {
             PassSet::default()
         }
+        // Distances to each operand's next read; the design compares them with its RTHLD.
+        RegisterFileDesign::Malekeh => PassSet {
+            reuse_distance: Some(compiler::reuse_distance::ReuseDistanceConfig {
+                rthld: cfg.register_file.malekeh.rthld,
+            }),
+            ..PassSet::default()
+        },
+        // BOW-WR reads the dead-after bits.
+        RegisterFileDesign::Bow => PassSet {
+            liveness_bits: cfg.register_file.bow.write_bypass,
+            ..PassSet::default()
+        },
     }
 }
 

@@ -916,7 +916,10 @@ impl Sm {
         ) {
             for (idx, &ws) in slot.warps.iter().enumerate() {
                 let other = &mut self.warps[ws as usize];
+                // A slot of a warp of this CTA that retired may already hold a warp of
+                // another CTA: its barrier flag is not this CTA's to clear.
                 if other.at_barrier
+                    && other.cta as usize == cta_slot
                     && !matches!(slot.cta.warp_status(idx), WarpStatus::AtBarrier(_))
                 {
                     other.at_barrier = false;
