@@ -26,8 +26,9 @@ use crate::occupancy::{occupancy, CtaShape};
 use crate::rf::{EnergyEvent, RfStats};
 use crate::sm::{Ctx, Owner, Sm};
 use crate::stats::{
-    ipc, memory_add, memory_since, KernelStats, Limiter, Report, SimulationStats, StallBreakdown,
-    TotalStats,
+    energy_events_since, execution_energy_events, ipc, memory_add, memory_energy_events,
+    memory_since, merge_energy_events, KernelStats, Limiter, Report, SimulationStats,
+    StallBreakdown, TotalStats,
 };
 use crate::time::{Cycle, Cycles};
 
@@ -147,6 +148,7 @@ impl TimingSimulator {
             t.stalls.accumulate(&k.stalls);
             t.register_file.accumulate(&k.register_file);
             memory_add(&mut t.memory, &k.memory);
+            merge_energy_events(&mut t.energy_events, &k.energy_events);
         }
         t.ipc = ipc(t.warp_instructions, t.cycles);
         t
@@ -239,8 +241,11 @@ impl TimingSimulator {
                     emu.limits.local_bytes_per_thread,
                 ));
         }
+        self.memory
+            .begin_kernel(u64::from(occ.ctas_per_sm) * shape.shared_bytes);
         let mem_before = self.memory.stats();
         let rf_before = self.rf_stats();
+        let rf_events_before = self.register_file_energy_events();
         let mut launch = emu.launch(kernel, launch_config, params)?;
         let start = self.now;
         for sm in &mut self.sms {
@@ -252,7 +257,9 @@ impl TimingSimulator {
         let mut rr = 0usize;
         let n = self.sms.len();
         let warps_per_cta = shape.warps() as usize;
-        let mut now = start;
+        // CTAs start after the launch overhead.
+        let first = start + self.cfg.gpu.kernel_launch_latency;
+        let mut now = first;
         let mut place = |sms: &mut [Sm],
                          launch: &mut emu::Launch<'_>,
                          next_cta: &mut u64,
@@ -274,9 +281,9 @@ impl TimingSimulator {
         };
         place(&mut self.sms, &mut launch, &mut next_cta, now)?;
         for sm in &mut self.sms {
-            // CTAs placed before the first cycle start at `start`.
+            // CTAs placed before the first cycle start at `first`.
             if sm.next_wake != Cycle::NEVER {
-                sm.next_wake = start;
+                sm.next_wake = first;
             }
         }
 
@@ -287,6 +294,11 @@ impl TimingSimulator {
                     if let Some(s) = self.sms.get_mut(sm as usize) {
                         s.memory_done(owner, c.at);
                     }
+                }
+            }
+            for (sm, at) in self.memory.unblocked() {
+                if let Some(s) = self.sms.get_mut(sm.0 as usize) {
+                    s.memory_unblocked(at);
                 }
             }
             {
@@ -351,7 +363,16 @@ impl TimingSimulator {
         let mut thread_instructions = 0;
         let mut stalls = StallBreakdown::default();
         let mut warp_cycles = 0u64;
+        let mut lanes_by_class = [0u64; 8];
         for sm in &self.sms {
+            // Execution energy: lanes that reached an execution unit.
+            for ((t, s), b) in lanes_by_class
+                .iter_mut()
+                .zip(&sm.stats.thread_instructions_by_class)
+                .zip(&sm.stats.bypassed_lanes_by_class)
+            {
+                *t += s - b;
+            }
             warp_instructions += sm.stats.warp_instructions;
             thread_instructions += sm.stats.thread_instructions;
             stalls.accumulate(&sm.stats.stalls);
@@ -360,6 +381,14 @@ impl TimingSimulator {
         }
         occ.achieved_warps_per_sm = warp_cycles as f64 / (cycles as f64 * n as f64);
         occ.achieved_occupancy = occ.achieved_warps_per_sm / f64::from(self.cfg.sm.max_warps);
+        let memory = memory_since(&self.memory.stats(), &mem_before);
+        let mut energy_events =
+            energy_events_since(&self.register_file_energy_events(), &rf_events_before);
+        merge_energy_events(&mut energy_events, &memory_energy_events(&memory));
+        merge_energy_events(
+            &mut energy_events,
+            &execution_energy_events(&lanes_by_class),
+        );
         let wall_seconds = wall.elapsed().as_secs_f64();
         self.wall_seconds += wall_seconds;
         let stats = KernelStats {
@@ -374,7 +403,8 @@ impl TimingSimulator {
             occupancy: occ,
             stalls,
             register_file: self.rf_stats().since(&rf_before),
-            memory: memory_since(&self.memory.stats(), &mem_before),
+            memory,
+            energy_events,
             simulation: SimulationStats {
                 wall_seconds,
                 warp_instructions_per_second: rate(warp_instructions, wall_seconds),

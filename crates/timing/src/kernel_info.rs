@@ -591,10 +591,22 @@ pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<Reus
                 _ => return None,
             }
         }
-        _ if class == OpClass::Sfu => ReuseClass::Sfu,
+        _ if matches!(class, OpClass::Sfu | OpClass::Fp32Div) => ReuseClass::Sfu,
         _ if matches!(
             class,
-            OpClass::Int | OpClass::IntMul | OpClass::IntDiv | OpClass::Fp32 | OpClass::Fp64
+            OpClass::Int
+                | OpClass::IntSimple
+                | OpClass::IntMinMax
+                | OpClass::IntMul
+                | OpClass::IntMad
+                | OpClass::IntDiv
+                | OpClass::Shuffle
+                | OpClass::Fp32
+                | OpClass::Fp32Simple
+                | OpClass::Fp32MinMax
+                | OpClass::Fp32Fma
+                | OpClass::Fp64
+                | OpClass::Fp64Div
         ) =>
         {
             ReuseClass::Alu
@@ -668,121 +680,39 @@ pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<Reus
     })
 }
 
-/// The opcode class of an operation: where it executes and how long it takes.
-///
-/// FP64 arithmetic (and conversions touching f64) goes to [`OpClass::Fp64`]; reciprocals,
-/// square roots, transcendentals and f32 division to [`OpClass::Sfu`]; other float work to
-/// [`OpClass::Fp32`]; integer multiplies to [`OpClass::IntMul`], integer division to
-/// [`OpClass::IntDiv`]; moves, logic, compares, shuffles and votes to [`OpClass::Int`];
-/// memory, texture and fences to [`OpClass::Mem`]; branches, calls, barriers and exits
-/// to [`OpClass::Control`].
+/// The opcode class of an operation: where it executes and how long it takes. A
+/// projection of [`ir::ExecClass`], the classification the compiler's datapaths share:
+/// FP64 arithmetic (and conversions touching f64) goes to [`OpClass::Fp64`] (division and
+/// roots to [`OpClass::Fp64Div`]); transcendentals to [`OpClass::Sfu`], f32 division to
+/// [`OpClass::Fp32Div`], f32 fma to [`OpClass::Fp32Fma`], f32 min/max to
+/// [`OpClass::Fp32MinMax`], f32 compares, conversions, abs and neg to
+/// [`OpClass::Fp32Simple`], f32 add, sub and mul to [`OpClass::Fp32`]; integer add/sub to
+/// [`OpClass::Int`], moves, logic, shifts, compares and votes to [`OpClass::IntSimple`],
+/// min/max to [`OpClass::IntMinMax`], multiplies to [`OpClass::IntMul`], multiply-adds to
+/// [`OpClass::IntMad`], division to [`OpClass::IntDiv`], shuffles to [`OpClass::Shuffle`];
+/// memory, texture and fences to [`OpClass::Mem`]; branches, calls, barriers and exits to
+/// [`OpClass::Control`]. The optional classes fall back to the base ones when a config
+/// does not time them separately.
 pub fn op_class(op: &Op) -> OpClass {
-    use ir::op::ScalarType as T;
-    let float = |ty: T| {
-        if ty == T::F64 {
-            OpClass::Fp64
-        } else {
-            OpClass::Fp32
-        }
-    };
-    match op {
-        Op::Add { .. }
-        | Op::Sub { .. }
-        | Op::Min { .. }
-        | Op::Max { .. }
-        | Op::Abs { .. }
-        | Op::Neg { .. }
-        | Op::And { .. }
-        | Op::Or { .. }
-        | Op::Xor { .. }
-        | Op::Not { .. }
-        | Op::Cnot { .. }
-        | Op::Lop3 { .. }
-        | Op::Shl { .. }
-        | Op::Shr { .. }
-        | Op::Bfe { .. }
-        | Op::Bfi { .. }
-        | Op::Bfind { .. }
-        | Op::Popc { .. }
-        | Op::Clz { .. }
-        | Op::Brev { .. }
-        | Op::Prmt { .. }
-        | Op::Shf { .. }
-        | Op::Selp { .. }
-        | Op::Mov { .. }
-        | Op::Pack { .. }
-        | Op::Unpack { .. }
-        | Op::Cvta { .. }
-        | Op::Isspacep { .. }
-        | Op::Shfl { .. }
-        | Op::Vote { .. }
-        | Op::Match { .. }
-        | Op::Activemask
-        | Op::Redux { .. }
-        | Op::Txq { .. } => OpClass::Int,
-        Op::Mul { .. }
-        | Op::Mad { .. }
-        | Op::Mul24 { .. }
-        | Op::Mad24 { .. }
-        | Op::Sad { .. }
-        | Op::Dp4a { .. }
-        | Op::Dp2a { .. } => OpClass::IntMul,
-        Op::Div { .. } | Op::Rem { .. } => OpClass::IntDiv,
-        Op::FAdd { ty, .. }
-        | Op::FSub { ty, .. }
-        | Op::FMul { ty, .. }
-        | Op::Fma { ty, .. }
-        | Op::FMin { ty, .. }
-        | Op::FMax { ty, .. }
-        | Op::FAbs { ty, .. }
-        | Op::FNeg { ty, .. }
-        | Op::Copysign { ty }
-        | Op::Testp { ty, .. } => float(*ty),
-        Op::Setp { ty, .. } | Op::Set { ty, .. } | Op::Slct { ty, .. } => {
-            if *ty == T::F64 {
-                OpClass::Fp64
-            } else if ty.is_float() {
-                OpClass::Fp32
-            } else {
-                OpClass::Int
-            }
-        }
-        Op::Cvt { dst, src, .. } => {
-            if *dst == T::F64 || *src == T::F64 {
-                OpClass::Fp64
-            } else if dst.is_float() || src.is_float() {
-                OpClass::Fp32
-            } else {
-                OpClass::Int
-            }
-        }
-        Op::FDiv { ty, .. } | Op::Rcp { ty, .. } | Op::Sqrt { ty, .. } | Op::Rsqrt { ty, .. } => {
-            if *ty == T::F64 {
-                OpClass::Fp64
-            } else {
-                OpClass::Sfu
-            }
-        }
-        Op::Sin { .. } | Op::Cos { .. } | Op::Lg2 { .. } | Op::Ex2 { .. } | Op::Tanh { .. } => {
-            OpClass::Sfu
-        }
-        Op::Ld(_)
-        | Op::Ldu(_)
-        | Op::St(_)
-        | Op::Prefetch { .. }
-        | Op::Atom(_)
-        | Op::Red(_)
-        | Op::Tex(_)
-        | Op::Fence { .. } => OpClass::Mem,
-        Op::Bar { .. }
-        | Op::BarWarpSync
-        | Op::Bra { .. }
-        | Op::Call(_)
-        | Op::Ret { .. }
-        | Op::Exit
-        | Op::Trap
-        | Op::Brkpt
-        | Op::Nanosleep => OpClass::Control,
+    use ir::ExecClass as E;
+    match ir::exec_class(op) {
+        E::IntSimple | E::WarpVote => OpClass::IntSimple,
+        E::IntAdd => OpClass::Int,
+        E::IntMinMax => OpClass::IntMinMax,
+        E::IntMul => OpClass::IntMul,
+        E::IntMad => OpClass::IntMad,
+        E::IntDiv => OpClass::IntDiv,
+        E::FloatAdd | E::FloatMul => OpClass::Fp32,
+        E::FloatSimple => OpClass::Fp32Simple,
+        E::FloatMinMax => OpClass::Fp32MinMax,
+        E::FloatFma => OpClass::Fp32Fma,
+        E::FloatDiv => OpClass::Fp32Div,
+        E::Transcendental => OpClass::Sfu,
+        E::DoubleAdd | E::DoubleMinMax | E::DoubleMul | E::DoubleFma => OpClass::Fp64,
+        E::DoubleDiv => OpClass::Fp64Div,
+        E::Shuffle => OpClass::Shuffle,
+        E::Load | E::Store | E::Atomic | E::Prefetch | E::Texture | E::Fence => OpClass::Mem,
+        E::Branch | E::Call | E::Return | E::Barrier | E::Misc => OpClass::Control,
     }
 }
 
@@ -869,6 +799,7 @@ mod tests {
         let f = k;
         let class = |i: usize| info.inst(f, InstId::new(i)).class;
         assert_eq!(class(0), OpClass::Mem);
+        assert_eq!(class(1), OpClass::IntSimple);
         assert_eq!(class(3), OpClass::Int);
         assert_eq!(class(4), OpClass::IntMul);
         assert_eq!(class(5), OpClass::Fp64);

@@ -556,6 +556,12 @@ impl RegisterFile for Baseline {
                 access: "write",
                 count: self.operands_collected,
             },
+            // Every bank read travels the crossbar to a collector.
+            EnergyEvent {
+                structure: "crossbar",
+                access: "transfer",
+                count: self.stats.reads,
+            },
         ]
     }
 }

@@ -37,7 +37,8 @@
 //!   for the LD/ST stage. Lanes are split by the state space the emulator resolved: global
 //!   and local lanes go to the L1D (coalesced), constant and parameter lanes to the
 //!   constant cache, shared lanes to shared memory; a load completes when every part is
-//!   back. Stores retire once accepted (posted writes); atomics complete when the L2
+//!   back. Stores retire once accepted (posted writes) or, with `l2.write_ack`, once
+//!   acknowledged by the L2; atomics complete when the L2
 //!   replies (shared-memory atomics after the shared-memory passes). Texture fetches,
 //!   prefetches and fences have no memory timing beyond the LD/ST pipeline.
 //! - Long-latency operations (for the two-level scheduler and the `memory` stall reason)
@@ -64,7 +65,7 @@ use crate::cache::{LineAddr, SectorMask};
 use crate::coalescer::{CoalescedAccess, Coalescer, LineAccess};
 use crate::config::{GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
 use crate::kernel_info::KernelInfo;
-use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space};
+use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space, Stall};
 use crate::rf::{
     self, Candidate, Dispatch, DispatchPort, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall,
     SchedulerEvent, WarpLaunch, WarpSlot, WriteRequest,
@@ -113,6 +114,12 @@ pub struct SmStats {
     pub warp_instructions: u64,
     /// Active lanes of those instructions.
     pub thread_instructions: u64,
+    /// Active lanes per opcode class (indexed by `OpClass as usize`), for execution
+    /// energy.
+    pub thread_instructions_by_class: [u64; 8],
+    /// Of those, lanes of instructions a design dispatched with `bypass_execution` (WIR
+    /// reuse): they spent no execution energy.
+    pub bypassed_lanes_by_class: [u64; 8],
     /// Scheduler-cycles by outcome.
     pub stalls: StallBreakdown,
     /// Resident warps summed over cycles.
@@ -176,6 +183,8 @@ struct InFlight {
     inst: InstId,
     class: OpClass,
     memop: u32,
+    /// Active lanes (for execution energy: a bypassed instruction gives them back).
+    lanes: u32,
 }
 
 const PART_L1D: u8 = 1;
@@ -265,9 +274,13 @@ struct Dispatcher<'a> {
     pipeline: &'a PipelineConfig,
     unit_free: &'a mut [Cycle],
     unit_range: &'a [(usize, usize); 5],
+    /// Schedulers when units are split per scheduler (`pipeline.sub_core`), else 0.
+    sub_cores: usize,
     inflight: &'a [InFlight],
     events: &'a mut Events,
     dispatched: u32,
+    /// Active lanes per opcode class that skipped the execution units.
+    bypassed_lanes: &'a mut [u64; 8],
 }
 
 impl DispatchPort for Dispatcher<'_> {
@@ -276,12 +289,20 @@ impl DispatchPort for Dispatcher<'_> {
             return false;
         };
         if d.bypass_execution {
+            self.bypassed_lanes[f.class as usize] += u64::from(f.lanes);
             self.events.push(self.now, d.token, EventKind::Executed);
             self.dispatched += 1;
             return true;
         }
         let t = self.pipeline.timing(f.class);
-        let (lo, hi) = self.unit_range[unit_index(d.unit)];
+        let (mut lo, mut hi) = self.unit_range[unit_index(d.unit)];
+        let n = hi - lo;
+        if self.sub_cores > 0 && n >= self.sub_cores && n % self.sub_cores == 0 {
+            // The warp's own sub-core: warps belong to schedulers by id modulo count.
+            let per = n / self.sub_cores;
+            lo += usize::from(f.warp) % self.sub_cores * per;
+            hi = lo + per;
+        }
         for u in lo..hi {
             if self.unit_free[u] <= self.now {
                 self.unit_free[u] = self.now + t.initiation_interval;
@@ -502,6 +523,13 @@ impl Sm {
         self.next_wake = self.next_wake.min(at);
     }
 
+    /// The memory system accepted this SM's request that had met a reservation failure,
+    /// at `at`: the LD/ST stage may issue again.
+    pub fn memory_unblocked(&mut self, at: Cycle) {
+        self.ldst_retry = self.ldst_retry.min(at);
+        self.next_wake = self.next_wake.min(at);
+    }
+
     /// One cycle of the SM at `now`.
     pub fn cycle(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> Result<(), emu::ExecError> {
         self.account_gap(now);
@@ -534,9 +562,15 @@ impl Sm {
             pipeline: &self.pipeline,
             unit_free: &mut self.unit_free,
             unit_range: &self.unit_range,
+            sub_cores: if self.pipeline.sub_core {
+                self.schedulers.len()
+            } else {
+                0
+            },
             inflight: &self.inflight,
             events: &mut self.events,
             dispatched: 0,
+            bypassed_lanes: &mut self.stats.bypassed_lanes_by_class,
         };
         let mut rc = RfCycle {
             now,
@@ -858,6 +892,7 @@ impl Sm {
             inst: step.inst,
             class: ii.class,
             memop,
+            lanes: step.exec_mask.count_ones(),
         });
         let warp = &mut self.warps[wi];
         warp.scoreboard.reserve(dsts, long);
@@ -882,6 +917,8 @@ impl Sm {
         self.rf.scheduler_event(SchedulerEvent::Issued(WarpSlot(w)));
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += u64::from(step.exec_mask.count_ones());
+        self.stats.thread_instructions_by_class[ii.class as usize] +=
+            u64::from(step.exec_mask.count_ones());
 
         // Control: barriers, exits, the instruction buffer.
         let event = step.event;
@@ -942,7 +979,8 @@ impl Sm {
                 EmuAccess::Store => AccessKind::Store,
                 EmuAccess::Atomic => AccessKind::Atomic,
             };
-            let waits = kind != AccessKind::Store;
+            // Stores complete when accepted, or with `l2.write_ack` when acknowledged.
+            let waits = kind != AccessKind::Store || ctx.memory.config().l2.write_ack;
             let mut blocked = None;
             for part in [PART_L1D, PART_CONST, PART_SHARED] {
                 if op.parts & part == 0 || op.issued & part != 0 {
@@ -992,10 +1030,15 @@ impl Sm {
                 }
             }
             if let Some(stall) = blocked {
-                self.ldst_retry = stall
-                    .retry_at()
-                    .or_else(|| ctx.memory.next_event_cycle())
-                    .unwrap_or(now + Cycles::new(1));
+                self.ldst_retry = match stall {
+                    // The memory system retries the blocked lines at the cache's fills and
+                    // reports when they are accepted ([`Sm::memory_unblocked`]): sleep.
+                    Stall::ReservationFail => Cycle::NEVER,
+                    _ => stall
+                        .retry_at()
+                        .or_else(|| ctx.memory.next_event_cycle())
+                        .unwrap_or(now + Cycles::new(1)),
+                };
                 return progress;
             }
             self.ldst.pop_front();
