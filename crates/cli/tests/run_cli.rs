@@ -650,6 +650,31 @@ fn exit_status_and_environment_pass_through() {
     assert_eq!(out.status.code(), Some(128 + 15), "SIGTERM is 128 + 15");
 }
 
+/// Gebhart's hierarchies (`--rf rfc`, `--rf orf-lrf`, with the paper's two-level
+/// scheduler) change timing and energy, never values: every workload passes under both,
+/// the load-time pipeline ran the design's passes (the upper levels serve operands), and
+/// two identical runs give identical statistics.
+#[test]
+fn every_workload_passes_under_gebharts_hierarchies() {
+    for rf in ["rfc", "orf-lrf"] {
+        let flags = ["--rf", rf, "--set", "sm.scheduler=two_level"];
+        for bin in workloads() {
+            let (json, _) = assert_passes(&bin, &flags, &[]);
+            let stats = &json["total"]["register_file"];
+            assert_eq!(stats["design"], rf);
+            let served = if rf == "rfc" {
+                &stats["extra"]["rfc_read_hits"]
+            } else {
+                &stats["extra"]["orf_lrf_orf_reads"]
+            };
+            assert!(served.as_u64().is_some_and(|n| n > 0), "{bin:?}: {stats}");
+        }
+        let (a, _) = assert_passes(&workload("stencil2d"), &flags, &[]);
+        let (b, _) = assert_passes(&workload("stencil2d"), &flags, &[]);
+        assert_eq!(deterministic_part(a), deterministic_part(b), "{rf}");
+    }
+}
+
 // ----- issue 15: what real GPUs run ------------------------------------------------------
 
 /// Runs `name` from tests/programs in functional and timing mode with `flags`; returns

@@ -131,6 +131,9 @@ pub struct OperandAnnotation {
     pub level: HierarchyLevel,
     /// ORF/LRF destinations: also written to the MRF.
     pub also_main: bool,
+    /// ORF/LRF sources (§4.4 read-operand allocation): the value read from the MRF is
+    /// also written into an ORF entry, from which later reads in the strand are served.
+    pub fills_orf: bool,
     /// Liveness bits, sources only: no lane of the warp reads the register again before
     /// it is overwritten.
     pub dead_after: bool,
@@ -419,12 +422,14 @@ fn annotate(
         })?;
         for inst in insts.clone() {
             out.insts[inst.index()].strand_end |= placed.strands().ends_strand(inst);
-            for (a, r) in out.uses_mut(inst).iter_mut().zip(placed.reads(inst)) {
+            let reads = placed.reads(inst).iter().zip(placed.fills(inst));
+            for (a, (r, fill)) in out.uses_mut(inst).iter_mut().zip(reads) {
                 a.level = match r {
                     ReadFrom::Orf { .. } => HierarchyLevel::Operand,
                     ReadFrom::Lrf { .. } => HierarchyLevel::LastResult,
                     ReadFrom::Mrf | ReadFrom::Pred => HierarchyLevel::Main,
                 };
+                a.fills_orf = fill.is_some();
             }
             for (a, w) in out.defs_mut(inst).iter_mut().zip(placed.writes(inst)) {
                 a.level = if w.lrf.is_some() {

@@ -135,6 +135,13 @@ pub enum RegisterFileDesign {
     /// LTRFconf: LTRF running the bank-aware renumbered program (LTRF §4).
     #[serde(rename = "ltrf-conf")]
     LtrfConf,
+    /// Gebhart ISCA'11: a hardware register-file cache per warp slot in front of the
+    /// MRF, with the two-level scheduler (`register_file.rfc`).
+    Rfc,
+    /// Gebhart MICRO'11: the compile-time managed ORF/LRF/MRF hierarchy
+    /// (`register_file.orf_lrf`).
+    #[serde(rename = "orf-lrf")]
+    OrfLrf,
     /// Malekeh: caching collector units with reuse hints and STHLD
     /// (`[register_file.malekeh]`).
     Malekeh,
@@ -144,6 +151,33 @@ pub enum RegisterFileDesign {
     /// Warp instruction reuse with register renaming (Kim and Ro, HPCA'18;
     /// `register_file.wir`).
     Wir,
+}
+
+/// `[register_file.rfc]`: the hardware register-file cache (Gebhart et al. ISCA'11, as
+/// MICRO'11 §2.2 and §6 describe it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RfcConfig {
+    /// RFC entries per thread (32-bit registers), 0 to 8 (MICRO'11 Table 3 has the energies
+    /// of 1 to 8; 0 disables the cache: every access goes to the MRF).
+    pub entries_per_thread: u8,
+    /// The three-level hardware variant (MICRO'11 §6.3, Figure 13's "HW LRF"): a
+    /// one-entry last result file per thread in front of the RFC.
+    pub lrf: bool,
+    /// Write back and empty the warp's RFC when it takes a backward branch (the variant
+    /// of MICRO'11 §7, which says keeping values across backward branches saves 5%).
+    pub flush_at_backward_branches: bool,
+}
+
+impl Default for RfcConfig {
+    fn default() -> Self {
+        // MICRO'11 §2.2: "a small, 6-entry per thread, register file cache".
+        RfcConfig {
+            entries_per_thread: 6,
+            lrf: false,
+            flush_at_backward_branches: false,
+        }
+    }
 }
 
 /// Whether register file banks have separate read and write ports.
@@ -237,6 +271,14 @@ pub struct RegisterFileConfig {
     /// `[register_file.ltrf]`: the LTRF designs' register-file cache and prefetch.
     #[serde(default)]
     pub ltrf: crate::rf::ltrf::LtrfSettings,
+    /// The hardware register-file cache of `design = "rfc"`.
+    #[serde(default)]
+    pub rfc: RfcConfig,
+    /// `design = "orf-lrf"`: the ORF/LRF allocation pass's settings, which are also the
+    /// design's (ORF entries per thread, LRF organisation); one section, validated
+    /// together.
+    #[serde(default)]
+    pub orf_lrf: compiler::orf_lrf::OrfLrfConfig,
     /// `design = "malekeh"`: caching collector units.
     #[serde(default)]
     pub malekeh: crate::rf::malekeh::MalekehConfig,
@@ -1161,6 +1203,35 @@ impl GpuConfig {
         }
         rf.technology.validate()?;
         rf.ltrf.validate(self)?;
+        if rf.rfc.entries_per_thread > 8 {
+            return Err(invalid(
+                "register_file.rfc.entries_per_thread",
+                format_args!(
+                    "is {}; the energy tables (Gebhart MICRO'11 Table 3) cover 1 to 8 \
+                     entries per thread (0 disables the cache)",
+                    rf.rfc.entries_per_thread
+                ),
+            ));
+        }
+        if rf.rfc.lrf && rf.rfc.entries_per_thread == 0 {
+            return Err(invalid(
+                "register_file.rfc.lrf",
+                "needs register_file.rfc.entries_per_thread >= 1 (the LRF evicts into the RFC)",
+            ));
+        }
+        if rf.orf_lrf.orf_entries > 8 {
+            return Err(invalid(
+                "register_file.orf_lrf.orf_entries",
+                format_args!(
+                    "is {}; Gebhart MICRO'11 Table 3 covers 1 to 8 entries per thread \
+                     (0 for no ORF)",
+                    rf.orf_lrf.orf_entries
+                ),
+            ));
+        }
+        if let Err(e) = rf.orf_lrf.validate() {
+            return Err(invalid("register_file.orf_lrf", e));
+        }
         rf.malekeh
             .validate()
             .and_then(|()| rf.bow.validate())
@@ -1292,6 +1363,8 @@ impl GpuConfig {
             | RegisterFileDesign::Ltrf
             | RegisterFileDesign::LtrfPlus
             | RegisterFileDesign::LtrfConf
+            | RegisterFileDesign::Rfc
+            | RegisterFileDesign::OrfLrf
             | RegisterFileDesign::Malekeh
             | RegisterFileDesign::Bow
             | RegisterFileDesign::Wir => self

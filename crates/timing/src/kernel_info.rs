@@ -49,6 +49,9 @@ pub struct OperandHint {
     pub level: HierarchyLevel,
     /// ORF/LRF destinations: the value is written to the MRF as well.
     pub also_main: bool,
+    /// ORF/LRF sources (MICRO'11 §4.4 read-operand allocation): the value read (from the
+    /// MRF) is also written into the ORF for later reads in the strand.
+    pub fills_orf: bool,
     /// CERF, LTRF+: the source register is dead after this instruction.
     pub dead_after: bool,
     /// Malekeh: instructions of this warp until the register is next read (`None`:
@@ -211,6 +214,7 @@ impl FunctionInfo {
         let hint = |a: &compiler::pipeline::OperandAnnotation| OperandHint {
             level: a.level,
             also_main: a.also_main,
+            fills_orf: a.fills_orf,
             dead_after: a.dead_after,
             reuse_distance: a
                 .reuse_distance

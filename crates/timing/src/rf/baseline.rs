@@ -247,6 +247,31 @@ impl Baseline {
         self.collectors[idx].busy
     }
 
+    /// A write of 32-bit register `reg` of `warp` to its MRF bank that no instruction
+    /// waits for (a register-file cache's writeback of an evicted or flushed value):
+    /// arbitrated, counted and timed like any write, never reported in `writes_done`.
+    pub(crate) fn request_writeback(
+        &mut self,
+        reg: u16,
+        warp: WarpSlot,
+        scheduler: u16,
+        now: Cycle,
+    ) {
+        let dsts = [RegOperand {
+            file: RegFileKind::General,
+            reg,
+            width: 1,
+            hint: Default::default(),
+        }];
+        let w = WriteRequest {
+            token: InstToken(u32::MAX),
+            warp,
+            scheduler,
+            dsts: &dsts,
+        };
+        self.push_write(w, now, false);
+    }
+
     /// Queues the bank writes of `w`; `report`: its token goes to `writes_done` when
     /// they complete.
     pub(crate) fn push_write(&mut self, w: WriteRequest<'_>, now: Cycle, report: bool) {

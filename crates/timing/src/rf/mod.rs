@@ -28,7 +28,11 @@
 //!   only misses go to the MRF arbiter; `request_write` allocates in the cache.
 //! - **ORF/LRF** (Gebhart MICRO'11): reads [`RegOperand::hint`] (`level`, `also_main`)
 //!   of each source and destination from [`crate::kernel_info::KernelInfo`]: ORF/LRF operands skip the MRF
-//!   banks, counts per level go to `energy_events`.
+//!   banks, counts per level go to `energy_events`. Deactivation invalidates the warp's
+//!   ORF/LRF; [`RegisterFile::deschedules_at_strand_ends`] (an additive hook, default
+//!   false) makes the two-level scheduler deactivate a warp only at strand ends while it
+//!   has long-latency results pending, so the compiler decides where warps leave the
+//!   active set ([`gebhart`]).
 //! - **LTRF** ([`ltrf`]: register-intervals, prefetch into a partitioned RF cache, slow
 //!   MRF): the design copies each kernel's interval membership and working sets
 //!   ([`crate::kernel_info::FunctionInfo::intervals`], `interval_of`) in
@@ -71,6 +75,7 @@
 
 pub mod baseline;
 pub mod bow;
+pub mod gebhart;
 pub mod ideal;
 pub mod ltrf;
 pub mod malekeh;
@@ -352,6 +357,15 @@ pub trait RegisterFile: Send {
     fn warp_activated(&mut self, _warp: WarpSlot) {}
     /// Two-level scheduling: the warp left the active set.
     fn warp_deactivated(&mut self, _warp: WarpSlot) {}
+    /// Two-level scheduling under compiler control (Gebhart MICRO'11 §4.1): when true, a
+    /// warp leaves the active set only where the compiler says — after the last
+    /// instruction of a strand ([`InstHint::strand_end`]) while any of its long-latency
+    /// results is pending, staying out until all have arrived — (and at barriers and
+    /// exits), instead of the scheduler's own rule (a dependence on a pending
+    /// long-latency result).
+    fn deschedules_at_strand_ends(&self) -> bool {
+        false
+    }
     /// A scheduler decision (for designs that learn from them).
     fn scheduler_event(&mut self, _e: SchedulerEvent) {}
 
@@ -400,6 +414,8 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
         RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => {
             Box::new(ltrf::Ltrf::new(cfg))
         }
+        RegisterFileDesign::Rfc => Box::new(gebhart::rfc::Rfc::new(cfg)),
+        RegisterFileDesign::OrfLrf => Box::new(gebhart::orf_lrf::OrfLrf::new(cfg)),
         RegisterFileDesign::Malekeh => Box::new(malekeh::Malekeh::new(cfg)),
         RegisterFileDesign::Bow => Box::new(bow::Bow::new(cfg)),
         RegisterFileDesign::Wir => Box::new(wir::Wir::new(cfg)),
@@ -431,6 +447,16 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
         RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => {
             ltrf::required_passes(cfg)
         }
+        // The dead bits elide writebacks of dead values (Gebhart MICRO'11 §2.2).
+        RegisterFileDesign::Rfc => PassSet {
+            liveness_bits: true,
+            ..PassSet::default()
+        },
+        // The pass's config is the design's (`register_file.orf_lrf`).
+        RegisterFileDesign::OrfLrf => PassSet {
+            orf_lrf: Some(cfg.register_file.orf_lrf.clone()),
+            ..PassSet::default()
+        },
         // WIR works on values at run time; it needs no compiler pass.
         RegisterFileDesign::Baseline | RegisterFileDesign::Ideal | RegisterFileDesign::Wir => {
             PassSet::default()

@@ -143,6 +143,8 @@ struct Warp {
     exited: bool,
     inflight: u32,
     scoreboard: Scoreboard,
+    /// The last issued instruction ended a strand (`InstHint::strand_end`).
+    strand_ended: bool,
 }
 
 impl Warp {
@@ -161,6 +163,7 @@ impl Warp {
             exited: false,
             inflight: 0,
             scoreboard: Scoreboard::default(),
+            strand_ended: false,
         }
     }
 }
@@ -767,11 +770,17 @@ impl Sm {
             let info = ctx.info;
             let warps = &self.warps;
             let rf = &mut self.rf;
+            let strand_rule = rf.deschedules_at_strand_ends();
             self.schedulers[s].rebalance(
                 |w| {
                     let warp = &warps[w as usize];
                     if !warp.live || warp.exited || warp.at_barrier {
                         return true;
+                    }
+                    if strand_rule {
+                        // The compiler decides: only at strand ends, until every
+                        // long-latency result is back (Gebhart MICRO'11 §4.1).
+                        return warp.strand_ended && warp.scoreboard.any_long();
                     }
                     let ii = info.inst(warp.func, warp.pc);
                     warp.scoreboard.depends_on_long(info.srcs(warp.func, ii))
@@ -870,9 +879,8 @@ impl Sm {
 
         let mut memop = NO_MEMOP;
         let mut long = false;
-        if let (OpClass::Mem, Some(mi)) = (ii.class, step.mem) {
-            long = matches!(mi.kind, EmuAccess::Load | EmuAccess::Atomic)
-                && matches!(mi.space, MemSpace::Global | MemSpace::Local);
+        if let (OpClass::Mem, Some(_)) = (ii.class, step.mem) {
+            long = is_long_latency(step);
             memop = self.alloc_memop();
             let warp_id = u64::from(self.id.0) * self.warps.len() as u64 + u64::from(w);
             build_memop(
@@ -895,6 +903,7 @@ impl Sm {
         let warp = &mut self.warps[wi];
         warp.scoreboard.reserve(dsts, long);
         warp.inflight += 1;
+        warp.strand_ended = ii.hint.strand_end;
         self.rf.accept(
             IssuedInst {
                 token,
@@ -1093,6 +1102,15 @@ impl Sm {
         }
         false
     }
+}
+
+/// Whether an executed warp instruction is a long-latency operation (a load or atomic on
+/// global or local memory): the scoreboard's and the two-level scheduler's definition.
+pub(crate) fn is_long_latency(step: &emu::WarpStep) -> bool {
+    step.mem.is_some_and(|mi| {
+        matches!(mi.kind, EmuAccess::Load | EmuAccess::Atomic)
+            && matches!(mi.space, MemSpace::Global | MemSpace::Local)
+    })
 }
 
 /// Captures the memory side of an executed warp instruction: lanes split by state
