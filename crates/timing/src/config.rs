@@ -396,6 +396,25 @@ pub enum OpClass {
     Fp32Simple,
 }
 
+impl OpClass {
+    /// The eight original classes, in `OpClass as usize` order 0..8; [`OpClass::coarse`]
+    /// maps every class onto one of them.
+    pub const COARSE: usize = 8;
+
+    /// The original class a finer one refines: the class whose timing it takes when the
+    /// config gives it none ([`ClassTimings::get`]), and whose execution energy it costs.
+    pub fn coarse(self) -> OpClass {
+        match self {
+            OpClass::IntSimple | OpClass::IntMinMax | OpClass::Shuffle => OpClass::Int,
+            OpClass::IntMad => OpClass::IntMul,
+            OpClass::Fp32MinMax | OpClass::Fp32Fma | OpClass::Fp32Simple => OpClass::Fp32,
+            OpClass::Fp32Div => OpClass::Sfu,
+            OpClass::Fp64Div => OpClass::Fp64,
+            c => c,
+        }
+    }
+}
+
 /// `[pipeline.classes]`: timing of each opcode class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1541,6 +1560,25 @@ mod tests {
         match load(name, overrides) {
             Ok(_) => panic!("{overrides:?} was accepted"),
             Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn every_opcode_class_refines_one_of_the_eight_coarse_ones_as_its_timing_falls_back() {
+        use OpClass::*;
+        // gtx480 gives only the coarse classes: a finer one takes its coarse class's timing.
+        let g = load("gtx480", &[]).unwrap();
+        for c in [
+            Fp32, Int, IntMul, IntDiv, Sfu, Fp64, Mem, Control, IntSimple, IntMinMax, IntMad,
+            Fp32MinMax, Fp32Fma, Fp32Div, Fp64Div, Shuffle, Fp32Simple,
+        ] {
+            assert!((c.coarse() as usize) < OpClass::COARSE, "{c:?}");
+            assert_eq!(c.coarse().coarse(), c.coarse());
+            assert_eq!(
+                g.pipeline.classes.get(c),
+                g.pipeline.classes.get(c.coarse()),
+                "{c:?}"
+            );
         }
     }
 

@@ -364,7 +364,7 @@ impl TimingSimulator {
         let mut thread_instructions = 0;
         let mut stalls = StallBreakdown::default();
         let mut warp_cycles = 0u64;
-        let mut lanes_by_class = [0u64; 8];
+        let mut lanes_by_class = [0u64; crate::config::OpClass::COARSE];
         for sm in &self.sms {
             // Execution energy: lanes that reached an execution unit.
             for ((t, s), b) in lanes_by_class

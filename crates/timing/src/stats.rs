@@ -316,9 +316,12 @@ pub fn memory_energy_events(m: &MemoryStats) -> Vec<EnergyEvent> {
     ]
 }
 
-/// Execution energy events: active lanes per opcode class (`OpClass as usize` order) that
-/// reached an execution unit (instructions a design bypassed are not counted).
-pub fn execution_energy_events(lanes_by_class: &[u64; 8]) -> Vec<EnergyEvent> {
+/// Execution energy events: active lanes per coarse opcode class (`OpClass::coarse() as
+/// usize` order) that reached an execution unit (instructions a design bypassed are not
+/// counted).
+pub fn execution_energy_events(
+    lanes_by_class: &[u64; crate::config::OpClass::COARSE],
+) -> Vec<EnergyEvent> {
     const CLASSES: [&str; 8] = [
         "fp32", "int", "int_mul", "int_div", "sfu", "fp64", "mem", "control",
     ];

@@ -116,10 +116,10 @@ pub struct SmStats {
     pub thread_instructions: u64,
     /// Active lanes per opcode class (indexed by `OpClass as usize`), for execution
     /// energy.
-    pub thread_instructions_by_class: [u64; 8],
+    pub thread_instructions_by_class: [u64; OpClass::COARSE],
     /// Of those, lanes of instructions a design dispatched with `bypass_execution` (WIR
     /// reuse): they spent no execution energy.
-    pub bypassed_lanes_by_class: [u64; 8],
+    pub bypassed_lanes_by_class: [u64; OpClass::COARSE],
     /// Scheduler-cycles by outcome.
     pub stalls: StallBreakdown,
     /// Resident warps summed over cycles.
@@ -280,7 +280,7 @@ struct Dispatcher<'a> {
     events: &'a mut Events,
     dispatched: u32,
     /// Active lanes per opcode class that skipped the execution units.
-    bypassed_lanes: &'a mut [u64; 8],
+    bypassed_lanes: &'a mut [u64; OpClass::COARSE],
 }
 
 impl DispatchPort for Dispatcher<'_> {
@@ -289,7 +289,7 @@ impl DispatchPort for Dispatcher<'_> {
             return false;
         };
         if d.bypass_execution {
-            self.bypassed_lanes[f.class as usize] += u64::from(f.lanes);
+            self.bypassed_lanes[f.class.coarse() as usize] += u64::from(f.lanes);
             self.events.push(self.now, d.token, EventKind::Executed);
             self.dispatched += 1;
             return true;
@@ -923,7 +923,7 @@ impl Sm {
         self.rf.scheduler_event(SchedulerEvent::Issued(WarpSlot(w)));
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += u64::from(step.exec_mask.count_ones());
-        self.stats.thread_instructions_by_class[ii.class as usize] +=
+        self.stats.thread_instructions_by_class[ii.class.coarse() as usize] +=
             u64::from(step.exec_mask.count_ones());
 
         // Control: barriers, exits, the instruction buffer.
