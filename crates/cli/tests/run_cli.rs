@@ -711,6 +711,23 @@ fn barriers_do_not_wait_for_exited_threads() {
 }
 
 #[test]
+fn barrier_releases_leave_warps_of_newer_ctas_in_reused_slots_waiting() {
+    // Blocks end at different times and the next one takes the lowest free warp slots,
+    // among them slots of warps that exited early from blocks still meeting barriers. The
+    // SM used to clear the barrier flags of every slot once listed in a releasing block,
+    // issuing a newer block's warp that waited at its own barrier: "warp 1 cannot execute:
+    // it has exited or waits at a barrier" on one SM.
+    for flags in [&["--set", "gpu.num_sms=1"][..], &[][..]] {
+        for out in both_modes("barrier_slot_reuse", flags, &[]) {
+            let (so, se) = (stdout(&out), stderr(&out));
+            assert_eq!(out.status.code(), Some(0), "stdout:\n{so}\nstderr:\n{se}");
+            assert_eq!(so, "PASS\n");
+            assert!(!se.contains("cannot execute"), "{se}");
+        }
+    }
+}
+
+#[test]
 fn stray_accesses_near_an_allocation_succeed_with_one_located_warning_each() {
     for (mode, out) in ["functional", "timing"].iter().zip(both_modes(
         "stray_access",

@@ -12,6 +12,7 @@ $NVCC unsupported_api.cu -o bin/unsupported_api
 # exits, stray accesses near allocations, launches a GPU refuses.
 $NVCC shared_wrap.cu -o bin/shared_wrap
 $NVCC barrier_exit.cu -o bin/barrier_exit
+$NVCC barrier_slot_reuse.cu -o bin/barrier_slot_reuse
 $NVCC stray_access.cu -o bin/stray_access
 $NVCC launch_refusals.cu -o bin/launch_refusals
 # The same kernel with the CUDA runtime linked statically (nvcc's default): regsim run

@@ -27,7 +27,7 @@ use crate::time::{Cycle, Cycles};
 /// alone reach the LRF, MICRO'11 §3.2) rather than the shared one (SFU, MEM, TEX).
 pub(crate) fn private_datapath(class: OpClass) -> bool {
     matches!(
-        class,
+        class.coarse(),
         OpClass::Fp32 | OpClass::Int | OpClass::IntMul | OpClass::Fp64
     )
 }
