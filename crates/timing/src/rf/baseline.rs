@@ -53,6 +53,9 @@ struct Collector {
     ready_at: Cycle,
     /// A read of this unit was refused in its last arbitration.
     conflicted: bool,
+    /// The first cycle its reads may be arbitrated (later than acceptance when a design
+    /// adds pipeline stages in front of operand collection: [`Baseline::accept_after`]).
+    start_at: Cycle,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -94,6 +97,7 @@ impl Baseline {
             pending: 0,
             ready_at: Cycle::ZERO,
             conflicted: false,
+            start_at: Cycle::ZERO,
         };
         let mut collectors = Vec::new();
         match (rf.collectors, rf.specialised_collectors) {
@@ -144,6 +148,38 @@ impl Baseline {
         b.shared_ports = false;
         b.stats.design = name.into();
         b
+    }
+
+    /// [`RegisterFile::accept`], with the instruction's reads starting `extra` cycles
+    /// late: the extra pipeline stages of a design in front of operand collection.
+    pub(crate) fn accept_after(&mut self, i: IssuedInst<'_>, now: Cycle, extra: Cycles) {
+        self.accept(i, now);
+        if let Some(c) = self
+            .collectors
+            .iter_mut()
+            .find(|c| c.busy && c.token == i.token)
+        {
+            c.start_at = now + extra;
+            c.ready_at = c.ready_at.max(now + extra + Cycles::new(1));
+        }
+    }
+
+    /// Holds the reads of `token`'s collector until `until` (CERF: a register being
+    /// filled back from memory). Only before any of its reads was granted.
+    pub(crate) fn hold_reads(&mut self, token: InstToken, until: Cycle) {
+        if let Some(c) = self
+            .collectors
+            .iter_mut()
+            .find(|c| c.busy && c.token == token)
+        {
+            c.start_at = until;
+            c.ready_at = until + Cycles::new(1);
+        }
+    }
+
+    /// Reports statistics under another design's name (designs built on the baseline).
+    pub(crate) fn rename_design(&mut self, name: &str) {
+        self.stats.design = name.into();
     }
 
     fn fits(&self, c: &Collector, unit: UnitKind) -> bool {
@@ -227,6 +263,7 @@ impl RegisterFile for Baseline {
         c.pending = n;
         c.ready_at = now + Cycles::new(1);
         c.conflicted = false;
+        c.start_at = now;
         self.busy += 1;
     }
 
@@ -297,7 +334,7 @@ impl RegisterFile for Baseline {
         };
         for j in 0..n {
             let u = &mut self.collectors[(start + j) % n];
-            if !u.busy || u.pending == 0 {
+            if !u.busy || u.pending == 0 || u.start_at > now {
                 continue;
             }
             u.conflicted = false;
@@ -353,7 +390,7 @@ impl RegisterFile for Baseline {
         }
         for u in self.collectors.iter().filter(|u| u.busy) {
             at(if u.pending > 0 {
-                soon
+                u.start_at.max(soon)
             } else {
                 u.ready_at.max(soon)
             });

@@ -38,11 +38,13 @@
 //!   partitions) is design state updated by the activate/deactivate hooks; the slow MRF
 //!   is `register_file.bank_latency` (any latency works: reads and writes are pipelined
 //!   with completion times, nothing assumes one cycle).
-//! - **CERF** (registers and L1D lines in one storage): [`RfCycle::memory`] and
-//!   [`RfCycle::sm`] give the design the SM's memory system, whose L1D exposes
-//!   `Cache::set_data_ways` and a single victim-selection function (the cache's
-//!   extension point) for taking over capacity; register spills/fills become memory
-//!   requests the design issues itself.
+//! - **CERF** ([`cerf`], registers and L1D lines in one storage): under
+//!   `design = "cerf"` the memory system's L1D is the integrated array
+//!   (`GpuConfig::l1d_array`) and register lines share its ways; [`RfCycle::memory`] and
+//!   [`RfCycle::sm`] give the design the `MemorySystem::*_register` methods for its tag
+//!   lookups, allocations and releases; spills are the array's write-backs, fills are
+//!   `Local` loads the design issues itself. The tagging stage is
+//!   `Baseline::accept_after`.
 //! - **Malekeh** (caching collector units, cache-aware issue, stall threshold STHLD):
 //!   collectors that keep values are design state; [`RegisterFile::ranks_warps`] +
 //!   [`RegisterFile::rank`] let the scheduler prefer warps whose operands hit in the
@@ -63,6 +65,7 @@
 //! nothing.
 
 pub mod baseline;
+pub mod cerf;
 pub mod ideal;
 
 use std::collections::BTreeMap;
@@ -360,6 +363,7 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
     match cfg.register_file.design {
         RegisterFileDesign::Baseline => Box::new(baseline::Baseline::new(cfg)),
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
+        RegisterFileDesign::Cerf => Box::new(cerf::Cerf::new(cfg)),
     }
 }
 
@@ -370,6 +374,11 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
 pub fn required_passes(cfg: &GpuConfig) -> PassSet {
     match cfg.register_file.design {
         RegisterFileDesign::Baseline | RegisterFileDesign::Ideal => PassSet::default(),
+        // The liveness bits mark each register's last read (§III.D).
+        RegisterFileDesign::Cerf => PassSet {
+            liveness_bits: true,
+            ..PassSet::default()
+        },
     }
 }
 
