@@ -358,8 +358,8 @@ impl<T: Copy> Cache<T> {
     }
 
     /// The way a register line goes to: an empty way, else the least recently used
-    /// unlocked line (under LRU-prioritized data lines first, registers only when the set
-    /// holds nothing else). `None` when every way is locked.
+    /// unlocked line (under LRU-prioritized data lines only, registers only when the set
+    /// holds nothing else). `None` when the line must wait for a fill to unlock a way.
     fn choose_register_victim(&self, base: usize) -> Option<usize> {
         let ways = base..base + self.ways;
         if let Some(w) = ways.clone().find(|&i| !self.lines[i].present) {
@@ -371,7 +371,10 @@ impl<T: Copy> Cache<T> {
                 .min_by_key(|&i| self.lines[i].last_use)
         };
         if self.sharing == Some(CerfPolicy::LruPrioritized) {
-            lru(true).or_else(|| lru(false))
+            // A register waits for a data line's fill rather than spill another
+            // register; only a set of nothing but registers spills one.
+            let data_locked = ways.clone().any(|i| !self.lines[i].register);
+            lru(true).or_else(|| if data_locked { None } else { lru(false) })
         } else {
             lru(false)
         }

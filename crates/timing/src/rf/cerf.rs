@@ -39,7 +39,7 @@ use crate::cache::{CacheStats, LineAddr, RegisterLineStats, SectorMask};
 use crate::coalescer::LineAccess;
 use crate::config::{CerfPolicy, GpuConfig};
 use crate::kernel_info::{RegFileKind, RegOperand};
-use crate::memory::{AccessKind, MemRequest, SmId, Space};
+use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space};
 use crate::rf::baseline::{Baseline, MAX_REGS};
 use crate::rf::{
     Candidate, EnergyEvent, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch,
@@ -70,6 +70,9 @@ struct TagLookup {
     dead: u32,
     /// Held for a fill since this cycle.
     held_since: Option<Cycle>,
+    /// Bit `k`: `regs[k]` was found in the array (its value is latched in the collector,
+    /// so a later eviction no longer matters to this instruction).
+    got: u32,
 }
 
 /// The CERF design of one SM. See the module docs.
@@ -198,7 +201,12 @@ impl Cerf {
     fn look_up(&mut self, k: usize, sm: SmId, c: &mut RfCycle<'_>) -> bool {
         let l = self.lookups[k];
         let mut all = true;
+        let mut got = l.got;
         for i in 0..l.n as usize {
+            if got & (1 << i) != 0 {
+                continue;
+            }
+            got |= 1 << i;
             let a = l.regs[i];
             let line = Self::reg_mem_line(sm, a);
             if l.held_since.is_none() {
@@ -211,6 +219,8 @@ impl Cerf {
                 }
                 continue;
             }
+            // Evictions by this cycle's own allocations count too.
+            self.note_evictions(sm, c.memory);
             let spilled = self.spilled.get(a as usize).copied().unwrap_or(false);
             let filling = self.filling.get(a as usize).copied().unwrap_or(false);
             if filling && !c.memory.l1d_fetching(sm, line) {
@@ -221,6 +231,7 @@ impl Cerf {
                     Self::flag(&mut self.spilled, a, false);
                     continue;
                 }
+                got &= !(1 << i);
                 all = false;
             } else if spilled && !filling {
                 self.register_misses += 1;
@@ -236,18 +247,23 @@ impl Cerf {
                     self.fills += 1;
                     Self::flag(&mut self.filling, a, true);
                 }
+                got &= !(1 << i);
                 all = false;
-            } else if spilled || filling {
+            } else if spilled || filling || self.writes.contains(&a) {
+                // Being filled, or written (its allocation waits for a locked set).
+                got &= !(1 << i);
                 all = false;
             } else {
                 // Never written (or written by a load still in flight): the entry is
                 // allocated now, with nothing to fetch.
                 self.cold_registers += 1;
                 if c.memory.write_register(sm, c.now, line).is_none() {
+                    got &= !(1 << i);
                     all = false;
                 }
             }
         }
+        self.lookups[k].got = got;
         if all {
             self.register_hits += u64::from(l.n);
             if self.release_dead {
@@ -260,6 +276,15 @@ impl Cerf {
             }
         }
         all
+    }
+
+    fn note_evictions(&mut self, sm: SmId, memory: &mut MemorySystem) {
+        memory.take_evicted_registers(sm, &mut self.evicted);
+        for k in 0..self.evicted.len() {
+            let a = Self::addr_of_line(sm, self.evicted[k]);
+            Self::flag(&mut self.spilled, a, true);
+        }
+        self.evicted.clear();
     }
 
     fn sample(&mut self, sm: SmId, c: &RfCycle<'_>) {
@@ -306,6 +331,7 @@ impl RegisterFile for Cerf {
             n: 0,
             dead: 0,
             held_since: None,
+            got: 0,
         };
         l.n = self.collect(i.inst.srcs, i.inst.warp, &mut l.regs, &mut l.dead);
         self.operand_reads += u64::from(l.n);
@@ -335,12 +361,7 @@ impl RegisterFile for Cerf {
         let now = c.now;
 
         // Registers the array evicted (spilled) since the last cycle.
-        c.memory.take_evicted_registers(sm, &mut self.evicted);
-        for k in 0..self.evicted.len() {
-            let a = Self::addr_of_line(sm, self.evicted[k]);
-            Self::flag(&mut self.spilled, a, true);
-        }
-        self.evicted.clear();
+        self.note_evictions(sm, c.memory);
 
         // Exited warps: their entries become holes.
         for k in 0..self.exits.len() {
