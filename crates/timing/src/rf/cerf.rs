@@ -9,9 +9,10 @@
 //!   the L1D's MSHRs, latency and write policy, and register lines share its ways
 //!   ([`crate::cache::Cache::share_with_registers`]). Figure 6's states are the ways'
 //!   (`inactive` empty, `reg`, `cache` clean data, `dirty` data).
-//! - **Register re-indexing** (§III.C): warp register `r` of warp slot `w` is register
-//!   address `w * registers_per_thread + r` (the RGen of the traditional RF, which packs
-//!   warps' registers contiguously), shifted by the 128-byte line and prefixed by an
+//! - **Register re-indexing** (§III.C): warp register `r` of a warp is register address
+//!   `base + r`, where `base` is the warp's first register address, allocated first-fit
+//!   at launch (the RGen of the traditional RF, which packs resident warps' registers
+//!   contiguously: the addresses of all resident warps fit in the register file), shifted by the 128-byte line and prefixed by an
 //!   isolated per-SM "reg-mem" region ([`REG_MEM_BASE`]); its set is the low address bits,
 //!   exactly as for memory lines, so consecutive registers go to consecutive sets.
 //! - **Banking and bandwidth**: register reads and writes use the baseline's banks,
@@ -81,6 +82,10 @@ pub struct Cerf {
     policy: CerfPolicy,
     release_dead: bool,
     regs_per_thread: Vec<u32>,
+    /// Per warp slot: the first register address of its registers (§III.C's RGen).
+    base: Vec<u32>,
+    /// Per warp slot: resident.
+    live: Vec<bool>,
     lookups: Vec<TagLookup>,
     /// Register addresses whose writes wait for their tag lookup/allocation.
     writes: Vec<u32>,
@@ -116,12 +121,16 @@ impl Cerf {
         let mut inner = Baseline::new(cfg);
         inner.rename_design("cerf");
         let c = &cfg.register_file.cerf;
+        // Addresses stay below the register file's warp registers when every resident
+        // warp fits (occupancy guarantees it); 256 registers per thread bound the rest.
         let max_addr = cfg.sm.max_warps as usize * 256;
         Cerf {
             inner,
             policy: c.policy,
             release_dead: c.release_dead,
             regs_per_thread: vec![0; cfg.sm.max_warps as usize],
+            base: vec![0; cfg.sm.max_warps as usize],
+            live: vec![false; cfg.sm.max_warps as usize],
             lookups: Vec::with_capacity(64),
             writes: Vec::with_capacity(256),
             exits: Vec::with_capacity(8),
@@ -154,8 +163,26 @@ impl Cerf {
 
     /// Register address of `reg` of `warp` (§III.C's RGen).
     fn reg_addr(&self, warp: WarpSlot, reg: u16) -> u32 {
-        let r = self.regs_per_thread.get(warp.index()).copied().unwrap_or(0);
-        warp.0 as u32 * r + u32::from(reg)
+        self.base.get(warp.index()).copied().unwrap_or(0) + u32::from(reg)
+    }
+
+    /// The lowest register address from which `n` addresses overlap no resident warp's
+    /// (first fit, like a register file allocating warps' registers contiguously).
+    fn first_fit(&self, n: u32) -> u32 {
+        let overlaps = |b: u32| {
+            (0..self.live.len()).any(|w| {
+                self.live[w] && b < self.base[w] + self.regs_per_thread[w] && self.base[w] < b + n
+            })
+        };
+        if !overlaps(0) {
+            return 0;
+        }
+        (0..self.live.len())
+            .filter(|&w| self.live[w])
+            .map(|w| self.base[w] + self.regs_per_thread[w])
+            .filter(|&b| !overlaps(b))
+            .min()
+            .unwrap_or(0)
     }
 
     /// The reg-mem line of register address `a` in SM `sm`.
@@ -307,15 +334,22 @@ impl RegisterFile for Cerf {
     }
 
     fn warp_launched(&mut self, w: WarpLaunch) {
-        if let Some(r) = self.regs_per_thread.get_mut(w.warp.index()) {
-            *r = w.registers_per_thread;
+        let i = w.warp.index();
+        if i < self.live.len() {
+            let n = w.registers_per_thread;
+            self.base[i] = self.first_fit(n);
+            self.regs_per_thread[i] = n;
+            self.live[i] = true;
         }
         self.inner.warp_launched(w);
     }
 
     fn warp_exited(&mut self, warp: WarpSlot) {
-        let r = self.regs_per_thread.get(warp.index()).copied().unwrap_or(0);
-        self.exits.push((warp.0 as u32 * r, r));
+        let i = warp.index();
+        if i < self.live.len() {
+            self.exits.push((self.base[i], self.regs_per_thread[i]));
+            self.live[i] = false;
+        }
         self.inner.warp_exited(warp);
     }
 
@@ -709,7 +743,7 @@ mod tests {
         let t = dispatch_cycle(&mut cerf, &mut mem, &[r(1, false), r(2, true)]);
         assert_eq!(t, b + TAG_STAGE);
         // R1 stays a register entry, R2 (dead after the read) is a hole again.
-        let line = |reg: u32| Cerf::reg_mem_line(SmId(0), 8 + reg);
+        let line = |reg: u32| Cerf::reg_mem_line(SmId(0), reg);
         assert!(mem.read_register(SmId(0), line(1)));
         assert!(!mem.read_register(SmId(0), line(2)));
         let s = cerf.stats(Cycle::new(40));
