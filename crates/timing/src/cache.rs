@@ -353,7 +353,7 @@ impl<T: Copy> Cache<T> {
         }
         // CERF LRU-prioritized: memory data never displaces a register.
         let spare_registers = self.sharing == Some(CerfPolicy::LruPrioritized);
-        ways.filter(|&i| !self.lines[i].locked && !(spare_registers && self.lines[i].register))
+        ways.filter(|&i| !(self.lines[i].locked || spare_registers && self.lines[i].register))
             .min_by_key(|&i| self.lines[i].last_use)
     }
 
@@ -367,7 +367,7 @@ impl<T: Copy> Cache<T> {
         }
         let lru = |data_only: bool| {
             ways.clone()
-                .filter(|&i| !self.lines[i].locked && !(data_only && self.lines[i].register))
+                .filter(|&i| !(self.lines[i].locked || data_only && self.lines[i].register))
                 .min_by_key(|&i| self.lines[i].last_use)
         };
         if self.sharing == Some(CerfPolicy::LruPrioritized) {
