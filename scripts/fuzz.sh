@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes the PTX parser for a bounded time: scripts/fuzz.sh [SECONDS] (default 60).
-# Installs cargo-fuzz from crates.io if it is missing; runs on stable Rust with `-s none`
-# (no sanitizer), seeded from the committed workload PTX. Exits non-zero on a crash.
+# Installs cargo-fuzz from the Rust package registry if it is missing; runs on stable Rust
+# with `-s none` (no sanitizer), seeded from the committed workload PTX. Exits non-zero on a
+# crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}

@@ -6,6 +6,7 @@
 #
 #   REGSIM_SKIP_TOOLKIT=1   skip installing/using the CUDA toolkit (PTX reproducibility check)
 #   REGSIM_FUZZ_SECONDS=N   length of the fuzz run (default 60; 0 skips it)
+#   REGSIM_SKIP_SLURM=1     skip starting a one-node Slurm and the `regsim sweep --slurm` test
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +31,17 @@ fuzz_seconds=${REGSIM_FUZZ_SECONDS:-60}
 if [ "$fuzz_seconds" -gt 0 ] && [ -d fuzz ]; then
     step "fuzzing the PTX parser for ${fuzz_seconds}s"
     bash scripts/fuzz.sh "$fuzz_seconds"
+fi
+
+if [ "${REGSIM_SKIP_SLURM:-0}" != 1 ]; then
+    step "regsim sweep through a one-node Slurm (scripts/local-slurm.sh)"
+    if bash scripts/local-slurm.sh; then
+        REGSIM_SLURM_TEST=1 cargo nextest run --release -p regsim --test sweep_slurm
+    else
+        echo "skipping the Slurm test: the one-node cluster could not start (reason above)"
+    fi
+else
+    step "skipping the Slurm test (REGSIM_SKIP_SLURM=1)"
 fi
 
 step "test suite"

@@ -99,6 +99,11 @@ pub struct RunArgs {
     /// in the statistics (`register_profile`, `orf_lrf`) and the summary.
     #[arg(long)]
     profile_registers: bool,
+    /// Fault on every access outside an allocation, however close (a memory checker).
+    /// By default an access within 64 KB of an allocation succeeds, as on a GPU, with a
+    /// located warning on stderr and in the statistics (`memory_warnings`).
+    #[arg(long)]
+    strict_memory: bool,
     /// The program to run and its arguments (after `--`).
     #[arg(
         value_name = "PROGRAM ARGS",
@@ -256,6 +261,12 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         "REGSIM_PROFILE_REGISTERS",
         if args.profile_registers { "1" } else { "0" },
     );
+    cmd.env(
+        "REGSIM_STRICT_MEMORY",
+        if args.strict_memory { "1" } else { "0" },
+    );
+    // If we are killed (a sweep's timeout, SIGKILL), the program must not run on alone.
+    regsim::sweep::runner::die_with_parent(&mut cmd);
     let mut child = cmd
         .spawn()
         .with_context(|| format!("starting {}", program.display()))?;

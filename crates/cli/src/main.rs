@@ -10,6 +10,7 @@ mod cmd_correlate;
 mod cmd_ptx;
 mod cmd_report;
 mod cmd_run;
+mod cmd_sweep;
 mod elf;
 mod passes;
 mod regalloc;
@@ -40,6 +41,9 @@ enum Command {
     Run(cmd_run::RunArgs),
     /// Tables (text or Markdown) from the statistics files of `regsim run --stats`.
     Report(cmd_report::ReportArgs),
+    /// Run a sweep spec (workloads x configs x designs x settings) into a resumable
+    /// SQLite store, locally in parallel or as Slurm job arrays.
+    Sweep(cmd_sweep::SweepArgs),
     /// Per-kernel cycles and cache misses against a reference simulator's runs.
     Correlate(cmd_correlate::CorrelateArgs),
 }
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
         Command::Compile(args) => cmd_compile::run(args),
         Command::Run(args) => cmd_run::run(args),
         Command::Report(args) => cmd_report::run(args),
+        Command::Sweep(args) => cmd_sweep::run(args),
         Command::Correlate(args) => cmd_correlate::run(args),
     };
     match result {

@@ -4,16 +4,16 @@
 //! arrives after a long, variable latency (§4.1: global, local and texture loads), and which
 //! operand of the instruction each entry of `uses(inst)` and `defs(inst)` belongs to.
 //!
-//! Classification choices the papers leave open, made here once for every pass:
-//! - SFU: `rcp sqrt rsqrt sin cos lg2 ex2 tanh`, floating-point `div` and integer
-//!   `div`/`rem` (the hardware builds them from the SFU's reciprocal).
-//! - MEM: loads, stores, atomics, reductions, prefetches and calls (arguments and results
-//!   travel through the `.param` space).
+//! The datapath is a projection of the one operation classification the compiler and
+//! the timing model share, [`ir::ExecClass`]:
+//! - SFU: transcendentals (`rcp sqrt rsqrt sin cos lg2 ex2 tanh`), floating-point `div`
+//!   and integer `div`/`rem` (the hardware builds them from the SFU's reciprocal).
+//! - MEM: loads, stores, atomics, reductions, prefetches and fences (the LD/ST unit).
 //! - TEX: `tex`, `tld4`, `txq`.
 //! - Warp-wide operations (`shfl vote match redux activemask`) move data between lanes, so
 //!   they are not part of a lane's private datapath either.
-//! - Control (`bra ret exit trap bar membar nanosleep brkpt`) only reads predicates or
-//!   barrier operands; it is not the private ALU datapath.
+//! - Control (`bra call ret exit trap bar nanosleep brkpt`) only reads predicates,
+//!   barrier operands or call arguments; it is not the private ALU datapath.
 //! - Everything else, conversions and 64-bit arithmetic included, is the private ALU.
 
 use ir::op::Space;
@@ -33,7 +33,7 @@ pub enum Datapath {
     Tex,
     /// Cross-lane operations.
     Warp,
-    /// Branches, barriers, fences.
+    /// Branches, calls, returns, barriers.
     Control,
 }
 
@@ -57,41 +57,27 @@ impl Datapath {
 
 /// The unit that executes `op`.
 pub fn datapath(op: &Op) -> Datapath {
-    match op {
-        Op::Rcp { .. }
-        | Op::Sqrt { .. }
-        | Op::Rsqrt { .. }
-        | Op::Sin { .. }
-        | Op::Cos { .. }
-        | Op::Lg2 { .. }
-        | Op::Ex2 { .. }
-        | Op::Tanh { .. }
-        | Op::FDiv { .. }
-        | Op::Div { .. }
-        | Op::Rem { .. } => Datapath::Sfu,
-        Op::Ld(_)
-        | Op::Ldu(_)
-        | Op::St(_)
-        | Op::Prefetch { .. }
-        | Op::Atom(_)
-        | Op::Red(_)
-        | Op::Call(_) => Datapath::Mem,
-        Op::Tex(_) | Op::Txq { .. } => Datapath::Tex,
-        Op::Shfl { .. }
-        | Op::Vote { .. }
-        | Op::Match { .. }
-        | Op::Redux { .. }
-        | Op::Activemask => Datapath::Warp,
-        Op::Bra { .. }
-        | Op::Ret { .. }
-        | Op::Exit
-        | Op::Trap
-        | Op::Brkpt
-        | Op::Nanosleep
-        | Op::Bar { .. }
-        | Op::BarWarpSync
-        | Op::Fence { .. } => Datapath::Control,
-        _ => Datapath::Alu,
+    use ir::ExecClass as E;
+    match ir::exec_class(op) {
+        E::Transcendental | E::FloatDiv | E::DoubleDiv | E::IntDiv => Datapath::Sfu,
+        E::Load | E::Store | E::Atomic | E::Prefetch | E::Fence => Datapath::Mem,
+        E::Texture => Datapath::Tex,
+        E::Shuffle | E::WarpVote => Datapath::Warp,
+        E::Branch | E::Call | E::Return | E::Barrier | E::Misc => Datapath::Control,
+        E::IntSimple
+        | E::IntAdd
+        | E::IntMinMax
+        | E::IntMul
+        | E::IntMad
+        | E::FloatAdd
+        | E::FloatSimple
+        | E::FloatMinMax
+        | E::FloatMul
+        | E::FloatFma
+        | E::DoubleAdd
+        | E::DoubleMinMax
+        | E::DoubleMul
+        | E::DoubleFma => Datapath::Alu,
     }
 }
 

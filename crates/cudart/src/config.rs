@@ -45,6 +45,9 @@ pub struct Config {
     /// `REGSIM_PROFILE_REGISTERS`: profile the executed instructions
     /// ([`crate::profiling`]).
     pub profile_registers: bool,
+    /// `REGSIM_STRICT_MEMORY`: every kernel access outside an allocation faults
+    /// (`emu::StrayPolicy::Fault`) instead of succeeding near one as on a GPU.
+    pub strict_memory: bool,
     /// Warnings about the environment itself, printed once at start-up.
     pub warnings: Vec<String>,
 }
@@ -82,6 +85,7 @@ impl Config {
                 .map(PathBuf::from),
             summary: matches!(lookup("REGSIM_SUMMARY").as_deref(), Some(v) if !v.is_empty() && v != "0"),
             profile_registers: matches!(lookup("REGSIM_PROFILE_REGISTERS").as_deref(), Some(v) if !v.is_empty() && v != "0"),
+            strict_memory: matches!(lookup("REGSIM_STRICT_MEMORY").as_deref(), Some(v) if !v.is_empty() && v != "0"),
             ..Config::default()
         };
         config.transforms = ProgramTransforms::from_lookup(&lookup, &mut config.warnings);

@@ -193,6 +193,56 @@ pub struct KernelResources {
     pub registers: Option<u32>,
 }
 
+/// A kernel access just outside an allocation that succeeded, where it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryWarning {
+    /// Demangled kernel name.
+    pub kernel: String,
+    pub ptx_line: u32,
+    pub instruction: String,
+    pub cta: [u32; 3],
+    pub thread: Option<[u32; 3]>,
+    /// What the access was (size, address, distance from the allocation).
+    pub message: String,
+    /// Bytes accessed.
+    pub bytes: u64,
+    /// The access's address minus the allocation's base (negative: before it).
+    pub offset: i64,
+    /// The allocation's size.
+    pub allocation_bytes: u64,
+}
+
+impl MemoryWarning {
+    /// The stderr line.
+    pub fn line(&self) -> String {
+        let [x, y, z] = self.cta;
+        let thread = self
+            .thread
+            .map_or(String::new(), |[a, b, c]| format!(", thread ({a},{b},{c})"));
+        format!(
+            "regsim: memory warning: kernel {}, PTX line {} ({}), CTA ({x},{y},{z}){thread}: \
+             {}; allowed as on a GPU (within 64 KB of an allocation), \
+             `regsim run --strict-memory` makes it a fault",
+            self.kernel, self.ptx_line, self.instruction, self.message
+        )
+    }
+
+    /// The `memory_warnings` entry of the statistics (without host addresses, which differ
+    /// from run to run).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "kernel": self.kernel,
+            "ptx_line": self.ptx_line,
+            "instruction": self.instruction,
+            "cta": self.cta,
+            "thread": self.thread,
+            "bytes": self.bytes,
+            "offset": self.offset,
+            "allocation_bytes": self.allocation_bytes,
+        })
+    }
+}
+
 /// The simulated GPU as the runtime sees it.
 pub trait Device {
     /// Allocates `size` bytes (at least 256-byte aligned, like cudaMalloc) and returns
@@ -232,6 +282,11 @@ pub trait Device {
     /// The timing model's report over every launch so far, in timing mode.
     fn timing_report(&self) -> Option<timing::Report> {
         None
+    }
+    /// Kernel accesses outside an allocation that succeeded (as on a GPU) since the last
+    /// call, once per kernel and instruction.
+    fn take_memory_warnings(&mut self) -> Vec<MemoryWarning> {
+        Vec::new()
     }
     /// The profiles of the executed instructions, when they were asked for; at exit.
     fn profile_report(&mut self) -> Option<crate::profiling::ProfileReport> {

@@ -34,7 +34,7 @@ use timing::{GpuConfig, KernelInfo, SimError, TimingSimulator};
 
 use crate::device::{
     AllocKind, Device, DeviceError, Dim3, FaultKind, KernelFault, KernelResources, KernelStats,
-    Launch, ModuleId, TextureTarget,
+    Launch, MemoryWarning, ModuleId, TextureTarget,
 };
 use crate::error::CudaError;
 use crate::profiling::{ProfileReport, SharedProfiler};
@@ -57,6 +57,8 @@ pub struct EmuDevice {
     /// Allocation and annotations of each function of each module, by `FuncId`.
     compiled: HashMap<ModuleId, Vec<Option<CompiledFunction>>>,
     profiler: Option<SharedProfiler>,
+    /// Stray-access warnings of the emulator already handed to the runtime.
+    strays_reported: usize,
 }
 
 /// The cycle-level model driving the emulator, and what it needs per kernel.
@@ -104,6 +106,7 @@ impl EmuDevice {
             design_passes: PassSet::default(),
             compiled: HashMap::new(),
             profiler: None,
+            strays_reported: 0,
         }
     }
 
@@ -131,6 +134,10 @@ impl EmuDevice {
 
     pub fn emulator(&self) -> &Emulator {
         &self.emu
+    }
+
+    pub fn emulator_mut(&mut self) -> &mut Emulator {
+        &mut self.emu
     }
 
     fn emu_module(&self, module: ModuleId) -> Result<emu::ModuleId, DeviceError> {
@@ -358,6 +365,27 @@ impl Device for EmuDevice {
 
     fn timing_report(&self) -> Option<timing::Report> {
         Some(self.timing.as_ref()?.sim.report())
+    }
+
+    fn take_memory_warnings(&mut self) -> Vec<MemoryWarning> {
+        let new = &self.emu.memory.stray_warnings[self.strays_reported..];
+        self.strays_reported += new.len();
+        new.iter()
+            .map(|w| {
+                let l = &w.location;
+                MemoryWarning {
+                    kernel: demangle(&l.kernel),
+                    ptx_line: l.line,
+                    instruction: l.inst_text.trim().to_string(),
+                    cta: l.cta,
+                    thread: l.thread,
+                    message: w.access.to_string(),
+                    bytes: w.access.size,
+                    offset: w.access.addr.wrapping_sub(w.access.base) as i64,
+                    allocation_bytes: w.access.len,
+                }
+            })
+            .collect()
     }
 
     fn profile_report(&mut self) -> Option<ProfileReport> {

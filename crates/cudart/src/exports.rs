@@ -50,8 +50,16 @@ fn start_runtime() -> Runtime<ActiveDevice> {
     let config = Config::from_env();
     match config.gpu_selection() {
         Ok(selection) => {
+            let transforms = config
+                .transforms
+                .under_architecture_cap(selection.config.sm.max_registers_per_thread);
             let mut device =
-                EmuDevice::new().with_program_settings(config.transforms, config.profile_registers);
+                EmuDevice::new().with_program_settings(transforms, config.profile_registers);
+            device.emulator_mut().memory.stray_policy = if config.strict_memory {
+                emu::StrayPolicy::Fault
+            } else {
+                emu::StrayPolicy::Allow
+            };
             if config.mode == Mode::Timing {
                 device = device.with_timing(selection.config.clone());
             }

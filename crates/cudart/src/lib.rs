@@ -39,6 +39,12 @@
 //! - `REGSIM_PROFILE_REGISTERS` — if set and not `0`, the executed instructions are
 //!   profiled ([`profiling`]): `register_profile` and `orf_lrf` in the statistics, and in
 //!   the summary.
+//! - `REGSIM_STRICT_MEMORY` — if set and not `0`, every kernel access outside an allocation
+//!   faults precisely (`regsim run --strict-memory`). Otherwise an access within
+//!   `emu::memory::STRAY_WINDOW` (64 KB) of an allocation succeeds as on a GPU and is
+//!   reported once per kernel and instruction: a line on stderr
+//!   (`regsim: memory warning: kernel NAME, PTX line N (INST), CTA (x,y,z), thread
+//!   (x,y,z): ...`) and an entry of `memory_warnings` in the statistics.
 //!
 //! The config is loaded and validated at start-up, in both modes (`cudaGetDeviceProperties`
 //! and `cudaDeviceGetAttribute` describe it: SM count, clocks, shared memory, registers,

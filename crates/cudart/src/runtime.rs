@@ -16,7 +16,8 @@ use std::time::Instant;
 
 use crate::config::{Config, GpuSelection, Mode};
 use crate::device::{
-    AllocKind, Device, DeviceError, Dim3, KernelResources, Launch, ModuleId, TextureTarget,
+    AllocKind, Device, DeviceError, Dim3, KernelResources, Launch, MemoryWarning, ModuleId,
+    TextureTarget,
 };
 use crate::error::CudaError;
 use crate::fatbin::FatBinary;
@@ -180,6 +181,8 @@ pub struct Runtime<D: Device> {
     records: Vec<KernelRecord>,
     /// Wall-clock seconds spent in launches.
     launch_seconds: f64,
+    /// Stray kernel accesses that succeeded, in the order reported.
+    memory_warnings: Vec<MemoryWarning>,
     /// The GPU config the device simulates, once loaded.
     gpu_selection: Option<GpuSelection>,
     /// Why the device could not be created: sticky for the whole process, even across
@@ -223,6 +226,7 @@ impl<D: Device> Runtime<D> {
             sticky: None,
             records: Vec::new(),
             launch_seconds: 0.0,
+            memory_warnings: Vec::new(),
             gpu_selection: None,
             init_error: None,
             next_handle: 1,
@@ -424,9 +428,20 @@ impl<D: Device> Runtime<D> {
             .get(&host_fn)
             .cloned()
             .ok_or(CudaError::InvalidDeviceFunction)?;
-        self.check_launch_config(grid, block, shared_bytes)?;
         let module = self.module(kernel.fatbin)?;
         let module_id = module.id;
+        // A launch the GPU refuses gets one line naming the kernel and the reason.
+        let resources = self.device.kernel_resources(module_id, &kernel.name).ok();
+        if let Err((code, reason)) = self.check_launch_config(grid, block, shared_bytes, resources)
+        {
+            let line = format!(
+                "regsim: kernel {} grid {grid} block {block}: launch refused: {reason}",
+                stats::demangle(&kernel.name)
+            );
+            self.say(&line);
+            return Err(code);
+        }
+        let module = self.module(kernel.fatbin)?;
         let signature = module
             .signatures
             .get(&kernel.name)
@@ -453,6 +468,11 @@ impl<D: Device> Runtime<D> {
         let started = Instant::now();
         let result = self.device.launch(&launch);
         self.launch_seconds += started.elapsed().as_secs_f64();
+        for w in self.device.take_memory_warnings() {
+            let line = w.line();
+            self.say(&line);
+            self.memory_warnings.push(w);
+        }
         match result {
             Ok(stats) => {
                 let record = KernelRecord {
@@ -477,16 +497,55 @@ impl<D: Device> Runtime<D> {
         }
     }
 
-    fn check_launch_config(&self, grid: Dim3, block: Dim3, shared_bytes: usize) -> CudaResult<()> {
-        let dims_ok = |d: Dim3, max: [u32; 3]| {
-            d.x >= 1 && d.y >= 1 && d.z >= 1 && d.x <= max[0] && d.y <= max[1] && d.z <= max[2]
-        };
-        if !dims_ok(grid, MAX_GRID_DIM)
-            || !dims_ok(block, MAX_BLOCK_DIM)
-            || block.count() > u64::from(self.gpu.max_threads_per_block)
-            || shared_bytes > self.gpu.shared_mem_per_block_optin as usize
-        {
-            return Err(CudaError::InvalidConfiguration);
+    /// Why the GPU would refuse a launch of this shape: the CUDA error and a reason.
+    fn check_launch_config(
+        &self,
+        grid: Dim3,
+        block: Dim3,
+        shared_bytes: usize,
+        resources: Option<KernelResources>,
+    ) -> Result<(), (CudaError, String)> {
+        let refuse = |reason: String| Err((CudaError::InvalidConfiguration, reason));
+        let dims_ok = |d: Dim3, max: [u32; 3]| d.x <= max[0] && d.y <= max[1] && d.z <= max[2];
+        if grid.count() == 0 || block.count() == 0 {
+            return refuse("zero-sized grid or block".into());
+        }
+        if !dims_ok(grid, MAX_GRID_DIM) {
+            let [x, y, z] = MAX_GRID_DIM;
+            return refuse(format!("grid exceeds the maximum ({x},{y},{z})"));
+        }
+        if !dims_ok(block, MAX_BLOCK_DIM) {
+            let [x, y, z] = MAX_BLOCK_DIM;
+            return refuse(format!("block exceeds the maximum ({x},{y},{z})"));
+        }
+        let threads = block.count();
+        if threads > u64::from(self.gpu.max_threads_per_block) {
+            return refuse(format!(
+                "{threads} threads per block, more than the {} the GPU allows",
+                self.gpu.max_threads_per_block
+            ));
+        }
+        let static_shared = resources.map_or(0, |r| r.shared_bytes);
+        let shared = static_shared.saturating_add(shared_bytes);
+        if shared > self.gpu.shared_mem_per_block_optin as usize {
+            return refuse(format!(
+                "{shared} bytes of shared memory per block ({static_shared} static, \
+                 {shared_bytes} dynamic), more than the {} the GPU has",
+                self.gpu.shared_mem_per_block_optin
+            ));
+        }
+        if let Some(regs) = resources.and_then(|r| r.registers) {
+            let needed = u64::from(regs) * threads;
+            if needed > u64::from(self.gpu.regs_per_block) {
+                return Err((
+                    CudaError::LaunchOutOfResources,
+                    format!(
+                        "{regs} registers per thread x {threads} threads = {needed} registers, \
+                         more than the {} a block may use",
+                        self.gpu.regs_per_block
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -504,6 +563,7 @@ impl<D: Device> Runtime<D> {
             records: &self.records,
             report,
             launch_seconds: self.launch_seconds,
+            memory_warnings: &self.memory_warnings,
         }
     }
 

@@ -77,12 +77,17 @@ pub struct RunStats<'a> {
     pub report: Option<&'a timing::Report>,
     /// Wall-clock seconds spent in launches (used when there is no timing report).
     pub launch_seconds: f64,
+    /// Kernel accesses just outside an allocation that succeeded.
+    pub memory_warnings: &'a [crate::device::MemoryWarning],
 }
 
 impl RunStats<'_> {
     /// The `REGSIM_STATS` document:
     /// `{"mode", "gpu": {"name", "selector", "overrides", "config"}, "kernels": [...],
-    /// "total": {...}, "simulation": {"wall_seconds", "warp_instructions_per_second"}}`.
+    /// "total": {...}, "memory_warnings": [...], "simulation": {"wall_seconds",
+    /// "warp_instructions_per_second"}}`. A memory warning has `kernel`, `ptx_line`,
+    /// `instruction`, `cta`, `thread`, `bytes`, `offset` (from the allocation's base,
+    /// negative before it) and `allocation_bytes`.
     /// `total` has `kernels`, `warp_instructions`, `thread_instructions`, and in timing
     /// mode every field of `timing::TotalStats` (`cycles`, `ipc`, stalls, register file,
     /// memory). Deterministic apart from `simulation` (and each kernel's `simulation`).
@@ -131,6 +136,11 @@ impl RunStats<'_> {
             "gpu": gpu,
             "kernels": self.records.iter().map(KernelRecord::to_json).collect::<Vec<_>>(),
             "total": total,
+            "memory_warnings": self
+                .memory_warnings
+                .iter()
+                .map(crate::device::MemoryWarning::to_json)
+                .collect::<Vec<_>>(),
             "simulation": simulation,
         })
     }
@@ -221,6 +231,7 @@ mod tests {
             records: &records,
             report: None,
             launch_seconds: 0.5,
+            memory_warnings: &[],
         };
         let json = run.to_json();
         let text = json.to_string();

@@ -68,6 +68,22 @@ impl ProgramTransforms {
         t
     }
 
+    /// The transforms under the simulated GPU's cap on registers per thread
+    /// (`sm.max_registers_per_thread`): the allocator's cap becomes min(that, the user's
+    /// cap), and a program that needs more registers than the architecture has runs with
+    /// spill code, as ptxas would compile it. A cap of ptxas's default or more changes
+    /// nothing, so a program that fits runs as written.
+    pub fn under_architecture_cap(mut self, architecture_cap: u32) -> Self {
+        let cap = self
+            .max_registers
+            .unwrap_or(DEFAULT_MAX_REGISTERS)
+            .min(architecture_cap);
+        if self.max_registers.is_some() || cap < DEFAULT_MAX_REGISTERS {
+            self.max_registers = Some(cap);
+        }
+        self
+    }
+
     pub fn is_none(&self) -> bool {
         *self == ProgramTransforms::default()
     }
@@ -203,6 +219,25 @@ mod tests {
         );
         assert!(t.is_none());
         assert_eq!(w.len(), 2, "{w:?}");
+    }
+
+    #[test]
+    fn the_architecture_cap_bounds_the_users_cap() {
+        let none = ProgramTransforms::default();
+        let user = |n| ProgramTransforms {
+            max_registers: Some(n),
+            ltrf: None,
+        };
+        // Fermi's 63 applies with or without a user cap, and the lower cap wins.
+        assert_eq!(none.under_architecture_cap(63).max_registers, Some(63));
+        assert_eq!(user(32).under_architecture_cap(63).max_registers, Some(32));
+        assert_eq!(user(100).under_architecture_cap(63).max_registers, Some(63));
+        // 255 (Kepler GK110 and later) is ptxas's default: no transform unless asked.
+        assert!(none.under_architecture_cap(255).is_none());
+        assert_eq!(
+            user(100).under_architecture_cap(255).max_registers,
+            Some(100)
+        );
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub use exec::{
     AccessKind, Cta, Launch, LaunchConfig, Limits, MemInfo, MemSpace, RunStats, StepEvent,
     StepObserver, WarpStatus, WarpStep,
 };
-pub use memory::{AllocKind, GlobalMemory, MemError};
+pub use memory::{AllocKind, GlobalMemory, MemError, StrayAccess, StrayPolicy, StrayWarning};
 pub use module::LoadedModule;
 pub use texture::{TextureBinding, TextureTable};
 

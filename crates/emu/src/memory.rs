@@ -19,6 +19,20 @@
 //! calling thread, so there are no concurrent accesses from Rust references. We never
 //! create Rust references (`&[u8]`) into region memory that outlive one copy.
 //!
+//! # Stray accesses near an allocation
+//!
+//! A GPU does not trap an access a little outside an allocation: the driver carves
+//! allocations out of much larger pages, so the bytes around one are mapped memory (a
+//! neighbour's, or unused). Every region therefore reserves [`STRAY_WINDOW`] bytes of
+//! zeroed padding on each side of the allocation, which no other region can own. With
+//! [`StrayPolicy::Allow`] (what `regsim run` uses unless `--strict-memory`) a kernel access
+//! that lies in that padding succeeds: reads return the padding's contents (zero until
+//! something writes there, so deterministic), writes land there, and the access is
+//! recorded for the emulator to report ([`GlobalMemory::take_stray`]). Anything farther
+//! away still faults. With [`StrayPolicy::Fault`] (the default here) the padding is never
+//! reachable and every access outside an allocation faults precisely. Host-side copies
+//! (`memcpy`, `memset`) are always precise.
+//!
 //! # Generic addressing windows
 //!
 //! Shared and local addresses are offsets from zero in their own space. A *generic*
@@ -46,6 +60,53 @@ pub const WINDOW_SIZE: u64 = 1 << 40;
 
 /// Alignment of every global allocation (cudaMalloc guarantees 256 bytes).
 pub const ALLOC_ALIGN: usize = 256;
+
+/// How far outside an allocation a kernel access may stray and still find mapped memory:
+/// the device-memory page the CUDA driver maps allocations with. NVIDIA GPUs map video
+/// memory with 4 KB, 64 KB ("big page") and, since Pascal, 2 MB pages, and the driver's
+/// allocator sub-allocates `cudaMalloc` blocks from 2 MB chunks (the granularity
+/// `cuMemGetAllocationGranularity` reports for device memory). 64 KB, the big-page size of
+/// every generation regsim models (Fermi through Turing), is the smallest neighbourhood
+/// that is mapped around any allocation on all of them; it keeps the padding every region
+/// reserves (twice this) small.
+pub const STRAY_WINDOW: u64 = 64 << 10;
+
+/// What a kernel access just outside an allocation does (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StrayPolicy {
+    /// Fault precisely, as a memory checker would (`regsim run --strict-memory`).
+    #[default]
+    Fault,
+    /// Succeed within [`STRAY_WINDOW`] of an allocation, as on a GPU, and record it.
+    Allow,
+}
+
+/// A kernel access that succeeded only because of [`StrayPolicy::Allow`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrayAccess {
+    pub addr: u64,
+    pub size: u64,
+    /// The allocation whose padding it reached.
+    pub base: u64,
+    pub len: u64,
+}
+
+impl fmt::Display for StrayAccess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let end = self.base + self.len;
+        let (distance, side) = if self.addr < self.base {
+            (self.base - self.addr, "before")
+        } else {
+            (self.addr + self.size - end, "past the end of")
+        };
+        write!(
+            f,
+            "{}-byte access at {:#x} is {distance} bytes {side} the allocation at {:#x} \
+             ({} bytes)",
+            self.size, self.addr, self.base, self.len
+        )
+    }
+}
 
 /// What a global allocation is for; reported in diagnostics and used by the runtime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -103,13 +164,36 @@ fn near_text(n: Option<(u64, u64)>) -> String {
     }
 }
 
-/// One global allocation.
+/// One global allocation. The host block starts [`STRAY_WINDOW`] bytes before `base` and
+/// ends [`STRAY_WINDOW`] bytes after the allocation (rounded up to [`ALLOC_ALIGN`]).
 struct Region {
     base: u64,
     len: u64,
     kind: AllocKind,
-    ptr: NonNull<u8>,
+    /// The host block (padding included).
+    block: NonNull<u8>,
     layout: Layout,
+}
+
+impl Region {
+    /// Pointer to device address `addr`, which must lie in the block.
+    #[inline]
+    fn at(&self, addr: u64) -> *mut u8 {
+        // SAFETY (of callers' use): `addr - (base - STRAY_WINDOW)` is within the block.
+        unsafe {
+            self.block
+                .as_ptr()
+                .add((addr - (self.base - STRAY_WINDOW)) as usize)
+        }
+    }
+}
+
+/// A stray access the emulator allowed, where it happened (first occurrence per kernel
+/// and instruction).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StrayWarning {
+    pub location: crate::Location,
+    pub access: StrayAccess,
 }
 
 /// Device global memory (including `.const` variables): the allocation table.
@@ -117,6 +201,12 @@ pub struct GlobalMemory {
     regions: Vec<Region>,
     last_hit: Cell<usize>,
     bytes_allocated: u64,
+    /// What kernel accesses just outside an allocation do.
+    pub stray_policy: StrayPolicy,
+    /// The first stray access since the last [`GlobalMemory::take_stray`].
+    stray: Cell<Option<StrayAccess>>,
+    /// Every allowed stray access, once per kernel and instruction, in the order met.
+    pub stray_warnings: Vec<StrayWarning>,
 }
 
 // SAFETY: the raw pointers are owned exclusively by this table (see module docs); moving
@@ -144,18 +234,27 @@ impl GlobalMemory {
             regions: Vec::new(),
             last_hit: Cell::new(0),
             bytes_allocated: 0,
+            stray_policy: StrayPolicy::default(),
+            stray: Cell::new(None),
+            stray_warnings: Vec::new(),
         }
     }
 
-    /// Allocates `size` zeroed bytes aligned to [`ALLOC_ALIGN`]; returns the address.
+    /// Allocates `size` zeroed bytes aligned to [`ALLOC_ALIGN`], with the stray-access
+    /// padding around them; returns the address.
     pub fn alloc(&mut self, size: u64, kind: AllocKind) -> Result<u64, MemError> {
-        let bytes = usize::try_from(size.max(1)).map_err(|_| MemError::OutOfMemory { size })?;
+        let padded = size
+            .max(1)
+            .checked_next_multiple_of(ALLOC_ALIGN as u64)
+            .and_then(|n| n.checked_add(2 * STRAY_WINDOW))
+            .ok_or(MemError::OutOfMemory { size })?;
+        let bytes = usize::try_from(padded).map_err(|_| MemError::OutOfMemory { size })?;
         let layout = Layout::from_size_align(bytes, ALLOC_ALIGN)
             .map_err(|_| MemError::OutOfMemory { size })?;
         // SAFETY: layout has nonzero size.
         let raw = unsafe { alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw).ok_or(MemError::OutOfMemory { size })?;
-        let base = raw as u64;
+        let block = NonNull::new(raw).ok_or(MemError::OutOfMemory { size })?;
+        let base = raw as u64 + STRAY_WINDOW;
         let at = self.regions.partition_point(|r| r.base < base);
         self.regions.insert(
             at,
@@ -163,7 +262,7 @@ impl GlobalMemory {
                 base,
                 len: size,
                 kind,
-                ptr,
+                block,
                 layout,
             },
         );
@@ -181,7 +280,7 @@ impl GlobalMemory {
                 self.last_hit.set(0);
                 // SAFETY: allocated in `alloc` with exactly this layout, freed once
                 // (the region was just removed from the table).
-                unsafe { alloc::dealloc(r.ptr.as_ptr(), r.layout) };
+                unsafe { alloc::dealloc(r.block.as_ptr(), r.layout) };
                 Ok(())
             }
             _ => Err(MemError::BadFree {
@@ -270,28 +369,74 @@ impl GlobalMemory {
         Ok(i)
     }
 
-    /// Copies `buf.len()` bytes from device address `addr`.
+    /// Index of the region whose block holds `[addr, addr + size)`: the allocation itself,
+    /// or under [`StrayPolicy::Allow`] its padding (recorded as a stray access).
+    #[inline]
+    fn find_kernel(&self, addr: u64, size: u64) -> Result<usize, MemError> {
+        match self.find(addr, size) {
+            Ok(i) => Ok(i),
+            Err(e) if self.stray_policy == StrayPolicy::Fault => Err(e),
+            Err(e) => self.find_stray(addr, size).ok_or(e),
+        }
+    }
+
+    #[cold]
+    fn find_stray(&self, addr: u64, size: u64) -> Option<usize> {
+        let end = addr.checked_add(size)?;
+        // Blocks do not overlap, so at most the regions either side of `addr` can hold it.
+        let at = self.regions.partition_point(|r| r.base <= addr);
+        let candidates = [at.checked_sub(1), Some(at)];
+        let i = candidates.into_iter().flatten().find(|&i| {
+            self.regions.get(i).is_some_and(|r| {
+                let padded_end = r.base + r.len.max(1).next_multiple_of(ALLOC_ALIGN as u64);
+                addr >= r.base - STRAY_WINDOW && end <= padded_end + STRAY_WINDOW
+            })
+        })?;
+        let r = &self.regions[i];
+        if self.stray.get().is_none() {
+            self.stray.set(Some(StrayAccess {
+                addr,
+                size,
+                base: r.base,
+                len: r.len,
+            }));
+        }
+        Some(i)
+    }
+
+    /// Whether a stray access happened since the last [`GlobalMemory::take_stray`].
+    #[inline]
+    pub fn has_stray(&self) -> bool {
+        self.stray.get().is_some()
+    }
+
+    /// The first stray access since the last call, if any (see [`StrayPolicy::Allow`]).
+    #[inline]
+    pub fn take_stray(&self) -> Option<StrayAccess> {
+        self.stray.take()
+    }
+
+    /// Copies `buf.len()` bytes from device address `addr` (a kernel's access: see
+    /// [`StrayPolicy`]).
     #[inline]
     pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemError> {
-        let i = self.find(addr, buf.len() as u64)?;
+        let i = self.find_kernel(addr, buf.len() as u64)?;
         let r = &self.regions[i];
-        // SAFETY: `find` checked [addr, addr+len) lies inside the region's live block.
+        // SAFETY: `find_kernel` checked [addr, addr+len) lies inside the region's block.
         unsafe {
-            let src = r.ptr.as_ptr().add((addr - r.base) as usize);
-            std::ptr::copy_nonoverlapping(src, buf.as_mut_ptr(), buf.len());
+            std::ptr::copy_nonoverlapping(r.at(addr), buf.as_mut_ptr(), buf.len());
         }
         Ok(())
     }
 
-    /// Copies `buf` to device address `addr`.
+    /// Copies `buf` to device address `addr` (a kernel's access: see [`StrayPolicy`]).
     #[inline]
     pub fn write(&mut self, addr: u64, buf: &[u8]) -> Result<(), MemError> {
-        let i = self.find(addr, buf.len() as u64)?;
+        let i = self.find_kernel(addr, buf.len() as u64)?;
         let r = &self.regions[i];
         // SAFETY: as in `read`; `&mut self` excludes other accesses through this table.
         unsafe {
-            let dst = r.ptr.as_ptr().add((addr - r.base) as usize);
-            std::ptr::copy_nonoverlapping(buf.as_ptr(), dst, buf.len());
+            std::ptr::copy_nonoverlapping(buf.as_ptr(), r.at(addr), buf.len());
         }
         Ok(())
     }
@@ -317,11 +462,7 @@ impl GlobalMemory {
         let (s, d) = (&self.regions[si], &self.regions[di]);
         // SAFETY: both ranges checked; `copy` tolerates overlap.
         unsafe {
-            std::ptr::copy(
-                s.ptr.as_ptr().add((src - s.base) as usize),
-                d.ptr.as_ptr().add((dst - d.base) as usize),
-                len as usize,
-            );
+            std::ptr::copy(s.at(src), d.at(dst), len as usize);
         }
         Ok(())
     }
@@ -331,13 +472,7 @@ impl GlobalMemory {
         let i = self.find(addr, len)?;
         let r = &self.regions[i];
         // SAFETY: range checked.
-        unsafe {
-            std::ptr::write_bytes(
-                r.ptr.as_ptr().add((addr - r.base) as usize),
-                byte,
-                len as usize,
-            )
-        };
+        unsafe { std::ptr::write_bytes(r.at(addr), byte, len as usize) };
         Ok(())
     }
 }
@@ -346,7 +481,7 @@ impl Drop for GlobalMemory {
     fn drop(&mut self) {
         for r in self.regions.drain(..) {
             // SAFETY: each region was allocated with its layout and is freed once here.
-            unsafe { alloc::dealloc(r.ptr.as_ptr(), r.layout) };
+            unsafe { alloc::dealloc(r.block.as_ptr(), r.layout) };
         }
     }
 }
@@ -474,6 +609,63 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("nearest allocation"));
+    }
+
+    #[test]
+    fn stray_accesses_near_an_allocation_follow_the_policy() {
+        let mut m = GlobalMemory::new();
+        let a = m.alloc(100, AllocKind::Device).unwrap();
+        // Precise by default: 512 bytes before and just past the end fault.
+        assert!(matches!(
+            m.read_uint(a - 512, 4),
+            Err(MemError::Unallocated { .. })
+        ));
+        assert!(matches!(
+            m.write_uint(a + 100, 4, 1),
+            Err(MemError::Unallocated { .. })
+        ));
+        assert_eq!(m.take_stray(), None);
+        m.stray_policy = StrayPolicy::Allow;
+        // The padding reads as zeros, keeps what is written and is reported once per take.
+        assert_eq!(m.read_uint(a - 512, 4).unwrap(), 0);
+        let stray = m.take_stray().unwrap();
+        assert_eq!(
+            stray,
+            StrayAccess {
+                addr: a - 512,
+                size: 4,
+                base: a,
+                len: 100
+            }
+        );
+        assert!(stray
+            .to_string()
+            .contains("is 512 bytes before the allocation"));
+        m.write_uint(a + 100, 4, 0xCAFE).unwrap();
+        assert_eq!(m.read_uint(a + 100, 4).unwrap(), 0xCAFE, "writes land");
+        assert_eq!(m.take_stray().map(|s| s.addr), Some(a + 100));
+        m.write_uint(a + 96, 8, 0x1234_5678_0000_0007).unwrap(); // straddles the end
+        assert_eq!(m.read_uint(a + 100, 4).unwrap(), 0x1234_5678);
+        assert_eq!(m.read_uint(a + 96, 4).unwrap(), 7, "the allocation itself");
+        let stray = m.take_stray().unwrap();
+        assert_eq!(
+            (stray.addr, stray.size),
+            (a + 96, 8),
+            "the first one is kept"
+        );
+        assert!(stray.to_string().contains("4 bytes past the end"));
+        assert_eq!(m.take_stray(), None);
+        // The window's edges: the last padding word succeeds, one byte farther faults.
+        let last = a + 256 + STRAY_WINDOW - 4;
+        m.write_uint(last, 4, 9).unwrap();
+        assert_eq!(m.read_uint(last, 4).unwrap(), 9);
+        assert!(m.read_uint(last + 4, 4).is_err());
+        assert!(m.read_uint(a - STRAY_WINDOW, 4).is_ok());
+        assert!(m.read_uint(a - STRAY_WINDOW - 4, 4).is_err());
+        // Wild addresses and host copies stay precise.
+        assert!(m.read_uint(16, 4).is_err());
+        assert!(m.memset(a + 96, 0, 8).is_err());
+        assert_eq!(m.allocation_of(a + 100), None);
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod cfg;
 mod decode;
 pub mod entity;
 pub mod error;
+pub mod exec_class;
 pub mod function;
 pub mod graph;
 mod lower;
@@ -17,6 +18,7 @@ pub mod verify;
 
 pub use entity::{BlockId, FuncId, InstId, LocalVarId, RegId, VarId};
 pub use error::{LowerError, LowerErrors};
+pub use exec_class::{exec_class, ExecClass};
 pub use function::{
     AddrBase, Address, Block, Dim, Function, FunctionKind, Guard, Inst, Operand, Param,
     PerfDirectives, RegClass, RegInfo, Relocation, SpecialReg, Symbol, VarSpace, Variable,

@@ -20,6 +20,7 @@
 //! instead put word `k` of every warp in the same L1 set and, with a power-of-two slice
 //! count, the same L2 slice: local memory ran up to 7x slower than it should.)
 
+use emu::memory::STRAY_WINDOW;
 use emu::LoadedModule;
 use ir::op::{Callee, Op};
 use ir::FuncId;
@@ -77,20 +78,29 @@ impl AddressMap {
         self.live = fresh;
     }
 
-    /// The simulated address of global address `addr`.
+    /// The simulated address of global address `addr`. An address in the stray-access
+    /// padding around an allocation (`emu::memory::STRAY_WINDOW`) is placed at the same
+    /// distance from the allocation's simulated base, so a program that strays times the
+    /// same from run to run too.
     pub fn global(&mut self, addr: u64) -> u64 {
         let i = self.live.partition_point(|m| m.host <= addr);
-        let Some(m) = i.checked_sub(1).and_then(|i| self.live.get_mut(i)) else {
-            return addr;
+        let within = |m: &Mapping| addr - m.host < m.len.max(1);
+        let near_end =
+            |m: &Mapping| addr - m.host < m.len.max(1).next_multiple_of(ALLOC_ALIGN) + STRAY_WINDOW;
+        let j = match i.checked_sub(1) {
+            Some(j) if within(&self.live[j]) => j,
+            Some(j) if near_end(&self.live[j]) => j,
+            _ => match self.live.get(i) {
+                Some(m) if m.host - addr <= STRAY_WINDOW => i,
+                _ => return addr,
+            },
         };
-        if addr - m.host >= m.len.max(1) {
-            return addr;
-        }
+        let m = &mut self.live[j];
         if m.sim == 0 {
             m.sim = self.next;
             self.next = (self.next + m.len.max(1)).div_ceil(ALLOC_ALIGN) * ALLOC_ALIGN;
         }
-        m.sim + (addr - m.host)
+        m.sim.wrapping_add(addr.wrapping_sub(m.host))
     }
 
     /// Sizes the local memory regions for a kernel that uses `bytes_per_thread` bytes of
@@ -199,12 +209,28 @@ mod tests {
         b.refresh([(0x1000, 1000), (0x8000, 64)].into_iter());
         assert_eq!(b.global(0x1000 + 130), x);
         assert_eq!(b.global(0x8000 + 4), y);
-        // Outside any allocation: unchanged.
-        assert_eq!(b.global(0x1000 + 1000), 0x1000 + 1000);
+        // Far outside any allocation: unchanged.
+        let far = 0x8000 + 256 + STRAY_WINDOW;
+        assert_eq!(b.global(far), far);
         // A refresh keeps live mappings and forgets freed ones.
         b.refresh([(0x8000, 64)].into_iter());
         assert_eq!(b.global(0x8000 + 4), y);
+        b.refresh([(0x8000 + 2 * STRAY_WINDOW, 64)].into_iter());
         assert_eq!(b.global(0x1000), 0x1000);
+    }
+
+    #[test]
+    fn stray_addresses_keep_their_distance_from_the_allocation() {
+        let host = 0x7000_0000_0100;
+        let mut a = AddressMap::new();
+        a.refresh([(0x10_0000, 64), (host, 65536)].into_iter());
+        // 512 bytes before the allocation, touched first: it gets the first base.
+        assert_eq!(a.global(host - 512), GLOBAL_BASE - 512);
+        assert_eq!(a.global(host), GLOBAL_BASE);
+        // Past the end of the other allocation, within its padding.
+        assert_eq!(a.global(0x10_0000 + 64 + 8), GLOBAL_BASE + 65536 + 64 + 8);
+        // Beyond the padding on either side: unchanged.
+        assert_eq!(a.global(host - STRAY_WINDOW - 4), host - STRAY_WINDOW - 4);
     }
 
     #[test]

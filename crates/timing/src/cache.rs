@@ -9,7 +9,11 @@
 //! Model:
 //! - lines of `line_bytes` split into sectors of `sector_bytes`; validity and dirtiness
 //!   are per sector and only the missing sectors are fetched (the Fermi/Volta rule);
-//! - set index = line number modulo sets (no index hashing);
+//! - set index by the configured function ([`crate::hashing`]: linear, XOR folding or
+//!   GF(2) polynomial), optionally of the address with DRAM channel bits removed
+//!   ([`Cache::set_partition`], for L2 slices);
+//! - a read miss fetches the missing requested sectors, or with `fetch = "line"` every
+//!   sector of the line not yet present or in flight;
 //! - true LRU by a use counter, so replacement is deterministic;
 //! - allocate-on-miss (victim reserved and locked until its fill) or allocate-on-fill;
 //! - write-back or write-through, with or without write-allocate; writes cover whole
@@ -34,7 +38,8 @@
 //! CERF Figure 6's entry states map onto a way as: `inactive` = empty, `reg` = register
 //! line, `cache` = data line without dirty sectors, `dirty` = data line with some.
 
-use crate::config::{AllocationPolicy, CacheConfig, CerfPolicy, WritePolicy};
+use crate::config::{AllocationPolicy, CacheConfig, CerfPolicy, FetchGranularity, WritePolicy};
+use crate::hashing::Indexer;
 use serde::Serialize;
 use std::ops::AddAssign;
 
@@ -254,9 +259,16 @@ pub struct Cache<T> {
     cfg: CacheConfig,
     ways: usize,
     data_ways: usize,
-    set_mask: u64,
+    indexer: Indexer,
+    /// `(start bit, channels)`: index the address with the channel removed (see
+    /// [`Cache::set_partition`]).
+    partition: Option<(u32, u64)>,
     line_shift: u32,
+    line_fetch: bool,
     lines: Vec<Line>,
+    /// The address of each way's line, [`FREE`] when the way holds none: the tag array
+    /// lookups scan (compact, so that highly associative caches scan fast).
+    tags: Vec<u64>,
     /// Line address per MSHR entry, [`FREE`] when unused; scanned linearly (entries are
     /// few and the scan is branch-light).
     mshr_lines: Vec<u64>,
@@ -281,9 +293,12 @@ impl<T: Copy> Cache<T> {
             cfg: cfg.clone(),
             ways,
             data_ways: ways,
-            set_mask: sets as u64 - 1,
+            indexer: Indexer::new(&cfg.set_index, sets as u64, u64::from(cfg.line_bytes)),
+            partition: None,
             line_shift: cfg.line_bytes.trailing_zeros(),
+            line_fetch: cfg.fetch == FetchGranularity::Line,
             lines: vec![Line::default(); sets * ways],
+            tags: vec![FREE; sets * ways],
             mshr_lines: vec![FREE; cfg.mshrs as usize],
             mshrs: (0..cfg.mshrs)
                 .map(|_| MshrEntry {
@@ -323,13 +338,29 @@ impl<T: Copy> Cache<T> {
         LineAddr(addr >> self.line_shift << self.line_shift)
     }
 
+    /// Makes the set index a function of the address within its DRAM channel: with
+    /// `channels` channels interleaved every `1 << start_bit` bytes, the address
+    /// `((a >> start_bit) / channels) << start_bit | (a mod 2^start_bit)`. An L2 slice
+    /// sees only its channel's addresses, whose channel bits would otherwise be constant
+    /// and leave sets unused.
+    pub fn set_partition(&mut self, start_bit: u32, channels: u64) {
+        self.partition = (channels > 1).then_some((start_bit, channels));
+    }
+
     fn set_base(&self, line: LineAddr) -> usize {
-        (((line.0 >> self.line_shift) & self.set_mask) as usize) * self.ways
+        let addr = match self.partition {
+            None => line.0,
+            Some((s, ch)) => ((line.0 >> s) / ch) << s | (line.0 & ((1u64 << s) - 1)),
+        };
+        (self.indexer.index(addr) as usize) * self.ways
     }
 
     fn find_way(&self, line: LineAddr) -> Option<usize> {
         let base = self.set_base(line);
-        (base..base + self.ways).find(|&i| self.lines[i].present && self.lines[i].addr == line.0)
+        self.tags[base..base + self.ways]
+            .iter()
+            .position(|&t| t == line.0)
+            .map(|w| base + w)
     }
 
     fn find_mshr(&self, line: LineAddr) -> Option<usize> {
@@ -409,6 +440,7 @@ impl<T: Copy> Cache<T> {
         } else {
             None
         };
+        self.tags[way] = line.0;
         self.lines[way] = Line {
             present: true,
             locked: false,
@@ -442,11 +474,21 @@ impl<T: Copy> Cache<T> {
     ) -> Access {
         match op {
             CacheOp::Read => self.read(line, sectors, target),
-            CacheOp::Write => self.write(line, sectors),
+            CacheOp::Write => self.write(line, sectors, self.cfg.write_policy),
         }
     }
 
     fn read(&mut self, line: LineAddr, sectors: SectorMask, target: T) -> Access {
+        if self.cfg.perfect {
+            self.stats.reads += 1;
+            self.stats.hits += 1;
+            return Access {
+                outcome: Outcome::Hit,
+                fetch: SectorMask::EMPTY,
+                eviction: None,
+                forward_write: false,
+            };
+        }
         let way = self.find_way(line);
         let valid = way.map_or(SectorMask::EMPTY, |w| self.lines[w].valid);
         let need = sectors.minus(valid);
@@ -502,7 +544,14 @@ impl<T: Copy> Cache<T> {
             }
         };
         let pending = self.mshrs[e].pending;
-        access.fetch = need.minus(pending);
+        let wanted = if self.line_fetch {
+            // The whole line: every sector neither present nor already on its way.
+            let valid = way.map_or(SectorMask::EMPTY, |w| self.lines[w].valid);
+            need.union(SectorMask::first(self.cfg.sectors_per_line()).minus(valid))
+        } else {
+            need
+        };
+        access.fetch = wanted.minus(pending);
         self.mshrs[e].pending = pending.union(access.fetch);
         self.mshrs[e].targets.push((target, need));
         if let Some(w) = way {
@@ -525,8 +574,19 @@ impl<T: Copy> Cache<T> {
         access
     }
 
-    fn write(&mut self, line: LineAddr, sectors: SectorMask) -> Access {
-        let write_back = self.cfg.write_policy == WritePolicy::WriteBack;
+    /// A write of `sectors` of `line` under `policy` instead of the configured write
+    /// policy (an L1D that keeps thread-local data but writes global data through).
+    pub fn write_with_policy(
+        &mut self,
+        line: LineAddr,
+        sectors: SectorMask,
+        policy: WritePolicy,
+    ) -> Access {
+        self.write(line, sectors, policy)
+    }
+
+    fn write(&mut self, line: LineAddr, sectors: SectorMask, policy: WritePolicy) -> Access {
+        let write_back = policy == WritePolicy::WriteBack;
         let mut access = Access {
             outcome: Outcome::Hit,
             fetch: SectorMask::EMPTY,
@@ -638,6 +698,27 @@ impl<T: Copy> Cache<T> {
         }
     }
 
+    /// Drops every line that has no fill outstanding, appending the dirty ones to
+    /// `evicted` (the caller writes them below). Counters are kept.
+    pub fn invalidate(&mut self, evicted: &mut Vec<Eviction>) {
+        for l in self.lines.iter_mut() {
+            if !l.locked {
+                if l.present && !l.dirty.is_empty() {
+                    evicted.push(Eviction {
+                        line: LineAddr(l.addr),
+                        dirty: l.dirty,
+                    });
+                }
+                *l = Line::default();
+            }
+        }
+        for (t, l) in self.tags.iter_mut().zip(&self.lines) {
+            if !l.present {
+                *t = FREE;
+            }
+        }
+    }
+
     /// Whether a fetch of `line` is in flight (it has an MSHR entry).
     pub fn fetching(&self, line: LineAddr) -> bool {
         self.find_mshr(line).is_some()
@@ -706,6 +787,7 @@ impl<T: Copy> Cache<T> {
                 (victim, false, eviction)
             }
         };
+        self.tags[way] = line.0;
         let l = &mut self.lines[way];
         let keep_lock = hit_or_adopted(l, line) && l.locked;
         *l = Line {
@@ -748,6 +830,7 @@ impl<T: Copy> Cache<T> {
         if let Some(w) = self.find_way(line) {
             if self.lines[w].register && !self.lines[w].locked {
                 self.lines[w] = Line::default();
+                self.tags[w] = FREE;
                 self.register_stats.released += 1;
             }
         }
@@ -786,6 +869,7 @@ impl<T: Copy> Cache<T> {
                     }
                 }
                 self.lines[w] = Line::default();
+                self.tags[w] = FREE;
             }
         }
         self.data_ways = n;
@@ -809,6 +893,13 @@ mod tests {
             write_policy: WritePolicy::WriteBack,
             write_allocate: true,
             allocation: AllocationPolicy::OnMiss,
+            set_index: Default::default(),
+            fetch: Default::default(),
+            local_write_policy: None,
+            data_port_bytes: 0,
+            perfect: false,
+            invalidate_between_kernels: false,
+            shared_carveouts: Vec::new(),
         }
     }
 
@@ -1026,5 +1117,120 @@ mod tests {
         );
         c.fill(addr(2, 0, sets), ALL, &mut done);
         assert!(c.set_data_ways(4, &mut ev));
+    }
+
+    #[test]
+    fn line_fetch_brings_the_whole_line_and_sector_fetch_only_what_was_asked() {
+        let mut line_cfg = cfg(4096, 4, 4, 4);
+        line_cfg.fetch = FetchGranularity::Line;
+        let mut c: Cache<u32> = Cache::new(&line_cfg);
+        let a = c.access(LineAddr(0), SectorMask(0b0010), CacheOp::Read, 1);
+        assert_eq!((a.outcome, a.fetch), (Outcome::Miss, ALL));
+        let mut s: Cache<u32> = Cache::new(&cfg(4096, 4, 4, 4));
+        let a = s.access(LineAddr(0), SectorMask(0b0010), CacheOp::Read, 1);
+        assert_eq!((a.outcome, a.fetch), (Outcome::Miss, SectorMask(0b0010)));
+        // After the fill, the line cache hits on another sector; the sector cache misses.
+        let mut done = vec![];
+        c.fill(LineAddr(0), ALL, &mut done);
+        s.fill(LineAddr(0), SectorMask(0b0010), &mut done);
+        assert_eq!(
+            c.access(LineAddr(0), SectorMask(0b1000), CacheOp::Read, 2)
+                .outcome,
+            Outcome::Hit
+        );
+        let b = s.access(LineAddr(0), SectorMask(0b1000), CacheOp::Read, 2);
+        assert_eq!(
+            (b.outcome, b.fetch),
+            (Outcome::SectorMiss, SectorMask(0b1000))
+        );
+    }
+
+    /// Hits after reading, twice, one line per 4 KB row of 32 rows (a warp whose lanes
+    /// each walk their own row of a 1024-float matrix) in a 16 KB 4-way cache.
+    fn row_walk_hits(set_index: crate::hashing::IndexFunction) -> u64 {
+        let mut conf = cfg(16384, 4, 64, 8); // 32 sets
+        conf.set_index = set_index;
+        let mut c: Cache<u32> = Cache::new(&conf);
+        let mut done = vec![];
+        for _pass in 0..2 {
+            for row in 0..32u64 {
+                let l = LineAddr(0x1_0000_0000 + row * 4096);
+                if c.access(l, ALL, CacheOp::Read, 0).outcome == Outcome::Miss {
+                    c.fill(l, ALL, &mut done);
+                }
+            }
+        }
+        c.stats().hits
+    }
+
+    #[test]
+    fn hashed_set_index_keeps_rows_4kb_apart_that_linear_indexing_thrashes() {
+        use crate::hashing::IndexFunction;
+        // Linear: all 32 lines in one 4-way set, LRU over 32 > 4: no hit on the reread.
+        assert_eq!(row_walk_hits(IndexFunction::Linear), 0);
+        // Fermi XOR hash: 8 sets x 4 ways hold all 32 lines.
+        let xor = IndexFunction::Xor {
+            bits: vec![13, 14, 15, 17, 19],
+        };
+        assert_eq!(row_walk_hits(xor), 32);
+        // IPOLY: 32 sets.
+        assert_eq!(
+            row_walk_hits(IndexFunction::Polynomial { polynomial: 37 }),
+            32
+        );
+    }
+
+    #[test]
+    fn partitioned_index_ignores_the_channel_bits() {
+        // 6 channels interleaved every 256 bytes: a slice sees 256-byte chunks 1536 bytes
+        // apart. Indexed by the raw address (line numbers 12k and 12k + 1 modulo 32) they
+        // use 8 x 2 = 16 of 32 sets; by the channel-local address, where the chunks are
+        // consecutive, all 32.
+        let sets_used = |partition: bool| {
+            let mut c: Cache<u32> = Cache::new(&cfg(16384, 4, 4, 4));
+            if partition {
+                c.set_partition(8, 6);
+            }
+            let mut seen = std::collections::BTreeSet::new();
+            for k in 0..64u64 {
+                for half in 0..2u64 {
+                    seen.insert(c.set_base(LineAddr(k * 1536 + half * 128)) / 4);
+                }
+            }
+            seen.len()
+        };
+        assert_eq!(sets_used(false), 16);
+        assert_eq!(sets_used(true), 32);
+    }
+
+    #[test]
+    fn perfect_cache_always_hits_and_invalidate_keeps_counters() {
+        let mut conf = cfg(4096, 4, 4, 4);
+        conf.perfect = true;
+        let mut p: Cache<u32> = Cache::new(&conf);
+        for i in 0..100 {
+            let a = p.access(LineAddr(i * 128), ALL, CacheOp::Read, 0);
+            assert_eq!((a.outcome, a.fetch), (Outcome::Hit, SectorMask::EMPTY));
+        }
+        let mut c: Cache<u32> = Cache::new(&cfg(4096, 4, 4, 4));
+        let mut done = vec![];
+        c.access(LineAddr(0), ALL, CacheOp::Read, 0);
+        c.fill(LineAddr(0), ALL, &mut done);
+        c.access(LineAddr(128), SectorMask(0b1), CacheOp::Write, 0);
+        assert!(c.contains(LineAddr(0), ALL));
+        let mut evicted = vec![];
+        c.invalidate(&mut evicted);
+        assert!(!c.contains(LineAddr(0), ALL));
+        assert_eq!(
+            evicted,
+            [Eviction {
+                line: LineAddr(128),
+                dirty: SectorMask(0b1)
+            }]
+        );
+        assert_eq!(
+            (c.stats().reads, c.stats().writes, c.stats().misses),
+            (1, 1, 2)
+        );
     }
 }

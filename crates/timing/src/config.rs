@@ -10,6 +10,7 @@
 //! The structs follow gem5's split of parameters from state: each component of the
 //! model has an `XxxConfig` here and its state elsewhere.
 
+use crate::hashing::IndexFunction;
 use crate::time::{Cycles, MemCycles};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -56,6 +57,10 @@ pub struct ChipConfig {
     pub core_clock_mhz: u32,
     /// DRAM command clock in MHz; `dram.t_*` and `dram.bytes_per_cycle` are in this clock.
     pub memory_clock_mhz: u32,
+    /// Core cycles from a kernel's launch to its first CTA starting (the driver and
+    /// front end's launch overhead; default 0). Counted in the kernel's cycles.
+    #[serde(default, skip_serializing_if = "Cycles::is_zero")]
+    pub kernel_launch_latency: Cycles,
 }
 
 /// Warp scheduling policy of each warp scheduler.
@@ -103,6 +108,10 @@ pub struct SmConfig {
     /// counted against `sm.registers` (the CUDA occupancy calculator's "register
     /// allocation unit size", warp granularity: 64 on compute capability 2.x, 256 since).
     pub register_allocation_unit: u32,
+    /// The architecture's cap on registers per thread (the ISA's register namespace:
+    /// 63 on compute capability 2.x, 255 since 3.5). The allocator allocates every kernel
+    /// under min(this, `--max-registers`) and spills what does not fit, as ptxas does.
+    pub max_registers_per_thread: u32,
 }
 
 /// Which register file design operand delivery uses.
@@ -113,6 +122,15 @@ pub enum RegisterFileDesign {
     Baseline,
     /// Any capacity at the baseline latency, without bank conflicts (LTRF's "Ideal").
     Ideal,
+    /// Malekeh: caching collector units with reuse hints and STHLD
+    /// (`[register_file.malekeh]`).
+    Malekeh,
+    /// BOW: bypassing operand windows, Malekeh's comparison point
+    /// (`[register_file.bow]`).
+    Bow,
+    /// Warp instruction reuse with register renaming (Kim and Ro, HPCA'18;
+    /// `register_file.wir`).
+    Wir,
     /// CERF (Jing et al.): registers and L1D lines in one cache-managed array
     /// (`[register_file.cerf]`).
     Cerf,
@@ -159,12 +177,6 @@ impl Default for CerfConfig {
             policy: CerfPolicy::default(),
             release_dead: true,
         }
-    }
-}
-
-impl CerfConfig {
-    fn is_default(&self) -> bool {
-        *self == CerfConfig::default()
     }
 }
 
@@ -251,8 +263,17 @@ pub struct RegisterFileConfig {
     /// Capacity in 32-bit registers for `design = "ideal"`; absent means unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ideal_capacity_registers: Option<u64>,
+    /// `design = "malekeh"`: caching collector units.
+    #[serde(default)]
+    pub malekeh: crate::rf::malekeh::MalekehConfig,
+    /// `design = "bow"`: the bypassing operand window.
+    #[serde(default)]
+    pub bow: crate::rf::bow::BowConfig,
+    /// WIR's variant and table sizes (`design = "wir"`).
+    #[serde(default)]
+    pub wir: crate::rf::wir::WirConfig,
     /// The integrated array of `design = "cerf"`.
-    #[serde(default, skip_serializing_if = "CerfConfig::is_default")]
+    #[serde(default)]
     pub cerf: CerfConfig,
 }
 
@@ -332,6 +353,26 @@ pub enum OpClass {
     Mem,
     /// Branches, barriers, exit.
     Control,
+    /// Integer moves, logic, shifts, compares, selects, warp votes (`int_simple`; falls
+    /// back to `int`).
+    IntSimple,
+    /// Integer minimum and maximum (`int_min_max`; falls back to `int`).
+    IntMinMax,
+    /// Integer multiply-add (`int_mad`; falls back to `int_mul`).
+    IntMad,
+    /// FP32 minimum and maximum (`fp32_min_max`; falls back to `fp32`).
+    Fp32MinMax,
+    /// FP32 fused multiply-add (`fp32_fma`; falls back to `fp32`).
+    Fp32Fma,
+    /// FP32 division (`fp32_div`; falls back to `sfu`).
+    Fp32Div,
+    /// FP64 division, reciprocal and square roots (`fp64_div`; falls back to `fp64`).
+    Fp64Div,
+    /// Warp shuffles (`shuffle`; falls back to `int`).
+    Shuffle,
+    /// FP32 compares, selects, conversions, abs, neg (`fp32_simple`; falls back to
+    /// `fp32`).
+    Fp32Simple,
 }
 
 /// `[pipeline.classes]`: timing of each opcode class.
@@ -354,11 +395,39 @@ pub struct ClassTimings {
     pub mem: ClassTiming,
     /// [`OpClass::Control`].
     pub control: ClassTiming,
+    /// [`OpClass::IntSimple`] (absent: `int`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub int_simple: Option<ClassTiming>,
+    /// [`OpClass::IntMinMax`] (absent: `int`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub int_min_max: Option<ClassTiming>,
+    /// [`OpClass::IntMad`] (absent: `int_mul`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub int_mad: Option<ClassTiming>,
+    /// [`OpClass::Fp32MinMax`] (absent: `fp32`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp32_min_max: Option<ClassTiming>,
+    /// [`OpClass::Fp32Fma`] (absent: `fp32`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp32_fma: Option<ClassTiming>,
+    /// [`OpClass::Fp32Div`] (absent: `sfu`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp32_div: Option<ClassTiming>,
+    /// [`OpClass::Fp64Div`] (absent: `fp64`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp64_div: Option<ClassTiming>,
+    /// [`OpClass::Shuffle`] (absent: `int`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shuffle: Option<ClassTiming>,
+    /// [`OpClass::Fp32Simple`] (absent: `fp32`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp32_simple: Option<ClassTiming>,
 }
 
 impl ClassTimings {
-    /// Every class with its key name, for validation and reports.
-    pub fn iter(&self) -> [(OpClass, &'static str, &ClassTiming); 8] {
+    /// Every class with its key name, for validation and reports (optional classes that
+    /// are absent resolve to their fallback).
+    pub fn iter(&self) -> [(OpClass, &'static str, &ClassTiming); 17] {
         [
             (OpClass::Fp32, "fp32", &self.fp32),
             (OpClass::Int, "int", &self.int),
@@ -368,7 +437,55 @@ impl ClassTimings {
             (OpClass::Fp64, "fp64", &self.fp64),
             (OpClass::Mem, "mem", &self.mem),
             (OpClass::Control, "control", &self.control),
+            (
+                OpClass::IntSimple,
+                "int_simple",
+                self.get(OpClass::IntSimple),
+            ),
+            (
+                OpClass::IntMinMax,
+                "int_min_max",
+                self.get(OpClass::IntMinMax),
+            ),
+            (OpClass::IntMad, "int_mad", self.get(OpClass::IntMad)),
+            (
+                OpClass::Fp32MinMax,
+                "fp32_min_max",
+                self.get(OpClass::Fp32MinMax),
+            ),
+            (OpClass::Fp32Fma, "fp32_fma", self.get(OpClass::Fp32Fma)),
+            (OpClass::Fp32Div, "fp32_div", self.get(OpClass::Fp32Div)),
+            (OpClass::Fp64Div, "fp64_div", self.get(OpClass::Fp64Div)),
+            (OpClass::Shuffle, "shuffle", self.get(OpClass::Shuffle)),
+            (
+                OpClass::Fp32Simple,
+                "fp32_simple",
+                self.get(OpClass::Fp32Simple),
+            ),
         ]
+    }
+
+    /// Timing of `class`, an absent optional class resolved to its fallback.
+    pub fn get(&self, class: OpClass) -> &ClassTiming {
+        match class {
+            OpClass::Fp32 => &self.fp32,
+            OpClass::Int => &self.int,
+            OpClass::IntMul => &self.int_mul,
+            OpClass::IntDiv => &self.int_div,
+            OpClass::Sfu => &self.sfu,
+            OpClass::Fp64 => &self.fp64,
+            OpClass::Mem => &self.mem,
+            OpClass::Control => &self.control,
+            OpClass::IntSimple => self.int_simple.as_ref().unwrap_or(&self.int),
+            OpClass::IntMinMax => self.int_min_max.as_ref().unwrap_or(&self.int),
+            OpClass::IntMad => self.int_mad.as_ref().unwrap_or(&self.int_mul),
+            OpClass::Fp32MinMax => self.fp32_min_max.as_ref().unwrap_or(&self.fp32),
+            OpClass::Fp32Fma => self.fp32_fma.as_ref().unwrap_or(&self.fp32),
+            OpClass::Fp32Div => self.fp32_div.as_ref().unwrap_or(&self.sfu),
+            OpClass::Fp64Div => self.fp64_div.as_ref().unwrap_or(&self.fp64),
+            OpClass::Shuffle => self.shuffle.as_ref().unwrap_or(&self.int),
+            OpClass::Fp32Simple => self.fp32_simple.as_ref().unwrap_or(&self.fp32),
+        }
     }
 }
 
@@ -380,22 +497,18 @@ pub struct PipelineConfig {
     pub units: UnitCounts,
     /// Timing per opcode class.
     pub classes: ClassTimings,
+    /// Sub-cores (Volta's processing blocks): a unit type with at least one unit per
+    /// scheduler is split evenly between the schedulers, and a warp dispatches only to
+    /// its own scheduler's share; types with fewer units stay shared (default false:
+    /// every unit serves every scheduler).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sub_core: bool,
 }
 
 impl PipelineConfig {
     /// Timing of opcode class `class`.
     pub fn timing(&self, class: OpClass) -> &ClassTiming {
-        let c = &self.classes;
-        match class {
-            OpClass::Fp32 => &c.fp32,
-            OpClass::Int => &c.int,
-            OpClass::IntMul => &c.int_mul,
-            OpClass::IntDiv => &c.int_div,
-            OpClass::Sfu => &c.sfu,
-            OpClass::Fp64 => &c.fp64,
-            OpClass::Mem => &c.mem,
-            OpClass::Control => &c.control,
-        }
+        self.classes.get(class)
     }
 }
 
@@ -458,6 +571,59 @@ pub struct CacheConfig {
     /// When a missing line is allocated (default `on_miss`).
     #[serde(default = "default_allocation")]
     pub allocation: AllocationPolicy,
+    /// Set-index function (default `linear`: line number modulo sets); see
+    /// [`crate::hashing`].
+    #[serde(default, skip_serializing_if = "is_linear")]
+    pub set_index: IndexFunction,
+    /// What a read miss fetches (default `sector`).
+    #[serde(default, skip_serializing_if = "is_sector_fetch")]
+    pub fetch: FetchGranularity,
+    /// L1D only: the write policy for thread-local data (absent: `write_policy` for
+    /// every space).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_write_policy: Option<WritePolicy>,
+    /// L2 slices: bytes the data array moves per cycle; a hit's data, a write's data
+    /// and a fill each hold it for `ceil(bytes / data_port_bytes)` cycles (default 0:
+    /// one access per cycle whatever its size).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub data_port_bytes: u32,
+    /// Every read hits and nothing is fetched (an idealised cache; default false).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub perfect: bool,
+    /// Drop every line when a kernel starts (default false: contents persist).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub invalidate_between_kernels: bool,
+    /// L1D only: the shared-memory sizes (bytes) the L1D's storage can be split at, the
+    /// L1D and shared memory being one array of `size_bytes`. At each launch the
+    /// smallest carve-out that holds the shared memory of the CTAs resident per SM is
+    /// given to shared memory, and the L1D keeps the remaining ways. Empty (default): the
+    /// L1D is `size_bytes` always.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_carveouts: Vec<u64>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// What a read miss asks the next level for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FetchGranularity {
+    /// Only the requested sectors that are missing (sector allocation: Volta's L1D and
+    /// every L2 since Fermi).
+    #[default]
+    Sector,
+    /// Every sector of the line that is not present (line allocation: a miss brings the
+    /// whole line, as Fermi's L1D did).
+    Line,
+}
+
+fn is_linear(f: &IndexFunction) -> bool {
+    *f == IndexFunction::Linear
+}
+fn is_sector_fetch(f: &FetchGranularity) -> bool {
+    *f == FetchGranularity::Sector
 }
 
 impl CacheConfig {
@@ -496,6 +662,11 @@ pub struct InterconnectConfig {
     pub control_bytes: u32,
     /// Bytes an SM may have queued at its injection port before memory issue stalls.
     pub input_buffer_bytes: u32,
+    /// Flit size in bytes (default 0: packets are exactly their bytes): a packet is
+    /// carried in whole flits, so it occupies `ceil(bytes / flit_bytes) x flit_bytes`
+    /// bytes of port bandwidth.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub flit_bytes: u32,
 }
 
 /// `[l2]`: the shared last-level cache.
@@ -510,6 +681,12 @@ pub struct L2Config {
     pub interleave_bytes: u32,
     /// Geometry and policies of one slice (`size_bytes` is per slice).
     pub slice: CacheConfig,
+    /// The L2 acknowledges each store's write with a control packet back to the SM, and
+    /// a store completes (for its warp's retirement, and so for the end of the kernel)
+    /// when its acknowledgements are back (default false: a store completes when the L1
+    /// accepts it).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub write_ack: bool,
 }
 
 /// DRAM request scheduling policy.
@@ -547,6 +724,74 @@ pub struct DramConfig {
     pub scheduler: DramSchedulerPolicy,
     /// Pending requests per channel the scheduler considers (oldest first).
     pub queue_window: u32,
+    /// Column to column command delay, any two banks (DRAM cycles; 0: not modelled).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_ccd: MemCycles,
+    /// Column to column delay within one bank group (0: `t_ccd`).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_ccd_l: MemCycles,
+    /// Activate to activate, different banks of the channel (0: not modelled).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_rrd: MemCycles,
+    /// Activate to precharge of one bank (0: not modelled).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_ras: MemCycles,
+    /// Activate to activate of one bank (0: not modelled).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_rc: MemCycles,
+    /// Write column command to its data (write latency; 0: writes use `t_cl`).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_wl: MemCycles,
+    /// End of write data to the next read column command (write-to-read turnaround).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_wtr: MemCycles,
+    /// End of write data to precharge of that bank (write recovery).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_wr: MemCycles,
+    /// Read column command to precharge of that bank.
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_rtp: MemCycles,
+    /// Bank groups per channel; bank `b` is in group `b mod bank_groups` (default 1).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub bank_groups: u32,
+    /// Smallest transfer in bytes (burst length x channel width): a request moves a whole
+    /// number of atoms over the bus (0: exactly its bytes).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub atom_bytes: u32,
+    /// Address decoding by bit pattern (see [`crate::l2`]); absent: `l2.interleave_bytes`
+    /// interleaving and rows of `row_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address_mapping: Option<DramAddressMapping>,
+}
+
+/// `[dram.address_mapping]`: where channel, bank, row and column are in an address.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DramAddressMapping {
+    /// The channel is taken from the address at this bit: `(a >> channel_bit)` modulo
+    /// `dram.channels` (or hashed by `channel_index`), and removed from the address,
+    /// leaving the channel-local address `((a >> channel_bit) / channels) << channel_bit
+    /// | (a mod 2^channel_bit)`.
+    pub channel_bit: u32,
+    /// Channel selection function over `a >> channel_bit` (default linear, i.e. modulo);
+    /// a polynomial needs a power-of-two channel count.
+    #[serde(default, skip_serializing_if = "is_linear")]
+    pub channel_index: IndexFunction,
+    /// Bit pattern of the channel-local address, most significant bit first, dots
+    /// ignored: `R` row, `B` bank, `C` column, `S` byte within a burst, `0` unused.
+    /// The bank is the `B` bits in order; its low bits select the L2 slice within the
+    /// channel.
+    pub pattern: String,
+}
+
+fn one() -> u32 {
+    1
+}
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 impl DramConfig {
@@ -870,9 +1115,11 @@ impl GpuConfig {
         nonzero("sm.issue_width", sm.issue_width)?;
         nonzero("sm.ibuffer_entries", sm.ibuffer_entries)?;
         nonzero("sm.register_allocation_unit", sm.register_allocation_unit)?;
+        nonzero("sm.max_registers_per_thread", sm.max_registers_per_thread)?;
 
         let rf = &self.register_file;
         nonzero("register_file.banks", rf.banks)?;
+        rf.wir.validate()?;
         nonzero("register_file.read_ports_per_bank", rf.read_ports_per_bank)?;
         nonzero(
             "register_file.write_ports_per_bank",
@@ -930,6 +1177,10 @@ impl GpuConfig {
                 }
             }
         }
+        rf.malekeh
+            .validate()
+            .and_then(|()| rf.bow.validate())
+            .map_err(|(key, message)| invalid(key, message))?;
         if rf.ideal_capacity_registers == Some(0) {
             return Err(invalid(
                 "register_file.ideal_capacity_registers",
@@ -1047,6 +1298,20 @@ impl GpuConfig {
         nonzero_mem_cycles("dram.t_rcd", d.t_rcd)?;
         nonzero("dram.bytes_per_cycle", d.bytes_per_cycle)?;
         nonzero("dram.queue_window", d.queue_window)?;
+        nonzero("dram.bank_groups", d.bank_groups)?;
+        if !d.banks.is_multiple_of(d.bank_groups) {
+            return Err(invalid(
+                "dram.bank_groups",
+                format_args!(
+                    "{} banks do not split into {} groups",
+                    d.banks, d.bank_groups
+                ),
+            ));
+        }
+        if let Some(m) = &d.address_mapping {
+            crate::l2::check_mapping(m, d.channels, d.banks, self.l2.slices / d.channels)
+                .map_err(|(k, msg)| invalid(format!("dram.address_mapping.{k}"), msg))?;
+        }
         Ok(())
     }
 
@@ -1065,7 +1330,11 @@ impl GpuConfig {
     /// Register capacity per SM that occupancy is computed against.
     pub fn register_capacity(&self) -> u64 {
         match self.register_file.design {
-            RegisterFileDesign::Baseline | RegisterFileDesign::Cerf => u64::from(self.sm.registers),
+            RegisterFileDesign::Baseline
+            | RegisterFileDesign::Malekeh
+            | RegisterFileDesign::Bow
+            | RegisterFileDesign::Wir
+            | RegisterFileDesign::Cerf => u64::from(self.sm.registers),
             RegisterFileDesign::Ideal => self
                 .register_file
                 .ideal_capacity_registers
@@ -1153,6 +1422,23 @@ pub fn validate_cache(prefix: &str, c: &CacheConfig) -> Result<(), ConfigError> 
     nonzero_cycles(&key("latency"), c.latency)?;
     nonzero(&key("mshrs"), c.mshrs)?;
     nonzero(&key("mshr_max_merge"), c.mshr_max_merge)?;
+    let mut previous = 0;
+    for &b in &c.shared_carveouts {
+        if b < previous || b % (sets * u64::from(c.line_bytes)) != 0 || b >= c.size_bytes {
+            return Err(invalid(
+                key("shared_carveouts"),
+                format_args!(
+                    "{b}: carve-outs must ascend, be whole ways ({} bytes) and leave the \
+                     cache at least one way",
+                    sets * u64::from(c.line_bytes)
+                ),
+            ));
+        }
+        previous = b;
+    }
+    c.set_index
+        .check(sets.trailing_zeros())
+        .map_err(|m| invalid(key("set_index"), m))?;
     Ok(())
 }
 
@@ -1224,10 +1510,10 @@ mod tests {
 
     #[test]
     fn the_four_configs_load_with_their_papers_values() {
-        assert_eq!(
-            available_configs(&default_configs_dir()),
-            ["gtx480", "maxwell-ltrf", "qv100", "rtx2060-scaled"]
-        );
+        let names = available_configs(&default_configs_dir());
+        for n in ["gtx480", "maxwell-ltrf", "qv100", "rtx2060-scaled"] {
+            assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
+        }
         let g = load("gtx480", &[]).unwrap();
         assert_eq!(
             (
@@ -1455,5 +1741,67 @@ mod tests {
         assert!(Override::parse("l1d.ways=").is_err());
         let e = err_of("gtx480", &["l1d.ways.x=4"]);
         assert!(matches!(e, ConfigError::Override { .. }), "{e}");
+    }
+
+    #[test]
+    fn the_gpgpusim_transcriptions_carry_their_options() {
+        let g = load("gpgpusim-gtx480", &[]).unwrap();
+        // -gpgpu_cache:dl1 N:32:128:4,L:L:m:N:H and -gpgpu_l1_latency 35.
+        assert_eq!((g.l1d.sets(), g.l1d.ways, g.l1d.latency.get()), (32, 4, 35));
+        assert_eq!(g.l1d.fetch, FetchGranularity::Line);
+        assert_eq!(
+            g.l1d.set_index,
+            IndexFunction::Xor {
+                bits: vec![13, 14, 15, 17, 19]
+            }
+        );
+        assert_eq!(g.l1d.local_write_policy, Some(WritePolicy::WriteBack));
+        // -gpgpu_dram_timing_opt, -gpgpu_l2_rop_latency, -dram_latency.
+        let d = &g.dram;
+        assert_eq!(
+            [d.t_ccd, d.t_rrd, d.t_rcd, d.t_ras, d.t_rp, d.t_rc, d.t_cl, d.t_wl].map(|t| t.get()),
+            [2, 6, 12, 28, 12, 40, 12, 4]
+        );
+        assert_eq!((g.l2.slice.latency.get(), d.latency.get()), (120, 100));
+        assert_eq!(g.l2.slices, 12);
+        assert_eq!(g.pipeline.timing(OpClass::IntDiv).latency.get(), 145);
+        assert_eq!(g.pipeline.timing(OpClass::Fp64).unit, UnitKind::Sfu);
+
+        let v = load("gpgpusim-qv100", &[]).unwrap();
+        assert_eq!(v.gpu.kernel_launch_latency.get(), 5000);
+        assert_eq!(v.sm.scheduler, SchedulerPolicy::Lrr);
+        assert!(v.pipeline.sub_core && v.register_file.partition_by_scheduler);
+        assert_eq!(
+            v.l2.slice.set_index,
+            IndexFunction::Polynomial { polynomial: 37 }
+        );
+        assert_eq!(v.l1d.shared_carveouts.last(), Some(&98304));
+        assert!(v.icache.perfect && v.constant_cache.perfect);
+        assert_eq!(v.pipeline.timing(OpClass::Sfu).latency.get(), 100);
+        // The optional classes fall back where a config does not set them.
+        let q = load("qv100", &[]).unwrap();
+        assert_eq!(
+            q.pipeline.timing(OpClass::IntSimple),
+            q.pipeline.timing(OpClass::Int)
+        );
+        assert_eq!(
+            q.pipeline.timing(OpClass::Fp32Div),
+            q.pipeline.timing(OpClass::Sfu)
+        );
+    }
+
+    #[test]
+    fn new_mechanism_keys_are_checked() {
+        let e = err_of(
+            "gpgpusim-gtx480",
+            &["l1d.set_index={ function = \"polynomial\", polynomial = 19 }"],
+        );
+        assert_eq!(e.key(), Some("l1d.set_index"), "{e}");
+        let e = err_of("gpgpusim-gtx480", &["dram.bank_groups=3"]);
+        assert_eq!(e.key(), Some("dram.bank_groups"), "{e}");
+        let e = err_of("gpgpusim-gtx480", &["dram.address_mapping.pattern=RRBBCC"]);
+        assert_eq!(e.key(), Some("dram.address_mapping.pattern"), "{e}");
+        let e = err_of("gpgpusim-qv100", &["l1d.shared_carveouts=[0, 100]"]);
+        assert_eq!(e.key(), Some("l1d.shared_carveouts"), "{e}");
     }
 }

@@ -1,21 +1,29 @@
 //! One DRAM channel: a memory controller with a request queue, banks with row buffers
 //! and a shared data bus, all timed on the DRAM command clock ([`MemCycle`]).
 //!
-//! Model (open-page policy):
-//! - a request to the open row of its bank needs `t_cl` before its data (row hit); to a
-//!   bank with no open row `t_rcd + t_cl`; to a bank with another row open
-//!   `t_rp + t_rcd + t_cl` (row miss);
-//! - the data burst then holds the channel's bus for `bytes / bytes_per_cycle` cycles
-//!   ([`BandwidthPort`]), so streams are bandwidth limited;
-//! - a bank accepts its next column command when its previous burst could be followed
-//!   back to back, so row hits to one bank pipeline at bus rate;
-//! - one command per DRAM cycle per channel;
+//! Model (open-page policy), all times on the DRAM command clock:
+//! - a request to the open row of its bank needs one column command (row hit); to a bank
+//!   with no open row an activate, `t_rcd` before the column command; to a bank with
+//!   another row open a precharge, `t_rp` before the activate (row miss);
+//! - read data starts `t_cl` after the column command, write data `t_wl` after it (`t_cl`
+//!   when `t_wl` is 0); the burst then holds the channel's bus for `bytes /
+//!   bytes_per_cycle` cycles ([`BandwidthPort`]), a request's bytes rounded up to whole
+//!   `atom_bytes` (the burst length times the channel width: a 32-byte sector on a 64-byte
+//!   atom costs a 64-byte burst);
+//! - command spacing: column commands at least `t_ccd` apart (`t_ccd_l` within one bank
+//!   group, bank `b` in group `b mod bank_groups`), activates of different banks `t_rrd`
+//!   apart, activates of one bank `t_rc` apart, a precharge no earlier than `t_ras` after
+//!   its bank's activate, `t_rtp` after its last read column command and `t_wr` after the
+//!   end of its last write data; a read column command no earlier than `t_wtr` after the
+//!   end of the channel's last write data. A parameter of 0 is a constraint not modelled;
+//! - a bank accepts its next request when its previous burst could be followed back to
+//!   back, so row hits to one bank pipeline at bus rate;
+//! - one request (command sequence) starts per DRAM cycle per channel;
 //! - scheduling over the oldest `queue_window` requests: FCFS serves the oldest when its
 //!   bank is ready; FR-FCFS serves the oldest row hit among ready banks, else the oldest
 //!   request whose bank is ready.
 //!
-//! Not modelled: tRAS, tRC, tRRD, tFAW, write-to-read turnaround, refresh, and bank
-//! groups. Writes are timed like reads and produce no completion.
+//! Not modelled: tFAW, refresh, power-down. Writes produce no completion.
 
 use crate::config::{DramConfig, DramSchedulerPolicy};
 use crate::port::BandwidthPort;
@@ -87,7 +95,28 @@ struct Queued<T> {
 #[derive(Clone, Copy, Debug, Default)]
 struct Bank {
     open_row: Option<u64>,
+    /// When the bank takes its next request.
     ready: MemCycle,
+    /// Its last activate (`t_rc`, `t_ras`).
+    activated: Option<MemCycle>,
+    /// Earliest precharge (`t_ras`, `t_rtp`, `t_wr`).
+    precharge_ok: MemCycle,
+}
+
+/// Command spacing parameters (see the module docs); zero means not modelled.
+#[derive(Clone, Copy, Debug, Default)]
+struct Spacing {
+    t_ccd: MemCycles,
+    t_ccd_l: MemCycles,
+    t_rrd: MemCycles,
+    t_ras: MemCycles,
+    t_rc: MemCycles,
+    t_wl: MemCycles,
+    t_wtr: MemCycles,
+    t_wr: MemCycles,
+    t_rtp: MemCycles,
+    bank_groups: usize,
+    atom: u64,
 }
 
 /// One channel's controller, banks and bus.
@@ -98,7 +127,14 @@ pub struct DramChannel<T> {
     t_cl: MemCycles,
     policy: DramSchedulerPolicy,
     window: usize,
+    spacing: Spacing,
     banks: Vec<Bank>,
+    /// Last column command and its bank group.
+    last_column: Option<(MemCycle, usize)>,
+    /// Last activate of any bank.
+    last_activate: Option<MemCycle>,
+    /// End of the last write burst.
+    write_data_end: MemCycle,
     queue: VecDeque<Queued<T>>,
     bus: BandwidthPort<Mem>,
     cmd_free: MemCycle,
@@ -114,7 +150,31 @@ impl<T: Copy> DramChannel<T> {
             t_cl: cfg.t_cl,
             policy: cfg.scheduler,
             window: cfg.queue_window.max(1) as usize,
+            spacing: Spacing {
+                t_ccd: cfg.t_ccd,
+                t_ccd_l: if cfg.t_ccd_l.is_zero() {
+                    cfg.t_ccd
+                } else {
+                    cfg.t_ccd_l
+                },
+                t_rrd: cfg.t_rrd,
+                t_ras: cfg.t_ras,
+                t_rc: cfg.t_rc,
+                t_wl: if cfg.t_wl.is_zero() {
+                    cfg.t_cl
+                } else {
+                    cfg.t_wl
+                },
+                t_wtr: cfg.t_wtr,
+                t_wr: cfg.t_wr,
+                t_rtp: cfg.t_rtp,
+                bank_groups: cfg.bank_groups.max(1) as usize,
+                atom: u64::from(cfg.atom_bytes),
+            },
             banks: vec![Bank::default(); cfg.banks as usize],
+            last_column: None,
+            last_activate: None,
+            write_data_end: MemCycle::ZERO,
             queue: VecDeque::with_capacity(64),
             bus: BandwidthPort::new(cfg.bytes_per_cycle),
             cmd_free: MemCycle::ZERO,
@@ -204,27 +264,65 @@ impl<T: Copy> DramChannel<T> {
         let Some(Queued { req, arrival }) = self.queue.remove(i) else {
             return;
         };
+        let sp = self.spacing;
+        let group = req.bank % sp.bank_groups;
         let bank = &mut self.banks[req.bank];
-        let prepare = match bank.open_row {
+        // When the row is open for a column command.
+        let row_open = match bank.open_row {
             Some(r) if r == req.row => {
                 self.stats.row_hits += 1;
-                MemCycles::ZERO
+                d
             }
-            Some(_) => {
+            open => {
                 self.stats.row_misses += 1;
-                self.t_rp + self.t_rcd
-            }
-            None => {
-                self.stats.row_misses += 1;
-                self.t_rcd
+                let mut act = d;
+                if open.is_some() {
+                    act = d.max(bank.precharge_ok) + self.t_rp;
+                }
+                if let Some(a) = bank.activated.filter(|_| !sp.t_rc.is_zero()) {
+                    act = act.max(a + sp.t_rc);
+                }
+                if let Some(a) = self.last_activate.filter(|_| !sp.t_rrd.is_zero()) {
+                    act = act.max(a + sp.t_rrd);
+                }
+                bank.activated = Some(act);
+                bank.precharge_ok = act + sp.t_ras;
+                self.last_activate = Some(act);
+                act + self.t_rcd
             }
         };
-        let column = d + prepare;
-        let burst = self.bus.reserve(column + self.t_cl, u64::from(req.bytes));
+        let mut column = row_open;
+        if let Some((c, g)) = self.last_column {
+            let gap = if g == group { sp.t_ccd_l } else { sp.t_ccd };
+            if !gap.is_zero() {
+                column = column.max(c + gap);
+            }
+        }
+        if !req.is_write && !sp.t_wtr.is_zero() {
+            column = column.max(self.write_data_end + sp.t_wtr);
+        }
+        self.last_column = Some((column, group));
+        let bytes = if sp.atom > 0 {
+            u64::from(req.bytes).div_ceil(sp.atom) * sp.atom
+        } else {
+            u64::from(req.bytes)
+        };
+        let data_delay = if req.is_write { sp.t_wl } else { self.t_cl };
+        let burst = self.bus.reserve(column + data_delay, bytes);
         bank.open_row = Some(req.row);
+        bank.precharge_ok = if req.is_write {
+            self.write_data_end = self.write_data_end.max(burst.end);
+            if sp.t_wr.is_zero() {
+                bank.precharge_ok
+            } else {
+                bank.precharge_ok.max(burst.end + sp.t_wr)
+            }
+        } else {
+            bank.precharge_ok.max(column + sp.t_rtp)
+        };
         // The next column command to this bank may issue so that its data follows this
         // burst back to back.
-        bank.ready = MemCycle::new(burst.end.get().saturating_sub(self.t_cl.get()))
+        bank.ready = MemCycle::new(burst.end.get().saturating_sub(data_delay.get()))
             .max(column + MemCycles::new(1));
         self.cmd_free = d + MemCycles::new(1);
         self.stats.queue_cycles += (d - arrival).get();
@@ -258,6 +356,18 @@ mod tests {
             latency: crate::time::Cycles::new(0),
             scheduler: policy,
             queue_window: 16,
+            t_ccd: MemCycles::ZERO,
+            t_ccd_l: MemCycles::ZERO,
+            t_rrd: MemCycles::ZERO,
+            t_ras: MemCycles::ZERO,
+            t_rc: MemCycles::ZERO,
+            t_wl: MemCycles::ZERO,
+            t_wtr: MemCycles::ZERO,
+            t_wr: MemCycles::ZERO,
+            t_rtp: MemCycles::ZERO,
+            bank_groups: 1,
+            atom_bytes: 0,
+            address_mapping: None,
         }
     }
 
@@ -345,5 +455,118 @@ mod tests {
         let done = drain(&mut ch);
         // Commands at cycles 0..3; each burst of 4 right after the previous one.
         assert_eq!(done[3].done, MemCycle::new(24 + 16));
+    }
+
+    fn timed(policy: DramSchedulerPolicy) -> DramConfig {
+        DramConfig {
+            t_ccd: MemCycles::new(2),
+            t_ccd_l: MemCycles::new(3),
+            t_rrd: MemCycles::new(6),
+            t_ras: MemCycles::new(28),
+            t_rc: MemCycles::new(40),
+            t_wl: MemCycles::new(4),
+            t_wtr: MemCycles::new(5),
+            t_wr: MemCycles::new(12),
+            t_rtp: MemCycles::new(2),
+            bank_groups: 4,
+            atom_bytes: 64,
+            banks: 8,
+            ..cfg(policy)
+        }
+    }
+
+    fn req_bytes(
+        bank: usize,
+        row: u64,
+        bytes: u32,
+        is_write: bool,
+        token: u32,
+    ) -> DramRequest<u32> {
+        DramRequest {
+            bank,
+            row,
+            bytes,
+            is_write,
+            token,
+        }
+    }
+
+    #[test]
+    fn activates_of_different_banks_are_t_rrd_apart() {
+        let mut ch = DramChannel::new(&timed(DramSchedulerPolicy::Fcfs));
+        ch.push(req(0, 0, 0), MemCycle::ZERO);
+        ch.push(req(1, 0, 1), MemCycle::ZERO);
+        let done = drain(&mut ch);
+        // Bank 0: activate at 0, column at 12, data 24..28 (128 B at 32 B/cycle).
+        assert_eq!(done[0].done, MemCycle::new(12 + 12 + 4));
+        // Bank 1 (another group): activate at 6 (tRRD), column at 18; data after
+        // bank 0's burst is free from 28: 30..34.
+        assert_eq!(done[1].done, MemCycle::new(6 + 12 + 12 + 4));
+    }
+
+    #[test]
+    fn a_row_conflict_waits_for_t_ras_and_t_rc() {
+        let mut ch = DramChannel::new(&timed(DramSchedulerPolicy::Fcfs));
+        ch.push(req(0, 0, 0), MemCycle::ZERO);
+        ch.push(req(0, 1, 1), MemCycle::ZERO);
+        let done = drain(&mut ch);
+        // Precharge no earlier than tRAS = 28 after the activate at 0, activate at
+        // max(28 + tRP, 0 + tRC) = 40, column at 52, data 64..68.
+        assert_eq!(done[1].done, MemCycle::new(40 + 12 + 12 + 4));
+        assert_eq!(ch.stats().row_misses, 2);
+    }
+
+    #[test]
+    fn column_commands_respect_t_ccd_by_bank_group() {
+        let gap = |b1: usize| {
+            let mut ch = DramChannel::new(&timed(DramSchedulerPolicy::Fcfs));
+            // Open both rows first, long before.
+            ch.push(req_bytes(0, 0, 32, false, 0), MemCycle::ZERO);
+            ch.push(req_bytes(b1, 0, 32, false, 1), MemCycle::ZERO);
+            drain(&mut ch);
+            ch.push(req_bytes(0, 0, 32, false, 2), MemCycle::new(100));
+            ch.push(req_bytes(b1, 0, 32, false, 3), MemCycle::new(100));
+            let done = drain(&mut ch);
+            (done[0].done.get(), done[1].done.get())
+        };
+        // 32-byte reads move a 64-byte atom: 2 cycles of bus each. Same group (banks 0
+        // and 4): columns at 100 and 103 (tCCDL); other group (bank 1): 100 and 102.
+        assert_eq!(gap(4), (100 + 12 + 2, 103 + 12 + 2));
+        assert_eq!(gap(1), (100 + 12 + 2, 102 + 12 + 2));
+    }
+
+    #[test]
+    fn a_read_after_a_write_waits_for_t_wtr() {
+        let mut ch = DramChannel::new(&timed(DramSchedulerPolicy::Fcfs));
+        ch.push(req_bytes(0, 0, 64, false, 0), MemCycle::ZERO);
+        drain(&mut ch);
+        ch.push(req_bytes(0, 0, 64, true, 1), MemCycle::new(100));
+        ch.push(req_bytes(1, 0, 64, false, 2), MemCycle::new(100));
+        let done = drain(&mut ch);
+        // Write column at 100, data 104..106 (WL 4); the read's activate at 101 (bank 1
+        // closed; tRRD from the activate at 0 long past), column no earlier than
+        // 113 (tRCD) and 106 + tWTR = 111: 113, data 125..127.
+        assert_eq!(done[0].done, MemCycle::new(113 + 12 + 2));
+    }
+
+    #[test]
+    fn a_sequential_stream_hits_open_rows_and_a_row_strided_one_does_not() {
+        let run = |row_of: &dyn Fn(u64) -> (usize, u64)| {
+            let mut ch = DramChannel::new(&timed(DramSchedulerPolicy::FrFcfs));
+            for i in 0..64u64 {
+                let (bank, row) = row_of(i);
+                ch.push(req(bank, row, i as u32), MemCycle::new(i * 4));
+            }
+            let done = drain(&mut ch);
+            (*ch.stats(), done.iter().map(|c| c.done).max())
+        };
+        // 2 KB rows of 128-byte lines: 16 lines per row of one bank.
+        let (seq, seq_end) = run(&|i| (((i / 16) % 4) as usize, i / 64));
+        let (strided, strided_end) = run(&|i| (0, i));
+        assert_eq!((seq.row_hits, seq.row_misses), (60, 4));
+        assert_eq!((strided.row_hits, strided.row_misses), (0, 64));
+        assert!(strided_end > seq_end);
+        // Every strided access waits a full row cycle (tRC = 40) after the previous one.
+        assert_eq!(strided_end, Some(MemCycle::new(63 * 40 + 12 + 12 + 4)));
     }
 }

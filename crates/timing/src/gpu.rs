@@ -239,6 +239,8 @@ impl TimingSimulator {
                     emu.limits.local_bytes_per_thread,
                 ));
         }
+        self.memory
+            .begin_kernel(u64::from(occ.ctas_per_sm) * shape.shared_bytes);
         let mem_before = self.memory.stats();
         let rf_before = self.rf_stats();
         let mut launch = emu.launch(kernel, launch_config, params)?;
@@ -252,7 +254,9 @@ impl TimingSimulator {
         let mut rr = 0usize;
         let n = self.sms.len();
         let warps_per_cta = shape.warps() as usize;
-        let mut now = start;
+        // CTAs start after the launch overhead.
+        let first = start + self.cfg.gpu.kernel_launch_latency;
+        let mut now = first;
         let mut place = |sms: &mut [Sm],
                          launch: &mut emu::Launch<'_>,
                          next_cta: &mut u64,
@@ -274,9 +278,9 @@ impl TimingSimulator {
         };
         place(&mut self.sms, &mut launch, &mut next_cta, now)?;
         for sm in &mut self.sms {
-            // CTAs placed before the first cycle start at `start`.
+            // CTAs placed before the first cycle start at `first`.
             if sm.next_wake != Cycle::NEVER {
-                sm.next_wake = start;
+                sm.next_wake = first;
             }
         }
 
@@ -287,6 +291,11 @@ impl TimingSimulator {
                     if let Some(s) = self.sms.get_mut(sm as usize) {
                         s.memory_done(owner, c.at);
                     }
+                }
+            }
+            for (sm, at) in self.memory.unblocked() {
+                if let Some(s) = self.sms.get_mut(sm.0 as usize) {
+                    s.memory_unblocked(at);
                 }
             }
             {

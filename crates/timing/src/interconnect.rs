@@ -31,6 +31,7 @@ pub struct InterconnectStats {
 #[derive(Clone, Debug)]
 pub struct Interconnect {
     latency: Cycles,
+    flit: u64,
     sm_out: Vec<BandwidthPort<Core>>,
     slice_in: Vec<BandwidthPort<Core>>,
     slice_out: Vec<BandwidthPort<Core>>,
@@ -57,12 +58,31 @@ fn send(
     t.end + latency
 }
 
+fn leave(port: &mut BandwidthPort<Core>, ready: Cycle, bytes: u32, queue: &mut u64) -> Cycle {
+    let t = port.reserve(ready, u64::from(bytes));
+    *queue += t.start.saturating_since(ready).get();
+    t.start
+}
+
+fn enter(
+    port: &mut BandwidthPort<Core>,
+    start: Cycle,
+    bytes: u32,
+    latency: Cycles,
+    queue: &mut u64,
+) -> Cycle {
+    let t = port.reserve(start, u64::from(bytes));
+    *queue += t.start.saturating_since(start).get();
+    t.end + latency
+}
+
 impl Interconnect {
     /// An idle crossbar between `sms` SMs and `slices` L2 slices.
     pub fn new(cfg: &InterconnectConfig, sms: usize, slices: usize) -> Self {
         let b = cfg.bytes_per_cycle;
         Self {
             latency: cfg.latency,
+            flit: u64::from(cfg.flit_bytes),
             sm_out: ports(sms, b),
             slice_in: ports(slices, b),
             slice_out: ports(slices, b),
@@ -77,7 +97,17 @@ impl Interconnect {
     }
 
     /// Sends `bytes` from SM `sm` to slice `slice`, ready at `ready`; returns arrival.
+    /// Bytes of port bandwidth a packet of `bytes` occupies (whole flits).
+    fn on_wire(&self, bytes: u32) -> u32 {
+        if self.flit == 0 {
+            bytes
+        } else {
+            (u64::from(bytes).div_ceil(self.flit) * self.flit) as u32
+        }
+    }
+
     pub fn to_l2(&mut self, sm: usize, slice: usize, ready: Cycle, bytes: u32) -> Cycle {
+        let bytes = self.on_wire(bytes);
         self.stats.packets_to_l2 += 1;
         self.stats.bytes_to_l2 += u64::from(bytes);
         let (src, dst) = (&mut self.sm_out[sm], &mut self.slice_in[slice]);
@@ -93,6 +123,7 @@ impl Interconnect {
 
     /// Sends `bytes` from slice `slice` to SM `sm`, ready at `ready`; returns arrival.
     pub fn to_sm(&mut self, slice: usize, sm: usize, ready: Cycle, bytes: u32) -> Cycle {
+        let bytes = self.on_wire(bytes);
         self.stats.packets_to_sm += 1;
         self.stats.bytes_to_sm += u64::from(bytes);
         let (src, dst) = (&mut self.slice_out[slice], &mut self.sm_in[sm]);
@@ -107,6 +138,61 @@ impl Interconnect {
     }
 
     /// Bytes SM `sm` has queued for injection at `now`.
+    /// Two-stage sending, for callers that reserve in time order: a packet ready at
+    /// `ready` on SM `sm`'s output port starts leaving at the returned cycle (after
+    /// earlier packets of that port). Call [`Interconnect::enter_slice`] at that cycle.
+    pub fn leave_sm(&mut self, sm: usize, ready: Cycle, bytes: u32) -> Cycle {
+        let bytes = self.on_wire(bytes);
+        self.stats.packets_to_l2 += 1;
+        self.stats.bytes_to_l2 += u64::from(bytes);
+        leave(
+            &mut self.sm_out[sm],
+            ready,
+            bytes,
+            &mut self.stats.queue_cycles,
+        )
+    }
+
+    /// The second stage of [`Interconnect::leave_sm`]: the packet that started leaving
+    /// at `start` crosses to slice `slice`'s input port; returns its arrival.
+    pub fn enter_slice(&mut self, slice: usize, start: Cycle, bytes: u32) -> Cycle {
+        let bytes = self.on_wire(bytes);
+        let port = &mut self.slice_in[slice];
+        enter(
+            port,
+            start,
+            bytes,
+            self.latency,
+            &mut self.stats.queue_cycles,
+        )
+    }
+
+    /// Like [`Interconnect::leave_sm`], from slice `slice` towards the SMs.
+    pub fn leave_slice(&mut self, slice: usize, ready: Cycle, bytes: u32) -> Cycle {
+        let bytes = self.on_wire(bytes);
+        self.stats.packets_to_sm += 1;
+        self.stats.bytes_to_sm += u64::from(bytes);
+        leave(
+            &mut self.slice_out[slice],
+            ready,
+            bytes,
+            &mut self.stats.queue_cycles,
+        )
+    }
+
+    /// Like [`Interconnect::enter_slice`], into SM `sm`'s input port.
+    pub fn enter_sm(&mut self, sm: usize, start: Cycle, bytes: u32) -> Cycle {
+        let bytes = self.on_wire(bytes);
+        let port = &mut self.sm_in[sm];
+        enter(
+            port,
+            start,
+            bytes,
+            self.latency,
+            &mut self.stats.queue_cycles,
+        )
+    }
+
     pub fn injection_backlog(&self, sm: usize, now: Cycle) -> u64 {
         self.sm_out[sm].backlog_bytes(now)
     }
@@ -127,6 +213,7 @@ mod tests {
             bytes_per_cycle: 32,
             control_bytes: 8,
             input_buffer_bytes: 256,
+            flit_bytes: 0,
         };
         Interconnect::new(&cfg, 2, 2)
     }
@@ -158,6 +245,43 @@ mod tests {
             "other direction free"
         );
         assert_eq!(x.stats().queue_cycles, 4 + 8);
+    }
+
+    #[test]
+    fn packets_travel_in_whole_flits() {
+        let cfg = InterconnectConfig {
+            latency: Cycles::new(3),
+            bytes_per_cycle: 40,
+            control_bytes: 8,
+            input_buffer_bytes: 512,
+            flit_bytes: 40,
+        };
+        let mut x = Interconnect::new(&cfg, 1, 1);
+        // 8-byte request: one flit; 32-byte sector + 8-byte header: one flit; a 128-byte
+        // line + header (136 bytes): four flits.
+        assert_eq!(x.to_l2(0, 0, Cycle::new(0), 8), Cycle::new(1 + 3));
+        assert_eq!(x.to_sm(0, 0, Cycle::new(0), 40), Cycle::new(1 + 3));
+        assert_eq!(x.to_sm(0, 0, Cycle::new(10), 136), Cycle::new(10 + 4 + 3));
+        assert_eq!(x.stats().bytes_to_sm, 40 + 160);
+    }
+
+    #[test]
+    fn two_stage_sending_does_not_hold_the_destination_for_a_busy_source() {
+        let mut x = icnt();
+        // SM 0 queues four 128-byte packets (4 cycles each) for slice 0 at cycle 0.
+        let starts: Vec<Cycle> = (0..4).map(|_| x.leave_sm(0, Cycle::new(0), 128)).collect();
+        assert_eq!(starts, [0, 4, 8, 12].map(Cycle::new));
+        // Each crosses when it starts leaving. SM 1's packet at cycle 5 waits for the
+        // burst in progress (to cycle 8), not for SM 0's packets still queued at SM 0.
+        assert_eq!(x.enter_slice(0, starts[0], 128), Cycle::new(4 + 10));
+        assert_eq!(x.enter_slice(0, starts[1], 128), Cycle::new(8 + 10));
+        let s1 = x.leave_sm(1, Cycle::new(5), 8);
+        assert_eq!(
+            x.enter_slice(0, s1, 8),
+            Cycle::new(9 + 10),
+            "queued 3 cycles"
+        );
+        assert_eq!(x.stats().queue_cycles, 4 + 8 + 12 + 3);
     }
 
     #[test]

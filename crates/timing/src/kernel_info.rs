@@ -85,6 +85,39 @@ pub struct InstHint {
     /// (an index into [`FunctionInfo::intervals`]); the interval's working set must be
     /// resident before it issues.
     pub interval_entry: Option<u32>,
+    /// WIR: what the instruction computes apart from its register sources' values, when
+    /// that is all its result depends on ([`ReuseKey`]); `None` for instructions that
+    /// may never reuse a result.
+    pub reuse: Option<ReuseKey>,
+}
+
+/// What kind of work a reusable instruction does (WIR reports reuse by class, and loads
+/// follow extra rules, §VI-A).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReuseClass {
+    /// Arithmetic, logic, moves and conversions on the SP/INT/DP units.
+    Alu,
+    /// Special-function-unit operations.
+    Sfu,
+    /// A load from memory that no one writes during a kernel (`.const`, `.param`,
+    /// `ld.global.nc`, `ldu`).
+    ReadOnlyLoad,
+    /// A `.global` load: reusable only under §VI-A's store and barrier rules.
+    GlobalLoad,
+    /// A `.shared` load: as global, and only within the thread block.
+    SharedLoad,
+}
+
+/// The static half of WIR's reuse-buffer tag: a hash of the operation (opcode,
+/// modifiers, immediates, symbols and address offsets, and which operand positions are
+/// registers), so that two instructions with equal keys and equal source values compute
+/// equal results. The dynamic half is the physical source registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReuseKey {
+    /// The hash (stable across runs: a fixed-key hasher).
+    pub key: u64,
+    /// Its class.
+    pub class: ReuseClass,
 }
 
 /// One instruction as the timing model sees it.
@@ -107,6 +140,7 @@ const IMPLICIT_EXIT: InstInfo = InstInfo {
     hint: InstHint {
         strand_end: false,
         interval_entry: None,
+        reuse: None,
     },
     srcs_start: 0,
     num_srcs: 0,
@@ -185,6 +219,7 @@ impl FunctionInfo {
             self.insts[i].hint = InstHint {
                 strand_end: a.strand_end,
                 interval_entry: a.interval_entry,
+                ..self.insts[i].hint
             };
             let (srcs, dsts) = self
                 .operands_mut(id)
@@ -509,9 +544,13 @@ fn build_function(
             }
         }
         let num_dsts = (out.operands.len() as u32 - dsts_start) as u8;
+        let class = op_class(&inst.op);
         out.insts.push(InstInfo {
-            class: op_class(&inst.op),
-            hint: InstHint::default(),
+            class,
+            hint: InstHint {
+                reuse: reuse_key(func, id, class),
+                ..InstHint::default()
+            },
             srcs_start,
             num_srcs,
             dsts_start,
@@ -521,121 +560,155 @@ fn build_function(
     Ok(out)
 }
 
-/// The opcode class of an operation: where it executes and how long it takes.
-///
-/// FP64 arithmetic (and conversions touching f64) goes to [`OpClass::Fp64`]; reciprocals,
-/// square roots, transcendentals and f32 division to [`OpClass::Sfu`]; other float work to
-/// [`OpClass::Fp32`]; integer multiplies to [`OpClass::IntMul`], integer division to
-/// [`OpClass::IntDiv`]; moves, logic, compares, shuffles and votes to [`OpClass::Int`];
-/// memory, texture and fences to [`OpClass::Mem`]; branches, calls, barriers and exits
-/// to [`OpClass::Control`].
-pub fn op_class(op: &Op) -> OpClass {
-    use ir::op::ScalarType as T;
-    let float = |ty: T| {
-        if ty == T::F64 {
-            OpClass::Fp64
-        } else {
-            OpClass::Fp32
+/// WIR's [`ReuseKey`] of instruction `id` of `func`, or `None` when its result may depend
+/// on more than its register sources: stores, atomics, control, textures, cross-lane
+/// operations, local and generic memory (per-thread or of unknown space), volatile or
+/// ordered loads, a device function's `.param` space, special registers (thread, warp and
+/// CTA ids, clocks), predicate sources
+/// or destinations (predicates are not renamed), and results wider than 64 bits.
+pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<ReuseKey> {
+    use ir::op::{MemOrder, Space};
+    use ir::{AddrBase, Operand, Symbol};
+    use std::hash::{Hash, Hasher};
+    let inst = &func.insts[id.index()];
+    let reuse_class = match &inst.op {
+        Op::Ld(a) | Op::Ldu(a) => {
+            if !matches!(a.order, MemOrder::Weak) {
+                return None;
+            }
+            match a.space {
+                // A kernel's parameters are fixed for the launch; a device function's
+                // `.param` space carries each call's arguments and results.
+                Space::Param if func.kind == ir::FunctionKind::Kernel => ReuseClass::ReadOnlyLoad,
+                Space::Const => ReuseClass::ReadOnlyLoad,
+                Space::Global if a.nc || matches!(inst.op, Op::Ldu(_)) => ReuseClass::ReadOnlyLoad,
+                Space::Global => ReuseClass::GlobalLoad,
+                Space::Shared => ReuseClass::SharedLoad,
+                _ => return None,
+            }
         }
+        _ if matches!(class, OpClass::Sfu | OpClass::Fp32Div) => ReuseClass::Sfu,
+        _ if matches!(
+            class,
+            OpClass::Int
+                | OpClass::IntSimple
+                | OpClass::IntMinMax
+                | OpClass::IntMul
+                | OpClass::IntMad
+                | OpClass::IntDiv
+                | OpClass::Shuffle
+                | OpClass::Fp32
+                | OpClass::Fp32Simple
+                | OpClass::Fp32MinMax
+                | OpClass::Fp32Fma
+                | OpClass::Fp64
+                | OpClass::Fp64Div
+        ) =>
+        {
+            ReuseClass::Alu
+        }
+        _ => return None,
     };
-    match op {
-        Op::Add { .. }
-        | Op::Sub { .. }
-        | Op::Min { .. }
-        | Op::Max { .. }
-        | Op::Abs { .. }
-        | Op::Neg { .. }
-        | Op::And { .. }
-        | Op::Or { .. }
-        | Op::Xor { .. }
-        | Op::Not { .. }
-        | Op::Cnot { .. }
-        | Op::Lop3 { .. }
-        | Op::Shl { .. }
-        | Op::Shr { .. }
-        | Op::Bfe { .. }
-        | Op::Bfi { .. }
-        | Op::Bfind { .. }
-        | Op::Popc { .. }
-        | Op::Clz { .. }
-        | Op::Brev { .. }
-        | Op::Prmt { .. }
-        | Op::Shf { .. }
-        | Op::Selp { .. }
-        | Op::Mov { .. }
-        | Op::Pack { .. }
-        | Op::Unpack { .. }
-        | Op::Cvta { .. }
-        | Op::Isspacep { .. }
-        | Op::Shfl { .. }
-        | Op::Vote { .. }
-        | Op::Match { .. }
-        | Op::Activemask
-        | Op::Redux { .. }
-        | Op::Txq { .. } => OpClass::Int,
-        Op::Mul { .. }
-        | Op::Mad { .. }
-        | Op::Mul24 { .. }
-        | Op::Mad24 { .. }
-        | Op::Sad { .. }
-        | Op::Dp4a { .. }
-        | Op::Dp2a { .. } => OpClass::IntMul,
-        Op::Div { .. } | Op::Rem { .. } => OpClass::IntDiv,
-        Op::FAdd { ty, .. }
-        | Op::FSub { ty, .. }
-        | Op::FMul { ty, .. }
-        | Op::Fma { ty, .. }
-        | Op::FMin { ty, .. }
-        | Op::FMax { ty, .. }
-        | Op::FAbs { ty, .. }
-        | Op::FNeg { ty, .. }
-        | Op::Copysign { ty }
-        | Op::Testp { ty, .. } => float(*ty),
-        Op::Setp { ty, .. } | Op::Set { ty, .. } | Op::Slct { ty, .. } => {
-            if *ty == T::F64 {
-                OpClass::Fp64
-            } else if ty.is_float() {
-                OpClass::Fp32
-            } else {
-                OpClass::Int
+    if matches!(
+        inst.op,
+        Op::Shfl { .. } | Op::Vote { .. } | Op::Match { .. } | Op::Activemask | Op::Redux { .. }
+    ) {
+        return None;
+    }
+    let is_pred = |r: RegId| func.reg(r).class == RegClass::Pred;
+    if func
+        .defs(id)
+        .iter()
+        .any(|&r| is_pred(r) || width_of(func.reg(r).class) > 2)
+        || func.defs(id).is_empty()
+    {
+        return None;
+    }
+    let guard = inst.guard.map(|g| g.reg);
+    if func
+        .uses(id)
+        .iter()
+        .any(|&r| is_pred(r) && Some(r) != guard)
+    {
+        return None;
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    inst.op.hash(&mut h);
+    let mut function_scoped = false;
+    for (k, o) in func.operands_of(inst).iter().enumerate() {
+        match o {
+            Operand::Reg(_) | Operand::NotReg(_) => (k, 0u8).hash(&mut h),
+            Operand::Imm(v) => (k, 1u8, v).hash(&mut h),
+            Operand::Special(_) | Operand::Sink | Operand::Block(_) => return None,
+            Operand::Address(a) => {
+                match a.base {
+                    AddrBase::Reg(_) => (k, 2u8).hash(&mut h),
+                    AddrBase::Symbol(s) => {
+                        function_scoped |= !matches!(s, Symbol::Global(_) | Symbol::Func(_));
+                        if matches!(s, Symbol::Local(_))
+                            && !matches!(reuse_class, ReuseClass::SharedLoad)
+                        {
+                            return None;
+                        }
+                        (k, 3u8, s).hash(&mut h)
+                    }
+                    AddrBase::Absolute => (k, 4u8).hash(&mut h),
+                }
+                a.offset.hash(&mut h);
+            }
+            Operand::SymbolAddr { symbol, offset } => {
+                function_scoped |= !matches!(symbol, Symbol::Global(_) | Symbol::Func(_));
+                (k, 5u8, symbol, offset).hash(&mut h);
+            }
+            Operand::Symbol(s) => {
+                function_scoped |= !matches!(s, Symbol::Global(_) | Symbol::Func(_));
+                (k, 6u8, s).hash(&mut h);
             }
         }
-        Op::Cvt { dst, src, .. } => {
-            if *dst == T::F64 || *src == T::F64 {
-                OpClass::Fp64
-            } else if dst.is_float() || src.is_float() {
-                OpClass::Fp32
-            } else {
-                OpClass::Int
-            }
-        }
-        Op::FDiv { ty, .. } | Op::Rcp { ty, .. } | Op::Sqrt { ty, .. } | Op::Rsqrt { ty, .. } => {
-            if *ty == T::F64 {
-                OpClass::Fp64
-            } else {
-                OpClass::Sfu
-            }
-        }
-        Op::Sin { .. } | Op::Cos { .. } | Op::Lg2 { .. } | Op::Ex2 { .. } | Op::Tanh { .. } => {
-            OpClass::Sfu
-        }
-        Op::Ld(_)
-        | Op::Ldu(_)
-        | Op::St(_)
-        | Op::Prefetch { .. }
-        | Op::Atom(_)
-        | Op::Red(_)
-        | Op::Tex(_)
-        | Op::Fence { .. } => OpClass::Mem,
-        Op::Bar { .. }
-        | Op::BarWarpSync
-        | Op::Bra { .. }
-        | Op::Call(_)
-        | Op::Ret { .. }
-        | Op::Exit
-        | Op::Trap
-        | Op::Brkpt
-        | Op::Nanosleep => OpClass::Control,
+    }
+    if function_scoped {
+        // Parameters and local variables are numbered per function.
+        func.name.hash(&mut h);
+    }
+    Some(ReuseKey {
+        key: h.finish(),
+        class: reuse_class,
+    })
+}
+
+/// The opcode class of an operation: where it executes and how long it takes. A
+/// projection of [`ir::ExecClass`], the classification the compiler's datapaths share:
+/// FP64 arithmetic (and conversions touching f64) goes to [`OpClass::Fp64`] (division and
+/// roots to [`OpClass::Fp64Div`]); transcendentals to [`OpClass::Sfu`], f32 division to
+/// [`OpClass::Fp32Div`], f32 fma to [`OpClass::Fp32Fma`], f32 min/max to
+/// [`OpClass::Fp32MinMax`], f32 compares, conversions, abs and neg to
+/// [`OpClass::Fp32Simple`], f32 add, sub and mul to [`OpClass::Fp32`]; integer add/sub to
+/// [`OpClass::Int`], moves, logic, shifts, compares and votes to [`OpClass::IntSimple`],
+/// min/max to [`OpClass::IntMinMax`], multiplies to [`OpClass::IntMul`], multiply-adds to
+/// [`OpClass::IntMad`], division to [`OpClass::IntDiv`], shuffles to [`OpClass::Shuffle`];
+/// memory, texture and fences to [`OpClass::Mem`]; branches, calls, barriers and exits to
+/// [`OpClass::Control`]. The optional classes fall back to the base ones when a config
+/// does not time them separately.
+pub fn op_class(op: &Op) -> OpClass {
+    use ir::ExecClass as E;
+    match ir::exec_class(op) {
+        E::IntSimple | E::WarpVote => OpClass::IntSimple,
+        E::IntAdd => OpClass::Int,
+        E::IntMinMax => OpClass::IntMinMax,
+        E::IntMul => OpClass::IntMul,
+        E::IntMad => OpClass::IntMad,
+        E::IntDiv => OpClass::IntDiv,
+        E::FloatAdd | E::FloatMul => OpClass::Fp32,
+        E::FloatSimple => OpClass::Fp32Simple,
+        E::FloatMinMax => OpClass::Fp32MinMax,
+        E::FloatFma => OpClass::Fp32Fma,
+        E::FloatDiv => OpClass::Fp32Div,
+        E::Transcendental => OpClass::Sfu,
+        E::DoubleAdd | E::DoubleMinMax | E::DoubleMul | E::DoubleFma => OpClass::Fp64,
+        E::DoubleDiv => OpClass::Fp64Div,
+        E::Shuffle => OpClass::Shuffle,
+        E::Load | E::Store | E::Atomic | E::Prefetch | E::Texture | E::Fence => OpClass::Mem,
+        E::Branch | E::Call | E::Return | E::Barrier | E::Misc => OpClass::Control,
     }
 }
 
@@ -722,6 +795,7 @@ mod tests {
         let f = k;
         let class = |i: usize| info.inst(f, InstId::new(i)).class;
         assert_eq!(class(0), OpClass::Mem);
+        assert_eq!(class(1), OpClass::IntSimple);
         assert_eq!(class(3), OpClass::Int);
         assert_eq!(class(4), OpClass::IntMul);
         assert_eq!(class(5), OpClass::Fp64);

@@ -1,24 +1,35 @@
 //! Address mapping of the shared L2 and of DRAM: which slice, channel, bank and row a
-//! line belongs to.
+//! line belongs to. Two schemes, chosen by whether `dram.address_mapping` is given.
 //!
-//! Addresses are cut into chunks of `l2.interleave_bytes`; chunk `c` goes to slice
-//! `c mod slices`, and slice `s` belongs to channel `s / (slices / channels)`, so each
-//! channel serves a group of consecutive slices (GPGPU-Sim calls them sub-partitions).
-//! Inside a channel, the address with the channel-select bits removed is split into
-//! column, bank and row: `row_bytes` consecutive channel-local bytes form one row of one
-//! bank, and consecutive rows rotate over the banks, so a streaming access enjoys row
-//! hits. No address hashing is modelled.
+//! **Interleaving** (no `dram.address_mapping`): addresses are cut into chunks of
+//! `l2.interleave_bytes`; chunk `c` goes to slice `c mod slices`, and slice `s` belongs to
+//! channel `s / (slices / channels)`, so each channel serves a group of consecutive slices
+//! (GPGPU-Sim calls them sub-partitions). Inside a channel, the address with the
+//! channel-select bits removed is split into column, bank and row: `row_bytes`
+//! consecutive channel-local bytes form one row of one bank, and consecutive rows rotate
+//! over the banks, so a streaming access enjoys row hits.
+//!
+//! **Bit pattern** (`[dram.address_mapping]`, the form of GPGPU-Sim's
+//! `-gpgpu_mem_addr_mapping dramid@N;<pattern>`): the channel is
+//! `(a >> channel_bit) mod channels` (or a [`crate::hashing`] function of `a >>
+//! channel_bit`), and the channel-local address `((a >> channel_bit) / channels) <<
+//! channel_bit | (a mod 2^channel_bit)` is split by the pattern, one letter per bit from
+//! the most significant: `R` row, `B` bank, `C` column, `S` byte within a burst, `0`
+//! unused; each field is its letters' bits gathered in order. The L2 slice within the
+//! channel is the bank's low `log2(slices per channel)` bits, and an L2 slice indexes its
+//! sets by the channel-local address ([`crate::cache::Cache::set_partition`]).
 //!
 //! The slices' caches and queues live in [`crate::memory`]; each is a
 //! [`crate::cache::Cache`] with its own MSHRs.
 
 use crate::cache::LineAddr;
-use crate::config::GpuConfig;
+use crate::config::{DramAddressMapping, GpuConfig};
+use crate::hashing::{IndexFunction, Indexer};
 
-/// Where a line lives below the interconnect.
+/// Where a line lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Location {
-    /// L2 slice.
+    /// L2 slice, `0..l2.slices`.
     pub slice: usize,
     /// DRAM channel.
     pub channel: usize,
@@ -28,7 +39,7 @@ pub struct Location {
     pub row: u64,
 }
 
-/// The address mapping of one configuration.
+/// The address decoder of one GPU config.
 #[derive(Clone, Debug)]
 pub struct AddressMap {
     interleave_shift: u32,
@@ -36,26 +47,149 @@ pub struct AddressMap {
     slices_per_channel: u64,
     row_shift: u32,
     banks: u64,
+    pattern: Option<Pattern>,
+}
+
+#[derive(Clone, Debug)]
+struct Pattern {
+    channel_bit: u32,
+    channels: u64,
+    /// A polynomial channel index (`None`: modulo).
+    channel_hash: Option<Indexer>,
+    row: u64,
+    bank: u64,
+}
+
+/// Gathers the bits of `a` selected by `mask` into the low bits, in order.
+fn gather(a: u64, mask: u64) -> u64 {
+    let (mut m, mut out, mut k) = (mask, 0u64, 0);
+    while m != 0 {
+        let b = m.trailing_zeros();
+        out |= (a >> b & 1) << k;
+        k += 1;
+        m &= m - 1;
+    }
+    out
+}
+
+/// Row, bank and column masks of a pattern string; an error names the offending text.
+fn parse_pattern(text: &str) -> Result<(u64, u64, u64), String> {
+    let bits: Vec<char> = text
+        .chars()
+        .filter(|c| *c != '.' && !c.is_whitespace())
+        .collect();
+    if bits.is_empty() || bits.len() > 64 {
+        return Err(format!("{} bits; a pattern has 1 to 64", bits.len()));
+    }
+    let (mut row, mut bank, mut col) = (0u64, 0u64, 0u64);
+    for (i, c) in bits.iter().rev().enumerate() {
+        let bit = 1u64 << i;
+        match c {
+            'R' => row |= bit,
+            'B' => bank |= bit,
+            'C' => col |= bit,
+            'S' | '0' => {}
+            other => {
+                return Err(format!(
+                    "`{other}` at bit {i}: expected R, B, C, S or 0 (the channel is \
+                     taken at channel_bit)"
+                ))
+            }
+        }
+    }
+    Ok((row, bank, col))
+}
+
+/// Checks a mapping against the channel, bank and slice counts; the error is
+/// `(key, message)`.
+pub fn check_mapping(
+    m: &DramAddressMapping,
+    channels: u32,
+    banks: u32,
+    slices_per_channel: u32,
+) -> Result<(), (&'static str, String)> {
+    let (_, bank, _) = parse_pattern(&m.pattern).map_err(|e| ("pattern", e))?;
+    let pattern_banks = 1u64 << bank.count_ones();
+    if pattern_banks != u64::from(banks) {
+        return Err((
+            "pattern",
+            format!(
+                "{} B bits give {pattern_banks} banks; dram.banks is {banks}",
+                bank.count_ones()
+            ),
+        ));
+    }
+    if !slices_per_channel.is_power_of_two() || u64::from(slices_per_channel) > pattern_banks {
+        return Err((
+            "pattern",
+            format!(
+                "{slices_per_channel} L2 slices per channel must be a power of two chosen by \
+                 bank bits"
+            ),
+        ));
+    }
+    if m.channel_bit >= 48 {
+        return Err((
+            "channel_bit",
+            format!("{} is beyond the address", m.channel_bit),
+        ));
+    }
+    if m.channel_index != IndexFunction::Linear {
+        if !channels.is_power_of_two() {
+            return Err((
+                "channel_index",
+                format!(
+                    "a hashed channel index needs a power-of-two channel count, not {channels}"
+                ),
+            ));
+        }
+        m.channel_index
+            .check(channels.trailing_zeros())
+            .map_err(|e| ("channel_index", e))?;
+    }
+    Ok(())
 }
 
 impl AddressMap {
-    /// The mapping of a validated config.
+    /// The decoder of a validated config.
     pub fn new(cfg: &GpuConfig) -> Self {
+        let pattern = cfg.dram.address_mapping.as_ref().map(|m| {
+            let (row, bank, _) = parse_pattern(&m.pattern).unwrap_or((0, 0, 0));
+            let channels = u64::from(cfg.dram.channels);
+            Pattern {
+                channel_bit: m.channel_bit,
+                channels,
+                channel_hash: (m.channel_index != IndexFunction::Linear)
+                    .then(|| Indexer::new(&m.channel_index, channels, 1u64 << m.channel_bit)),
+                row,
+                bank,
+            }
+        });
         Self {
             interleave_shift: cfg.l2.interleave_bytes.trailing_zeros(),
             slices: u64::from(cfg.l2.slices),
             slices_per_channel: u64::from(cfg.l2.slices / cfg.dram.channels),
             row_shift: cfg.dram.row_bytes.trailing_zeros(),
             banks: u64::from(cfg.dram.banks),
+            pattern,
         }
     }
 
-    /// The L2 slice of `line`.
-    pub fn slice(&self, line: LineAddr) -> usize {
-        ((line.0 >> self.interleave_shift) % self.slices) as usize
+    /// With a bit pattern: `(channel_bit, channels)` for
+    /// [`crate::cache::Cache::set_partition`] of the L2 slices.
+    pub fn partition(&self) -> Option<(u32, u64)> {
+        self.pattern.as_ref().map(|p| (p.channel_bit, p.channels))
     }
 
-    /// The byte address of `line` within its channel (channel-select bits removed).
+    /// The slice serving `line`.
+    pub fn slice(&self, line: LineAddr) -> usize {
+        match &self.pattern {
+            None => ((line.0 >> self.interleave_shift) % self.slices) as usize,
+            Some(_) => self.locate(line).slice,
+        }
+    }
+
+    /// The channel-local address of `line` (interleaving scheme).
     pub fn channel_address(&self, line: LineAddr) -> u64 {
         let chunk = line.0 >> self.interleave_shift;
         let slice = chunk % self.slices;
@@ -66,6 +200,23 @@ impl AddressMap {
 
     /// Slice, channel, bank and row of `line`.
     pub fn locate(&self, line: LineAddr) -> Location {
+        if let Some(p) = &self.pattern {
+            let a = line.0;
+            let above = a >> p.channel_bit;
+            let channel = match &p.channel_hash {
+                Some(h) => h.index(a),
+                None => above % p.channels,
+            };
+            let local = (above / p.channels) << p.channel_bit | (a & ((1u64 << p.channel_bit) - 1));
+            let bank = gather(local, p.bank);
+            return Location {
+                slice: (channel * self.slices_per_channel + (bank & (self.slices_per_channel - 1)))
+                    as usize,
+                channel: channel as usize,
+                bank: bank as usize,
+                row: gather(local, p.row),
+            };
+        }
         let slice = self.slice(line);
         let row_index = self.channel_address(line) >> self.row_shift;
         Location {
@@ -88,6 +239,7 @@ mod tests {
             slices_per_channel: slices / channels,
             row_shift: 11,
             banks: 4,
+            pattern: None,
         }
     }
 
@@ -122,5 +274,78 @@ mod tests {
         assert_eq!((l0.channel, l0.bank, l0.row), (0, 0, 0));
         assert_eq!((l1.channel, l1.bank, l1.row), (0, 1, 0));
         assert_eq!(m.locate(LineAddr(4 * 16 * 256)).row, 1);
+    }
+
+    fn pattern_config(gpu: &str) -> GpuConfig {
+        GpuConfig::load(gpu, &crate::config::default_configs_dir(), &[]).unwrap()
+    }
+
+    #[test]
+    fn gtx480_pattern_rotates_256_byte_chunks_over_six_channels() {
+        let m = AddressMap::new(&pattern_config("gpgpusim-gtx480"));
+        assert_eq!(m.partition(), Some((8, 6)));
+        let loc = |a: u64| m.locate(LineAddr(a));
+        // Chunk c -> channel c mod 6; the channel-local chunk c / 6 puts its bit 0 in the
+        // lowest bank bit (pattern bit 8), which picks the slice of the channel.
+        assert_eq!((loc(0).channel, loc(0).slice, loc(0).bank), (0, 0, 0));
+        assert_eq!((loc(256).channel, loc(256).slice), (1, 2));
+        assert_eq!(
+            (loc(6 * 256).channel, loc(6 * 256).bank, loc(6 * 256).slice),
+            (0, 1, 1)
+        );
+        // Bank bits 13..15 of the local address are bank bits 1..3; the row starts at 16.
+        let local = |l: u64| (l >> 8) * 6 * 256 + (l & 0xff);
+        assert_eq!(loc(local(1 << 13)).bank, 2);
+        assert_eq!(loc(local(1 << 16)).row, 1);
+        assert_eq!(loc(local(1 << 16)).bank, 0);
+        // A sequential stream stays in one row of each bank for 64 KB per channel.
+        let rows: std::collections::BTreeSet<_> = (0..6 * 1024u64)
+            .map(|i| loc(i * 64))
+            .map(|l| (l.channel, l.bank, l.row))
+            .collect();
+        assert_eq!(rows.len(), 6 * 16);
+    }
+
+    #[test]
+    fn qv100_channels_are_hashed_so_power_of_two_strides_use_every_channel() {
+        let m = AddressMap::new(&pattern_config("gpgpusim-qv100"));
+        for stride in [8192u64, 1 << 16, 1 << 20] {
+            let channels: std::collections::BTreeSet<_> = (0..32u64)
+                .map(|i| m.locate(LineAddr(i * stride)).channel)
+                .collect();
+            assert_eq!(channels.len(), 32, "stride {stride}");
+        }
+        // Linear selection would put every multiple of 8 KB in channel 0.
+        let mut linear = pattern_config("gpgpusim-qv100");
+        if let Some(map) = linear.dram.address_mapping.as_mut() {
+            map.channel_index = IndexFunction::Linear;
+        }
+        let m = AddressMap::new(&linear);
+        assert!((0..32u64).all(|i| m.locate(LineAddr(i * 8192)).channel == 0));
+    }
+
+    #[test]
+    fn bad_patterns_are_rejected_with_the_reason() {
+        let m = |pattern: &str, ch: IndexFunction| DramAddressMapping {
+            channel_bit: 8,
+            channel_index: ch,
+            pattern: pattern.into(),
+        };
+        let ok = "RRRR.BBBCCCCB.CCSSSSSS";
+        assert!(check_mapping(&m(ok, IndexFunction::Linear), 6, 16, 2).is_ok());
+        assert_eq!(
+            check_mapping(&m(ok, IndexFunction::Linear), 6, 8, 2)
+                .unwrap_err()
+                .0,
+            "pattern"
+        );
+        let e = check_mapping(&m("RRDDBBCC", IndexFunction::Linear), 6, 4, 2).unwrap_err();
+        assert!(e.1.contains("`D` at bit 4"), "{e:?}");
+        let poly = IndexFunction::Polynomial { polynomial: 37 };
+        assert_eq!(
+            check_mapping(&m(ok, poly.clone()), 6, 16, 2).unwrap_err().0,
+            "channel_index"
+        );
+        assert!(check_mapping(&m(ok, poly), 32, 16, 2).is_ok());
     }
 }

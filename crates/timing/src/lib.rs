@@ -10,6 +10,7 @@
 //! | [`coalescer`] | per-lane addresses to 128 B lines with 32 B sector masks |
 //! | [`shared_memory`] | shared-memory banks, broadcast and conflict passes |
 //! | [`cache`] | sectored set-associative cache with LRU and MSHRs (L1D, constant, instruction, L2 slices) |
+//! | [`hashing`] | set-index and channel-index functions: linear, XOR folding, GF(2) polynomial (IPOLY) |
 //! | [`port`] | a first-come-first-served bandwidth resource (bytes per cycle) |
 //! | [`interconnect`] | SM <-> L2 crossbar: latency, bandwidth, queuing |
 //! | [`l2`] | address interleaving over L2 slices |
@@ -39,6 +40,7 @@ pub mod config;
 pub mod dram;
 mod event;
 pub mod gpu;
+pub mod hashing;
 pub mod interconnect;
 pub mod kernel_info;
 pub mod l2;

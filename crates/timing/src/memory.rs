@@ -30,9 +30,10 @@
 //! [`MemorySystem::unloaded_load_latency`] computes it.
 //!
 //! Stores are write-through posted writes at the L1 when `l1d.write_policy =
-//! "write_through"` (complete for the pipeline once the L1 accepted them); atomics bypass
-//! the L1, are performed at the L2 (a read that marks the line dirty) and complete when
-//! the reply arrives.
+//! "write_through"` (complete for the pipeline once the L1 accepted them, or with
+//! `l2.write_ack` once the L2 has acknowledged each write with a control packet); atomics
+//! bypass the L1, are performed at the L2 (a read that marks the line dirty) and complete
+//! when the reply arrives.
 //!
 //! # Stalls and reservation failures
 //! [`MemorySystem::issue`] refuses a request ([`Stall`]) while the cache port is still
@@ -208,6 +209,8 @@ struct L2Target {
 enum PacketKind {
     Read(L1),
     Write,
+    /// A store's write that the L2 acknowledges (`l2.write_ack`).
+    AckedWrite(RequestId),
     Atomic(RequestId),
 }
 
@@ -255,6 +258,42 @@ enum Event {
         channel: u32,
     },
     L2Fill(DramToken),
+    /// A packet ready at an SM's output port.
+    IcntLeaveSm {
+        slice: u32,
+        packet: Packet,
+        bytes: u32,
+    },
+    /// A packet starting to leave its SM crosses to its slice.
+    IcntEnterSlice {
+        slice: u32,
+        packet: Packet,
+        bytes: u32,
+    },
+    /// A reply ready at a slice's output port.
+    IcntLeaveSlice {
+        slice: u32,
+        sm: u32,
+        delivery: Delivery,
+        bytes: u32,
+    },
+    /// A reply starting to leave its slice crosses to its SM.
+    IcntEnterSm {
+        sm: u32,
+        delivery: Delivery,
+        bytes: u32,
+    },
+}
+
+/// What a reply does when it reaches its SM.
+#[derive(Clone, Copy, Debug)]
+enum Delivery {
+    Fill {
+        l1: L1,
+        line: LineAddr,
+        sectors: SectorMask,
+    },
+    Done(RequestId),
 }
 
 /// Lines of a request that met a reservation failure, waiting for a retry.
@@ -262,6 +301,8 @@ struct Blocked {
     active: bool,
     id: RequestId,
     kind: AccessKind,
+    /// Thread-local data (for `l1d.local_write_policy`).
+    local: bool,
     len: usize,
     lines: [LineAccess; MAX_LINES],
 }
@@ -306,6 +347,9 @@ pub struct MemorySystem {
     map: AddressMap,
     sms: Vec<SmMemory>,
     icnt: Interconnect,
+    /// Per SM: bytes of packets scheduled for its output port but not yet reserved there
+    /// (they count against the injection buffer).
+    pending_injection: Vec<u64>,
     slices: Vec<Slice>,
     channels: Vec<Channel>,
     events: EventQueue<Event>,
@@ -313,6 +357,8 @@ pub struct MemorySystem {
     requests: Vec<RequestState>,
     free_ids: Vec<u32>,
     done: Vec<Completion>,
+    /// SMs whose blocked request was accepted (see [`MemorySystem::unblocked`]).
+    unblocked: Vec<(SmId, Cycle)>,
     scratch_ids: Vec<RequestId>,
     scratch_targets: Vec<L2Target>,
     scratch_dram: Vec<DramCompletion<DramToken>>,
@@ -328,6 +374,7 @@ impl MemorySystem {
                 active: false,
                 id: RequestId(0),
                 kind: AccessKind::Load,
+                local: false,
                 len: 0,
                 lines: [LineAccess {
                     line: LineAddr(0),
@@ -351,9 +398,16 @@ impl MemorySystem {
                 m
             })
             .collect();
+        let map = AddressMap::new(cfg);
         let slices = (0..cfg.l2.slices)
             .map(|_| Slice {
-                cache: Cache::new(&cfg.l2.slice),
+                cache: {
+                    let mut c = Cache::new(&cfg.l2.slice);
+                    if let Some((bit, channels)) = map.partition() {
+                        c.set_partition(bit, channels);
+                    }
+                    c
+                },
                 input: VecDeque::with_capacity(64),
                 port_free: Cycle::ZERO,
                 service_at: Cycle::NEVER,
@@ -369,13 +423,14 @@ impl MemorySystem {
         Self {
             cfg: cfg.clone(),
             ratio: ClockRatio::new(cfg.gpu.core_clock_mhz, cfg.gpu.memory_clock_mhz),
-            map: AddressMap::new(cfg),
+            map,
             sms,
             icnt: Interconnect::new(
                 &cfg.interconnect,
                 cfg.gpu.num_sms as usize,
                 cfg.l2.slices as usize,
             ),
+            pending_injection: vec![0; cfg.gpu.num_sms as usize],
             slices,
             channels,
             events: EventQueue::new(),
@@ -383,6 +438,7 @@ impl MemorySystem {
             requests: Vec::with_capacity(1024),
             free_ids: Vec::with_capacity(1024),
             done: Vec::with_capacity(256),
+            unblocked: Vec::with_capacity(64),
             scratch_ids: Vec::with_capacity(64),
             scratch_targets: Vec::with_capacity(64),
             scratch_dram: Vec::with_capacity(64),
@@ -392,6 +448,43 @@ impl MemorySystem {
     /// The configuration.
     pub fn config(&self) -> &GpuConfig {
         &self.cfg
+    }
+
+    /// Prepares the L1 caches for a kernel whose resident CTAs use `shared_bytes_per_sm`
+    /// bytes of shared memory per SM: invalidates the caches configured with
+    /// `invalidate_between_kernels`, and gives the L1D the ways its `shared_carveouts`
+    /// leave (the smallest carve-out holding `shared_bytes_per_sm`; the largest if none
+    /// does). Dirty lines dropped are written to the L2.
+    pub fn begin_kernel(&mut self, shared_bytes_per_sm: u64) {
+        let l1d = &self.cfg.l1d;
+        let data_ways = (!l1d.shared_carveouts.is_empty()).then(|| {
+            let way_bytes = l1d.sets() * u64::from(l1d.line_bytes);
+            let carveout = l1d
+                .shared_carveouts
+                .iter()
+                .copied()
+                .find(|&c| c >= shared_bytes_per_sm)
+                .or_else(|| l1d.shared_carveouts.last().copied())
+                .unwrap_or(0);
+            (l1d.size_bytes - carveout) / way_bytes
+        });
+        let mut evicted = Vec::new();
+        for s in 0..self.sms.len() {
+            evicted.clear();
+            for (i, port) in self.sms[s].l1.iter_mut().enumerate() {
+                if port.cache.config().invalidate_between_kernels {
+                    port.cache.invalidate(&mut evicted);
+                }
+                if let (Some(ways), true) = (data_ways, i == L1::Data.index()) {
+                    port.cache.set_data_ways(ways as usize, &mut evicted);
+                }
+            }
+            let sector_bytes = self.cfg.l2.slice.sector_bytes;
+            for e in &evicted {
+                let bytes = self.cfg.interconnect.control_bytes + e.dirty.count() * sector_bytes;
+                self.send_to_l2(s, self.now, e.line, e.dirty, PacketKind::Write, bytes);
+            }
+        }
     }
 
     /// Starts a warp memory instruction of SM `sm` at cycle `now`.
@@ -413,7 +506,7 @@ impl MemorySystem {
         let ic = &self.cfg.interconnect;
         let room =
             u64::from(ic.input_buffer_bytes - ic.control_bytes - self.cfg.l2.slice.line_bytes);
-        if self.icnt.injection_backlog(s, self.now) > room {
+        if self.icnt.injection_backlog(s, self.now) + self.pending_injection[s] > room {
             return Err(Stall::InterconnectFull {
                 until: self.icnt.injection_drained_to(s, room),
             });
@@ -430,7 +523,8 @@ impl MemorySystem {
             accepted: false,
             parts: 0,
         };
-        self.process_lines(s, l1, id, req.kind, req.lines, self.now);
+        let local = req.space == Space::Local;
+        self.process_lines(s, l1, id, (req.kind, local), req.lines, self.now);
         Ok(id)
     }
 
@@ -628,6 +722,69 @@ impl MemorySystem {
                 }
             }
             Event::L2Fill(token) => self.l2_fill(t, token),
+            Event::IcntLeaveSm {
+                slice,
+                packet,
+                bytes,
+            } => {
+                let sm = packet.sm as usize;
+                self.pending_injection[sm] -= u64::from(bytes);
+                let start = self.icnt.leave_sm(sm, t, bytes);
+                let event = Event::IcntEnterSlice {
+                    slice,
+                    packet,
+                    bytes,
+                };
+                if start > t {
+                    self.events.schedule(start, event);
+                } else {
+                    self.handle(t, event);
+                }
+            }
+            Event::IcntEnterSlice {
+                slice,
+                packet,
+                bytes,
+            } => {
+                let arrival = self.icnt.enter_slice(slice as usize, t, bytes);
+                self.events
+                    .schedule(arrival, Event::L2Arrive { slice, packet });
+            }
+            Event::IcntLeaveSlice {
+                slice,
+                sm,
+                delivery,
+                bytes,
+            } => {
+                let start = self.icnt.leave_slice(slice as usize, t, bytes);
+                let event = Event::IcntEnterSm {
+                    sm,
+                    delivery,
+                    bytes,
+                };
+                if start > t {
+                    self.events.schedule(start, event);
+                } else {
+                    self.handle(t, event);
+                }
+            }
+            Event::IcntEnterSm {
+                sm,
+                delivery,
+                bytes,
+            } => {
+                let arrival = self.icnt.enter_sm(sm as usize, t, bytes);
+                let event = match delivery {
+                    Delivery::Fill { l1, line, sectors } => Event::L1Fill {
+                        sm,
+                        l1,
+                        line,
+                        sectors,
+                    },
+                    Delivery::Done(id) => Event::PartDone(id),
+                };
+                self.events.schedule(arrival, event);
+            }
         }
     }
 
@@ -640,16 +797,22 @@ impl MemorySystem {
         }
     }
 
-    /// Looks up `lines` in SM `s`'s cache `l1` from cycle `start`, one per cycle.
+    /// Looks up `lines` in SM `s`'s cache `l1` from cycle `start`, one per cycle; `local`
+    /// says the data is thread-local (for `l1d.local_write_policy`).
     fn process_lines(
         &mut self,
         s: usize,
         l1: L1,
         id: RequestId,
-        kind: AccessKind,
+        (kind, local): (AccessKind, bool),
         lines: &[LineAccess],
         start: Cycle,
     ) {
+        let local_policy = if local {
+            self.sms[s].l1[l1.index()].cache.config().local_write_policy
+        } else {
+            None
+        };
         let latency = self.sms[s].l1[l1.index()].cache.config().latency;
         let control = self.cfg.interconnect.control_bytes;
         let sector_bytes = self.cfg.l2.slice.sector_bytes;
@@ -670,7 +833,10 @@ impl MemorySystem {
                     continue;
                 }
                 AccessKind::Load => cache.access(la.line, la.sectors, CacheOp::Read, id),
-                AccessKind::Store => cache.access(la.line, la.sectors, CacheOp::Write, id),
+                AccessKind::Store => match local_policy {
+                    Some(p) => cache.write_with_policy(la.line, la.sectors, p),
+                    None => cache.access(la.line, la.sectors, CacheOp::Write, id),
+                },
             };
             match access.outcome {
                 Outcome::ReservationFail(_) => {
@@ -693,14 +859,13 @@ impl MemorySystem {
                 Outcome::Miss | Outcome::SectorMiss => hits_ready = Some(ready),
             }
             if access.forward_write {
-                self.send_to_l2(
-                    s,
-                    ready,
-                    la.line,
-                    la.sectors,
-                    PacketKind::Write,
-                    control + data_bytes,
-                );
+                let pkt = if kind == AccessKind::Store && self.cfg.l2.write_ack {
+                    new_parts += 1;
+                    PacketKind::AckedWrite(id)
+                } else {
+                    PacketKind::Write
+                };
+                self.send_to_l2(s, ready, la.line, la.sectors, pkt, control + data_bytes);
             }
             if let Some(e) = access.eviction {
                 let bytes = control + e.dirty.count() * sector_bytes;
@@ -724,6 +889,7 @@ impl MemorySystem {
                 b.active = true;
                 b.id = id;
                 b.kind = kind;
+                b.local = local;
                 b.len = rest.len();
             }
             None => {
@@ -749,18 +915,21 @@ impl MemorySystem {
         bytes: u32,
     ) {
         let slice = self.map.slice(line);
-        let arrival = self.icnt.to_l2(s, slice, ready, bytes);
         let packet = Packet {
             sm: s as u32,
             line,
             sectors,
             kind,
         };
+        // Ports are reserved in time order: the packet joins its SM's output port when
+        // it is ready (an event), and its slice's input port when it starts leaving.
+        self.pending_injection[s] += u64::from(bytes);
         self.events.schedule(
-            arrival,
-            Event::L2Arrive {
+            ready,
+            Event::IcntLeaveSm {
                 slice: slice as u32,
                 packet,
+                bytes,
             },
         );
     }
@@ -797,9 +966,19 @@ impl MemorySystem {
             return;
         }
         let b = &port.blocked;
-        let (id, kind, len) = (b.id, b.kind, b.len);
+        let (id, kind, local, len) = (b.id, b.kind, b.local, b.len);
         let lines = b.lines;
-        self.process_lines(s, l1, id, kind, &lines[..len], t);
+        self.process_lines(s, l1, id, (kind, local), &lines[..len], t);
+        if !self.sms[s].l1[l1.index()].blocked.active {
+            self.unblocked.push((SmId(s as u32), t));
+        }
+    }
+
+    /// SMs whose request blocked by a reservation failure was accepted since the last
+    /// call, with the cycle; they may issue again. Every [`Stall::ReservationFail`] ends
+    /// with such a report, so a stalled SM may sleep until then instead of polling.
+    pub fn unblocked(&mut self) -> std::vec::Drain<'_, (SmId, Cycle)> {
+        self.unblocked.drain(..)
     }
 
     fn kick_slice(&mut self, slice: usize, t: Cycle) {
@@ -821,6 +1000,12 @@ impl MemorySystem {
         let latency = self.cfg.l2.slice.latency;
         let sl = &mut self.slices[slice];
         sl.service_at = Cycle::NEVER;
+        if sl.port_free > t {
+            // A fill took the data port after this service was scheduled.
+            self.kick_slice(slice, t);
+            return;
+        }
+        let sl = &mut self.slices[slice];
         let Some(&p) = sl.input.front() else { return };
         let ready = t + latency;
         let access = match p.kind {
@@ -846,7 +1031,7 @@ impl MemorySystem {
                     Some(target),
                 )
             }
-            PacketKind::Write => {
+            PacketKind::Write | PacketKind::AckedWrite(_) => {
                 // Writes never wait in an MSHR; the target is not stored.
                 let unused = L2Target {
                     sm: p.sm,
@@ -865,7 +1050,18 @@ impl MemorySystem {
             return;
         }
         sl.input.pop_front();
-        sl.port_free = t + Cycles::new(1);
+        // A hit's or a write's data passes the data port; a miss only looks up the tags.
+        let moves_data = match p.kind {
+            PacketKind::Write | PacketKind::AckedWrite(_) => true,
+            PacketKind::Read(_) | PacketKind::Atomic(_) => access.outcome == Outcome::Hit,
+        };
+        let occupancy = if moves_data {
+            self.l2_data_port_cycles(p.sectors)
+        } else {
+            Cycles::new(1)
+        };
+        let sl = &mut self.slices[slice];
+        sl.port_free = t + occupancy;
         match (access.outcome, target) {
             (Outcome::Hit, Some(target)) => {
                 if let Reply::Atomic(_) = target.reply {
@@ -884,23 +1080,50 @@ impl MemorySystem {
         if let Some(e) = access.eviction {
             self.send_to_dram(slice, ready, e.line, e.dirty, true);
         }
+        if let PacketKind::AckedWrite(id) = p.kind {
+            self.events.schedule(
+                ready,
+                Event::IcntLeaveSlice {
+                    slice: slice as u32,
+                    sm: p.sm,
+                    delivery: Delivery::Done(id),
+                    bytes: self.cfg.interconnect.control_bytes,
+                },
+            );
+        }
         self.kick_slice(slice, t + Cycles::new(1));
+    }
+
+    /// Cycles `sectors` hold an L2 slice's data port (at least 1).
+    fn l2_data_port_cycles(&self, sectors: SectorMask) -> Cycles {
+        let port = self.cfg.l2.slice.data_port_bytes;
+        if port == 0 {
+            return Cycles::new(1);
+        }
+        let bytes = sectors.count() * self.cfg.l2.slice.sector_bytes;
+        Cycles::new(u64::from(bytes.div_ceil(port).max(1)))
     }
 
     fn reply(&mut self, slice: usize, line: LineAddr, target: L2Target, ready: Cycle) {
         let bytes = self.cfg.interconnect.control_bytes
             + target.sectors.count() * self.cfg.l2.slice.sector_bytes;
-        let arrival = self.icnt.to_sm(slice, target.sm as usize, ready, bytes);
-        let event = match target.reply {
-            Reply::Fill(l1) => Event::L1Fill {
-                sm: target.sm,
+        let delivery = match target.reply {
+            Reply::Fill(l1) => Delivery::Fill {
                 l1,
                 line,
                 sectors: target.sectors,
             },
-            Reply::Atomic(id) => Event::PartDone(id),
+            Reply::Atomic(id) => Delivery::Done(id),
         };
-        self.events.schedule(arrival, event);
+        self.events.schedule(
+            ready,
+            Event::IcntLeaveSlice {
+                slice: slice as u32,
+                sm: target.sm,
+                delivery,
+                bytes,
+            },
+        );
     }
 
     fn send_to_dram(
@@ -977,7 +1200,12 @@ impl MemorySystem {
         if let Some(e) = eviction {
             self.send_to_dram(slice, t, e.line, e.dirty, true);
         }
+        // The fill's data passes the data port.
+        let fill = self.l2_data_port_cycles(token.sectors);
         let sl = &mut self.slices[slice];
+        if self.cfg.l2.slice.data_port_bytes > 0 {
+            sl.port_free = sl.port_free.max(t) + fill;
+        }
         if sl.blocked {
             sl.blocked = false;
             self.kick_slice(slice, t);

@@ -83,6 +83,10 @@ impl<D: ClockDomain> Duration<D> {
     pub const fn get(self) -> u64 {
         self.0
     }
+    /// Whether this is no time (for `skip_serializing_if`).
+    pub fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
 }
 
 impl<D: ClockDomain> Add<Duration<D>> for Instant<D> {

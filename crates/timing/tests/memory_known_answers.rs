@@ -333,6 +333,44 @@ fn stores_complete_at_the_l1_and_write_through_to_the_l2() {
 }
 
 #[test]
+fn with_write_acks_a_store_completes_when_the_l2_acknowledges_it() {
+    let mut h = Harness::new(&same_clock(&["l2.write_ack=true"]));
+    let lines = [LineAccess {
+        line: LineAddr(0x100),
+        sectors: SectorMask(0b0011),
+    }];
+    let s = h.issue(0, AccessKind::Store, Space::Global, &lines);
+    // L1 20; 8 + 64 bytes to the L2: 3 cycles at 32 B/cycle + 20; the slice's 134; the
+    // 8-byte acknowledgement back: 1 + 20.
+    assert_eq!(h.wait(s), Cycle::new(20 + 3 + 20 + 134 + 1 + 20));
+    let st = h.mem.stats();
+    assert_eq!(st.interconnect.bytes_to_sm, 8, "one acknowledgement");
+}
+
+#[test]
+fn an_l2_hit_stream_to_one_slice_is_limited_by_its_data_port() {
+    // 8 bytes per cycle through the slice's data array: a 128-byte hit holds it 16 cycles,
+    // more than the 4.25 cycles of the reply's interconnect transfer.
+    let cfg = same_clock(&[
+        "l1d.size_bytes=65536",
+        "l1d.mshrs=256",
+        "l2.slice.data_port_bytes=8",
+    ]);
+    let mut h = Harness::new(&cfg);
+    let n = 64u64;
+    // 12 slices interleaved every 256 bytes: lines 3072 bytes apart all go to slice 0.
+    let warm: Vec<usize> = (0..n).map(|i| h.load(1, i * 3072)).collect();
+    for w in warm {
+        h.wait(w);
+    }
+    h.now = h.mem.next_event_cycle().unwrap_or(h.now).max(h.now);
+    let reqs: Vec<usize> = (0..n).map(|i| h.load(0, i * 3072)).collect();
+    let times: Vec<Cycle> = reqs.iter().map(|&r| h.wait(r)).collect();
+    let got = (*times.iter().max().unwrap() - *times.iter().min().unwrap()).get();
+    assert_eq!(got, (n - 1) * 16);
+}
+
+#[test]
 fn atomics_are_performed_at_the_l2() {
     let mut h = Harness::new(&same_clock(&[]));
     let a = h.load(1, 0x200);

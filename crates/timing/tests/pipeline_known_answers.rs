@@ -395,6 +395,10 @@ fn cycle_skipping_is_exact() {
         ("gtx480", vec![]),
         ("maxwell-ltrf", vec!["register_file.bank_latency=6"]),
         ("qv100", vec!["gpu.num_sms=8"]),
+        // Reservation failures (16 KB L1D fetching whole lines), write acknowledgements,
+        // the launch latency and hashed channels.
+        ("gpgpusim-gtx480", vec![]),
+        ("gpgpusim-qv100", vec!["gpu.num_sms=8"]),
     ] {
         let run_with = |skip: bool| {
             let ptx = workload("saxpy");

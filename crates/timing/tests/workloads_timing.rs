@@ -25,6 +25,8 @@ fn every_workload_kernel_runs_on_every_config_and_matches_functional_results() {
             ("rtx2060-scaled", vec![]),
             ("qv100", vec!["gpu.num_sms=16"]),
             ("gtx480", vec!["register_file.design=\"ideal\""]),
+            ("gpgpusim-gtx480", vec![]),
+            ("gpgpusim-qv100", vec!["gpu.num_sms=16"]),
         ] {
             let cfg = config(name, &overrides);
             let per_cycle = u64::from(cfg.gpu.num_sms) * u64::from(cfg.sm.schedulers);

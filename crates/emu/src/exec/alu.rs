@@ -176,6 +176,24 @@ fn special(sc: &SpecialCtx, s: SpecialReg, lane: usize) -> u64 {
     }
 }
 
+/// The address an access of `space` uses, from the base-plus-offset sum `addr`. PTX
+/// address arithmetic is done in the width of the address: shared and local addresses are
+/// 32-bit offsets in their windows, and a 32-bit base register makes a 32-bit address in
+/// any space, so the sum wraps modulo 2^32 (`ld.shared.u32 %r1, [%r2+68]` with `%r2` =
+/// 0xFFFFFFC0 reads offset 4, not 0x1_0000_0004).
+#[inline]
+fn effective_address(space: Space, base: Base, addr: u64, reg_bits: &[u8]) -> u64 {
+    let narrow = match space {
+        Space::Shared | Space::SharedCluster | Space::Local => true,
+        _ => matches!(base, Base::Reg(r) if reg_bits.get(r as usize).is_some_and(|&b| b <= 32)),
+    };
+    if narrow {
+        addr & 0xFFFF_FFFF
+    } else {
+        addr
+    }
+}
+
 /// Resolves an address of `space` to a concrete space and offset.
 fn resolve(space: Space, base: Base, addr: u64, in_kernel: bool) -> Phys {
     let generic = |a: u64| {
@@ -604,7 +622,18 @@ impl Launch<'_> {
         let warp = &mut warps[w];
         settle(warp);
         let Some(top) = warp.stack.last().copied() else {
+            // Nothing left to run: the warp has exited, which may complete a barrier the
+            // other warps wait at (exited threads do not count toward it). The step
+            // reports an exit, not the previous warp's instruction.
             warp.status = WarpStatus::Exited;
+            let step = &mut self.step;
+            step.active_mask = 0;
+            step.exec_mask = 0;
+            step.mem = None;
+            step.num_dsts = 0;
+            step.event = StepEvent::Exit { done: true };
+            step.next_pc = None;
+            after_exit(barriers, warps);
             return Ok(());
         };
         let ti = warp.stack.len() - 1;
@@ -1226,8 +1255,17 @@ impl Launch<'_> {
                 }
             }
             Op::Cvta {
-                to_generic, space, ..
+                to_generic,
+                space,
+                ty,
             } => {
+                // `cvta.to.<space>.u32` makes a 32-bit address in the space: the
+                // window arithmetic wraps. (Generic addresses keep their window bits.)
+                let width = if *to_generic {
+                    u64::MAX
+                } else {
+                    mask_bits(ty.bits())
+                };
                 let window = match space {
                     Space::Shared | Space::SharedCluster => Some(SHARED_WINDOW),
                     Space::Local => Some(LOCAL_WINDOW),
@@ -1237,11 +1275,11 @@ impl Launch<'_> {
                 let a = src!(0);
                 map!(|l| {
                     let v = rd!(a, l);
-                    match (window, to_generic) {
+                    (match (window, to_generic) {
                         (None, _) => v,
                         (Some(w), true) => v.wrapping_add(w),
                         (Some(w), false) => v.wrapping_sub(w),
-                    }
+                    }) & width
                 });
             }
             Op::Isspacep { space } => {
@@ -1287,7 +1325,12 @@ impl Launch<'_> {
                 let signed = ma.ty.is_signed_int() && esize < 8;
                 let mut first = true;
                 for l in lanes(exec) {
-                    let addr = read(&warp.frames[frame_i], &sc, addr_src, l);
+                    let addr = effective_address(
+                        ma.space,
+                        base,
+                        read(&warp.frames[frame_i], &sc, addr_src, l),
+                        &ef.reg_bits,
+                    );
                     step.addrs[l] = addr;
                     check_aligned(addr, (esize * n).min(16).next_power_of_two())
                         .map_err(|e| (e.into(), Some(l)))?;
@@ -1309,8 +1352,14 @@ impl Launch<'_> {
                                 l,
                             );
                             sp.write(pe, esize.min(8), l, v).map_err(|k| (k, Some(l)))?;
+                            if self.stray_lane.is_none() && sp.global.has_stray() {
+                                self.stray_lane = Some(l);
+                            }
                         } else {
                             let raw = sp.read(pe, esize.min(8), l).map_err(|k| (k, Some(l)))?;
+                            if self.stray_lane.is_none() && sp.global.has_stray() {
+                                self.stray_lane = Some(l);
+                            }
                             if let Some(Src::Reg(r)) = dsts.get(e as usize) {
                                 let rb = ef.reg_bits.get(*r as usize).copied().unwrap_or(64) as u32;
                                 let v = if signed {
@@ -1351,7 +1400,12 @@ impl Launch<'_> {
                 };
                 let m = mask_bits(size * 8);
                 for l in lanes(exec) {
-                    let addr = read(&warp.frames[frame_i], &sc, addr_src, l);
+                    let addr = effective_address(
+                        a.space,
+                        base,
+                        read(&warp.frames[frame_i], &sc, addr_src, l),
+                        &ef.reg_bits,
+                    );
                     step.addrs[l] = addr;
                     check_aligned(addr, size).map_err(|e| (e.into(), Some(l)))?;
                     let p = resolve(a.space, base, addr, in_kernel);
@@ -1361,6 +1415,9 @@ impl Launch<'_> {
                     let cv = read(&warp.frames[frame_i], &sc, c, l);
                     let new = atomic_op(a.op, a.ty, old, bv, cv)? & m;
                     sp.write(p, size, l, new).map_err(|k| (k, Some(l)))?;
+                    if self.stray_lane.is_none() && sp.global.has_stray() {
+                        self.stray_lane = Some(l);
+                    }
                     if is_atom {
                         if let Some(Src::Reg(r)) = dsts.first() {
                             warp.frames[frame_i].regs[*r as usize * 32 + l] = old;

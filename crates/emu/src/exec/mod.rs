@@ -277,6 +277,8 @@ pub struct Launch<'e> {
     /// Externally supplied cycle count for `%clock`; `None` uses the instruction count.
     pub clock: Option<u64>,
     pub stats: RunStats,
+    /// The lane of the first stray access of the executing instruction.
+    stray_lane: Option<usize>,
 }
 
 type ExecResult<T> = Result<T, ExecError>;
@@ -352,6 +354,7 @@ impl<'e> Launch<'e> {
             step: WarpStep::default(),
             clock: None,
             stats: RunStats::default(),
+            stray_lane: None,
         })
     }
 
@@ -485,6 +488,53 @@ impl<'e> Launch<'e> {
         e
     }
 
+    /// Logs an allowed stray access of the instruction just executed, once per kernel
+    /// and instruction.
+    #[cold]
+    fn note_stray(&mut self, cta: &Cta, w: usize, access: crate::memory::StrayAccess) {
+        let lane = self.stray_lane.take();
+        let prog = &self.module.program;
+        let func = self.step.func;
+        let f = &prog.functions[func.index()];
+        let (line, inst_text) = f
+            .insts
+            .get(self.step.inst.0 as usize)
+            .map_or((0, String::new()), |i| {
+                (i.line, prog.inst_text(i).to_string())
+            });
+        let kernel = &prog.functions[self.kernel].name;
+        let seen = self.mem.stray_warnings.iter().any(|s| {
+            s.location.kernel == *kernel
+                && s.location.function == f.name
+                && s.location.line == line
+                && s.location.inst_text == inst_text
+        });
+        if seen {
+            return;
+        }
+        let mut location = Location {
+            kernel: kernel.clone(),
+            function: f.name.clone(),
+            file: prog.file_name.clone(),
+            line,
+            inst_text,
+            cta: cta.id,
+            ..Default::default()
+        };
+        if let Some(warp) = cta.warps.get(w) {
+            location.warp = Some(warp.index);
+            if let Some(l) = lane {
+                let t = warp.index * WARP_SIZE + l as u32;
+                let [bx, by, _] = self.config.block;
+                location.thread = Some([t % bx, (t / bx) % by, t / (bx * by)]);
+                location.lane = Some(l as u32);
+            }
+        }
+        self.mem
+            .stray_warnings
+            .push(crate::memory::StrayWarning { location, access });
+    }
+
     fn error_at(&self, cta: &Cta, w: usize, kind: ErrorKind, lane: Option<usize>) -> ExecError {
         let prog = &self.module.program;
         let kernel = prog.functions[self.kernel].name.clone();
@@ -527,6 +577,9 @@ impl<'e> Launch<'e> {
         }
         match self.step_warp(cta, w) {
             Ok(()) => {
+                if let Some(access) = self.mem.take_stray() {
+                    self.note_stray(cta, w, access);
+                }
                 if let Some(o) = self.observer.as_deref_mut() {
                     o.observe(cta.id, w as u32, &self.step);
                 }

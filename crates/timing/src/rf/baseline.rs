@@ -58,6 +58,16 @@ struct Collector {
     start_at: Cycle,
 }
 
+/// A register read a design asks for outside the collectors (WIR's verify reads and
+/// dummy moves): it competes for read ports after writes and before collector reads.
+#[derive(Clone, Copy, Debug)]
+struct SideRead {
+    token: InstToken,
+    bank: u8,
+    /// When the granted read delivers; `None` while it waits for a port.
+    done_at: Option<Cycle>,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct PendingWrite {
     token: InstToken,
@@ -65,6 +75,9 @@ struct PendingWrite {
     /// Bit `i` set: register `i` still waits for a write port.
     waiting: u32,
     done_at: Cycle,
+    /// Reported in `writes_done` (false for a design's own write-backs, e.g. BOW-WR's
+    /// deferred results, which no instruction waits for).
+    report: bool,
 }
 
 /// The banked MRF with operand collectors. See the module docs.
@@ -78,6 +91,7 @@ pub struct Baseline {
     writes: Vec<PendingWrite>,
     reads_used: Vec<u32>,
     writes_used: Vec<u32>,
+    side_reads: Vec<SideRead>,
     busy: usize,
     last_integrated: Cycle,
     stats: RfStats,
@@ -130,6 +144,7 @@ impl Baseline {
             },
             collectors,
             writes: Vec::with_capacity(64),
+            side_reads: Vec::with_capacity(16),
             reads_used: vec![0; banks],
             writes_used: vec![0; banks],
             busy: 0,
@@ -177,6 +192,33 @@ impl Baseline {
         }
     }
 
+    /// Asks for a read of bank `bank` on behalf of `token`, outside the collectors; see
+    /// [`Baseline::take_side_reads_done`].
+    pub(crate) fn request_side_read(&mut self, token: InstToken, bank: usize) {
+        self.side_reads.push(SideRead {
+            token,
+            bank: bank as u8,
+            done_at: None,
+        });
+    }
+
+    /// Calls `done` with the token of every side read that has delivered by `now`, and
+    /// forgets them.
+    pub(crate) fn take_side_reads_done(&mut self, now: Cycle, mut done: impl FnMut(InstToken)) {
+        self.side_reads.retain(|r| match r.done_at {
+            Some(t) if t <= now => {
+                done(r.token);
+                false
+            }
+            _ => true,
+        });
+    }
+
+    /// The bank of `reg` for `warp` of `scheduler` under the config's mapping.
+    pub(crate) fn bank_of(&self, reg: u16, warp: WarpSlot, scheduler: u16) -> usize {
+        self.map.bank(reg, warp, scheduler)
+    }
+
     /// Reports statistics under another design's name (designs built on the baseline).
     pub(crate) fn rename_design(&mut self, name: &str) {
         self.stats.design = name.into();
@@ -196,6 +238,84 @@ impl Baseline {
             }
             self.last_integrated = now;
         }
+    }
+
+    /// Number of collector units.
+    pub(crate) fn collector_count(&self) -> usize {
+        self.collectors.len()
+    }
+
+    /// Whether collector `idx` is free and may take an instruction for `unit`.
+    pub(crate) fn collector_free_for(&self, idx: usize, unit: UnitKind) -> bool {
+        self.fits(&self.collectors[idx], unit)
+    }
+
+    /// Whether collector `idx` may ever take an instruction for `unit` (its kind).
+    pub(crate) fn collector_kind_fits(&self, idx: usize, unit: UnitKind) -> bool {
+        self.collectors[idx].kind.is_none_or(|k| k == unit)
+    }
+
+    /// Whether collector `idx` holds an instruction not yet dispatched.
+    pub(crate) fn collector_busy(&self, idx: usize) -> bool {
+        self.collectors[idx].busy
+    }
+
+    /// Queues the bank writes of `w`; `report`: its token goes to `writes_done` when
+    /// they complete.
+    pub(crate) fn push_write(&mut self, w: WriteRequest<'_>, now: Cycle, report: bool) {
+        let mut banks = [0u8; MAX_REGS];
+        let n = self.banks_of(w.dsts, w.warp, w.scheduler, &mut banks);
+        self.writes.push(PendingWrite {
+            token: w.token,
+            banks,
+            waiting: if n as usize >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << n) - 1
+            },
+            done_at: now,
+            report,
+        });
+    }
+
+    /// Why collector `idx`, which holds an instruction, cannot take another: its reads
+    /// wait for banks, or its instruction waits for an execution unit, or neither yet.
+    pub(crate) fn busy_reason(&self, idx: usize) -> RfStall {
+        let u = &self.collectors[idx];
+        if u.pending > 0 && u.conflicted {
+            RfStall::BankConflict
+        } else if u.pending == 0 && u.busy {
+            RfStall::PipelineBusy
+        } else {
+            RfStall::NoFreeCollector
+        }
+    }
+
+    /// Takes instruction `token` (`inst`) into the free collector `idx`, which requests
+    /// only the registers of `reads` from the banks (designs that serve some operands
+    /// elsewhere pass the rest). With nothing to read it dispatches one cycle later.
+    pub(crate) fn accept_into(
+        &mut self,
+        idx: usize,
+        token: InstToken,
+        inst: &Candidate<'_>,
+        reads: &[RegOperand],
+        now: Cycle,
+    ) {
+        debug_assert!(self.fits(&self.collectors[idx], inst.unit));
+        self.integrate(now);
+        let mut banks = [0u8; MAX_REGS];
+        let n = self.banks_of(reads, inst.warp, inst.scheduler, &mut banks);
+        let c = &mut self.collectors[idx];
+        c.busy = true;
+        c.token = token;
+        c.unit = inst.unit;
+        c.banks = banks;
+        c.pending = n;
+        c.ready_at = now + Cycles::new(1);
+        c.conflicted = false;
+        c.start_at = now;
+        self.busy += 1;
     }
 
     fn banks_of(
@@ -252,34 +372,11 @@ impl RegisterFile for Baseline {
             debug_assert!(false, "accept without a free collector");
             return;
         };
-        self.integrate(now);
-        let mut banks = [0u8; MAX_REGS];
-        let n = self.banks_of(i.inst.srcs, i.inst.warp, i.inst.scheduler, &mut banks);
-        let c = &mut self.collectors[idx];
-        c.busy = true;
-        c.token = i.token;
-        c.unit = unit;
-        c.banks = banks;
-        c.pending = n;
-        c.ready_at = now + Cycles::new(1);
-        c.conflicted = false;
-        c.start_at = now;
-        self.busy += 1;
+        self.accept_into(idx, i.token, &i.inst, i.inst.srcs, now);
     }
 
     fn request_write(&mut self, w: WriteRequest<'_>, now: Cycle) {
-        let mut banks = [0u8; MAX_REGS];
-        let n = self.banks_of(w.dsts, w.warp, w.scheduler, &mut banks);
-        self.writes.push(PendingWrite {
-            token: w.token,
-            banks,
-            waiting: if n as usize >= 32 {
-                u32::MAX
-            } else {
-                (1u32 << n) - 1
-            },
-            done_at: now,
-        });
+        self.push_write(w, now, true);
     }
 
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
@@ -291,7 +388,9 @@ impl RegisterFile for Baseline {
         while i < self.writes.len() {
             let w = self.writes[i];
             if w.waiting == 0 && w.done_at <= now {
-                c.writes_done.push(w.token);
+                if w.report {
+                    c.writes_done.push(w.token);
+                }
                 self.writes.remove(i);
             } else {
                 i += 1;
@@ -325,6 +424,17 @@ impl RegisterFile for Baseline {
         if self.shared_ports {
             // A write took its bank's port for this cycle.
             self.reads_used.copy_from_slice(&self.writes_used);
+        }
+        for r in self.side_reads.iter_mut().filter(|r| r.done_at.is_none()) {
+            let b = r.bank as usize;
+            if self.reads_used[b] < self.read_ports {
+                self.reads_used[b] += 1;
+                self.stats.reads_per_bank[b] += 1;
+                self.stats.reads += 1;
+                r.done_at = Some(now + self.latency);
+            } else {
+                self.stats.read_bank_conflicts += 1;
+            }
         }
         let n = self.collectors.len();
         let start = if n > 0 {
@@ -388,6 +498,9 @@ impl RegisterFile for Baseline {
                 w.done_at.max(soon)
             });
         }
+        for r in &self.side_reads {
+            at(r.done_at.map_or(soon, |t| t.max(soon)));
+        }
         for u in self.collectors.iter().filter(|u| u.busy) {
             at(if u.pending > 0 {
                 u.start_at.max(soon)
@@ -399,7 +512,7 @@ impl RegisterFile for Baseline {
     }
 
     fn is_idle(&self) -> bool {
-        self.busy == 0 && self.writes.is_empty()
+        self.busy == 0 && self.writes.is_empty() && self.side_reads.is_empty()
     }
 
     fn stats(&self, now: Cycle) -> RfStats {

@@ -568,6 +568,13 @@ mod tests {
             write_policy: WritePolicy::WriteBack,
             write_allocate: true,
             allocation: crate::config::AllocationPolicy::OnMiss,
+            set_index: Default::default(),
+            fetch: Default::default(),
+            local_write_policy: None,
+            data_port_bytes: 0,
+            perfect: false,
+            invalidate_between_kernels: false,
+            shared_carveouts: Vec::new(),
         });
         c.share_with_registers(policy);
         c
@@ -697,6 +704,7 @@ mod tests {
             warp: WarpSlot(1),
             scheduler: 0,
             registers_per_thread: 8,
+            cta: 0,
         });
         let c = Candidate {
             warp: WarpSlot(1),

@@ -65,8 +65,11 @@
 //! nothing.
 
 pub mod baseline;
+pub mod bow;
 pub mod cerf;
 pub mod ideal;
+pub mod malekeh;
+pub mod wir;
 
 use std::collections::BTreeMap;
 
@@ -103,6 +106,8 @@ pub struct WarpLaunch {
     pub scheduler: u16,
     /// Architectural registers per thread of its kernel.
     pub registers_per_thread: u32,
+    /// The SM's slot of the warp's thread block (warps of one block share it).
+    pub cta: u16,
 }
 
 /// A warp instruction the scheduler is considering.
@@ -244,6 +249,10 @@ pub struct RfStats {
     pub collectors_full_cycles: u64,
     /// Design-specific counters.
     pub extra: BTreeMap<String, u64>,
+    /// Design-specific time series of `(cycle, value)` points, e.g. Malekeh's STHLD per
+    /// SM (`malekeh_sthld_sm<N>`); absent from the JSON when empty.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub series: BTreeMap<String, Vec<(u64, u64)>>,
 }
 
 impl RfStats {
@@ -263,6 +272,12 @@ impl RfStats {
         self.collectors_full_cycles += o.collectors_full_cycles;
         for (k, v) in &o.extra {
             *self.extra.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &o.series {
+            self.series
+                .entry(k.clone())
+                .or_default()
+                .extend_from_slice(v);
         }
     }
 
@@ -289,6 +304,16 @@ impl RfStats {
                 .extra
                 .iter()
                 .map(|(k, v)| (k.clone(), v - before.extra.get(k).copied().unwrap_or(0)))
+                .collect(),
+            // Series only grow: the points after `before`'s.
+            series: self
+                .series
+                .iter()
+                .map(|(k, v)| {
+                    let seen = before.series.get(k).map_or(0, Vec::len).min(v.len());
+                    (k.clone(), v[seen..].to_vec())
+                })
+                .filter(|(_, v)| !v.is_empty())
                 .collect(),
         }
     }
@@ -363,6 +388,9 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
     match cfg.register_file.design {
         RegisterFileDesign::Baseline => Box::new(baseline::Baseline::new(cfg)),
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
+        RegisterFileDesign::Malekeh => Box::new(malekeh::Malekeh::new(cfg)),
+        RegisterFileDesign::Bow => Box::new(bow::Bow::new(cfg)),
+        RegisterFileDesign::Wir => Box::new(wir::Wir::new(cfg)),
         RegisterFileDesign::Cerf => Box::new(cerf::Cerf::new(cfg)),
     }
 }
@@ -373,10 +401,25 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
 /// [`crate::kernel_info::KernelInfo`] are filled for the designs that read them.
 pub fn required_passes(cfg: &GpuConfig) -> PassSet {
     match cfg.register_file.design {
-        RegisterFileDesign::Baseline | RegisterFileDesign::Ideal => PassSet::default(),
-        // The liveness bits mark each register's last read (§III.D).
+        // The liveness bits mark each register's last read (CERF §III.D).
         RegisterFileDesign::Cerf => PassSet {
             liveness_bits: true,
+            ..PassSet::default()
+        },
+        // WIR works on values at run time; it needs no compiler pass.
+        RegisterFileDesign::Baseline | RegisterFileDesign::Ideal | RegisterFileDesign::Wir => {
+            PassSet::default()
+        }
+        // Distances to each operand's next read; the design compares them with its RTHLD.
+        RegisterFileDesign::Malekeh => PassSet {
+            reuse_distance: Some(compiler::reuse_distance::ReuseDistanceConfig {
+                rthld: cfg.register_file.malekeh.rthld,
+            }),
+            ..PassSet::default()
+        },
+        // BOW-WR reads the dead-after bits.
+        RegisterFileDesign::Bow => PassSet {
+            liveness_bits: cfg.register_file.bow.write_bypass,
             ..PassSet::default()
         },
     }

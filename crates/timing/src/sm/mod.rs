@@ -37,7 +37,8 @@
 //!   for the LD/ST stage. Lanes are split by the state space the emulator resolved: global
 //!   and local lanes go to the L1D (coalesced), constant and parameter lanes to the
 //!   constant cache, shared lanes to shared memory; a load completes when every part is
-//!   back. Stores retire once accepted (posted writes); atomics complete when the L2
+//!   back. Stores retire once accepted (posted writes) or, with `l2.write_ack`, once
+//!   acknowledged by the L2; atomics complete when the L2
 //!   replies (shared-memory atomics after the shared-memory passes). Texture fetches,
 //!   prefetches and fences have no memory timing beyond the LD/ST pipeline.
 //! - Long-latency operations (for the two-level scheduler and the `memory` stall reason)
@@ -64,7 +65,7 @@ use crate::cache::{LineAddr, SectorMask};
 use crate::coalescer::{CoalescedAccess, Coalescer, LineAccess};
 use crate::config::{GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
 use crate::kernel_info::KernelInfo;
-use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space};
+use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space, Stall};
 use crate::rf::{
     self, Candidate, Dispatch, DispatchPort, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall,
     SchedulerEvent, WarpLaunch, WarpSlot, WriteRequest,
@@ -262,6 +263,8 @@ struct Dispatcher<'a> {
     pipeline: &'a PipelineConfig,
     unit_free: &'a mut [Cycle],
     unit_range: &'a [(usize, usize); 5],
+    /// Schedulers when units are split per scheduler (`pipeline.sub_core`), else 0.
+    sub_cores: usize,
     inflight: &'a [InFlight],
     events: &'a mut Events,
     dispatched: u32,
@@ -278,7 +281,14 @@ impl DispatchPort for Dispatcher<'_> {
             return true;
         }
         let t = self.pipeline.timing(f.class);
-        let (lo, hi) = self.unit_range[unit_index(d.unit)];
+        let (mut lo, mut hi) = self.unit_range[unit_index(d.unit)];
+        let n = hi - lo;
+        if self.sub_cores > 0 && n >= self.sub_cores && n % self.sub_cores == 0 {
+            // The warp's own sub-core: warps belong to schedulers by id modulo count.
+            let per = n / self.sub_cores;
+            lo += usize::from(f.warp) % self.sub_cores * per;
+            hi = lo + per;
+        }
         for u in lo..hi {
             if self.unit_free[u] <= self.now {
                 self.unit_free[u] = self.now + t.initiation_interval;
@@ -460,6 +470,7 @@ impl Sm {
                 warp: WarpSlot(w as u16),
                 scheduler,
                 registers_per_thread: info.registers_per_thread,
+                cta: slot as u16,
             });
             warps.push(w as u16);
         }
@@ -498,6 +509,13 @@ impl Sm {
         self.next_wake = self.next_wake.min(at);
     }
 
+    /// The memory system accepted this SM's request that had met a reservation failure,
+    /// at `at`: the LD/ST stage may issue again.
+    pub fn memory_unblocked(&mut self, at: Cycle) {
+        self.ldst_retry = self.ldst_retry.min(at);
+        self.next_wake = self.next_wake.min(at);
+    }
+
     /// One cycle of the SM at `now`.
     pub fn cycle(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> Result<(), emu::ExecError> {
         self.account_gap(now);
@@ -530,6 +548,11 @@ impl Sm {
             pipeline: &self.pipeline,
             unit_free: &mut self.unit_free,
             unit_range: &self.unit_range,
+            sub_cores: if self.pipeline.sub_core {
+                self.schedulers.len()
+            } else {
+                0
+            },
             inflight: &self.inflight,
             events: &mut self.events,
             dispatched: 0,
@@ -906,7 +929,10 @@ impl Sm {
         ) {
             for (idx, &ws) in slot.warps.iter().enumerate() {
                 let other = &mut self.warps[ws as usize];
+                // A slot of a warp of this CTA that retired may already hold a warp of
+                // another CTA: its barrier flag is not this CTA's to clear.
                 if other.at_barrier
+                    && other.cta as usize == cta_slot
                     && !matches!(slot.cta.warp_status(idx), WarpStatus::AtBarrier(_))
                 {
                     other.at_barrier = false;
@@ -929,7 +955,8 @@ impl Sm {
                 EmuAccess::Store => AccessKind::Store,
                 EmuAccess::Atomic => AccessKind::Atomic,
             };
-            let waits = kind != AccessKind::Store;
+            // Stores complete when accepted, or with `l2.write_ack` when acknowledged.
+            let waits = kind != AccessKind::Store || ctx.memory.config().l2.write_ack;
             let mut blocked = None;
             for part in [PART_L1D, PART_CONST, PART_SHARED] {
                 if op.parts & part == 0 || op.issued & part != 0 {
@@ -979,10 +1006,15 @@ impl Sm {
                 }
             }
             if let Some(stall) = blocked {
-                self.ldst_retry = stall
-                    .retry_at()
-                    .or_else(|| ctx.memory.next_event_cycle())
-                    .unwrap_or(now + Cycles::new(1));
+                self.ldst_retry = match stall {
+                    // The memory system retries the blocked lines at the cache's fills and
+                    // reports when they are accepted ([`Sm::memory_unblocked`]): sleep.
+                    Stall::ReservationFail => Cycle::NEVER,
+                    _ => stall
+                        .retry_at()
+                        .or_else(|| ctx.memory.next_event_cycle())
+                        .unwrap_or(now + Cycles::new(1)),
+                };
                 return progress;
             }
             self.ldst.pop_front();

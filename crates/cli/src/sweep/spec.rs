@@ -1,0 +1,801 @@
+//! The sweep specification (`SPEC.toml`) and its expansion into run points.
+//!
+//! ```toml
+//! [sweep]
+//! workloads = ["saxpy", "bfs --large", { program = "./my_app", args = ["-n", "4"] }]
+//! configs = ["gtx480", "qv100"]           # names in configs/, or paths of TOML configs
+//! designs = ["baseline", "ideal"]         # values of register_file.design
+//! functional = false                      # optional: `regsim run --functional`
+//! run_args = ["--max-registers", "32"]    # optional: more `regsim run` flags, every point
+//! timeout_seconds = 600                   # optional: a run taking longer fails as `timeout`
+//!
+//! [sweep.set]                              # optional grid: the cartesian product
+//! "sm.scheduler" = ["lrr", "gto"]
+//! "register_file.bank_latency" = [1, 2, 4]
+//!
+//! [[sweep.points]]                         # optional explicit points (added to the grid)
+//! "sm.scheduler" = "two_level"
+//! "register_file.bank_latency" = 8
+//! ```
+//!
+//! A workload is a built-in name (a program in the repository's `workloads/bin/`, run
+//! without arguments), `"*"` (every built-in workload), or a program path (it contains a
+//! `/`; relative paths are relative to the spec file's directory), each optionally followed
+//! by arguments separated by blanks; the table form takes arguments containing blanks.
+//! Config paths are relative to the spec's directory too.
+//!
+//! Every point is configs × designs × set combinations × workloads, where the set
+//! combinations are the grid's product plus the explicit points (or the one empty
+//! combination when there are neither). A point's key is a hash of what it runs *as
+//! written* (workload and arguments, config, design, sets, mode, run arguments), so it is
+//! stable across machines and rebuilds: a store is resumed, not redone, after either.
+//! Every (config, design, set combination) is loaded and validated when the spec is
+//! expanded, so a bad key or value stops the sweep before anything runs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use timing::config::{find_configs_dir, GpuConfig, Override};
+
+/// Environment variable naming the directory of built-in workload programs.
+pub const WORKLOADS_DIR_ENV: &str = "REGSIM_WORKLOADS";
+
+/// The override key a design sets.
+const DESIGN_KEY: &str = "register_file.design";
+
+/// A parsed sweep specification.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepSpec {
+    /// The spec file (absolute), or a description of where the text came from.
+    pub origin: PathBuf,
+    /// Relative program and config paths are relative to this directory.
+    pub base_dir: PathBuf,
+    /// Workloads, in spec order (`"*"` still unexpanded).
+    pub workloads: Vec<Workload>,
+    /// Config names or paths, as written.
+    pub configs: Vec<String>,
+    /// Register-file designs.
+    pub designs: Vec<String>,
+    /// `[sweep.set]`: key and its values, keys sorted.
+    pub grid: Vec<(String, Vec<String>)>,
+    /// `[[sweep.points]]`: each a list of key and value, keys sorted.
+    pub points: Vec<Vec<(String, String)>>,
+    /// Run with `regsim run --functional`.
+    pub functional: bool,
+    /// More `regsim run` arguments for every point.
+    pub run_args: Vec<String>,
+    /// A run longer than this is killed and recorded as `timeout`.
+    pub timeout_seconds: Option<f64>,
+}
+
+/// One workload entry: a program and its arguments.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Workload {
+    /// The program as written: a built-in name or a path.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+}
+
+impl Workload {
+    /// `true` for a built-in name (no path separator).
+    pub fn is_builtin(&self) -> bool {
+        !self.program.contains('/')
+    }
+
+    /// The program and its arguments, blank-separated (the `workload` column).
+    pub fn label(&self) -> String {
+        std::iter::once(self.program.as_str())
+            .chain(self.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// One simulation of a sweep: what `regsim run` is given.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunPoint {
+    /// Position in the expansion.
+    pub index: usize,
+    /// Stable identity (hex of a SHA-256 over what the point runs, as written).
+    pub key: String,
+    /// The workload as written.
+    pub workload: Workload,
+    /// The program to execute (absolute).
+    pub program: PathBuf,
+    /// Config as written.
+    pub config: String,
+    /// The config file (absolute).
+    pub config_path: PathBuf,
+    /// Register-file design.
+    pub design: String,
+    /// Config overrides besides the design, keys sorted.
+    pub sets: Vec<(String, String)>,
+    /// `regsim run --functional`.
+    pub functional: bool,
+    /// More `regsim run` arguments.
+    pub run_args: Vec<String>,
+    /// The fully resolved GPU config (after the design and the sets).
+    pub resolved_config: serde_json::Value,
+    /// Kill the run after this many seconds.
+    pub timeout_seconds: Option<f64>,
+}
+
+impl RunPoint {
+    /// A short human-readable description: `workload args | config | design | k=v ...`.
+    pub fn label(&self) -> String {
+        let mut parts = vec![
+            self.workload.label(),
+            self.config.clone(),
+            self.design.clone(),
+        ];
+        parts.extend(self.sets.iter().map(|(k, v)| format!("{k}={v}")));
+        if self.functional {
+            parts.push("functional".into());
+        }
+        parts.join(" | ")
+    }
+
+    /// The `--set` overrides, design first.
+    pub fn overrides(&self) -> Vec<String> {
+        std::iter::once(format!("{DESIGN_KEY}={}", self.design))
+            .chain(self.sets.iter().map(|(k, v)| format!("{k}={v}")))
+            .collect()
+    }
+
+    /// The arguments of `regsim ARGS` that run this point, writing statistics to `stats`.
+    pub fn regsim_args(&self, stats: &Path) -> Vec<std::ffi::OsString> {
+        let mut args: Vec<std::ffi::OsString> = vec!["run".into()];
+        if self.functional {
+            args.push("--functional".into());
+        }
+        args.push("--gpu".into());
+        args.push(self.config_path.clone().into());
+        for o in self.overrides() {
+            args.push("--set".into());
+            args.push(o.into());
+        }
+        args.push("--stats".into());
+        args.push(stats.into());
+        args.extend(self.run_args.iter().map(Into::into));
+        args.push("--".into());
+        args.push(self.program.clone().into());
+        args.extend(self.workload.args.iter().map(Into::into));
+        args
+    }
+}
+
+#[derive(Deserialize)]
+struct SpecFile {
+    sweep: Option<SweepTable>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SweepTable {
+    workloads: Vec<WorkloadEntry>,
+    configs: Vec<String>,
+    designs: Vec<String>,
+    #[serde(default)]
+    set: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    points: Vec<BTreeMap<String, toml::Value>>,
+    #[serde(default)]
+    functional: bool,
+    #[serde(default)]
+    run_args: Vec<String>,
+    timeout_seconds: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum WorkloadEntry {
+    Text(String),
+    Table(WorkloadTable),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkloadTable {
+    program: String,
+    #[serde(default)]
+    args: Vec<String>,
+}
+
+/// A set value as it goes on the command line: strings as they are, other scalars in
+/// TOML syntax (`4`, `1.5`, `true`).
+fn scalar_text(v: &toml::Value, place: &str) -> Result<String> {
+    match v {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_) => {
+            Ok(v.to_string())
+        }
+        other => bail!(
+            "{place}: expected a string, number or boolean, found {}",
+            other.type_str()
+        ),
+    }
+}
+
+fn check_set_key(key: &str, place: &str) -> Result<()> {
+    if key == DESIGN_KEY {
+        bail!("{place}: `{DESIGN_KEY}` is swept by `designs`, not by a set");
+    }
+    if key.is_empty() || key.split('.').any(str::is_empty) || key.contains('=') {
+        bail!("{place}: `{key}` is not a config key (key.path)");
+    }
+    Ok(())
+}
+
+impl SweepSpec {
+    /// Reads and checks a spec file.
+    pub fn parse(path: &Path) -> Result<SweepSpec> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading the sweep spec {}", path.display()))?;
+        let origin =
+            std::path::absolute(path).with_context(|| format!("resolving {}", path.display()))?;
+        let base_dir = origin
+            .parent()
+            .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+        SweepSpec::from_text(&text, &origin, &base_dir)
+    }
+
+    /// Parses spec text; `origin` names it in errors, `base_dir` anchors relative paths.
+    pub fn from_text(text: &str, origin: &Path, base_dir: &Path) -> Result<SweepSpec> {
+        let place = origin.display().to_string();
+        let file: SpecFile = toml::from_str(text).map_err(|e| anyhow!("{place}: {e}"))?;
+        let table = file
+            .sweep
+            .ok_or_else(|| anyhow!("{place}: no [sweep] table"))?;
+        let mut workloads = Vec::new();
+        for (i, entry) in table.workloads.into_iter().enumerate() {
+            let where_ = format!("{place}: sweep.workloads[{i}]");
+            let w = match entry {
+                WorkloadEntry::Text(text) => {
+                    let mut words = text.split_whitespace().map(str::to_owned);
+                    let program = words
+                        .next()
+                        .ok_or_else(|| anyhow!("{where_}: empty workload"))?;
+                    Workload {
+                        program,
+                        args: words.collect(),
+                    }
+                }
+                WorkloadEntry::Table(t) => {
+                    if t.program.trim().is_empty() {
+                        bail!("{where_}: empty program");
+                    }
+                    Workload {
+                        program: t.program,
+                        args: t.args,
+                    }
+                }
+            };
+            if w.program == "*" && !w.args.is_empty() {
+                bail!("{where_}: `*` (every built-in workload) takes no arguments");
+            }
+            workloads.push(w);
+        }
+        let nonempty = |list: &[String], what: &str| -> Result<()> {
+            if list.is_empty() {
+                bail!("{place}: sweep.{what} is empty");
+            }
+            if let Some(blank) = list.iter().find(|s| s.trim().is_empty()) {
+                bail!("{place}: sweep.{what} has an empty entry {blank:?}");
+            }
+            Ok(())
+        };
+        if workloads.is_empty() {
+            bail!("{place}: sweep.workloads is empty");
+        }
+        nonempty(&table.configs, "configs")?;
+        nonempty(&table.designs, "designs")?;
+        let mut grid = Vec::new();
+        for (key, value) in table.set {
+            let where_ = format!("{place}: sweep.set.\"{key}\"");
+            check_set_key(&key, &where_)?;
+            let values = match &value {
+                toml::Value::Array(items) => items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| scalar_text(v, &format!("{where_}[{i}]")))
+                    .collect::<Result<Vec<_>>>()?,
+                scalar => vec![scalar_text(scalar, &where_)?],
+            };
+            if values.is_empty() {
+                bail!("{where_}: no values (an empty list would make the sweep empty)");
+            }
+            grid.push((key, values));
+        }
+        let mut points = Vec::new();
+        for (i, point) in table.points.into_iter().enumerate() {
+            let where_ = format!("{place}: sweep.points[{i}]");
+            let mut sets = Vec::new();
+            for (key, value) in point {
+                check_set_key(&key, &format!("{where_}.\"{key}\""))?;
+                let v = scalar_text(&value, &format!("{where_}.\"{key}\""))?;
+                sets.push((key, v));
+            }
+            points.push(sets);
+        }
+        if let Some(t) = table.timeout_seconds {
+            if !(t > 0.0 && t.is_finite()) {
+                bail!("{place}: sweep.timeout_seconds must be a positive number of seconds");
+            }
+        }
+        if table.run_args.iter().any(|a| a == "--") {
+            bail!("{place}: sweep.run_args must not contain `--` (the program follows it)");
+        }
+        Ok(SweepSpec {
+            origin: origin.to_path_buf(),
+            base_dir: base_dir.to_path_buf(),
+            workloads,
+            configs: table.configs,
+            designs: table.designs,
+            grid,
+            points,
+            functional: table.functional,
+            run_args: table.run_args,
+            timeout_seconds: table.timeout_seconds,
+        })
+    }
+
+    /// The set combinations: the grid's cartesian product (keys sorted, the last key
+    /// varying fastest) followed by the explicit points; one empty combination if there
+    /// are neither.
+    pub fn set_combinations(&self) -> Vec<Vec<(String, String)>> {
+        let mut combos: Vec<Vec<(String, String)>> = Vec::new();
+        if !self.grid.is_empty() {
+            combos.push(Vec::new());
+            for (key, values) in &self.grid {
+                combos = combos
+                    .into_iter()
+                    .flat_map(|c| {
+                        values.iter().map(move |v| {
+                            let mut c = c.clone();
+                            c.push((key.clone(), v.clone()));
+                            c
+                        })
+                    })
+                    .collect();
+            }
+        }
+        combos.extend(self.points.iter().cloned());
+        if combos.is_empty() {
+            combos.push(Vec::new());
+        }
+        combos
+    }
+
+    /// Every run point, configs outermost and workloads innermost, with duplicates (the
+    /// same key twice) dropped. Loads and validates every GPU config a point uses; with
+    /// `regsim` the executable whose repository holds `configs/` and `workloads/bin/`.
+    pub fn expand_with(&self, regsim: Option<&Path>) -> Result<Vec<RunPoint>> {
+        let place = self.origin.display().to_string();
+        let workloads = self.resolve_workloads(regsim)?;
+        let configs_dir = find_configs_dir(regsim);
+        let mut points = Vec::new();
+        let mut seen = BTreeSet::new();
+        for config in &self.configs {
+            let config_path = self.config_path(config, &configs_dir);
+            for design in &self.designs {
+                for sets in self.set_combinations() {
+                    let mut overrides = vec![format!("{DESIGN_KEY}={design}")];
+                    overrides.extend(sets.iter().map(|(k, v)| format!("{k}={v}")));
+                    let parsed = overrides
+                        .iter()
+                        .map(|o| {
+                            if o.contains('\n') {
+                                bail!("{place}: `{o}`: a value must not contain a line break");
+                            }
+                            Override::parse(o).map_err(|e| anyhow!("{place}: {e}"))
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    let selector = config_path.to_string_lossy();
+                    let gpu = GpuConfig::load(&selector, &configs_dir, &parsed).map_err(|e| {
+                        anyhow!(
+                            "{place}: config `{config}` with {}: {e}",
+                            overrides.join(" ")
+                        )
+                    })?;
+                    let resolved = serde_json::to_value(&gpu)
+                        .context("serializing the resolved GPU config")?;
+                    for (workload, program) in &workloads {
+                        let key = point_key(
+                            workload,
+                            config,
+                            design,
+                            &sets,
+                            self.functional,
+                            &self.run_args,
+                        );
+                        if !seen.insert(key.clone()) {
+                            continue;
+                        }
+                        points.push(RunPoint {
+                            index: points.len(),
+                            key,
+                            workload: workload.clone(),
+                            program: program.clone(),
+                            config: config.clone(),
+                            config_path: config_path.clone(),
+                            design: design.clone(),
+                            sets: sets.clone(),
+                            functional: self.functional,
+                            run_args: self.run_args.clone(),
+                            resolved_config: resolved.clone(),
+                            timeout_seconds: self.timeout_seconds,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(points)
+    }
+
+    /// [`SweepSpec::expand_with`] for the running executable.
+    pub fn expand(&self) -> Result<Vec<RunPoint>> {
+        self.expand_with(std::env::current_exe().ok().as_deref())
+    }
+
+    /// A config as written to the file `regsim run --gpu` gets: names in the configs
+    /// directory, paths relative to the spec's directory.
+    fn config_path(&self, config: &str, configs_dir: &Path) -> PathBuf {
+        let is_path = config.contains('/') || config.ends_with(".toml");
+        if is_path {
+            self.base_dir.join(config)
+        } else {
+            configs_dir.join(format!("{config}.toml"))
+        }
+    }
+
+    /// The workloads with `*` expanded, each with its program's absolute path.
+    fn resolve_workloads(&self, regsim: Option<&Path>) -> Result<Vec<(Workload, PathBuf)>> {
+        let place = self.origin.display().to_string();
+        let builtin_dir = find_workloads_dir(regsim);
+        let mut out = Vec::new();
+        for w in &self.workloads {
+            if w.program == "*" {
+                let names = builtin_workloads(&builtin_dir);
+                if names.is_empty() {
+                    bail!(
+                        "{place}: `*` names every built-in workload, but {} has none",
+                        builtin_dir.display()
+                    );
+                }
+                for name in names {
+                    let program = builtin_dir.join(&name);
+                    out.push((
+                        Workload {
+                            program: name,
+                            args: Vec::new(),
+                        },
+                        program,
+                    ));
+                }
+            } else if w.is_builtin() {
+                let program = builtin_dir.join(&w.program);
+                if !program.is_file() {
+                    bail!(
+                        "{place}: `{}` is neither a built-in workload in {} (available: {}) \
+                         nor a path (write ./{} for a program beside the spec)",
+                        w.program,
+                        builtin_dir.display(),
+                        builtin_workloads(&builtin_dir).join(", "),
+                        w.program
+                    );
+                }
+                out.push((w.clone(), program));
+            } else {
+                let program = self.base_dir.join(&w.program);
+                if !program.is_file() {
+                    bail!("{place}: workload program {} not found", program.display());
+                }
+                let program = std::path::absolute(&program)
+                    .with_context(|| format!("resolving {}", program.display()))?;
+                out.push((w.clone(), program));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The stable identity of a point: SHA-256 over a canonical JSON of what it runs, as
+/// written, in hex (the first 20 digits; 80 bits).
+pub fn point_key(
+    workload: &Workload,
+    config: &str,
+    design: &str,
+    sets: &[(String, String)],
+    functional: bool,
+    run_args: &[String],
+) -> String {
+    let mut sorted = sets.to_vec();
+    sorted.sort();
+    // An array, not an object: its order cannot depend on serde_json's map features.
+    let canonical = serde_json::json!([
+        "regsim-sweep-point-v1",
+        workload.program,
+        workload.args,
+        config,
+        design,
+        sorted,
+        functional,
+        run_args,
+    ]);
+    let digest = Sha256::digest(canonical.to_string().as_bytes());
+    digest.iter().take(10).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Where built-in workload programs are, first match wins: `$REGSIM_WORKLOADS`, if set and
+/// non-empty; `workloads/bin/` of the repository the `regsim` executable was built in
+/// (`<repo>/target/<profile>/regsim`); `workloads/bin/` of this source tree. The same
+/// order as `timing::config::find_configs_dir`.
+pub fn find_workloads_dir(executable: Option<&Path>) -> PathBuf {
+    if let Some(dir) = std::env::var_os(WORKLOADS_DIR_ENV).filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    executable
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.join("workloads/bin")))
+        .filter(|d| d.is_dir())
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin"))
+}
+
+/// The built-in workload names in `dir` (executable files), sorted.
+pub fn builtin_workloads(dir: &Path) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.metadata()
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .collect();
+    names.sort();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> Result<SweepSpec> {
+        SweepSpec::from_text(text, Path::new("test.toml"), Path::new("/nowhere"))
+    }
+
+    const BASIC: &str = r#"
+        [sweep]
+        workloads = ["saxpy", "bfs --large", { program = "./app", args = ["a b", "c"] }]
+        configs = ["gtx480", "qv100"]
+        designs = ["baseline", "ideal"]
+        [sweep.set]
+        "sm.scheduler" = ["lrr", "gto"]
+        "register_file.bank_latency" = [1, 2, 4]
+        [[sweep.points]]
+        "sm.scheduler" = "two_level"
+        "register_file.bank_latency" = 8
+    "#;
+
+    #[test]
+    fn parses_workloads_grid_and_points() {
+        let s = spec(BASIC).unwrap();
+        assert_eq!(s.workloads.len(), 3);
+        assert_eq!(s.workloads[1].program, "bfs");
+        assert_eq!(s.workloads[1].args, vec!["--large"]);
+        assert_eq!(s.workloads[2].args, vec!["a b", "c"]);
+        assert!(s.workloads[0].is_builtin() && !s.workloads[2].is_builtin());
+        // Keys sorted; integers in TOML syntax.
+        assert_eq!(s.grid[0].0, "register_file.bank_latency");
+        assert_eq!(s.grid[0].1, vec!["1", "2", "4"]);
+        let combos = s.set_combinations();
+        assert_eq!(combos.len(), 3 * 2 + 1);
+        assert_eq!(
+            combos[1],
+            vec![
+                ("register_file.bank_latency".to_string(), "1".to_string()),
+                ("sm.scheduler".to_string(), "gto".to_string())
+            ]
+        );
+        assert_eq!(combos[6][1].1, "two_level");
+        assert_eq!(combos[6][0].1, "8");
+    }
+
+    #[test]
+    fn no_sets_is_one_empty_combination() {
+        let s =
+            spec("[sweep]\nworkloads=['saxpy']\nconfigs=['gtx480']\ndesigns=['ideal']").unwrap();
+        assert_eq!(s.set_combinations(), vec![Vec::new()]);
+    }
+
+    #[test]
+    fn rejects_bad_specs_naming_the_place() {
+        let err = |t: &str| spec(t).unwrap_err().to_string();
+        assert!(err("[other]\nx=1").contains("no [sweep] table"));
+        assert!(
+            err("[sweep]\nworkloads=[]\nconfigs=['gtx480']\ndesigns=['ideal']")
+                .contains("sweep.workloads is empty")
+        );
+        assert!(
+            err("[sweep]\nworkloads=['a']\nconfigs=['gtx480']\ndesigns=[]")
+                .contains("sweep.designs is empty")
+        );
+        let e = err("[sweep]\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']\nbogus=1");
+        assert!(e.contains("test.toml") && e.contains("bogus"), "{e}");
+        let e = err("[sweep]\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']\n\
+             [sweep.set]\n'register_file.design'=['ideal']");
+        assert!(e.contains("designs"), "{e}");
+        let e = err(
+            "[sweep]\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']\n[sweep.set]\n'sm.x'=[[1]]",
+        );
+        assert!(e.contains("sweep.set.\"sm.x\"[0]"), "{e}");
+        let e = err("[sweep]\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']\n[sweep.set]\n'a'=[]");
+        assert!(e.contains("no values"), "{e}");
+        let e = err("[sweep]\nworkloads=['* x']\nconfigs=['x']\ndesigns=['y']");
+        assert!(e.contains("takes no arguments"), "{e}");
+        let e = err("[sweep]\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']\ntimeout_seconds=0");
+        assert!(e.contains("timeout_seconds"), "{e}");
+    }
+
+    #[test]
+    fn key_is_stable_and_sensitive_to_every_part() {
+        let w = Workload {
+            program: "saxpy".into(),
+            args: vec![],
+        };
+        let sets = vec![("sm.scheduler".to_string(), "gto".to_string())];
+        let k = point_key(&w, "gtx480", "baseline", &sets, false, &[]);
+        // A known answer (Python: hashlib.sha256 of the compact JSON
+        // ["regsim-sweep-point-v1","saxpy",[],"gtx480","baseline",[["sm.scheduler","gto"]],
+        // false,[]]): changing the hashing orphans every store, so it must be deliberate.
+        assert_eq!(k, point_key(&w, "gtx480", "baseline", &sets, false, &[]));
+        assert_eq!(k.len(), 20);
+        assert_eq!(k, "0f4c88eaebab7a6065ee");
+        let w2 = Workload {
+            program: "saxpy".into(),
+            args: vec!["--large".into()],
+        };
+        let others = [
+            point_key(&w2, "gtx480", "baseline", &sets, false, &[]),
+            point_key(&w, "qv100", "baseline", &sets, false, &[]),
+            point_key(&w, "gtx480", "ideal", &sets, false, &[]),
+            point_key(&w, "gtx480", "baseline", &[], false, &[]),
+            point_key(&w, "gtx480", "baseline", &sets, true, &[]),
+            point_key(
+                &w,
+                "gtx480",
+                "baseline",
+                &sets,
+                false,
+                &["--summary".into()],
+            ),
+        ];
+        for o in &others {
+            assert_ne!(&k, o);
+        }
+        // Set order does not matter.
+        let two = vec![
+            ("a.b".to_string(), "1".to_string()),
+            ("c.d".to_string(), "2".to_string()),
+        ];
+        let rev: Vec<_> = two.iter().rev().cloned().collect();
+        assert_eq!(
+            point_key(&w, "g", "d", &two, false, &[]),
+            point_key(&w, "g", "d", &rev, false, &[])
+        );
+    }
+
+    #[test]
+    fn expands_builtins_and_validates_configs() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        for name in ["alpha", "beta"] {
+            let p = bin.join(name);
+            std::fs::write(&p, "#!/bin/sh\n").unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        // Not executable: not a workload.
+        std::fs::write(bin.join("README"), "x").unwrap();
+        assert_eq!(builtin_workloads(&bin), vec!["alpha", "beta"]);
+
+        let text = r#"
+            [sweep]
+            workloads = ["*", "./bin/alpha x"]
+            configs = ["gtx480"]
+            designs = ["baseline", "ideal"]
+            [sweep.set]
+            "sm.scheduler" = ["lrr", "gto"]
+        "#;
+        let s = SweepSpec::from_text(text, &dir.path().join("s.toml"), dir.path()).unwrap();
+        // `*` via $REGSIM_WORKLOADS would race with other tests; resolve by hand.
+        let mut s_builtin = s.clone();
+        s_builtin.workloads.remove(0);
+        s_builtin.workloads.insert(
+            0,
+            Workload {
+                program: "./bin/beta".into(),
+                args: vec![],
+            },
+        );
+        let points = s_builtin.expand_with(None).unwrap();
+        assert_eq!(points.len(), 2 * 2 * 2);
+        assert_eq!(points[0].workload.program, "./bin/beta");
+        assert_eq!(points[1].workload.args, vec!["x"]);
+        assert_eq!(points[0].program, bin.join("beta"));
+        assert_eq!(points[0].design, "baseline");
+        assert_eq!(points[0].sets[0].1, "lrr");
+        assert_eq!(points[2].sets[0].1, "gto");
+        assert_eq!(points[4].design, "ideal");
+        assert_eq!(points[7].index, 7);
+        assert_eq!(
+            points[5].resolved_config["register_file"]["design"],
+            serde_json::json!("ideal")
+        );
+        assert_eq!(
+            points[5].resolved_config["sm"]["scheduler"],
+            serde_json::json!("lrr")
+        );
+        let keys: BTreeSet<_> = points.iter().map(|p| &p.key).collect();
+        assert_eq!(keys.len(), 8);
+        let args = points[1].regsim_args(Path::new("/tmp/s.json"));
+        let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
+        let dashdash = args.iter().position(|a| a == "--").unwrap();
+        assert_eq!(args[dashdash + 2], "x");
+        assert!(args.contains(&"register_file.design=baseline".to_string()));
+        assert!(args.contains(&"sm.scheduler=lrr".to_string()));
+
+        // A bad value is refused when expanding, naming the spec and the override.
+        let mut bad = s_builtin.clone();
+        bad.grid[0].1.push("fastest".into());
+        let e = bad.expand_with(None).unwrap_err().to_string();
+        assert!(
+            e.contains("s.toml") && e.contains("sm.scheduler=fastest"),
+            "{e}"
+        );
+        let mut bad = s_builtin.clone();
+        bad.designs.push("no_such_design".into());
+        let e = bad.expand_with(None).unwrap_err().to_string();
+        assert!(e.contains("no_such_design"), "{e}");
+        // A missing program is refused.
+        let mut bad = s_builtin;
+        bad.workloads[0].program = "./bin/gamma".into();
+        let e = bad.expand_with(None).unwrap_err().to_string();
+        assert!(e.contains("gamma") && e.contains("not found"), "{e}");
+        // An unknown built-in lists the available ones.
+        let mut bad = s.clone();
+        bad.workloads = vec![Workload {
+            program: "no_such_workload".into(),
+            args: vec![],
+        }];
+        let e = bad.expand_with(None).unwrap_err().to_string();
+        assert!(e.contains("no_such_workload") && e.contains("saxpy"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_points_run_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("prog");
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        let text = r#"
+            [sweep]
+            workloads = ["./prog", "./prog"]
+            configs = ["gtx480"]
+            designs = ["ideal"]
+            [sweep.set]
+            "sm.scheduler" = ["gto"]
+            [[sweep.points]]
+            "sm.scheduler" = "gto"
+        "#;
+        let s = SweepSpec::from_text(text, &dir.path().join("s.toml"), dir.path()).unwrap();
+        assert_eq!(s.set_combinations().len(), 2);
+        assert_eq!(s.expand_with(None).unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,358 @@
+//! `regsim sweep` as a user runs it: small sweeps (functional mode, two workloads) through
+//! the built binary into a store, killed with SIGKILL halfway and resumed, with failing
+//! and hanging points, exported to CSV and JSON. About 10 s of one core in all.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use regsim::sweep::{RunStatus, Store};
+
+fn regsim() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_regsim"));
+    cmd.env_remove("REGSIM_CUDART")
+        .env_remove("REGSIM_CONFIGS")
+        .env_remove("REGSIM_WORKLOADS");
+    cmd
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("sweep-cli-{}", std::process::id()))
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn sweep(spec: &Path, store: &Path, more: &[&str]) -> Output {
+    regsim()
+        .arg("sweep")
+        .arg(spec)
+        .arg("--store")
+        .arg(store)
+        .args(more)
+        .output()
+        .expect("regsim runs")
+}
+
+fn write_script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).expect("script written");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+fn workload(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../workloads/bin")
+        .join(name)
+}
+
+/// Processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .chars()
+                .all(|c| c.is_ascii_digit())
+        })
+        .filter_map(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmdline = text(&cmdline).replace('\0', " ");
+            cmdline.contains(needle).then_some(cmdline)
+        })
+        .collect()
+}
+
+#[test]
+fn runs_every_point_resumes_and_exports() {
+    let dir = scratch("basic");
+    let spec = dir.join("spec.toml");
+    std::fs::write(
+        &spec,
+        r#"
+[sweep]
+workloads = ["saxpy", "reduction"]
+configs = ["gtx480"]
+designs = ["baseline", "ideal"]
+functional = true
+"#,
+    )
+    .unwrap();
+    let store = dir.join("s.sqlite");
+    let out = sweep(&spec, &store, &["-j", "2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("4 points; 0 already in the store; ran 4 (4 ok, 0 failed)"),
+        "{err}"
+    );
+    // Without a terminal: one line per finished run.
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with('[')).count(),
+        4,
+        "{err}"
+    );
+
+    let rows = Store::open(&store).unwrap().records().unwrap();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        assert_eq!(r.status, RunStatus::Ok);
+        assert_eq!(r.exit_code, Some(0));
+        assert!(r.stdout_tail.contains("PASS"), "{}", r.stdout_tail);
+        let stats = r.stats.as_ref().expect("statistics stored");
+        assert_eq!(stats["mode"], "functional");
+        assert_eq!(stats["program"]["exit_code"], 0);
+        assert_eq!(
+            r.resolved_config["register_file"]["design"],
+            r.design.as_str()
+        );
+        assert!(r.regsim_version.starts_with("regsim "));
+        assert!(r.wall_seconds > 0.0);
+        let cpu = r.cpu_seconds.expect("CPU time recorded");
+        assert!(cpu > 0.0 && cpu < r.wall_seconds + 1.0, "{cpu} s CPU");
+    }
+
+    // Rerunning does nothing and changes nothing.
+    let out = sweep(&spec, &store, &[]);
+    assert!(out.status.success());
+    assert!(text(&out.stderr).contains("4 already in the store; ran 0"));
+    assert_eq!(Store::open(&store).unwrap().records().unwrap(), rows);
+
+    // Export: one row per run, in spec order (configs, designs, then workloads).
+    let out = sweep(&spec, &store, &["--export", "csv"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let csv = text(&out.stdout);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 5, "{csv}");
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let cells: Vec<Vec<&str>> = lines[1..].iter().map(|l| l.split(',').collect()).collect();
+    assert_eq!(cells[0][col("workload")], "saxpy");
+    assert_eq!(cells[1][col("workload")], "reduction");
+    assert_eq!(cells[0][col("design")], "baseline");
+    assert_eq!(cells[2][col("design")], "ideal");
+    assert_eq!(cells[0][col("mode")], "functional");
+    // Functional mode: the design changes nothing, the workload everything; no cycles.
+    let warp = |i: usize| cells[i][col("warp_instructions")].parse::<u64>().unwrap();
+    assert_eq!(warp(0), warp(2));
+    assert_eq!(warp(1), warp(3));
+    assert_ne!(warp(0), warp(1));
+    assert_eq!(cells[0][col("cycles")], "");
+
+    let json_file = dir.join("s.json");
+    let out = sweep(
+        &spec,
+        &store,
+        &["--export", "json", "-o", json_file.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_file).unwrap()).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 4);
+    assert_eq!(json[3]["warp_instructions"].as_u64(), Some(warp(3)));
+
+    let out = sweep(&spec, &store, &["--status"]);
+    assert!(
+        text(&out.stdout).starts_with("4 points: 4 done, 0 failed"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn survives_sigkill_and_resumes_to_exactly_the_missing_points() {
+    let dir = scratch("kill");
+    // Each point sleeps before running saxpy, so the sweep is surely mid-run when killed.
+    let slow = dir.join("slow_saxpy");
+    write_script(
+        &slow,
+        &format!("sleep 0.4\nexec {}", workload("saxpy").display()),
+    );
+    let spec = dir.join("spec.toml");
+    std::fs::write(
+        &spec,
+        r#"
+[sweep]
+workloads = ["./slow_saxpy", "./slow_saxpy 1", "./slow_saxpy 2", "./slow_saxpy 3",
+             "./slow_saxpy 4", "./slow_saxpy 5"]
+configs = ["gtx480"]
+designs = ["baseline"]
+functional = true
+"#,
+    )
+    .unwrap();
+    let store = dir.join("s.sqlite");
+    let mut child = regsim()
+        .arg("sweep")
+        .arg(&spec)
+        .arg("--store")
+        .arg(&store)
+        .args(["-j", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until some points are recorded, then kill -9 while others run.
+    let start = Instant::now();
+    let recorded = loop {
+        let n = Store::open(&store)
+            .and_then(|s| s.records())
+            .map_or(0, |r| r.len());
+        if n >= 2 {
+            break n;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the sweep records nothing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = Store::open(&store).unwrap().records().unwrap();
+    assert!(
+        before.len() >= recorded && before.len() < 6,
+        "{} rows",
+        before.len()
+    );
+    for r in &before {
+        // Only complete rows: finished, with statistics.
+        assert_eq!(r.status, RunStatus::Ok);
+        assert!(r.stats.is_some());
+    }
+    // The simulations that were running died with the sweep.
+    std::thread::sleep(Duration::from_millis(300));
+    let left = processes_mentioning(slow.to_str().unwrap());
+    assert!(left.is_empty(), "still running: {left:?}");
+
+    let out = sweep(&spec, &store, &["-j", "2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let expect = format!(
+        "6 points; {} already in the store; ran {}",
+        before.len(),
+        6 - before.len()
+    );
+    assert!(err.contains(&expect), "{err}");
+    let after = Store::open(&store).unwrap().records().unwrap();
+    assert_eq!(after.len(), 6);
+    // The rows of the first sweep were not redone.
+    for r in &before {
+        assert!(after.contains(r), "{} was rewritten", r.key);
+    }
+}
+
+#[test]
+fn failures_and_timeouts_are_recorded_and_retried_on_request() {
+    let dir = scratch("fail");
+    let flag = dir.join("fixed");
+    // Fails until `fixed` exists.
+    write_script(
+        &dir.join("flaky"),
+        &format!(
+            "if [ -e {} ]; then exec {}; fi\necho boom >&2\nexit 3",
+            flag.display(),
+            workload("saxpy").display()
+        ),
+    );
+    let hang = dir.join("hang");
+    write_script(&hang, "sleep 30\ntrue");
+    let spec = dir.join("spec.toml");
+    std::fs::write(
+        &spec,
+        r#"
+[sweep]
+workloads = ["./flaky", "./hang", "saxpy"]
+configs = ["gtx480"]
+designs = ["ideal"]
+functional = true
+timeout_seconds = 1.0
+"#,
+    )
+    .unwrap();
+    let store = dir.join("s.sqlite");
+    let start = Instant::now();
+    let out = sweep(&spec, &store, &[]);
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("failed ./flaky | gtx480 | ideal | functional (exit 3)"),
+        "{err}"
+    );
+    let rows = Store::open(&store).unwrap().records().unwrap();
+    let by = |w: &str| rows.iter().find(|r| r.workload == w).unwrap();
+    assert_eq!(by("./flaky").status, RunStatus::Failed);
+    assert_eq!(by("./flaky").exit_code, Some(3));
+    assert!(by("./flaky").stderr_tail.contains("boom"));
+    assert_eq!(by("./hang").status, RunStatus::Timeout);
+    assert!(by("./hang").wall_seconds < 5.0);
+    // It slept: wall time passed, hardly any CPU time.
+    let hung = by("./hang");
+    assert!(
+        hung.wall_seconds >= 1.0 && hung.cpu_seconds.unwrap() < 0.5,
+        "{hung:?}"
+    );
+    assert_eq!(by("saxpy").status, RunStatus::Ok);
+    // The timeout ended the whole run, the script's children included.
+    let left = processes_mentioning(hang.to_str().unwrap());
+    assert!(left.is_empty(), "still running: {left:?}");
+
+    // A plain rerun does not retry failures.
+    let out = sweep(&spec, &store, &[]);
+    assert!(text(&out.stderr).contains("ran 0"), "{}", text(&out.stderr));
+    // --retry-failed does: now flaky passes, hang times out again.
+    std::fs::write(&flag, "").unwrap();
+    let out = sweep(&spec, &store, &["--retry-failed"]);
+    assert!(
+        text(&out.stderr).contains("1 already in the store; ran 2 (1 ok, 1 failed)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let rows = Store::open(&store).unwrap().records().unwrap();
+    assert_eq!(rows.len(), 3);
+    let by = |w: &str| rows.iter().find(|r| r.workload == w).unwrap();
+    assert_eq!(by("./flaky").status, RunStatus::Ok);
+    assert_eq!(by("./hang").status, RunStatus::Timeout);
+}
+
+#[test]
+fn bad_specs_are_refused_before_anything_runs() {
+    let dir = scratch("bad");
+    let spec = dir.join("spec.toml");
+    std::fs::write(
+        &spec,
+        "[sweep]\nworkloads=['saxpy']\nconfigs=['gtx480']\ndesigns=['baseline']\n\
+         [sweep.set]\n'sm.scheduler'=['gto','fastest']\n",
+    )
+    .unwrap();
+    let store = dir.join("s.sqlite");
+    let out = sweep(&spec, &store, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("spec.toml") && err.contains("sm.scheduler=fastest"),
+        "{err}"
+    );
+    assert!(Store::open(&store).unwrap().records().unwrap().is_empty());
+    let out = sweep(&spec, &dir.join("typo.sqlite"), &["--status"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no sweep store at"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!dir.join("typo.sqlite").exists());
+    let out = sweep(&dir.join("missing.toml"), &store, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("missing.toml"));
+}

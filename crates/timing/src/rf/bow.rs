@@ -1,0 +1,669 @@
+//! BOW, "Breathing Operand Windows" (Asghari Esfeden et al., MICRO 2020), as Malekeh's
+//! comparison point (Malekeh §8-9: "BOW replaces OCUs with buffers that keep the source
+//! operand values of instructions in a sliding window", a window of three instructions).
+//! The BOW paper itself is not in our reference texts; this model follows Malekeh's
+//! description of it and issue 13.
+//!
+//! Model, per SM:
+//! - The banks, ports, arbiter and collector units are the baseline's ([`Baseline`],
+//!   composed): an instruction still takes a collector unit to wait for its operands and
+//!   an execution unit, and the registers it cannot get from its window are read from the
+//!   banks.
+//! - **Window**: per warp, the last `register_file.bow.window` instructions *including
+//!   the one issuing* (3: an instruction can take operands from the two before it). An
+//!   entry holds the instruction's source registers (their values arrive with it) and
+//!   its destination registers (valid once its result is written back). A source register
+//!   whose newest mention in the window's older entries is a source, or a written-back
+//!   destination, is *forwarded*: no bank read. The newest mention decides, so a register
+//!   rewritten inside the window is forwarded with its new value.
+//! - **Flush**: when the warp's control flow leaves the straight line (the issued
+//!   instruction's next PC is not the following instruction: a taken branch, call,
+//!   return or reconvergence jump) the window empties, since the instructions that
+//!   follow are not the ones the window was built for.
+//! - **BOW-WR** (`write_bypass`): a result whose instruction is still in the window goes
+//!   to the window only; its bank write is *deferred*. If the compiler's liveness bits say
+//!   the value dies inside the window (a later instruction in the window reads it with
+//!   `dead_after`, or overwrites the register, before the writer leaves the window) the
+//!   bank write never happens; otherwise it is issued when the writer leaves the window
+//!   (slides out or is flushed). The scoreboard is released when the value reaches the
+//!   window, one cycle after writeback. Deferred writes are queued before the bank reads
+//!   of the instruction whose issue pushed the writer out, and writes have priority, so
+//!   a later reader outside the window is ordered after them.
+//!
+//! Energy events: `mrf` reads/writes, `bow_window` writes (values latched into the
+//! window: bank reads arriving, results written back) and reads (every source operand is
+//! delivered from the window), `crossbar` transfers (bank reads), `arbiter` requests
+//! (bank accesses).
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::GpuConfig;
+use crate::kernel_info::{OperandHint, RegFileKind, RegOperand};
+use crate::rf::baseline::{Baseline, MAX_REGS};
+use crate::rf::{
+    Candidate, EnergyEvent, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats,
+    WarpLaunch, WarpSlot, WriteRequest,
+};
+use crate::time::{Cycle, Cycles};
+
+/// Largest window supported.
+pub const MAX_WINDOW: usize = 8;
+
+/// `[register_file.bow]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BowConfig {
+    /// Instructions in a warp's window, the issuing one included (Malekeh §9: 3).
+    pub window: u32,
+    /// BOW-WR: results that die inside the window are not written to the banks.
+    pub write_bypass: bool,
+}
+
+impl Default for BowConfig {
+    fn default() -> Self {
+        BowConfig {
+            window: 3,
+            write_bypass: false,
+        }
+    }
+}
+
+impl BowConfig {
+    /// Checks the values; the error names the key and says why.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        if self.window == 0 || self.window as usize > MAX_WINDOW {
+            return Err((
+                "register_file.bow.window".into(),
+                format!("must be 1 to {MAX_WINDOW}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// State of a destination register in a window entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dst {
+    /// Not written back yet.
+    Pending,
+    /// In the window and in the banks (or on its way there).
+    Written,
+    /// In the window only: the bank write is deferred (BOW-WR).
+    Deferred,
+    /// Deferred, then found dead inside the window: never written to the banks.
+    Dead,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    token: InstToken,
+    srcs: [u16; MAX_REGS],
+    n_srcs: u8,
+    dsts: [(u16, Dst); MAX_REGS],
+    n_dsts: u8,
+}
+
+const EMPTY: Entry = Entry {
+    token: InstToken(u32::MAX),
+    srcs: [0; MAX_REGS],
+    n_srcs: 0,
+    dsts: [(0, Dst::Pending); MAX_REGS],
+    n_dsts: 0,
+};
+
+/// One warp's window: a ring of entries, `len` valid, `head` the newest.
+#[derive(Clone, Debug)]
+struct Window {
+    entries: [Entry; MAX_WINDOW],
+    head: usize,
+    len: usize,
+    scheduler: u16,
+}
+
+impl Window {
+    /// The `k`-th newest entry (0 = newest).
+    fn nth(&self, k: usize) -> usize {
+        (self.head + MAX_WINDOW - k) % MAX_WINDOW
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    operand_reads: u64,
+    operand_writes: u64,
+    forwarded: u64,
+    forwarded_results: u64,
+    flushes: u64,
+    window_writes: u64,
+    writes_deferred: u64,
+    writes_bypassed: u64,
+    writes_late: u64,
+}
+
+/// The bypassing operand window over the baseline's banks. See the module docs.
+pub struct Bow {
+    inner: Baseline,
+    window: usize,
+    write_bypass: bool,
+    windows: Vec<Window>,
+    /// Results that went to the window only: their tokens are reported done at the cycle.
+    bypassed: Vec<(InstToken, Cycle)>,
+    n: Counters,
+}
+
+impl Bow {
+    /// The design for a validated config.
+    pub fn new(cfg: &GpuConfig) -> Self {
+        let b = &cfg.register_file.bow;
+        Bow {
+            inner: Baseline::new(cfg),
+            window: b.window as usize,
+            write_bypass: b.write_bypass,
+            windows: vec![
+                Window {
+                    entries: [EMPTY; MAX_WINDOW],
+                    head: 0,
+                    len: 0,
+                    scheduler: 0,
+                };
+                cfg.sm.max_warps as usize
+            ],
+            bypassed: Vec::with_capacity(16),
+            n: Counters::default(),
+        }
+    }
+
+    /// Whether `reg` of `warp` can be forwarded from its window: its newest mention is
+    /// a source or a written-back result. `Some(true)` for a result.
+    fn lookup(&self, warp: usize, reg: u16) -> Option<bool> {
+        let w = &self.windows[warp];
+        for k in 0..w.len {
+            let e = &w.entries[w.nth(k)];
+            if let Some(&(_, d)) = e.dsts[..e.n_dsts as usize].iter().find(|d| d.0 == reg) {
+                return (d != Dst::Pending).then_some(true);
+            }
+            if e.srcs[..e.n_srcs as usize].contains(&reg) {
+                return Some(false);
+            }
+        }
+        None
+    }
+
+    /// BOW-WR: the deferred result `reg` of `warp` is dead (read for the last time or
+    /// overwritten) inside the window.
+    fn kill(&mut self, warp: usize, reg: u16) {
+        let w = &mut self.windows[warp];
+        for k in 0..w.len {
+            let i = w.nth(k);
+            let e = &mut w.entries[i];
+            if let Some(d) = e.dsts[..e.n_dsts as usize].iter_mut().find(|d| d.0 == reg) {
+                if d.1 == Dst::Deferred {
+                    d.1 = Dst::Dead;
+                    self.n.writes_bypassed += 1;
+                }
+                return;
+            }
+        }
+    }
+
+    /// The oldest entry of `warp` leaves the window: its deferred results go to the banks.
+    fn retire_oldest(&mut self, warp: usize, now: Cycle) {
+        let w = &mut self.windows[warp];
+        if w.len == 0 {
+            return;
+        }
+        let i = w.nth(w.len - 1);
+        w.len -= 1;
+        let e = w.entries[i];
+        let scheduler = w.scheduler;
+        for &(reg, d) in &e.dsts[..e.n_dsts as usize] {
+            if d == Dst::Deferred {
+                self.n.writes_late += 1;
+                let op = [RegOperand {
+                    file: RegFileKind::General,
+                    reg,
+                    width: 1,
+                    hint: OperandHint::default(),
+                }];
+                self.inner.push_write(
+                    WriteRequest {
+                        token: e.token,
+                        warp: WarpSlot(warp as u16),
+                        scheduler,
+                        dsts: &op,
+                    },
+                    now,
+                    false,
+                );
+            }
+        }
+    }
+
+    fn flush(&mut self, warp: usize, now: Cycle) {
+        if self.windows[warp].len > 0 {
+            self.n.flushes += 1;
+        }
+        while self.windows[warp].len > 0 {
+            self.retire_oldest(warp, now);
+        }
+    }
+}
+
+impl RegisterFile for Bow {
+    fn name(&self) -> &'static str {
+        "bow"
+    }
+
+    fn warp_launched(&mut self, w: WarpLaunch) {
+        let win = &mut self.windows[w.warp.index()];
+        win.len = 0;
+        win.scheduler = w.scheduler;
+    }
+
+    fn warp_exited(&mut self, warp: WarpSlot) {
+        // Its registers die with it: nothing deferred needs writing.
+        self.windows[warp.index()].len = 0;
+    }
+
+    fn can_accept(&mut self, c: &Candidate<'_>, now: Cycle) -> Result<(), RfStall> {
+        self.inner.can_accept(c, now)
+    }
+
+    fn accept(&mut self, i: IssuedInst<'_>, now: Cycle) {
+        let inst = &i.inst;
+        let warp = inst.warp.index();
+        let Some(idx) = (0..self.inner.collector_count())
+            .find(|&k| self.inner.collector_free_for(k, inst.unit))
+        else {
+            debug_assert!(false, "accept without a free collector");
+            return;
+        };
+        // The older entries of the window (the issuing instruction is its newest).
+        while self.windows[warp].len >= self.window.max(1) {
+            self.retire_oldest(warp, now);
+        }
+        let mut e = EMPTY;
+        e.token = i.token;
+        let mut reads = [RegOperand {
+            file: RegFileKind::General,
+            reg: 0,
+            width: 1,
+            hint: OperandHint::default(),
+        }; MAX_REGS];
+        let mut n_reads = 0;
+        for op in inst.srcs.iter().filter(|o| o.file == RegFileKind::General) {
+            for reg in op.regs() {
+                let n = e.n_srcs as usize;
+                if e.srcs[..n].contains(&reg) || n == MAX_REGS {
+                    continue;
+                }
+                e.srcs[n] = reg;
+                e.n_srcs += 1;
+                self.n.operand_reads += 1;
+                match self.lookup(warp, reg) {
+                    Some(result) => {
+                        self.n.forwarded += 1;
+                        self.n.forwarded_results += u64::from(result);
+                    }
+                    None => {
+                        reads[n_reads].reg = reg;
+                        n_reads += 1;
+                    }
+                }
+                if self.write_bypass && op.hint.dead_after {
+                    self.kill(warp, reg);
+                }
+            }
+        }
+        for op in inst.dsts.iter().filter(|o| o.file == RegFileKind::General) {
+            for reg in op.regs() {
+                let n = e.n_dsts as usize;
+                if n < MAX_REGS {
+                    if self.write_bypass {
+                        // The old value is overwritten here.
+                        self.kill(warp, reg);
+                    }
+                    e.dsts[n] = (reg, Dst::Pending);
+                    e.n_dsts += 1;
+                }
+            }
+        }
+        let win = &mut self.windows[warp];
+        if self.window > 0 {
+            win.head = (win.head + 1) % MAX_WINDOW;
+            let h = win.head;
+            win.entries[h] = e;
+            win.len += 1;
+        }
+        self.inner
+            .accept_into(idx, i.token, inst, &reads[..n_reads], now);
+        let sequential = i
+            .step
+            .next_pc
+            .is_some_and(|(f, next)| f == i.step.func && next.0 == i.step.inst.0.wrapping_add(1));
+        if !sequential {
+            self.flush(warp, now);
+        }
+    }
+
+    fn request_write(&mut self, w: WriteRequest<'_>, now: Cycle) {
+        let warp = w.warp.index();
+        let win = &mut self.windows[warp];
+        let entry = (0..win.len)
+            .map(|k| win.nth(k))
+            .find(|&i| win.entries[i].token == w.token);
+        let mut any_general = false;
+        for op in w.dsts.iter().filter(|o| o.file == RegFileKind::General) {
+            any_general = true;
+            self.n.operand_writes += u64::from(op.width);
+        }
+        let Some(i) = entry else {
+            self.inner.request_write(w, now);
+            return;
+        };
+        let e = &mut win.entries[i];
+        let state = if self.write_bypass {
+            Dst::Deferred
+        } else {
+            Dst::Written
+        };
+        for d in e.dsts[..e.n_dsts as usize].iter_mut() {
+            d.1 = state;
+        }
+        self.n.window_writes += u64::from(e.n_dsts);
+        if self.write_bypass && any_general {
+            self.n.writes_deferred += u64::from(e.n_dsts);
+            // Predicate results (unbanked) need no write either.
+            self.bypassed.push((w.token, now + Cycles::new(1)));
+        } else {
+            self.inner.request_write(w, now);
+        }
+    }
+
+    fn cycle(&mut self, c: &mut RfCycle<'_>) {
+        let now = c.now;
+        let mut k = 0;
+        while k < self.bypassed.len() {
+            if self.bypassed[k].1 <= now {
+                c.writes_done.push(self.bypassed[k].0);
+                self.bypassed.swap_remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        self.inner.cycle(c);
+    }
+
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        let mine = self
+            .bypassed
+            .iter()
+            .map(|b| b.1.max(now + Cycles::new(1)))
+            .min();
+        match (self.inner.next_event(now), mine) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn is_idle(&self) -> bool {
+        self.inner.is_idle() && self.bypassed.is_empty()
+    }
+
+    /// The baseline's counters and, in `extra`: `bow_operand_reads`/`_writes`,
+    /// `bow_forwarded` (source reads served by the window, = bank reads avoided,
+    /// `bow_bank_reads_avoided`; `bow_forwarded_results`: of them, results), `bow_flushes`,
+    /// `bow_window_reads`/`_writes`, `bow_writes_deferred`, `bow_writes_bypassed` (never
+    /// written to the banks), `bow_writes_late` (deferred, then written),
+    /// `bow_crossbar_transfers`, `bow_arbiter_requests`.
+    fn stats(&self, now: Cycle) -> RfStats {
+        let mut s = self.inner.stats(now);
+        s.design = "bow".into();
+        let n = &self.n;
+        for (k, v) in [
+            ("operand_reads", n.operand_reads),
+            ("operand_writes", n.operand_writes),
+            ("forwarded", n.forwarded),
+            ("bank_reads_avoided", n.forwarded),
+            ("forwarded_results", n.forwarded_results),
+            ("flushes", n.flushes),
+            ("window_reads", n.operand_reads),
+            ("window_writes", s.reads + n.window_writes),
+            ("writes_deferred", n.writes_deferred),
+            ("writes_bypassed", n.writes_bypassed),
+            ("writes_late", n.writes_late),
+            ("crossbar_transfers", s.reads),
+            ("arbiter_requests", s.reads + s.writes),
+        ] {
+            s.extra.insert(format!("bow_{k}"), v);
+        }
+        s
+    }
+
+    fn energy_events(&self) -> Vec<EnergyEvent> {
+        let s = self.inner.stats(Cycle::ZERO);
+        let ev = |structure, access, count| EnergyEvent {
+            structure,
+            access,
+            count,
+        };
+        vec![
+            ev("mrf", "read", s.reads),
+            ev("mrf", "write", s.writes),
+            ev("bow_window", "read", self.n.operand_reads),
+            ev("bow_window", "write", s.reads + self.n.window_writes),
+            ev("crossbar", "transfer", s.reads),
+            ev("arbiter", "request", s.reads + s.writes),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{default_configs_dir, OpClass, UnitKind};
+    use crate::kernel_info::InstHint;
+    use crate::memory::{MemorySystem, SmId};
+    use crate::rf::{Dispatch, DispatchPort};
+    use crate::Override;
+    use ir::{FuncId, InstId};
+
+    fn cfg(overrides: &[&str]) -> GpuConfig {
+        let o: Vec<Override> = overrides
+            .iter()
+            .map(|s| Override::parse(s).unwrap())
+            .collect();
+        GpuConfig::load("rtx2060-scaled", &default_configs_dir(), &o).unwrap()
+    }
+
+    fn r(reg: u16) -> RegOperand {
+        RegOperand {
+            file: RegFileKind::General,
+            reg,
+            width: 1,
+            hint: OperandHint::default(),
+        }
+    }
+
+    fn dead(reg: u16) -> RegOperand {
+        let mut o = r(reg);
+        o.hint.dead_after = true;
+        o
+    }
+
+    struct Units;
+    impl DispatchPort for Units {
+        fn try_dispatch(&mut self, _d: Dispatch) -> bool {
+            true
+        }
+    }
+
+    struct Harness {
+        rf: Bow,
+        mem: MemorySystem,
+        now: u64,
+        token: u32,
+        pc: u32,
+        done: Vec<InstToken>,
+    }
+
+    impl Harness {
+        fn new(overrides: &[&str]) -> Self {
+            let c = cfg(overrides);
+            let mut rf = Bow::new(&c);
+            rf.warp_launched(WarpLaunch {
+                warp: WarpSlot(0),
+                scheduler: 0,
+                registers_per_thread: 32,
+                cta: 0,
+            });
+            Harness {
+                rf,
+                mem: MemorySystem::new(&c),
+                now: 0,
+                token: 0,
+                pc: 0,
+                done: Vec::new(),
+            }
+        }
+
+        fn step(&mut self) {
+            let mut writes = Vec::new();
+            self.rf.cycle(&mut RfCycle {
+                now: Cycle::new(self.now),
+                sm: SmId(0),
+                memory: &mut self.mem,
+                dispatch: &mut Units,
+                writes_done: &mut writes,
+            });
+            self.done.extend(writes);
+            self.now += 1;
+        }
+
+        /// Issues one instruction of warp 0 (sequential unless `jump`), runs 3 cycles.
+        fn issue(&mut self, srcs: &[RegOperand], dsts: &[RegOperand], jump: bool) -> InstToken {
+            let step = emu::WarpStep {
+                func: FuncId(0),
+                inst: InstId(self.pc),
+                next_pc: Some((FuncId(0), InstId(if jump { 0 } else { self.pc + 1 }))),
+                ..Default::default()
+            };
+            self.pc += 1;
+            let c = Candidate {
+                warp: WarpSlot(0),
+                scheduler: 0,
+                unit: UnitKind::Sp,
+                class: OpClass::Fp32,
+                srcs,
+                dsts,
+                hint: InstHint::default(),
+            };
+            let now = Cycle::new(self.now);
+            assert!(self.rf.can_accept(&c, now).is_ok());
+            let token = InstToken(self.token);
+            self.token += 1;
+            self.rf.accept(
+                IssuedInst {
+                    token,
+                    inst: c,
+                    step: &step,
+                },
+                now,
+            );
+            for _ in 0..3 {
+                self.step();
+            }
+            token
+        }
+
+        fn write(&mut self, token: InstToken, dsts: &[RegOperand]) {
+            self.rf.request_write(
+                WriteRequest {
+                    token,
+                    warp: WarpSlot(0),
+                    scheduler: 0,
+                    dsts,
+                },
+                Cycle::new(self.now),
+            );
+            for _ in 0..3 {
+                self.step();
+            }
+        }
+
+        fn extra(&self, k: &str) -> u64 {
+            self.rf.stats(Cycle::new(self.now)).extra[k]
+        }
+    }
+
+    #[test]
+    fn a_window_of_three_forwards_to_the_next_two_instructions_and_not_beyond() {
+        // R1 read by instruction 0; read again at distance 1, 2, 3 (fillers read R9..).
+        for (distance, forwarded) in [(1u64, 1u64), (2, 1), (3, 0), (4, 0)] {
+            let mut h = Harness::new(&[]);
+            h.issue(&[r(1)], &[], false);
+            for k in 1..distance {
+                h.issue(&[r(8 + k as u16)], &[], false);
+            }
+            h.issue(&[r(1)], &[], false);
+            assert_eq!(h.extra("bow_forwarded"), forwarded, "distance {distance}");
+            assert_eq!(
+                h.rf.stats(Cycle::new(h.now)).reads,
+                distance + 1 - forwarded,
+                "distance {distance}: bank reads"
+            );
+        }
+        // A window of 5 reaches distance 4.
+        let mut h = Harness::new(&["register_file.bow.window=5"]);
+        h.issue(&[r(1)], &[], false);
+        for k in 1..4 {
+            h.issue(&[r(8 + k)], &[], false);
+        }
+        h.issue(&[r(1)], &[], false);
+        assert_eq!(h.extra("bow_forwarded"), 1);
+    }
+
+    #[test]
+    fn results_are_forwarded_and_a_taken_branch_flushes_the_window() {
+        let mut h = Harness::new(&[]);
+        let t = h.issue(&[r(1)], &[r(2)], false);
+        h.write(t, &[r(2)]);
+        assert_eq!(h.done, [t], "the bank write completed");
+        h.issue(&[r(2)], &[], false);
+        assert_eq!(
+            (h.extra("bow_forwarded"), h.extra("bow_forwarded_results")),
+            (1, 1)
+        );
+        // A jump: the next instruction finds nothing.
+        h.issue(&[r(5)], &[], true);
+        h.issue(&[r(5), r(2)], &[], false);
+        assert_eq!(h.extra("bow_forwarded"), 1);
+        assert_eq!(h.extra("bow_flushes"), 1);
+    }
+
+    #[test]
+    fn bow_wr_skips_the_bank_write_of_a_value_that_dies_in_the_window() {
+        // Without the option every result is written.
+        for (bypass, bank_writes, bypassed) in [(false, 2, 0), (true, 1, 1)] {
+            let mut h = Harness::new(&[&format!("register_file.bow.write_bypass={bypass}")]);
+            // R2 = f(R1); R3 = g(R2) with R2 dead after: R2 never reaches the banks.
+            let a = h.issue(&[r(1)], &[r(2)], false);
+            h.write(a, &[r(2)]);
+            assert_eq!(h.done, [a], "the scoreboard is released either way");
+            let b = h.issue(&[dead(2)], &[r(3)], false);
+            h.write(b, &[r(3)]);
+            // R3 is not dead: it reaches the banks when it leaves the window.
+            h.issue(&[r(7)], &[], false);
+            h.issue(&[r(8)], &[], false);
+            h.issue(&[r(9)], &[], false);
+            for _ in 0..4 {
+                h.step();
+            }
+            let s = h.rf.stats(Cycle::new(h.now));
+            assert_eq!(s.writes, bank_writes, "write_bypass={bypass}");
+            assert_eq!(s.extra["bow_writes_bypassed"], bypassed);
+            assert_eq!(h.done, [a, b]);
+            assert!(h.rf.is_idle());
+        }
+    }
+}
