@@ -153,6 +153,21 @@ for c in ("sensitive", "insensitive"):
         continue
     perf = lambda v: f"{100 * (1 / gmean([ratios[n][v] for n in ns]) - 1):+.1f}%"
     avg_rows.append([c, str(len(ns)), perf("l1d64"), perf("fair"), perf("prio"), paper[c]])
+rate = {}
+for v in V:
+    ins = wall = 0.0
+    for n in names:
+        try:
+            with open(f"{out}/{n}.{v}.json") as f:
+                s = json.load(f)
+            ins += s["total"]["warp_instructions"]; wall += s["simulation"]["wall_seconds"]
+        except (OSError, ValueError, KeyError):
+            pass
+    rate[v] = ins / wall if wall else float("nan")
+print("Simulation rate (warp instructions per wall second, all workloads, sequential runs): "
+      + ", ".join(f"{v} {rate[v] / 1000:.0f} K" for v in V)
+      + f"; CERF / baseline: fair {rate['fair'] / rate['base']:.2f}, prio {rate['prio'] / rate['base']:.2f}")
+print()
 print("Average performance gain over the baseline (1 / geometric-mean CPI ratio - 1)")
 table(["class", "workloads", "64 KB L1D", "CERF lru-fair", "CERF lru-prioritized", "paper (CERF)"],
       avg_rows)
