@@ -44,5 +44,8 @@ else
     step "skipping the Slurm test (REGSIM_SKIP_SLURM=1)"
 fi
 
+step "test tools (headless Chromium for the HTML report test)"
+bash scripts/install-test-tools.sh || echo "install-test-tools failed; the rendering test will skip"
+
 step "test suite"
 cargo nextest run --workspace --release --no-fail-fast

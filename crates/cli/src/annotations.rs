@@ -110,7 +110,8 @@ fn level_name(l: HierarchyLevel) -> &'static str {
     }
 }
 
-/// The hints of one operand as short words (`dead`, `orf`, `+mrf`, `reuse=3`).
+/// The hints of one operand as short words (`dead`, `orf`, `+mrf`, `fill`, `reuse=3`;
+/// `fill`: a source read from the MRF also loads the ORF).
 fn hint_words(h: &OperandHint) -> Vec<String> {
     let mut w = Vec::new();
     if h.level != HierarchyLevel::Main {
@@ -118,6 +119,9 @@ fn hint_words(h: &OperandHint) -> Vec<String> {
     }
     if h.also_main {
         w.push("+mrf".into());
+    }
+    if h.fills_orf {
+        w.push("fill".into());
     }
     if h.dead_after {
         w.push("dead".into());
@@ -202,6 +206,7 @@ fn operand_json(o: &RegOperand) -> Value {
         "reg": reg_name(o),
         "level": level_name(o.hint.level),
         "also_main": o.hint.also_main,
+        "fills_orf": o.hint.fills_orf,
         "dead_after": o.hint.dead_after,
         "reuse_distance": o.hint.reuse_distance,
     })

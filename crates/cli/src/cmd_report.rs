@@ -1,5 +1,7 @@
 //! `regsim report [--markdown] [--by-config] FILE.json...`: tables from the statistics
-//! files `regsim run --stats` writes, for reading or for papers.
+//! files `regsim run --stats` writes, for reading or for papers; `regsim report --html
+//! OUT_DIR [--baseline DESIGN] SOURCE...` writes a page of figures instead
+//! ([`crate::report_html`]).
 //!
 //! The default table has one row per file: workload (the program and its arguments),
 //! status (its exit), kernels, warp instructions, cycles, IPC and simulation rate (warp
@@ -22,8 +24,20 @@ pub struct ReportArgs {
     /// One row per workload with cycles and IPC for each config (for comparing configs).
     #[arg(long)]
     by_config: bool,
-    /// Statistics files written by `regsim run --stats`.
-    #[arg(value_name = "FILE.json", required = true, num_args = 1..)]
+    /// Write a self-contained HTML page of figures (OUT_DIR/index.html) and the same
+    /// figures as SVG files, instead of a table.
+    #[arg(long, value_name = "OUT_DIR")]
+    html: Option<PathBuf>,
+    /// With --html: the design figures are normalized to.
+    #[arg(long, value_name = "DESIGN", default_value = "baseline")]
+    baseline: String,
+    /// With --html: add the correlation scatter of the baseline runs' per-kernel cycles
+    /// against a reference simulator's (a directory of `<program>.json`, as for
+    /// `regsim correlate`).
+    #[arg(long, value_name = "DIR", requires = "html")]
+    reference: Option<PathBuf>,
+    /// Statistics files written by `regsim run --stats` (with --html: or sweep stores).
+    #[arg(value_name = "SOURCE", required = true, num_args = 1..)]
     files: Vec<PathBuf>,
 }
 
@@ -266,6 +280,13 @@ fn by_config_table(runs: &[Run]) -> Table {
 }
 
 pub fn run(args: ReportArgs) -> Result<std::process::ExitCode> {
+    if let Some(out_dir) = &args.html {
+        let points = crate::report_html::load_sources(&args.files)?;
+        let index =
+            crate::report_html::write(out_dir, &points, &args.baseline, args.reference.as_deref())?;
+        println!("{}", index.display());
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
     let runs = args
         .files
         .iter()

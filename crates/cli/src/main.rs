@@ -12,8 +12,10 @@ mod cmd_report;
 mod cmd_run;
 mod cmd_sweep;
 mod elf;
+mod paper;
 mod passes;
 mod regalloc;
+mod report_html;
 mod source;
 
 use clap::{Parser, Subcommand};
@@ -41,6 +43,9 @@ enum Command {
     Run(cmd_run::RunArgs),
     /// Tables (text or Markdown) from the statistics files of `regsim run --stats`.
     Report(cmd_report::ReportArgs),
+    /// Run a paper's experiments (experiments/<PAPER>.toml) and print its headline
+    /// figures beside the paper's numbers.
+    Paper(paper::PaperArgs),
     /// Run a sweep spec (workloads x configs x designs x settings) into a resumable
     /// SQLite store, locally in parallel or as Slurm job arrays.
     Sweep(cmd_sweep::SweepArgs),
@@ -55,6 +60,7 @@ fn main() -> ExitCode {
         Command::Compile(args) => cmd_compile::run(args),
         Command::Run(args) => cmd_run::run(args),
         Command::Report(args) => cmd_report::run(args),
+        Command::Paper(args) => paper::run(args),
         Command::Sweep(args) => cmd_sweep::run(args),
         Command::Correlate(args) => cmd_correlate::run(args),
     };

@@ -402,3 +402,47 @@ fn emit_annotations_shows_what_the_timing_model_reads() {
         stderr(&out)
     );
 }
+
+/// `--rf rfc` and `--rf orf-lrf` ask for their passes: liveness bits for the RFC's dead
+/// values; the ORF/LRF placement (with its strands and read-operand fills) for the
+/// compile-time hierarchy, configured by `register_file.orf_lrf`.
+#[test]
+fn emit_annotations_runs_the_passes_of_gebharts_designs() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "compile",
+            "workloads/ptx/nvcc/saxpy.ptx",
+            "--emit",
+            "annotations",
+            "--json",
+        ];
+        args.extend(extra);
+        let out = regsim(&args);
+        assert!(out.status.success(), "stderr: {}", stderr(&out));
+        serde_json::from_str::<serde_json::Value>(&stdout(&out)).expect("JSON")
+    };
+    let srcs = |v: &serde_json::Value| -> Vec<serde_json::Value> {
+        v["kernels"][0]["functions"][0]["instructions"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .flat_map(|i| i["srcs"].as_array().cloned().unwrap_or_default())
+            .collect()
+    };
+    let rfc = run(&["--rf", "rfc"]);
+    assert_eq!(rfc["design"], "rfc");
+    assert!(srcs(&rfc).iter().any(|o| o["dead_after"] == true));
+    assert!(srcs(&rfc).iter().all(|o| o["level"] == "mrf"));
+    let orf = run(&["--rf", "orf-lrf"]);
+    assert!(srcs(&orf).iter().any(|o| o["level"] == "lrf"));
+    assert!(srcs(&orf).iter().any(|o| o["level"] == "orf"));
+    // Without an LRF nothing is placed there.
+    let no_lrf = run(&[
+        "--rf",
+        "orf-lrf",
+        "--set",
+        "register_file.orf_lrf.lrf=\"none\"",
+    ]);
+    assert!(srcs(&no_lrf).iter().all(|o| o["level"] != "lrf"));
+    assert!(srcs(&no_lrf).iter().any(|o| o["level"] == "orf"));
+}

@@ -210,6 +210,64 @@ fn every_workload_passes_with_large_inputs() {
     }
 }
 
+/// Every workload under an LTRF design: PASS, the design's name in the statistics, and
+/// no MRF operand read inside a register-interval (every MRF read is a prefetch or an
+/// oversized interval's operand). About 35 s each (atomics_cas two thirds of it: the
+/// two-level scheduler LTRF needs makes its CAS loop spin longer).
+fn every_workload_passes_under(design: &str) {
+    for bin in workloads() {
+        let (json, _) = assert_passes(&bin, &["--rf", design], &[]);
+        let rf = &json["total"]["register_file"];
+        assert_eq!(rf["design"], design);
+        let extra = |k: &str| {
+            rf["extra"][k]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{k}: {rf}"))
+        };
+        assert_eq!(extra("ltrf_miss_operand_reads"), 0, "{}", bin.display());
+        assert_eq!(
+            rf["reads"].as_u64().unwrap(),
+            extra("ltrf_registers_prefetched") + extra("ltrf_bypass_operand_reads"),
+            "{}",
+            bin.display()
+        );
+    }
+}
+
+#[test]
+fn every_workload_passes_under_ltrf() {
+    every_workload_passes_under("ltrf");
+}
+
+#[test]
+fn every_workload_passes_under_ltrf_plus() {
+    every_workload_passes_under("ltrf-plus");
+}
+
+#[test]
+fn every_workload_passes_under_ltrf_conf() {
+    every_workload_passes_under("ltrf-conf");
+}
+
+#[test]
+fn ltrf_runs_are_deterministic_and_technologies_are_checked() {
+    let flags = ["--rf", "ltrf-plus", "--set", "register_file.technology=7"];
+    let (a, _) = assert_passes(&workload("kmeans"), &flags, &[]);
+    let (b, _) = assert_passes(&workload("kmeans"), &flags, &[]);
+    assert_eq!(deterministic_part(a), deterministic_part(b));
+    let out = regsim_run(
+        &["--rf", "ltrf", "--set", "register_file.technology=9"],
+        &workload("saxpy"),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("register_file.technology"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// The statistics without their wall-clock parts.
 #[test]
 fn every_workload_passes_under_cerf_with_both_policies() {
@@ -621,6 +679,31 @@ fn exit_status_and_environment_pass_through() {
     );
     let out = run("signal");
     assert_eq!(out.status.code(), Some(128 + 15), "SIGTERM is 128 + 15");
+}
+
+/// Gebhart's hierarchies (`--rf rfc`, `--rf orf-lrf`, with the paper's two-level
+/// scheduler) change timing and energy, never values: every workload passes under both,
+/// the load-time pipeline ran the design's passes (the upper levels serve operands), and
+/// two identical runs give identical statistics.
+#[test]
+fn every_workload_passes_under_gebharts_hierarchies() {
+    for rf in ["rfc", "orf-lrf"] {
+        let flags = ["--rf", rf, "--set", "sm.scheduler=two_level"];
+        for bin in workloads() {
+            let (json, _) = assert_passes(&bin, &flags, &[]);
+            let stats = &json["total"]["register_file"];
+            assert_eq!(stats["design"], rf);
+            let served = if rf == "rfc" {
+                &stats["extra"]["rfc_read_hits"]
+            } else {
+                &stats["extra"]["orf_lrf_orf_reads"]
+            };
+            assert!(served.as_u64().is_some_and(|n| n > 0), "{bin:?}: {stats}");
+        }
+        let (a, _) = assert_passes(&workload("stencil2d"), &flags, &[]);
+        let (b, _) = assert_passes(&workload("stencil2d"), &flags, &[]);
+        assert_eq!(deterministic_part(a), deterministic_part(b), "{rf}");
+    }
 }
 
 // ----- issue 15: what real GPUs run ------------------------------------------------------

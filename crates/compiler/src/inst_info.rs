@@ -37,6 +37,17 @@ pub enum Datapath {
     Control,
 }
 
+/// The energy model's view of a datapath: only private versus shared matters to wires.
+impl From<Datapath> for energy::gebhart::Path {
+    fn from(d: Datapath) -> Self {
+        if d.is_private() {
+            energy::gebhart::Path::Private
+        } else {
+            energy::gebhart::Path::Shared
+        }
+    }
+}
+
 impl Datapath {
     /// True for the lane's private datapath (Gebhart §3.2), which reaches the LRF.
     pub fn is_private(self) -> bool {

@@ -131,6 +131,9 @@ pub struct OperandAnnotation {
     pub level: HierarchyLevel,
     /// ORF/LRF destinations: also written to the MRF.
     pub also_main: bool,
+    /// ORF/LRF sources (§4.4 read-operand allocation): the value read from the MRF is
+    /// also written into an ORF entry, from which later reads in the strand are served.
+    pub fills_orf: bool,
     /// Liveness bits, sources only: no lane of the warp reads the register again before
     /// it is overwritten.
     pub dead_after: bool,
@@ -159,6 +162,11 @@ pub struct FunctionAnnotations {
     /// LTRF register-intervals: each one's working set as 32-bit architectural registers,
     /// sorted.
     pub intervals: Vec<Vec<u32>>,
+    /// LTRF: the register-interval (index into `intervals`) of every instruction, empty
+    /// when the pass did not run. A warp can arrive inside an interval other than through
+    /// its entry (after the other side of a divergent branch, on reactivation), so the
+    /// hardware model needs membership, not only entries.
+    pub interval_of: Vec<u32>,
 }
 
 impl FunctionAnnotations {
@@ -182,6 +190,7 @@ impl FunctionAnnotations {
             defs: vec![OperandAnnotation::default(); d as usize],
             insts: vec![InstAnnotation::default(); n],
             intervals: Vec::new(),
+            interval_of: Vec::new(),
         }
     }
 
@@ -413,12 +422,14 @@ fn annotate(
         })?;
         for inst in insts.clone() {
             out.insts[inst.index()].strand_end |= placed.strands().ends_strand(inst);
-            for (a, r) in out.uses_mut(inst).iter_mut().zip(placed.reads(inst)) {
+            let reads = placed.reads(inst).iter().zip(placed.fills(inst));
+            for (a, (r, fill)) in out.uses_mut(inst).iter_mut().zip(reads) {
                 a.level = match r {
                     ReadFrom::Orf { .. } => HierarchyLevel::Operand,
                     ReadFrom::Lrf { .. } => HierarchyLevel::LastResult,
                     ReadFrom::Mrf | ReadFrom::Pred => HierarchyLevel::Main,
                 };
+                a.fills_orf = fill.is_some();
             }
             for (a, w) in out.defs_mut(inst).iter_mut().zip(placed.writes(inst)) {
                 a.level = if w.lrf.is_some() {
@@ -442,6 +453,9 @@ fn annotate(
             }
             out.intervals.push(interval.working_set.clone());
         }
+        out.interval_of = (0..f.num_insts())
+            .map(|i| formed.intervals.interval_of(InstId::new(i)).0)
+            .collect();
     }
     if passes.reuse_distance.is_some() {
         let distances = ReuseDistances::compute(f);

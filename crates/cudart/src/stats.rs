@@ -6,6 +6,102 @@ use serde_json::{json, Map, Value};
 use crate::config::{GpuSelection, Mode};
 use crate::device::{Dim3, KernelStats};
 
+/// The `energy` object of a kernel or of the total: joules per structure and access kind
+/// ([`energy::EnergyReport`]), and, where the design reports
+/// `<design>_operand_reads`/`_operand_writes` in its extra counters, the register-file
+/// energy of a single-level MRF serving the same operands and the ratio to it
+/// (`register_file_normalized`). An event the energy crate does not know gives
+/// `{"error": "..."}` naming it instead of a silent zero.
+pub fn energy_json(
+    config: &energy::EnergyConfig,
+    events: &[timing::rf::EnergyEvent],
+    rf: &timing::rf::RfStats,
+) -> Value {
+    let report = match config.account(events.iter().map(|e| energy::Event {
+        structure: e.structure,
+        access: e.access,
+        count: e.count,
+    })) {
+        Ok(r) => r,
+        Err(e) => return json!({ "error": e.to_string() }),
+    };
+    let mut v = serde_json::to_value(&report).unwrap_or_default();
+    let operands = |suffix: &str| {
+        rf.extra
+            .iter()
+            .find(|(k, _)| k.ends_with(suffix))
+            .map(|(_, v)| *v)
+    };
+    if let (Some(reads), Some(writes), Value::Object(o)) = (
+        operands("_operand_reads"),
+        operands("_operand_writes"),
+        &mut v,
+    ) {
+        let single = config.single_level_mrf_joules(reads, writes);
+        o.insert("single_level_mrf_joules".into(), json!(single));
+        o.insert(
+            "register_file_normalized".into(),
+            json!(if single > 0.0 {
+                report.register_file_joules / single
+            } else {
+                0.0
+            }),
+        );
+    }
+    v
+}
+
+/// One summary line of an `energy_json` object.
+fn energy_line(v: &Value) -> String {
+    if let Some(e) = v.get("error").and_then(Value::as_str) {
+        return format!("  energy: {e}\n");
+    }
+    let j = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    let mut line = format!(
+        "  energy: {:.4e} J (register file {:.4e}, memory {:.4e}, execution {:.4e})",
+        j("total_joules"),
+        j("register_file_joules"),
+        j("memory_joules"),
+        j("execution_joules")
+    );
+    if let Some(n) = v.get("register_file_normalized").and_then(Value::as_f64) {
+        line.push_str(&format!("; register file {n:.3} of a single-level MRF"));
+    }
+    line.push('\n');
+    for s in v
+        .get("structures")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let name = s.get("structure").and_then(Value::as_str).unwrap_or("?");
+        let joules = s.get("joules").and_then(Value::as_f64).unwrap_or(0.0);
+        if joules <= 0.0 {
+            continue;
+        }
+        let kinds: Vec<String> = s
+            .get("accesses")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|a| a.get("count").and_then(Value::as_u64).unwrap_or(0) > 0)
+            .map(|a| {
+                format!(
+                    "{} {} x {:.2} pJ",
+                    a.get("access").and_then(Value::as_str).unwrap_or("?"),
+                    a.get("count").and_then(Value::as_u64).unwrap_or(0),
+                    a.get("pj_per_event").and_then(Value::as_f64).unwrap_or(0.0)
+                )
+            })
+            .collect();
+        line.push_str(&format!(
+            "    {name}: {joules:.4e} J ({})\n",
+            kinds.join(", ")
+        ));
+    }
+    line
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelRecord {
     /// Demangled (`saxpy(int, float, float const*, float*)`), or as in the PTX when the
@@ -38,7 +134,7 @@ impl KernelRecord {
     /// `name`, `mangled`, `grid`, `block`, `warp_instructions`, `thread_instructions`,
     /// then in timing mode every field of `timing::KernelStats` (`cycles`, `ipc`,
     /// `start_cycle`, `occupancy`, `stalls`, `register_file`, `memory`, `simulation`).
-    fn to_json(&self) -> Value {
+    fn to_json(&self, energy_config: Option<&energy::EnergyConfig>) -> Value {
         let dim = |d: Dim3| json!([d.x, d.y, d.z]);
         let mut obj = Map::new();
         obj.insert("name".into(), json!(self.name));
@@ -63,6 +159,12 @@ impl KernelRecord {
                 obj.entry(key).or_insert(value);
             }
         }
+        if let (Some(t), Some(cfg)) = (&self.stats.timing, energy_config) {
+            obj.insert(
+                "energy".into(),
+                energy_json(cfg, &t.energy_events, &t.register_file),
+            );
+        }
         Value::Object(obj)
     }
 }
@@ -82,6 +184,12 @@ pub struct RunStats<'a> {
 }
 
 impl RunStats<'_> {
+    /// The energy table of the GPU config (timing mode only).
+    fn energy_config(&self) -> Option<&energy::EnergyConfig> {
+        self.report?;
+        self.gpu.map(|g| &g.config.energy)
+    }
+
     /// The `REGSIM_STATS` document:
     /// `{"mode", "gpu": {"name", "selector", "overrides", "config"}, "kernels": [...],
     /// "total": {...}, "memory_warnings": [...], "simulation": {"wall_seconds",
@@ -112,6 +220,16 @@ impl RunStats<'_> {
                         t.entry(key).or_insert(value);
                     }
                 }
+                if let (Value::Object(t), Some(cfg)) = (&mut total, self.energy_config()) {
+                    t.insert(
+                        "energy".into(),
+                        energy_json(
+                            cfg,
+                            &report.total.energy_events,
+                            &report.total.register_file,
+                        ),
+                    );
+                }
                 serde_json::to_value(report.simulation).unwrap_or_default()
             }
             None => json!({
@@ -134,7 +252,11 @@ impl RunStats<'_> {
         json!({
             "mode": self.mode.name(),
             "gpu": gpu,
-            "kernels": self.records.iter().map(KernelRecord::to_json).collect::<Vec<_>>(),
+            "kernels": self
+                .records
+                .iter()
+                .map(|r| r.to_json(self.energy_config()))
+                .collect::<Vec<_>>(),
             "total": total,
             "memory_warnings": self
                 .memory_warnings
@@ -160,8 +282,22 @@ impl RunStats<'_> {
                     let mut k = k.clone();
                     k.name = record.name.clone();
                     out.push_str(&k.to_string());
+                    if let Some(cfg) = self.energy_config() {
+                        out.push_str(&energy_line(&energy_json(
+                            cfg,
+                            &k.energy_events,
+                            &k.register_file,
+                        )));
+                    }
                 }
                 out.push_str(&report.total.to_string());
+                if let Some(cfg) = self.energy_config() {
+                    out.push_str(&energy_line(&energy_json(
+                        cfg,
+                        &report.total.energy_events,
+                        &report.total.register_file,
+                    )));
+                }
                 out.push_str(&format!(
                     "simulation: {:.3} s, {:.0} warp instructions per second\n",
                     report.simulation.wall_seconds, report.simulation.warp_instructions_per_second
@@ -255,5 +391,44 @@ mod tests {
             rec("k", 1, 2).summary_line(),
             "regsim: kernel k grid (48,1,1) block (256,2,1): 1 warp instructions, 2 thread instructions"
         );
+    }
+
+    #[test]
+    fn energy_json_prices_events_normalizes_and_names_unknown_structures() {
+        let cfg = energy::EnergyConfig::default();
+        let ev = |structure, access, count| timing::rf::EnergyEvent {
+            structure,
+            access,
+            count,
+        };
+        let mut rf = timing::rf::RfStats::default();
+        let events = [
+            ev("mrf", "read", 100),
+            ev("orf", "read", 50),
+            ev("l2", "read", 2),
+        ];
+        let v = energy_json(&cfg, &events, &rf);
+        let rf_j = (100.0 * cfg.mrf_read_pj + 50.0 * cfg.orf_read_pj) * 1e-12;
+        let total = rf_j + 2.0 * cfg.l2_read_pj * 1e-12;
+        assert!((v["total_joules"].as_f64().unwrap() - total).abs() < 1e-20);
+        assert!((v["register_file_joules"].as_f64().unwrap() - rf_j).abs() < 1e-20);
+        assert_eq!(v["structures"][2]["structure"], "orf");
+        assert_eq!(v["structures"][2]["accesses"][0]["count"], 50);
+        assert!(v.get("register_file_normalized").is_none());
+        // With the design's operand counts: ratio to a single-level MRF.
+        rf.extra.insert("orf_lrf_operand_reads".into(), 150);
+        rf.extra.insert("orf_lrf_operand_writes".into(), 0);
+        let v = energy_json(&cfg, &events, &rf);
+        let single = cfg.single_level_mrf_joules(150, 0);
+        let n = v["register_file_normalized"].as_f64().unwrap();
+        assert!((n - rf_j / single).abs() < 1e-12, "{n}");
+        let line = energy_line(&v);
+        assert!(line.contains("of a single-level MRF"), "{line}");
+        assert!(
+            line.contains("    mrf: 6.4000e-9 J (read 100 x 64.00 pJ)\n"),
+            "{line}"
+        );
+        let v = energy_json(&cfg, &[ev("ofr", "read", 1)], &rf);
+        assert!(v["error"].as_str().unwrap().contains("`ofr`"), "{v}");
     }
 }

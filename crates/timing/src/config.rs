@@ -45,6 +45,10 @@ pub struct GpuConfig {
     pub l2: L2Config,
     /// Off-chip DRAM.
     pub dram: DramConfig,
+    /// Energy per event of every structure (the energy crate's table; optional, every
+    /// key defaults to its cited value).
+    #[serde(default)]
+    pub energy: energy::EnergyConfig,
 }
 
 /// `[gpu]`: chip-level parameters.
@@ -122,6 +126,22 @@ pub enum RegisterFileDesign {
     Baseline,
     /// Any capacity at the baseline latency, without bank conflicts (LTRF's "Ideal").
     Ideal,
+    /// LTRF (Sadrosadati et al.): register-interval prefetch into a register-file cache
+    /// partitioned among the active warps ([`crate::rf::ltrf`]).
+    Ltrf,
+    /// LTRF+: LTRF with liveness bits (dead registers neither prefetched nor written back).
+    #[serde(rename = "ltrf-plus")]
+    LtrfPlus,
+    /// LTRFconf: LTRF running the bank-aware renumbered program (LTRF §4).
+    #[serde(rename = "ltrf-conf")]
+    LtrfConf,
+    /// Gebhart ISCA'11: a hardware register-file cache per warp slot in front of the
+    /// MRF, with the two-level scheduler (`register_file.rfc`).
+    Rfc,
+    /// Gebhart MICRO'11: the compile-time managed ORF/LRF/MRF hierarchy
+    /// (`register_file.orf_lrf`).
+    #[serde(rename = "orf-lrf")]
+    OrfLrf,
     /// Malekeh: caching collector units with reuse hints and STHLD
     /// (`[register_file.malekeh]`).
     Malekeh,
@@ -176,6 +196,33 @@ impl Default for CerfConfig {
             ways: 4,
             policy: CerfPolicy::default(),
             release_dead: true,
+        }
+    }
+}
+
+/// `[register_file.rfc]`: the hardware register-file cache (Gebhart et al. ISCA'11, as
+/// MICRO'11 §2.2 and §6 describe it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RfcConfig {
+    /// RFC entries per thread (32-bit registers), 0 to 8 (MICRO'11 Table 3 has the energies
+    /// of 1 to 8; 0 disables the cache: every access goes to the MRF).
+    pub entries_per_thread: u8,
+    /// The three-level hardware variant (MICRO'11 §6.3, Figure 13's "HW LRF"): a
+    /// one-entry last result file per thread in front of the RFC.
+    pub lrf: bool,
+    /// Write back and empty the warp's RFC when it takes a backward branch (the variant
+    /// of MICRO'11 §7, which says keeping values across backward branches saves 5%).
+    pub flush_at_backward_branches: bool,
+}
+
+impl Default for RfcConfig {
+    fn default() -> Self {
+        // MICRO'11 §2.2: "a small, 6-entry per thread, register file cache".
+        RfcConfig {
+            entries_per_thread: 6,
+            lrf: false,
+            flush_at_backward_branches: false,
         }
     }
 }
@@ -263,6 +310,22 @@ pub struct RegisterFileConfig {
     /// Capacity in 32-bit registers for `design = "ideal"`; absent means unlimited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ideal_capacity_registers: Option<u64>,
+    /// Main register-file technology: LTRF Table 2's configuration #1…#7. Its capacity
+    /// multiplies `sm.registers` for occupancy and its latency multiplies `bank_latency`
+    /// for every MRF access, whatever the design ([`crate::rf::ltrf::MrfTechnology`]).
+    #[serde(default)]
+    pub technology: crate::rf::ltrf::MrfTechnology,
+    /// `[register_file.ltrf]`: the LTRF designs' register-file cache and prefetch.
+    #[serde(default)]
+    pub ltrf: crate::rf::ltrf::LtrfSettings,
+    /// The hardware register-file cache of `design = "rfc"`.
+    #[serde(default)]
+    pub rfc: RfcConfig,
+    /// `design = "orf-lrf"`: the ORF/LRF allocation pass's settings, which are also the
+    /// design's (ORF entries per thread, LRF organisation); one section, validated
+    /// together.
+    #[serde(default)]
+    pub orf_lrf: compiler::orf_lrf::OrfLrfConfig,
     /// `design = "malekeh"`: caching collector units.
     #[serde(default)]
     pub malekeh: crate::rf::malekeh::MalekehConfig,
@@ -275,6 +338,14 @@ pub struct RegisterFileConfig {
     /// The integrated array of `design = "cerf"`.
     #[serde(default)]
     pub cerf: CerfConfig,
+}
+
+impl RegisterFileConfig {
+    /// The latency of one main register-file bank access: `bank_latency` scaled by the
+    /// technology's relative latency ([`crate::rf::ltrf::MrfTechnology::latency`]).
+    pub fn mrf_latency(&self) -> Cycles {
+        self.technology.latency(self.bank_latency)
+    }
 }
 
 /// An execution unit type.
@@ -373,6 +444,25 @@ pub enum OpClass {
     /// FP32 compares, selects, conversions, abs, neg (`fp32_simple`; falls back to
     /// `fp32`).
     Fp32Simple,
+}
+
+impl OpClass {
+    /// The eight original classes, in `OpClass as usize` order 0..8; [`OpClass::coarse`]
+    /// maps every class onto one of them.
+    pub const COARSE: usize = 8;
+
+    /// The original class a finer one refines: the class whose timing it takes when the
+    /// config gives it none ([`ClassTimings::get`]), and whose execution energy it costs.
+    pub fn coarse(self) -> OpClass {
+        match self {
+            OpClass::IntSimple | OpClass::IntMinMax | OpClass::Shuffle => OpClass::Int,
+            OpClass::IntMad => OpClass::IntMul,
+            OpClass::Fp32MinMax | OpClass::Fp32Fma | OpClass::Fp32Simple => OpClass::Fp32,
+            OpClass::Fp32Div => OpClass::Sfu,
+            OpClass::Fp64Div => OpClass::Fp64,
+            c => c,
+        }
+    }
 }
 
 /// `[pipeline.classes]`: timing of each opcode class.
@@ -876,7 +966,7 @@ impl ConfigError {
     }
 }
 
-fn invalid(key: impl Into<String>, message: impl fmt::Display) -> ConfigError {
+pub(crate) fn invalid(key: impl Into<String>, message: impl fmt::Display) -> ConfigError {
     ConfigError::Invalid {
         key: key.into(),
         message: message.to_string(),
@@ -1068,6 +1158,9 @@ impl GpuConfig {
 
     /// Checks for impossible values; the error names the key.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Err(energy::EnergyError::Invalid { key, message }) = self.energy.validate() {
+            return Err(invalid(format!("energy.{key}"), message));
+        }
         let g = &self.gpu;
         nonzero("gpu.num_sms", g.num_sms)?;
         nonzero("gpu.core_clock_mhz", g.core_clock_mhz)?;
@@ -1176,6 +1269,37 @@ impl GpuConfig {
                     }
                 }
             }
+        }
+        rf.technology.validate()?;
+        rf.ltrf.validate(self)?;
+        if rf.rfc.entries_per_thread > 8 {
+            return Err(invalid(
+                "register_file.rfc.entries_per_thread",
+                format_args!(
+                    "is {}; the energy tables (Gebhart MICRO'11 Table 3) cover 1 to 8 \
+                     entries per thread (0 disables the cache)",
+                    rf.rfc.entries_per_thread
+                ),
+            ));
+        }
+        if rf.rfc.lrf && rf.rfc.entries_per_thread == 0 {
+            return Err(invalid(
+                "register_file.rfc.lrf",
+                "needs register_file.rfc.entries_per_thread >= 1 (the LRF evicts into the RFC)",
+            ));
+        }
+        if rf.orf_lrf.orf_entries > 8 {
+            return Err(invalid(
+                "register_file.orf_lrf.orf_entries",
+                format_args!(
+                    "is {}; Gebhart MICRO'11 Table 3 covers 1 to 8 entries per thread \
+                     (0 for no ORF)",
+                    rf.orf_lrf.orf_entries
+                ),
+            ));
+        }
+        if let Err(e) = rf.orf_lrf.validate() {
+            return Err(invalid("register_file.orf_lrf", e));
         }
         rf.malekeh
             .validate()
@@ -1331,10 +1455,19 @@ impl GpuConfig {
     pub fn register_capacity(&self) -> u64 {
         match self.register_file.design {
             RegisterFileDesign::Baseline
+            | RegisterFileDesign::Ltrf
+            | RegisterFileDesign::LtrfPlus
+            | RegisterFileDesign::LtrfConf
+            | RegisterFileDesign::Rfc
+            | RegisterFileDesign::OrfLrf
             | RegisterFileDesign::Malekeh
             | RegisterFileDesign::Bow
-            | RegisterFileDesign::Wir
-            | RegisterFileDesign::Cerf => u64::from(self.sm.registers),
+            | RegisterFileDesign::Wir => self
+                .register_file
+                .technology
+                .capacity(u64::from(self.sm.registers)),
+            // The integrated array holds the register file (CERF Table I).
+            RegisterFileDesign::Cerf => u64::from(self.sm.registers),
             RegisterFileDesign::Ideal => self
                 .register_file
                 .ideal_capacity_registers
@@ -1509,6 +1642,25 @@ mod tests {
     }
 
     #[test]
+    fn every_opcode_class_refines_one_of_the_eight_coarse_ones_as_its_timing_falls_back() {
+        use OpClass::*;
+        // gtx480 gives only the coarse classes: a finer one takes its coarse class's timing.
+        let g = load("gtx480", &[]).unwrap();
+        for c in [
+            Fp32, Int, IntMul, IntDiv, Sfu, Fp64, Mem, Control, IntSimple, IntMinMax, IntMad,
+            Fp32MinMax, Fp32Fma, Fp32Div, Fp64Div, Shuffle, Fp32Simple,
+        ] {
+            assert!((c.coarse() as usize) < OpClass::COARSE, "{c:?}");
+            assert_eq!(c.coarse().coarse(), c.coarse());
+            assert_eq!(
+                g.pipeline.classes.get(c),
+                g.pipeline.classes.get(c.coarse()),
+                "{c:?}"
+            );
+        }
+    }
+
+    #[test]
     fn the_four_configs_load_with_their_papers_values() {
         let names = available_configs(&default_configs_dir());
         for n in ["gtx480", "maxwell-ltrf", "qv100", "rtx2060-scaled"] {
@@ -1618,6 +1770,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(i.register_capacity(), 262144);
+    }
+
+    #[test]
+    fn energy_keys_override_and_unknown_ones_are_named() {
+        let c = load("gtx480", &[]).unwrap();
+        assert_eq!(c.energy, energy::EnergyConfig::default());
+        let c = load("gtx480", &["energy.mrf_read_pj=12.5"]).unwrap();
+        assert_eq!(c.energy.mrf_read_pj, 12.5);
+        assert_eq!(
+            c.energy.orf_read_pj,
+            energy::EnergyConfig::default().orf_read_pj
+        );
+        assert_eq!(
+            err_of("gtx480", &["energy.mrf_raed_pj=1"]).key(),
+            Some("energy.mrf_raed_pj")
+        );
+        let e = err_of("gtx480", &["energy.l2_read_pj=-3"]);
+        assert_eq!(e.key(), Some("energy.l2_read_pj"), "{e}");
     }
 
     #[test]

@@ -26,8 +26,9 @@ use crate::occupancy::{occupancy, CtaShape};
 use crate::rf::{EnergyEvent, RfStats};
 use crate::sm::{Ctx, Owner, Sm};
 use crate::stats::{
-    ipc, memory_add, memory_since, KernelStats, Limiter, Report, SimulationStats, StallBreakdown,
-    TotalStats,
+    energy_events_since, execution_energy_events, ipc, memory_add, memory_energy_events,
+    memory_since, merge_energy_events, KernelStats, Limiter, Report, SimulationStats,
+    StallBreakdown, TotalStats,
 };
 use crate::time::{Cycle, Cycles};
 
@@ -147,6 +148,7 @@ impl TimingSimulator {
             t.stalls.accumulate(&k.stalls);
             t.register_file.accumulate(&k.register_file);
             memory_add(&mut t.memory, &k.memory);
+            merge_energy_events(&mut t.energy_events, &k.energy_events);
         }
         t.ipc = ipc(t.warp_instructions, t.cycles);
         t
@@ -243,10 +245,12 @@ impl TimingSimulator {
             .begin_kernel(u64::from(occ.ctas_per_sm) * shape.shared_bytes);
         let mem_before = self.memory.stats();
         let rf_before = self.rf_stats();
+        let rf_events_before = self.register_file_energy_events();
         let mut launch = emu.launch(kernel, launch_config, params)?;
         let start = self.now;
         for sm in &mut self.sms {
             sm.begin_kernel(start);
+            sm.kernel_started(info);
         }
 
         let total_ctas = launch_config.num_ctas();
@@ -360,7 +364,16 @@ impl TimingSimulator {
         let mut thread_instructions = 0;
         let mut stalls = StallBreakdown::default();
         let mut warp_cycles = 0u64;
+        let mut lanes_by_class = [0u64; crate::config::OpClass::COARSE];
         for sm in &self.sms {
+            // Execution energy: lanes that reached an execution unit.
+            for ((t, s), b) in lanes_by_class
+                .iter_mut()
+                .zip(&sm.stats.thread_instructions_by_class)
+                .zip(&sm.stats.bypassed_lanes_by_class)
+            {
+                *t += s - b;
+            }
             warp_instructions += sm.stats.warp_instructions;
             thread_instructions += sm.stats.thread_instructions;
             stalls.accumulate(&sm.stats.stalls);
@@ -369,6 +382,14 @@ impl TimingSimulator {
         }
         occ.achieved_warps_per_sm = warp_cycles as f64 / (cycles as f64 * n as f64);
         occ.achieved_occupancy = occ.achieved_warps_per_sm / f64::from(self.cfg.sm.max_warps);
+        let memory = memory_since(&self.memory.stats(), &mem_before);
+        let mut energy_events =
+            energy_events_since(&self.register_file_energy_events(), &rf_events_before);
+        merge_energy_events(&mut energy_events, &memory_energy_events(&memory));
+        merge_energy_events(
+            &mut energy_events,
+            &execution_energy_events(&lanes_by_class),
+        );
         let wall_seconds = wall.elapsed().as_secs_f64();
         self.wall_seconds += wall_seconds;
         let stats = KernelStats {
@@ -383,7 +404,8 @@ impl TimingSimulator {
             occupancy: occ,
             stalls,
             register_file: self.rf_stats().since(&rf_before),
-            memory: memory_since(&self.memory.stats(), &mem_before),
+            memory,
+            energy_events,
             simulation: SimulationStats {
                 wall_seconds,
                 warp_instructions_per_second: rate(warp_instructions, wall_seconds),

@@ -49,6 +49,9 @@ pub struct OperandHint {
     pub level: HierarchyLevel,
     /// ORF/LRF destinations: the value is written to the MRF as well.
     pub also_main: bool,
+    /// ORF/LRF sources (MICRO'11 §4.4 read-operand allocation): the value read (from the
+    /// MRF) is also written into the ORF for later reads in the strand.
+    pub fills_orf: bool,
     /// CERF, LTRF+: the source register is dead after this instruction.
     pub dead_after: bool,
     /// Malekeh: instructions of this warp until the register is next read (`None`:
@@ -162,6 +165,9 @@ pub struct FunctionInfo {
     operands: Vec<RegOperand>,
     /// LTRF register-intervals, referenced by [`InstHint::interval_entry`].
     pub intervals: Vec<IntervalInfo>,
+    /// LTRF: the interval (index into `intervals`) of each instruction; empty when the
+    /// intervals pass did not run.
+    pub interval_of: Vec<u32>,
 }
 
 impl FunctionInfo {
@@ -208,6 +214,7 @@ impl FunctionInfo {
         let hint = |a: &compiler::pipeline::OperandAnnotation| OperandHint {
             level: a.level,
             also_main: a.also_main,
+            fills_orf: a.fills_orf,
             dead_after: a.dead_after,
             reuse_distance: a
                 .reuse_distance
@@ -260,6 +267,7 @@ impl FunctionInfo {
                 working_set: w.iter().map(|&r| r as u16).collect(),
             })
             .collect();
+        self.interval_of = ann.interval_of.clone();
         Ok(())
     }
 }
@@ -504,6 +512,7 @@ fn build_function(
         insts: Vec::with_capacity(func.insts.len()),
         operands: Vec::new(),
         intervals: Vec::new(),
+        interval_of: Vec::new(),
     };
     let operand = |inst: InstId, vreg: RegId| -> Result<Option<RegOperand>, KernelInfoError> {
         let Some((file, reg)) = locate(inst, vreg) else {

@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 use crate::memory::MemoryStats;
-use crate::rf::RfStats;
+use crate::rf::{EnergyEvent, RfStats};
 
 /// Why a warp scheduler did not issue in a cycle, from the least to the most advanced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -225,6 +225,9 @@ pub struct KernelStats {
     pub register_file: RfStats,
     /// Memory hierarchy counters during the kernel.
     pub memory: MemoryStats,
+    /// Energy-relevant event counts of the kernel (register-file design events, memory
+    /// accesses, active lanes per opcode class), sorted; the energy crate prices them.
+    pub energy_events: Vec<EnergyEvent>,
     /// Wall-clock figures of this kernel.
     pub simulation: SimulationStats,
 }
@@ -248,6 +251,8 @@ pub struct TotalStats {
     pub register_file: RfStats,
     /// Memory hierarchy counters.
     pub memory: MemoryStats,
+    /// Energy-relevant event counts, summed over kernels.
+    pub energy_events: Vec<EnergyEvent>,
 }
 
 /// Everything a run reports: the JSON `--stats` document.
@@ -259,6 +264,76 @@ pub struct Report {
     pub total: TotalStats,
     /// Wall-clock figures of the whole run.
     pub simulation: SimulationStats,
+}
+
+/// Adds `add` into `into` (by structure and access kind), keeping `into` sorted.
+pub fn merge_energy_events(into: &mut Vec<EnergyEvent>, add: &[EnergyEvent]) {
+    for e in add {
+        match into
+            .iter_mut()
+            .find(|a| a.structure == e.structure && a.access == e.access)
+        {
+            Some(a) => a.count += e.count,
+            None => into.push(e.clone()),
+        }
+    }
+    into.sort_by(|a, b| (a.structure, a.access).cmp(&(b.structure, b.access)));
+}
+
+/// `after - before` by structure and access kind (kinds absent before count from 0).
+pub fn energy_events_since(after: &[EnergyEvent], before: &[EnergyEvent]) -> Vec<EnergyEvent> {
+    after
+        .iter()
+        .map(|e| {
+            let b = before
+                .iter()
+                .find(|b| b.structure == e.structure && b.access == e.access)
+                .map_or(0, |b| b.count);
+            EnergyEvent {
+                count: e.count.saturating_sub(b),
+                ..e.clone()
+            }
+        })
+        .collect()
+}
+
+/// The memory hierarchy's energy events: L1D and L2 accesses, shared-memory passes, DRAM
+/// bytes (the constant and instruction caches are not priced).
+pub fn memory_energy_events(m: &MemoryStats) -> Vec<EnergyEvent> {
+    let e = |structure, access, count| EnergyEvent {
+        structure,
+        access,
+        count,
+    };
+    vec![
+        e("l1d", "read", m.l1d.reads),
+        e("l1d", "write", m.l1d.writes),
+        e("l2", "read", m.l2.reads),
+        e("l2", "write", m.l2.writes),
+        e("shared_memory", "access", m.shared_memory.passes),
+        e("dram", "read_byte", m.dram.read_bytes),
+        e("dram", "write_byte", m.dram.write_bytes),
+    ]
+}
+
+/// Execution energy events: active lanes per coarse opcode class (`OpClass::coarse() as
+/// usize` order) that reached an execution unit (instructions a design bypassed are not
+/// counted).
+pub fn execution_energy_events(
+    lanes_by_class: &[u64; crate::config::OpClass::COARSE],
+) -> Vec<EnergyEvent> {
+    const CLASSES: [&str; 8] = [
+        "fp32", "int", "int_mul", "int_div", "sfu", "fp64", "mem", "control",
+    ];
+    CLASSES
+        .iter()
+        .zip(lanes_by_class)
+        .map(|(&access, &count)| EnergyEvent {
+            structure: "execute",
+            access,
+            count,
+        })
+        .collect()
 }
 
 /// Warp instructions per cycle; 0 for no cycles.

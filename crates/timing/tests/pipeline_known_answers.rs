@@ -437,3 +437,40 @@ fn the_readable_summary_names_every_figure() {
         assert!(text.contains(needle), "{needle:?} missing from\n{text}");
     }
 }
+
+#[test]
+fn energy_events_count_register_file_execution_and_memory() {
+    // One warp: mov, 40 adds (int), st.global (mem), ret (control); ld.param is mem too.
+    let s = run_chain(40, &[]);
+    let count = |structure: &str, access: &str| {
+        s.energy_events
+            .iter()
+            .find(|e| e.structure == structure && e.access == access)
+            .map_or(0, |e| e.count)
+    };
+    // 32 active lanes per instruction: the int class has the mov and the 40 adds.
+    assert_eq!(count("execute", "int"), 32 * 41);
+    let lanes: u64 = s
+        .energy_events
+        .iter()
+        .filter(|e| e.structure == "execute")
+        .map(|e| e.count)
+        .sum();
+    assert_eq!(lanes, s.thread_instructions);
+    // The register file's events are the design's counters during the kernel.
+    assert_eq!(count("mrf", "read"), s.register_file.reads);
+    assert_eq!(count("mrf", "write"), s.register_file.writes);
+    assert_eq!(count("crossbar", "transfer"), s.register_file.reads);
+    assert_eq!(count("l1d", "write"), s.memory.l1d.writes);
+    assert!(s.register_file.reads >= 40, "each add reads its register");
+    // Every event kind is one the energy crate prices.
+    let cfg = energy::EnergyConfig::default();
+    let r = cfg
+        .account(s.energy_events.iter().map(|e| energy::Event {
+            structure: e.structure,
+            access: e.access,
+            count: e.count,
+        }))
+        .unwrap();
+    assert!(r.register_file_joules > 0.0 && r.execution_joules > 0.0);
+}

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use ir::analysis::{BitSet, DefUseChains, DominatorTree};
 use ir::{Function, InstId, RegId, RegisterEffects};
 
-use super::energy::{AccessEnergy, Level};
 use super::{
     register_units, AllocationStats, Annotations, LrfMode, OrfLrfConfig, ReadFrom, WriteTo,
 };
@@ -17,6 +16,7 @@ use crate::inst_info::{
 };
 use crate::strands::Strands;
 use crate::union_find::UnionFind;
+use energy::gebhart::{AccessEnergy, Level};
 
 /// Allocates the ORF and LRF of `f` (which should be register-allocated, see the module
 /// docs) and returns a level for every register operand.

@@ -14,7 +14,6 @@ use std::fmt;
 use ir::{FuncId, Function, InstId, Program, RegisterEffects};
 use serde::Serialize;
 
-use super::energy::{AccessEnergy, Level};
 use super::{
     allocate, check, register_units, AllocationStats, Annotations, CheckError, LrfMode,
     OrfLrfConfig, ReadFrom, WriteTo,
@@ -23,6 +22,7 @@ use crate::inst_info::{datapath, Datapath, OperandRef};
 use crate::regalloc::spill_code::{insert_spill_code, SpillCodeError};
 use crate::regalloc::{AllocError, Allocation, IrInput, Location};
 use crate::strands::plural;
+use energy::gebhart::{AccessEnergy, Level};
 
 /// Why the pass could not produce a report.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

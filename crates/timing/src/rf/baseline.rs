@@ -131,7 +131,7 @@ impl Baseline {
         let banks = rf.banks as usize;
         Baseline {
             map: BankMap::new(cfg),
-            latency: rf.bank_latency,
+            latency: rf.mrf_latency(),
             read_ports: rf.read_ports_per_bank,
             write_ports: rf.write_ports_per_bank,
             shared_ports: rf.port_sharing == PortSharing::Shared,
@@ -258,6 +258,31 @@ impl Baseline {
     /// Whether collector `idx` holds an instruction not yet dispatched.
     pub(crate) fn collector_busy(&self, idx: usize) -> bool {
         self.collectors[idx].busy
+    }
+
+    /// A write of 32-bit register `reg` of `warp` to its MRF bank that no instruction
+    /// waits for (a register-file cache's writeback of an evicted or flushed value):
+    /// arbitrated, counted and timed like any write, never reported in `writes_done`.
+    pub(crate) fn request_writeback(
+        &mut self,
+        reg: u16,
+        warp: WarpSlot,
+        scheduler: u16,
+        now: Cycle,
+    ) {
+        let dsts = [RegOperand {
+            file: RegFileKind::General,
+            reg,
+            width: 1,
+            hint: Default::default(),
+        }];
+        let w = WriteRequest {
+            token: InstToken(u32::MAX),
+            warp,
+            scheduler,
+            dsts: &dsts,
+        };
+        self.push_write(w, now, false);
     }
 
     /// Queues the bank writes of `w`; `report`: its token goes to `writes_done` when
@@ -543,6 +568,12 @@ impl RegisterFile for Baseline {
                 structure: "collector",
                 access: "write",
                 count: self.operands_collected,
+            },
+            // Every bank read travels the crossbar to a collector.
+            EnergyEvent {
+                structure: "crossbar",
+                access: "transfer",
+                count: self.stats.reads,
             },
         ]
     }

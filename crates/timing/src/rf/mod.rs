@@ -28,16 +28,23 @@
 //!   only misses go to the MRF arbiter; `request_write` allocates in the cache.
 //! - **ORF/LRF** (Gebhart MICRO'11): reads [`RegOperand::hint`] (`level`, `also_main`)
 //!   of each source and destination from [`crate::kernel_info::KernelInfo`]: ORF/LRF operands skip the MRF
-//!   banks, counts per level go to `energy_events`.
-//! - **LTRF** (register-intervals, prefetch into a partitioned RF cache, slow MRF):
-//!   [`InstHint::interval_entry`] marks the first instruction of an interval; on it,
-//!   `can_accept` returns [`RfStall::NotResident`] and starts the prefetch of the
-//!   interval's working set ([`crate::kernel_info::IntervalInfo`]) as MRF reads the
-//!   design arbitrates in `cycle` (the "prefetch operation" lives inside the design, not
-//!   in the warp's instruction stream); the warp control block (which warps own cache
-//!   partitions) is design state updated by the activate/deactivate hooks; the slow MRF
-//!   is `register_file.bank_latency` (any latency works: reads and writes are pipelined
-//!   with completion times, nothing assumes one cycle).
+//!   banks, counts per level go to `energy_events`. Deactivation invalidates the warp's
+//!   ORF/LRF; [`RegisterFile::deschedules_at_strand_ends`] (an additive hook, default
+//!   false) makes the two-level scheduler deactivate a warp only at strand ends while it
+//!   has long-latency results pending, so the compiler decides where warps leave the
+//!   active set ([`gebhart`]).
+//! - **LTRF** ([`ltrf`]: register-intervals, prefetch into a partitioned RF cache, slow
+//!   MRF): the design copies each kernel's interval membership and working sets
+//!   ([`crate::kernel_info::FunctionInfo::intervals`], `interval_of`) in
+//!   [`RegisterFile::kernel_started`] and follows each warp's next PC from
+//!   [`IssuedInst::step`]; when a warp's next instruction is in an interval other than the
+//!   resident one (at [`InstHint::interval_entry`], or coming back into one), `can_accept`
+//!   returns [`RfStall::NotResident`] and starts the prefetch of the working set as MRF
+//!   reads the design arbitrates in `cycle` (the "prefetch operation" lives inside the
+//!   design, not in the warp's instruction stream); the warp control block (which warps
+//!   own cache partitions) is design state updated by the activate/deactivate hooks of
+//!   the two-level scheduler, which [`scheduling`] selects for the LTRF designs; the slow
+//!   MRF is `register_file.bank_latency` times `register_file.technology`'s latency.
 //! - **CERF** ([`cerf`], registers and L1D lines in one storage): under
 //!   `design = "cerf"` the memory system's L1D is the integrated array
 //!   (`GpuConfig::l1d_array`) and register lines share its ways; [`RfCycle::memory`] and
@@ -59,6 +66,10 @@
 //!   instructions it accepts by that many cycles inside `cycle` (and reports it in
 //!   `next_event`); the SM needs no change.
 //!
+//! Hooks added for LTRF, with defaults that keep every other design as it was:
+//! [`RegisterFile::kernel_started`] (the static facts of the kernel about to run) and
+//! [`scheduling`] (the scheduler a design is defined with).
+//!
 //! Invariants: `accept` succeeds whenever `can_accept` said yes in the same cycle;
 //! every accepted instruction is offered for dispatch exactly until it is taken; every
 //! `request_write` is eventually reported in `writes_done`. Per-cycle paths allocate
@@ -67,7 +78,9 @@
 pub mod baseline;
 pub mod bow;
 pub mod cerf;
+pub mod gebhart;
 pub mod ideal;
+pub mod ltrf;
 pub mod malekeh;
 pub mod wir;
 
@@ -76,8 +89,8 @@ use std::collections::BTreeMap;
 use compiler::pipeline::PassSet;
 use serde::Serialize;
 
-use crate::config::{GpuConfig, OpClass, RegisterFileDesign, UnitKind};
-use crate::kernel_info::{InstHint, RegOperand};
+use crate::config::{GpuConfig, OpClass, RegisterFileDesign, SchedulerPolicy, UnitKind};
+use crate::kernel_info::{InstHint, KernelInfo, RegOperand};
 use crate::memory::{MemorySystem, SmId};
 use crate::time::Cycle;
 
@@ -335,6 +348,10 @@ pub trait RegisterFile: Send {
     /// The design's name (`"baseline"`, `"ideal"`).
     fn name(&self) -> &'static str;
 
+    /// A kernel starts on the SM: the design may copy the static facts it needs (LTRF:
+    /// register-interval membership and working sets). Called before its first CTA.
+    fn kernel_started(&mut self, _info: &KernelInfo) {}
+
     /// A warp became resident in `w.warp`.
     fn warp_launched(&mut self, w: WarpLaunch);
     /// The warp in `warp` exited and drained; its slot may be reused.
@@ -343,6 +360,15 @@ pub trait RegisterFile: Send {
     fn warp_activated(&mut self, _warp: WarpSlot) {}
     /// Two-level scheduling: the warp left the active set.
     fn warp_deactivated(&mut self, _warp: WarpSlot) {}
+    /// Two-level scheduling under compiler control (Gebhart MICRO'11 §4.1): when true, a
+    /// warp leaves the active set only where the compiler says — after the last
+    /// instruction of a strand ([`InstHint::strand_end`]) while any of its long-latency
+    /// results is pending, staying out until all have arrived — (and at barriers and
+    /// exits), instead of the scheduler's own rule (a dependence on a pending
+    /// long-latency result).
+    fn deschedules_at_strand_ends(&self) -> bool {
+        false
+    }
     /// A scheduler decision (for designs that learn from them).
     fn scheduler_event(&mut self, _e: SchedulerEvent) {}
 
@@ -388,10 +414,31 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
     match cfg.register_file.design {
         RegisterFileDesign::Baseline => Box::new(baseline::Baseline::new(cfg)),
         RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
+        RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => {
+            Box::new(ltrf::Ltrf::new(cfg))
+        }
+        RegisterFileDesign::Rfc => Box::new(gebhart::rfc::Rfc::new(cfg)),
+        RegisterFileDesign::OrfLrf => Box::new(gebhart::orf_lrf::OrfLrf::new(cfg)),
         RegisterFileDesign::Malekeh => Box::new(malekeh::Malekeh::new(cfg)),
         RegisterFileDesign::Bow => Box::new(bow::Bow::new(cfg)),
         RegisterFileDesign::Wir => Box::new(wir::Wir::new(cfg)),
         RegisterFileDesign::Cerf => Box::new(cerf::Cerf::new(cfg)),
+    }
+}
+
+/// The warp-scheduling policy and active-set size per scheduler the SM runs with the
+/// design selected by `cfg`: `sm.scheduler` and `sm.active_warps`, except for designs
+/// defined with a two-level scheduler whose active set is their cache's partitions
+/// (LTRF §3.2: `register_file.ltrf.partitions` active warps per SM).
+pub fn scheduling(cfg: &GpuConfig) -> (SchedulerPolicy, u32) {
+    match cfg.register_file.design {
+        RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => (
+            SchedulerPolicy::TwoLevel,
+            cfg.register_file
+                .ltrf
+                .active_warps_per_scheduler(cfg.sm.schedulers),
+        ),
+        _ => (cfg.sm.scheduler, cfg.sm.active_warps),
     }
 }
 
@@ -404,6 +451,19 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
         // The liveness bits mark each register's last read (CERF §III.D).
         RegisterFileDesign::Cerf => PassSet {
             liveness_bits: true,
+            ..PassSet::default()
+        },
+        RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => {
+            ltrf::required_passes(cfg)
+        }
+        // The dead bits elide writebacks of dead values (Gebhart MICRO'11 §2.2).
+        RegisterFileDesign::Rfc => PassSet {
+            liveness_bits: true,
+            ..PassSet::default()
+        },
+        // The pass's config is the design's (`register_file.orf_lrf`).
+        RegisterFileDesign::OrfLrf => PassSet {
+            orf_lrf: Some(cfg.register_file.orf_lrf.clone()),
             ..PassSet::default()
         },
         // WIR works on values at run time; it needs no compiler pass.

@@ -114,6 +114,12 @@ pub struct SmStats {
     pub warp_instructions: u64,
     /// Active lanes of those instructions.
     pub thread_instructions: u64,
+    /// Active lanes per opcode class (indexed by `OpClass as usize`), for execution
+    /// energy.
+    pub thread_instructions_by_class: [u64; OpClass::COARSE],
+    /// Of those, lanes of instructions a design dispatched with `bypass_execution` (WIR
+    /// reuse): they spent no execution energy.
+    pub bypassed_lanes_by_class: [u64; OpClass::COARSE],
     /// Scheduler-cycles by outcome.
     pub stalls: StallBreakdown,
     /// Resident warps summed over cycles.
@@ -137,6 +143,8 @@ struct Warp {
     exited: bool,
     inflight: u32,
     scoreboard: Scoreboard,
+    /// The last issued instruction ended a strand (`InstHint::strand_end`).
+    strand_ended: bool,
 }
 
 impl Warp {
@@ -155,6 +163,7 @@ impl Warp {
             exited: false,
             inflight: 0,
             scoreboard: Scoreboard::default(),
+            strand_ended: false,
         }
     }
 }
@@ -174,6 +183,8 @@ struct InFlight {
     inst: InstId,
     class: OpClass,
     memop: u32,
+    /// Active lanes (for execution energy: a bypassed instruction gives them back).
+    lanes: u32,
 }
 
 const PART_L1D: u8 = 1;
@@ -268,6 +279,8 @@ struct Dispatcher<'a> {
     inflight: &'a [InFlight],
     events: &'a mut Events,
     dispatched: u32,
+    /// Active lanes per opcode class that skipped the execution units.
+    bypassed_lanes: &'a mut [u64; OpClass::COARSE],
 }
 
 impl DispatchPort for Dispatcher<'_> {
@@ -276,6 +289,7 @@ impl DispatchPort for Dispatcher<'_> {
             return false;
         };
         if d.bypass_execution {
+            self.bypassed_lanes[f.class.coarse() as usize] += u64::from(f.lanes);
             self.events.push(self.now, d.token, EventKind::Executed);
             self.dispatched += 1;
             return true;
@@ -363,8 +377,9 @@ impl Sm {
             unit_range[unit_index(k)] = (n, n + c);
             n += c;
         }
+        let (policy, active_warps) = rf::scheduling(cfg);
         let schedulers = (0..sm.schedulers)
-            .map(|_| WarpScheduler::new(sm.scheduler, sm.active_warps))
+            .map(|_| WarpScheduler::new(policy, active_warps))
             .collect();
         Sm {
             id,
@@ -415,6 +430,11 @@ impl Sm {
     /// Free warp slots.
     pub fn free_warp_slots(&self) -> usize {
         self.warps.iter().filter(|w| !w.live).count()
+    }
+
+    /// Tells the register file which kernel starts (before its first CTA is placed).
+    pub fn kernel_started(&mut self, info: &KernelInfo) {
+        self.rf.kernel_started(info);
     }
 
     /// Starts a kernel at `start`: counters reset, stall accounting from `start`.
@@ -556,6 +576,7 @@ impl Sm {
             inflight: &self.inflight,
             events: &mut self.events,
             dispatched: 0,
+            bypassed_lanes: &mut self.stats.bypassed_lanes_by_class,
         };
         let mut rc = RfCycle {
             now,
@@ -749,11 +770,17 @@ impl Sm {
             let info = ctx.info;
             let warps = &self.warps;
             let rf = &mut self.rf;
+            let strand_rule = rf.deschedules_at_strand_ends();
             self.schedulers[s].rebalance(
                 |w| {
                     let warp = &warps[w as usize];
                     if !warp.live || warp.exited || warp.at_barrier {
                         return true;
+                    }
+                    if strand_rule {
+                        // The compiler decides: only at strand ends, until every
+                        // long-latency result is back (Gebhart MICRO'11 §4.1).
+                        return warp.strand_ended && warp.scoreboard.any_long();
                     }
                     let ii = info.inst(warp.func, warp.pc);
                     warp.scoreboard.depends_on_long(info.srcs(warp.func, ii))
@@ -852,9 +879,8 @@ impl Sm {
 
         let mut memop = NO_MEMOP;
         let mut long = false;
-        if let (OpClass::Mem, Some(mi)) = (ii.class, step.mem) {
-            long = matches!(mi.kind, EmuAccess::Load | EmuAccess::Atomic)
-                && matches!(mi.space, MemSpace::Global | MemSpace::Local);
+        if let (OpClass::Mem, Some(_)) = (ii.class, step.mem) {
+            long = is_long_latency(step);
             memop = self.alloc_memop();
             let warp_id = u64::from(self.id.0) * self.warps.len() as u64 + u64::from(w);
             build_memop(
@@ -872,10 +898,12 @@ impl Sm {
             inst: step.inst,
             class: ii.class,
             memop,
+            lanes: step.exec_mask.count_ones(),
         });
         let warp = &mut self.warps[wi];
         warp.scoreboard.reserve(dsts, long);
         warp.inflight += 1;
+        warp.strand_ended = ii.hint.strand_end;
         self.rf.accept(
             IssuedInst {
                 token,
@@ -895,6 +923,8 @@ impl Sm {
         self.rf.scheduler_event(SchedulerEvent::Issued(WarpSlot(w)));
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += u64::from(step.exec_mask.count_ones());
+        self.stats.thread_instructions_by_class[ii.class.coarse() as usize] +=
+            u64::from(step.exec_mask.count_ones());
 
         // Control: barriers, exits, the instruction buffer.
         let event = step.event;
@@ -1072,6 +1102,15 @@ impl Sm {
         }
         false
     }
+}
+
+/// Whether an executed warp instruction is a long-latency operation (a load or atomic on
+/// global or local memory): the scoreboard's and the two-level scheduler's definition.
+pub(crate) fn is_long_latency(step: &emu::WarpStep) -> bool {
+    step.mem.is_some_and(|mi| {
+        matches!(mi.kind, EmuAccess::Load | EmuAccess::Atomic)
+            && matches!(mi.space, MemSpace::Global | MemSpace::Local)
+    })
 }
 
 /// Captures the memory side of an executed warp instruction: lanes split by state

@@ -137,6 +137,11 @@ impl Scoreboard {
         srcs.iter().any(|s| self.long.overlaps(s))
     }
 
+    /// Whether a long-latency result is pending (strand-end descheduling).
+    pub fn any_long(&self) -> bool {
+        !self.long.is_empty()
+    }
+
     /// Whether nothing is pending.
     pub fn is_clear(&self) -> bool {
         self.pending.is_empty()

@@ -533,6 +533,7 @@ const PHYS_OPERAND: RegOperand = RegOperand {
     hint: crate::kernel_info::OperandHint {
         level: crate::kernel_info::HierarchyLevel::Main,
         also_main: false,
+        fills_orf: false,
         dead_after: false,
         reuse_distance: None,
     },

@@ -1,4 +1,4 @@
-//! The energy model of the allocation, Gebhart MICRO'11 §5.2: bank access energies from
+//! The energy model of the compile-time ORF/LRF allocation, Gebhart MICRO'11 §5.2: bank access energies from
 //! Table 3 (ORF by entries per thread) and Table 4 (MRF, LRF), plus wire energy from the
 //! distances and the per-bit wire energy of Table 4; and the savings functions of Figure 6
 //! (a value produced in a strand) and Figure 9 (a read operand).
@@ -17,10 +17,19 @@
 //! four lanes of a SIMT cluster; wire energy is per 32 bits per mm, so an access moves
 //! `4 × 1.9 pJ/mm × distance` over wires. An access below is one 32-bit register of one
 //! cluster; a 64-bit value costs two.
+//!
+//! Moved here from `compiler::orf_lrf` so the compiler's allocation and the run-time
+//! energy accounting ([`crate::EnergyConfig`]) read the same tables.
 
 use serde::{Deserialize, Serialize};
 
-use crate::inst_info::Datapath;
+/// Which datapath an access travels to: the private one (ALUs, next to the ORF/LRF) or
+/// the shared one (SFU, memory, texture units), farther away (Table 4's distances).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    Private,
+    Shared,
+}
 
 /// Table 3: ORF read and write energy (pJ per 128-bit access) for 1…8 entries per thread.
 pub const TABLE3_ORF_READ_PJ: [f64; 8] = [0.7, 1.2, 1.2, 1.9, 2.0, 2.0, 2.4, 3.4];
@@ -129,8 +138,8 @@ impl AccessEnergy {
         }
     }
 
-    fn wire(&self, level: Level, unit: Datapath) -> f64 {
-        if unit.is_private() {
+    fn wire(&self, level: Level, path: Path) -> f64 {
+        if path == Path::Private {
             self.wire_private[level as usize]
         } else {
             self.wire_shared[level as usize]
@@ -138,13 +147,13 @@ impl AccessEnergy {
     }
 
     /// One 32-bit read of `level` by an instruction on `unit`.
-    pub fn read(&self, level: Level, unit: Datapath) -> f64 {
-        self.bank_read[level as usize] + self.wire(level, unit)
+    pub fn read(&self, level: Level, unit: impl Into<Path>) -> f64 {
+        self.bank_read[level as usize] + self.wire(level, unit.into())
     }
 
     /// One 32-bit write of `level` by a result of an instruction on `unit`.
-    pub fn write(&self, level: Level, unit: Datapath) -> f64 {
-        self.bank_write[level as usize] + self.wire(level, unit)
+    pub fn write(&self, level: Level, unit: impl Into<Path>) -> f64 {
+        self.bank_write[level as usize] + self.wire(level, unit.into())
     }
 }
 
@@ -157,14 +166,14 @@ mod tests {
         let m = EnergyModel::default();
         let e = AccessEnergy::new(&m, 3);
         // MRF read by the private datapath: 8 pJ bank + 4 words × 1.9 pJ/mm × 1 mm.
-        assert!((e.read(Level::Mrf, Datapath::Alu) - 15.6).abs() < 1e-9);
+        assert!((e.read(Level::Mrf, Path::Private) - 15.6).abs() < 1e-9);
         // Three-entry ORF (Table 3 row 3): 1.2 pJ read + 4 × 1.9 × 0.2 mm of wire.
-        assert!((e.read(Level::Orf, Datapath::Alu) - 2.72).abs() < 1e-9);
-        assert!((e.read(Level::Orf, Datapath::Mem) - (1.2 + 3.04)).abs() < 1e-9);
-        assert!((e.write(Level::Orf, Datapath::Alu) - (4.4 + 1.52)).abs() < 1e-9);
-        assert!((e.write(Level::Lrf, Datapath::Alu) - (2.0 + 0.38)).abs() < 1e-9);
+        assert!((e.read(Level::Orf, Path::Private) - 2.72).abs() < 1e-9);
+        assert!((e.read(Level::Orf, Path::Shared) - (1.2 + 3.04)).abs() < 1e-9);
+        assert!((e.write(Level::Orf, Path::Private) - (4.4 + 1.52)).abs() < 1e-9);
+        assert!((e.write(Level::Lrf, Path::Private) - (2.0 + 0.38)).abs() < 1e-9);
         // Eight entries: the last row.
         let e8 = AccessEnergy::new(&m, 8);
-        assert!((e8.write(Level::Orf, Datapath::Alu) - (10.9 + 1.52)).abs() < 1e-9);
+        assert!((e8.write(Level::Orf, Path::Private) - (10.9 + 1.52)).abs() < 1e-9);
     }
 }

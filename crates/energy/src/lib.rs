@@ -1,0 +1,742 @@
+//! Energy: event counts in, joules out.
+//!
+//! The timing model and the register-file designs report *events* — `count` accesses of
+//! kind `access` (`read`, `write`, `lookup`, `transfer`, …) to a named `structure`
+//! (`mrf`, `collector`, `orf`, `cerf_tag`, `l1d`, …; the list is DESIGN-HELPERS.md's
+//! "energy structure names", plus the memory hierarchy and execution). This crate owns
+//! the energy of one event of each kind ([`EnergyConfig`], the `[energy]` table of a GPU
+//! config, every key overridable with `--set energy.KEY=VALUE`) and turns a list of
+//! events into joules per structure and access kind ([`EnergyConfig::account`]). It
+//! never drives timing, and it depends on nothing else of regsim: the compiler (ORF/LRF
+//! allocation, [`gebhart`]), the timing model (its config) and the runtime (statistics)
+//! all depend on it.
+//!
+//! # Units
+//! Register-file events are *warp-wide 32-bit register accesses* (32 lanes × 32 bits =
+//! 1024 bits). Gebhart MICRO'11 Table 3/4 energies are per 128-bit access (one register
+//! of a four-lane SIMT cluster), so a warp-wide access is [`CLUSTERS_PER_WARP`] = 8 of
+//! them; wire energy is Table 4's 1.9 pJ per 32 bits per mm, so moving a warp register
+//! over `d` mm costs `32 × 1.9 × d` pJ. Memory events are the timing model's counters:
+//! cache accesses (one per request the cache sees), shared-memory passes (one per
+//! conflict-free bank cycle), DRAM bytes. Execution events are active lanes (thread
+//! instructions) per opcode class.
+//!
+//! # One scale for every design
+//! The papers characterise their structures in different technologies (Gebhart: 40 nm
+//! synthesis; CERF: CACTI 6.5; WIR: CACTI and Design Compiler at 45 nm). Where a paper
+//! gives its numbers next to its own register-file access energy (CERF Table III), we
+//! carry over the *ratio* to that register-file access, times our MRF access energy
+//! (Gebhart's), so that every design is compared on one scale. WIR Table III gives
+//! absolute per-operation energies of its added tables and no register-file figure, so
+//! those are taken as they are (45 nm against Gebhart's 40 nm: the same generation).
+//! Defaults without a number in any of the five papers say where they come from; they
+//! are placeholders for a study to override, and the report says so.
+
+pub mod gebhart;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// 128-bit (four-lane) accesses per warp-wide 32-bit register access: Gebhart's tables
+/// are per 128 bits, a warp register is 32 lanes × 32 bits.
+pub const CLUSTERS_PER_WARP: f64 = 8.0;
+/// 32-bit words in a warp register (one per lane).
+pub const WORDS_PER_WARP: f64 = 32.0;
+
+/// Gebhart MICRO'11 Table 4: wire energy of 32 bits over 1 mm, pJ.
+const WIRE_PJ_PER_MM: f64 = 1.9;
+/// Gebhart Table 4 / §5.2: MRF to the datapath (the private-datapath distance, 1 mm; the
+/// text gives the shared one as 1 mm and the private wires as 5× and 20× shorter for
+/// the ORF and the LRF).
+const MRF_DISTANCE_MM: f64 = 1.0;
+/// Gebhart Table 4: ORF to the private datapath.
+const ORF_DISTANCE_MM: f64 = 0.2;
+/// Gebhart Table 4: LRF to the private datapath.
+const LRF_DISTANCE_MM: f64 = 0.05;
+
+/// Moving one warp register over `mm` of wire, pJ.
+fn wire_pj(mm: f64) -> f64 {
+    WORDS_PER_WARP * WIRE_PJ_PER_MM * mm
+}
+
+/// A 128-bit access energy from Gebhart's tables scaled to a warp-wide access.
+fn per_warp(pj_per_128_bits: f64) -> f64 {
+    CLUSTERS_PER_WARP * pj_per_128_bits
+}
+
+/// CERF Table III: 128 KB register file read energy, pJ per bank access. CERF's other
+/// primitives are carried over as ratios to it (see the crate docs).
+const CERF_RF_READ_PJ: f64 = 4.62;
+
+/// A CERF Table III primitive (pJ per bank access in CERF's technology) on our scale.
+fn cerf_scaled(pj: f64) -> f64 {
+    pj / CERF_RF_READ_PJ * gebhart_mrf_read()
+}
+
+/// Gebhart's MRF read energy per warp access (bank only).
+fn gebhart_mrf_read() -> f64 {
+    per_warp(gebhart::EnergyModel::default().mrf_read_pj)
+}
+
+/// What a structure belongs to, for totals: the register file (everything a design
+/// changes), the memory hierarchy, or execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Group {
+    RegisterFile,
+    Memory,
+    Execution,
+}
+
+/// The energy of one event of every kind, pJ. The `[energy]` table of a GPU config
+/// (every key optional; unknown keys are errors naming the key). Keys are
+/// `<structure>_<access>_pj`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EnergyConfig {
+    /// MRF bank read, warp-wide, bank only (the trip to the collector is a `crossbar`
+    /// transfer). Gebhart Table 4: 8 pJ per 128 bits (see [`gebhart`] for the digit our
+    /// copy of the table lost), × 8.
+    pub mrf_read_pj: f64,
+    /// MRF bank write, warp-wide, including the result's wire back from the datapath
+    /// (there is no separate event for it). Gebhart Table 4: 11 pJ per 128 bits × 8, plus
+    /// 32 × 1.9 pJ/mm × 1 mm.
+    pub mrf_write_pj: f64,
+    /// Factor on the MRF's read and write energy for other cell technologies. LTRF
+    /// Table 2 gives power relative to a 256 KB high-performance SRAM file at the same
+    /// access rate: configuration #6 (TFET, 8× capacity) 1.05, #7 (DWM, 8×) 0.65.
+    /// Default 1 (configuration #1).
+    pub mrf_technology_scale: f64,
+    /// An operand read out of a collector unit into the execution unit. Gebhart Table 3,
+    /// one-entry row (a one-register flip-flop buffer per thread, the closest
+    /// characterised structure to an operand buffer): 0.7 pJ × 8. No paper gives a
+    /// collector figure.
+    pub collector_read_pj: f64,
+    /// An operand latched into a collector unit: Gebhart Table 3, one-entry row, 2.0 pJ
+    /// × 8 (as [`Self::collector_read_pj`]).
+    pub collector_write_pj: f64,
+    /// An operand moved from an MRF bank to a collector: Gebhart's wire model, 32 words ×
+    /// 1.9 pJ/mm × 1 mm (Table 4's MRF-to-datapath distance).
+    pub crossbar_transfer_pj: f64,
+    /// RFC (Gebhart ISCA'11 hardware register-file cache, 6 entries per thread): Table 3
+    /// of MICRO'11, six-entry row, 2.0 pJ × 8, plus the ORF's 0.2 mm of wire.
+    pub rfc_read_pj: f64,
+    /// RFC write: Table 3 six-entry row, 6.7 pJ × 8, plus 0.2 mm of wire.
+    pub rfc_write_pj: f64,
+    /// ORF read (3 entries per thread, the paper's most efficient design): Table 3 row
+    /// three, 1.2 pJ × 8, plus Table 4's 0.2 mm to the private datapath.
+    pub orf_read_pj: f64,
+    /// ORF write: Table 3 row three, 4.4 pJ × 8, plus 0.2 mm.
+    pub orf_write_pj: f64,
+    /// LRF read: Table 3 one-entry row (see [`gebhart`]), 0.7 pJ × 8, plus Table 4's
+    /// 0.05 mm.
+    pub lrf_read_pj: f64,
+    /// LRF write: Table 4, 2 pJ × 8, plus 0.05 mm.
+    pub lrf_write_pj: f64,
+    /// LTRF's register-file cache read. LTRF gives no per-access figure (Table 2 is
+    /// relative power of main register files; §5 says LTRF as a whole uses 23% less
+    /// power). We model the cache as Gebhart Table 3's largest (eight-entry) ORF, 3.4 pJ
+    /// × 8, plus the ORF's 0.2 mm of wire.
+    pub ltrf_cache_read_pj: f64,
+    /// LTRF cache write: Table 3 eight-entry row, 10.9 pJ × 8, plus 0.2 mm.
+    pub ltrf_cache_write_pj: f64,
+    /// CERF integrated data array read: CERF Table III, "128KB integrated: the same as
+    /// 128KB RF", i.e. our MRF read.
+    pub cerf_data_read_pj: f64,
+    /// CERF integrated data array write: the same as our MRF write (Table III).
+    pub cerf_data_write_pj: f64,
+    /// CERF integrated tag lookup: Table III, 0.75 pJ against the RF's 4.62 pJ read, on
+    /// our MRF read's scale.
+    pub cerf_tag_lookup_pj: f64,
+    /// Malekeh caching collector unit read. Malekeh's energy model (extended AccelWattch)
+    /// gives no number in the paper; a CCU is a collector unit with tags, so the
+    /// collector's figure (Gebhart Table 3 one-entry row).
+    pub ccu_read_pj: f64,
+    /// CCU write: as [`Self::collector_write_pj`].
+    pub ccu_write_pj: f64,
+    /// One request arbitrated by Malekeh's arbiter. No paper gives a figure; we use the
+    /// 1.35 pJ per operation WIR Table III gives its register allocator (a small 1r1w
+    /// queue of comparable size, 45 nm) as a stand-in.
+    pub arbiter_request_pj: f64,
+    /// BOW operand window read: BOW's buffers replace the collector units, so the
+    /// collector's figure (no number in Malekeh's comparison).
+    pub bow_window_read_pj: f64,
+    /// BOW operand window write: the collector write figure.
+    pub bow_window_write_pj: f64,
+    /// WIR reuse buffer table lookup: WIR Table III, 4.71 pJ per operation.
+    pub wir_reuse_buffer_lookup_pj: f64,
+    /// WIR reuse buffer write: Table III, 4.71 pJ.
+    pub wir_reuse_buffer_write_pj: f64,
+    /// WIR rename table read: Table III, 3.50 pJ.
+    pub wir_rename_table_read_pj: f64,
+    /// WIR rename table write: Table III, 3.50 pJ.
+    pub wir_rename_table_write_pj: f64,
+    /// WIR value signature buffer lookup, including the hash of the result it is looked
+    /// up by: Table III, 4.96 pJ + 4.85 pJ (hash generation).
+    pub wir_vsb_lookup_pj: f64,
+    /// WIR value signature buffer write: Table III, 4.96 pJ.
+    pub wir_vsb_write_pj: f64,
+    /// WIR verify cache lookup: Table III, 2.93 pJ.
+    pub wir_verify_cache_lookup_pj: f64,
+    /// A register read to verify a value signature hit: an MRF bank read.
+    pub wir_verify_read_read_pj: f64,
+    /// L1D read (data + tag): CERF Table III, 0.72 + 0.47 pJ, on our MRF read's scale.
+    pub l1d_read_pj: f64,
+    /// L1D write (data + tag): CERF Table III, 0.61 + 0.64 pJ, scaled.
+    pub l1d_write_pj: f64,
+    /// L2 read (data + tag): CERF Table III, 5.52 + 1.05 pJ, scaled.
+    pub l2_read_pj: f64,
+    /// L2 write (data + tag): CERF Table III, 3.95 + 1.91 pJ, scaled.
+    pub l2_write_pj: f64,
+    /// One conflict-free pass of the shared memory banks. No paper gives a figure; Fermi
+    /// carves shared memory out of the L1D's SRAM, so CERF Table III's L1D data read
+    /// (0.72 pJ, scaled), without the tag.
+    pub shared_memory_access_pj: f64,
+    /// DRAM, per byte read. None of the five papers gives DRAM energy (CERF leaves it
+    /// out on purpose). Default 20 pJ/bit = 160 pJ/byte, the order of magnitude usually
+    /// quoted for GDDR5-class off-chip access in the GPU energy literature; a
+    /// placeholder to override.
+    pub dram_read_byte_pj: f64,
+    /// DRAM, per byte written: as [`Self::dram_read_byte_pj`].
+    pub dram_write_byte_pj: f64,
+    /// Execution energy per active lane of an FP32 instruction. None of the five papers
+    /// gives functional-unit energy (WIR takes it from GPUWattch runs). Placeholders:
+    /// FP64 FMA 50 pJ per lane (the 40 nm figure commonly quoted for a double-precision
+    /// FMA), FP32 a quarter of it (multiplier area grows with the square of the mantissa
+    /// width), integer add/logic and address generation 4 pJ, integer multiply as FP32,
+    /// divide and transcendentals as FP64, control 1 pJ.
+    pub execute_fp32_pj: f64,
+    /// Integer add, logic, shifts, moves: see [`Self::execute_fp32_pj`].
+    pub execute_int_pj: f64,
+    /// Integer multiply: see [`Self::execute_fp32_pj`].
+    pub execute_int_mul_pj: f64,
+    /// Integer divide: see [`Self::execute_fp32_pj`].
+    pub execute_int_div_pj: f64,
+    /// Transcendentals: see [`Self::execute_fp32_pj`].
+    pub execute_sfu_pj: f64,
+    /// FP64: see [`Self::execute_fp32_pj`].
+    pub execute_fp64_pj: f64,
+    /// Address generation of loads and stores: see [`Self::execute_fp32_pj`].
+    pub execute_mem_pj: f64,
+    /// Branches, barriers: see [`Self::execute_fp32_pj`].
+    pub execute_control_pj: f64,
+}
+
+impl Default for EnergyConfig {
+    fn default() -> Self {
+        let g = gebhart::EnergyModel::default();
+        let t3 = |row: usize| {
+            (
+                gebhart::TABLE3_ORF_READ_PJ[row - 1],
+                gebhart::TABLE3_ORF_WRITE_PJ[row - 1],
+            )
+        };
+        let mrf_read = per_warp(g.mrf_read_pj);
+        let mrf_write = per_warp(g.mrf_write_pj) + wire_pj(MRF_DISTANCE_MM);
+        let (one_r, one_w) = t3(1);
+        let (six_r, six_w) = t3(6);
+        let (three_r, three_w) = t3(3);
+        let (eight_r, eight_w) = t3(8);
+        let fp64 = 50.0;
+        EnergyConfig {
+            mrf_read_pj: mrf_read,
+            mrf_write_pj: mrf_write,
+            mrf_technology_scale: 1.0,
+            collector_read_pj: per_warp(one_r),
+            collector_write_pj: per_warp(one_w),
+            crossbar_transfer_pj: wire_pj(MRF_DISTANCE_MM),
+            rfc_read_pj: per_warp(six_r) + wire_pj(ORF_DISTANCE_MM),
+            rfc_write_pj: per_warp(six_w) + wire_pj(ORF_DISTANCE_MM),
+            orf_read_pj: per_warp(three_r) + wire_pj(ORF_DISTANCE_MM),
+            orf_write_pj: per_warp(three_w) + wire_pj(ORF_DISTANCE_MM),
+            lrf_read_pj: per_warp(g.lrf_read_pj) + wire_pj(LRF_DISTANCE_MM),
+            lrf_write_pj: per_warp(g.lrf_write_pj) + wire_pj(LRF_DISTANCE_MM),
+            ltrf_cache_read_pj: per_warp(eight_r) + wire_pj(ORF_DISTANCE_MM),
+            ltrf_cache_write_pj: per_warp(eight_w) + wire_pj(ORF_DISTANCE_MM),
+            cerf_data_read_pj: mrf_read,
+            cerf_data_write_pj: mrf_write,
+            cerf_tag_lookup_pj: cerf_scaled(0.75),
+            ccu_read_pj: per_warp(one_r),
+            ccu_write_pj: per_warp(one_w),
+            arbiter_request_pj: 1.35,
+            bow_window_read_pj: per_warp(one_r),
+            bow_window_write_pj: per_warp(one_w),
+            wir_reuse_buffer_lookup_pj: 4.71,
+            wir_reuse_buffer_write_pj: 4.71,
+            wir_rename_table_read_pj: 3.50,
+            wir_rename_table_write_pj: 3.50,
+            wir_vsb_lookup_pj: 4.96 + 4.85,
+            wir_vsb_write_pj: 4.96,
+            wir_verify_cache_lookup_pj: 2.93,
+            wir_verify_read_read_pj: mrf_read,
+            l1d_read_pj: cerf_scaled(0.72 + 0.47),
+            l1d_write_pj: cerf_scaled(0.61 + 0.64),
+            l2_read_pj: cerf_scaled(5.52 + 1.05),
+            l2_write_pj: cerf_scaled(3.95 + 1.91),
+            shared_memory_access_pj: cerf_scaled(0.72),
+            dram_read_byte_pj: 160.0,
+            dram_write_byte_pj: 160.0,
+            execute_fp32_pj: fp64 / 4.0,
+            execute_int_pj: 4.0,
+            execute_int_mul_pj: fp64 / 4.0,
+            execute_int_div_pj: fp64,
+            execute_sfu_pj: fp64,
+            execute_fp64_pj: fp64,
+            execute_mem_pj: 4.0,
+            execute_control_pj: 1.0,
+        }
+    }
+}
+
+/// One kind of event and its energy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EventKind {
+    pub structure: &'static str,
+    pub access: &'static str,
+    pub group: Group,
+    /// The config key (`energy.<key>`).
+    pub key: &'static str,
+    /// pJ per event, after [`EnergyConfig::mrf_technology_scale`].
+    pub pj: f64,
+}
+
+/// Errors: unknown structures and access kinds, impossible values.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum EnergyError {
+    #[error("energy: unknown structure `{structure}` (known: {known})")]
+    UnknownStructure { structure: String, known: String },
+    #[error("energy: structure `{structure}` has no access kind `{access}` (known: {known})")]
+    UnknownAccess {
+        structure: String,
+        access: String,
+        known: String,
+    },
+    #[error("energy.{key}: {message}")]
+    Invalid { key: String, message: String },
+}
+
+/// One event count, as reported by the timing model or a design.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event<'a> {
+    pub structure: &'a str,
+    pub access: &'a str,
+    pub count: u64,
+}
+
+/// Energy of one access kind of one structure.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AccessEnergy {
+    pub access: String,
+    pub count: u64,
+    pub pj_per_event: f64,
+    pub joules: f64,
+}
+
+/// Energy of one structure, by access kind.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StructureEnergy {
+    pub structure: String,
+    pub group: Group,
+    pub joules: f64,
+    pub accesses: Vec<AccessEnergy>,
+}
+
+/// Joules of a list of events: per structure (sorted by name), per group and in total.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct EnergyReport {
+    pub total_joules: f64,
+    pub register_file_joules: f64,
+    pub memory_joules: f64,
+    pub execution_joules: f64,
+    pub structures: Vec<StructureEnergy>,
+}
+
+impl EnergyReport {
+    /// Joules of one structure (0 when it had no events).
+    pub fn structure_joules(&self, structure: &str) -> f64 {
+        self.structures
+            .iter()
+            .find(|s| s.structure == structure)
+            .map_or(0.0, |s| s.joules)
+    }
+}
+
+impl EnergyConfig {
+    /// Every event kind with its energy, in the order of the fields.
+    pub fn kinds(&self) -> Vec<EventKind> {
+        use Group::*;
+        let s = self.mrf_technology_scale;
+        let k = |structure, access, group, key, pj| EventKind {
+            structure,
+            access,
+            group,
+            key,
+            pj,
+        };
+        vec![
+            k(
+                "mrf",
+                "read",
+                RegisterFile,
+                "mrf_read_pj",
+                self.mrf_read_pj * s,
+            ),
+            k(
+                "mrf",
+                "write",
+                RegisterFile,
+                "mrf_write_pj",
+                self.mrf_write_pj * s,
+            ),
+            k(
+                "collector",
+                "read",
+                RegisterFile,
+                "collector_read_pj",
+                self.collector_read_pj,
+            ),
+            k(
+                "collector",
+                "write",
+                RegisterFile,
+                "collector_write_pj",
+                self.collector_write_pj,
+            ),
+            k(
+                "crossbar",
+                "transfer",
+                RegisterFile,
+                "crossbar_transfer_pj",
+                self.crossbar_transfer_pj,
+            ),
+            k("rfc", "read", RegisterFile, "rfc_read_pj", self.rfc_read_pj),
+            k(
+                "rfc",
+                "write",
+                RegisterFile,
+                "rfc_write_pj",
+                self.rfc_write_pj,
+            ),
+            k("orf", "read", RegisterFile, "orf_read_pj", self.orf_read_pj),
+            k(
+                "orf",
+                "write",
+                RegisterFile,
+                "orf_write_pj",
+                self.orf_write_pj,
+            ),
+            k("lrf", "read", RegisterFile, "lrf_read_pj", self.lrf_read_pj),
+            k(
+                "lrf",
+                "write",
+                RegisterFile,
+                "lrf_write_pj",
+                self.lrf_write_pj,
+            ),
+            k(
+                "ltrf_cache",
+                "read",
+                RegisterFile,
+                "ltrf_cache_read_pj",
+                self.ltrf_cache_read_pj,
+            ),
+            k(
+                "ltrf_cache",
+                "write",
+                RegisterFile,
+                "ltrf_cache_write_pj",
+                self.ltrf_cache_write_pj,
+            ),
+            k(
+                "cerf_data",
+                "read",
+                RegisterFile,
+                "cerf_data_read_pj",
+                self.cerf_data_read_pj,
+            ),
+            k(
+                "cerf_data",
+                "write",
+                RegisterFile,
+                "cerf_data_write_pj",
+                self.cerf_data_write_pj,
+            ),
+            k(
+                "cerf_tag",
+                "lookup",
+                RegisterFile,
+                "cerf_tag_lookup_pj",
+                self.cerf_tag_lookup_pj,
+            ),
+            k("ccu", "read", RegisterFile, "ccu_read_pj", self.ccu_read_pj),
+            k(
+                "ccu",
+                "write",
+                RegisterFile,
+                "ccu_write_pj",
+                self.ccu_write_pj,
+            ),
+            k(
+                "arbiter",
+                "request",
+                RegisterFile,
+                "arbiter_request_pj",
+                self.arbiter_request_pj,
+            ),
+            k(
+                "bow_window",
+                "read",
+                RegisterFile,
+                "bow_window_read_pj",
+                self.bow_window_read_pj,
+            ),
+            k(
+                "bow_window",
+                "write",
+                RegisterFile,
+                "bow_window_write_pj",
+                self.bow_window_write_pj,
+            ),
+            k(
+                "wir_reuse_buffer",
+                "lookup",
+                RegisterFile,
+                "wir_reuse_buffer_lookup_pj",
+                self.wir_reuse_buffer_lookup_pj,
+            ),
+            k(
+                "wir_reuse_buffer",
+                "write",
+                RegisterFile,
+                "wir_reuse_buffer_write_pj",
+                self.wir_reuse_buffer_write_pj,
+            ),
+            k(
+                "wir_rename_table",
+                "read",
+                RegisterFile,
+                "wir_rename_table_read_pj",
+                self.wir_rename_table_read_pj,
+            ),
+            k(
+                "wir_rename_table",
+                "write",
+                RegisterFile,
+                "wir_rename_table_write_pj",
+                self.wir_rename_table_write_pj,
+            ),
+            k(
+                "wir_vsb",
+                "lookup",
+                RegisterFile,
+                "wir_vsb_lookup_pj",
+                self.wir_vsb_lookup_pj,
+            ),
+            k(
+                "wir_vsb",
+                "write",
+                RegisterFile,
+                "wir_vsb_write_pj",
+                self.wir_vsb_write_pj,
+            ),
+            k(
+                "wir_verify_cache",
+                "lookup",
+                RegisterFile,
+                "wir_verify_cache_lookup_pj",
+                self.wir_verify_cache_lookup_pj,
+            ),
+            k(
+                "wir_verify_read",
+                "read",
+                RegisterFile,
+                "wir_verify_read_read_pj",
+                self.wir_verify_read_read_pj * s,
+            ),
+            k("l1d", "read", Memory, "l1d_read_pj", self.l1d_read_pj),
+            k("l1d", "write", Memory, "l1d_write_pj", self.l1d_write_pj),
+            k("l2", "read", Memory, "l2_read_pj", self.l2_read_pj),
+            k("l2", "write", Memory, "l2_write_pj", self.l2_write_pj),
+            k(
+                "shared_memory",
+                "access",
+                Memory,
+                "shared_memory_access_pj",
+                self.shared_memory_access_pj,
+            ),
+            k(
+                "dram",
+                "read_byte",
+                Memory,
+                "dram_read_byte_pj",
+                self.dram_read_byte_pj,
+            ),
+            k(
+                "dram",
+                "write_byte",
+                Memory,
+                "dram_write_byte_pj",
+                self.dram_write_byte_pj,
+            ),
+            k(
+                "execute",
+                "fp32",
+                Execution,
+                "execute_fp32_pj",
+                self.execute_fp32_pj,
+            ),
+            k(
+                "execute",
+                "int",
+                Execution,
+                "execute_int_pj",
+                self.execute_int_pj,
+            ),
+            k(
+                "execute",
+                "int_mul",
+                Execution,
+                "execute_int_mul_pj",
+                self.execute_int_mul_pj,
+            ),
+            k(
+                "execute",
+                "int_div",
+                Execution,
+                "execute_int_div_pj",
+                self.execute_int_div_pj,
+            ),
+            k(
+                "execute",
+                "sfu",
+                Execution,
+                "execute_sfu_pj",
+                self.execute_sfu_pj,
+            ),
+            k(
+                "execute",
+                "fp64",
+                Execution,
+                "execute_fp64_pj",
+                self.execute_fp64_pj,
+            ),
+            k(
+                "execute",
+                "mem",
+                Execution,
+                "execute_mem_pj",
+                self.execute_mem_pj,
+            ),
+            k(
+                "execute",
+                "control",
+                Execution,
+                "execute_control_pj",
+                self.execute_control_pj,
+            ),
+        ]
+    }
+
+    /// Every value finite and not negative; the error names the key.
+    pub fn validate(&self) -> Result<(), EnergyError> {
+        let mut checks: Vec<(&str, f64)> = self.kinds().iter().map(|k| (k.key, k.pj)).collect();
+        checks.push(("mrf_technology_scale", self.mrf_technology_scale));
+        for (key, v) in checks {
+            if !v.is_finite() || v < 0.0 {
+                return Err(EnergyError::Invalid {
+                    key: key.to_owned(),
+                    message: format!("{v} is not a finite, non-negative energy"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The event kind of `structure`/`access`; an error naming what is unknown.
+    pub fn kind(&self, structure: &str, access: &str) -> Result<EventKind, EnergyError> {
+        let kinds = self.kinds();
+        let of_structure: Vec<&EventKind> =
+            kinds.iter().filter(|k| k.structure == structure).collect();
+        if of_structure.is_empty() {
+            let mut names: Vec<&str> = kinds.iter().map(|k| k.structure).collect();
+            names.dedup();
+            return Err(EnergyError::UnknownStructure {
+                structure: structure.to_owned(),
+                known: names.join(", "),
+            });
+        }
+        of_structure
+            .iter()
+            .find(|k| k.access == access)
+            .map(|k| **k)
+            .ok_or_else(|| EnergyError::UnknownAccess {
+                structure: structure.to_owned(),
+                access: access.to_owned(),
+                known: of_structure
+                    .iter()
+                    .map(|k| k.access)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
+    /// Joules of `events` (repeated kinds add up), per structure and access kind. An
+    /// unknown structure or access kind is an error, never a silent zero.
+    pub fn account<'a>(
+        &self,
+        events: impl IntoIterator<Item = Event<'a>>,
+    ) -> Result<EnergyReport, EnergyError> {
+        // (structure, access) -> (count, kind); BTreeMap for a sorted, deterministic report.
+        let mut counts: BTreeMap<(&'static str, &'static str), (u64, EventKind)> = BTreeMap::new();
+        for e in events {
+            let kind = self.kind(e.structure, e.access)?;
+            counts
+                .entry((kind.structure, kind.access))
+                .or_insert((0, kind))
+                .0 += e.count;
+        }
+        let mut report = EnergyReport::default();
+        for ((structure, access), (count, kind)) in counts {
+            let joules = count as f64 * kind.pj * 1e-12;
+            if report.structures.last().map(|s| s.structure.as_str()) != Some(structure) {
+                report.structures.push(StructureEnergy {
+                    structure: structure.to_owned(),
+                    group: kind.group,
+                    joules: 0.0,
+                    accesses: Vec::new(),
+                });
+            }
+            if let Some(s) = report.structures.last_mut() {
+                s.joules += joules;
+                s.accesses.push(AccessEnergy {
+                    access: access.to_owned(),
+                    count,
+                    pj_per_event: kind.pj,
+                    joules,
+                });
+            }
+            match kind.group {
+                Group::RegisterFile => report.register_file_joules += joules,
+                Group::Memory => report.memory_joules += joules,
+                Group::Execution => report.execution_joules += joules,
+            }
+            report.total_joules += joules;
+        }
+        Ok(report)
+    }
+
+    /// Joules of a single-level register file serving `operand_reads` reads and
+    /// `operand_writes` writes: every read an MRF bank read, a crossbar transfer and a
+    /// collector write; every write an MRF write. The denominator of a design's
+    /// normalized register-file energy.
+    pub fn single_level_mrf_joules(&self, operand_reads: u64, operand_writes: u64) -> f64 {
+        let s = self.mrf_technology_scale;
+        let read = self.mrf_read_pj * s + self.crossbar_transfer_pj + self.collector_write_pj;
+        let write = self.mrf_write_pj * s;
+        (operand_reads as f64 * read + operand_writes as f64 * write) * 1e-12
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1667 @@
+//! The Latency-Tolerant Register File (Sadrosadati et al., "Enabling High-Capacity,
+//! Latency-Tolerant, and Highly-Concurrent GPU Register Files via Software/Hardware
+//! Cooperation"): a two-level register file whose upper level is a register-file cache
+//! partitioned among the active warps, filled by compiler-placed prefetches at the entry
+//! of every register-interval (§3), and its variants LTRF+ (§3.2, liveness bits) and
+//! LTRFconf (§4, the bank-aware renumbered program on the same hardware).
+//!
+//! Model, per SM (§3.2 and §5):
+//! - **Two-level scheduling.** The SM runs the two-level scheduler with
+//!   `register_file.ltrf.partitions` active warps per SM ([`crate::rf::scheduling`]); each
+//!   active warp owns one cache partition of `registers_per_interval` (`N`) registers. The
+//!   **warp control block** per warp holds whether it owns a partition, which
+//!   register-interval is resident, the register -> cache-slot table, valid and dirty bits
+//!   and (LTRF+) the liveness bit-vector. Inactive warps own no cache space.
+//! - **Prefetch.** When a warp's next instruction belongs to a register-interval other
+//!   than the resident one — at the interval's entry (`InstHint::interval_entry`, a
+//!   "prefetch operation"), or when the warp comes back into the middle of one (the other
+//!   side of a divergent branch, a return, a reactivation: §5.2 "finds itself in the
+//!   middle of a register-interval") — `can_accept` refuses it with
+//!   [`RfStall::NotResident`] and the design evicts the registers outside the new working
+//!   set (writing back those that must be: below) and reads the missing ones from the MRF
+//!   through the MRF banks: one request per register, arbitrated every cycle after the
+//!   writes with the same ports, conflicts and `bank_latency` as the baseline's operand
+//!   reads ([`BankMap`]). A register already resident stays (its valid bit is set). The
+//!   warp may issue once every read has delivered into the cache. An activated warp
+//!   prefetches its current interval's working set at once.
+//! - **Inside an interval** every operand read and write hits the warp's partition: the
+//!   cache has `N` banks (§5.1: slot `s` of every partition lives in cache bank `s`, so a
+//!   warp's registers never conflict with each other, but different warps' collectors can),
+//!   each with the MRF banks' port counts and `ltrf.cache_latency`. Operands reach the
+//!   collectors as in the baseline (collector units, rotating arbitration).
+//! - **Writeback.** An evicted register is written back to the MRF when it was modified
+//!   (`ltrf.writeback = "modified"`, a dirty bit per slot) or always
+//!   (`"working_set"`: §3.2 "write back and refetch the entire register working-set",
+//!   the WCB of Figure 12 having no dirty bits); LTRF+ never writes back, nor
+//!   prefetches, a register its liveness bit says is dead (a register becomes live when
+//!   written and dead after a source operand whose `dead_after` bit is set). Leaving the
+//!   active set (deactivation) evicts the whole partition; an exited warp writes nothing
+//!   back. Writebacks are MRF writes, arbitrated with the results' writes.
+//! - **Outside the cache.** A result whose register is not resident when it arrives (a
+//!   long load whose warp moved on to another interval, or was deactivated) is written to
+//!   the MRF directly. An instruction of an interval whose working set alone exceeds `N`
+//!   (`IntervalKind::Oversized`: one instruction touching more than `N` registers) reads
+//!   and writes the MRF directly; so does every instruction when the kernel has no
+//!   interval information. Both are counted, and are zero inside an interval that fits.
+//! - **Narrow crossbar** (§5.2, `ltrf.narrow_crossbar`): the MRF -> cache crossbar is a
+//!   quarter as wide, so MRF reads granted per cycle are limited to a quarter of the
+//!   MRF's read ports (at least one), and a transfer takes 4 cycles instead of 1 (+3).
+//! - **Technology** (Table 2, `register_file.technology`): every MRF access takes
+//!   [`crate::config::RegisterFileConfig::mrf_latency`] cycles; the cache stays fast.
+//!
+//! Statistics: `reads`/`writes` are MRF bank accesses (prefetches, writebacks, direct
+//! accesses), as for every design; `extra` holds the `ltrf_*` counters listed in
+//! [`Ltrf::stats`]. Energy: `mrf` reads/writes, `ltrf_cache` reads/writes (operands,
+//! results and fills), `collector` writes, `crossbar` transfers (MRF <-> cache moves).
+
+use serde::{Deserialize, Serialize};
+
+use compiler::pipeline::{LtrfRenumber, PassSet};
+
+use crate::config::{invalid, ConfigError, GpuConfig, PortSharing, RegisterFileDesign, UnitKind};
+use crate::kernel_info::{KernelInfo, RegFileKind, RegOperand};
+use crate::rf::baseline::MAX_REGS;
+use crate::rf::{
+    BankMap, Candidate, Dispatch, EnergyEvent, InstToken, IssuedInst, RegisterFile, RfCycle,
+    RfStall, RfStats, WarpLaunch, WarpSlot, WriteRequest,
+};
+use crate::time::{Cycle, Cycles};
+
+/// LTRF Table 2: the main register-file configurations, relative to #1 (256 KB, 16 banks
+/// of 16 KB, HP SRAM). Columns: cell technology, capacity, area, power, latency (in
+/// hundredths).
+pub const TABLE2: [TechnologyRow; 7] = [
+    TechnologyRow::new("HP SRAM, 1x banks of 1x, crossbar", 1, 100, 100, 100),
+    TechnologyRow::new("HP SRAM, 1x banks of 8x, crossbar", 8, 800, 800, 125),
+    TechnologyRow::new("HP SRAM, 8x banks, flattened butterfly", 8, 800, 800, 150),
+    TechnologyRow::new("LSTP SRAM, 1x banks of 8x, crossbar", 8, 800, 320, 160),
+    TechnologyRow::new("LSTP SRAM, 8x banks, flattened butterfly", 8, 800, 320, 280),
+    TechnologyRow::new("TFET SRAM, 8x banks, flattened butterfly", 8, 800, 105, 530),
+    TechnologyRow::new("DWM, 8x banks, flattened butterfly", 8, 25, 65, 630),
+];
+
+/// One row of [`TABLE2`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TechnologyRow {
+    /// Cell technology, banks and network.
+    pub description: &'static str,
+    /// Capacity relative to #1.
+    pub capacity: u32,
+    /// Area relative to #1, in hundredths.
+    pub area_percent: u32,
+    /// Power relative to #1, in hundredths.
+    pub power_percent: u32,
+    /// Access latency relative to #1, in hundredths.
+    pub latency_percent: u32,
+}
+
+impl TechnologyRow {
+    const fn new(
+        description: &'static str,
+        capacity: u32,
+        area_percent: u32,
+        power_percent: u32,
+        latency_percent: u32,
+    ) -> Self {
+        TechnologyRow {
+            description,
+            capacity,
+            area_percent,
+            power_percent,
+            latency_percent,
+        }
+    }
+}
+
+/// `register_file.technology`: a configuration number of LTRF Table 2 (1…7, default 1,
+/// the baseline SRAM). It applies to every design.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MrfTechnology(pub u8);
+
+impl Default for MrfTechnology {
+    fn default() -> Self {
+        MrfTechnology(1)
+    }
+}
+
+impl MrfTechnology {
+    /// Its row of Table 2 (#1 for an invalid number; [`Self::validate`] rejects those).
+    pub fn row(self) -> &'static TechnologyRow {
+        TABLE2
+            .get(usize::from(self.0).wrapping_sub(1))
+            .unwrap_or(&TABLE2[0])
+    }
+
+    /// Registers available for occupancy: `registers` times the relative capacity.
+    pub fn capacity(self, registers: u64) -> u64 {
+        registers.saturating_mul(u64::from(self.row().capacity))
+    }
+
+    /// One MRF access at this technology: `bank_latency` times the relative latency,
+    /// rounded to the nearest cycle (halves up), at least one cycle. With the default
+    /// `bank_latency = 1`, #1…#7 take 1, 1, 2, 2, 3, 5 and 6 cycles.
+    pub fn latency(self, bank_latency: Cycles) -> Cycles {
+        let scaled = (bank_latency.get() * u64::from(self.row().latency_percent) + 50) / 100;
+        Cycles::new(scaled.max(1))
+    }
+
+    /// Rejects numbers outside Table 2.
+    pub fn validate(self) -> Result<(), ConfigError> {
+        if (1..=TABLE2.len()).contains(&usize::from(self.0)) {
+            Ok(())
+        } else {
+            Err(invalid(
+                "register_file.technology",
+                format_args!(
+                    "{} is not a configuration of LTRF Table 2 (1 to {})",
+                    self.0,
+                    TABLE2.len()
+                ),
+            ))
+        }
+    }
+}
+
+/// What an evicted register costs (`register_file.ltrf.writeback`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WritebackPolicy {
+    /// Only registers written while resident (a dirty bit per cache slot).
+    Modified,
+    /// Every resident register (§3.2: the WCB has valid and liveness bits, no dirty bits).
+    WorkingSet,
+}
+
+/// `[register_file.ltrf]`: the LTRF designs' register-file cache (LTRF Table 3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LtrfSettings {
+    /// Cache partitions per SM = active warps of the two-level scheduler (Table 3: 8).
+    /// Must be a multiple of `sm.schedulers`.
+    pub partitions: u32,
+    /// `N`: registers per register-interval = registers per partition = cache banks
+    /// (Table 3: 16; at most 64).
+    pub registers_per_interval: u32,
+    /// Cycles of a cache bank access (the baseline SRAM's one cycle).
+    pub cache_latency: Cycles,
+    /// Which evicted registers are written back to the MRF.
+    pub writeback: WritebackPolicy,
+    /// §5.2's crossbar of a quarter of the width between the MRF and the cache.
+    pub narrow_crossbar: bool,
+}
+
+impl Default for LtrfSettings {
+    fn default() -> Self {
+        LtrfSettings {
+            partitions: 8,
+            registers_per_interval: 16,
+            cache_latency: Cycles::new(1),
+            writeback: WritebackPolicy::Modified,
+            narrow_crossbar: false,
+        }
+    }
+}
+
+/// Largest `registers_per_interval` (slots are tracked in a 64-bit mask).
+pub const MAX_REGISTERS_PER_INTERVAL: u32 = 64;
+
+impl LtrfSettings {
+    /// Active warps per warp scheduler.
+    pub fn active_warps_per_scheduler(&self, schedulers: u32) -> u32 {
+        (self.partitions / schedulers.max(1)).max(1)
+    }
+
+    /// Checks the section; the scheduler-related checks only for the LTRF designs.
+    pub fn validate(&self, cfg: &GpuConfig) -> Result<(), ConfigError> {
+        if !(1..=MAX_REGISTERS_PER_INTERVAL).contains(&self.registers_per_interval) {
+            return Err(invalid(
+                "register_file.ltrf.registers_per_interval",
+                format_args!("must be 1 to {MAX_REGISTERS_PER_INTERVAL}"),
+            ));
+        }
+        if self.cache_latency.get() == 0 {
+            return Err(invalid(
+                "register_file.ltrf.cache_latency",
+                "must be at least 1",
+            ));
+        }
+        if self.partitions == 0 {
+            return Err(invalid(
+                "register_file.ltrf.partitions",
+                "must be at least 1",
+            ));
+        }
+        if is_ltrf(cfg.register_file.design) {
+            let s = cfg.sm.schedulers;
+            if !self.partitions.is_multiple_of(s) {
+                return Err(invalid(
+                    "register_file.ltrf.partitions",
+                    format_args!(
+                        "{} partitions (active warps) cannot be split evenly between \
+                         sm.schedulers = {s}",
+                        self.partitions
+                    ),
+                ));
+            }
+            let per_scheduler = cfg.sm.max_warps.div_ceil(s);
+            if self.partitions / s > per_scheduler {
+                return Err(invalid(
+                    "register_file.ltrf.partitions",
+                    format_args!(
+                        "{} active warps per scheduler exceed the warps per scheduler \
+                         ({per_scheduler})",
+                        self.partitions / s
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_ltrf(d: RegisterFileDesign) -> bool {
+    matches!(
+        d,
+        RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf
+    )
+}
+
+/// The load-time passes of the LTRF designs: register-intervals with `N` registers (all),
+/// liveness bits (LTRF+), the bank-aware renumbering for the MRF's banks (LTRFconf; the
+/// banks a warp's registers spread over: a scheduler's share when the banks are split).
+pub fn required_passes(cfg: &GpuConfig) -> PassSet {
+    let rf = &cfg.register_file;
+    let n = rf.ltrf.registers_per_interval;
+    let banks = if rf.partition_by_scheduler && cfg.sm.schedulers > 1 {
+        (rf.banks / cfg.sm.schedulers).max(1)
+    } else {
+        rf.banks
+    };
+    PassSet {
+        liveness_bits: rf.design == RegisterFileDesign::LtrfPlus,
+        intervals: Some(compiler::ltrf::LtrfConfig {
+            registers_per_interval: n,
+            banks,
+            // The intervals pass also renumbers (for its report); not needed here.
+            renumber_search_rounds: 0,
+            ..compiler::ltrf::LtrfConfig::default()
+        }),
+        ltrf_renumber: (rf.design == RegisterFileDesign::LtrfConf).then_some(LtrfRenumber {
+            registers_per_interval: n,
+            banks,
+        }),
+        ..PassSet::default()
+    }
+}
+
+const NONE: u32 = u32::MAX;
+/// Registers a warp control block tracks (`slot_of` is indexed by register number).
+const TRACKED_REGS: usize = 256;
+const NO_SLOT: u8 = u8::MAX;
+
+/// The kernel's register-intervals, flattened: per function, the interval of each
+/// instruction and each interval's working set.
+#[derive(Clone, Debug, Default)]
+struct IntervalTable {
+    /// Per function: start of its instructions in `interval_of` and their count.
+    func_insts: Vec<(u32, u32)>,
+    /// Per function: start of its intervals in `sets`.
+    func_sets: Vec<u32>,
+    interval_of: Vec<u32>,
+    /// Per interval: start in `regs` and length.
+    sets: Vec<(u32, u32)>,
+    regs: Vec<u16>,
+}
+
+impl IntervalTable {
+    fn from_info(info: &KernelInfo) -> Self {
+        let mut t = IntervalTable::default();
+        let mut f = 0;
+        while let Some(fi) = info.function(ir::FuncId::new(f)) {
+            t.push_function(
+                &fi.interval_of,
+                fi.intervals.iter().map(|i| i.working_set.as_slice()),
+            );
+            f += 1;
+        }
+        t
+    }
+
+    fn push_function<'a>(&mut self, interval_of: &[u32], sets: impl Iterator<Item = &'a [u16]>) {
+        self.func_insts
+            .push((self.interval_of.len() as u32, interval_of.len() as u32));
+        self.interval_of.extend_from_slice(interval_of);
+        self.func_sets.push(self.sets.len() as u32);
+        for s in sets {
+            self.sets.push((self.regs.len() as u32, s.len() as u32));
+            self.regs.extend_from_slice(s);
+        }
+    }
+
+    /// The global interval number of instruction `inst` of `func`, or `NONE`.
+    fn interval(&self, func: u32, inst: u32) -> u32 {
+        let Some(&(start, n)) = self.func_insts.get(func as usize) else {
+            return NONE;
+        };
+        if inst >= n {
+            return NONE;
+        }
+        let local = self.interval_of[(start + inst) as usize];
+        match self.func_sets.get(func as usize) {
+            Some(&base) if (base + local) < self.sets.len() as u32 => base + local,
+            _ => NONE,
+        }
+    }
+
+    fn working_set(&self, interval: u32) -> &[u16] {
+        let (s, n) = self.sets[interval as usize];
+        &self.regs[s as usize..(s + n) as usize]
+    }
+}
+
+/// A warp's control block and position.
+#[derive(Clone, Debug)]
+struct WarpState {
+    live: bool,
+    /// Executed its exit: nothing of it needs writing back.
+    finished: bool,
+    scheduler: u16,
+    /// The warp's next instruction (from the emulator's next PC at each accept).
+    func: u32,
+    pc: u32,
+    owns_partition: bool,
+    /// The interval whose working set is resident (or being prefetched), global number.
+    interval: u32,
+    /// The resident interval is oversized: operands go to the MRF.
+    bypass: bool,
+    /// Prefetch reads not yet granted.
+    outstanding: u32,
+    /// When the last granted prefetch read has delivered.
+    ready_at: Cycle,
+    prefetch_start: Cycle,
+    prefetching: bool,
+    /// Register -> cache slot (`NO_SLOT`: not resident).
+    slot_of: [u8; TRACKED_REGS],
+    /// Slot -> register.
+    slot_reg: [u16; MAX_REGISTERS_PER_INTERVAL as usize],
+    used: u64,
+    dirty: u64,
+    /// LTRF+: the liveness bit-vector.
+    live_regs: [u64; TRACKED_REGS / 64],
+}
+
+impl WarpState {
+    fn empty() -> Self {
+        WarpState {
+            live: false,
+            finished: false,
+            scheduler: 0,
+            func: 0,
+            pc: 0,
+            owns_partition: false,
+            interval: NONE,
+            bypass: false,
+            outstanding: 0,
+            ready_at: Cycle::ZERO,
+            prefetch_start: Cycle::ZERO,
+            prefetching: false,
+            slot_of: [NO_SLOT; TRACKED_REGS],
+            slot_reg: [0; MAX_REGISTERS_PER_INTERVAL as usize],
+            used: 0,
+            dirty: 0,
+            live_regs: [0; TRACKED_REGS / 64],
+        }
+    }
+
+    fn is_live(&self, reg: u16) -> bool {
+        let r = usize::from(reg);
+        r < TRACKED_REGS && self.live_regs[r / 64] & (1 << (r % 64)) != 0
+    }
+
+    fn set_live(&mut self, reg: u16, live: bool) {
+        let r = usize::from(reg);
+        if r < TRACKED_REGS {
+            if live {
+                self.live_regs[r / 64] |= 1 << (r % 64);
+            } else {
+                self.live_regs[r / 64] &= !(1 << (r % 64));
+            }
+        }
+    }
+
+    /// The cache slot of `reg`, if resident.
+    fn slot(&self, reg: u16) -> Option<u8> {
+        match self.slot_of.get(usize::from(reg)) {
+            Some(&s) if s != NO_SLOT => Some(s),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Collector {
+    kind: Option<UnitKind>,
+    busy: bool,
+    token: InstToken,
+    unit: UnitKind,
+    /// Ports still to be granted (`targets[..pending]`): an MRF bank `b < banks`, or cache
+    /// bank `t - banks`.
+    targets: [u8; MAX_REGS],
+    pending: u8,
+    ready_at: Cycle,
+    conflicted: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct PendingWrite {
+    token: InstToken,
+    targets: [u8; MAX_REGS],
+    waiting: u32,
+    done_at: Cycle,
+}
+
+/// A prefetch read waiting for its MRF bank.
+#[derive(Clone, Copy, Debug)]
+struct PrefetchRead {
+    warp: u16,
+    bank: u8,
+}
+
+/// Counters beyond [`RfStats`]'s.
+#[derive(Clone, Debug, Default)]
+struct Counters {
+    interval_entries: u64,
+    reentries: u64,
+    prefetches: u64,
+    registers_prefetched: u64,
+    prefetch_wait_cycles: u64,
+    prefetch_bank_conflicts: u64,
+    dead_not_prefetched: u64,
+    writebacks: u64,
+    dead_not_written_back: u64,
+    activations: u64,
+    deactivations: u64,
+    oversized_entries: u64,
+    operand_reads: u64,
+    operand_writes: u64,
+    cache_operand_reads: u64,
+    cache_result_writes: u64,
+    cache_fills: u64,
+    miss_operand_reads: u64,
+    bypass_operand_reads: u64,
+    mrf_result_writes: u64,
+    partition_busy_cycles: u64,
+    operands_collected: u64,
+}
+
+/// The LTRF designs. See the module docs.
+pub struct Ltrf {
+    name: &'static str,
+    plus: bool,
+    map: BankMap,
+    banks: usize,
+    n: usize,
+    mrf_latency: Cycles,
+    cache_latency: Cycles,
+    fill_extra: Cycles,
+    /// MRF reads granted per cycle (narrow crossbar), `u32::MAX` otherwise.
+    mrf_reads_per_cycle: u32,
+    read_ports: u32,
+    write_ports: u32,
+    shared_ports: bool,
+    writeback_all: bool,
+    partitions: u32,
+    partitions_owned: u32,
+    /// Warps with a prefetch not yet delivered.
+    prefetching_warps: u32,
+    table: IntervalTable,
+    kernel: u32,
+    warps: Vec<WarpState>,
+    collectors: Vec<Collector>,
+    writes: Vec<PendingWrite>,
+    prefetch_reads: Vec<PrefetchRead>,
+    /// Writeback MRF writes waiting for a port, by bank.
+    writebacks: Vec<u8>,
+    reads_used: Vec<u32>,
+    writes_used: Vec<u32>,
+    busy: usize,
+    now: Cycle,
+    last_integrated: Cycle,
+    stats: RfStats,
+    c: Counters,
+}
+
+impl Ltrf {
+    /// The design selected by a validated config (`ltrf`, `ltrf-plus` or `ltrf-conf`).
+    pub fn new(cfg: &GpuConfig) -> Self {
+        let rf = &cfg.register_file;
+        let l = &rf.ltrf;
+        let name = match rf.design {
+            RegisterFileDesign::LtrfPlus => "ltrf-plus",
+            RegisterFileDesign::LtrfConf => "ltrf-conf",
+            _ => "ltrf",
+        };
+        let blank = |kind| Collector {
+            kind,
+            busy: false,
+            token: InstToken(0),
+            unit: UnitKind::Sp,
+            targets: [0; MAX_REGS],
+            pending: 0,
+            ready_at: Cycle::ZERO,
+            conflicted: false,
+        };
+        let mut collectors = Vec::new();
+        match (rf.collectors, rf.specialised_collectors) {
+            (crate::config::CollectorKind::Specialised, Some(s)) => {
+                for (kind, n) in [
+                    (UnitKind::Sp, s.sp),
+                    (UnitKind::Int, s.int),
+                    (UnitKind::Sfu, s.sfu),
+                    (UnitKind::Dp, s.dp),
+                    (UnitKind::Mem, s.mem),
+                ] {
+                    collectors.extend((0..n).map(|_| blank(Some(kind))));
+                }
+            }
+            _ => collectors.extend((0..rf.collector_units).map(|_| blank(None))),
+        }
+        let banks = rf.banks as usize;
+        let n = l.registers_per_interval.min(MAX_REGISTERS_PER_INTERVAL) as usize;
+        // Targets are u8: MRF banks then cache banks.
+        debug_assert!(banks + n <= 255);
+        Ltrf {
+            name,
+            plus: rf.design == RegisterFileDesign::LtrfPlus,
+            map: BankMap::new(cfg),
+            banks,
+            n,
+            mrf_latency: rf.mrf_latency(),
+            cache_latency: l.cache_latency,
+            fill_extra: Cycles::new(if l.narrow_crossbar { 3 } else { 0 }),
+            mrf_reads_per_cycle: if l.narrow_crossbar {
+                (rf.banks * rf.read_ports_per_bank / 4).max(1)
+            } else {
+                u32::MAX
+            },
+            read_ports: rf.read_ports_per_bank,
+            write_ports: rf.write_ports_per_bank,
+            shared_ports: rf.port_sharing == PortSharing::Shared,
+            writeback_all: l.writeback == WritebackPolicy::WorkingSet,
+            partitions: l.partitions,
+            partitions_owned: 0,
+            prefetching_warps: 0,
+            table: IntervalTable::default(),
+            kernel: 0,
+            warps: vec![WarpState::empty(); cfg.sm.max_warps as usize],
+            stats: RfStats {
+                design: name.into(),
+                reads_per_bank: vec![0; banks],
+                writes_per_bank: vec![0; banks],
+                collector_units: collectors.len() as u64,
+                ..RfStats::default()
+            },
+            collectors,
+            writes: Vec::with_capacity(64),
+            prefetch_reads: Vec::with_capacity(256),
+            writebacks: Vec::with_capacity(256),
+            reads_used: vec![0; banks + n],
+            writes_used: vec![0; banks + n],
+            busy: 0,
+            now: Cycle::ZERO,
+            last_integrated: Cycle::ZERO,
+            c: Counters::default(),
+        }
+    }
+
+    fn fits(c: &Collector, unit: UnitKind) -> bool {
+        !c.busy && c.kind.is_none_or(|k| k == unit)
+    }
+
+    fn integrate(&mut self, now: Cycle) {
+        if now > self.last_integrated {
+            let dt = (now - self.last_integrated).get();
+            self.stats.collector_busy_cycles += self.busy as u64 * dt;
+            if self.busy == self.collectors.len() && self.busy > 0 {
+                self.stats.collectors_full_cycles += dt;
+            }
+            self.c.partition_busy_cycles += u64::from(self.partitions_owned) * dt;
+            self.last_integrated = now;
+        }
+    }
+
+    fn mrf_bank(&self, reg: u16, warp: usize) -> u8 {
+        let w = &self.warps[warp];
+        self.map.bank(reg, WarpSlot(warp as u16), w.scheduler) as u8
+    }
+
+    /// Evicts slot `s` of warp `w`, queueing its writeback when one is due.
+    fn evict(&mut self, w: usize, s: usize, write_back: bool) {
+        let reg = self.warps[w].slot_reg[s];
+        let b = self.mrf_bank(reg, w);
+        let ws = &mut self.warps[w];
+        let bit = 1u64 << s;
+        let must = write_back && (self.writeback_all || ws.dirty & bit != 0);
+        let dead = self.plus && !ws.is_live(reg);
+        if let Some(x) = ws.slot_of.get_mut(usize::from(reg)) {
+            *x = NO_SLOT;
+        }
+        ws.used &= !bit;
+        ws.dirty &= !bit;
+        if must {
+            if dead {
+                self.c.dead_not_written_back += 1;
+            } else {
+                self.writebacks.push(b);
+                self.c.writebacks += 1;
+            }
+        }
+    }
+
+    fn evict_all(&mut self, w: usize, write_back: bool) {
+        let mut m = self.warps[w].used;
+        while m != 0 {
+            let s = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.evict(w, s, write_back);
+        }
+    }
+
+    /// Makes `interval` the resident interval of warp `w`: evictions, then prefetch reads
+    /// of the missing registers.
+    fn enter_interval(&mut self, w: usize, interval: u32, at_entry: bool, now: Cycle) {
+        if at_entry {
+            self.c.interval_entries += 1;
+        } else {
+            self.c.reentries += 1;
+        }
+        // Cancel the previous prefetch's remaining reads (a reactivation mid-prefetch).
+        if self.warps[w].outstanding > 0 {
+            let wid = w as u16;
+            self.prefetch_reads.retain(|r| r.warp != wid);
+            self.warps[w].outstanding = 0;
+        }
+        let len = self.table.working_set(interval).len();
+        if self.warps[w].prefetching {
+            self.prefetching_warps -= 1;
+        }
+        let ws_state = &mut self.warps[w];
+        ws_state.interval = interval;
+        ws_state.prefetching = false;
+        ws_state.ready_at = now;
+        if len > self.n {
+            ws_state.bypass = true;
+            self.c.oversized_entries += 1;
+            self.evict_all(w, true);
+            return;
+        }
+        ws_state.bypass = false;
+        let mut want = [0u64; TRACKED_REGS / 64];
+        for &r in self.table.working_set(interval) {
+            let r = usize::from(r);
+            if r < TRACKED_REGS {
+                want[r / 64] |= 1 << (r % 64);
+            }
+        }
+        let mut m = self.warps[w].used;
+        while m != 0 {
+            let s = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let r = usize::from(self.warps[w].slot_reg[s]);
+            if want[r / 64] & (1 << (r % 64)) == 0 {
+                self.evict(w, s, true);
+            }
+        }
+        let mut fetched = 0u32;
+        for i in 0..len {
+            let reg = self.table.working_set(interval)[i];
+            if usize::from(reg) >= TRACKED_REGS || self.warps[w].slot(reg).is_some() {
+                continue;
+            }
+            let ws = &mut self.warps[w];
+            let s = (!ws.used).trailing_zeros() as usize;
+            if s >= self.n {
+                break; // cannot happen: the working set fits
+            }
+            ws.used |= 1 << s;
+            ws.slot_reg[s] = reg;
+            ws.slot_of[usize::from(reg)] = s as u8;
+            if self.plus && !ws.is_live(reg) {
+                self.c.dead_not_prefetched += 1;
+                continue;
+            }
+            let bank = self.mrf_bank(reg, w);
+            self.prefetch_reads.push(PrefetchRead {
+                warp: w as u16,
+                bank,
+            });
+            fetched += 1;
+        }
+        if fetched > 0 {
+            let ws = &mut self.warps[w];
+            ws.outstanding = fetched;
+            ws.prefetching = true;
+            ws.prefetch_start = now;
+            self.prefetching_warps += 1;
+            self.c.prefetches += 1;
+            self.c.registers_prefetched += u64::from(fetched);
+        }
+    }
+
+    /// Whether warp `w` may issue its next instruction as far as residency goes; starts
+    /// the prefetch it needs.
+    fn ensure_resident(&mut self, w: usize, entry: Option<u32>, now: Cycle) -> Result<(), RfStall> {
+        if !self.warps[w].owns_partition {
+            // Outside two-level scheduling (never with `rf::scheduling`): take a free
+            // partition on demand.
+            if self.partitions_owned >= self.partitions {
+                return Err(RfStall::NotResident);
+            }
+            self.take_partition(w, now);
+        }
+        let (func, pc) = (self.warps[w].func, self.warps[w].pc);
+        let iv = self.table.interval(func, pc);
+        if iv != NONE && iv != self.warps[w].interval {
+            let base = self
+                .table
+                .func_sets
+                .get(func as usize)
+                .copied()
+                .unwrap_or(0);
+            let at_entry = entry.is_some_and(|e| base + e == iv);
+            self.enter_interval(w, iv, at_entry, now);
+        }
+        let ws = &self.warps[w];
+        if ws.outstanding > 0 || ws.ready_at > now {
+            Err(RfStall::NotResident)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn take_partition(&mut self, w: usize, now: Cycle) {
+        self.integrate(now);
+        self.partitions_owned += 1;
+        let ws = &mut self.warps[w];
+        ws.owns_partition = true;
+        ws.interval = NONE;
+    }
+
+    /// Where operand register `reg` of warp `w` is read or written: a cache bank (resident)
+    /// or its MRF bank. Counts the access.
+    fn target(&mut self, w: usize, reg: u16, write: bool) -> u8 {
+        let ws = &self.warps[w];
+        match ws.slot(reg) {
+            Some(s) if !ws.bypass => {
+                if write {
+                    self.warps[w].dirty |= 1 << s;
+                    self.c.cache_result_writes += 1;
+                } else {
+                    self.c.cache_operand_reads += 1;
+                }
+                (self.banks + usize::from(s)) as u8
+            }
+            _ => {
+                if write {
+                    self.c.mrf_result_writes += 1;
+                } else if ws.bypass {
+                    self.c.bypass_operand_reads += 1;
+                } else {
+                    self.c.miss_operand_reads += 1;
+                }
+                self.mrf_bank(reg, w)
+            }
+        }
+    }
+
+    fn targets_of(
+        &mut self,
+        ops: &[RegOperand],
+        w: usize,
+        write: bool,
+        out: &mut [u8; MAX_REGS],
+    ) -> u8 {
+        let mut n = 0;
+        for op in ops.iter().filter(|o| o.file == RegFileKind::General) {
+            for r in op.regs() {
+                if n < MAX_REGS {
+                    out[n] = self.target(w, r, write);
+                    n += 1;
+                }
+            }
+        }
+        n as u8
+    }
+
+    fn latency_of(&self, target: u8) -> Cycles {
+        if usize::from(target) < self.banks {
+            self.mrf_latency
+        } else {
+            self.cache_latency
+        }
+    }
+
+    fn count_mrf_read(&mut self, b: usize) {
+        self.stats.reads_per_bank[b] += 1;
+        self.stats.reads += 1;
+    }
+
+    fn count_mrf_write(&mut self, b: usize) {
+        self.stats.writes_per_bank[b] += 1;
+        self.stats.writes += 1;
+    }
+}
+
+impl RegisterFile for Ltrf {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn kernel_started(&mut self, info: &KernelInfo) {
+        self.table = IntervalTable::from_info(info);
+        self.kernel = info.kernel.index() as u32;
+    }
+
+    fn warp_launched(&mut self, l: WarpLaunch) {
+        let Some(ws) = self.warps.get_mut(l.warp.index()) else {
+            return;
+        };
+        *ws = WarpState::empty();
+        ws.live = true;
+        ws.scheduler = l.scheduler;
+        ws.func = self.kernel;
+        ws.pc = 0;
+    }
+
+    fn warp_exited(&mut self, warp: WarpSlot) {
+        let w = warp.index();
+        if w >= self.warps.len() {
+            return;
+        }
+        if self.warps[w].owns_partition {
+            self.warp_deactivated(warp);
+        }
+        self.warps[w].live = false;
+    }
+
+    fn warp_activated(&mut self, warp: WarpSlot) {
+        let w = warp.index();
+        if w >= self.warps.len() || self.warps[w].owns_partition {
+            return;
+        }
+        let now = self.now;
+        self.c.activations += 1;
+        self.take_partition(w, now);
+        if self.warps[w].finished {
+            return;
+        }
+        // Refetch the working set of the interval the warp is in (§5.2).
+        let (func, pc) = (self.warps[w].func, self.warps[w].pc);
+        let iv = self.table.interval(func, pc);
+        if iv != NONE {
+            self.enter_interval(w, iv, false, now);
+        }
+    }
+
+    fn warp_deactivated(&mut self, warp: WarpSlot) {
+        let w = warp.index();
+        if w >= self.warps.len() || !self.warps[w].owns_partition {
+            return;
+        }
+        let now = self.now;
+        self.integrate(now);
+        self.c.deactivations += 1;
+        let finished = self.warps[w].finished;
+        self.evict_all(w, !finished);
+        if self.warps[w].outstanding > 0 {
+            let wid = w as u16;
+            self.prefetch_reads.retain(|r| r.warp != wid);
+        }
+        if self.warps[w].prefetching {
+            self.prefetching_warps -= 1;
+        }
+        let ws = &mut self.warps[w];
+        ws.outstanding = 0;
+        ws.prefetching = false;
+        ws.interval = NONE;
+        ws.bypass = false;
+        ws.owns_partition = false;
+        self.partitions_owned -= 1;
+    }
+
+    fn can_accept(&mut self, c: &Candidate<'_>, now: Cycle) -> Result<(), RfStall> {
+        let w = c.warp.index();
+        if w < self.warps.len() {
+            self.ensure_resident(w, c.hint.interval_entry, now)?;
+        }
+        if self.collectors.iter().any(|u| Self::fits(u, c.unit)) {
+            return Ok(());
+        }
+        let mine = |u: &&Collector| u.kind.is_none_or(|k| k == c.unit);
+        if self
+            .collectors
+            .iter()
+            .filter(mine)
+            .any(|u| u.pending > 0 && u.conflicted)
+        {
+            Err(RfStall::BankConflict)
+        } else if self.collectors.iter().filter(mine).any(|u| u.pending == 0) {
+            Err(RfStall::PipelineBusy)
+        } else {
+            Err(RfStall::NoFreeCollector)
+        }
+    }
+
+    fn accept(&mut self, i: IssuedInst<'_>, now: Cycle) {
+        let unit = i.inst.unit;
+        let Some(idx) = self.collectors.iter().position(|u| Self::fits(u, unit)) else {
+            debug_assert!(false, "accept without a free collector");
+            return;
+        };
+        self.integrate(now);
+        let w = i.inst.warp.index();
+        let mut targets = [0u8; MAX_REGS];
+        let n = self.targets_of(i.inst.srcs, w, false, &mut targets);
+        self.c.operand_reads += u64::from(n);
+        if let Some(ws) = self.warps.get_mut(w) {
+            if self.plus {
+                for op in i
+                    .inst
+                    .srcs
+                    .iter()
+                    .filter(|o| o.file == RegFileKind::General)
+                {
+                    if op.hint.dead_after {
+                        op.regs().for_each(|r| ws.set_live(r, false));
+                    }
+                }
+                for op in i
+                    .inst
+                    .dsts
+                    .iter()
+                    .filter(|o| o.file == RegFileKind::General)
+                {
+                    op.regs().for_each(|r| ws.set_live(r, true));
+                }
+            }
+            match i.step.next_pc {
+                Some((f, pc)) => {
+                    ws.func = f.index() as u32;
+                    ws.pc = pc.index() as u32;
+                }
+                None => ws.finished = true,
+            }
+        }
+        let c = &mut self.collectors[idx];
+        c.busy = true;
+        c.token = i.token;
+        c.unit = unit;
+        c.targets = targets;
+        c.pending = n;
+        c.ready_at = now + Cycles::new(1);
+        c.conflicted = false;
+        self.busy += 1;
+    }
+
+    fn request_write(&mut self, wr: WriteRequest<'_>, now: Cycle) {
+        let mut targets = [0u8; MAX_REGS];
+        let w = wr.warp.index();
+        let n = if w < self.warps.len() {
+            self.targets_of(wr.dsts, w, true, &mut targets)
+        } else {
+            0
+        };
+        self.c.operand_writes += u64::from(n);
+        self.writes.push(PendingWrite {
+            token: wr.token,
+            targets,
+            waiting: if n as usize >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << n) - 1
+            },
+            done_at: now,
+        });
+    }
+
+    fn cycle(&mut self, c: &mut RfCycle<'_>) {
+        let now = c.now;
+        self.now = now;
+        self.integrate(now);
+
+        // Prefetches whose data has all arrived.
+        if self.prefetching_warps > 0 {
+            for ws in self.warps.iter_mut() {
+                if ws.prefetching && ws.outstanding == 0 && ws.ready_at <= now {
+                    ws.prefetching = false;
+                    self.prefetching_warps -= 1;
+                    self.c.prefetch_wait_cycles += (ws.ready_at - ws.prefetch_start).get();
+                }
+            }
+        }
+
+        // Result writes that have finished.
+        let mut i = 0;
+        while i < self.writes.len() {
+            let w = self.writes[i];
+            if w.waiting == 0 && w.done_at <= now {
+                c.writes_done.push(w.token);
+                self.writes.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+
+        self.reads_used.iter_mut().for_each(|x| *x = 0);
+        self.writes_used.iter_mut().for_each(|x| *x = 0);
+        // Writes first: results (oldest first), then writebacks.
+        for k in 0..self.writes.len() {
+            let mut w = self.writes[k];
+            let mut m = w.waiting;
+            while m != 0 {
+                let j = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let t = usize::from(w.targets[j]);
+                if self.writes_used[t] < self.write_ports {
+                    self.writes_used[t] += 1;
+                    if t < self.banks {
+                        self.count_mrf_write(t);
+                    }
+                    w.waiting &= !(1 << j);
+                    w.done_at = w.done_at.max(now + self.latency_of(t as u8));
+                } else if t < self.banks {
+                    self.stats.write_bank_conflicts += 1;
+                }
+            }
+            self.writes[k] = w;
+        }
+        let mut kept = 0;
+        for k in 0..self.writebacks.len() {
+            let b = usize::from(self.writebacks[k]);
+            if self.writes_used[b] < self.write_ports {
+                self.writes_used[b] += 1;
+                self.count_mrf_write(b);
+            } else {
+                self.stats.write_bank_conflicts += 1;
+                self.writebacks[kept] = b as u8;
+                kept += 1;
+            }
+        }
+        self.writebacks.truncate(kept);
+        if self.shared_ports {
+            let b = self.banks;
+            self.reads_used[..b].copy_from_slice(&self.writes_used[..b]);
+        }
+
+        // Operand reads of the collectors (rotating), then prefetch reads (oldest first).
+        let mut mrf_reads = 0u32;
+        let n = self.collectors.len();
+        let start = if n > 0 {
+            (now.get() % n as u64) as usize
+        } else {
+            0
+        };
+        for j in 0..n {
+            let idx = (start + j) % n;
+            let mut u = self.collectors[idx];
+            if !u.busy || u.pending == 0 {
+                continue;
+            }
+            u.conflicted = false;
+            let mut kept = 0;
+            for k in 0..u.pending as usize {
+                let t = usize::from(u.targets[k]);
+                let mrf = t < self.banks;
+                if self.reads_used[t] < self.read_ports
+                    && (!mrf || mrf_reads < self.mrf_reads_per_cycle)
+                {
+                    self.reads_used[t] += 1;
+                    if mrf {
+                        mrf_reads += 1;
+                        self.count_mrf_read(t);
+                    }
+                    self.c.operands_collected += 1;
+                    u.ready_at = u.ready_at.max(now + self.latency_of(t as u8));
+                } else {
+                    self.stats.read_bank_conflicts += 1;
+                    u.conflicted = true;
+                    u.targets[kept] = t as u8;
+                    kept += 1;
+                }
+            }
+            u.pending = kept as u8;
+            self.collectors[idx] = u;
+        }
+        let fill = self.mrf_latency + self.fill_extra;
+        let mut kept = 0;
+        for k in 0..self.prefetch_reads.len() {
+            let r = self.prefetch_reads[k];
+            let b = usize::from(r.bank);
+            if self.reads_used[b] < self.read_ports && mrf_reads < self.mrf_reads_per_cycle {
+                self.reads_used[b] += 1;
+                mrf_reads += 1;
+                self.count_mrf_read(b);
+                self.c.cache_fills += 1;
+                let ws = &mut self.warps[usize::from(r.warp)];
+                ws.outstanding -= 1;
+                ws.ready_at = ws.ready_at.max(now + fill);
+            } else {
+                self.stats.read_bank_conflicts += 1;
+                self.c.prefetch_bank_conflicts += 1;
+                self.prefetch_reads[kept] = r;
+                kept += 1;
+            }
+        }
+        self.prefetch_reads.truncate(kept);
+
+        // Dispatch of units whose operands have all arrived.
+        for j in 0..n {
+            let idx = (start + j) % n;
+            let u = self.collectors[idx];
+            if u.busy && u.pending == 0 && u.ready_at <= now {
+                let d = Dispatch {
+                    token: u.token,
+                    unit: u.unit,
+                    bypass_execution: false,
+                };
+                if c.dispatch.try_dispatch(d) {
+                    self.collectors[idx].busy = false;
+                    self.busy -= 1;
+                }
+            }
+        }
+    }
+
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        let soon = now + Cycles::new(1);
+        let mut next: Option<Cycle> = None;
+        let mut at = |t: Cycle| next = Some(next.map_or(t, |n: Cycle| n.min(t)));
+        if !self.prefetch_reads.is_empty() || !self.writebacks.is_empty() {
+            at(soon);
+        }
+        for w in &self.writes {
+            at(if w.waiting != 0 {
+                soon
+            } else {
+                w.done_at.max(soon)
+            });
+        }
+        for u in self.collectors.iter().filter(|u| u.busy) {
+            at(if u.pending > 0 {
+                soon
+            } else {
+                u.ready_at.max(soon)
+            });
+        }
+        if self.prefetching_warps > 0 {
+            for ws in self.warps.iter().filter(|w| w.prefetching) {
+                at(ws.ready_at.max(soon));
+            }
+        }
+        next
+    }
+
+    fn is_idle(&self) -> bool {
+        self.busy == 0
+            && self.writes.is_empty()
+            && self.prefetch_reads.is_empty()
+            && self.writebacks.is_empty()
+    }
+
+    /// [`RfStats`] with, in `extra`: `ltrf_interval_entries` (a warp reached an interval's
+    /// entry), `ltrf_reentries` (came back into the middle of one: divergence, return,
+    /// activation), `ltrf_prefetches` (of them, those that read anything),
+    /// `ltrf_registers_prefetched`, `ltrf_prefetch_wait_cycles` (start to last delivery,
+    /// summed), `ltrf_prefetch_bank_conflicts`, `ltrf_writebacks`,
+    /// `ltrf_dead_not_prefetched` / `ltrf_dead_not_written_back` (LTRF+),
+    /// `ltrf_activations` / `ltrf_deactivations`, `ltrf_oversized_entries`,
+    /// `ltrf_operand_reads` / `ltrf_operand_writes` (all register operands),
+    /// `ltrf_cache_operand_reads` / `ltrf_cache_result_writes` / `ltrf_cache_fills`,
+    /// `ltrf_miss_operand_reads` (MRF reads inside an interval that fits: zero unless the
+    /// kernel lacks interval information), `ltrf_bypass_operand_reads` (oversized
+    /// intervals), `ltrf_mrf_result_writes` (results whose register was not resident),
+    /// `ltrf_partition_busy_cycles` (cache partitions owned, integrated over cycles).
+    fn stats(&self, now: Cycle) -> RfStats {
+        let mut s = self.stats.clone();
+        let mut partition_busy = self.c.partition_busy_cycles;
+        if now > self.last_integrated {
+            let dt = (now - self.last_integrated).get();
+            s.collector_busy_cycles += self.busy as u64 * dt;
+            if self.busy == self.collectors.len() && self.busy > 0 {
+                s.collectors_full_cycles += dt;
+            }
+            partition_busy += u64::from(self.partitions_owned) * dt;
+        }
+        let c = &self.c;
+        for (k, v) in [
+            ("ltrf_interval_entries", c.interval_entries),
+            ("ltrf_reentries", c.reentries),
+            ("ltrf_prefetches", c.prefetches),
+            ("ltrf_registers_prefetched", c.registers_prefetched),
+            ("ltrf_prefetch_wait_cycles", c.prefetch_wait_cycles),
+            ("ltrf_prefetch_bank_conflicts", c.prefetch_bank_conflicts),
+            ("ltrf_writebacks", c.writebacks),
+            ("ltrf_dead_not_prefetched", c.dead_not_prefetched),
+            ("ltrf_dead_not_written_back", c.dead_not_written_back),
+            ("ltrf_activations", c.activations),
+            ("ltrf_deactivations", c.deactivations),
+            ("ltrf_oversized_entries", c.oversized_entries),
+            ("ltrf_operand_reads", c.operand_reads),
+            ("ltrf_operand_writes", c.operand_writes),
+            ("ltrf_cache_operand_reads", c.cache_operand_reads),
+            ("ltrf_cache_result_writes", c.cache_result_writes),
+            ("ltrf_cache_fills", c.cache_fills),
+            ("ltrf_miss_operand_reads", c.miss_operand_reads),
+            ("ltrf_bypass_operand_reads", c.bypass_operand_reads),
+            ("ltrf_mrf_result_writes", c.mrf_result_writes),
+            ("ltrf_partition_busy_cycles", partition_busy),
+        ] {
+            s.extra.insert(k.to_owned(), v);
+        }
+        s
+    }
+
+    fn energy_events(&self) -> Vec<EnergyEvent> {
+        let c = &self.c;
+        let ev = |structure, access, count| EnergyEvent {
+            structure,
+            access,
+            count,
+        };
+        vec![
+            ev("mrf", "read", self.stats.reads),
+            ev("mrf", "write", self.stats.writes),
+            ev("ltrf_cache", "read", c.cache_operand_reads + c.writebacks),
+            ev("ltrf_cache", "write", c.cache_result_writes + c.cache_fills),
+            ev("collector", "write", c.operands_collected),
+            ev("crossbar", "transfer", self.stats.reads + c.writebacks),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{default_configs_dir, OpClass};
+    use crate::kernel_info::{InstHint, OperandHint};
+    use crate::memory::{MemorySystem, SmId};
+    use crate::occupancy::{occupancy, CtaShape};
+    use crate::rf::DispatchPort;
+    use crate::stats::Limiter;
+    use crate::Override;
+    use ir::{FuncId, InstId};
+
+    fn cfg(overrides: &[&str]) -> GpuConfig {
+        let o: Vec<Override> = overrides
+            .iter()
+            .map(|s| Override::parse(s).unwrap())
+            .collect();
+        GpuConfig::load("gtx480", &default_configs_dir(), &o).unwrap()
+    }
+
+    fn r(reg: u16) -> RegOperand {
+        RegOperand {
+            file: RegFileKind::General,
+            reg,
+            width: 1,
+            hint: OperandHint::default(),
+        }
+    }
+
+    fn dead(reg: u16) -> RegOperand {
+        RegOperand {
+            hint: OperandHint {
+                dead_after: true,
+                ..OperandHint::default()
+            },
+            ..r(reg)
+        }
+    }
+
+    struct Units;
+    impl DispatchPort for Units {
+        fn try_dispatch(&mut self, _d: Dispatch) -> bool {
+            true
+        }
+    }
+
+    /// A design over one function whose instruction `i` is in interval `interval_of[i]`.
+    fn design(overrides: &[&str], interval_of: &[u32], sets: &[&[u16]]) -> (Ltrf, MemorySystem) {
+        let mut o = vec!["register_file.bank_mapping=\"register\""];
+        o.extend_from_slice(overrides);
+        let c = cfg(&o);
+        let mut d = Ltrf::new(&c);
+        d.table = IntervalTable::default();
+        d.table.push_function(interval_of, sets.iter().copied());
+        d.warp_launched(WarpLaunch {
+            warp: WarpSlot(0),
+            scheduler: 0,
+            cta: 0,
+            registers_per_thread: 32,
+        });
+        (d, MemorySystem::new(&c))
+    }
+
+    fn run(d: &mut Ltrf, mem: &mut MemorySystem, from: u64, to: u64) -> Vec<InstToken> {
+        let mut done = Vec::new();
+        for t in from..to {
+            let mut writes = Vec::new();
+            d.cycle(&mut RfCycle {
+                now: Cycle::new(t),
+                sm: SmId(0),
+                memory: mem,
+                dispatch: &mut Units,
+                writes_done: &mut writes,
+            });
+            done.extend(writes);
+        }
+        done
+    }
+
+    fn candidate<'a>(
+        srcs: &'a [RegOperand],
+        dsts: &'a [RegOperand],
+        entry: Option<u32>,
+    ) -> Candidate<'a> {
+        Candidate {
+            warp: WarpSlot(0),
+            scheduler: 0,
+            unit: UnitKind::Sp,
+            class: OpClass::Fp32,
+            srcs,
+            dsts,
+            hint: InstHint {
+                interval_entry: entry,
+                ..InstHint::default()
+            },
+        }
+    }
+
+    /// Issues the warp's next instruction at `now` (which must be accepted); its next PC
+    /// is `next`.
+    fn issue(d: &mut Ltrf, token: u32, c: Candidate<'_>, next: u32, now: u64) {
+        assert_eq!(d.can_accept(&c, Cycle::new(now)), Ok(()), "at {now}");
+        let step = emu::WarpStep {
+            next_pc: Some((FuncId::new(0), InstId::new(next as usize))),
+            ..Default::default()
+        };
+        d.accept(
+            IssuedInst {
+                token: InstToken(token),
+                inst: c,
+                step: &step,
+            },
+            Cycle::new(now),
+        );
+    }
+
+    fn extra(d: &Ltrf, key: &str) -> u64 {
+        d.stats(d.now).extra[key]
+    }
+
+    /// Activates warp 0 during cycle 0, after the design's arbitration (as the SM's
+    /// issue stage does).
+    fn activate(d: &mut Ltrf, mem: &mut MemorySystem) {
+        run(d, mem, 0, 1);
+        d.warp_activated(WarpSlot(0));
+    }
+
+    /// The first cycle at or after `from` at which `c` is accepted, running cycles.
+    fn resident_at(d: &mut Ltrf, mem: &mut MemorySystem, c: &Candidate<'_>, from: u64) -> u64 {
+        for t in from..from + 100 {
+            run(d, mem, t, t + 1);
+            if d.can_accept(c, Cycle::new(t)).is_ok() {
+                return t;
+            }
+            assert_eq!(d.can_accept(c, Cycle::new(t)), Err(RfStall::NotResident));
+        }
+        panic!("never resident");
+    }
+
+    #[test]
+    fn after_the_prefetch_an_interval_reads_and_writes_only_the_cache() {
+        // Four instructions in interval 0 over R0..R3.
+        let (mut d, mut mem) = design(&[], &[0, 0, 0, 0], &[&[0, 1, 2, 3]]);
+        activate(&mut d, &mut mem);
+        let srcs = [r(0), r(1)];
+        let dsts = [r(2)];
+        let c = candidate(&srcs, &dsts, Some(0));
+        // Four banks, one read each at cycle 1, delivered at 2 (latency 1).
+        assert_eq!(resident_at(&mut d, &mut mem, &c, 1), 2);
+        issue(&mut d, 1, c, 1, 2);
+        let s2 = [r(2), r(3)];
+        issue(&mut d, 2, candidate(&s2, &[], None), 2, 3);
+        d.request_write(
+            WriteRequest {
+                token: InstToken(1),
+                warp: WarpSlot(0),
+                scheduler: 0,
+                dsts: &dsts,
+            },
+            Cycle::new(4),
+        );
+        let done = run(&mut d, &mut mem, 3, 10);
+        assert_eq!(done, [InstToken(1)]);
+        let s = d.stats(Cycle::new(10));
+        assert_eq!(
+            (s.reads, s.writes),
+            (4, 0),
+            "only the prefetch touched the MRF"
+        );
+        assert_eq!(extra(&d, "ltrf_registers_prefetched"), 4);
+        assert_eq!(extra(&d, "ltrf_cache_operand_reads"), 4);
+        assert_eq!(extra(&d, "ltrf_miss_operand_reads"), 0);
+        assert_eq!(extra(&d, "ltrf_cache_result_writes"), 1);
+        assert_eq!(
+            extra(&d, "ltrf_interval_entries"),
+            0,
+            "entered by activation"
+        );
+        assert_eq!(extra(&d, "ltrf_reentries"), 1);
+        assert_eq!(extra(&d, "ltrf_prefetch_wait_cycles"), 2);
+        // Deactivation writes back the one modified register.
+        d.warp_deactivated(WarpSlot(0));
+        run(&mut d, &mut mem, 10, 12);
+        assert_eq!(d.stats(Cycle::new(12)).writes, 1);
+        assert_eq!(extra(&d, "ltrf_writebacks"), 1);
+        assert!(d.is_idle());
+    }
+
+    #[test]
+    fn prefetch_time_grows_with_bank_conflicts_and_mrf_latency() {
+        // 8 banks, `r mod 8`: R0, R8, R16, R24 all in bank 0.
+        for (set, tech, ready, conflicts) in [
+            (&[0u16, 1, 2, 3][..], 1, 2, 0),
+            (&[0, 8, 16, 24][..], 1, 5, 3 + 2 + 1),
+            (&[0, 8, 1, 9][..], 1, 3, 2),
+            // Table 2 #7: 6.3x of one cycle is 6 cycles.
+            (&[0, 1, 2, 3][..], 7, 7, 0),
+            (&[0, 8, 16, 24][..], 7, 10, 6),
+        ] {
+            let t = format!("register_file.technology={tech}");
+            let (mut d, mut mem) = design(&[&t], &[0], &[set]);
+            activate(&mut d, &mut mem);
+            let c = candidate(&[], &[], Some(0));
+            assert_eq!(
+                resident_at(&mut d, &mut mem, &c, 1),
+                ready,
+                "{set:?} at #{tech}"
+            );
+            assert_eq!(
+                extra(&d, "ltrf_prefetch_bank_conflicts"),
+                conflicts,
+                "{set:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn entering_an_interval_keeps_the_overlap_and_writes_back_what_leaves() {
+        // Interval 0 = {R0, R1}, interval 1 = {R1, R2}.
+        for (plus, dead_r0, writebacks, fetched) in [
+            // LTRF: R0 (written) leaves and is written back; R2 is fetched.
+            (false, false, 1, 2 + 1),
+            // LTRF+: R0 is dead after instruction 1: not written back; R2 was never
+            // written, so it is dead and only allocated; R0, R1 were dead at the start.
+            (true, true, 0, 0),
+        ] {
+            let design_name = if plus { "ltrf-plus" } else { "ltrf" };
+            let o = format!("register_file.design=\"{design_name}\"");
+            let (mut d, mut mem) = design(&[&o], &[0, 0, 1], &[&[0, 1], &[1, 2]]);
+            activate(&mut d, &mut mem);
+            let w0 = [r(0)];
+            let c0 = candidate(&[], &w0, Some(0));
+            let t = resident_at(&mut d, &mut mem, &c0, 1);
+            issue(&mut d, 1, c0, 1, t);
+            d.request_write(
+                WriteRequest {
+                    token: InstToken(1),
+                    warp: WarpSlot(0),
+                    scheduler: 0,
+                    dsts: &w0,
+                },
+                Cycle::new(t + 1),
+            );
+            run(&mut d, &mut mem, t + 1, t + 4);
+            let s1 = [if dead_r0 { dead(0) } else { r(0) }];
+            issue(&mut d, 2, candidate(&s1, &[], None), 2, t + 4);
+            let c2 = candidate(&[], &[], Some(1));
+            resident_at(&mut d, &mut mem, &c2, t + 5);
+            assert_eq!(extra(&d, "ltrf_interval_entries"), 1, "{design_name}");
+            assert_eq!(extra(&d, "ltrf_writebacks"), writebacks, "{design_name}");
+            assert_eq!(
+                extra(&d, "ltrf_registers_prefetched"),
+                fetched,
+                "{design_name}"
+            );
+            if plus {
+                assert_eq!(extra(&d, "ltrf_dead_not_written_back"), 1);
+                assert_eq!(extra(&d, "ltrf_dead_not_prefetched"), 3);
+            }
+        }
+    }
+
+    #[test]
+    fn an_oversized_interval_reads_the_mrf_and_a_finished_warp_writes_nothing_back() {
+        let big: Vec<u16> = (0..20).collect();
+        let (mut d, mut mem) = design(&[], &[0], &[&big]);
+        d.warp_activated(WarpSlot(0));
+        let srcs: Vec<RegOperand> = (0..20).map(r).collect();
+        let c = candidate(&srcs, &[], Some(0));
+        assert_eq!(
+            d.can_accept(&c, Cycle::new(0)),
+            Ok(()),
+            "nothing to prefetch"
+        );
+        let step = emu::WarpStep::default(); // no next PC: the warp exits
+        d.accept(
+            IssuedInst {
+                token: InstToken(1),
+                inst: c,
+                step: &step,
+            },
+            Cycle::new(0),
+        );
+        run(&mut d, &mut mem, 1, 10);
+        assert_eq!(extra(&d, "ltrf_bypass_operand_reads"), 20);
+        assert_eq!(extra(&d, "ltrf_oversized_entries"), 1);
+        assert_eq!(d.stats(Cycle::new(10)).reads, 20);
+        d.warp_deactivated(WarpSlot(0));
+        d.warp_exited(WarpSlot(0));
+        assert_eq!(extra(&d, "ltrf_writebacks"), 0);
+        assert!(d.is_idle());
+    }
+
+    #[test]
+    fn a_warp_without_a_partition_waits_when_all_are_owned() {
+        let (mut d, _) = design(&["register_file.ltrf.partitions=2"], &[0], &[&[0]]);
+        for w in 1..3 {
+            d.warp_launched(WarpLaunch {
+                warp: WarpSlot(w),
+                scheduler: 0,
+                cta: 0,
+                registers_per_thread: 8,
+            });
+        }
+        d.warp_activated(WarpSlot(0));
+        d.warp_activated(WarpSlot(1));
+        let mut c = candidate(&[], &[], Some(0));
+        c.warp = WarpSlot(2);
+        assert_eq!(d.can_accept(&c, Cycle::new(0)), Err(RfStall::NotResident));
+        d.warp_deactivated(WarpSlot(1));
+        let s = d.stats(Cycle::new(0));
+        assert_eq!(s.extra["ltrf_deactivations"], 1);
+    }
+
+    #[test]
+    fn technologies_follow_table_2() {
+        let lat: Vec<u64> = (1..=7)
+            .map(|t| MrfTechnology(t).latency(Cycles::new(1)).get())
+            .collect();
+        assert_eq!(lat, [1, 1, 2, 2, 3, 5, 6]);
+        assert_eq!(MrfTechnology(6).latency(Cycles::new(10)).get(), 53);
+        assert_eq!(MrfTechnology(7).capacity(32768), 262144);
+        let e = GpuConfig::load(
+            "gtx480",
+            &default_configs_dir(),
+            &[Override::parse("register_file.technology=8").unwrap()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("register_file.technology"), "{e}");
+        let e = GpuConfig::load(
+            "gtx480",
+            &default_configs_dir(),
+            &[
+                Override::parse("register_file.design=\"ltrf\"").unwrap(),
+                Override::parse("register_file.ltrf.partitions=7").unwrap(),
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("register_file.ltrf.partitions"), "{e}");
+    }
+
+    #[test]
+    fn eight_times_the_capacity_raises_register_limited_occupancy_as_the_calculator_says() {
+        // 256 threads x 64 registers: 8 warps of 64 x 32 = 2048 registers.
+        let shape = CtaShape {
+            threads: 256,
+            registers_per_thread: 64,
+            shared_bytes: 0,
+        };
+        let one = occupancy(&cfg(&["register_file.design=\"ltrf\""]), shape);
+        assert_eq!(one.ctas_by_registers, 32768 / (2048 * 8));
+        assert_eq!((one.ctas_per_sm, one.limited_by), (2, Limiter::Registers));
+        for tech in 2..=7 {
+            let t = format!("register_file.technology={tech}");
+            let o = occupancy(&cfg(&["register_file.design=\"ltrf\"", &t]), shape);
+            assert_eq!(o.ctas_by_registers, 8 * 32768 / (2048 * 8), "#{tech}");
+            // Now 1536 threads per SM limit it: 6 CTAs.
+            assert_eq!((o.ctas_per_sm, o.limited_by), (6, Limiter::Threads));
+        }
+        // The baseline design sees the technology's capacity too.
+        let b = occupancy(&cfg(&["register_file.technology=6"]), shape);
+        assert_eq!(b.ctas_by_registers, 16);
+    }
+
+    #[test]
+    fn ltrf_designs_schedule_two_level_with_one_partition_per_active_warp() {
+        let c = cfg(&["register_file.design=\"ltrf-plus\""]);
+        assert_eq!(
+            crate::rf::scheduling(&c),
+            (crate::config::SchedulerPolicy::TwoLevel, 4)
+        );
+        let p = crate::rf::required_passes(&c);
+        assert!(p.liveness_bits && p.intervals.is_some() && p.ltrf_renumber.is_none());
+        let c = cfg(&["register_file.design=\"ltrf-conf\""]);
+        assert_eq!(
+            crate::rf::required_passes(&c).ltrf_renumber,
+            Some(LtrfRenumber {
+                registers_per_interval: 16,
+                banks: 8
+            })
+        );
+    }
+}

@@ -1,0 +1,481 @@
+//! Known answers of Gebhart's register-file hierarchies (`--rf rfc`, `--rf orf-lrf`)
+//! through the whole simulator: small kernels whose register traffic can be counted by
+//! hand, and the equivalences with the baseline.
+
+mod common;
+
+use common::workloads::{cases, prepare};
+use common::{config, load, params, run};
+use emu::LaunchConfig;
+use ir::InstId;
+use timing::kernel_info::HierarchyLevel;
+use timing::{KernelInfo, KernelStats, TimingSimulator};
+
+/// One warp: a value computed before a global load and read after it.
+const AFTER_LOAD: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, %tid.x;
+    add.s32 %r2, %r1, 1;
+    ld.global.u32 %r3, [%rd1];
+    add.s32 %r4, %r3, %r2;
+    st.global.u32 [%rd1], %r4;
+    ret;
+}
+"#;
+
+const TWO_LEVEL: &str = "sm.scheduler=\"two_level\"";
+
+fn one_warp() -> LaunchConfig {
+    LaunchConfig {
+        grid: [1, 1, 1],
+        block: [32, 1, 1],
+        dynamic_shared: 0,
+    }
+}
+
+fn simulate(ptx: &str, overrides: &[&str], edit: impl Fn(&mut KernelInfo)) -> KernelStats {
+    let (mut emu, k, mut info) = load(ptx, "k");
+    edit(&mut info);
+    let buf = common::alloc_u32(&mut emu, &[5; 32]);
+    let p = params(&emu, k, &[buf]);
+    run(
+        config("gtx480", overrides),
+        &mut emu,
+        k,
+        &info,
+        one_warp(),
+        &p,
+    )
+}
+
+fn extra(s: &KernelStats, key: &str) -> u64 {
+    *s.register_file
+        .extra
+        .get(key)
+        .unwrap_or_else(|| panic!("no {key} in {:?}", s.register_file.extra))
+}
+
+/// Hand count, in 32-bit registers. The allocator gives %rd1 = R0:R1, %r1 = R2,
+/// %r2 = R3, %r3 = %r4 = R2. `ld.param` is short-latency but its cold constant-cache miss
+/// returns after `mov` and `add` have written: RFC (oldest first) R2, R3 (`add` read R2:
+/// a hit), then R0, R1. `ld.global` reads R0:R1 (2 hits) and writes R2 to the MRF (long
+/// latency). The second `add` depends on the load: the warp leaves the active set and its
+/// 4 entries are written back to the MRF. Back in, `add` reads R2 and R3 from the MRF
+/// (2 misses: R3 is a value read after a long-latency load) and writes R2 to the RFC;
+/// `st` reads R0:R1 (2 misses) and R2 (1 hit).
+#[test]
+fn a_value_read_after_a_long_latency_load_misses_once_the_warp_was_deactivated() {
+    let s = simulate(
+        AFTER_LOAD,
+        &[TWO_LEVEL, "register_file.design=\"rfc\""],
+        |_| {},
+    );
+    assert_eq!(s.register_file.design, "rfc");
+    assert_eq!(extra(&s, "rfc_read_hits"), 4);
+    assert_eq!(extra(&s, "rfc_read_misses"), 4);
+    assert_eq!(extra(&s, "rfc_writebacks_deactivation"), 4);
+    assert_eq!(extra(&s, "rfc_writebacks_eviction"), 0);
+    assert_eq!(extra(&s, "rfc_writes"), 5, "R2, R3, R0, R1, R2");
+    assert_eq!(extra(&s, "rfc_results_to_mrf"), 1, "the load's r3");
+    // MRF: 4 misses read, 4 writebacks and the load's result written.
+    assert_eq!((s.register_file.reads, s.register_file.writes), (4, 5));
+    assert_eq!(extra(&s, "rfc_operand_reads"), 8);
+    assert_eq!(extra(&s, "rfc_operand_writes"), 6);
+    assert!(extra(&s, "rfc_deactivations") >= 1);
+}
+
+/// With the liveness bit on `add %r2, %r1, 1`'s read of %r1, the flush at the load
+/// writes back 3 values instead of 4.
+#[test]
+fn dead_values_are_never_written_back() {
+    let s = simulate(
+        AFTER_LOAD,
+        &[TWO_LEVEL, "register_file.design=\"rfc\""],
+        |info| {
+            let f = info.kernel;
+            let (srcs, _) = info
+                .function_mut(f)
+                .and_then(|f| f.operands_mut(InstId::new(2)))
+                .expect("add");
+            for s in srcs.iter_mut() {
+                s.hint.dead_after = true;
+            }
+        },
+    );
+    assert_eq!(extra(&s, "rfc_writebacks_deactivation"), 3);
+    assert_eq!(s.register_file.writes, 4);
+}
+
+/// Two entries, in the order of the hand count above: `ld.param`'s late pair evicts R2
+/// and R3 (both live: written back), and the deactivation writes back R0:R1.
+#[test]
+fn fifo_eviction_writes_back_the_oldest_live_value() {
+    let s = simulate(
+        AFTER_LOAD,
+        &[
+            TWO_LEVEL,
+            "register_file.design=\"rfc\"",
+            "register_file.rfc.entries_per_thread=2",
+        ],
+        |_| {},
+    );
+    assert_eq!(extra(&s, "rfc_evictions"), 2);
+    assert_eq!(extra(&s, "rfc_writebacks_eviction"), 2);
+    assert_eq!(extra(&s, "rfc_writebacks_deactivation"), 2);
+    // Eviction writebacks read the RFC: 4 hits + 2 eviction reads + 2 flush reads.
+    assert_eq!(extra(&s, "rfc_reads"), 8);
+    assert_eq!(s.register_file.writes, 5);
+}
+
+/// With the three-level hardware variant, a result of the ALU goes to the LRF and the
+/// next instruction reads it there.
+#[test]
+fn the_hardware_lrf_serves_the_next_alu_instruction() {
+    let s = simulate(
+        AFTER_LOAD,
+        &[
+            TWO_LEVEL,
+            "register_file.design=\"rfc\"",
+            "register_file.rfc.lrf=true",
+        ],
+        |_| {},
+    );
+    // mov's R2 is in the LRF when add reads it; add's R3 displaces it into the RFC; the
+    // parameter load (a memory instruction) writes the RFC. The deactivation writes back
+    // the LRF's R3 and the RFC's R2, R0, R1. After it, add's R2 goes to the LRF; st (the
+    // memory unit cannot reach the LRF) moves it into the RFC and reads it there.
+    assert_eq!(extra(&s, "rfc_lrf_hits"), 1);
+    assert_eq!(extra(&s, "rfc_lrf_writes"), 3);
+    assert_eq!(extra(&s, "rfc_writebacks_deactivation"), 4);
+    // The totals of hits and misses do not depend on where the hits are.
+    assert_eq!(extra(&s, "rfc_read_hits"), 4);
+    assert_eq!(extra(&s, "rfc_read_misses"), 4);
+}
+
+/// `entries_per_thread = 0` is the baseline: same MRF traffic, same cycles, on every
+/// built-in workload kernel, under the same two-level scheduler.
+#[test]
+fn an_rfc_without_entries_is_the_baseline() {
+    for c in cases() {
+        let go = |overrides: &[&str]| {
+            let mut p = prepare(&c);
+            let mut sim = TimingSimulator::new(config("gtx480", overrides));
+            let mut s = sim
+                .simulate_kernel(&mut p.emu, p.kernel, p.launch, &p.params, &p.info)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.workload));
+            s.simulation = Default::default();
+            s
+        };
+        let base = go(&[TWO_LEVEL]);
+        let mut rfc = go(&[
+            TWO_LEVEL,
+            "register_file.design=\"rfc\"",
+            "register_file.rfc.entries_per_thread=0",
+        ]);
+        assert_eq!(rfc.register_file.design, "rfc");
+        assert_eq!(extra(&rfc, "rfc_read_hits"), 0);
+        rfc.register_file.design = base.register_file.design.clone();
+        rfc.register_file.extra = base.register_file.extra.clone();
+        assert_eq!(rfc, base, "{}", c.workload);
+    }
+}
+
+/// A dependent chain through the LRF: each value is consumed only by the next
+/// instruction, so the compiler puts it in the LRF and the MRF serves none of the
+/// chain's operands.
+const CHAIN: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, %tid.x;
+    add.s32 %r2, %r1, 1;
+    mul.lo.s32 %r3, %r2, 3;
+    xor.b32 %r4, %r3, 7;
+    st.global.u32 [%rd1], %r4;
+    ret;
+}
+"#;
+
+#[test]
+fn a_dependent_chain_reads_only_the_lrf() {
+    let design = ["register_file.design=\"orf-lrf\"", TWO_LEVEL];
+    // By hand, as the pass would annotate: %r1..%r4 written to and read from the LRF.
+    let s = simulate(CHAIN, &design, |info| {
+        let f = info.kernel;
+        let fi = info.function_mut(f).expect("kernel");
+        for i in 1..=4 {
+            let (srcs, dsts) = fi.operands_mut(InstId::new(i)).expect("inst");
+            for d in dsts.iter_mut() {
+                d.hint.level = HierarchyLevel::LastResult;
+            }
+            if i > 1 {
+                srcs[0].hint.level = HierarchyLevel::LastResult;
+            }
+        }
+        let (srcs, _) = fi.operands_mut(InstId::new(5)).expect("st");
+        for s in srcs.iter_mut() {
+            if s.width == 1 {
+                s.hint.level = HierarchyLevel::LastResult;
+            }
+        }
+    });
+    assert_eq!(s.register_file.design, "orf-lrf");
+    assert_eq!(extra(&s, "orf_lrf_lrf_reads"), 4);
+    assert_eq!(extra(&s, "orf_lrf_lrf_writes"), 4);
+    assert_eq!(extra(&s, "orf_lrf_stale_reads"), 0);
+    // The MRF serves only %rd1 (2 registers, in st) and is written only by ld.param.
+    assert_eq!((s.register_file.reads, s.register_file.writes), (2, 2));
+    assert_eq!(extra(&s, "orf_lrf_operand_reads"), 6);
+}
+
+/// The kernel info as the CUDA runtime builds it for `cfg`: the load-time pipeline runs
+/// the passes the design asks for.
+fn compiled_info(emu: &emu::Emulator, k: emu::KernelRef, cfg: &timing::GpuConfig) -> KernelInfo {
+    use compiler::pipeline::{compile, LoadOptions};
+    let program = &emu.module(k.module).expect("module").program;
+    let options = LoadOptions {
+        max_registers: None,
+        passes: timing::rf::required_passes(cfg),
+    };
+    let c = compile(program, &options).unwrap_or_else(|e| panic!("{e}"));
+    KernelInfo::from_compiled(&c.program, &c.functions, k.func).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The same chain annotated by the ORF/LRF pass itself (default: 3 ORF entries, split
+/// LRF): every value of the chain is read once by the next instruction, so the pass puts
+/// the ALU-to-ALU ones in the LRF and the two the store reads (%r4 and the address %rd1:
+/// the memory unit cannot reach the LRF) in the ORF. Nothing is read from or written to
+/// the MRF.
+#[test]
+fn the_orf_lrf_pass_keeps_a_dependent_chain_out_of_the_mrf() {
+    let cfg = config("gtx480", &["register_file.design=\"orf-lrf\"", TWO_LEVEL]);
+    let (mut emu, k, _) = load(CHAIN, "k");
+    let info = compiled_info(&emu, k, &cfg);
+    let buf = common::alloc_u32(&mut emu, &[0; 32]);
+    let p = params(&emu, k, &[buf]);
+    let s = run(cfg, &mut emu, k, &info, one_warp(), &p);
+    assert_eq!(extra(&s, "orf_lrf_stale_reads"), 0);
+    assert_eq!(extra(&s, "orf_lrf_lrf_reads"), 3, "add, mul, xor");
+    assert_eq!(extra(&s, "orf_lrf_orf_reads"), 3, "st's %r4 and %rd1");
+    assert_eq!(extra(&s, "orf_lrf_mrf_operand_reads"), 0);
+    assert_eq!((s.register_file.reads, s.register_file.writes), (0, 0));
+}
+
+/// On every built-in workload kernel, with the pass's annotations: warps leave the active
+/// set only at strand ends, and the counts add up: every operand is served by exactly one
+/// level, and the MRF's bank reads are the operands sent to it.
+#[test]
+fn orf_lrf_annotations_hold_on_every_workload_kernel() {
+    let cfg = config("gtx480", &["register_file.design=\"orf-lrf\"", TWO_LEVEL]);
+    for c in cases() {
+        let mut p = prepare(&c);
+        p.info = compiled_info(&p.emu, p.kernel, &cfg);
+        let mut sim = TimingSimulator::new(cfg.clone());
+        let s = sim
+            .simulate_kernel(&mut p.emu, p.kernel, p.launch, &p.params, &p.info)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.workload));
+        let x = |k: &str| extra(&s, &format!("orf_lrf_{k}"));
+        assert_eq!(x("midstrand_deactivations"), 0, "{}", c.workload);
+        assert_eq!(
+            x("operand_reads"),
+            x("mrf_operand_reads") + x("orf_reads") + x("lrf_reads"),
+            "{}",
+            c.workload
+        );
+        assert_eq!(
+            s.register_file.reads,
+            x("mrf_operand_reads"),
+            "{}",
+            c.workload
+        );
+        assert!(x("operand_reads") > 0, "{}", c.workload);
+    }
+}
+
+/// Bad settings of either design are refused with the key named; the ORF/LRF pass's
+/// settings live in the design's own section.
+#[test]
+fn bad_hierarchy_settings_name_their_key() {
+    use timing::config::default_configs_dir;
+    use timing::{ConfigError, GpuConfig, Override};
+    let load = |o: &str| {
+        GpuConfig::load(
+            "gtx480",
+            &default_configs_dir(),
+            &[Override::parse(o).expect("override")],
+        )
+    };
+    for (o, key) in [
+        (
+            "register_file.rfc.entries_per_thread=9",
+            "register_file.rfc.entries_per_thread",
+        ),
+        (
+            "register_file.orf_lrf.orf_entries=12",
+            "register_file.orf_lrf.orf_entries",
+        ),
+    ] {
+        match load(o) {
+            Err(ConfigError::Invalid { key: k, .. }) => assert_eq!(k, key, "{o}"),
+            other => panic!("{o}: {other:?}"),
+        }
+    }
+    let both = GpuConfig::load(
+        "gtx480",
+        &default_configs_dir(),
+        &[
+            Override::parse("register_file.rfc.entries_per_thread=0").expect("override"),
+            Override::parse("register_file.rfc.lrf=true").expect("override"),
+        ],
+    );
+    assert!(
+        matches!(both, Err(ConfigError::Invalid { ref key, .. }) if key == "register_file.rfc.lrf"),
+        "{both:?}"
+    );
+    // Unknown keys of the pass's config are refused too (it denies unknown fields).
+    assert!(load("register_file.orf_lrf.orf_entry=3").is_err());
+    let ok = load("register_file.orf_lrf.lrf=\"unified\"").expect("valid");
+    assert_eq!(
+        ok.register_file.orf_lrf.lrf,
+        compiler::orf_lrf::LrfMode::Unified
+    );
+    let passes = timing::rf::required_passes(&ok);
+    assert!(passes.orf_lrf.is_none(), "the baseline runs no pass");
+    let mut orf = ok.clone();
+    orf.register_file.design = timing::config::RegisterFileDesign::OrfLrf;
+    let passes = timing::rf::required_passes(&orf);
+    assert_eq!(passes.orf_lrf, Some(orf.register_file.orf_lrf.clone()));
+    orf.register_file.design = timing::config::RegisterFileDesign::Rfc;
+    assert!(timing::rf::required_passes(&orf).liveness_bits);
+}
+
+/// The energy events are the hand counts of the first known answer, under the structure
+/// names the energy model maps to joules: MRF bank accesses (misses, writebacks, the
+/// load's result), RFC reads (4 hits + 4 writeback reads) and writes (5 results), and
+/// the operands latched by collectors (the 4 MRF reads).
+#[test]
+fn energy_events_count_each_structure() {
+    let (mut emu, k, info) = load(AFTER_LOAD, "k");
+    let buf = common::alloc_u32(&mut emu, &[5; 32]);
+    let p = params(&emu, k, &[buf]);
+    let mut sim = TimingSimulator::new(config(
+        "gtx480",
+        &[TWO_LEVEL, "register_file.design=\"rfc\""],
+    ));
+    sim.simulate_kernel(&mut emu, k, one_warp(), &p, &info)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let events: Vec<(&str, &str, u64)> = sim
+        .register_file_energy_events()
+        .iter()
+        .map(|e| (e.structure, e.access, e.count))
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("collector", "write", 4),
+            ("mrf", "read", 4),
+            ("mrf", "write", 5),
+            ("rfc", "read", 8),
+            ("rfc", "write", 5),
+        ]
+    );
+}
+
+/// On every built-in workload kernel, with the liveness bits of the load-time pipeline:
+/// every operand read is a hit or a miss, the MRF reads exactly the misses, and writes
+/// exactly the results that bypass the RFC plus the writebacks; and over the suite the
+/// dead bits remove writebacks against the same runs without them.
+#[test]
+fn rfc_traffic_adds_up_and_dead_bits_remove_writebacks() {
+    let cfg = config("gtx480", &["register_file.design=\"rfc\"", TWO_LEVEL]);
+    let (mut with_bits, mut without) = (0u64, 0u64);
+    for c in cases() {
+        let go = |bits: bool| {
+            let mut p = prepare(&c);
+            if bits {
+                p.info = compiled_info(&p.emu, p.kernel, &cfg);
+            }
+            let mut sim = TimingSimulator::new(cfg.clone());
+            sim.simulate_kernel(&mut p.emu, p.kernel, p.launch, &p.params, &p.info)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.workload))
+        };
+        for (bits, total) in [(true, &mut with_bits), (false, &mut without)] {
+            let s = go(bits);
+            let x = |k: &str| extra(&s, &format!("rfc_{k}"));
+            let w = c.workload;
+            assert_eq!(x("read_hits") + x("read_misses"), x("operand_reads"), "{w}");
+            assert_eq!(s.register_file.reads, x("read_misses"), "{w}");
+            let writebacks = x("writebacks_eviction") + x("writebacks_deactivation");
+            assert_eq!(
+                s.register_file.writes,
+                x("results_to_mrf") + writebacks,
+                "{w}"
+            );
+            assert_eq!(x("reads"), x("read_hits") + writebacks, "{w}");
+            *total += writebacks;
+        }
+    }
+    assert!(
+        with_bits < without,
+        "dead bits: {with_bits} writebacks, none: {without}"
+    );
+}
+
+/// A four-iteration loop: with `flush_at_backward_branches`, each of the three taken
+/// back edges writes back the live counter and empties the RFC, so the next iteration's
+/// `add` misses on it three more times than without the flush.
+#[test]
+fn the_backward_branch_variant_flushes_at_each_taken_back_edge() {
+    const LOOP: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, 0;
+$LOOP:
+    add.s32 %r1, %r1, 1;
+    setp.lt.u32 %p1, %r1, 4;
+    @%p1 bra $LOOP;
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+"#;
+    let rfc = [TWO_LEVEL, "register_file.design=\"rfc\""];
+    let keep = simulate(LOOP, &rfc, |_| {});
+    let flush = simulate(
+        LOOP,
+        &[
+            rfc[0],
+            rfc[1],
+            "register_file.rfc.flush_at_backward_branches=true",
+        ],
+        |_| {},
+    );
+    assert_eq!(extra(&flush, "rfc_backward_flushes"), 3);
+    assert_eq!(extra(&flush, "rfc_writebacks_backward_branch"), 3);
+    assert_eq!(
+        extra(&flush, "rfc_read_misses"),
+        extra(&keep, "rfc_read_misses") + 3
+    );
+    assert!(!keep
+        .register_file
+        .extra
+        .contains_key("rfc_backward_flushes"));
+}
