@@ -182,6 +182,9 @@ mod tests {
         assert!(bad("gtx480", "sm.max_warps=0").starts_with("sm.max_warps: "));
         assert!(bad("gtx480", "sm.warpz=4").contains("sm.warpz"));
         let e = bad("nosuch", "sm.max_warps=4");
-        assert!(e.contains("no GPU config named `nosuch`") && e.contains(", gtx480,"), "{e}");
+        assert!(
+            e.contains("no GPU config named `nosuch`") && e.contains(", gtx480,"),
+            "{e}"
+        );
     }
 }

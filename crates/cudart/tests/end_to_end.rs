@@ -173,7 +173,8 @@ fn a_bad_config_or_a_cta_that_does_not_fit_is_one_line_and_a_sticky_error() {
         err.starts_with(
             "regsim: kernel axpy(int, float, float const*, float*) grid (8,1,1) block (128,1,1): \
              launch refused: "
-        ) && err.contains("128 threads") && err.contains("more than the 64 a block may use"),
+        ) && err.contains("128 threads")
+            && err.contains("more than the 64 a block may use"),
         "{err}"
     );
     assert_eq!(
