@@ -269,6 +269,37 @@ fn ltrf_runs_are_deterministic_and_technologies_are_checked() {
 }
 
 /// The statistics without their wall-clock parts.
+#[test]
+fn every_workload_passes_under_cerf_with_both_policies() {
+    // About twice `every_workload_passes_in_timing_mode`. CERF (issue 12): the L1D is the
+    // integrated array; register reads and writes stay on the same keys as the baseline.
+    for policy in ["lru-fair", "lru-prioritized"] {
+        let set = format!("register_file.cerf.policy=\"{policy}\"");
+        for bin in workloads() {
+            let (json, _) = assert_passes(&bin, &["--rf", "cerf", "--set", &set], &[]);
+            let rf = &json["total"]["register_file"];
+            assert_eq!(rf["design"], "cerf");
+            assert!(rf["reads"].as_u64().is_some_and(|r| r > 0), "{rf}");
+            assert!(rf["extra"]["cerf_tag_lookups"]
+                .as_u64()
+                .is_some_and(|t| t > 0));
+            if policy == "lru-prioritized" {
+                // The default array holds the whole register file: no spills.
+                assert_eq!(rf["extra"]["cerf_spills"], 0, "{}", bin.display());
+            }
+        }
+    }
+    let flags = [
+        "--rf",
+        "cerf",
+        "--set",
+        "register_file.cerf.policy=\"lru-fair\"",
+    ];
+    let (a, _) = assert_passes(&workload("stencil2d"), &flags, &[]);
+    let (b, _) = assert_passes(&workload("stencil2d"), &flags, &[]);
+    assert_eq!(deterministic_part(a), deterministic_part(b));
+}
+
 fn deterministic_part(mut json: serde_json::Value) -> serde_json::Value {
     json.as_object_mut().unwrap().remove("simulation");
     for k in json["kernels"].as_array_mut().unwrap() {

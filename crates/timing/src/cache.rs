@@ -30,8 +30,15 @@
 //! - victim selection is one function, `choose_victim`, so a design that mixes register
 //!   and data lines in the same ways can give each line a replacement priority there
 //!   (CERF's LRU-prioritized policy) without touching the access and fill paths.
+//!
+//! [`Cache::share_with_registers`] uses the second hook: register lines (one warp
+//! register per line, at a "reg-mem" address the design computes) live in the same ways
+//! as data lines, written, read and released by the `*_register` methods. A register line
+//! is valid and dirty in every sector, so evicting one writes it below: a register spill.
+//! CERF Figure 6's entry states map onto a way as: `inactive` = empty, `reg` = register
+//! line, `cache` = data line without dirty sectors, `dirty` = data line with some.
 
-use crate::config::{AllocationPolicy, CacheConfig, FetchGranularity, WritePolicy};
+use crate::config::{AllocationPolicy, CacheConfig, CerfPolicy, FetchGranularity, WritePolicy};
 use crate::hashing::Indexer;
 use serde::Serialize;
 use std::ops::AddAssign;
@@ -194,6 +201,47 @@ struct Line {
     valid: SectorMask,
     dirty: SectorMask,
     last_use: u64,
+    /// A register line (CERF), not memory data.
+    register: bool,
+}
+
+/// What writing a register line did ([`Cache::write_register`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct RegisterWrite {
+    /// The register already had its line.
+    pub hit: bool,
+    /// Dirty data (or a spilled register) displaced to make room.
+    pub eviction: Option<Eviction>,
+}
+
+/// Whether way `l` already holds `line` (so a fill may still be in flight for it).
+fn hit_or_adopted(l: &Line, line: LineAddr) -> bool {
+    l.present && l.addr == line.0
+}
+
+/// Register-line counters of a cache shared with a register file (CERF).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RegisterLineStats {
+    /// Register lines written into an empty way.
+    pub from_inactive: u64,
+    /// Register lines written over a clean data line.
+    pub from_cache: u64,
+    /// Register lines written over a dirty data line (written back first).
+    pub from_dirty: u64,
+    /// Register lines written over another register line (a spill).
+    pub from_register: u64,
+    /// Register lines evicted by anything (spills), `from_register` included.
+    pub spills: u64,
+    /// Data lines installed over a register line (part of `spills`).
+    pub data_over_register: u64,
+    /// Register lines released (dead registers back to `inactive`).
+    pub released: u64,
+    /// Data lines promoted to register lines (a spilled register filled back).
+    pub adopted: u64,
+    /// Clean data lines made dirty by a store.
+    pub cache_to_dirty: u64,
+    /// Data lines installed into an empty way.
+    pub data_into_inactive: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -228,6 +276,11 @@ pub struct Cache<T> {
     mshrs_in_use: usize,
     use_clock: u64,
     stats: CacheStats,
+    /// `Some` when register lines share the ways (CERF), with the replacement policy.
+    sharing: Option<CerfPolicy>,
+    register_stats: RegisterLineStats,
+    /// Register lines evicted since the last [`Cache::take_evicted_registers`].
+    evicted_registers: Vec<LineAddr>,
 }
 
 impl<T: Copy> Cache<T> {
@@ -256,7 +309,16 @@ impl<T: Copy> Cache<T> {
             mshrs_in_use: 0,
             use_clock: 0,
             stats: CacheStats::default(),
+            sharing: None,
+            register_stats: RegisterLineStats::default(),
+            evicted_registers: Vec::new(),
         }
+    }
+
+    /// Lets register lines share the ways under `policy` (CERF).
+    pub fn share_with_registers(&mut self, policy: CerfPolicy) {
+        self.sharing = Some(policy);
+        self.evicted_registers.reserve(64);
     }
 
     /// The configuration.
@@ -320,8 +382,33 @@ impl<T: Copy> Cache<T> {
         if let Some(w) = ways.clone().find(|&i| !self.lines[i].present) {
             return Some(w);
         }
-        ways.filter(|&i| !self.lines[i].locked)
+        // CERF LRU-prioritized: memory data never displaces a register.
+        let spare_registers = self.sharing == Some(CerfPolicy::LruPrioritized);
+        ways.filter(|&i| !(self.lines[i].locked || spare_registers && self.lines[i].register))
             .min_by_key(|&i| self.lines[i].last_use)
+    }
+
+    /// The way a register line goes to: an empty way, else the least recently used
+    /// unlocked line (under LRU-prioritized data lines only, registers only when the set
+    /// holds nothing else). `None` when the line must wait for a fill to unlock a way.
+    fn choose_register_victim(&self, base: usize) -> Option<usize> {
+        let ways = base..base + self.ways;
+        if let Some(w) = ways.clone().find(|&i| !self.lines[i].present) {
+            return Some(w);
+        }
+        let lru = |data_only: bool| {
+            ways.clone()
+                .filter(|&i| !(self.lines[i].locked || data_only && self.lines[i].register))
+                .min_by_key(|&i| self.lines[i].last_use)
+        };
+        if self.sharing == Some(CerfPolicy::LruPrioritized) {
+            // A register waits for a data line's fill rather than spill another
+            // register; only a set of nothing but registers spills one.
+            let data_locked = ways.clone().any(|i| !self.lines[i].register);
+            lru(true).or_else(|| if data_locked { None } else { lru(false) })
+        } else {
+            lru(false)
+        }
     }
 
     fn touch(&mut self, way: usize) {
@@ -332,6 +419,15 @@ impl<T: Copy> Cache<T> {
     /// Puts `line` in `way`, returning the displaced dirty data if any.
     fn install(&mut self, way: usize, line: LineAddr) -> Option<Eviction> {
         let old = self.lines[way];
+        if self.sharing.is_some() {
+            if old.register {
+                self.register_stats.spills += 1;
+                self.register_stats.data_over_register += 1;
+                self.evicted_registers.push(LineAddr(old.addr));
+            } else if !old.present {
+                self.register_stats.data_into_inactive += 1;
+            }
+        }
         let eviction = if old.present {
             self.stats.evictions += 1;
             (!old.dirty.is_empty()).then(|| {
@@ -352,6 +448,7 @@ impl<T: Copy> Cache<T> {
             valid: SectorMask::EMPTY,
             dirty: SectorMask::EMPTY,
             last_use: 0,
+            register: false,
         };
         eviction
     }
@@ -422,11 +519,16 @@ impl<T: Copy> Cache<T> {
         let mut way = way;
         if way.is_none() && on_miss {
             let base = self.set_base(line);
-            let Some(victim) = self.choose_victim(base) else {
-                return self.fail(ReservationFailure::NoEvictableWay);
-            };
-            access.eviction = self.install(victim, line);
-            way = Some(victim);
+            match self.choose_victim(base) {
+                Some(victim) => {
+                    access.eviction = self.install(victim, line);
+                    way = Some(victim);
+                }
+                // CERF LRU-prioritized, a set full of registers: fetch without a
+                // reserved way; the fill finds room or bypasses the array.
+                None if self.sharing == Some(CerfPolicy::LruPrioritized) => {}
+                None => return self.fail(ReservationFailure::NoEvictableWay),
+            }
         }
         // Committed from here on.
         self.stats.reads += 1;
@@ -499,6 +601,14 @@ impl<T: Copy> Cache<T> {
             None if self.cfg.write_allocate => {
                 let base = self.set_base(line);
                 let Some(victim) = self.choose_victim(base) else {
+                    if self.sharing == Some(CerfPolicy::LruPrioritized) {
+                        // A set full of registers: the write goes around the array.
+                        self.stats.writes += 1;
+                        self.stats.misses += 1;
+                        access.outcome = Outcome::Miss;
+                        access.forward_write = true;
+                        return access;
+                    }
                     return self.fail(ReservationFailure::NoEvictableWay);
                 };
                 access.eviction = self.install(victim, line);
@@ -517,6 +627,10 @@ impl<T: Copy> Cache<T> {
         self.stats.writes += 1;
         let l = &mut self.lines[way];
         l.valid = l.valid.union(sectors);
+        if write_back && l.dirty.is_empty() && self.sharing.is_some() {
+            self.register_stats.cache_to_dirty += 1;
+        }
+        let l = &mut self.lines[way];
         if write_back {
             l.dirty = l.dirty.union(sectors);
         }
@@ -603,6 +717,128 @@ impl<T: Copy> Cache<T> {
                 *t = FREE;
             }
         }
+    }
+
+    /// Whether a fetch of `line` is in flight (it has an MSHR entry).
+    pub fn fetching(&self, line: LineAddr) -> bool {
+        self.find_mshr(line).is_some()
+    }
+
+    /// Register-line counters (CERF).
+    pub fn register_stats(&self) -> &RegisterLineStats {
+        &self.register_stats
+    }
+
+    /// Ways per state, CERF Figure 6: `[inactive, reg, cache, dirty]`.
+    pub fn state_counts(&self) -> [u64; 4] {
+        let mut n = [0u64; 4];
+        for l in &self.lines {
+            let k = match (l.present, l.register, l.dirty.is_empty()) {
+                (false, _, _) => 0,
+                (true, true, _) => 1,
+                (true, false, true) => 2,
+                (true, false, false) => 3,
+            };
+            n[k] += 1;
+        }
+        n
+    }
+
+    /// Writes the register line `line` (CERF: a warp register at its reg-mem address).
+    /// An absent register takes a way ([`Cache::choose_register_victim`]); a data line
+    /// at that address (a spilled register being filled back) becomes the register.
+    /// `None` (nothing changed) when every way of the set is locked by a fill.
+    pub fn write_register(&mut self, line: LineAddr) -> Option<RegisterWrite> {
+        let all = SectorMask::first(self.cfg.sectors_per_line());
+        let (way, hit, eviction) = match self.find_way(line) {
+            Some(w) => {
+                if !self.lines[w].register {
+                    self.register_stats.adopted += 1;
+                }
+                (w, self.lines[w].register, None)
+            }
+            None => {
+                let base = self.set_base(line);
+                let victim = self.choose_register_victim(base)?;
+                let old = self.lines[victim];
+                let rs = &mut self.register_stats;
+                match (old.present, old.register, old.dirty.is_empty()) {
+                    (false, _, _) => rs.from_inactive += 1,
+                    (true, true, _) => {
+                        rs.from_register += 1;
+                        rs.spills += 1;
+                        self.evicted_registers.push(LineAddr(old.addr));
+                    }
+                    (true, false, true) => rs.from_cache += 1,
+                    (true, false, false) => rs.from_dirty += 1,
+                }
+                let eviction = if old.present {
+                    self.stats.evictions += 1;
+                    (!old.dirty.is_empty()).then(|| {
+                        self.stats.writebacks += 1;
+                        Eviction {
+                            line: LineAddr(old.addr),
+                            dirty: old.dirty,
+                        }
+                    })
+                } else {
+                    None
+                };
+                (victim, false, eviction)
+            }
+        };
+        self.tags[way] = line.0;
+        let l = &mut self.lines[way];
+        let keep_lock = hit_or_adopted(l, line) && l.locked;
+        *l = Line {
+            present: true,
+            locked: keep_lock,
+            addr: line.0,
+            valid: all,
+            dirty: all,
+            last_use: l.last_use,
+            register: true,
+        };
+        self.touch(way);
+        Some(RegisterWrite { hit, eviction })
+    }
+
+    /// Reads the register line `line`: true (and the line is touched) when it is present
+    /// with all its sectors; a filled-back data line at that address becomes the
+    /// register. False when the register was spilled and is not back yet.
+    pub fn read_register(&mut self, line: LineAddr) -> bool {
+        let all = SectorMask::first(self.cfg.sectors_per_line());
+        let Some(w) = self.find_way(line) else {
+            return false;
+        };
+        let l = &mut self.lines[w];
+        if !l.valid.contains(all) {
+            return false;
+        }
+        if !l.register {
+            l.register = true;
+            l.dirty = all;
+            self.register_stats.adopted += 1;
+        }
+        self.touch(w);
+        true
+    }
+
+    /// A dead register: its line (if present) goes back to `inactive`, without a
+    /// write-back.
+    pub fn release_register(&mut self, line: LineAddr) {
+        if let Some(w) = self.find_way(line) {
+            if self.lines[w].register && !self.lines[w].locked {
+                self.lines[w] = Line::default();
+                self.tags[w] = FREE;
+                self.register_stats.released += 1;
+            }
+        }
+    }
+
+    /// Appends the register lines evicted since the last call to `out`, oldest first.
+    pub fn take_evicted_registers(&mut self, out: &mut Vec<LineAddr>) {
+        out.append(&mut self.evicted_registers);
     }
 
     /// Ways per set available to memory data (all of them unless a register file design

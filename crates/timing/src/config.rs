@@ -151,6 +151,53 @@ pub enum RegisterFileDesign {
     /// Warp instruction reuse with register renaming (Kim and Ro, HPCA'18;
     /// `register_file.wir`).
     Wir,
+    /// CERF (Jing et al.): registers and L1D lines in one cache-managed array
+    /// (`[register_file.cerf]`).
+    Cerf,
+}
+
+/// CERF's replacement policy in the integrated array (§III.D).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CerfPolicy {
+    /// Plain LRU over registers and lines; evicted registers spill to memory.
+    #[serde(rename = "lru-fair")]
+    LruFair,
+    /// Cache data never evicts a register; registers reclaim inactive and cache entries.
+    #[default]
+    #[serde(rename = "lru-prioritized")]
+    LruPrioritized,
+}
+
+/// `[register_file.cerf]`: the integrated register-file/L1D array of `design = "cerf"`.
+/// Under CERF the memory system's L1D *is* this array: its geometry replaces
+/// `l1d.size_bytes` and `l1d.ways` (line and sector size, latency, MSHRs and write policy
+/// stay the `[l1d]` values).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CerfConfig {
+    /// Array capacity in bytes; absent: the register file's (`sm.registers` x 4, 128 KB
+    /// on the GTX 480 as in CERF Table I).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// Associativity (CERF Table I: 4).
+    pub ways: u32,
+    /// Replacement policy.
+    pub policy: CerfPolicy,
+    /// Return a register's entry to `inactive` at its last read (the liveness bits of
+    /// §III.D). The paper uses them with `lru-prioritized` only; `false` gives its pure
+    /// LRU-fair.
+    pub release_dead: bool,
+}
+
+impl Default for CerfConfig {
+    fn default() -> Self {
+        CerfConfig {
+            size_bytes: None,
+            ways: 4,
+            policy: CerfPolicy::default(),
+            release_dead: true,
+        }
+    }
 }
 
 /// `[register_file.rfc]`: the hardware register-file cache (Gebhart et al. ISCA'11, as
@@ -288,6 +335,9 @@ pub struct RegisterFileConfig {
     /// WIR's variant and table sizes (`design = "wir"`).
     #[serde(default)]
     pub wir: crate::rf::wir::WirConfig,
+    /// The integrated array of `design = "cerf"`.
+    #[serde(default)]
+    pub cerf: CerfConfig,
 }
 
 impl RegisterFileConfig {
@@ -1280,6 +1330,20 @@ impl GpuConfig {
         }
 
         validate_cache("l1d", &self.l1d)?;
+        if self.register_file.design == RegisterFileDesign::Cerf {
+            // One array line holds one warp register (32 lanes x 4 bytes).
+            if self.l1d.line_bytes != WARP_SIZE * 4 {
+                return Err(invalid(
+                    "l1d.line_bytes",
+                    format_args!(
+                        "must be {} under register_file.design = \"cerf\" (one warp register \
+                         per array line)",
+                        WARP_SIZE * 4
+                    ),
+                ));
+            }
+            validate_cache("register_file.cerf", &self.l1d_array())?;
+        }
         validate_cache("constant_cache", &self.constant_cache)?;
         validate_cache("icache", &self.icache)?;
         validate_cache("l2.slice", &self.l2.slice)?;
@@ -1375,6 +1439,18 @@ impl GpuConfig {
         Ok(())
     }
 
+    /// The L1D the memory system builds: `[l1d]`, or under CERF the integrated array
+    /// (`[register_file.cerf]` capacity and associativity, the rest from `[l1d]`).
+    pub fn l1d_array(&self) -> CacheConfig {
+        let mut c = self.l1d.clone();
+        if self.register_file.design == RegisterFileDesign::Cerf {
+            let cerf = &self.register_file.cerf;
+            c.size_bytes = cerf.size_bytes.unwrap_or(u64::from(self.sm.registers) * 4);
+            c.ways = cerf.ways;
+        }
+        c
+    }
+
     /// Register capacity per SM that occupancy is computed against.
     pub fn register_capacity(&self) -> u64 {
         match self.register_file.design {
@@ -1390,6 +1466,8 @@ impl GpuConfig {
                 .register_file
                 .technology
                 .capacity(u64::from(self.sm.registers)),
+            // The integrated array holds the register file (CERF Table I).
+            RegisterFileDesign::Cerf => u64::from(self.sm.registers),
             RegisterFileDesign::Ideal => self
                 .register_file
                 .ideal_capacity_registers

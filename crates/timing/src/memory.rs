@@ -46,9 +46,11 @@
 //! at the request's first cycle; the interconnect and L2 run on the core clock; atomics
 //! do not invalidate the L1; no L1 bypass (`ld.cg`) yet.
 
-use crate::cache::{Cache, CacheOp, CacheStats, LineAddr, Outcome, SectorMask};
+use crate::cache::{
+    Cache, CacheOp, CacheStats, LineAddr, Outcome, RegisterLineStats, RegisterWrite, SectorMask,
+};
 use crate::coalescer::{LineAccess, MAX_LINES};
-use crate::config::{GpuConfig, WARP_SIZE};
+use crate::config::{GpuConfig, RegisterFileDesign, WARP_SIZE};
 use crate::dram::{DramChannel, DramCompletion, DramRequest, DramStats};
 use crate::event::EventQueue;
 use crate::interconnect::{Interconnect, InterconnectStats};
@@ -380,10 +382,20 @@ impl MemorySystem {
                 }; MAX_LINES],
             },
         };
+        // Under CERF the L1D is the integrated register-file array (`GpuConfig::l1d_array`).
+        let l1d = cfg.l1d_array();
         let sms = (0..cfg.gpu.num_sms)
-            .map(|_| SmMemory {
-                l1: [port(&cfg.l1d), port(&cfg.constant_cache), port(&cfg.icache)],
-                shared: SharedMemory::new(&cfg.shared_memory),
+            .map(|_| {
+                let mut m = SmMemory {
+                    l1: [port(&l1d), port(&cfg.constant_cache), port(&cfg.icache)],
+                    shared: SharedMemory::new(&cfg.shared_memory),
+                };
+                if cfg.register_file.design == RegisterFileDesign::Cerf {
+                    m.l1[L1::Data.index()]
+                        .cache
+                        .share_with_registers(cfg.register_file.cerf.policy);
+                }
+                m
             })
             .collect();
         let map = AddressMap::new(cfg);
@@ -580,6 +592,71 @@ impl MemorySystem {
     /// The L1 data cache counters of one SM.
     pub fn l1d_stats(&self, sm: SmId) -> &CacheStats {
         self.sms[sm.0 as usize].l1[L1::Data.index()].cache.stats()
+    }
+
+    /// CERF: writes a register line into SM `sm`'s integrated array (its L1D) at `now`;
+    /// dirty data or a register it displaces is written to the L2 (a spill). `None` when
+    /// the set is locked by fills (retry later). See [`Cache::write_register`].
+    pub fn write_register(
+        &mut self,
+        sm: SmId,
+        now: Cycle,
+        line: LineAddr,
+    ) -> Option<RegisterWrite> {
+        self.advance_to(now);
+        let s = sm.0 as usize;
+        let w = self.sms[s].l1[L1::Data.index()]
+            .cache
+            .write_register(line)?;
+        if let Some(e) = w.eviction {
+            let bytes = self.cfg.interconnect.control_bytes
+                + e.dirty.count() * self.cfg.l2.slice.sector_bytes;
+            self.send_to_l2(s, self.now, e.line, e.dirty, PacketKind::Write, bytes);
+        }
+        Some(w)
+    }
+
+    /// CERF: reads a register line of SM `sm`'s integrated array; false when it is not
+    /// there (spilled). See [`Cache::read_register`].
+    pub fn read_register(&mut self, sm: SmId, line: LineAddr) -> bool {
+        self.sms[sm.0 as usize].l1[L1::Data.index()]
+            .cache
+            .read_register(line)
+    }
+
+    /// CERF: a dead register's line goes back to `inactive`.
+    pub fn release_register(&mut self, sm: SmId, line: LineAddr) {
+        self.sms[sm.0 as usize].l1[L1::Data.index()]
+            .cache
+            .release_register(line);
+    }
+
+    /// CERF: register lines of SM `sm` evicted (spilled) since the last call.
+    pub fn take_evicted_registers(&mut self, sm: SmId, out: &mut Vec<LineAddr>) {
+        self.sms[sm.0 as usize].l1[L1::Data.index()]
+            .cache
+            .take_evicted_registers(out);
+    }
+
+    /// CERF: whether a fetch of `line` is in flight in SM `sm`'s integrated array.
+    pub fn l1d_fetching(&self, sm: SmId, line: LineAddr) -> bool {
+        self.sms[sm.0 as usize].l1[L1::Data.index()]
+            .cache
+            .fetching(line)
+    }
+
+    /// CERF: SM `sm`'s integrated-array ways per state `[inactive, reg, cache, dirty]`.
+    pub fn l1d_state_counts(&self, sm: SmId) -> [u64; 4] {
+        self.sms[sm.0 as usize].l1[L1::Data.index()]
+            .cache
+            .state_counts()
+    }
+
+    /// CERF: register-line counters of SM `sm`'s integrated array.
+    pub fn l1d_register_stats(&self, sm: SmId) -> RegisterLineStats {
+        *self.sms[sm.0 as usize].l1[L1::Data.index()]
+            .cache
+            .register_stats()
     }
 
     /// Latency of an isolated load of one line with `sectors` sectors through the L1D,

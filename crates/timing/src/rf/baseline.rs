@@ -179,6 +179,19 @@ impl Baseline {
         }
     }
 
+    /// Holds the reads of `token`'s collector until `until` (CERF: a register being
+    /// filled back from memory). Only before any of its reads was granted.
+    pub(crate) fn hold_reads(&mut self, token: InstToken, until: Cycle) {
+        if let Some(c) = self
+            .collectors
+            .iter_mut()
+            .find(|c| c.busy && c.token == token)
+        {
+            c.start_at = until;
+            c.ready_at = until + Cycles::new(1);
+        }
+    }
+
     /// Asks for a read of bank `bank` on behalf of `token`, outside the collectors; see
     /// [`Baseline::take_side_reads_done`].
     pub(crate) fn request_side_read(&mut self, token: InstToken, bank: usize) {

@@ -45,11 +45,13 @@
 //!   own cache partitions) is design state updated by the activate/deactivate hooks of
 //!   the two-level scheduler, which [`scheduling`] selects for the LTRF designs; the slow
 //!   MRF is `register_file.bank_latency` times `register_file.technology`'s latency.
-//! - **CERF** (registers and L1D lines in one storage): [`RfCycle::memory`] and
-//!   [`RfCycle::sm`] give the design the SM's memory system, whose L1D exposes
-//!   `Cache::set_data_ways` and a single victim-selection function (the cache's
-//!   extension point) for taking over capacity; register spills/fills become memory
-//!   requests the design issues itself.
+//! - **CERF** ([`cerf`], registers and L1D lines in one storage): under
+//!   `design = "cerf"` the memory system's L1D is the integrated array
+//!   (`GpuConfig::l1d_array`) and register lines share its ways; [`RfCycle::memory`] and
+//!   [`RfCycle::sm`] give the design the `MemorySystem::*_register` methods for its tag
+//!   lookups, allocations and releases; spills are the array's write-backs, fills are
+//!   `Local` loads the design issues itself. The tagging stage is
+//!   `Baseline::accept_after`.
 //! - **Malekeh** (caching collector units, cache-aware issue, stall threshold STHLD):
 //!   collectors that keep values are design state; [`RegisterFile::ranks_warps`] +
 //!   [`RegisterFile::rank`] let the scheduler prefer warps whose operands hit in the
@@ -75,6 +77,7 @@
 
 pub mod baseline;
 pub mod bow;
+pub mod cerf;
 pub mod gebhart;
 pub mod ideal;
 pub mod ltrf;
@@ -419,6 +422,7 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
         RegisterFileDesign::Malekeh => Box::new(malekeh::Malekeh::new(cfg)),
         RegisterFileDesign::Bow => Box::new(bow::Bow::new(cfg)),
         RegisterFileDesign::Wir => Box::new(wir::Wir::new(cfg)),
+        RegisterFileDesign::Cerf => Box::new(cerf::Cerf::new(cfg)),
     }
 }
 
@@ -444,6 +448,11 @@ pub fn scheduling(cfg: &GpuConfig) -> (SchedulerPolicy, u32) {
 /// [`crate::kernel_info::KernelInfo`] are filled for the designs that read them.
 pub fn required_passes(cfg: &GpuConfig) -> PassSet {
     match cfg.register_file.design {
+        // The liveness bits mark each register's last read (CERF §III.D).
+        RegisterFileDesign::Cerf => PassSet {
+            liveness_bits: true,
+            ..PassSet::default()
+        },
         RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => {
             ltrf::required_passes(cfg)
         }

@@ -1,0 +1,788 @@
+//! CERF (Jing et al., "Cache-Emulated Register File: An Integrated On-Chip Memory
+//! Architecture for High Performance GPGPUs", MICRO 2016, §III–§IV): one set-associative
+//! array per SM holds both the registers and the L1D lines.
+//!
+//! Model:
+//! - **The integrated array is the memory system's L1D** ([`GpuConfig::l1d_array`]):
+//!   under `design = "cerf"` it is built with `register_file.cerf.size_bytes` (default
+//!   the register file's 128 KB) and `.ways` (4), so global loads look the array up with
+//!   the L1D's MSHRs, latency and write policy, and register lines share its ways
+//!   ([`crate::cache::Cache::share_with_registers`]). Figure 6's states are the ways'
+//!   (`inactive` empty, `reg`, `cache` clean data, `dirty` data).
+//! - **Register re-indexing** (§III.C): warp register `r` of a warp is register address
+//!   `base + r`, where `base` is the warp's first register address, allocated first-fit
+//!   at launch (the RGen of the traditional RF, which packs resident warps' registers
+//!   contiguously: the addresses of all resident warps fit in the register file), shifted by the 128-byte line and prefixed by an
+//!   isolated per-SM "reg-mem" region ([`REG_MEM_BASE`]); its set is the low address bits,
+//!   exactly as for memory lines, so consecutive registers go to consecutive sets.
+//! - **Banking and bandwidth**: register reads and writes use the baseline's banks,
+//!   collectors and arbiter ([`Baseline`]); the array keeps the MRF's banking (§III.B).
+//! - **Tagging stage** (§III.B): one cycle between issue and operand read, in which the
+//!   registers' tags are looked up ([`Baseline::accept_after`]); register writes look up
+//!   their tags too (the entry is allocated then, off the write's critical path).
+//! - **Replacement** (§III.D): `lru-fair` evicts the least recently used line whatever it
+//!   holds; an evicted register is written to the L2 at its reg-mem address (a spill, a
+//!   write packet of the memory system) and filled back as a `Local` load the design
+//!   issues through [`RfCycle::memory`] when next read, holding the instruction's operand
+//!   reads until the line is back. `lru-prioritized` never lets data evict a register;
+//!   registers take inactive, then cache entries. With the default full mapping (array =
+//!   register file) it never spills.
+//! - **Liveness** (§III.D): a source operand marked `dead_after` (the liveness-bits pass)
+//!   returns its entry to `inactive` after its tag lookup (`register_file.cerf.release_dead`);
+//!   a warp's registers are released when it exits.
+//!
+//! Simplifications: a register write installs the whole 128-byte line (a partial-mask
+//! write under divergence would merge with the old value); the entries-by-state averages
+//! are sampled every [`SAMPLE_PERIOD`] cycles the design runs, weighted by the time since
+//! the previous sample; register lines are never written back except on eviction.
+
+use crate::cache::{CacheStats, LineAddr, RegisterLineStats, SectorMask};
+use crate::coalescer::LineAccess;
+use crate::config::{CerfPolicy, GpuConfig};
+use crate::kernel_info::{RegFileKind, RegOperand};
+use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space};
+use crate::rf::baseline::{Baseline, MAX_REGS};
+use crate::rf::{
+    Candidate, EnergyEvent, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch,
+    WarpSlot, WriteRequest,
+};
+use crate::time::{Cycle, Cycles};
+
+/// Start of the reg-mem region: above the local-memory window
+/// ([`crate::address_map::LOCAL_BASE`]), far from any global allocation; SM `s`'s
+/// registers live at `REG_MEM_BASE + s << 32`.
+pub const REG_MEM_BASE: u64 = 0x7E00_0000_0000_0000;
+/// Bytes of one warp register (and of one array line).
+const LINE_BYTES: u64 = 128;
+/// Cycles between samples of the entries by state.
+pub const SAMPLE_PERIOD: u64 = 64;
+/// Cycles the tagging stage adds in front of operand reads.
+const TAG_STAGE: u64 = 1;
+
+/// A register reference waiting for its tag lookup: its register addresses and which
+/// die after this read.
+#[derive(Clone, Copy, Debug)]
+struct TagLookup {
+    token: crate::rf::InstToken,
+    at: Cycle,
+    regs: [u32; MAX_REGS],
+    n: u8,
+    /// Bit `k`: `regs[k]` is dead after this read.
+    dead: u32,
+    /// Held for a fill since this cycle.
+    held_since: Option<Cycle>,
+    /// Bit `k`: `regs[k]` was found in the array (its value is latched in the collector,
+    /// so a later eviction no longer matters to this instruction).
+    got: u32,
+}
+
+/// The CERF design of one SM. See the module docs.
+pub struct Cerf {
+    inner: Baseline,
+    policy: CerfPolicy,
+    release_dead: bool,
+    regs_per_thread: Vec<u32>,
+    /// Per warp slot: the first register address of its registers (§III.C's RGen).
+    base: Vec<u32>,
+    /// Per warp slot: resident.
+    live: Vec<bool>,
+    lookups: Vec<TagLookup>,
+    /// Register addresses whose writes wait for their tag lookup/allocation.
+    writes: Vec<u32>,
+    /// Register ranges `(base, n)` of exited warps to release.
+    exits: Vec<(u32, u32)>,
+    /// Per register address: spilled (evicted and not written since).
+    spilled: Vec<bool>,
+    /// Per register address: a fill is in flight.
+    filling: Vec<bool>,
+    evicted: Vec<LineAddr>,
+    sm: Option<SmId>,
+    all_sectors: SectorMask,
+    // Counters.
+    operand_reads: u64,
+    operand_writes: u64,
+    tag_lookups: u64,
+    register_hits: u64,
+    register_misses: u64,
+    cold_registers: u64,
+    fills: u64,
+    fill_wait_cycles: u64,
+    tagging_cycles: u64,
+    state_integral: [u64; 4],
+    sampled_cycles: u64,
+    last_sample: Cycle,
+    array: CacheStats,
+    lines: RegisterLineStats,
+}
+
+impl Cerf {
+    /// The design for a validated config.
+    pub fn new(cfg: &GpuConfig) -> Self {
+        let mut inner = Baseline::new(cfg);
+        inner.rename_design("cerf");
+        let c = &cfg.register_file.cerf;
+        // Addresses stay below the register file's warp registers when every resident
+        // warp fits (occupancy guarantees it); 256 registers per thread bound the rest.
+        let max_addr = cfg.sm.max_warps as usize * 256;
+        Cerf {
+            inner,
+            policy: c.policy,
+            release_dead: c.release_dead,
+            regs_per_thread: vec![0; cfg.sm.max_warps as usize],
+            base: vec![0; cfg.sm.max_warps as usize],
+            live: vec![false; cfg.sm.max_warps as usize],
+            lookups: Vec::with_capacity(64),
+            writes: Vec::with_capacity(256),
+            exits: Vec::with_capacity(8),
+            spilled: vec![false; max_addr],
+            filling: vec![false; max_addr],
+            evicted: Vec::with_capacity(64),
+            sm: None,
+            all_sectors: SectorMask::first(cfg.l1d.sectors_per_line()),
+            operand_reads: 0,
+            operand_writes: 0,
+            tag_lookups: 0,
+            register_hits: 0,
+            register_misses: 0,
+            cold_registers: 0,
+            fills: 0,
+            fill_wait_cycles: 0,
+            tagging_cycles: 0,
+            state_integral: [0; 4],
+            sampled_cycles: 0,
+            last_sample: Cycle::ZERO,
+            array: CacheStats::default(),
+            lines: RegisterLineStats::default(),
+        }
+    }
+
+    /// The replacement policy.
+    pub fn policy(&self) -> CerfPolicy {
+        self.policy
+    }
+
+    /// Register address of `reg` of `warp` (§III.C's RGen).
+    fn reg_addr(&self, warp: WarpSlot, reg: u16) -> u32 {
+        self.base.get(warp.index()).copied().unwrap_or(0) + u32::from(reg)
+    }
+
+    /// The lowest register address from which `n` addresses overlap no resident warp's
+    /// (first fit, like a register file allocating warps' registers contiguously).
+    fn first_fit(&self, n: u32) -> u32 {
+        let overlaps = |b: u32| {
+            (0..self.live.len()).any(|w| {
+                self.live[w] && b < self.base[w] + self.regs_per_thread[w] && self.base[w] < b + n
+            })
+        };
+        if !overlaps(0) {
+            return 0;
+        }
+        (0..self.live.len())
+            .filter(|&w| self.live[w])
+            .map(|w| self.base[w] + self.regs_per_thread[w])
+            .filter(|&b| !overlaps(b))
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The reg-mem line of register address `a` in SM `sm`.
+    pub fn reg_mem_line(sm: SmId, a: u32) -> LineAddr {
+        LineAddr(REG_MEM_BASE + (u64::from(sm.0) << 32) + u64::from(a) * LINE_BYTES)
+    }
+
+    fn addr_of_line(sm: SmId, line: LineAddr) -> u32 {
+        ((line.0 - REG_MEM_BASE - (u64::from(sm.0) << 32)) / LINE_BYTES) as u32
+    }
+
+    fn flag(v: &mut [bool], a: u32, x: bool) {
+        if let Some(f) = v.get_mut(a as usize) {
+            *f = x;
+        }
+    }
+
+    fn collect(
+        &self,
+        ops: &[RegOperand],
+        warp: WarpSlot,
+        regs: &mut [u32; MAX_REGS],
+        dead: &mut u32,
+    ) -> u8 {
+        let mut n = 0;
+        for op in ops.iter().filter(|o| o.file == RegFileKind::General) {
+            for r in op.regs() {
+                let a = self.reg_addr(warp, r);
+                if n < MAX_REGS && !regs[..n].contains(&a) {
+                    if op.hint.dead_after {
+                        *dead |= 1 << n;
+                    }
+                    regs[n] = a;
+                    n += 1;
+                }
+            }
+        }
+        n as u8
+    }
+
+    /// The tag lookups of one instruction at the tagging stage: true when every register
+    /// is in the array (else fills are started or awaited).
+    fn look_up(&mut self, k: usize, sm: SmId, c: &mut RfCycle<'_>) -> bool {
+        let l = self.lookups[k];
+        let mut all = true;
+        let mut got = l.got;
+        for i in 0..l.n as usize {
+            if got & (1 << i) != 0 {
+                continue;
+            }
+            got |= 1 << i;
+            let a = l.regs[i];
+            let line = Self::reg_mem_line(sm, a);
+            if l.held_since.is_none() {
+                self.tag_lookups += 1;
+            }
+            if c.memory.read_register(sm, line) {
+                if self.filling.get(a as usize).copied().unwrap_or(false) {
+                    Self::flag(&mut self.filling, a, false);
+                    Self::flag(&mut self.spilled, a, false);
+                }
+                continue;
+            }
+            // Evictions by this cycle's own allocations count too.
+            self.note_evictions(sm, c.memory);
+            let spilled = self.spilled.get(a as usize).copied().unwrap_or(false);
+            let filling = self.filling.get(a as usize).copied().unwrap_or(false);
+            if filling && !c.memory.l1d_fetching(sm, line) {
+                // The fill came back but the line did not stay (a set full of registers
+                // under LRU-prioritized): the value is here, it becomes the register.
+                if c.memory.write_register(sm, c.now, line).is_some() {
+                    Self::flag(&mut self.filling, a, false);
+                    Self::flag(&mut self.spilled, a, false);
+                    continue;
+                }
+                got &= !(1 << i);
+                all = false;
+            } else if spilled && !filling {
+                self.register_misses += 1;
+                let req = MemRequest {
+                    kind: AccessKind::Load,
+                    space: Space::Local,
+                    lines: &[LineAccess {
+                        line,
+                        sectors: self.all_sectors,
+                    }],
+                };
+                if c.memory.issue(sm, c.now, req).is_ok() {
+                    self.fills += 1;
+                    Self::flag(&mut self.filling, a, true);
+                }
+                got &= !(1 << i);
+                all = false;
+            } else if spilled || filling || self.writes.contains(&a) {
+                // Being filled, or written (its allocation waits for a locked set).
+                got &= !(1 << i);
+                all = false;
+            } else {
+                // Never written (or written by a load still in flight): the entry is
+                // allocated now, with nothing to fetch.
+                self.cold_registers += 1;
+                if c.memory.write_register(sm, c.now, line).is_none() {
+                    got &= !(1 << i);
+                    all = false;
+                }
+            }
+        }
+        self.lookups[k].got = got;
+        if all {
+            self.register_hits += u64::from(l.n);
+            if self.release_dead {
+                for i in 0..l.n as usize {
+                    if l.dead & (1 << i) != 0 {
+                        c.memory
+                            .release_register(sm, Self::reg_mem_line(sm, l.regs[i]));
+                    }
+                }
+            }
+        }
+        all
+    }
+
+    fn note_evictions(&mut self, sm: SmId, memory: &mut MemorySystem) {
+        memory.take_evicted_registers(sm, &mut self.evicted);
+        for k in 0..self.evicted.len() {
+            let a = Self::addr_of_line(sm, self.evicted[k]);
+            Self::flag(&mut self.spilled, a, true);
+        }
+        self.evicted.clear();
+    }
+
+    fn sample(&mut self, sm: SmId, c: &RfCycle<'_>) {
+        if c.now.get() < self.last_sample.get() + SAMPLE_PERIOD {
+            return;
+        }
+        let dt = (c.now - self.last_sample).get();
+        let counts = c.memory.l1d_state_counts(sm);
+        for (acc, n) in self.state_integral.iter_mut().zip(counts) {
+            *acc += n * dt;
+        }
+        self.sampled_cycles += dt;
+        self.last_sample = c.now;
+    }
+}
+
+impl RegisterFile for Cerf {
+    fn name(&self) -> &'static str {
+        "cerf"
+    }
+
+    fn warp_launched(&mut self, w: WarpLaunch) {
+        let i = w.warp.index();
+        if i < self.live.len() {
+            let n = w.registers_per_thread;
+            self.base[i] = self.first_fit(n);
+            self.regs_per_thread[i] = n;
+            self.live[i] = true;
+        }
+        self.inner.warp_launched(w);
+    }
+
+    fn warp_exited(&mut self, warp: WarpSlot) {
+        let i = warp.index();
+        if i < self.live.len() {
+            self.exits.push((self.base[i], self.regs_per_thread[i]));
+            self.live[i] = false;
+        }
+        self.inner.warp_exited(warp);
+    }
+
+    fn can_accept(&mut self, c: &Candidate<'_>, now: Cycle) -> Result<(), RfStall> {
+        self.inner.can_accept(c, now)
+    }
+
+    fn accept(&mut self, i: IssuedInst<'_>, now: Cycle) {
+        let mut l = TagLookup {
+            token: i.token,
+            at: now + Cycles::new(TAG_STAGE),
+            regs: [0; MAX_REGS],
+            n: 0,
+            dead: 0,
+            held_since: None,
+            got: 0,
+        };
+        l.n = self.collect(i.inst.srcs, i.inst.warp, &mut l.regs, &mut l.dead);
+        self.operand_reads += u64::from(l.n);
+        self.tagging_cycles += TAG_STAGE;
+        // The baseline first arbitrates a collector's reads in the cycle after
+        // acceptance; the tagging stage moves that `TAG_STAGE` cycles later.
+        self.inner.accept_after(i, now, Cycles::new(1 + TAG_STAGE));
+        if l.n > 0 {
+            self.lookups.push(l);
+        }
+    }
+
+    fn request_write(&mut self, w: WriteRequest<'_>, now: Cycle) {
+        for op in w.dsts.iter().filter(|o| o.file == RegFileKind::General) {
+            for r in op.regs() {
+                let a = self.reg_addr(w.warp, r);
+                self.writes.push(a);
+                self.operand_writes += 1;
+            }
+        }
+        self.inner.request_write(w, now);
+    }
+
+    fn cycle(&mut self, c: &mut RfCycle<'_>) {
+        let sm = c.sm;
+        self.sm = Some(sm);
+        let now = c.now;
+
+        // Registers the array evicted (spilled) since the last cycle.
+        self.note_evictions(sm, c.memory);
+
+        // Exited warps: their entries become holes.
+        for k in 0..self.exits.len() {
+            let (base, n) = self.exits[k];
+            for a in base..base + n {
+                c.memory.release_register(sm, Self::reg_mem_line(sm, a));
+                Self::flag(&mut self.spilled, a, false);
+                Self::flag(&mut self.filling, a, false);
+            }
+        }
+        self.exits.clear();
+
+        // Register writes: tag lookup and allocation (a written register is no longer
+        // spilled). A set whose ways are all locked by fills retries next cycle.
+        let mut kept = 0;
+        for k in 0..self.writes.len() {
+            let a = self.writes[k];
+            let line = Self::reg_mem_line(sm, a);
+            self.tag_lookups += 1;
+            if c.memory.write_register(sm, now, line).is_some() {
+                Self::flag(&mut self.spilled, a, false);
+            } else {
+                self.writes[kept] = a;
+                kept += 1;
+            }
+        }
+        self.writes.truncate(kept);
+
+        // Tagging stage of accepted instructions.
+        let mut k = 0;
+        while k < self.lookups.len() {
+            if self.lookups[k].at > now {
+                k += 1;
+                continue;
+            }
+            let token = self.lookups[k].token;
+            if self.look_up(k, sm, c) {
+                if let Some(since) = self.lookups[k].held_since {
+                    self.fill_wait_cycles += (now - since).get();
+                    // Reads go ahead next cycle, like after the tagging stage.
+                    self.inner.hold_reads(token, now + Cycles::new(1));
+                }
+                self.lookups.swap_remove(k);
+            } else {
+                if self.lookups[k].held_since.is_none() {
+                    self.lookups[k].held_since = Some(now);
+                    self.inner.hold_reads(token, Cycle::NEVER);
+                }
+                k += 1;
+            }
+        }
+
+        self.inner.cycle(c);
+        self.sample(sm, c);
+        self.array = *c.memory.l1d_stats(sm);
+        self.lines = c.memory.l1d_register_stats(sm);
+    }
+
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        let soon = now + Cycles::new(1);
+        let mut next = self.inner.next_event(now);
+        let mut at = |t: Cycle| next = Some(next.map_or(t, |n: Cycle| n.min(t)));
+        if !self.writes.is_empty() || !self.exits.is_empty() {
+            at(soon);
+        }
+        for l in &self.lookups {
+            // Held lookups poll for their fill every cycle.
+            at(l.at.max(soon));
+        }
+        next
+    }
+
+    fn is_idle(&self) -> bool {
+        self.inner.is_idle() && self.lookups.is_empty() && self.writes.is_empty()
+    }
+
+    fn stats(&self, now: Cycle) -> RfStats {
+        let mut s = self.inner.stats(now);
+        let a = &self.array;
+        let l = &self.lines;
+        let [inactive, reg, cache, dirty] = self.state_integral;
+        for (k, v) in [
+            ("cerf_operand_reads", self.operand_reads),
+            ("cerf_operand_writes", self.operand_writes),
+            ("cerf_tag_lookups", self.tag_lookups + a.reads + a.writes),
+            ("cerf_register_tag_lookups", self.tag_lookups),
+            ("cerf_register_hits", self.register_hits),
+            ("cerf_register_misses", self.register_misses),
+            ("cerf_cold_registers", self.cold_registers),
+            ("cerf_fills", self.fills),
+            ("cerf_fill_wait_cycles", self.fill_wait_cycles),
+            ("cerf_spills", l.spills),
+            ("cerf_tagging_stage_cycles", self.tagging_cycles),
+            ("cerf_array_reads", a.reads),
+            ("cerf_array_writes", a.writes),
+            ("cerf_array_hits", a.hits),
+            ("cerf_array_misses", a.misses + a.sector_misses),
+            ("cerf_state_inactive_entry_cycles", inactive),
+            ("cerf_state_reg_entry_cycles", reg),
+            ("cerf_state_cache_entry_cycles", cache),
+            ("cerf_state_dirty_entry_cycles", dirty),
+            ("cerf_state_sampled_cycles", self.sampled_cycles),
+            ("cerf_inactive_to_reg", l.from_inactive),
+            ("cerf_cache_to_reg", l.from_cache),
+            ("cerf_dirty_to_reg", l.from_dirty),
+            ("cerf_reg_to_reg", l.from_register),
+            ("cerf_reg_to_cache", l.data_over_register),
+            ("cerf_reg_to_inactive", l.released),
+            ("cerf_inactive_to_cache", l.data_into_inactive),
+            ("cerf_cache_to_dirty", l.cache_to_dirty),
+            ("cerf_filled_to_reg", l.adopted),
+        ] {
+            s.extra.insert(k.to_owned(), v);
+        }
+        s
+    }
+
+    fn energy_events(&self) -> Vec<EnergyEvent> {
+        let s = self.inner.stats(Cycle::ZERO);
+        let a = &self.array;
+        // Data-array line accesses of the L1D side: read hits, written data, fills.
+        let data_reads = a.hits;
+        let data_writes = a.writes + a.misses + a.sector_misses;
+        vec![
+            EnergyEvent {
+                structure: "cerf_data",
+                access: "read",
+                count: s.reads + data_reads,
+            },
+            EnergyEvent {
+                structure: "cerf_data",
+                access: "write",
+                count: s.writes + data_writes,
+            },
+            EnergyEvent {
+                structure: "cerf_tag",
+                access: "lookup",
+                count: self.tag_lookups + a.reads + a.writes,
+            },
+            EnergyEvent {
+                structure: "collector",
+                access: "write",
+                count: s.reads,
+            },
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::{Cache, CacheOp, Outcome};
+    use crate::config::{default_configs_dir, CacheConfig, OpClass, UnitKind, WritePolicy};
+    use crate::kernel_info::{InstHint, OperandHint};
+    use crate::memory::MemorySystem;
+    use crate::rf::{Dispatch, DispatchPort, InstToken};
+    use crate::Override;
+
+    /// One set of two 128-byte ways, write-back with write-allocate (so stores make
+    /// lines dirty, the `cache -> dirty` transition).
+    fn one_set(policy: CerfPolicy) -> Cache<u32> {
+        let mut c = Cache::new(&CacheConfig {
+            size_bytes: 256,
+            ways: 2,
+            line_bytes: 128,
+            sector_bytes: 32,
+            latency: Cycles::new(1),
+            mshrs: 4,
+            mshr_max_merge: 4,
+            write_policy: WritePolicy::WriteBack,
+            write_allocate: true,
+            allocation: crate::config::AllocationPolicy::OnMiss,
+            set_index: Default::default(),
+            fetch: Default::default(),
+            local_write_policy: None,
+            data_port_bytes: 0,
+            perfect: false,
+            invalidate_between_kernels: false,
+            shared_carveouts: Vec::new(),
+        });
+        c.share_with_registers(policy);
+        c
+    }
+
+    const ALL: SectorMask = SectorMask(0xf);
+    fn line(i: u64) -> LineAddr {
+        LineAddr(i * 128)
+    }
+    fn reg(i: u64) -> LineAddr {
+        LineAddr(REG_MEM_BASE + i * 128)
+    }
+    fn load(c: &mut Cache<u32>, l: LineAddr) -> Outcome {
+        let a = c.access(l, ALL, CacheOp::Read, 0);
+        let mut done = Vec::new();
+        c.fill(l, ALL, &mut done);
+        a.outcome
+    }
+
+    #[test]
+    fn every_figure_6_transition_happens_under_lru_prioritized() {
+        let mut c = one_set(CerfPolicy::LruPrioritized);
+        // inactive -> reg.
+        assert!(!c.write_register(reg(0)).unwrap().hit);
+        assert_eq!(c.state_counts(), [1, 1, 0, 0]);
+        // inactive -> cache (a load), cache -> dirty (a store, write-back).
+        assert_eq!(load(&mut c, line(1)), Outcome::Miss);
+        c.access(line(1), ALL, CacheOp::Write, 0);
+        assert_eq!(c.state_counts(), [0, 1, 0, 1]);
+        // dirty -> reg: the dirty line is written back first.
+        let w = c.write_register(reg(2)).unwrap();
+        assert_eq!(w.eviction.map(|e| e.line), Some(line(1)));
+        assert_eq!(c.state_counts(), [0, 2, 0, 0]);
+        // reg -> inactive (a dead register), then inactive -> cache -> reg.
+        c.release_register(reg(0));
+        assert_eq!(c.state_counts(), [1, 1, 0, 0]);
+        load(&mut c, line(3));
+        assert!(c.contains(line(3), ALL));
+        let w = c.write_register(reg(4)).unwrap();
+        assert_eq!(w.eviction, None, "a clean line is dropped silently");
+        // A set full of registers: data is fetched but never displaces one.
+        assert_eq!(load(&mut c, line(5)), Outcome::Miss);
+        assert!(!c.contains(line(5), ALL));
+        assert!(c.read_register(reg(2)) && c.read_register(reg(4)));
+        let s = *c.register_stats();
+        assert_eq!(
+            (
+                s.from_inactive,
+                s.data_into_inactive,
+                s.cache_to_dirty,
+                s.from_dirty
+            ),
+            (1, 2, 1, 1)
+        );
+        assert_eq!((s.released, s.from_cache, s.spills), (1, 1, 0));
+    }
+
+    #[test]
+    fn lru_fair_spills_registers_to_data_and_to_registers_and_fills_them_back() {
+        let mut c = one_set(CerfPolicy::LruFair);
+        c.write_register(reg(0)).unwrap();
+        c.write_register(reg(2)).unwrap();
+        assert!(c.read_register(reg(2)));
+        // reg -> cache: the LRU register (reg 0) is evicted as dirty data (its spill).
+        let a = c.access(line(1), ALL, CacheOp::Read, 0);
+        assert_eq!(a.eviction.map(|e| (e.line, e.dirty)), Some((reg(0), ALL)));
+        let mut out = Vec::new();
+        c.take_evicted_registers(&mut out);
+        assert_eq!(out, [reg(0)]);
+        assert!(!c.read_register(reg(0)), "spilled");
+        // reg -> reg: a register displaces the LRU register.
+        c.fill(line(1), ALL, &mut Vec::new());
+        assert!(c.read_register(reg(2)));
+        c.access(line(1), ALL, CacheOp::Read, 0);
+        c.write_register(reg(4)).unwrap();
+        c.take_evicted_registers(&mut out);
+        assert_eq!(out, [reg(0), reg(2)]);
+        // The spilled register filled back as a data line becomes the register again.
+        load(&mut c, reg(0));
+        assert!(c.read_register(reg(0)));
+        let s = *c.register_stats();
+        assert_eq!(
+            (s.data_over_register, s.from_register, s.spills),
+            (1, 1, 2),
+            "{s:?}"
+        );
+        assert_eq!(s.adopted, 1);
+        assert_eq!(c.state_counts()[1], 2);
+    }
+
+    fn cfg(overrides: &[&str]) -> GpuConfig {
+        let o: Vec<Override> = overrides
+            .iter()
+            .map(|s| Override::parse(s).unwrap())
+            .collect();
+        GpuConfig::load("gtx480", &default_configs_dir(), &o).unwrap()
+    }
+
+    struct Units(Vec<(InstToken, u64)>, u64);
+    impl DispatchPort for Units {
+        fn try_dispatch(&mut self, d: Dispatch) -> bool {
+            self.0.push((d.token, self.1));
+            true
+        }
+    }
+
+    fn r(reg: u16, dead: bool) -> RegOperand {
+        RegOperand {
+            file: RegFileKind::General,
+            reg,
+            width: 1,
+            hint: OperandHint {
+                dead_after: dead,
+                ..OperandHint::default()
+            },
+        }
+    }
+
+    /// Issues one instruction reading `srcs` at cycle 10 on warp 1 (8 registers per
+    /// thread) and returns the dispatch cycle.
+    fn dispatch_cycle(
+        rf: &mut dyn RegisterFile,
+        mem: &mut MemorySystem,
+        srcs: &[RegOperand],
+    ) -> u64 {
+        rf.warp_launched(WarpLaunch {
+            warp: WarpSlot(1),
+            scheduler: 0,
+            registers_per_thread: 8,
+            cta: 0,
+        });
+        let c = Candidate {
+            warp: WarpSlot(1),
+            scheduler: 0,
+            unit: UnitKind::Sp,
+            class: OpClass::Fp32,
+            srcs,
+            dsts: &[],
+            hint: InstHint::default(),
+        };
+        assert!(rf.can_accept(&c, Cycle::new(10)).is_ok());
+        let step = emu::WarpStep::default();
+        rf.accept(
+            IssuedInst {
+                token: InstToken(3),
+                inst: c,
+                step: &step,
+            },
+            Cycle::new(10),
+        );
+        let mut units = Units(Vec::new(), 0);
+        for t in 11..40 {
+            units.1 = t;
+            rf.cycle(&mut RfCycle {
+                now: Cycle::new(t),
+                sm: SmId(0),
+                memory: mem,
+                dispatch: &mut units,
+                writes_done: &mut Vec::new(),
+            });
+        }
+        assert_eq!(units.0.len(), 1);
+        units.0[0].1
+    }
+
+    #[test]
+    fn the_tagging_stage_costs_one_cycle_and_dead_registers_become_holes() {
+        let base_cfg = cfg(&[]);
+        let mut base = Baseline::new(&base_cfg);
+        let b = dispatch_cycle(&mut base, &mut MemorySystem::new(&base_cfg), &[r(1, false)]);
+        let c = cfg(&["register_file.design=\"cerf\""]);
+        let mut mem = MemorySystem::new(&c);
+        let mut cerf = Cerf::new(&c);
+        let t = dispatch_cycle(&mut cerf, &mut mem, &[r(1, false), r(2, true)]);
+        assert_eq!(t, b + TAG_STAGE);
+        // R1 stays a register entry, R2 (dead after the read) is a hole again.
+        let line = |reg: u32| Cerf::reg_mem_line(SmId(0), reg);
+        assert!(mem.read_register(SmId(0), line(1)));
+        assert!(!mem.read_register(SmId(0), line(2)));
+        let s = cerf.stats(Cycle::new(40));
+        assert_eq!(s.design, "cerf");
+        assert_eq!(s.extra["cerf_register_tag_lookups"], 2);
+        assert_eq!(s.extra["cerf_cold_registers"], 2);
+        assert_eq!(s.extra["cerf_reg_to_inactive"], 1);
+        assert_eq!(s.reads, 2, "register reads are bank reads of the array");
+    }
+
+    #[test]
+    fn reg_mem_addresses_index_the_sets_like_memory_lines() {
+        let c = cfg(&["register_file.design=\"cerf\""]);
+        let a = c.l1d_array();
+        assert_eq!((a.size_bytes, a.ways, a.sets()), (131072, 4, 256));
+        // Register addresses 0..1024 (the whole 128 KB RF) fill every set with 4.
+        let mut per_set = vec![0; 256];
+        for ra in 0..1024 {
+            let l = Cerf::reg_mem_line(SmId(3), ra);
+            per_set[((l.0 >> 7) % 256) as usize] += 1;
+            assert_eq!(Cerf::addr_of_line(SmId(3), l), ra);
+        }
+        assert!(per_set.iter().all(|&n| n == 4));
+        let bad = GpuConfig::load(
+            "gtx480",
+            &default_configs_dir(),
+            &[
+                Override::parse("register_file.design=\"cerf\"").unwrap(),
+                Override::parse("register_file.cerf.ways=3").unwrap(),
+            ],
+        );
+        assert!(format!("{}", bad.unwrap_err()).contains("register_file.cerf.ways"));
+    }
+}
