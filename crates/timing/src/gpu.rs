@@ -385,7 +385,14 @@ impl TimingSimulator {
         let memory = memory_since(&self.memory.stats(), &mem_before);
         let mut energy_events =
             energy_events_since(&self.register_file_energy_events(), &rf_events_before);
-        merge_energy_events(&mut energy_events, &memory_energy_events(&memory));
+        let mut memory_events = memory_energy_events(&memory);
+        if self.cfg.register_file.design == crate::config::RegisterFileDesign::Cerf {
+            // CERF's L1D is its integrated array, whose data and tag accesses the design
+            // reports itself (`cerf_data`, `cerf_tag`): pricing them as L1D accesses too
+            // would count them twice.
+            memory_events.retain(|e| e.structure != "l1d");
+        }
+        merge_energy_events(&mut energy_events, &memory_events);
         merge_energy_events(
             &mut energy_events,
             &execution_energy_events(&lanes_by_class),

@@ -114,6 +114,17 @@ fn register_file_holes_hold_a_working_set_the_baseline_l1d_misses() {
         + avg("cerf_state_dirty_entry_cycles");
     assert!((total - 1024.0).abs() < 1e-6, "{total}");
     assert!(avg("cerf_state_cache_entry_cycles") > 200.0);
+    // Energy: the array's accesses are priced once, as `cerf_data`, not as L1D accesses.
+    let structures = |s: &KernelStats| {
+        s.energy_events
+            .iter()
+            .filter(|e| e.count > 0)
+            .map(|e| e.structure)
+            .collect::<Vec<_>>()
+    };
+    assert!(structures(&base.stats).contains(&"l1d"));
+    assert!(!structures(&cerf.stats).contains(&"l1d"));
+    assert!(structures(&cerf.stats).contains(&"cerf_data"));
 }
 
 #[test]
