@@ -582,27 +582,17 @@ impl RegisterFile for Baseline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{default_configs_dir, OpClass};
-    use crate::kernel_info::{InstHint, OperandHint};
+    use crate::config::OpClass;
+    use crate::kernel_info::InstHint;
     use crate::memory::{MemorySystem, SmId};
     use crate::rf::{BankMap, DispatchPort, RfCycle};
-    use crate::Override;
 
     fn cfg(overrides: &[&str]) -> GpuConfig {
-        let o: Vec<Override> = overrides
-            .iter()
-            .map(|s| Override::parse(s).unwrap())
-            .collect();
-        GpuConfig::load("gtx480", &default_configs_dir(), &o).unwrap()
+        crate::rf::test_support::config("gtx480", overrides)
     }
 
     fn r(reg: u16) -> RegOperand {
-        RegOperand {
-            file: RegFileKind::General,
-            reg,
-            width: 1,
-            hint: OperandHint::default(),
-        }
+        crate::rf::test_support::general(reg)
     }
 
     struct Units {

@@ -461,28 +461,18 @@ impl RegisterFile for Bow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{default_configs_dir, OpClass, UnitKind};
+    use crate::config::{OpClass, UnitKind};
     use crate::kernel_info::InstHint;
     use crate::memory::{MemorySystem, SmId};
     use crate::rf::{Dispatch, DispatchPort};
-    use crate::Override;
     use ir::{FuncId, InstId};
 
     fn cfg(overrides: &[&str]) -> GpuConfig {
-        let o: Vec<Override> = overrides
-            .iter()
-            .map(|s| Override::parse(s).unwrap())
-            .collect();
-        GpuConfig::load("rtx2060-scaled", &default_configs_dir(), &o).unwrap()
+        crate::rf::test_support::config("rtx2060-scaled", overrides)
     }
 
     fn r(reg: u16) -> RegOperand {
-        RegOperand {
-            file: RegFileKind::General,
-            reg,
-            width: 1,
-            hint: OperandHint::default(),
-        }
+        crate::rf::test_support::general(reg)
     }
 
     fn dead(reg: u16) -> RegOperand {

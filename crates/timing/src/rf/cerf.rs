@@ -666,11 +666,7 @@ mod tests {
     }
 
     fn cfg(overrides: &[&str]) -> GpuConfig {
-        let o: Vec<Override> = overrides
-            .iter()
-            .map(|s| Override::parse(s).unwrap())
-            .collect();
-        GpuConfig::load("gtx480", &default_configs_dir(), &o).unwrap()
+        crate::rf::test_support::config("gtx480", overrides)
     }
 
     struct Units(Vec<(InstToken, u64)>, u64);

@@ -1293,20 +1293,11 @@ mod tests {
     use ir::{FuncId, InstId};
 
     fn cfg(overrides: &[&str]) -> GpuConfig {
-        let o: Vec<Override> = overrides
-            .iter()
-            .map(|s| Override::parse(s).unwrap())
-            .collect();
-        GpuConfig::load("gtx480", &default_configs_dir(), &o).unwrap()
+        crate::rf::test_support::config("gtx480", overrides)
     }
 
     fn r(reg: u16) -> RegOperand {
-        RegOperand {
-            file: RegFileKind::General,
-            reg,
-            width: 1,
-            hint: OperandHint::default(),
-        }
+        crate::rf::test_support::general(reg)
     }
 
     fn dead(reg: u16) -> RegOperand {

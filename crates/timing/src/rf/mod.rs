@@ -84,6 +84,9 @@ pub mod ltrf;
 pub mod malekeh;
 pub mod wir;
 
+#[cfg(test)]
+mod test_support;
+
 use std::collections::BTreeMap;
 
 use compiler::pipeline::PassSet;
