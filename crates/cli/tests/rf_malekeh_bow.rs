@@ -7,24 +7,11 @@
 //! Cost (release build, one core): about 40 s of CPU for both designs over every
 //! workload, plus kmeans four times.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{repo_root, workloads};
+use std::path::Path;
 use std::process::Command;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn workloads() -> Vec<PathBuf> {
-    let dir = repo_root().join("workloads/bin");
-    let mut bins: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| p.is_file())
-        .collect();
-    bins.sort();
-    assert!(!bins.is_empty(), "no workloads in {}", dir.display());
-    bins
-}
 
 /// Runs `bin` on rtx2060-scaled with `--rf design` (and `flags`); asserts PASS and returns
 /// the statistics.

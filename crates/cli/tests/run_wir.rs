@@ -9,23 +9,11 @@
 //! and global loads (the timing crate's `wir_known_answers` runs every workload kernel
 //! under every variant).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{repo_root, workloads};
+use std::path::Path;
 use std::process::Command;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn workloads() -> Vec<PathBuf> {
-    let dir = repo_root().join("workloads/bin");
-    let mut bins: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| p.is_file())
-        .collect();
-    bins.sort();
-    bins
-}
 
 /// Runs `bin` and returns its stdout (without the line that reports elapsed time, which
 /// is simulated time and differs between designs) and the stats.
