@@ -966,4 +966,151 @@ mod tests {
         assert_eq!(s.groups[0].set_combinations().len(), 2);
         assert_eq!(s.expand_with(None).unwrap().len(), 1);
     }
+
+    /// A directory with an executable `prog` for specs that name `./prog`.
+    fn dir_with_program() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("prog");
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        dir
+    }
+
+    const GROUPS: &str = r#"
+        [[sweep]]
+        name = "base"
+        workloads = ["./prog", "./prog x"]
+        configs = ["gtx480"]
+        designs = ["baseline"]
+        [sweep.set]
+        "sm.scheduler" = ["gto"]
+
+        [[sweep]]
+        name = "rfc"
+        workloads = ["./prog"]
+        configs = ["gtx480"]
+        designs = ["baseline", "rfc"]
+        [sweep.set]
+        "sm.scheduler" = ["gto"]
+        "register_file.rfc.entries_per_thread" = [2, 6]
+        [[sweep.points]]
+        "sm.scheduler" = "gto"
+
+        [[sweep]]
+        workloads = ["./prog"]
+        configs = ["gtx480"]
+        designs = ["ideal"]
+        functional = true
+    "#;
+
+    #[test]
+    fn groups_expand_in_order_and_a_point_in_two_groups_runs_once() {
+        let dir = dir_with_program();
+        let s = SweepSpec::from_text(GROUPS, &dir.path().join("s.toml"), dir.path()).unwrap();
+        assert_eq!(s.groups.len(), 3);
+        assert_eq!(s.groups[1].label(), "sweep[1] (\"rfc\")");
+        assert_eq!(s.groups[2].label(), "sweep[2]");
+        assert_eq!(s.groups[1].set_combinations().len(), 2 + 1);
+        let points = s.expand_with(None).unwrap();
+        let labels: Vec<String> = points
+            .iter()
+            .map(|p| format!("{} {} {:?}", p.workload.label(), p.design, p.sets))
+            .collect();
+        let gto = r#"("sm.scheduler", "gto")"#;
+        let rfc = |n: u32| format!(r#"("register_file.rfc.entries_per_thread", "{n}")"#);
+        assert_eq!(
+            labels,
+            vec![
+                format!("./prog baseline [{gto}]"),
+                format!("./prog x baseline [{gto}]"),
+                // Group rfc: baseline at each entry count, then its explicit point,
+                // which is group base's first point and is left out.
+                format!("./prog baseline [{}, {gto}]", rfc(2)),
+                format!("./prog baseline [{}, {gto}]", rfc(6)),
+                format!("./prog rfc [{}, {gto}]", rfc(2)),
+                format!("./prog rfc [{}, {gto}]", rfc(6)),
+                format!("./prog rfc [{gto}]"),
+                "./prog ideal []".to_string(),
+            ]
+        );
+        assert!(points.iter().enumerate().all(|(i, p)| p.index == i));
+        assert!(points[7].functional && !points[6].functional);
+        // Keys are the points' as written, whatever group holds them: the same as a
+        // single-table spec's.
+        let one = SweepSpec::from_text(
+            "[sweep]\nworkloads=['./prog']\nconfigs=['gtx480']\ndesigns=['baseline']\n\
+             [sweep.set]\n'sm.scheduler'=['gto']",
+            &dir.path().join("one.toml"),
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(one.groups[0].position, None);
+        assert_eq!(one.expand_with(None).unwrap()[0].key, points[0].key);
+        // One [[sweep]] table is the [sweep] table.
+        let one_group = SweepSpec::from_text(
+            "[[sweep]]\nworkloads=['./prog']\nconfigs=['gtx480']\ndesigns=['baseline']\n\
+             [sweep.set]\n'sm.scheduler'=['gto']",
+            &dir.path().join("one.toml"),
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(one_group.expand_with(None).unwrap()[0].key, points[0].key);
+    }
+
+    #[test]
+    fn errors_name_the_group() {
+        let err = |t: &str| spec(t).unwrap_err().to_string();
+        let ok = "[[sweep]]\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']\n";
+        let e = err(&format!(
+            "{ok}[[sweep]]\nname='rfc'\nworkloads=[]\nconfigs=['x']\ndesigns=['y']"
+        ));
+        assert!(
+            e.contains("test.toml: sweep[1] (\"rfc\"): workloads is empty"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{ok}[[sweep]]\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']\nbogus=1"
+        ));
+        assert!(e.contains("sweep[1]: ") && e.contains("bogus"), "{e}");
+        let e = err(&format!(
+            "{ok}[[sweep]]\nname='rfc'\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']\n\
+             [sweep.set]\n'sm.x'=[[1]]"
+        ));
+        assert!(e.contains("sweep[1] (\"rfc\"): set.\"sm.x\"[0]"), "{e}");
+        let e = err(&format!(
+            "{ok}name='a'\n[[sweep]]\nname='a'\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']"
+        ));
+        assert!(
+            e.contains("sweep[1] (\"a\") has the same name as sweep[0] (\"a\")"),
+            "{e}"
+        );
+        let e = err(&format!("{ok}name=3"));
+        assert!(
+            e.contains("sweep[0]: `name` must be a non-empty string"),
+            "{e}"
+        );
+        assert!(err("sweep = []").contains("an empty list"));
+        assert!(err("sweep = 3").contains("[[sweep]] tables"));
+    }
+
+    #[test]
+    fn a_bad_value_in_a_later_group_stops_the_expansion_naming_it() {
+        let dir = dir_with_program();
+        let text = "[[sweep]]\nworkloads=['./prog']\nconfigs=['gtx480']\ndesigns=['baseline']\n\
+                    [[sweep]]\nname='fast'\nworkloads=['./prog']\nconfigs=['gtx480']\n\
+                    designs=['ideal']\n[sweep.set]\n'sm.scheduler'=['gto', 'fastest']\n";
+        let s = SweepSpec::from_text(text, &dir.path().join("s.toml"), dir.path()).unwrap();
+        let e = s.expand_with(None).unwrap_err().to_string();
+        assert!(
+            e.contains("s.toml: sweep[1] (\"fast\"): config `gtx480` with")
+                && e.contains("sm.scheduler=fastest"),
+            "{e}"
+        );
+        let mut missing = s.clone();
+        missing.groups[1].workloads[0].program = "./gone".into();
+        let e = missing.expand_with(None).unwrap_err().to_string();
+        assert!(
+            e.contains("sweep[1] (\"fast\"): workload program") && e.contains("gone"),
+            "{e}"
+        );
+    }
 }
