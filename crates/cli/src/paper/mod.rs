@@ -447,6 +447,59 @@ mod tests {
     }
 
     #[test]
+    fn unavailable_designs_leave_every_group() {
+        let text = "[[sweep]]\nname='a'\nworkloads=['saxpy']\nconfigs=['gtx480']\n\
+                    designs=['baseline', 'no-such-design']\n\
+                    [[sweep]]\nname='b'\nworkloads=['saxpy']\nconfigs=['gtx480']\n\
+                    designs=['no-such-design']\n\
+                    [[sweep]]\nname='c'\nworkloads=['saxpy']\nconfigs=['gtx480']\n\
+                    designs=['ideal', 'other-missing']\n";
+        let mut spec = SweepSpec::from_text(text, Path::new("t.toml"), Path::new("/")).unwrap();
+        let dir = timing::config::source_configs_dir();
+        let gone = drop_unavailable_designs(&mut spec, &dir).unwrap();
+        assert_eq!(
+            gone.into_iter().collect::<Vec<_>>(),
+            ["no-such-design", "other-missing"]
+        );
+        let left: Vec<(Option<&str>, &[String])> = spec
+            .groups
+            .iter()
+            .map(|g| (g.name.as_deref(), g.designs.as_slice()))
+            .collect();
+        assert_eq!(
+            left,
+            [
+                (Some("a"), &["baseline".to_string()][..]),
+                (Some("c"), &["ideal".to_string()][..])
+            ]
+        );
+    }
+
+    /// Every figure row that selects variants by their settings names a design and
+    /// settings some group of the paper's spec runs, written the same way (rows match
+    /// the points' `key=value` text).
+    #[test]
+    fn figure_rows_select_points_of_the_papers_spec() {
+        for f in figure_defs().unwrap() {
+            let path = spec_path(&f.paper).unwrap();
+            let spec = SweepSpec::parse(&path).unwrap();
+            for r in &f.rows {
+                let runs = spec.groups.iter().any(|g| {
+                    g.designs.contains(&r.design)
+                        && g.set_combinations().iter().any(|sets| {
+                            r.sets
+                                .iter()
+                                .all(|o| sets.iter().any(|(k, v)| *o == format!("{k}={v}")))
+                        })
+                });
+                // The rfc row of LTRF's table is for a design its spec leaves out.
+                let expected = !(f.paper == "ltrf" && r.design == "rfc");
+                assert_eq!(runs, expected, "{}: {} {:?}", f.paper, r.design, r.sets);
+            }
+        }
+    }
+
+    #[test]
     fn every_paper_has_figures_and_they_parse() {
         let defs = figure_defs().unwrap();
         for p in PAPERS {
