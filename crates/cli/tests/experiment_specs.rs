@@ -28,7 +28,12 @@ fn every_experiment_spec_expands() {
     let mut names: Vec<String> = std::fs::read_dir(root)
         .unwrap()
         .flatten()
-        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".toml").map(String::from))
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".toml")
+                .map(String::from)
+        })
         .collect();
     names.sort();
     assert!(names.len() >= 6, "{names:?}");
