@@ -255,19 +255,13 @@ fn html_report_renders_in_headless_chromium() {
     }
 }
 
-#[test]
-fn paper_names_designs_not_yet_available() {
-    let spec = scratch("spec.toml");
-    std::fs::write(
-        &spec,
-        "[sweep]\nworkloads = [\"saxpy\"]\nconfigs = [\"gtx480\"]\n\
-         designs = [\"baseline\", \"ideal\", \"no-such-design\"]\n",
-    )
-    .unwrap();
-    let out_dir = scratch("paper");
+/// `regsim paper PAPER --spec SPEC --out OUT -j 2` for a spec that lists the design
+/// `no-such-design`: succeeds and names it as not yet available; returns the output and
+/// its stdout.
+fn paper_with_no_such_design(paper: &str, spec: &Path, out_dir: &Path) -> (Output, String) {
     let out = regsim(&[
         "paper",
-        "malekeh",
+        paper,
         "--spec",
         &spec.display().to_string(),
         "--out",
@@ -283,6 +277,20 @@ fn paper_names_designs_not_yet_available() {
         ),
         "{stdout}"
     );
+    (out, stdout)
+}
+
+#[test]
+fn paper_names_designs_not_yet_available() {
+    let spec = scratch("spec.toml");
+    std::fs::write(
+        &spec,
+        "[sweep]\nworkloads = [\"saxpy\"]\nconfigs = [\"gtx480\"]\n\
+         designs = [\"baseline\", \"ideal\", \"no-such-design\"]\n",
+    )
+    .unwrap();
+    let out_dir = scratch("paper");
+    let (_, stdout) = paper_with_no_such_design("malekeh", &spec, &out_dir);
     // Malekeh's tables, with the paper's numbers; malekeh itself is not in this spec.
     assert!(
         stdout.contains("1.096") && stdout.contains("not run"),
@@ -347,25 +355,7 @@ fn paper_runs_a_spec_of_groups_and_its_rows_find_their_points() {
     ]
     .concat();
     std::fs::write(&spec, text_of_spec).unwrap();
-    let out_dir = scratch("paper-groups");
-    let out = regsim(&[
-        "paper",
-        "gebhart",
-        "--spec",
-        &spec.display().to_string(),
-        "--out",
-        &out_dir.display().to_string(),
-        "-j",
-        "2",
-    ]);
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    assert!(
-        stdout.contains(
-            "designs not yet available (unknown to register_file.design): no-such-design"
-        ),
-        "{stdout}"
-    );
+    let (out, stdout) = paper_with_no_such_design("gebhart", &spec, &scratch("paper-groups"));
     assert!(text(&out.stderr).contains("3 points; 0 already in the store; ran 3"));
     // Both rows of the energy figure and the RFC row of the access figure found their
     // run: a ratio to the baseline over one workload, not "not run".
