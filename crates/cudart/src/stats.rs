@@ -7,7 +7,8 @@ use crate::config::{GpuSelection, Mode};
 use crate::device::{Dim3, KernelStats};
 
 /// The `energy` object of a kernel or of the total: joules per structure and access kind
-/// ([`energy::EnergyReport`]), and, where the design reports
+/// ([`energy::EnergyReport`], with the `mrf_technology_scale` the MRF was priced with),
+/// and, where the design reports
 /// `<design>_operand_reads`/`_operand_writes` in its extra counters, the register-file
 /// energy of a single-level MRF serving the same operands and the ratio to it
 /// (`register_file_normalized`). An event the energy crate does not know gives
@@ -94,8 +95,13 @@ fn energy_line(v: &Value) -> String {
                 )
             })
             .collect();
+        // The MRF's energies include the technology factor; say which.
+        let scale = match (name, v.get("mrf_technology_scale").and_then(Value::as_f64)) {
+            ("mrf", Some(f)) => format!("; energy.mrf_technology_scale = {f}"),
+            _ => String::new(),
+        };
         line.push_str(&format!(
-            "    {name}: {joules:.4e} J ({})\n",
+            "    {name}: {joules:.4e} J ({}{scale})\n",
             kinds.join(", ")
         ));
     }
@@ -425,7 +431,24 @@ mod tests {
         let line = energy_line(&v);
         assert!(line.contains("of a single-level MRF"), "{line}");
         assert!(
-            line.contains("    mrf: 6.4000e-9 J (read 100 x 64.00 pJ)\n"),
+            line.contains(
+                "    mrf: 6.4000e-9 J (read 100 x 64.00 pJ; energy.mrf_technology_scale = 1)\n"
+            ),
+            "{line}"
+        );
+        assert_eq!(v["mrf_technology_scale"], 1.0);
+        // A technology's factor is in the report and on the MRF's line.
+        let scaled = energy::EnergyConfig {
+            mrf_technology_scale: Some(0.65),
+            ..energy::EnergyConfig::default()
+        };
+        let v = energy_json(&scaled, &events, &rf);
+        assert_eq!(v["mrf_technology_scale"], 0.65);
+        let line = energy_line(&v);
+        assert!(
+            line.contains(
+                "    mrf: 4.1600e-9 J (read 100 x 41.60 pJ; energy.mrf_technology_scale = 0.65)\n"
+            ),
             "{line}"
         );
         let v = energy_json(&cfg, &[ev("ofr", "read", 1)], &rf);
