@@ -27,15 +27,18 @@ pub fn energy_json(
         Err(e) => return json!({ "error": e.to_string() }),
     };
     let mut v = serde_json::to_value(&report).unwrap_or_default();
-    let operands = |suffix: &str| {
-        rf.extra
-            .iter()
-            .find(|(k, _)| k.ends_with(suffix))
-            .map(|(_, v)| *v)
-    };
+    // The design's own totals, `<design>_operand_reads`/`_writes`: the shortest such
+    // key, since designs also report parts of them under longer names
+    // (`ltrf_bypass_operand_reads`, `orf_lrf_mrf_operand_reads`), which sort first.
+    let design = rf
+        .extra
+        .keys()
+        .filter_map(|k| k.strip_suffix("_operand_reads"))
+        .min_by_key(|prefix| prefix.len());
+    let operands = |prefix: &str, kind: &str| rf.extra.get(&format!("{prefix}_{kind}")).copied();
     if let (Some(reads), Some(writes), Value::Object(o)) = (
-        operands("_operand_reads"),
-        operands("_operand_writes"),
+        design.and_then(|d| operands(d, "operand_reads")),
+        design.and_then(|d| operands(d, "operand_writes")),
         &mut v,
     ) {
         let single = config.single_level_mrf_joules(reads, writes);
@@ -451,6 +454,15 @@ mod tests {
             ),
             "{line}"
         );
+        // A design's parts of its operand counts do not stand for the totals, whatever
+        // their names' order.
+        let mut parts = timing::rf::RfStats::default();
+        parts.extra.insert("ltrf_bypass_operand_reads".into(), 0);
+        parts.extra.insert("ltrf_cache_operand_reads".into(), 150);
+        parts.extra.insert("ltrf_operand_reads".into(), 150);
+        parts.extra.insert("ltrf_operand_writes".into(), 0);
+        let v = energy_json(&cfg, &events, &parts);
+        assert_eq!(v["single_level_mrf_joules"].as_f64().unwrap(), single);
         let v = energy_json(&cfg, &[ev("ofr", "read", 1)], &rf);
         assert!(v["error"].as_str().unwrap().contains("`ofr`"), "{v}");
     }
