@@ -593,6 +593,14 @@ pub struct PipelineConfig {
     /// every unit serves every scheduler).
     #[serde(default, skip_serializing_if = "is_false")]
     pub sub_core: bool,
+    /// Cycles between an instruction leaving its operand collector and the first stage
+    /// of its execution unit: pipeline registers the dispatch passes through (GPGPU-Sim:
+    /// the collector's output register, the unit's dispatch register and the entry into
+    /// its pipeline, 3 cycles). Added to every dispatched instruction's latency, memory
+    /// instructions' address generation included; it does not occupy the unit longer.
+    /// Default 0: the unit starts in the cycle of dispatch.
+    #[serde(default, skip_serializing_if = "Cycles::is_zero")]
+    pub dispatch_latency: Cycles,
 }
 
 impl PipelineConfig {

@@ -25,13 +25,17 @@ fn add_chain(n: usize) -> String {
 }
 
 fn run_chain(n: usize, overrides: &[&str]) -> KernelStats {
+    run_chain_on("gtx480", n, overrides)
+}
+
+fn run_chain_on(gpu: &str, n: usize, overrides: &[&str]) -> KernelStats {
     let (mut emu, k, info) = load(&add_chain(n), "chain");
     let out = alloc_u32(&mut emu, &[0]);
     let p = params(&emu, k, &[out]);
     let mut o = vec!["gpu.num_sms=1"];
     o.extend_from_slice(overrides);
     let s = run_warm(
-        config("gtx480", &o),
+        config(gpu, &o),
         &mut emu,
         k,
         &info,
@@ -60,6 +64,21 @@ fn dependent_adds_take_n_times_the_alu_latency() {
     assert_eq!(per_add(&["register_file.bank_latency=4"]), 29.0);
     // The same on the ideal register file: no conflicts, same latency.
     assert_eq!(per_add(&["register_file.design=\"ideal\""]), 23.0);
+    // Three pipeline registers between the collector and the unit: 3 more per link.
+    assert_eq!(per_add(&["pipeline.dispatch_latency=3"]), 26.0);
+}
+
+#[test]
+fn dependent_adds_on_the_gpgpusim_transcription_take_its_pipeline_depth() {
+    // GPGPU-Sim's shader pipeline for a dependent int add (latency 4): issue, collector
+    // allocation, operand read, collector output register, the unit's dispatch register,
+    // its first stage, 4 cycles to the result register, writeback (which releases the
+    // scoreboard in the cycle the next add issues): 4 + 6 = 10 cycles per link.
+    let (a, b) = (
+        run_chain_on("gpgpusim-gtx480", 16, &[]),
+        run_chain_on("gpgpusim-gtx480", 80, &[]),
+    );
+    assert_eq!((b.cycles - a.cycles) as f64 / 64.0, 10.0);
 }
 
 /// One warp, `n` independent `fma.rn.f32` reading `%f<a>, %f<b>, %f<c>`, each writing its

@@ -311,7 +311,8 @@ impl DispatchPort for Dispatcher<'_> {
                 } else {
                     EventKind::Executed
                 };
-                self.events.push(self.now + t.latency, d.token, kind);
+                let ready = self.now + self.pipeline.dispatch_latency + t.latency;
+                self.events.push(ready, d.token, kind);
                 self.dispatched += 1;
                 return true;
             }
