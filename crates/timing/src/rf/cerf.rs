@@ -386,6 +386,9 @@ impl Cerf {
             WriteLanes::Some if spilled && filling && c.memory.l1d_fetching(sm, line) => {
                 return false
             }
+            // The whole line is in the array after all (rewritten since it was evicted):
+            // the merge reads it there.
+            WriteLanes::Some if spilled && !filling && c.memory.read_register(sm, line) => {}
             WriteLanes::Some if spilled && !filling => {
                 if self.start_fill(sm, a, c) {
                     self.partial_write_fills += 1;
