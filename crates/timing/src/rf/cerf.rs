@@ -447,6 +447,7 @@ impl RegisterFile for Cerf {
             self.base[i] = self.first_fit(n);
             self.regs_per_thread[i] = n;
             self.live[i] = true;
+            self.lanes[i] = 0;
         }
         self.inner.warp_launched(w);
     }
@@ -915,6 +916,10 @@ mod tests {
     /// Issues an instruction of warp 1 writing `dst` with `exec_mask` at `now` and hands
     /// its result to the register file in the same cycle.
     fn write(rf: &mut Cerf, dst: u16, exec_mask: u32, token: u32, now: u64) {
+        write_lanes(rf, dst, u32::MAX, exec_mask, token, now)
+    }
+
+    fn write_lanes(rf: &mut Cerf, dst: u16, active: u32, exec_mask: u32, token: u32, now: u64) {
         let dsts = [r(dst, false)];
         let c = Candidate {
             warp: WarpSlot(1),
@@ -926,7 +931,7 @@ mod tests {
             hint: InstHint::default(),
         };
         let step = emu::WarpStep {
-            active_mask: u32::MAX,
+            active_mask: active,
             exec_mask,
             ..emu::WarpStep::default()
         };
@@ -1032,6 +1037,30 @@ mod tests {
             (s.extra["cerf_empty_writes"], s.extra["cerf_fills"]),
             (1, 0)
         );
+    }
+
+    /// A write is partial against the lanes the warp has: every lane of a 16-thread warp
+    /// is a full write, also in a slot a 32-thread warp had before.
+    #[test]
+    fn a_warp_with_fewer_threads_writes_all_its_lanes() {
+        let c = cfg(&["register_file.design=\"cerf\""]);
+        let mut rf = Cerf::new(&c);
+        let launch = |rf: &mut Cerf| {
+            rf.warp_launched(WarpLaunch {
+                warp: WarpSlot(1),
+                scheduler: 0,
+                registers_per_thread: 8,
+                cta: 0,
+            })
+        };
+        launch(&mut rf);
+        write_lanes(&mut rf, 1, u32::MAX, u32::MAX, 0, 10);
+        write_lanes(&mut rf, 2, u32::MAX, 0xffff, 1, 11);
+        rf.warp_exited(WarpSlot(1));
+        launch(&mut rf);
+        write_lanes(&mut rf, 1, 0xffff, 0xffff, 2, 12);
+        write_lanes(&mut rf, 2, 0xffff, 0x00ff, 3, 13);
+        assert_eq!(rf.stats(Cycle::new(14)).extra["cerf_partial_writes"], 2);
     }
 
     /// §III.C: the RGen packs resident warps' registers, so 48 warps of 21 registers
