@@ -16,8 +16,8 @@
 # - Figure 15: per-workload energy of the best SW configuration (3-entry ORF, split LRF);
 # - cycles of every design against the baseline with the same scheduler, and the
 #   simulation rate against the baseline's.
-# The same points are `regsim sweep` specs: experiments/gebhart.toml (the baseline),
-# experiments/gebhart-rfc.toml and experiments/gebhart-orf-lrf.toml.
+# The same points are the `regsim sweep` spec experiments/gebhart.toml (one group per
+# design: the baseline, rfc, orf-lrf), which `regsim paper gebhart` runs.
 # Energy per access (pJ per 32-bit register of a 4-lane cluster, bank + wire) follows the
 # paper's Tables 3 and 4 and §5.2's wire model, as compiler::orf_lrf::energy does: MRF read
 # 8 + 7.6, MRF write 11 + 7.6 (1 mm of 4 x 32-bit wires at 1.9 pJ/mm), ORF (and RFC: same

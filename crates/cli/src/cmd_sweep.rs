@@ -23,7 +23,7 @@ use regsim::sweep::{
 ))]
 pub struct SweepArgs {
     /// The sweep spec: a TOML file with a [sweep] table (workloads, configs, designs,
-    /// optional [sweep.set] grid and [[sweep.points]]).
+    /// optional [sweep.set] grid and [[sweep.points]]), or several [[sweep]] groups.
     #[arg(value_name = "SPEC.toml")]
     spec: PathBuf,
     /// The SQLite store of results (created if missing; one row per finished run).

@@ -255,19 +255,13 @@ fn html_report_renders_in_headless_chromium() {
     }
 }
 
-#[test]
-fn paper_names_designs_not_yet_available() {
-    let spec = scratch("spec.toml");
-    std::fs::write(
-        &spec,
-        "[sweep]\nworkloads = [\"saxpy\"]\nconfigs = [\"gtx480\"]\n\
-         designs = [\"baseline\", \"ideal\", \"no-such-design\"]\n",
-    )
-    .unwrap();
-    let out_dir = scratch("paper");
+/// `regsim paper PAPER --spec SPEC --out OUT -j 2` for a spec that lists the design
+/// `no-such-design`: succeeds and names it as not yet available; returns the output and
+/// its stdout.
+fn paper_with_no_such_design(paper: &str, spec: &Path, out_dir: &Path) -> (Output, String) {
     let out = regsim(&[
         "paper",
-        "malekeh",
+        paper,
         "--spec",
         &spec.display().to_string(),
         "--out",
@@ -283,6 +277,20 @@ fn paper_names_designs_not_yet_available() {
         ),
         "{stdout}"
     );
+    (out, stdout)
+}
+
+#[test]
+fn paper_names_designs_not_yet_available() {
+    let spec = scratch("spec.toml");
+    std::fs::write(
+        &spec,
+        "[sweep]\nworkloads = [\"saxpy\"]\nconfigs = [\"gtx480\"]\n\
+         designs = [\"baseline\", \"ideal\", \"no-such-design\"]\n",
+    )
+    .unwrap();
+    let out_dir = scratch("paper");
+    let (_, stdout) = paper_with_no_such_design("malekeh", &spec, &out_dir);
     // Malekeh's tables, with the paper's numbers; malekeh itself is not in this spec.
     assert!(
         stdout.contains("1.096") && stdout.contains("not run"),
@@ -315,4 +323,53 @@ fn paper_names_designs_not_yet_available() {
     let unknown = regsim(&["paper", "nosuch"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown.stderr).contains("gebhart, ltrf, cerf, malekeh, wir"));
+}
+
+#[test]
+fn paper_runs_a_spec_of_groups_and_its_rows_find_their_points() {
+    // Gebhart's design families as groups, one workload; the settings its figures
+    // select (6-entry RFC without LRF, 3-entry ORF with a split LRF), written as
+    // experiments/gebhart.toml writes them. A design unknown to the config is left out of
+    // the group that names it, and a group left without designs is dropped.
+    let spec = scratch("groups.toml");
+    let group = |name: &str, designs: &str, sets: &str| {
+        format!(
+            "[[sweep]]\nname = \"{name}\"\nworkloads = [\"saxpy\"]\nconfigs = [\"gtx480\"]\n\
+             designs = [{designs}]\n[sweep.set]\n\"sm.scheduler\" = [\"two_level\"]\n{sets}\n"
+        )
+    };
+    let text_of_spec = [
+        group("baseline", "\"baseline\"", ""),
+        group(
+            "rfc",
+            "\"rfc\", \"no-such-design\"",
+            "\"register_file.rfc.entries_per_thread\" = [6]\n\"register_file.rfc.lrf\" = [false]",
+        ),
+        group(
+            "orf-lrf",
+            "\"orf-lrf\"",
+            "\"register_file.orf_lrf.orf_entries\" = [3]\n\
+             \"register_file.orf_lrf.lrf\" = ['\"split\"']",
+        ),
+        group("gone", "\"no-such-design\"", ""),
+    ]
+    .concat();
+    std::fs::write(&spec, text_of_spec).unwrap();
+    let (out, stdout) = paper_with_no_such_design("gebhart", &spec, &scratch("paper-groups"));
+    assert!(text(&out.stderr).contains("3 points; 0 already in the store; ran 3"));
+    // Both rows of the energy figure and the RFC row of the access figure found their
+    // run: a ratio to the baseline over one workload, not "not run".
+    assert!(!stdout.contains("not run"), "{stdout}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("orf-lrf [") || l.trim_start().starts_with("rfc ["))
+        .collect();
+    assert_eq!(rows.len(), 3, "{stdout}");
+    for row in rows {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        let at = cells.iter().position(|c| c.ends_with(']')).unwrap();
+        let ratio: f64 = cells[at + 1].parse().unwrap_or_else(|_| panic!("{row}"));
+        assert!(ratio > 0.0 && ratio < 1.0, "{row}");
+        assert_eq!(cells[at + 2], "1", "{row}");
+    }
 }

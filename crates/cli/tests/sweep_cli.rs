@@ -356,3 +356,83 @@ fn bad_specs_are_refused_before_anything_runs() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("missing.toml"));
 }
+
+#[test]
+fn groups_run_each_point_once_and_a_bad_group_stops_the_sweep() {
+    let dir = scratch("groups");
+    let spec = dir.join("spec.toml");
+    let groups = r#"
+[[sweep]]
+name = "designs"
+workloads = ["saxpy"]
+configs = ["gtx480"]
+designs = ["baseline", "ideal"]
+functional = true
+
+[[sweep]]
+name = "workloads"
+workloads = ["saxpy", "reduction"]
+configs = ["gtx480"]
+designs = ["baseline"]
+functional = true
+"#;
+    std::fs::write(&spec, groups).unwrap();
+    let store = dir.join("s.sqlite");
+    let out = sweep(&spec, &store, &["-j", "2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // saxpy under the baseline is in both groups and runs once.
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("3 points; 0 already in the store; ran 3 (3 ok, 0 failed)"),
+        "{err}"
+    );
+    let rows = Store::open(&store).unwrap().records().unwrap();
+    let mut runs: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| (r.workload.clone(), r.design.clone()))
+        .collect();
+    runs.sort();
+    let pair = |w: &str, d: &str| (w.to_string(), d.to_string());
+    assert_eq!(
+        runs,
+        [
+            pair("reduction", "baseline"),
+            pair("saxpy", "baseline"),
+            pair("saxpy", "ideal")
+        ]
+    );
+    assert!(rows.iter().all(|r| r.status == RunStatus::Ok));
+    let out = sweep(&spec, &store, &[]);
+    assert!(text(&out.stderr).contains("3 already in the store; ran 0"));
+    let out = sweep(&spec, &store, &["--status"]);
+    assert!(
+        text(&out.stdout).starts_with("3 points: 3 done, 0 failed"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // A bad value in the last group stops the sweep before the first group runs.
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        format!(
+            "{groups}\n[[sweep]]\nname = \"fast\"\nworkloads = [\"saxpy\"]\n\
+             configs = [\"gtx480\"]\ndesigns = [\"ideal\"]\n\
+             [sweep.set]\n\"sm.scheduler\" = [\"fastest\"]\n"
+        ),
+    )
+    .unwrap();
+    let bad_store = dir.join("bad.sqlite");
+    let out = sweep(&bad, &bad_store, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("bad.toml: sweep[2] (\"fast\")") && err.contains("sm.scheduler=fastest"),
+        "{err}"
+    );
+    assert!(Store::open(&bad_store)
+        .unwrap()
+        .records()
+        .unwrap()
+        .is_empty());
+}

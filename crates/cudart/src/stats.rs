@@ -7,7 +7,8 @@ use crate::config::{GpuSelection, Mode};
 use crate::device::{Dim3, KernelStats};
 
 /// The `energy` object of a kernel or of the total: joules per structure and access kind
-/// ([`energy::EnergyReport`]), and, where the design reports
+/// ([`energy::EnergyReport`], with the `mrf_technology_scale` the MRF was priced with),
+/// and, where the design reports
 /// `<design>_operand_reads`/`_operand_writes` in its extra counters, the register-file
 /// energy of a single-level MRF serving the same operands and the ratio to it
 /// (`register_file_normalized`). An event the energy crate does not know gives
@@ -26,15 +27,18 @@ pub fn energy_json(
         Err(e) => return json!({ "error": e.to_string() }),
     };
     let mut v = serde_json::to_value(&report).unwrap_or_default();
-    let operands = |suffix: &str| {
-        rf.extra
-            .iter()
-            .find(|(k, _)| k.ends_with(suffix))
-            .map(|(_, v)| *v)
-    };
+    // The design's own totals, `<design>_operand_reads`/`_writes`: the shortest such
+    // key, since designs also report parts of them under longer names
+    // (`ltrf_bypass_operand_reads`, `orf_lrf_mrf_operand_reads`), which sort first.
+    let design = rf
+        .extra
+        .keys()
+        .filter_map(|k| k.strip_suffix("_operand_reads"))
+        .min_by_key(|prefix| prefix.len());
+    let operands = |prefix: &str, kind: &str| rf.extra.get(&format!("{prefix}_{kind}")).copied();
     if let (Some(reads), Some(writes), Value::Object(o)) = (
-        operands("_operand_reads"),
-        operands("_operand_writes"),
+        design.and_then(|d| operands(d, "operand_reads")),
+        design.and_then(|d| operands(d, "operand_writes")),
         &mut v,
     ) {
         let single = config.single_level_mrf_joules(reads, writes);
@@ -94,8 +98,13 @@ fn energy_line(v: &Value) -> String {
                 )
             })
             .collect();
+        // The MRF's energies include the technology factor; say which.
+        let scale = match (name, v.get("mrf_technology_scale").and_then(Value::as_f64)) {
+            ("mrf", Some(f)) => format!("; energy.mrf_technology_scale = {f}"),
+            _ => String::new(),
+        };
         line.push_str(&format!(
-            "    {name}: {joules:.4e} J ({})\n",
+            "    {name}: {joules:.4e} J ({}{scale})\n",
             kinds.join(", ")
         ));
     }
@@ -425,9 +434,35 @@ mod tests {
         let line = energy_line(&v);
         assert!(line.contains("of a single-level MRF"), "{line}");
         assert!(
-            line.contains("    mrf: 6.4000e-9 J (read 100 x 64.00 pJ)\n"),
+            line.contains(
+                "    mrf: 6.4000e-9 J (read 100 x 64.00 pJ; energy.mrf_technology_scale = 1)\n"
+            ),
             "{line}"
         );
+        assert_eq!(v["mrf_technology_scale"], 1.0);
+        // A technology's factor is in the report and on the MRF's line.
+        let scaled = energy::EnergyConfig {
+            mrf_technology_scale: Some(0.65),
+            ..energy::EnergyConfig::default()
+        };
+        let v = energy_json(&scaled, &events, &rf);
+        assert_eq!(v["mrf_technology_scale"], 0.65);
+        let line = energy_line(&v);
+        assert!(
+            line.contains(
+                "    mrf: 4.1600e-9 J (read 100 x 41.60 pJ; energy.mrf_technology_scale = 0.65)\n"
+            ),
+            "{line}"
+        );
+        // A design's parts of its operand counts do not stand for the totals, whatever
+        // their names' order.
+        let mut parts = timing::rf::RfStats::default();
+        parts.extra.insert("ltrf_bypass_operand_reads".into(), 0);
+        parts.extra.insert("ltrf_cache_operand_reads".into(), 150);
+        parts.extra.insert("ltrf_operand_reads".into(), 150);
+        parts.extra.insert("ltrf_operand_writes".into(), 0);
+        let v = energy_json(&cfg, &events, &parts);
+        assert_eq!(v["single_level_mrf_joules"].as_f64().unwrap(), single);
         let v = energy_json(&cfg, &[ev("ofr", "read", 1)], &rf);
         assert!(v["error"].as_str().unwrap().contains("`ofr`"), "{v}");
     }

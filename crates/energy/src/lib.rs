@@ -103,11 +103,14 @@ pub struct EnergyConfig {
     /// (there is no separate event for it). Gebhart Table 4: 11 pJ per 128 bits × 8, plus
     /// 32 × 1.9 pJ/mm × 1 mm.
     pub mrf_write_pj: f64,
-    /// Factor on the MRF's read and write energy for other cell technologies. LTRF
-    /// Table 2 gives power relative to a 256 KB high-performance SRAM file at the same
-    /// access rate: configuration #6 (TFET, 8× capacity) 1.05, #7 (DWM, 8×) 0.65.
-    /// Default 1 (configuration #1).
-    pub mrf_technology_scale: f64,
+    /// Factor on the MRF's per-access read and write energy for the main register
+    /// file's cell technology. Absent (the default), a GPU config fills in its
+    /// `register_file.technology`'s relative power from LTRF Table 2 (#1 1, #2/#3 8,
+    /// #4/#5 3.2, #6 TFET 1.05, #7 DWM 0.65) when it is loaded; set, it overrides that.
+    /// Outside a GPU config, absent means 1 (configuration #1). See
+    /// [`Self::mrf_scale`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mrf_technology_scale: Option<f64>,
     /// An operand read out of a collector unit into the execution unit. Gebhart Table 3,
     /// one-entry row (a one-register flip-flop buffer per thread, the closest
     /// characterised structure to an operand buffer): 0.7 pJ × 8. No paper gives a
@@ -242,7 +245,7 @@ impl Default for EnergyConfig {
         EnergyConfig {
             mrf_read_pj: mrf_read,
             mrf_write_pj: mrf_write,
-            mrf_technology_scale: 1.0,
+            mrf_technology_scale: None,
             collector_read_pj: per_warp(one_r),
             collector_write_pj: per_warp(one_w),
             crossbar_transfer_pj: wire_pj(MRF_DISTANCE_MM),
@@ -297,7 +300,7 @@ pub struct EventKind {
     pub group: Group,
     /// The config key (`energy.<key>`).
     pub key: &'static str,
-    /// pJ per event, after [`EnergyConfig::mrf_technology_scale`].
+    /// pJ per event, after [`EnergyConfig::mrf_scale`].
     pub pj: f64,
 }
 
@@ -345,6 +348,8 @@ pub struct StructureEnergy {
 /// Joules of a list of events: per structure (sorted by name), per group and in total.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct EnergyReport {
+    /// The factor the MRF's energies were priced with ([`EnergyConfig::mrf_scale`]).
+    pub mrf_technology_scale: f64,
     pub total_joules: f64,
     pub register_file_joules: f64,
     pub memory_joules: f64,
@@ -363,10 +368,15 @@ impl EnergyReport {
 }
 
 impl EnergyConfig {
+    /// The factor on the MRF's per-access energy: `mrf_technology_scale`, 1 when absent.
+    pub fn mrf_scale(&self) -> f64 {
+        self.mrf_technology_scale.unwrap_or(1.0)
+    }
+
     /// Every event kind with its energy, in the order of the fields.
     pub fn kinds(&self) -> Vec<EventKind> {
         use Group::*;
-        let s = self.mrf_technology_scale;
+        let s = self.mrf_scale();
         let k = |structure, access, group, key, pj| EventKind {
             structure,
             access,
@@ -640,8 +650,9 @@ impl EnergyConfig {
 
     /// Every value finite and not negative; the error names the key.
     pub fn validate(&self) -> Result<(), EnergyError> {
-        let mut checks: Vec<(&str, f64)> = self.kinds().iter().map(|k| (k.key, k.pj)).collect();
-        checks.push(("mrf_technology_scale", self.mrf_technology_scale));
+        // The scale first: a bad one would otherwise be reported as a bad MRF energy.
+        let mut checks: Vec<(&str, f64)> = vec![("mrf_technology_scale", self.mrf_scale())];
+        checks.extend(self.kinds().iter().map(|k| (k.key, k.pj)));
         for (key, v) in checks {
             if !v.is_finite() || v < 0.0 {
                 return Err(EnergyError::Invalid {
@@ -696,7 +707,10 @@ impl EnergyConfig {
                 .or_insert((0, kind))
                 .0 += e.count;
         }
-        let mut report = EnergyReport::default();
+        let mut report = EnergyReport {
+            mrf_technology_scale: self.mrf_scale(),
+            ..EnergyReport::default()
+        };
         for ((structure, access), (count, kind)) in counts {
             let joules = count as f64 * kind.pj * 1e-12;
             if report.structures.last().map(|s| s.structure.as_str()) != Some(structure) {
@@ -731,7 +745,7 @@ impl EnergyConfig {
     /// collector write; every write an MRF write. The denominator of a design's
     /// normalized register-file energy.
     pub fn single_level_mrf_joules(&self, operand_reads: u64, operand_writes: u64) -> f64 {
-        let s = self.mrf_technology_scale;
+        let s = self.mrf_scale();
         let read = self.mrf_read_pj * s + self.crossbar_transfer_pj + self.collector_write_pj;
         let write = self.mrf_write_pj * s;
         (operand_reads as f64 * read + operand_writes as f64 * write) * 1e-12

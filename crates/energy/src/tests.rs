@@ -168,11 +168,40 @@ fn overrides_apply_and_unknown_keys_are_rejected() {
     // The LTRF technology factor scales the MRF (and only the MRF).
     let c: EnergyConfig = toml::from_str("mrf_technology_scale = 0.65\n").unwrap();
     let d = EnergyConfig::default();
+    assert_eq!(c.mrf_technology_scale, Some(0.65));
     assert!(close(
         c.kind("mrf", "read").unwrap().pj,
         0.65 * d.mrf_read_pj
     ));
+    assert!(close(
+        c.kind("mrf", "write").unwrap().pj,
+        0.65 * d.mrf_write_pj
+    ));
     assert!(close(c.kind("orf", "read").unwrap().pj, d.orf_read_pj));
+    // The report says which factor it priced the MRF with.
+    let r = c.account([ev("mrf", "read", 10)]).unwrap();
+    assert_eq!(r.mrf_technology_scale, 0.65);
+    assert!(close(r.total_joules, 10.0 * 0.65 * d.mrf_read_pj * 1e-12));
+    assert!(close(
+        c.single_level_mrf_joules(10, 0) - d.single_level_mrf_joules(10, 0),
+        10.0 * (0.65 - 1.0) * d.mrf_read_pj * 1e-12
+    ));
+    // Absent: configuration #1's factor 1, and the key stays absent when written out (a
+    // GPU config fills in its technology's power; it must be able to tell).
+    assert_eq!(d.mrf_technology_scale, None);
+    assert_eq!(d.mrf_scale(), 1.0);
+    assert_eq!(d.account([]).unwrap().mrf_technology_scale, 1.0);
+    let written = toml::to_string(&d).unwrap();
+    assert!(!written.contains("mrf_technology_scale"), "{written}");
+    let bad = EnergyConfig {
+        mrf_technology_scale: Some(-0.5),
+        ..EnergyConfig::default()
+    };
+    let e = bad.validate().unwrap_err();
+    assert!(
+        e.to_string().starts_with("energy.mrf_technology_scale:"),
+        "{e}"
+    );
 
     let bad = EnergyConfig {
         l2_read_pj: -1.0,

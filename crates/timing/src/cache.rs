@@ -41,6 +41,8 @@
 use crate::config::{AllocationPolicy, CacheConfig, CerfPolicy, FetchGranularity, WritePolicy};
 use crate::hashing::Indexer;
 use serde::Serialize;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::AddAssign;
 
 /// Most sectors a line may have (the width of [`SectorMask`]).
@@ -253,6 +255,27 @@ struct MshrEntry<T> {
 
 const FREE: u64 = u64::MAX;
 
+/// Hashes a line address for the MSHR index: a multiply and a fold, which spreads
+/// aligned addresses (low bits zero) over the table. Lookups only: iteration order never
+/// matters.
+#[derive(Default)]
+struct LineHasher(u64);
+
+impl Hasher for LineHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        let h = (self.0 ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// A sectored set-associative cache whose MSHRs hold waiting requests of type `T`.
 #[derive(Clone, Debug)]
 pub struct Cache<T> {
@@ -269,11 +292,13 @@ pub struct Cache<T> {
     /// The address of each way's line, [`FREE`] when the way holds none: the tag array
     /// lookups scan (compact, so that highly associative caches scan fast).
     tags: Vec<u64>,
-    /// Line address per MSHR entry, [`FREE`] when unused; scanned linearly (entries are
-    /// few and the scan is branch-light).
-    mshr_lines: Vec<u64>,
+    /// The MSHR entry of each line with a fetch in flight. A hash map, not a scan of the
+    /// entries: an L2 slice has hundreds, and a memory-bound run looks one up for every
+    /// miss and every fill (scanning them was a fifth of such a run's time).
+    mshr_index: HashMap<u64, u32, BuildHasherDefault<LineHasher>>,
+    /// Unused MSHR entries (a stack).
+    free_entries: Vec<u32>,
     mshrs: Vec<MshrEntry<T>>,
-    mshrs_in_use: usize,
     use_clock: u64,
     stats: CacheStats,
     /// `Some` when register lines share the ways (CERF), with the replacement policy.
@@ -299,14 +324,17 @@ impl<T: Copy> Cache<T> {
             line_fetch: cfg.fetch == FetchGranularity::Line,
             lines: vec![Line::default(); sets * ways],
             tags: vec![FREE; sets * ways],
-            mshr_lines: vec![FREE; cfg.mshrs as usize],
+            mshr_index: HashMap::with_capacity_and_hasher(
+                cfg.mshrs as usize,
+                BuildHasherDefault::default(),
+            ),
+            free_entries: (0..cfg.mshrs).rev().collect(),
             mshrs: (0..cfg.mshrs)
                 .map(|_| MshrEntry {
                     pending: SectorMask::EMPTY,
                     targets: Vec::with_capacity(merge),
                 })
                 .collect(),
-            mshrs_in_use: 0,
             use_clock: 0,
             stats: CacheStats::default(),
             sharing: None,
@@ -331,7 +359,7 @@ impl<T: Copy> Cache<T> {
     }
     /// MSHR entries not in use.
     pub fn free_mshrs(&self) -> usize {
-        self.mshr_lines.len() - self.mshrs_in_use
+        self.free_entries.len()
     }
     /// The line containing byte address `addr`.
     pub fn line_of(&self, addr: u64) -> LineAddr {
@@ -364,7 +392,7 @@ impl<T: Copy> Cache<T> {
     }
 
     fn find_mshr(&self, line: LineAddr) -> Option<usize> {
-        self.mshr_lines.iter().position(|&a| a == line.0)
+        self.mshr_index.get(&line.0).map(|&e| e as usize)
     }
 
     /// Whether all of `sectors` of `line` are present (no state change).
@@ -511,7 +539,7 @@ impl<T: Copy> Cache<T> {
             if self.mshrs[e].targets.len() >= self.cfg.mshr_max_merge as usize {
                 return self.fail(ReservationFailure::MergeFull);
             }
-        } else if self.mshrs_in_use == self.mshr_lines.len() {
+        } else if self.free_entries.is_empty() {
             return self.fail(ReservationFailure::MshrFull);
         }
         let on_miss = self.cfg.allocation == AllocationPolicy::OnMiss;
@@ -535,11 +563,11 @@ impl<T: Copy> Cache<T> {
         let e = match entry {
             Some(e) => e,
             None => {
-                let e = self.mshr_lines.iter().position(|&a| a == FREE).unwrap_or(0);
-                self.mshr_lines[e] = line.0;
+                // Checked above: an entry is free.
+                let e = self.free_entries.pop().unwrap_or(0) as usize;
+                self.mshr_index.insert(line.0, e as u32);
                 self.mshrs[e].pending = SectorMask::EMPTY;
                 self.mshrs[e].targets.clear();
-                self.mshrs_in_use += 1;
                 e
             }
         };
@@ -679,8 +707,8 @@ impl<T: Copy> Cache<T> {
             if entry.pending.is_empty() {
                 // Each target's needed sectors were pending, so none can be left waiting.
                 debug_assert!(entry.targets.is_empty());
-                self.mshr_lines[e] = FREE;
-                self.mshrs_in_use -= 1;
+                self.mshr_index.remove(&line.0);
+                self.free_entries.push(e as u32);
                 if let Some(w) = way {
                     self.lines[w].locked = false;
                 }
@@ -852,7 +880,7 @@ impl<T: Copy> Cache<T> {
     /// dropped; their dirty data is appended to `evicted`. Refused (returns `false`) while
     /// any fill is outstanding, because in-flight lines may sit in those ways.
     pub fn set_data_ways(&mut self, n: usize, evicted: &mut Vec<Eviction>) -> bool {
-        if n == 0 || n > self.ways || self.mshrs_in_use > 0 {
+        if n == 0 || n > self.ways || !self.mshr_index.is_empty() {
             return false;
         }
         for base in (0..self.lines.len()).step_by(self.ways) {

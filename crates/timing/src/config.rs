@@ -311,8 +311,10 @@ pub struct RegisterFileConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ideal_capacity_registers: Option<u64>,
     /// Main register-file technology: LTRF Table 2's configuration #1…#7. Its capacity
-    /// multiplies `sm.registers` for occupancy and its latency multiplies `bank_latency`
-    /// for every MRF access, whatever the design ([`crate::rf::ltrf::MrfTechnology`]).
+    /// multiplies `sm.registers` for occupancy, its latency multiplies `bank_latency`
+    /// for every MRF access and its power is the default factor on the MRF's energy per
+    /// access (`energy.mrf_technology_scale`), whatever the design
+    /// ([`crate::rf::ltrf::MrfTechnology`]).
     #[serde(default)]
     pub technology: crate::rf::ltrf::MrfTechnology,
     /// `[register_file.ltrf]`: the LTRF designs' register-file cache and prefetch.
@@ -1155,11 +1157,18 @@ impl GpuConfig {
             origin: origin.to_owned(),
             message: e.to_string(),
         })?;
-        let config: GpuConfig = toml::from_str(&rendered).map_err(|e| ConfigError::Field {
+        let mut config: GpuConfig = toml::from_str(&rendered).map_err(|e| ConfigError::Field {
             origin: origin.to_owned(),
             key: key_at(&rendered, e.span(), e.message()),
             message: e.message().to_owned(),
         })?;
+        // The MRF's energy follows its technology (LTRF Table 2's relative power) unless
+        // `energy.mrf_technology_scale` says otherwise. Filled in here, once, so that the
+        // config every consumer (and the stats file) sees carries the factor used.
+        if config.energy.mrf_technology_scale.is_none() {
+            config.energy.mrf_technology_scale =
+                Some(config.register_file.technology.relative_power());
+        }
         config.validate()?;
         Ok(config)
     }
@@ -1781,9 +1790,57 @@ mod tests {
     }
 
     #[test]
+    fn mrf_energy_follows_the_technology_unless_overridden() {
+        let one = load("gtx480", &[]).unwrap().energy;
+        let mrf = |e: &energy::EnergyConfig, access| e.kind("mrf", access).unwrap().pj;
+        // LTRF Table 2's power column, #1…#7.
+        for (tech, power) in [
+            (1, 1.0),
+            (2, 8.0),
+            (3, 8.0),
+            (4, 3.2),
+            (5, 3.2),
+            (6, 1.05),
+            (7, 0.65),
+        ] {
+            let t = format!("register_file.technology={tech}");
+            let e = load("gtx480", &[&t]).unwrap().energy;
+            assert_eq!(e.mrf_technology_scale, Some(power), "#{tech}");
+            assert_eq!(mrf(&e, "read"), power * mrf(&one, "read"), "#{tech}");
+            assert_eq!(mrf(&e, "write"), power * mrf(&one, "write"), "#{tech}");
+            // Only the MRF: the cache LTRF puts in front of it keeps its energy.
+            assert_eq!(e.ltrf_cache_read_pj, one.ltrf_cache_read_pj);
+        }
+        // An explicit factor wins, whichever override comes first.
+        for overrides in [
+            [
+                "register_file.technology=6",
+                "energy.mrf_technology_scale=0.5",
+            ],
+            [
+                "energy.mrf_technology_scale=0.5",
+                "register_file.technology=6",
+            ],
+        ] {
+            let e = load("gtx480", &overrides).unwrap().energy;
+            assert_eq!(e.mrf_technology_scale, Some(0.5));
+            assert_eq!(mrf(&e, "read"), 0.5 * mrf(&one, "read"));
+        }
+        let e = err_of("gtx480", &["energy.mrf_technology_scale=-1"]);
+        assert_eq!(e.key(), Some("energy.mrf_technology_scale"), "{e}");
+    }
+
+    #[test]
     fn energy_keys_override_and_unknown_ones_are_named() {
         let c = load("gtx480", &[]).unwrap();
-        assert_eq!(c.energy, energy::EnergyConfig::default());
+        // Every default, with technology #1's factor on the MRF filled in.
+        assert_eq!(
+            c.energy,
+            energy::EnergyConfig {
+                mrf_technology_scale: Some(1.0),
+                ..energy::EnergyConfig::default()
+            }
+        );
         let c = load("gtx480", &["energy.mrf_read_pj=12.5"]).unwrap();
         assert_eq!(c.energy.mrf_read_pj, 12.5);
         assert_eq!(

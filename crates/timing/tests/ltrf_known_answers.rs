@@ -137,3 +137,58 @@ fn ltrf_statistics_are_deterministic() {
     assert_eq!(a.cycles, b.cycles);
     assert_eq!(a.register_file, b.register_file);
 }
+
+/// The MRF's joules of a run: its events priced with the run's own config.
+fn mrf_joules(s: &KernelStats, cfg: &GpuConfig) -> (f64, f64) {
+    let r = cfg
+        .energy
+        .account(s.energy_events.iter().map(|e| energy::Event {
+            structure: e.structure,
+            access: e.access,
+            count: e.count,
+        }))
+        .unwrap();
+    let mrf = r.structures.iter().find(|s| s.structure == "mrf").unwrap();
+    let pj = |access: &str| {
+        mrf.accesses
+            .iter()
+            .find(|a| a.access == access)
+            .map_or(0.0, |a| a.pj_per_event)
+    };
+    assert_eq!(r.mrf_technology_scale, cfg.energy.mrf_scale());
+    (mrf.joules, pj("read"))
+}
+
+#[test]
+fn mrf_energy_follows_the_technology_in_table_2s_ratio() {
+    // The baseline reads and writes the MRF once per operand whatever the latency and
+    // occupancy, so the same run at #1 and at #7 (DWM) makes the same MRF accesses, and
+    // their energy is in Table 2's power ratio, 0.65; an explicit factor overrides it.
+    let run = |overrides: &[&str]| {
+        let cfg = common::config("gtx480", overrides);
+        let s = simulate("saxpy", cfg.clone());
+        let (joules, read_pj) = mrf_joules(&s, &cfg);
+        (s, joules, read_pj)
+    };
+    let (s1, j1, p1) = run(&[]);
+    let (s7, j7, p7) = run(&["register_file.technology=7"]);
+    let (sx, jx, _) = run(&[
+        "register_file.technology=7",
+        "energy.mrf_technology_scale=2",
+    ]);
+    assert_ne!(s1.cycles, s7.cycles, "#7 is slower: a different run");
+    for s in [&s7, &sx] {
+        assert_eq!(s.register_file.reads, s1.register_file.reads);
+        assert_eq!(s.register_file.writes, s1.register_file.writes);
+    }
+    assert!(s1.register_file.reads > 0 && j1 > 0.0);
+    assert!((j7 / j1 - 0.65).abs() < 1e-12, "{j7} / {j1}");
+    assert!((jx / j1 - 2.0).abs() < 1e-12, "{jx} / {j1}");
+    // LTRF at #7 against #1: different prefetch traffic, the same factor per access.
+    let d = "register_file.design=\"ltrf\"";
+    let (_, _, l1) = run(&[d]);
+    let (_, _, l7) = run(&[d, "register_file.technology=7"]);
+    assert_eq!(l1, p1);
+    assert_eq!(l7, p7);
+    assert!((p7 / p1 - 0.65).abs() < 1e-12, "{p7} / {p1}");
+}

@@ -5,24 +5,21 @@
 //! The tables are data ([`figures.toml`](figures.toml)): which statistic, which
 //! normalization, which summary, and the paper's value with its figure or table. Designs
 //! whose `--rf` name the config does not know yet are listed as not yet available and
-//! left out; the rest still run.
+//! left out of every group of the spec; the rest still run.
 //!
-//! A spec `regsim sweep` reads runs through the sweep machinery into `<out>/store.sqlite`
-//! (resumable; `--slurm` submits it as a job array). A spec with several `[[sweep]]`
-//! tables (one per design family) runs through [`run_points`]: `regsim run` child
-//! processes, `-j` at a time, one statistics file per point under `<out>/runs/`; a point
-//! whose file already holds a successful run is not run again.
+//! The spec is a `regsim sweep` spec ([`SweepSpec`]; a paper whose designs sweep
+//! different keys writes one group per design family) and runs through the sweep
+//! machinery into `<out>/store.sqlite`: resumable, only points without a row run, and
+//! `--slurm` submits them as a job array.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
+use regsim::sweep::SweepSpec;
 use serde::Deserialize;
-use serde_json::Value;
 use timing::config::{find_configs_dir, ConfigError, GpuConfig, Override};
 
 use crate::report_html::{self, geomean, Arrangement, Point};
@@ -55,197 +52,6 @@ pub struct PaperArgs {
     baseline: String,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Sweep {
-    /// A label for a `[[sweep]]` entry.
-    #[serde(default)]
-    name: Option<String>,
-    workloads: Vec<String>,
-    configs: Vec<String>,
-    designs: Vec<String>,
-    #[serde(default)]
-    set: toml::Table,
-    /// Explicit override combinations, added to the grid's.
-    #[serde(default)]
-    points: Vec<toml::Table>,
-    /// More `regsim run` arguments for every point.
-    #[serde(default)]
-    run_args: Vec<String>,
-    /// Accepted for compatibility with `regsim sweep` specs; a run is not timed out here.
-    #[serde(default)]
-    timeout_seconds: Option<f64>,
-}
-
-/// One point of a sweep.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunPoint {
-    /// A built-in workload name or a program path, then its arguments.
-    pub workload: Vec<String>,
-    pub config: String,
-    pub design: String,
-    /// `KEY=VALUE` overrides.
-    pub sets: Vec<String>,
-    /// More `regsim run` arguments.
-    pub run_args: Vec<String>,
-}
-
-impl RunPoint {
-    /// A file-name-safe key, unique per point.
-    pub fn key(&self) -> String {
-        let mut s = format!(
-            "{}__{}__{}",
-            self.workload.join("_"),
-            self.config,
-            self.design
-        );
-        for o in self.sets.iter().chain(&self.run_args) {
-            s.push_str("__");
-            s.push_str(o);
-        }
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "._=-".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    }
-}
-
-/// A TOML value as an override's right-hand side.
-fn set_value(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Every point of a spec: workloads × configs × designs × the cartesian product of
-/// `[sweep.set]` (keys in sorted order).
-pub fn parse_spec(text: &str, origin: &str) -> Result<Vec<RunPoint>> {
-    // `[sweep]`, or several `[[sweep]]` (design families that sweep different keys).
-    let doc: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
-    if let Some(k) = doc.keys().find(|k| *k != "sweep") {
-        bail!("{origin}: unknown table or key `{k}` (a spec has [sweep] or [[sweep]])");
-    }
-    let one = |v: &toml::Value, n: usize| -> Result<Sweep> {
-        v.clone()
-            .try_into::<Sweep>()
-            .map_err(|e| anyhow!("{origin}: sweep #{n}: {e}"))
-    };
-    let sweeps: Vec<Sweep> = match doc.get("sweep") {
-        Some(toml::Value::Array(a)) => a
-            .iter()
-            .enumerate()
-            .map(|(i, v)| one(v, i + 1))
-            .collect::<Result<_>>()?,
-        Some(v @ toml::Value::Table(_)) => vec![one(v, 1)?],
-        _ => bail!("{origin}: no [sweep] table"),
-    };
-    let mut points: Vec<RunPoint> = Vec::new();
-    for s in sweeps {
-        for p in expand(s, origin)? {
-            if !points.contains(&p) {
-                points.push(p);
-            }
-        }
-    }
-    Ok(points)
-}
-
-/// The points of one `[sweep]`.
-fn expand(s: Sweep, origin: &str) -> Result<Vec<RunPoint>> {
-    let origin = match &s.name {
-        Some(n) => format!("{origin} (sweep {n})"),
-        None => origin.to_string(),
-    };
-    let origin = origin.as_str();
-    for (what, list) in [
-        ("workloads", &s.workloads),
-        ("configs", &s.configs),
-        ("designs", &s.designs),
-    ] {
-        if list.is_empty() {
-            bail!("{origin}: sweep.{what} is empty");
-        }
-    }
-    let _ = s.timeout_seconds;
-    let mut combos: Vec<Vec<String>> = vec![Vec::new()];
-    for (key, values) in &s.set {
-        let values: Vec<String> = match values {
-            toml::Value::Array(a) => a.iter().map(set_value).collect(),
-            v => vec![set_value(v)],
-        };
-        if values.is_empty() {
-            bail!("{origin}: sweep.set.{key} has no values");
-        }
-        combos = combos
-            .into_iter()
-            .flat_map(|c| {
-                values.iter().map(move |v| {
-                    let mut c = c.clone();
-                    c.push(format!("{key}={v}"));
-                    c
-                })
-            })
-            .collect();
-    }
-    if !s.points.is_empty() {
-        if s.set.is_empty() {
-            combos.clear();
-        }
-        for p in &s.points {
-            combos.push(
-                p.iter()
-                    .map(|(k, v)| format!("{k}={}", set_value(v)))
-                    .collect(),
-            );
-        }
-    }
-    // "*" is every built-in workload.
-    let mut workloads: Vec<String> = Vec::new();
-    for w in &s.workloads {
-        if w == "*" {
-            let dir =
-                workloads_dir().ok_or_else(|| anyhow!("{origin}: \"*\" needs workloads/bin"))?;
-            let mut names: Vec<String> = std::fs::read_dir(&dir)
-                .with_context(|| format!("reading {}", dir.display()))?
-                .filter_map(|e| e.ok())
-                .filter(|e| e.path().is_file())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect();
-            names.sort();
-            workloads.extend(names);
-        } else {
-            workloads.push(w.clone());
-        }
-    }
-    let mut points = Vec::new();
-    for w in &workloads {
-        let workload: Vec<String> = w.split_whitespace().map(str::to_string).collect();
-        if workload.is_empty() {
-            bail!("{origin}: an empty workload in sweep.workloads");
-        }
-        for c in &s.configs {
-            for d in &s.designs {
-                for sets in &combos {
-                    points.push(RunPoint {
-                        workload: workload.clone(),
-                        config: c.clone(),
-                        design: d.clone(),
-                        sets: sets.clone(),
-                        run_args: s.run_args.clone(),
-                    });
-                }
-            }
-        }
-    }
-    Ok(points)
-}
-
 /// Whether `design` is a `register_file.design` the config knows: `Ok(false)` when the
 /// config refuses exactly that key, an error for anything else wrong with the config.
 pub fn design_available(config: &str, design: &str, dir: &Path) -> Result<bool> {
@@ -259,35 +65,31 @@ pub fn design_available(config: &str, design: &str, dir: &Path) -> Result<bool> 
     }
 }
 
-/// The program a workload names: a path as given, or `workloads/bin/<name>` under the
-/// current directory or the source tree.
-fn program_path(name: &str) -> Result<PathBuf> {
-    if name.contains('/') {
-        return Ok(PathBuf::from(name));
+/// Leaves out of every group of `spec` the designs some config of theirs does not know
+/// (see [`design_available`]), and the groups left without a design; returns the names
+/// left out.
+pub fn drop_unavailable_designs(
+    spec: &mut SweepSpec,
+    configs_dir: &Path,
+) -> Result<BTreeSet<String>> {
+    let mut pairs: BTreeSet<(PathBuf, &str)> = BTreeSet::new();
+    for g in &spec.groups {
+        for c in &g.configs {
+            let config = spec.config_path(c, configs_dir);
+            pairs.extend(g.designs.iter().map(|d| (config.clone(), d.as_str())));
+        }
     }
-    workloads_dir()
-        .map(|d| d.join(name))
-        .filter(|p| p.is_file())
-        .ok_or_else(|| anyhow!("workload {name}: no workloads/bin/{name} (build it with scripts/build-workloads.sh, or give a path)"))
-}
-
-/// The built-in workloads' directory: `workloads/bin` under the current directory or
-/// the source tree.
-fn workloads_dir() -> Option<PathBuf> {
-    [
-        PathBuf::from("workloads/bin"),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin"),
-    ]
-    .into_iter()
-    .find(|p| p.is_dir())
-}
-
-/// A statistics file that holds a successful timing run.
-fn finished(stats: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(stats).ok()?;
-    let v: Value = serde_json::from_str(&text).ok()?;
-    (v["program"]["exit_code"].as_i64() == Some(0) && v["total"]["cycles"].as_u64().is_some())
-        .then_some(v)
+    let mut unavailable = BTreeSet::new();
+    for (config, design) in pairs {
+        if !design_available(&config.to_string_lossy(), design, configs_dir)? {
+            unavailable.insert(design.to_string());
+        }
+    }
+    for g in &mut spec.groups {
+        g.designs.retain(|d| !unavailable.contains(d));
+    }
+    spec.groups.retain(|g| !g.designs.is_empty());
+    Ok(unavailable)
 }
 
 /// The outcome of running the points.
@@ -297,64 +99,9 @@ pub struct Ran {
     pub failures: Vec<(String, String)>,
 }
 
-/// Runs every point (`regsim run` children, `jobs` at a time), skipping points whose
-/// statistics file already holds a successful run, and reads the results back.
-pub fn run_points(points: &[RunPoint], runs_dir: &Path, jobs: usize) -> Result<Ran> {
-    std::fs::create_dir_all(runs_dir)
-        .with_context(|| format!("creating {}", runs_dir.display()))?;
-    let exe = std::env::current_exe().context("locating the regsim binary")?;
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let failures: Mutex<Vec<(RunPoint, String)>> = Mutex::new(Vec::new());
-    let total = points.len();
-    let worker = || {
-        while let Some(p) = points.get(next.fetch_add(1, Ordering::SeqCst)) {
-            let stats = runs_dir.join(format!("{}.json", p.key()));
-            let outcome = if finished(&stats).is_some() {
-                Ok(())
-            } else {
-                run_one(&exe, p, &stats, runs_dir)
-            };
-            let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-            match outcome {
-                Ok(()) => eprintln!("regsim paper: [{n}/{total}] {}", p.key()),
-                Err(e) => {
-                    eprintln!("regsim paper: [{n}/{total}] {} FAILED: {e:#}", p.key());
-                    if let Ok(mut f) = failures.lock() {
-                        f.push((p.clone(), format!("{e:#}")));
-                    }
-                }
-            }
-        }
-    };
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(worker);
-        }
-    });
-    let mut out = Vec::new();
-    for p in points {
-        let stats = runs_dir.join(format!("{}.json", p.key()));
-        if let Some(v) = finished(&stats) {
-            out.push(Point::from_stats(v, &stats.display().to_string())?);
-        }
-    }
-    let mut failures = failures.into_inner().unwrap_or_default();
-    failures.sort_by_key(|(p, _)| p.key());
-    Ok(Ran {
-        points: out,
-        failures: failures.into_iter().map(|(p, e)| (p.key(), e)).collect(),
-    })
-}
-
-/// Runs a `regsim sweep` spec into `<out>/store.sqlite` (resuming: only points without a
+/// Runs the spec into `<out>/store.sqlite` (resuming: only points without a
 /// row run), or with `slurm` submits it as a job array and returns `None`.
-fn run_sweep(
-    sw: &regsim::sweep::SweepSpec,
-    out: &Path,
-    jobs: usize,
-    slurm: bool,
-) -> Result<Option<Ran>> {
+fn run_sweep(sw: &SweepSpec, out: &Path, jobs: usize, slurm: bool) -> Result<Option<Ran>> {
     use regsim::sweep::{records_for, run_local, LocalOptions, RunStatus, Store};
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let store_path = out.join("store.sqlite");
@@ -395,35 +142,6 @@ fn run_sweep(
         points: report_html::points_from_records(&records)?,
         failures,
     }))
-}
-
-fn run_one(exe: &Path, p: &RunPoint, stats: &Path, runs_dir: &Path) -> Result<()> {
-    let program = program_path(&p.workload[0])?;
-    let mut cmd = Command::new(exe);
-    cmd.arg("run")
-        .arg("--gpu")
-        .arg(&p.config)
-        .arg("--rf")
-        .arg(&p.design);
-    for o in &p.sets {
-        cmd.arg("--set").arg(o);
-    }
-    cmd.args(&p.run_args);
-    cmd.arg("--stats").arg(stats).arg("--").arg(&program);
-    cmd.args(&p.workload[1..]);
-    let log = runs_dir.join(format!("{}.log", p.key()));
-    let file =
-        std::fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-    let status = cmd
-        .stdin(Stdio::null())
-        .stdout(file.try_clone()?)
-        .stderr(file)
-        .status()
-        .context("starting regsim run")?;
-    if !status.success() {
-        bail!("regsim run exited with {status} (log: {})", log.display());
-    }
-    Ok(())
 }
 
 /// `figures.toml`.
@@ -668,47 +386,19 @@ pub fn run(args: PaperArgs) -> Result<ExitCode> {
             )
         })?,
     };
-    // Specs `regsim sweep` reads run through it (a store at <out>/store.sqlite); others
-    // (several [[sweep]] tables) through run_points.
-    let sweep_spec = regsim::sweep::SweepSpec::parse(&spec).ok();
-    let text =
-        std::fs::read_to_string(&spec).with_context(|| format!("reading {}", spec.display()))?;
-    let all = match &sweep_spec {
-        Some(_) => Vec::new(),
-        None => parse_spec(&text, &spec.display().to_string())?,
-    };
-
-    // Designs the config does not know yet are left out, by name.
+    let mut sweep_spec = SweepSpec::parse(&spec)?;
     let dir = find_configs_dir(std::env::current_exe().ok().as_deref());
-    let mut unavailable: BTreeSet<String> = BTreeSet::new();
-    let pairs: BTreeSet<(String, String)> = match &sweep_spec {
-        Some(sw) => sw
-            .configs
-            .iter()
-            .flat_map(|c| sw.designs.iter().map(move |d| (c.clone(), d.clone())))
-            .collect(),
-        None => all
-            .iter()
-            .map(|p| (p.config.clone(), p.design.clone()))
-            .collect(),
-    };
-    for (config, design) in &pairs {
-        let config = match &sweep_spec {
-            Some(sw) if config.contains('/') || config.ends_with(".toml") => {
-                sw.base_dir.join(config).display().to_string()
-            }
-            _ => config.clone(),
-        };
-        if !design_available(&config, design, &dir)? {
-            unavailable.insert(design.clone());
-        }
-    }
+    let unavailable = drop_unavailable_designs(&mut sweep_spec, &dir)?;
     if !unavailable.is_empty() {
         println!(
             "regsim paper {}: designs not yet available (unknown to register_file.design): {}",
             args.paper,
             unavailable.iter().cloned().collect::<Vec<_>>().join(", ")
         );
+    }
+    if sweep_spec.groups.is_empty() {
+        println!("regsim paper {}: nothing to run", args.paper);
+        return Ok(ExitCode::SUCCESS);
     }
     let out = args
         .out
@@ -719,36 +409,8 @@ pub fn run(args: PaperArgs) -> Result<ExitCode> {
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let ran = match sweep_spec {
-        Some(mut sw) => {
-            sw.designs.retain(|d| !unavailable.contains(d));
-            if sw.designs.is_empty() {
-                println!("regsim paper {}: nothing to run", args.paper);
-                return Ok(ExitCode::SUCCESS);
-            }
-            match run_sweep(&sw, &out, jobs, args.slurm)? {
-                Some(ran) => ran,
-                None => return Ok(ExitCode::SUCCESS),
-            }
-        }
-        None => {
-            let points: Vec<RunPoint> = all
-                .into_iter()
-                .filter(|p| !unavailable.contains(&p.design))
-                .collect();
-            if points.is_empty() {
-                println!("regsim paper {}: nothing to run", args.paper);
-                return Ok(ExitCode::SUCCESS);
-            }
-            if args.slurm {
-                bail!(
-                    "--slurm: {} has several [[sweep]] tables, which `regsim sweep` does not \
-                     read; run without --slurm to simulate locally",
-                    spec.display()
-                );
-            }
-            run_points(&points, &out.join("runs"), jobs)?
-        }
+    let Some(ran) = run_sweep(&sweep_spec, &out, jobs, args.slurm)? else {
+        return Ok(ExitCode::SUCCESS);
     };
     for (p, e) in &ran.failures {
         println!("failed: {p}: {e}");
@@ -777,63 +439,64 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn specs_expand_to_the_cartesian_product() {
-        let text = r#"
-[sweep]
-workloads = ["saxpy", "bfs 100"]
-configs = ["gtx480"]
-designs = ["baseline", "rfc"]
-[sweep.set]
-"register_file.bank_latency" = [1, 4]
-"sm.scheduler" = ["gto"]
-"#;
-        let points = parse_spec(text, "t.toml").unwrap();
-        assert_eq!(points.len(), 2 * 2 * 2);
-        assert_eq!(points[0].workload, ["saxpy"]);
-        assert_eq!(
-            points[0].sets,
-            ["register_file.bank_latency=1", "sm.scheduler=gto"]
-        );
-        assert_eq!(points[7].workload, ["bfs", "100"]);
-        assert_eq!(points[7].design, "rfc");
-        assert_eq!(
-            points[7].key(),
-            "bfs_100__gtx480__rfc__register_file.bank_latency=4__sm.scheduler=gto"
-        );
-        let e = parse_spec(
-            "[sweep]\nworkloads=[]\nconfigs=[\"a\"]\ndesigns=[\"b\"]\n",
-            "x",
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("sweep.workloads is empty"), "{e}");
-        let text = "[sweep]\nworkloads=[\"*\"]\nconfigs=[\"g\"]\ndesigns=[\"b\"]\n\
-                    run_args=[\"--max-registers\", \"32\"]\n\
-                    [[sweep.points]]\n\"sm.scheduler\" = \"lrr\"\n\
-                    [[sweep.points]]\n\"sm.scheduler\" = \"gto\"\n";
-        let points = parse_spec(text, "x").unwrap();
-        let builtins = std::fs::read_dir(workloads_dir().unwrap()).unwrap().count();
-        assert_eq!(points.len(), 2 * builtins);
-        assert_eq!(points[1].sets, ["sm.scheduler=gto"]);
-        assert_eq!(points[1].run_args, ["--max-registers", "32"]);
-        assert!(points[1]
-            .key()
-            .ends_with("__sm.scheduler=gto__--max-registers__32"));
-        let two = "[[sweep]]\nname=\"b\"\nworkloads=[\"saxpy\"]\nconfigs=[\"g\"]\ndesigns=[\"baseline\"]\n\
-                   [[sweep]]\nname=\"r\"\nworkloads=[\"saxpy\"]\nconfigs=[\"g\"]\ndesigns=[\"rfc\"]\n\
-                   [sweep.set]\n\"register_file.rfc.entries_per_thread\" = [1, 6]\n";
-        let points = parse_spec(two, "x").unwrap();
-        assert_eq!(points.len(), 3);
-        assert_eq!(points[2].sets, ["register_file.rfc.entries_per_thread=6"]);
-        let e = parse_spec("[sweep]\nworkload=[]\n", "x").unwrap_err();
-        assert!(e.to_string().contains("workload"), "{e}");
-    }
-
-    #[test]
     fn unknown_designs_are_reported_as_unavailable() {
         let dir = timing::config::source_configs_dir();
         assert!(design_available("gtx480", "baseline", &dir).unwrap());
         assert!(!design_available("gtx480", "no-such-design", &dir).unwrap());
         assert!(design_available("no-such-config", "baseline", &dir).is_err());
+    }
+
+    #[test]
+    fn unavailable_designs_leave_every_group() {
+        let text = "[[sweep]]\nname='a'\nworkloads=['saxpy']\nconfigs=['gtx480']\n\
+                    designs=['baseline', 'no-such-design']\n\
+                    [[sweep]]\nname='b'\nworkloads=['saxpy']\nconfigs=['gtx480']\n\
+                    designs=['no-such-design']\n\
+                    [[sweep]]\nname='c'\nworkloads=['saxpy']\nconfigs=['gtx480']\n\
+                    designs=['ideal', 'other-missing']\n";
+        let mut spec = SweepSpec::from_text(text, Path::new("t.toml"), Path::new("/")).unwrap();
+        let dir = timing::config::source_configs_dir();
+        let gone = drop_unavailable_designs(&mut spec, &dir).unwrap();
+        assert_eq!(
+            gone.into_iter().collect::<Vec<_>>(),
+            ["no-such-design", "other-missing"]
+        );
+        let left: Vec<(Option<&str>, &[String])> = spec
+            .groups
+            .iter()
+            .map(|g| (g.name.as_deref(), g.designs.as_slice()))
+            .collect();
+        assert_eq!(
+            left,
+            [
+                (Some("a"), &["baseline".to_string()][..]),
+                (Some("c"), &["ideal".to_string()][..])
+            ]
+        );
+    }
+
+    /// Every figure row that selects variants by their settings names a design and
+    /// settings some group of the paper's spec runs, written the same way (rows match
+    /// the points' `key=value` text).
+    #[test]
+    fn figure_rows_select_points_of_the_papers_spec() {
+        for f in figure_defs().unwrap() {
+            let path = spec_path(&f.paper).unwrap();
+            let spec = SweepSpec::parse(&path).unwrap();
+            for r in &f.rows {
+                let runs = spec.groups.iter().any(|g| {
+                    g.designs.contains(&r.design)
+                        && g.set_combinations().iter().any(|sets| {
+                            r.sets
+                                .iter()
+                                .all(|o| sets.iter().any(|(k, v)| *o == format!("{k}={v}")))
+                        })
+                });
+                // The rfc row of LTRF's table is for a design its spec leaves out.
+                let expected = !(f.paper == "ltrf" && r.design == "rfc");
+                assert_eq!(runs, expected, "{}: {} {:?}", f.paper, r.design, r.sets);
+            }
+        }
     }
 
     #[test]

@@ -18,19 +18,41 @@
 //! "register_file.bank_latency" = 8
 //! ```
 //!
+//! A spec whose designs sweep different keys is several groups: `[[sweep]]` tables, each
+//! with every key above (and its own `[sweep.set]` and `[[sweep.points]]`, written after
+//! it) and optionally `name = "..."`, which messages use:
+//!
+//! ```toml
+//! [[sweep]]
+//! name = "baseline"
+//! workloads = ["*"]
+//! configs = ["gtx480"]
+//! designs = ["baseline"]
+//!
+//! [[sweep]]
+//! name = "rfc"
+//! workloads = ["*"]
+//! configs = ["gtx480"]
+//! designs = ["rfc"]
+//! [sweep.set]                              # this group's grid
+//! "register_file.rfc.entries_per_thread" = [1, 2, 4, 8]
+//! ```
+//!
 //! A workload is a built-in name (a program in the repository's `workloads/bin/`, run
 //! without arguments), `"*"` (every built-in workload), or a program path (it contains a
 //! `/`; relative paths are relative to the spec file's directory), each optionally followed
 //! by arguments separated by blanks; the table form takes arguments containing blanks.
 //! Config paths are relative to the spec's directory too.
 //!
-//! Every point is configs × designs × set combinations × workloads, where the set
+//! A group's points are configs × designs × set combinations × workloads, where the set
 //! combinations are the grid's product plus the explicit points (or the one empty
-//! combination when there are neither). A point's key is a hash of what it runs *as
-//! written* (workload and arguments, config, design, sets, mode, run arguments), so it is
-//! stable across machines and rebuilds: a store is resumed, not redone, after either.
-//! Every (config, design, set combination) is loaded and validated when the spec is
-//! expanded, so a bad key or value stops the sweep before anything runs.
+//! combination when there are neither); the spec's points are its groups' in order. A
+//! point's key is a hash of what it runs *as written* (workload and arguments, config,
+//! design, sets, mode, run arguments; not the group), so it is stable across machines and
+//! rebuilds: a store is resumed, not redone, after either, and a point two groups (or one
+//! group twice) write runs once. Every group's (config, design, set combination) is
+//! loaded and validated when the spec is expanded, so a bad key or value stops the sweep
+//! before anything runs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -46,22 +68,33 @@ pub const WORKLOADS_DIR_ENV: &str = "REGSIM_WORKLOADS";
 /// The override key a design sets.
 const DESIGN_KEY: &str = "register_file.design";
 
-/// A parsed sweep specification.
+/// A parsed sweep specification: its groups, in spec order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepSpec {
     /// The spec file (absolute), or a description of where the text came from.
     pub origin: PathBuf,
     /// Relative program and config paths are relative to this directory.
     pub base_dir: PathBuf,
+    /// One group for a `[sweep]` table, one per table of `[[sweep]]`; never empty.
+    pub groups: Vec<SweepGroup>,
+}
+
+/// One `[sweep]` or `[[sweep]]` table: workloads × configs × designs × set combinations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepGroup {
+    /// Its index among `[[sweep]]` tables (`None` for a single `[sweep]` table).
+    pub position: Option<usize>,
+    /// The optional `name = "..."`.
+    pub name: Option<String>,
     /// Workloads, in spec order (`"*"` still unexpanded).
     pub workloads: Vec<Workload>,
     /// Config names or paths, as written.
     pub configs: Vec<String>,
     /// Register-file designs.
     pub designs: Vec<String>,
-    /// `[sweep.set]`: key and its values, keys sorted.
+    /// `set`: key and its values, keys sorted.
     pub grid: Vec<(String, Vec<String>)>,
-    /// `[[sweep.points]]`: each a list of key and value, keys sorted.
+    /// `points`: each a list of key and value, keys sorted.
     pub points: Vec<Vec<(String, String)>>,
     /// Run with `regsim run --functional`.
     pub functional: bool,
@@ -169,11 +202,6 @@ impl RunPoint {
 }
 
 #[derive(Deserialize)]
-struct SpecFile {
-    sweep: Option<SweepTable>,
-}
-
-#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SweepTable {
     workloads: Vec<WorkloadEntry>,
@@ -246,13 +274,234 @@ impl SweepSpec {
     /// Parses spec text; `origin` names it in errors, `base_dir` anchors relative paths.
     pub fn from_text(text: &str, origin: &Path, base_dir: &Path) -> Result<SweepSpec> {
         let place = origin.display().to_string();
-        let file: SpecFile = toml::from_str(text).map_err(|e| anyhow!("{place}: {e}"))?;
-        let table = file
-            .sweep
-            .ok_or_else(|| anyhow!("{place}: no [sweep] table"))?;
+        let doc: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{place}: {e}"))?;
+        let tables: Vec<(Option<usize>, &toml::Value)> = match doc.get("sweep") {
+            Some(table @ toml::Value::Table(_)) => vec![(None, table)],
+            Some(toml::Value::Array(tables)) if !tables.is_empty() => tables
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (Some(i), t))
+                .collect(),
+            Some(other) => bail!(
+                "{place}: `sweep` must be a [sweep] table or [[sweep]] tables, found {}",
+                if other.is_array() {
+                    "an empty list"
+                } else {
+                    other.type_str()
+                }
+            ),
+            None => bail!("{place}: no [sweep] table (or [[sweep]] tables)"),
+        };
+        let mut groups: Vec<SweepGroup> = Vec::new();
+        for (position, value) in tables {
+            let group = SweepGroup::from_value(position, value, &place)?;
+            if let Some(name) = &group.name {
+                if let Some(other) = groups.iter().find(|g| g.name.as_ref() == Some(name)) {
+                    bail!(
+                        "{place}: {} has the same name as {}",
+                        group.label(),
+                        other.label()
+                    );
+                }
+            }
+            groups.push(group);
+        }
+        Ok(SweepSpec {
+            origin: origin.to_path_buf(),
+            base_dir: base_dir.to_path_buf(),
+            groups,
+        })
+    }
+
+    /// Every run point: the groups in spec order, each with configs outermost and
+    /// workloads innermost; a point whose key an earlier one has (the same point written
+    /// twice, in one group or in two) is dropped. Loads and validates every GPU config a
+    /// point uses; with `regsim` the executable whose repository holds `configs/` and
+    /// `workloads/bin/`.
+    pub fn expand_with(&self, regsim: Option<&Path>) -> Result<Vec<RunPoint>> {
+        let configs_dir = find_configs_dir(regsim);
+        let builtin_dir = find_workloads_dir(regsim);
+        let mut points = Vec::new();
+        let mut seen = BTreeSet::new();
+        for group in &self.groups {
+            let place = group.place(&self.origin);
+            let workloads = self.resolve_workloads(group, &builtin_dir)?;
+            for config in &group.configs {
+                let config_path = self.config_path(config, &configs_dir);
+                for design in &group.designs {
+                    for sets in group.set_combinations() {
+                        let resolved = resolve_config(
+                            &config_path,
+                            &configs_dir,
+                            config,
+                            design,
+                            &sets,
+                            &place,
+                        )?;
+                        for (workload, program) in &workloads {
+                            let key = point_key(
+                                workload,
+                                config,
+                                design,
+                                &sets,
+                                group.functional,
+                                &group.run_args,
+                            );
+                            if !seen.insert(key.clone()) {
+                                continue;
+                            }
+                            points.push(RunPoint {
+                                index: points.len(),
+                                key,
+                                workload: workload.clone(),
+                                program: program.clone(),
+                                config: config.clone(),
+                                config_path: config_path.clone(),
+                                design: design.clone(),
+                                sets: sets.clone(),
+                                functional: group.functional,
+                                run_args: group.run_args.clone(),
+                                resolved_config: resolved.clone(),
+                                timeout_seconds: group.timeout_seconds,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(points)
+    }
+
+    /// [`SweepSpec::expand_with`] for the running executable.
+    pub fn expand(&self) -> Result<Vec<RunPoint>> {
+        self.expand_with(std::env::current_exe().ok().as_deref())
+    }
+
+    /// A config as written to the file `regsim run --gpu` gets: names in the configs
+    /// directory, paths relative to the spec's directory.
+    pub fn config_path(&self, config: &str, configs_dir: &Path) -> PathBuf {
+        let is_path = config.contains('/') || config.ends_with(".toml");
+        if is_path {
+            self.base_dir.join(config)
+        } else {
+            configs_dir.join(format!("{config}.toml"))
+        }
+    }
+
+    /// A group's workloads with `*` expanded, each with its program's absolute path.
+    fn resolve_workloads(
+        &self,
+        group: &SweepGroup,
+        builtin_dir: &Path,
+    ) -> Result<Vec<(Workload, PathBuf)>> {
+        let place = group.place(&self.origin);
+        let mut out = Vec::new();
+        for w in &group.workloads {
+            if w.program == "*" {
+                let names = builtin_workloads(builtin_dir);
+                if names.is_empty() {
+                    bail!(
+                        "{place}: `*` names every built-in workload, but {} has none",
+                        builtin_dir.display()
+                    );
+                }
+                for name in names {
+                    let program = builtin_dir.join(&name);
+                    out.push((
+                        Workload {
+                            program: name,
+                            args: Vec::new(),
+                        },
+                        program,
+                    ));
+                }
+            } else if w.is_builtin() {
+                let program = builtin_dir.join(&w.program);
+                if !program.is_file() {
+                    bail!(
+                        "{place}: `{}` is neither a built-in workload in {} (available: {}) \
+                         nor a path (write ./{} for a program beside the spec)",
+                        w.program,
+                        builtin_dir.display(),
+                        builtin_workloads(builtin_dir).join(", "),
+                        w.program
+                    );
+                }
+                out.push((w.clone(), program));
+            } else {
+                let program = self.base_dir.join(&w.program);
+                if !program.is_file() {
+                    bail!("{place}: workload program {} not found", program.display());
+                }
+                let program = std::path::absolute(&program)
+                    .with_context(|| format!("resolving {}", program.display()))?;
+                out.push((w.clone(), program));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Loads the GPU config of one (config, design, set combination), refusing a bad key or
+/// value with the place and the overrides, and returns it resolved, as JSON.
+fn resolve_config(
+    config_path: &Path,
+    configs_dir: &Path,
+    config: &str,
+    design: &str,
+    sets: &[(String, String)],
+    place: &str,
+) -> Result<serde_json::Value> {
+    let mut overrides = vec![format!("{DESIGN_KEY}={design}")];
+    overrides.extend(sets.iter().map(|(k, v)| format!("{k}={v}")));
+    let parsed = overrides
+        .iter()
+        .map(|o| {
+            if o.contains('\n') {
+                bail!("{place}: `{o}`: a value must not contain a line break");
+            }
+            Override::parse(o).map_err(|e| anyhow!("{place}: {e}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let selector = config_path.to_string_lossy();
+    let gpu = GpuConfig::load(&selector, configs_dir, &parsed).map_err(|e| {
+        anyhow!(
+            "{place}: config `{config}` with {}: {e}",
+            overrides.join(" ")
+        )
+    })?;
+    serde_json::to_value(&gpu).context("serializing the resolved GPU config")
+}
+
+impl SweepGroup {
+    /// Parses and checks one `[sweep]` (`position` `None`) or `[[sweep]]` table of the
+    /// spec `place`.
+    fn from_value(position: Option<usize>, value: &toml::Value, place: &str) -> Result<SweepGroup> {
+        // The name first, so that every message, a malformed table's included, names
+        // the group.
+        let name = match value.get("name") {
+            None => None,
+            Some(toml::Value::String(n)) if !n.trim().is_empty() => Some(n.clone()),
+            Some(_) => {
+                let at = SweepGroup::unnamed(position).label();
+                bail!("{place}: {at}: `name` must be a non-empty string");
+            }
+        };
+        let at = SweepGroup {
+            name,
+            ..SweepGroup::unnamed(position)
+        };
+        let mut value = value.clone();
+        if let Some(t) = value.as_table_mut() {
+            t.remove("name");
+        }
+        let table: SweepTable = value
+            .try_into()
+            .map_err(|e| anyhow!("{place}: {}: {e}", at.label()))?;
+        let field = |what: &str| format!("{place}: {}", at.field(what));
         let mut workloads = Vec::new();
         for (i, entry) in table.workloads.into_iter().enumerate() {
-            let where_ = format!("{place}: sweep.workloads[{i}]");
+            let where_ = field(&format!("workloads[{i}]"));
             let w = match entry {
                 WorkloadEntry::Text(text) => {
                     let mut words = text.split_whitespace().map(str::to_owned);
@@ -281,21 +530,21 @@ impl SweepSpec {
         }
         let nonempty = |list: &[String], what: &str| -> Result<()> {
             if list.is_empty() {
-                bail!("{place}: sweep.{what} is empty");
+                bail!("{} is empty", field(what));
             }
             if let Some(blank) = list.iter().find(|s| s.trim().is_empty()) {
-                bail!("{place}: sweep.{what} has an empty entry {blank:?}");
+                bail!("{} has an empty entry {blank:?}", field(what));
             }
             Ok(())
         };
         if workloads.is_empty() {
-            bail!("{place}: sweep.workloads is empty");
+            bail!("{} is empty", field("workloads"));
         }
         nonempty(&table.configs, "configs")?;
         nonempty(&table.designs, "designs")?;
         let mut grid = Vec::new();
         for (key, value) in table.set {
-            let where_ = format!("{place}: sweep.set.\"{key}\"");
+            let where_ = field(&format!("set.\"{key}\""));
             check_set_key(&key, &where_)?;
             let values = match &value {
                 toml::Value::Array(items) => items
@@ -312,26 +561,29 @@ impl SweepSpec {
         }
         let mut points = Vec::new();
         for (i, point) in table.points.into_iter().enumerate() {
-            let where_ = format!("{place}: sweep.points[{i}]");
             let mut sets = Vec::new();
             for (key, value) in point {
-                check_set_key(&key, &format!("{where_}.\"{key}\""))?;
-                let v = scalar_text(&value, &format!("{where_}.\"{key}\""))?;
-                sets.push((key, v));
+                let where_ = field(&format!("points[{i}].\"{key}\""));
+                check_set_key(&key, &where_)?;
+                sets.push((key, scalar_text(&value, &where_)?));
             }
             points.push(sets);
         }
         if let Some(t) = table.timeout_seconds {
             if !(t > 0.0 && t.is_finite()) {
-                bail!("{place}: sweep.timeout_seconds must be a positive number of seconds");
+                bail!(
+                    "{} must be a positive number of seconds",
+                    field("timeout_seconds")
+                );
             }
         }
         if table.run_args.iter().any(|a| a == "--") {
-            bail!("{place}: sweep.run_args must not contain `--` (the program follows it)");
+            bail!(
+                "{} must not contain `--` (the program follows it)",
+                field("run_args")
+            );
         }
-        Ok(SweepSpec {
-            origin: origin.to_path_buf(),
-            base_dir: base_dir.to_path_buf(),
+        Ok(SweepGroup {
             workloads,
             configs: table.configs,
             designs: table.designs,
@@ -340,7 +592,55 @@ impl SweepSpec {
             functional: table.functional,
             run_args: table.run_args,
             timeout_seconds: table.timeout_seconds,
+            ..at
         })
+    }
+
+    fn unnamed(position: Option<usize>) -> SweepGroup {
+        SweepGroup {
+            position,
+            name: None,
+            workloads: Vec::new(),
+            configs: Vec::new(),
+            designs: Vec::new(),
+            grid: Vec::new(),
+            points: Vec::new(),
+            functional: false,
+            run_args: Vec::new(),
+            timeout_seconds: None,
+        }
+    }
+
+    /// Where the group is in the spec: `sweep`, `sweep[1]` or `sweep[1] ("rfc")`.
+    pub fn label(&self) -> String {
+        let mut s = match self.position {
+            Some(i) => format!("sweep[{i}]"),
+            None => "sweep".to_string(),
+        };
+        if let Some(name) = &self.name {
+            s.push_str(&format!(" ({name:?})"));
+        }
+        s
+    }
+
+    /// A key of the group in messages: `sweep.designs` for an unnamed `[sweep]` table,
+    /// `sweep[1] ("rfc"): designs` otherwise.
+    fn field(&self, what: &str) -> String {
+        if self.position.is_none() && self.name.is_none() {
+            format!("sweep.{what}")
+        } else {
+            format!("{}: {what}", self.label())
+        }
+    }
+
+    /// How messages about the group's points start: the spec, then the group unless the
+    /// spec is one unnamed `[sweep]` table.
+    fn place(&self, origin: &Path) -> String {
+        if self.position.is_none() && self.name.is_none() {
+            origin.display().to_string()
+        } else {
+            format!("{}: {}", origin.display(), self.label())
+        }
     }
 
     /// The set combinations: the grid's cartesian product (keys sorted, the last key
@@ -368,138 +668,6 @@ impl SweepSpec {
             combos.push(Vec::new());
         }
         combos
-    }
-
-    /// Every run point, configs outermost and workloads innermost, with duplicates (the
-    /// same key twice) dropped. Loads and validates every GPU config a point uses; with
-    /// `regsim` the executable whose repository holds `configs/` and `workloads/bin/`.
-    pub fn expand_with(&self, regsim: Option<&Path>) -> Result<Vec<RunPoint>> {
-        let place = self.origin.display().to_string();
-        let workloads = self.resolve_workloads(regsim)?;
-        let configs_dir = find_configs_dir(regsim);
-        let mut points = Vec::new();
-        let mut seen = BTreeSet::new();
-        for config in &self.configs {
-            let config_path = self.config_path(config, &configs_dir);
-            for design in &self.designs {
-                for sets in self.set_combinations() {
-                    let mut overrides = vec![format!("{DESIGN_KEY}={design}")];
-                    overrides.extend(sets.iter().map(|(k, v)| format!("{k}={v}")));
-                    let parsed = overrides
-                        .iter()
-                        .map(|o| {
-                            if o.contains('\n') {
-                                bail!("{place}: `{o}`: a value must not contain a line break");
-                            }
-                            Override::parse(o).map_err(|e| anyhow!("{place}: {e}"))
-                        })
-                        .collect::<Result<Vec<_>>>()?;
-                    let selector = config_path.to_string_lossy();
-                    let gpu = GpuConfig::load(&selector, &configs_dir, &parsed).map_err(|e| {
-                        anyhow!(
-                            "{place}: config `{config}` with {}: {e}",
-                            overrides.join(" ")
-                        )
-                    })?;
-                    let resolved = serde_json::to_value(&gpu)
-                        .context("serializing the resolved GPU config")?;
-                    for (workload, program) in &workloads {
-                        let key = point_key(
-                            workload,
-                            config,
-                            design,
-                            &sets,
-                            self.functional,
-                            &self.run_args,
-                        );
-                        if !seen.insert(key.clone()) {
-                            continue;
-                        }
-                        points.push(RunPoint {
-                            index: points.len(),
-                            key,
-                            workload: workload.clone(),
-                            program: program.clone(),
-                            config: config.clone(),
-                            config_path: config_path.clone(),
-                            design: design.clone(),
-                            sets: sets.clone(),
-                            functional: self.functional,
-                            run_args: self.run_args.clone(),
-                            resolved_config: resolved.clone(),
-                            timeout_seconds: self.timeout_seconds,
-                        });
-                    }
-                }
-            }
-        }
-        Ok(points)
-    }
-
-    /// [`SweepSpec::expand_with`] for the running executable.
-    pub fn expand(&self) -> Result<Vec<RunPoint>> {
-        self.expand_with(std::env::current_exe().ok().as_deref())
-    }
-
-    /// A config as written to the file `regsim run --gpu` gets: names in the configs
-    /// directory, paths relative to the spec's directory.
-    fn config_path(&self, config: &str, configs_dir: &Path) -> PathBuf {
-        let is_path = config.contains('/') || config.ends_with(".toml");
-        if is_path {
-            self.base_dir.join(config)
-        } else {
-            configs_dir.join(format!("{config}.toml"))
-        }
-    }
-
-    /// The workloads with `*` expanded, each with its program's absolute path.
-    fn resolve_workloads(&self, regsim: Option<&Path>) -> Result<Vec<(Workload, PathBuf)>> {
-        let place = self.origin.display().to_string();
-        let builtin_dir = find_workloads_dir(regsim);
-        let mut out = Vec::new();
-        for w in &self.workloads {
-            if w.program == "*" {
-                let names = builtin_workloads(&builtin_dir);
-                if names.is_empty() {
-                    bail!(
-                        "{place}: `*` names every built-in workload, but {} has none",
-                        builtin_dir.display()
-                    );
-                }
-                for name in names {
-                    let program = builtin_dir.join(&name);
-                    out.push((
-                        Workload {
-                            program: name,
-                            args: Vec::new(),
-                        },
-                        program,
-                    ));
-                }
-            } else if w.is_builtin() {
-                let program = builtin_dir.join(&w.program);
-                if !program.is_file() {
-                    bail!(
-                        "{place}: `{}` is neither a built-in workload in {} (available: {}) \
-                         nor a path (write ./{} for a program beside the spec)",
-                        w.program,
-                        builtin_dir.display(),
-                        builtin_workloads(&builtin_dir).join(", "),
-                        w.program
-                    );
-                }
-                out.push((w.clone(), program));
-            } else {
-                let program = self.base_dir.join(&w.program);
-                if !program.is_file() {
-                    bail!("{place}: workload program {} not found", program.display());
-                }
-                let program = std::path::absolute(&program)
-                    .with_context(|| format!("resolving {}", program.display()))?;
-                out.push((w.clone(), program));
-            }
-        }
-        Ok(out)
     }
 }
 
@@ -586,15 +754,15 @@ mod tests {
     #[test]
     fn parses_workloads_grid_and_points() {
         let s = spec(BASIC).unwrap();
-        assert_eq!(s.workloads.len(), 3);
-        assert_eq!(s.workloads[1].program, "bfs");
-        assert_eq!(s.workloads[1].args, vec!["--large"]);
-        assert_eq!(s.workloads[2].args, vec!["a b", "c"]);
-        assert!(s.workloads[0].is_builtin() && !s.workloads[2].is_builtin());
+        assert_eq!(s.groups[0].workloads.len(), 3);
+        assert_eq!(s.groups[0].workloads[1].program, "bfs");
+        assert_eq!(s.groups[0].workloads[1].args, vec!["--large"]);
+        assert_eq!(s.groups[0].workloads[2].args, vec!["a b", "c"]);
+        assert!(s.groups[0].workloads[0].is_builtin() && !s.groups[0].workloads[2].is_builtin());
         // Keys sorted; integers in TOML syntax.
-        assert_eq!(s.grid[0].0, "register_file.bank_latency");
-        assert_eq!(s.grid[0].1, vec!["1", "2", "4"]);
-        let combos = s.set_combinations();
+        assert_eq!(s.groups[0].grid[0].0, "register_file.bank_latency");
+        assert_eq!(s.groups[0].grid[0].1, vec!["1", "2", "4"]);
+        let combos = s.groups[0].set_combinations();
         assert_eq!(combos.len(), 3 * 2 + 1);
         assert_eq!(
             combos[1],
@@ -611,7 +779,7 @@ mod tests {
     fn no_sets_is_one_empty_combination() {
         let s =
             spec("[sweep]\nworkloads=['saxpy']\nconfigs=['gtx480']\ndesigns=['ideal']").unwrap();
-        assert_eq!(s.set_combinations(), vec![Vec::new()]);
+        assert_eq!(s.groups[0].set_combinations(), vec![Vec::new()]);
     }
 
     #[test]
@@ -717,8 +885,8 @@ mod tests {
         let s = SweepSpec::from_text(text, &dir.path().join("s.toml"), dir.path()).unwrap();
         // `*` via $REGSIM_WORKLOADS would race with other tests; resolve by hand.
         let mut s_builtin = s.clone();
-        s_builtin.workloads.remove(0);
-        s_builtin.workloads.insert(
+        s_builtin.groups[0].workloads.remove(0);
+        s_builtin.groups[0].workloads.insert(
             0,
             Workload {
                 program: "./bin/beta".into(),
@@ -754,24 +922,24 @@ mod tests {
 
         // A bad value is refused when expanding, naming the spec and the override.
         let mut bad = s_builtin.clone();
-        bad.grid[0].1.push("fastest".into());
+        bad.groups[0].grid[0].1.push("fastest".into());
         let e = bad.expand_with(None).unwrap_err().to_string();
         assert!(
             e.contains("s.toml") && e.contains("sm.scheduler=fastest"),
             "{e}"
         );
         let mut bad = s_builtin.clone();
-        bad.designs.push("no_such_design".into());
+        bad.groups[0].designs.push("no_such_design".into());
         let e = bad.expand_with(None).unwrap_err().to_string();
         assert!(e.contains("no_such_design"), "{e}");
         // A missing program is refused.
         let mut bad = s_builtin;
-        bad.workloads[0].program = "./bin/gamma".into();
+        bad.groups[0].workloads[0].program = "./bin/gamma".into();
         let e = bad.expand_with(None).unwrap_err().to_string();
         assert!(e.contains("gamma") && e.contains("not found"), "{e}");
         // An unknown built-in lists the available ones.
         let mut bad = s.clone();
-        bad.workloads = vec![Workload {
+        bad.groups[0].workloads = vec![Workload {
             program: "no_such_workload".into(),
             args: vec![],
         }];
@@ -795,7 +963,154 @@ mod tests {
             "sm.scheduler" = "gto"
         "#;
         let s = SweepSpec::from_text(text, &dir.path().join("s.toml"), dir.path()).unwrap();
-        assert_eq!(s.set_combinations().len(), 2);
+        assert_eq!(s.groups[0].set_combinations().len(), 2);
         assert_eq!(s.expand_with(None).unwrap().len(), 1);
+    }
+
+    /// A directory with an executable `prog` for specs that name `./prog`.
+    fn dir_with_program() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("prog");
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        dir
+    }
+
+    const GROUPS: &str = r#"
+        [[sweep]]
+        name = "base"
+        workloads = ["./prog", "./prog x"]
+        configs = ["gtx480"]
+        designs = ["baseline"]
+        [sweep.set]
+        "sm.scheduler" = ["gto"]
+
+        [[sweep]]
+        name = "rfc"
+        workloads = ["./prog"]
+        configs = ["gtx480"]
+        designs = ["baseline", "rfc"]
+        [sweep.set]
+        "sm.scheduler" = ["gto"]
+        "register_file.rfc.entries_per_thread" = [2, 6]
+        [[sweep.points]]
+        "sm.scheduler" = "gto"
+
+        [[sweep]]
+        workloads = ["./prog"]
+        configs = ["gtx480"]
+        designs = ["ideal"]
+        functional = true
+    "#;
+
+    #[test]
+    fn groups_expand_in_order_and_a_point_in_two_groups_runs_once() {
+        let dir = dir_with_program();
+        let s = SweepSpec::from_text(GROUPS, &dir.path().join("s.toml"), dir.path()).unwrap();
+        assert_eq!(s.groups.len(), 3);
+        assert_eq!(s.groups[1].label(), "sweep[1] (\"rfc\")");
+        assert_eq!(s.groups[2].label(), "sweep[2]");
+        assert_eq!(s.groups[1].set_combinations().len(), 2 + 1);
+        let points = s.expand_with(None).unwrap();
+        let labels: Vec<String> = points
+            .iter()
+            .map(|p| format!("{} {} {:?}", p.workload.label(), p.design, p.sets))
+            .collect();
+        let gto = r#"("sm.scheduler", "gto")"#;
+        let rfc = |n: u32| format!(r#"("register_file.rfc.entries_per_thread", "{n}")"#);
+        assert_eq!(
+            labels,
+            vec![
+                format!("./prog baseline [{gto}]"),
+                format!("./prog x baseline [{gto}]"),
+                // Group rfc: baseline at each entry count, then its explicit point,
+                // which is group base's first point and is left out.
+                format!("./prog baseline [{}, {gto}]", rfc(2)),
+                format!("./prog baseline [{}, {gto}]", rfc(6)),
+                format!("./prog rfc [{}, {gto}]", rfc(2)),
+                format!("./prog rfc [{}, {gto}]", rfc(6)),
+                format!("./prog rfc [{gto}]"),
+                "./prog ideal []".to_string(),
+            ]
+        );
+        assert!(points.iter().enumerate().all(|(i, p)| p.index == i));
+        assert!(points[7].functional && !points[6].functional);
+        // Keys are the points' as written, whatever group holds them: the same as a
+        // single-table spec's.
+        let one = SweepSpec::from_text(
+            "[sweep]\nworkloads=['./prog']\nconfigs=['gtx480']\ndesigns=['baseline']\n\
+             [sweep.set]\n'sm.scheduler'=['gto']",
+            &dir.path().join("one.toml"),
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(one.groups[0].position, None);
+        assert_eq!(one.expand_with(None).unwrap()[0].key, points[0].key);
+        // One [[sweep]] table is the [sweep] table.
+        let one_group = SweepSpec::from_text(
+            "[[sweep]]\nworkloads=['./prog']\nconfigs=['gtx480']\ndesigns=['baseline']\n\
+             [sweep.set]\n'sm.scheduler'=['gto']",
+            &dir.path().join("one.toml"),
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(one_group.expand_with(None).unwrap()[0].key, points[0].key);
+    }
+
+    #[test]
+    fn errors_name_the_group() {
+        let err = |t: &str| spec(t).unwrap_err().to_string();
+        let ok = "[[sweep]]\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']\n";
+        let e = err(&format!(
+            "{ok}[[sweep]]\nname='rfc'\nworkloads=[]\nconfigs=['x']\ndesigns=['y']"
+        ));
+        assert!(
+            e.contains("test.toml: sweep[1] (\"rfc\"): workloads is empty"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{ok}[[sweep]]\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']\nbogus=1"
+        ));
+        assert!(e.contains("sweep[1]: ") && e.contains("bogus"), "{e}");
+        let e = err(&format!(
+            "{ok}[[sweep]]\nname='rfc'\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']\n\
+             [sweep.set]\n'sm.x'=[[1]]"
+        ));
+        assert!(e.contains("sweep[1] (\"rfc\"): set.\"sm.x\"[0]"), "{e}");
+        let e = err(&format!(
+            "{ok}name='a'\n[[sweep]]\nname='a'\nworkloads=['a']\nconfigs=['x']\ndesigns=['y']"
+        ));
+        assert!(
+            e.contains("sweep[1] (\"a\") has the same name as sweep[0] (\"a\")"),
+            "{e}"
+        );
+        let e = err(&format!("{ok}name=3"));
+        assert!(
+            e.contains("sweep[0]: `name` must be a non-empty string"),
+            "{e}"
+        );
+        assert!(err("sweep = []").contains("an empty list"));
+        assert!(err("sweep = 3").contains("[[sweep]] tables"));
+    }
+
+    #[test]
+    fn a_bad_value_in_a_later_group_stops_the_expansion_naming_it() {
+        let dir = dir_with_program();
+        let text = "[[sweep]]\nworkloads=['./prog']\nconfigs=['gtx480']\ndesigns=['baseline']\n\
+                    [[sweep]]\nname='fast'\nworkloads=['./prog']\nconfigs=['gtx480']\n\
+                    designs=['ideal']\n[sweep.set]\n'sm.scheduler'=['gto', 'fastest']\n";
+        let s = SweepSpec::from_text(text, &dir.path().join("s.toml"), dir.path()).unwrap();
+        let e = s.expand_with(None).unwrap_err().to_string();
+        assert!(
+            e.contains("s.toml: sweep[1] (\"fast\"): config `gtx480` with")
+                && e.contains("sm.scheduler=fastest"),
+            "{e}"
+        );
+        let mut missing = s.clone();
+        missing.groups[1].workloads[0].program = "./gone".into();
+        let e = missing.expand_with(None).unwrap_err().to_string();
+        assert!(
+            e.contains("sweep[1] (\"fast\"): workload program") && e.contains("gone"),
+            "{e}"
+        );
     }
 }
