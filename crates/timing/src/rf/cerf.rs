@@ -844,6 +844,18 @@ mod tests {
         }
     }
 
+    /// One cycle `t` of SM 0's register file; `units` dispatch at once.
+    fn tick(rf: &mut dyn RegisterFile, mem: &mut MemorySystem, units: &mut Units, t: u64) {
+        units.1 = t;
+        rf.cycle(&mut RfCycle {
+            now: Cycle::new(t),
+            sm: SmId(0),
+            memory: mem,
+            dispatch: units,
+            writes_done: &mut Vec::new(),
+        });
+    }
+
     /// Issues one instruction reading `srcs` at cycle 10 on warp 1 (8 registers per
     /// thread) and returns the dispatch cycle.
     fn dispatch_cycle(
@@ -878,14 +890,7 @@ mod tests {
         );
         let mut units = Units(Vec::new(), 0);
         for t in 11..40 {
-            units.1 = t;
-            rf.cycle(&mut RfCycle {
-                now: Cycle::new(t),
-                sm: SmId(0),
-                memory: mem,
-                dispatch: &mut units,
-                writes_done: &mut Vec::new(),
-            });
+            tick(rf, mem, &mut units, t);
         }
         assert_eq!(units.0.len(), 1);
         units.0[0].1
@@ -961,13 +966,7 @@ mod tests {
         let mut present = None;
         for t in from..to {
             mem.completed(Cycle::new(t)).for_each(drop);
-            rf.cycle(&mut RfCycle {
-                now: Cycle::new(t),
-                sm: SmId(0),
-                memory: mem,
-                dispatch: &mut units,
-                writes_done: &mut Vec::new(),
-            });
+            tick(rf, mem, &mut units, t);
             let done = rf.writes.is_empty() && rf.spilled.get(probe as usize) == Some(&false);
             if present.is_none() && done {
                 present = Some(t);
