@@ -1000,6 +1000,11 @@ impl Override {
             text: text.to_owned(),
             message: message.to_owned(),
         };
+        if text.contains(['\n', '\r']) {
+            // The value is parsed as the right-hand side of one TOML line: a line break
+            // would let it add keys of its own.
+            return Err(err("a value must not contain a line break"));
+        }
         let (key, value) = text
             .split_once('=')
             .ok_or_else(|| err("expected key.path=value"))?;
@@ -1974,6 +1979,8 @@ mod tests {
         assert!(Override::parse("l1d.ways").is_err());
         assert!(Override::parse("l1d..ways=4").is_err());
         assert!(Override::parse("l1d.ways=").is_err());
+        let e = Override::parse("sm.scheduler=\"gto\"\nsm.max_warps=1").unwrap_err();
+        assert!(e.to_string().contains("line break"), "{e}");
         let e = err_of("gtx480", &["l1d.ways.x=4"]);
         assert!(matches!(e, ConfigError::Override { .. }), "{e}");
     }
