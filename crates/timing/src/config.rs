@@ -787,6 +787,13 @@ pub struct L2Config {
     /// accepts it).
     #[serde(default, skip_serializing_if = "is_false")]
     pub write_ack: bool,
+    /// A slice splits every request into its sectors and looks them up one per cycle,
+    /// hit or miss, so a request of `n` sectors holds the slice's input for `n` cycles
+    /// (GPGPU-Sim's sectored L2 breaks each request into 32-byte sector requests). Default
+    /// false: one lookup per request; only data moving through `data_port_bytes` takes
+    /// longer.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sector_lookups: bool,
 }
 
 /// DRAM request scheduling policy.

@@ -1083,11 +1083,14 @@ impl MemorySystem {
             PacketKind::Write | PacketKind::AckedWrite(_) => true,
             PacketKind::Read(_) | PacketKind::Atomic(_) => access.outcome == Outcome::Hit,
         };
-        let occupancy = if moves_data {
+        let mut occupancy = if moves_data {
             self.l2_data_port_cycles(p.sectors)
         } else {
             Cycles::new(1)
         };
+        if self.cfg.l2.sector_lookups {
+            occupancy = occupancy.max(Cycles::new(u64::from(p.sectors.count().max(1))));
+        }
         let sl = &mut self.slices[slice];
         sl.port_free = t + occupancy;
         match (access.outcome, target) {
