@@ -283,6 +283,9 @@ pub trait Device {
     fn timing_report(&self) -> Option<timing::Report> {
         None
     }
+    /// The host wrote `[ptr, ptr+len)` of device memory (a host-to-device copy), for a
+    /// timing model that warms its caches with host copies; nothing by default.
+    fn host_wrote(&mut self, _ptr: u64, _len: usize) {}
     /// Kernel accesses outside an allocation that succeeded (as on a GPU) since the last
     /// call, once per kernel and instruction.
     fn take_memory_warnings(&mut self) -> Vec<MemoryWarning> {

@@ -367,6 +367,13 @@ impl Device for EmuDevice {
         Some(self.timing.as_ref()?.sim.report())
     }
 
+    fn host_wrote(&mut self, ptr: u64, len: usize) {
+        if let Some(t) = &mut self.timing {
+            t.sim
+                .host_wrote(self.emu.memory.allocations(), ptr, len as u64);
+        }
+    }
+
     fn take_memory_warnings(&mut self) -> Vec<MemoryWarning> {
         let new = &self.emu.memory.stray_warnings[self.strays_reported..];
         self.strays_reported += new.len();

@@ -551,6 +551,9 @@ unsafe fn memcpy_2d(
         let s = src + (row * spitch) as u64;
         // SAFETY: device rows are inside the checked region; host rows are the caller's.
         unsafe { rt.memcpy(d, s, width, CopyKind::HostToHost)? };
+        if kind == CopyKind::HostToDevice {
+            rt.host_wrote(d, width);
+        }
     }
     Ok(())
 }

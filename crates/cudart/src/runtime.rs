@@ -664,7 +664,21 @@ impl<D: Device> Runtime<D> {
         // SAFETY: device ranges were checked against live allocations; host ranges are the
         // caller's promise. `copy` tolerates overlap.
         unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
+        let host_to_device = match kind {
+            CopyKind::HostToDevice => true,
+            CopyKind::Default => self.is_device(dst, len) && !self.is_device(src, len),
+            _ => false,
+        };
+        if host_to_device {
+            self.device.host_wrote(dst, len);
+        }
         Ok(())
+    }
+
+    /// Tells the device that the host wrote `[dst, dst+len)` of device memory by a path
+    /// other than [`Runtime::memcpy`] with a host-to-device kind (a 2D copy's rows).
+    pub fn host_wrote(&mut self, dst: u64, len: usize) {
+        self.device.host_wrote(dst, len);
     }
 
     /// `cudaMemset` on device memory.

@@ -83,6 +83,13 @@ impl AddressMap {
     /// distance from the allocation's simulated base, so a program that strays times the
     /// same from run to run too.
     pub fn global(&mut self, addr: u64) -> u64 {
+        self.allocated(addr).unwrap_or(addr)
+    }
+
+    /// The simulated address of `addr` if it lies in (or in the stray padding of) an
+    /// allocation known since the last [`AddressMap::refresh`], assigning the
+    /// allocation's simulated base on first touch; `None` otherwise.
+    pub fn allocated(&mut self, addr: u64) -> Option<u64> {
         let i = self.live.partition_point(|m| m.host <= addr);
         let within = |m: &Mapping| addr - m.host < m.len.max(1);
         let near_end =
@@ -92,7 +99,7 @@ impl AddressMap {
             Some(j) if near_end(&self.live[j]) => j,
             _ => match self.live.get(i) {
                 Some(m) if m.host - addr <= STRAY_WINDOW => i,
-                _ => return addr,
+                _ => return None,
             },
         };
         let m = &mut self.live[j];
@@ -100,7 +107,7 @@ impl AddressMap {
             m.sim = self.next;
             self.next = (self.next + m.len.max(1)).div_ceil(ALLOC_ALIGN) * ALLOC_ALIGN;
         }
-        m.sim.wrapping_add(addr.wrapping_sub(m.host))
+        Some(m.sim.wrapping_add(addr.wrapping_sub(m.host)))
     }
 
     /// Sizes the local memory regions for a kernel that uses `bytes_per_thread` bytes of

@@ -766,6 +766,37 @@ impl<T: Copy> Cache<T> {
         eviction
     }
 
+    /// Installs `sectors` of `line` as valid, clean data written from outside the GPU (a
+    /// host copy): the line is allocated as a fill would allocate it (an empty way, else
+    /// the least recently used unlocked one) and becomes the most recently used. Counts
+    /// no access. A line whose fetch is in flight, or a set whose ways are all locked, is
+    /// left as it is (`false`). A dirty victim is returned for the caller to dispose of.
+    pub fn install_clean(
+        &mut self,
+        line: LineAddr,
+        sectors: SectorMask,
+    ) -> (bool, Option<Eviction>) {
+        if self.fetching(line) {
+            return (false, None);
+        }
+        let mut eviction = None;
+        let way = match self.find_way(line) {
+            Some(w) => w,
+            None => match self.choose_victim(self.set_base(line)) {
+                Some(v) => {
+                    eviction = self.install(v, line);
+                    v
+                }
+                None => return (false, None),
+            },
+        };
+        let l = &mut self.lines[way];
+        l.valid = l.valid.union(sectors);
+        l.dirty = l.dirty.minus(sectors);
+        self.touch(way);
+        (true, eviction)
+    }
+
     /// Marks `sectors` of `line` dirty if the line is present (an atomic performed here).
     pub fn mark_dirty(&mut self, line: LineAddr, sectors: SectorMask) {
         if let Some(w) = self.find_way(line) {

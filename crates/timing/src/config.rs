@@ -794,6 +794,13 @@ pub struct L2Config {
     /// longer.
     #[serde(default, skip_serializing_if = "is_false")]
     pub sector_lookups: bool,
+    /// A host-to-device copy (`cudaMemcpy` and friends) installs the copied sectors in
+    /// the L2 slices their addresses map to, clean, with the replacement of a normal fill,
+    /// at no cost in time and without counting as L2 accesses, so a kernel's first reads
+    /// of copied inputs can hit (GPGPU-Sim's `-gpgpu_perf_sim_memcpy`). Default false:
+    /// host copies do not touch the caches.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fill_on_host_copy: bool,
 }
 
 /// DRAM request scheduling policy.

@@ -127,6 +127,29 @@ impl TimingSimulator {
         &self.cfg
     }
 
+    /// The host wrote `[ptr, ptr + len)` of device memory (a host-to-device copy);
+    /// `allocations` are the emulator's live allocations (`emu.memory.allocations()`).
+    /// With `l2.fill_on_host_copy` the copied sectors are installed in the L2
+    /// ([`MemorySystem::host_write`]) at the simulated address of `ptr`, which, if its
+    /// allocation has none yet, is assigned now (in program order of the copies, so
+    /// deterministic). Without the key, or for memory outside every allocation, nothing
+    /// happens. Takes no simulated time. Returns the number of L2 lines installed.
+    pub fn host_wrote(
+        &mut self,
+        allocations: impl Iterator<Item = (u64, u64)>,
+        ptr: u64,
+        len: u64,
+    ) -> u64 {
+        if !self.cfg.l2.fill_on_host_copy || len == 0 {
+            return 0;
+        }
+        self.addresses.refresh(allocations);
+        match self.addresses.allocated(ptr) {
+            Some(sim) => self.memory.host_write(sim, len),
+            None => 0,
+        }
+    }
+
     /// The current cycle (the first cycle of the next kernel).
     pub fn now(&self) -> Cycle {
         self.now

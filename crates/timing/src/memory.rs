@@ -450,6 +450,36 @@ impl MemorySystem {
         &self.cfg
     }
 
+    /// The host wrote `[addr, addr + len)` (simulated addresses): with
+    /// `l2.fill_on_host_copy`, installs every sector the range touches in the L2 slice its
+    /// line maps to, clean ([`Cache::install_clean`]); otherwise nothing. Takes no
+    /// simulated time and counts no access (it happens between kernels, outside every
+    /// kernel's statistics). A dirty line displaced by it is dropped without DRAM traffic:
+    /// the copy is not timed. Returns the number of lines installed.
+    pub fn host_write(&mut self, addr: u64, len: u64) -> u64 {
+        if !self.cfg.l2.fill_on_host_copy || len == 0 {
+            return 0;
+        }
+        let line_bytes = u64::from(self.cfg.l2.slice.line_bytes);
+        let sector_bytes = u64::from(self.cfg.l2.slice.sector_bytes);
+        let end = addr.saturating_add(len);
+        let mut installed = 0;
+        let mut line = addr - addr % line_bytes;
+        while line < end {
+            let lo = addr.max(line) - line;
+            let hi = end.min(line + line_bytes) - line;
+            let (first, last) = ((lo / sector_bytes) as u32, ((hi - 1) / sector_bytes) as u32);
+            let sectors = SectorMask::first(last + 1).minus(SectorMask::first(first));
+            let l = LineAddr(line);
+            let slice = self.map.slice(l);
+            if self.slices[slice].cache.install_clean(l, sectors).0 {
+                installed += 1;
+            }
+            line += line_bytes;
+        }
+        installed
+    }
+
     /// Prepares the L1 caches for a kernel whose resident CTAs use `shared_bytes_per_sm`
     /// bytes of shared memory per SM: invalidates the caches configured with
     /// `invalidate_between_kernels`, and gives the L1D the ways its `shared_carveouts`

@@ -523,3 +523,65 @@ fn memory_model_throughput() {
         h.now.get()
     );
 }
+
+/// `l2.fill_on_host_copy`: a host copy leaves its lines in the L2 (a later kernel's first
+/// reads hit, no DRAM read), counts nothing itself, and without the key changes nothing.
+#[test]
+fn a_host_copy_fills_the_l2_only_with_the_key() {
+    let base = 1u64 << 32;
+    let n = 64u64;
+    let run = |extra: &[&str]| {
+        let mut h = Harness::new(&config(extra));
+        let installed = h.mem.host_write(base, n * 128);
+        assert_eq!(
+            h.mem.stats().l2,
+            Default::default(),
+            "the copy counts no access"
+        );
+        for i in 0..n {
+            let r = h.load(0, base + i * 128);
+            h.wait(r);
+        }
+        let s = h.mem.stats();
+        (installed, s.l2.hits, s.l2.misses, s.dram.reads)
+    };
+    assert_eq!(run(&[]), (0, 0, n, n));
+    assert_eq!(run(&["l2.fill_on_host_copy=true"]), (n, n, 0, 0));
+    // A copy that starts and ends inside lines installs the sectors it touches: bytes
+    // 40..=200 are sectors 1-3 of the first line and sectors 0-2 of the second, so full-line
+    // reads of both miss one sector each.
+    let mut h = Harness::new(&config(&["l2.fill_on_host_copy=true"]));
+    assert_eq!(h.mem.host_write(base + 40, 161), 2);
+    for line in [base, base + 128] {
+        let r = h.load(0, line);
+        h.wait(r);
+    }
+    let s = h.mem.stats().l2;
+    assert_eq!((s.sector_accesses, s.sector_access_misses), (8, 2));
+}
+
+/// A copy twice the L2's capacity leaves only its second half resident (LRU, as a
+/// normal fill): gtx480's 12 x 64 KB L2, with linear set indices and slices interleaved
+/// every 64 lines (one line per set, so a sequential range spreads evenly over every set),
+/// holds the last 768 KB.
+#[test]
+fn a_host_copy_larger_than_the_l2_leaves_its_last_part() {
+    let base = 1u64 << 32;
+    let capacity = 12 * 65536u64;
+    let mut h = Harness::new(&config(&[
+        "l2.fill_on_host_copy=true",
+        "l2.interleave_bytes=8192",
+    ]));
+    assert_eq!(h.mem.host_write(base, 2 * capacity), 2 * capacity / 128);
+    let probe = |h: &mut Harness, from: u64| {
+        let before = h.mem.stats().l2.misses;
+        for i in 0..32 {
+            let r = h.load(1, from + i * 4096);
+            h.wait(r);
+        }
+        h.mem.stats().l2.misses - before
+    };
+    assert_eq!(probe(&mut h, base + capacity), 0, "the second half hits");
+    assert_eq!(probe(&mut h, base + 2 * capacity - 32 * 4096), 0);
+    assert_eq!(probe(&mut h, base), 32, "the first half was evicted");
+}
