@@ -122,7 +122,9 @@ struct UpperBanks {
 /// Side reads granted and refused, over the run.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct SideReadCounts {
+    /// Reads that got a port.
     pub granted: u64,
+    /// Refusals (a read refused in three cycles counts three).
     pub conflicts: u64,
 }
 

@@ -603,11 +603,15 @@ impl Ltrf {
         }
     }
 
-    /// Forgets warp `w`'s prefetch reads still waiting or in flight.
-    fn cancel_prefetch(&mut self, w: usize) {
+    /// Ends warp `w`'s prefetch, forgetting its reads still waiting or in flight.
+    fn stop_prefetch(&mut self, w: usize) {
         if self.warps[w].outstanding > 0 {
             self.mrf.cancel_side_reads(InstToken(w as u32));
             self.warps[w].outstanding = 0;
+        }
+        if self.warps[w].prefetching {
+            self.warps[w].prefetching = false;
+            self.prefetching_warps -= 1;
         }
     }
 
@@ -620,14 +624,10 @@ impl Ltrf {
             self.c.reentries += 1;
         }
         // Cancel the previous prefetch's remaining reads (a reactivation mid-prefetch).
-        self.cancel_prefetch(w);
+        self.stop_prefetch(w);
         let len = self.table.working_set(interval).len();
-        if self.warps[w].prefetching {
-            self.prefetching_warps -= 1;
-        }
         let ws_state = &mut self.warps[w];
         ws_state.interval = interval;
-        ws_state.prefetching = false;
         ws_state.ready_at = now;
         if len > self.n {
             ws_state.bypass = true;
@@ -837,12 +837,8 @@ impl RegisterFile for Ltrf {
         self.c.deactivations += 1;
         let finished = self.warps[w].finished;
         self.evict_all(w, !finished);
-        self.cancel_prefetch(w);
-        if self.warps[w].prefetching {
-            self.prefetching_warps -= 1;
-        }
+        self.stop_prefetch(w);
         let ws = &mut self.warps[w];
-        ws.prefetching = false;
         ws.interval = NONE;
         ws.bypass = false;
         ws.owns_partition = false;
