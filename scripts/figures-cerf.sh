@@ -3,12 +3,21 @@
 #   base     the baseline: 128 KB RF + 16 KB L1D (CERF Table I)
 #   l1d64    the baseline with a 64 KB L1D (4x: the cache-sensitivity rule's size, and
 #            CERF Figure 9's larger separate L1D; 192 KB of storage against CERF's 130)
+#   iso      the baseline at CERF's storage (Figure 10's comparison: one 128 KB array
+#            split statically between the registers and the L1D): the L1D gets what the
+#            registers of the workload's resident warps leave of the register file's
+#            128 KB (the largest per kernel, the partition being fixed for the program),
+#            rounded down to the largest legal geometry: a power-of-two number of sets of
+#            4 to 8 ways (Table I's 4 to Figure 8's 8; the fewest ways on a tie), 128-byte
+#            lines; one 4-way set (512 bytes) when nothing is left; computed from base's
+#            statistics. A per-workload point, so experiments/cerf.toml cannot list it
 #   fair     --rf cerf, register_file.cerf.policy = "lru-fair"
 #   prio     --rf cerf, register_file.cerf.policy = "lru-prioritized"
-# and prints (1) Figure 7: CPI normalized to base per workload, with l1d64, and the class
-# (cache-sensitive when l1d64's IPC is >= 10% above base's, the README's rule); (2) the
-# averages (geometric mean of the CPI ratios) per class beside the paper's; (3) spills per
-# kilo-instruction and array hit rates; (4) on-chip dynamic energy from Table III.
+# and prints (1) Figure 7: CPI normalized to base per workload, with l1d64 and iso, and
+# the class (cache-sensitive when l1d64's IPC is >= 10% above base's, the README's rule);
+# (2) the averages (geometric mean of the CPI ratios) per class beside the paper's, against
+# base and against iso; (3) spills per kilo-instruction and array hit rates; (4) on-chip
+# dynamic energy from Table III.
 #
 #   scripts/figures-cerf.sh [--out DIR] [--markdown] [NAME...]
 #
@@ -17,7 +26,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
-usage() { sed -n '13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 out=results/figures-cerf
 markdown=0
 names=()
@@ -40,20 +49,52 @@ cargo build --release --quiet -p regsim -p cudart
 regsim=target/release/regsim
 mkdir -p "$out"
 
+# The equal-storage L1D of a workload from its baseline statistics (see "iso" above).
+iso_l1d_bytes() {
+    python3 - "$1" <<'PY'
+import json, math, sys
+s = json.load(open(sys.argv[1]))
+g = s["gpu"]["config"]
+regs = 0
+for k in s["kernels"]:
+    o = k["occupancy"]
+    resident = min(o["ctas_per_sm"], -(-math.prod(k["grid"]) // g["gpu"]["num_sms"]))
+    regs = max(regs, resident * o["warps_per_cta"] * o["registers_per_warp"] * 4)
+budget = g["sm"]["registers"] * 4 - regs
+line = g["l1d"]["line_bytes"]
+best = (4 * line, 4)
+sets = 1
+while sets * 4 * line <= budget:
+    for ways in range(4, 9):
+        size = sets * ways * line
+        if size <= budget and (size, -ways) > (best[0], -best[1]):
+            best = (size, ways)
+    sets *= 2
+print(*best)
+PY
+}
 flags_of() {
     case "$1" in
         base) ;;
         l1d64) echo "--set l1d.size_bytes=65536" ;;
+        iso)
+            read -r size ways <<<"$(iso_l1d_bytes "$out/$2.base.json")"
+            echo "--set l1d.size_bytes=$size --set l1d.ways=$ways" ;;
         fair) echo "--rf cerf --set register_file.cerf.policy=\"lru-fair\"" ;;
         prio) echo "--rf cerf --set register_file.cerf.policy=\"lru-prioritized\"" ;;
     esac
 }
 failed=()
 for name in "${names[@]}"; do
-    for v in base l1d64 fair prio; do
+    for v in base l1d64 iso fair prio; do
         json="$out/$name.$v.json"
         if [ -s "$json" ] && [ "${CERF_FIGURES_REUSE:-0}" = 1 ]; then continue; fi
-        read -r -a flags <<<"$(flags_of "$v")"
+        if [ "$v" = iso ] && ! [ -s "$out/$name.base.json" ]; then
+            echo "FAILED (no baseline statistics)" >&2
+            failed+=("$name/$v")
+            continue
+        fi
+        read -r -a flags <<<"$(flags_of "$v" "$name")"
         printf '%-16s %-6s ' "$name" "$v" >&2
         status=0
         "$regsim" run --gpu gtx480 "${flags[@]}" --stats "$json" -- "workloads/bin/$name" \
@@ -70,7 +111,7 @@ done
 python3 - "$out" "$markdown" "${names[@]}" <<'PY'
 import json, math, sys
 out, markdown, names = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
-V = ["base", "l1d64", "fair", "prio"]
+V = ["base", "l1d64", "iso", "fair", "prio"]
 
 def load(name, v):
     try:
@@ -103,7 +144,7 @@ rows, cls_of, ratios = [], {}, {}
 for n in names:
     t = {v: load(n, v) for v in V}
     if any(t[v] is None for v in V):
-        rows.append([n, "failed"] + ["-"] * 9)
+        rows.append([n, "failed"] + ["-"] * 11)
         continue
     cyc = {v: t[v]["cycles"] for v in V}
     ins = t["base"]["warp_instructions"]
@@ -119,11 +160,15 @@ for n in names:
         return f"{100 * l['hits'] / a:.1f}%" if a else "-"
     e = {v: energy(t[v], v in ("fair", "prio")) for v in ("base", "fair", "prio")}
     eb = sum(e["base"])
-    rows.append([n, cls, f"{r['l1d64']:.3f}", f"{r['fair']:.3f}", f"{r['prio']:.3f}",
+    with open(f"{out}/{n}.iso.json") as f:
+        iso = json.load(f)["gpu"]["config"]["l1d"]
+    rows.append([n, cls, f"{r['l1d64']:.3f}", f"{iso['size_bytes'] / 1024:g} KB {iso['ways']}-way",
+                 f"{r['iso']:.3f}",
+                 f"{r['fair']:.3f}", f"{r['prio']:.3f}",
                  f"{spk('fair'):.2f}", f"{spk('prio'):.2f}", hit("base"), hit("prio"),
                  f"{sum(e['fair']) / eb:.3f}" if eb else "-",
                  f"{sum(e['prio']) / eb:.3f}" if eb else "-"])
-header = ["workload", "class", "CPI l1d64", "CPI fair", "CPI prio", "spills/kI fair",
+header = ["workload", "class", "CPI l1d64", "iso L1D", "CPI iso", "CPI fair", "CPI prio", "spills/kI fair",
           "spills/kI prio", "L1D hits base", "array hits prio", "energy fair", "energy prio"]
 
 def table(header, rows):
@@ -137,8 +182,9 @@ def table(header, rows):
         for r in [header] + rows:
             print("  ".join(c.ljust(w[i]) if i < 2 else c.rjust(w[i]) for i, c in enumerate(r)))
 print("Figure 7: CPI normalized to the baseline (128 KB RF + 16 KB L1D; lower is better),")
-print("spills per kilo warp-instruction, hit rates, on-chip dynamic energy (RF/array, L1D,")
-print("tags, L2; Table III) normalized to the baseline")
+print("with the 64 KB L1D and the equal-storage L1D (iso: what the resident warps' registers")
+print("leave of 128 KB), spills per kilo warp-instruction, hit rates, on-chip dynamic")
+print("energy (RF/array, L1D, tags, L2; Table III) normalized to the baseline")
 table(header, rows)
 print()
 
@@ -151,8 +197,10 @@ for c in ("sensitive", "insensitive"):
     ns = [n for n in cls_of if cls_of[n] == c]
     if not ns:
         continue
-    perf = lambda v: f"{100 * (1 / gmean([ratios[n][v] for n in ns]) - 1):+.1f}%"
-    avg_rows.append([c, str(len(ns)), perf("l1d64"), perf("fair"), perf("prio"), paper[c]])
+    perf = lambda v, over="base": \
+        f"{100 * (gmean([ratios[n][over] for n in ns]) / gmean([ratios[n][v] for n in ns]) - 1):+.1f}%"
+    avg_rows.append([c, str(len(ns)), perf("l1d64"), perf("iso"), perf("fair"), perf("prio"),
+                     perf("fair", "iso"), perf("prio", "iso"), paper[c]])
 rate = {}
 for v in V:
     ins = wall = 0.0
@@ -168,9 +216,10 @@ print("Simulation rate (warp instructions per wall second, all workloads, sequen
       + ", ".join(f"{v} {rate[v] / 1000:.0f} K" for v in V)
       + f"; CERF / baseline: fair {rate['fair'] / rate['base']:.2f}, prio {rate['prio'] / rate['base']:.2f}")
 print()
-print("Average performance gain over the baseline (1 / geometric-mean CPI ratio - 1)")
-table(["class", "workloads", "64 KB L1D", "CERF lru-fair", "CERF lru-prioritized", "paper (CERF)"],
-      avg_rows)
+print("Average performance gain (1 / geometric-mean CPI ratio - 1) over the baseline and, in")
+print("the last two columns, of CERF over the equal-storage baseline (iso)")
+table(["class", "workloads", "64 KB L1D", "iso L1D", "CERF lru-fair", "CERF lru-prioritized",
+       "fair vs iso", "prio vs iso", "paper (CERF vs baseline)"], avg_rows)
 PY
 echo "statistics in $out/" >&2
 if [ ${#failed[@]} -gt 0 ]; then

@@ -1,5 +1,6 @@
 //! `regsim correlate --reference DIR [--svg FILE] [--json] [--markdown] STATS.json...`:
-//! regsim's per-kernel cycles and L1D/L2 miss counts against a reference simulator's runs
+//! regsim's per-kernel cycles and L1D/L2 access and miss counts (counted as GPGPU-Sim
+//! counts them; see `correlate::input`) against a reference simulator's runs
 //! of the same programs (the GPGPU-Sim runs in `../shared/reference/gpgpusim/<config>/`).
 //!
 //! The computation is the `correlate` library crate (shared with the report pages); this

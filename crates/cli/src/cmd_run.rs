@@ -171,12 +171,7 @@ pub(crate) fn gpu_overrides(
     overrides.extend(sets.iter().cloned());
     let parsed = overrides
         .iter()
-        .map(|o| {
-            if o.contains('\n') {
-                bail!("--set {o:?}: a value must not contain a line break");
-            }
-            Override::parse(o).map_err(|e| anyhow!("--set: {e}"))
-        })
+        .map(|o| Override::parse(o).map_err(|e| anyhow!("--set: {e}")))
         .collect::<Result<Vec<_>>>()?;
     Ok((overrides, parsed))
 }

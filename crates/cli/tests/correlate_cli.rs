@@ -39,14 +39,17 @@ fn reduction_stats(flags: &[&str], file: &str) -> (PathBuf, serde_json::Value) {
 }
 
 /// A reference directory: `reduction` with cycles 4000 and 1000, cumulative L1D misses
-/// 2000 and 2003 and L2 misses 20 and 21; `atomics_cas` failed in the simulator.
+/// 2000 and 2003 and L2 misses 20 and 21 (accesses three and five times those);
+/// `atomics_cas` failed in the simulator.
 fn reference_dir() -> PathBuf {
     let dir = scratch("reference");
     std::fs::create_dir_all(&dir).unwrap();
     let launch = |cycles: u64, l1d: u64, l2: u64| {
         serde_json::json!({
             "kernel": "_Z10reduce_sumPKfPfi", "gpu_sim_cycle": cycles, "gpu_sim_insn": 1000,
-            "cumulative": {"L1D_total_cache_misses": l1d, "L2_total_cache_misses": l2}
+            "cumulative": {"L1D_total_cache_misses": l1d, "L2_total_cache_misses": l2,
+                           "L1D_total_cache_accesses": 3 * l1d,
+                           "L2_total_cache_accesses": 5 * l2}
         })
     };
     let reduction = serde_json::json!({
@@ -64,14 +67,21 @@ fn reference_dir() -> PathBuf {
     dir
 }
 
-fn misses(k: &serde_json::Value, level: &str) -> u64 {
-    k["memory"][level]["misses"].as_u64().unwrap()
-        + k["memory"][level]["sector_misses"].as_u64().unwrap()
+/// `(accesses, misses)` of one level of one kernel as GPGPU-Sim counts them: per sector,
+/// or per line for a line-allocating L1D (`line_l1d`).
+fn counts(k: &serde_json::Value, level: &str, line_l1d: bool) -> (u64, u64) {
+    let c = |name: &str| k["memory"][level][name].as_u64().unwrap();
+    if level == "l1d" && line_l1d {
+        (c("reads") + c("writes"), c("misses") + c("sector_misses"))
+    } else {
+        (c("sector_accesses"), c("sector_access_misses"))
+    }
 }
 
 #[test]
 fn correlate_prints_errors_summaries_failures_json_and_svg() {
-    let (stats, json) = reduction_stats(&[], "reduction.json");
+    // GPGPU-Sim's GTX480 transcription: a line-allocating L1D.
+    let (stats, json) = reduction_stats(&["--gpu", "gpgpusim-gtx480"], "reduction.json");
     let cycles: Vec<u64> = json["kernels"]
         .as_array()
         .unwrap()
@@ -94,12 +104,20 @@ fn correlate_prints_errors_summaries_failures_json_and_svg() {
 
     let e1 = 100.0 * (cycles[0] as f64 - 4000.0) / 4000.0;
     let e2 = 100.0 * (cycles[1] as f64 - 1000.0) / 1000.0;
+    // The first six columns of each kernel's row (column widths depend on the values).
     let row = |launch: usize, reference: u64, regsim: u64, e: f64| {
-        format!("reduction  {launch}  reduce_sum        {reference}  ")
-            + &format!("{regsim:>13}  {:>6}", format!("{e:+.1}%"))
+        format!("reduction {launch} reduce_sum {reference} {regsim} {e:+.1}%")
     };
-    assert!(text.contains(&row(1, 4000, cycles[0], e1)), "{text}");
-    assert!(text.contains(&row(2, 1000, cycles[1], e2)), "{text}");
+    let rows: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("reduction "))
+        .map(|l| l.split_whitespace().take(6).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(
+        rows,
+        [row(1, 4000, cycles[0], e1), row(2, 1000, cycles[1], e2)],
+        "{text}"
+    );
     let mape = (e1.abs() + e2.abs()) / 2.0;
     assert!(
         text.contains(&format!(
@@ -138,8 +156,35 @@ fn correlate_prints_errors_summaries_failures_json_and_svg() {
     // Per-launch reference misses are differences of the cumulative counters.
     assert_eq!(k["reference_l1d_misses"], 3);
     assert_eq!(k["reference_l2_misses"], 1);
-    assert_eq!(k["regsim_l1d_misses"], misses(&json["kernels"][1], "l1d"));
-    assert_eq!(k["regsim_l2_misses"], misses(&json["kernels"][1], "l2"));
+    assert_eq!(k["reference_l1d_accesses"], 9);
+    assert_eq!(k["reference_l2_accesses"], 5);
+    assert_eq!(json["gpu"]["config"]["l1d"]["fetch"], "line");
+    let (l1d_accesses, l1d_misses) = counts(&json["kernels"][1], "l1d", true);
+    let (l2_accesses, l2_misses) = counts(&json["kernels"][1], "l2", true);
+    assert_eq!(k["regsim_l1d_accesses"], l1d_accesses);
+    assert_eq!(k["regsim_l1d_misses"], l1d_misses);
+    assert_eq!(k["regsim_l2_accesses"], l2_accesses);
+    assert_eq!(k["regsim_l2_misses"], l2_misses);
+    // Every L2 access names at least one sector, and the L1D's line fills four.
+    let l2 = &json["kernels"][1]["memory"]["l2"];
+    let l2_lines = l2["reads"].as_u64().unwrap() + l2["writes"].as_u64().unwrap();
+    assert!(l2_lines > 0 && l2_accesses > l2_lines, "{l2}");
+    let metrics: Vec<&str> = j["summaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["metric"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        metrics,
+        [
+            "cycles",
+            "l1d_accesses",
+            "l1d_misses",
+            "l2_accesses",
+            "l2_misses"
+        ]
+    );
     let summary = &j["summaries"][0];
     assert_eq!(summary["metric"], "cycles");
     assert!((summary["mape_percent"].as_f64().unwrap() - mape).abs() < 1e-9);

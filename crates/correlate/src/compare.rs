@@ -17,18 +17,28 @@ use crate::svg::{Scatter, ScatterPoint};
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
     Cycles,
+    L1dAccesses,
     L1dMisses,
+    L2Accesses,
     L2Misses,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 3] = [Metric::Cycles, Metric::L1dMisses, Metric::L2Misses];
+    pub const ALL: [Metric; 5] = [
+        Metric::Cycles,
+        Metric::L1dAccesses,
+        Metric::L1dMisses,
+        Metric::L2Accesses,
+        Metric::L2Misses,
+    ];
 
     /// A short label for tables and plots.
     pub fn label(self) -> &'static str {
         match self {
             Metric::Cycles => "cycles",
+            Metric::L1dAccesses => "L1D accesses",
             Metric::L1dMisses => "L1D misses",
+            Metric::L2Accesses => "L2 accesses",
             Metric::L2Misses => "L2 misses",
         }
     }
@@ -47,9 +57,15 @@ pub struct KernelRow {
     pub regsim_cycles: u64,
     /// `100 (regsim - reference) / reference`; `None` for a zero reference.
     pub cycles_error_percent: Option<f64>,
+    pub reference_l1d_accesses: Option<u64>,
+    pub regsim_l1d_accesses: u64,
+    pub l1d_accesses_error_percent: Option<f64>,
     pub reference_l1d_misses: Option<u64>,
     pub regsim_l1d_misses: u64,
     pub l1d_misses_error_percent: Option<f64>,
+    pub reference_l2_accesses: Option<u64>,
+    pub regsim_l2_accesses: u64,
+    pub l2_accesses_error_percent: Option<f64>,
     pub reference_l2_misses: Option<u64>,
     pub regsim_l2_misses: u64,
     pub l2_misses_error_percent: Option<f64>,
@@ -60,9 +76,15 @@ impl KernelRow {
     pub fn pair(&self, metric: Metric) -> Option<(u64, u64)> {
         match metric {
             Metric::Cycles => Some((self.reference_cycles, self.regsim_cycles)),
+            Metric::L1dAccesses => self
+                .reference_l1d_accesses
+                .map(|r| (r, self.regsim_l1d_accesses)),
             Metric::L1dMisses => self
                 .reference_l1d_misses
                 .map(|r| (r, self.regsim_l1d_misses)),
+            Metric::L2Accesses => self
+                .reference_l2_accesses
+                .map(|r| (r, self.regsim_l2_accesses)),
             Metric::L2Misses => self.reference_l2_misses.map(|r| (r, self.regsim_l2_misses)),
         }
     }
@@ -343,9 +365,15 @@ fn compare_program(
             reference_cycles: r.cycles,
             regsim_cycles: k.cycles,
             cycles_error_percent: error(Some(r.cycles), k.cycles),
+            reference_l1d_accesses: r.l1d_accesses,
+            regsim_l1d_accesses: k.l1d_accesses,
+            l1d_accesses_error_percent: error(r.l1d_accesses, k.l1d_accesses),
             reference_l1d_misses: r.l1d_misses,
             regsim_l1d_misses: k.l1d_misses,
             l1d_misses_error_percent: error(r.l1d_misses, k.l1d_misses),
+            reference_l2_accesses: r.l2_accesses,
+            regsim_l2_accesses: k.l2_accesses,
+            l2_accesses_error_percent: error(r.l2_accesses, k.l2_accesses),
             reference_l2_misses: r.l2_misses,
             regsim_l2_misses: k.l2_misses,
             l2_misses_error_percent: error(r.l2_misses, k.l2_misses),
@@ -377,7 +405,9 @@ pub(crate) mod tests {
                     mangled: m.to_string(),
                     cycles,
                     thread_instructions: 0,
+                    l1d_accesses: l1d.map(|l| l * 3),
                     l1d_misses: l1d,
+                    l2_accesses: l1d.map(|l| l / 5),
                     l2_misses: l1d.map(|l| l / 10),
                 })
                 .collect(),
@@ -390,13 +420,16 @@ pub(crate) mod tests {
             args: Vec::new(),
             gpu: "gtx480".to_string(),
             status: "ok".to_string(),
+            l1d_per_sector: false,
             kernels: kernels
                 .iter()
                 .map(|&(m, cycles, l1d)| RegsimKernel {
                     name: format!("{m}(int)"),
                     mangled: m.to_string(),
                     cycles,
+                    l1d_accesses: l1d * 3,
                     l1d_misses: l1d,
+                    l2_accesses: l1d / 5,
                     l2_misses: l1d / 10,
                 })
                 .collect(),

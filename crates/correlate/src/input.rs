@@ -6,12 +6,37 @@
 //! `exit_status`, `program_verdict`, `simulator_error` and `kernels`, one per launch in
 //! launch order, each with `kernel` (the mangled name), `gpu_sim_cycle` (that launch's
 //! cycles), `gpu_sim_insn` and `cumulative` counters summed since the program started
-//! (`L1D_total_cache_misses`, `L2_total_cache_misses`, ...). Per-launch miss counts are
-//! the differences of consecutive launches' cumulative values.
+//! (`L1D_total_cache_accesses`, `L1D_total_cache_misses`, `L2_total_cache_accesses`,
+//! `L2_total_cache_misses`, ...). Per-launch counts are the differences of consecutive
+//! launches' cumulative values.
 //!
 //! A regsim statistics file (`regsim run --stats`) holds `program` (`name`, `args`,
-//! `exit_code` or `signal`), `gpu.name` and `kernels` in launch order with `mangled`,
-//! `name`, `cycles` and `memory.l1d` / `memory.l2` counters of that launch.
+//! `exit_code` or `signal`), `gpu.name`, `gpu.config` and `kernels` in launch order with
+//! `mangled`, `name`, `cycles` and `memory.l1d` / `memory.l2` counters of that launch.
+//!
+//! # Counting like GPGPU-Sim
+//! GPGPU-Sim counts one cache access per lookup, of whatever its cache is given; its
+//! printed `accesses` are the lookups of status HIT, HIT_RESERVED (an MSHR hit, its
+//! "pending hit"), MISS and SECTOR_MISS, its `misses` those of status MISS or SECTOR_MISS
+//! (gpgpu-sim pull request #96), and reservation failures are counted apart (and the
+//! request retried). What a lookup covers differs by level:
+//! - **L2**: both SM2_GTX480 and SM7_QV100 have a sectored L2 (`-gpgpu_cache:dl2 S:...`);
+//!   a memory sub-partition breaks each request into 32-byte sector requests before the
+//!   L2 sees them (a 128-byte L1 fill request is four lookups; gpgpu-sim issue #181), so
+//!   regsim's L2 is compared by its per-sector counters
+//!   (`sector_accesses`, `sector_access_misses` of `timing::cache::CacheStats`).
+//! - **L1D**: SM2_GTX480's L1D is not sectored (`-gpgpu_cache:dl1 N:...`, coalescing
+//!   arch 20: requests of up to a 128-byte line), one lookup per line a warp touches, as
+//!   regsim's line-granularity counters (`reads + writes`; `misses + sector_misses`).
+//!   SM7_QV100's is sectored (`S:...`, coalescing arch 70: 32-byte requests), one lookup
+//!   per sector, as regsim's per-sector counters. Which one a run uses follows its own
+//!   L1D config: `fetch = "line"` (line allocation) or `"sector"`.
+//!
+//! What stays different by construction: GPGPU-Sim's `-gpgpu_perf_sim_memcpy 1` (set in
+//! both configs; its option text: "Fill the L2 cache on memcpy", gpgpu-sim issue #300)
+//! puts the data of host-to-device copies in the L2, and regsim's copies do not touch its
+//! caches, so GPGPU-Sim's first reads of copied data hit where regsim's miss: L2 accesses
+//! agree, L2 misses do not.
 
 use std::path::{Path, PathBuf};
 
@@ -76,9 +101,13 @@ pub struct ReferenceKernel {
     pub cycles: u64,
     /// Thread instructions of this launch.
     pub thread_instructions: u64,
+    /// L1D accesses of this launch (cumulative difference), when recorded.
+    pub l1d_accesses: Option<u64>,
     /// L1D misses of this launch (cumulative difference), when recorded.
     pub l1d_misses: Option<u64>,
-    /// L2 misses of this launch (cumulative difference), when recorded.
+    /// L2 (sector) accesses of this launch (cumulative difference), when recorded.
+    pub l2_accesses: Option<u64>,
+    /// L2 (sector) misses of this launch (cumulative difference), when recorded.
     pub l2_misses: Option<u64>,
 }
 
@@ -128,7 +157,7 @@ impl ReferenceProgram {
             .as_array()
             .ok_or_else(|| shape(path, "no `kernels` list"))?;
         let mut kernels = Vec::with_capacity(launches.len());
-        let (mut l1d_before, mut l2_before) = (Some(0u64), Some(0u64));
+        let mut before = [Some(0u64); 4];
         for (i, k) in launches.iter().enumerate() {
             let at = |what: &str| shape(path, format!("kernels[{i}]: no `{what}`"));
             let mangled = k["kernel"].as_str().ok_or_else(|| at("kernel"))?;
@@ -150,14 +179,15 @@ impl ReferenceProgram {
                 *before = now;
                 Ok(value)
             };
-            let l1d_misses = per_launch("L1D_total_cache_misses", &mut l1d_before)?;
-            let l2_misses = per_launch("L2_total_cache_misses", &mut l2_before)?;
+            let [l1d_a, l1d_m, l2_a, l2_m] = &mut before;
             kernels.push(ReferenceKernel {
                 mangled: mangled.to_string(),
                 cycles,
                 thread_instructions,
-                l1d_misses,
-                l2_misses,
+                l1d_accesses: per_launch("L1D_total_cache_accesses", l1d_a)?,
+                l1d_misses: per_launch("L1D_total_cache_misses", l1d_m)?,
+                l2_accesses: per_launch("L2_total_cache_accesses", l2_a)?,
+                l2_misses: per_launch("L2_total_cache_misses", l2_m)?,
             });
         }
         Ok(ReferenceProgram {
@@ -207,11 +237,17 @@ pub struct RegsimKernel {
     pub name: String,
     pub mangled: String,
     pub cycles: u64,
-    /// L1D misses: accesses to absent lines plus reads of present lines that needed other
-    /// sectors fetched (a reference simulator counts both as misses; MSHR merges are not
-    /// misses).
+    /// L1D accesses, per line or per sector as the run's L1D allocates (see the module
+    /// docs): `reads + writes` or `sector_accesses`.
+    pub l1d_accesses: u64,
+    /// L1D misses at the same granularity: accesses to absent lines plus reads of present
+    /// lines that needed other sectors fetched (`misses + sector_misses`), or the accessed
+    /// sectors neither present nor in flight (`sector_access_misses`). MSHR merges are
+    /// not misses either way.
     pub l1d_misses: u64,
-    /// L2 misses, counted the same way.
+    /// L2 sector accesses (`sector_accesses`).
+    pub l2_accesses: u64,
+    /// L2 sector misses (`sector_access_misses`).
     pub l2_misses: u64,
 }
 
@@ -225,6 +261,9 @@ pub struct RegsimProgram {
     pub gpu: String,
     /// `ok`, `exit N` or `signal N`.
     pub status: String,
+    /// Whether the L1D counts are per sector (a sector-allocating L1D) rather than per
+    /// line (`gpu.config.l1d.fetch = "line"`).
+    pub l1d_per_sector: bool,
     pub kernels: Vec<RegsimKernel>,
     /// The statistics file it came from.
     pub file: PathBuf,
@@ -274,6 +313,12 @@ impl RegsimProgram {
             gpu.push(' ');
             gpu.push_str(o);
         }
+        let l1d = &json["gpu"]["config"]["l1d"];
+        if !l1d.is_object() {
+            return Err(shape(path, "no `gpu.config.l1d` (the run's L1D config)"));
+        }
+        // The serialized config omits `fetch` at its default, "sector".
+        let l1d_per_sector = l1d["fetch"].as_str().unwrap_or("sector") != "line";
         let launches = json["kernels"]
             .as_array()
             .ok_or_else(|| shape(path, "no `kernels` list"))?;
@@ -283,13 +328,15 @@ impl RegsimProgram {
                 v.as_u64()
                     .ok_or_else(|| shape(path, format!("kernels[{i}]: no `{what}`")))
             };
-            let misses = |level: &str| -> Result<u64, InputError> {
-                let c = &k["memory"][level];
-                Ok(u(&c["misses"], &format!("memory.{level}.misses"))?
-                    + u(
-                        &c["sector_misses"],
-                        &format!("memory.{level}.sector_misses"),
-                    )?)
+            let counter = |level: &str, names: &[&str]| -> Result<u64, InputError> {
+                names.iter().try_fold(0, |sum, name| {
+                    Ok(sum + u(&k["memory"][level][name], &format!("memory.{level}.{name}"))?)
+                })
+            };
+            let (l1d_accesses, l1d_misses): (&[&str], &[&str]) = if l1d_per_sector {
+                (&["sector_accesses"], &["sector_access_misses"])
+            } else {
+                (&["reads", "writes"], &["misses", "sector_misses"])
             };
             let mangled = k["mangled"]
                 .as_str()
@@ -298,8 +345,10 @@ impl RegsimProgram {
                 name: k["name"].as_str().unwrap_or(mangled).to_string(),
                 mangled: mangled.to_string(),
                 cycles: u(&k["cycles"], "cycles")?,
-                l1d_misses: misses("l1d")?,
-                l2_misses: misses("l2")?,
+                l1d_accesses: counter("l1d", l1d_accesses)?,
+                l1d_misses: counter("l1d", l1d_misses)?,
+                l2_accesses: counter("l2", &["sector_accesses"])?,
+                l2_misses: counter("l2", &["sector_access_misses"])?,
             });
         }
         Ok(RegsimProgram {
@@ -307,6 +356,7 @@ impl RegsimProgram {
             args,
             gpu,
             status,
+            l1d_per_sector,
             kernels,
             file: path.to_path_buf(),
         })
@@ -329,26 +379,39 @@ mod tests {
             "program": "reduction", "config": "SM2_GTX480", "simulator": "GPGPU-Sim test",
             "kernels": [
                 {"kernel": "_Z3fooPf", "gpu_sim_cycle": 4377, "gpu_sim_insn": 1000,
-                 "cumulative": {"L1D_total_cache_misses": 2137, "L2_total_cache_misses": 28}},
+                 "cumulative": {"L1D_total_cache_accesses": 9000, "L1D_total_cache_misses": 2137,
+                                "L2_total_cache_accesses": 300, "L2_total_cache_misses": 28}},
                 {"kernel": "_Z3fooPf", "gpu_sim_cycle": 1038, "gpu_sim_insn": 50,
-                 "cumulative": {"L1D_total_cache_misses": 2140, "L2_total_cache_misses": 29}},
+                 "cumulative": {"L1D_total_cache_accesses": 9010, "L1D_total_cache_misses": 2140,
+                                "L2_total_cache_accesses": 304, "L2_total_cache_misses": 29}},
             ]
         })
     }
 
     #[test]
-    fn reference_misses_are_per_launch_differences() {
+    fn reference_counts_are_per_launch_differences() {
         let r = ReferenceProgram::from_json(&reference_json(), Path::new("r.json")).unwrap();
         assert_eq!(r.outcome, ReferenceOutcome::Completed);
         assert_eq!(r.config, "SM2_GTX480");
         let got: Vec<_> = r
             .kernels
             .iter()
-            .map(|k| (k.cycles, k.l1d_misses, k.l2_misses))
+            .map(|k| {
+                (
+                    k.cycles,
+                    k.l1d_accesses,
+                    k.l1d_misses,
+                    k.l2_accesses,
+                    k.l2_misses,
+                )
+            })
             .collect();
         assert_eq!(
             got,
-            [(4377, Some(2137), Some(28)), (1038, Some(3), Some(1))]
+            [
+                (4377, Some(9000), Some(2137), Some(300), Some(28)),
+                (1038, Some(10), Some(3), Some(4), Some(1))
+            ]
         );
     }
 
@@ -405,29 +468,41 @@ mod tests {
     fn regsim_json() -> Value {
         json!({
             "mode": "timing",
-            "gpu": {"name": "gtx480", "overrides": ["l1d.size_bytes=65536"]},
+            "gpu": {"name": "gtx480", "overrides": ["l1d.size_bytes=65536"],
+                    "config": {"l1d": {"fetch": "line"}}},
             "program": {"name": "reduction", "args": [], "exit_code": 0},
             "kernels": [{
                 "name": "foo(float*)", "mangled": "_Z3fooPf", "cycles": 5000,
-                "memory": {"l1d": {"misses": 2000, "sector_misses": 100},
-                           "l2": {"misses": 30, "sector_misses": 0}}
+                "memory": {"l1d": {"reads": 5000, "writes": 400, "misses": 2000,
+                                   "sector_misses": 100, "sector_accesses": 19000,
+                                   "sector_access_misses": 7000},
+                           "l2": {"reads": 2100, "writes": 400, "misses": 30,
+                                  "sector_misses": 0, "sector_accesses": 8800,
+                                  "sector_access_misses": 120}}
             }]
         })
     }
 
+    fn counts(r: &RegsimProgram) -> (u64, u64, u64, u64) {
+        let k = &r.kernels[0];
+        (k.l1d_accesses, k.l1d_misses, k.l2_accesses, k.l2_misses)
+    }
+
     #[test]
-    fn regsim_misses_include_sector_misses() {
+    fn regsim_l1d_counts_follow_its_allocation_and_l2_counts_are_per_sector() {
         let r = RegsimProgram::from_json(&regsim_json(), Path::new("s.json")).unwrap();
         assert_eq!(r.gpu, "gtx480 l1d.size_bytes=65536");
         assert!(r.passed());
-        assert_eq!(
-            (
-                r.kernels[0].cycles,
-                r.kernels[0].l1d_misses,
-                r.kernels[0].l2_misses
-            ),
-            (5000, 2100, 30)
-        );
+        assert!(!r.l1d_per_sector);
+        assert_eq!(r.kernels[0].cycles, 5000);
+        // Line-allocating L1D: lines (reads + writes; misses + sector misses).
+        assert_eq!(counts(&r), (5400, 2100, 8800, 120));
+        // Sector-allocating L1D (`fetch` omitted at its default): sectors.
+        let mut j = regsim_json();
+        j["gpu"]["config"]["l1d"] = json!({});
+        let r = RegsimProgram::from_json(&j, Path::new("s.json")).unwrap();
+        assert!(r.l1d_per_sector);
+        assert_eq!(counts(&r), (19000, 7000, 8800, 120));
     }
 
     #[test]
@@ -440,11 +515,18 @@ mod tests {
             "{e}"
         );
         let mut j = regsim_json();
-        j["kernels"][0]["memory"]["l2"] = json!({"misses": 1});
+        j["kernels"][0]["memory"]["l2"] = json!({"sector_accesses": 1});
         let e = RegsimProgram::from_json(&j, Path::new("s.json")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "s.json: kernels[0]: no `memory.l2.sector_misses`"
+            "s.json: kernels[0]: no `memory.l2.sector_access_misses`"
+        );
+        let mut j = regsim_json();
+        j["gpu"] = json!({"name": "gtx480"});
+        let e = RegsimProgram::from_json(&j, Path::new("s.json")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "s.json: no `gpu.config.l1d` (the run's L1D config)"
         );
     }
 }

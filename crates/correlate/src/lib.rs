@@ -1,4 +1,4 @@
-//! Cycle and miss-count correlation of regsim against a reference simulator.
+//! Cycle, cache-access and miss-count correlation of regsim against a reference simulator.
 //!
 //! The data flow is one way: [`input`] reads the reference simulator's per-program JSON
 //! files (GPGPU-Sim's runs in `../shared/reference/gpgpusim/<config>/`) and regsim's

@@ -177,6 +177,29 @@ pub struct CacheStats {
     pub writebacks: u64,
     /// Sectors requested from the next level.
     pub sectors_fetched: u64,
+    /// Sectors named by accepted reads and writes (reservation failures excluded): the
+    /// access count of a cache that looks up one sector per access. GPGPU-Sim's sectored
+    /// L2 (`-gpgpu_cache:dl2 S:...`) is one: a memory sub-partition breaks each request
+    /// it receives into 32-byte sector requests (a 128-byte read is four) and counts one
+    /// access per sector request (gpgpu-sim issue #181: read requests are divided into
+    /// 32-byte units at the L2, write-backs are not; accel-sim issue #156:
+    /// `L2_total_cache_accesses` counts the L2's access calls). Its accesses are the
+    /// lookups of status HIT, HIT_RESERVED, MISS and SECTOR_MISS: reservation failures
+    /// are counted apart and retried, as here.
+    pub sector_accesses: u64,
+    /// Accessed sectors neither present nor already in flight: a read's sectors that had
+    /// to be fetched, a write's sectors that were not valid in the cache (written around
+    /// it, or allocated by a write-allocate cache). GPGPU-Sim counts an access of status
+    /// MISS (line absent) or SECTOR_MISS (line present, sector not) as a miss and an
+    /// access to a sector in flight (HIT_RESERVED, a pending hit) as not (gpgpu-sim pull
+    /// request #96: "Misses are all accesses of status MISS or SECTOR_MISS"); a write to
+    /// an absent line under lazy fetch-on-read (dl2 write-allocate `L`) is a MISS that
+    /// allocates without fetching. Sectors fetched beyond the requested ones
+    /// (`fetch = "line"`) are in `sectors_fetched`, not here.
+    pub sector_access_misses: u64,
+    /// Accessed sectors found in flight (GPGPU-Sim's HIT_RESERVED, its "pending hits"):
+    /// accesses that are neither hits nor misses.
+    pub sector_pending_hits: u64,
 }
 
 impl AddAssign for CacheStats {
@@ -191,6 +214,9 @@ impl AddAssign for CacheStats {
         self.evictions += o.evictions;
         self.writebacks += o.writebacks;
         self.sectors_fetched += o.sectors_fetched;
+        self.sector_accesses += o.sector_accesses;
+        self.sector_access_misses += o.sector_access_misses;
+        self.sector_pending_hits += o.sector_pending_hits;
     }
 }
 
@@ -510,6 +536,7 @@ impl<T: Copy> Cache<T> {
         if self.cfg.perfect {
             self.stats.reads += 1;
             self.stats.hits += 1;
+            self.stats.sector_accesses += u64::from(sectors.count());
             return Access {
                 outcome: Outcome::Hit,
                 fetch: SectorMask::EMPTY,
@@ -529,6 +556,7 @@ impl<T: Copy> Cache<T> {
         if need.is_empty() {
             self.stats.reads += 1;
             self.stats.hits += 1;
+            self.stats.sector_accesses += u64::from(sectors.count());
             if let Some(w) = way {
                 self.touch(w);
             }
@@ -572,6 +600,7 @@ impl<T: Copy> Cache<T> {
             }
         };
         let pending = self.mshrs[e].pending;
+        self.count_sectors(sectors, need, pending);
         let wanted = if self.line_fetch {
             // The whole line: every sector neither present nor already on its way.
             let valid = way.map_or(SectorMask::EMPTY, |w| self.lines[w].valid);
@@ -602,6 +631,15 @@ impl<T: Copy> Cache<T> {
         access
     }
 
+    /// Counts an accepted access of `sectors` of which `absent` were not valid and
+    /// `pending` are in flight (see [`CacheStats::sector_accesses`]).
+    fn count_sectors(&mut self, sectors: SectorMask, absent: SectorMask, pending: SectorMask) {
+        let missing = absent.minus(pending);
+        self.stats.sector_accesses += u64::from(sectors.count());
+        self.stats.sector_access_misses += u64::from(missing.count());
+        self.stats.sector_pending_hits += u64::from(absent.minus(missing).count());
+    }
+
     /// A write of `sectors` of `line` under `policy` instead of the configured write
     /// policy (an L1D that keeps thread-local data but writes global data through).
     pub fn write_with_policy(
@@ -621,7 +659,15 @@ impl<T: Copy> Cache<T> {
             eviction: None,
             forward_write: !write_back,
         };
-        let way = match self.find_way(line) {
+        let found = self.find_way(line);
+        let absent = sectors.minus(found.map_or(SectorMask::EMPTY, |w| self.lines[w].valid));
+        let pending = if absent.is_empty() {
+            SectorMask::EMPTY
+        } else {
+            self.find_mshr(line)
+                .map_or(SectorMask::EMPTY, |e| self.mshrs[e].pending)
+        };
+        let way = match found {
             Some(w) => {
                 self.stats.hits += 1;
                 w
@@ -633,6 +679,7 @@ impl<T: Copy> Cache<T> {
                         // A set full of registers: the write goes around the array.
                         self.stats.writes += 1;
                         self.stats.misses += 1;
+                        self.count_sectors(sectors, absent, pending);
                         access.outcome = Outcome::Miss;
                         access.forward_write = true;
                         return access;
@@ -647,12 +694,14 @@ impl<T: Copy> Cache<T> {
             None => {
                 self.stats.writes += 1;
                 self.stats.misses += 1;
+                self.count_sectors(sectors, absent, pending);
                 access.outcome = Outcome::Miss;
                 access.forward_write = true;
                 return access;
             }
         };
         self.stats.writes += 1;
+        self.count_sectors(sectors, absent, pending);
         let l = &mut self.lines[way];
         l.valid = l.valid.union(sectors);
         if write_back && l.dirty.is_empty() && self.sharing.is_some() {
@@ -1260,5 +1309,89 @@ mod tests {
             (c.stats().reads, c.stats().writes, c.stats().misses),
             (1, 1, 2)
         );
+    }
+
+    /// `(sector_accesses, sector_access_misses, sector_pending_hits)`.
+    fn sector_counts(c: &Cache<u32>) -> (u64, u64, u64) {
+        let s = c.stats();
+        (
+            s.sector_accesses,
+            s.sector_access_misses,
+            s.sector_pending_hits,
+        )
+    }
+
+    #[test]
+    fn sector_counts_of_reads_miss_merge_sector_miss_hit() {
+        let mut c: Cache<u32> = Cache::new(&cfg(4096, 4, 4, 4));
+        let l = LineAddr(0x3000);
+        // A 128-byte read of an absent line: four sector accesses, four sector misses.
+        c.access(l, ALL, CacheOp::Read, 1);
+        assert_eq!(sector_counts(&c), (4, 4, 0));
+        // Two sectors, both in flight: two pending hits, no miss.
+        c.access(l, SectorMask(0b0011), CacheOp::Read, 2);
+        assert_eq!(sector_counts(&c), (6, 4, 2));
+        let mut done = vec![];
+        c.fill(l, ALL, &mut done);
+        // A one-sector hit.
+        c.access(l, SectorMask(0b1000), CacheOp::Read, 3);
+        assert_eq!(sector_counts(&c), (7, 4, 2));
+        // Line-level counters unchanged in meaning: 3 reads, 1 miss, 1 merge, 1 hit.
+        let s = c.stats();
+        assert_eq!((s.reads, s.misses, s.mshr_merges, s.hits), (3, 1, 1, 1));
+
+        // A present line missing one of two requested sectors: one sector miss, one
+        // present sector (a hit), nothing pending.
+        let m = LineAddr(0x4000);
+        c.access(m, SectorMask(0b0001), CacheOp::Read, 4);
+        c.fill(m, SectorMask(0b0001), &mut done);
+        c.access(m, SectorMask(0b0011), CacheOp::Read, 5);
+        assert_eq!(sector_counts(&c), (7 + 1 + 2, 4 + 1 + 1, 2));
+        assert_eq!(c.stats().sector_misses, 1);
+    }
+
+    #[test]
+    fn sector_counts_in_line_fetch_mode_count_only_requested_sectors() {
+        let mut conf = cfg(4096, 4, 4, 4);
+        conf.fetch = FetchGranularity::Line;
+        let mut c: Cache<u32> = Cache::new(&conf);
+        let a = c.access(LineAddr(0x1000), SectorMask(0b0001), CacheOp::Read, 1);
+        assert_eq!(a.fetch, ALL);
+        assert_eq!(sector_counts(&c), (1, 1, 0));
+        assert_eq!(c.stats().sectors_fetched, 4);
+    }
+
+    #[test]
+    fn sector_counts_of_writes_and_reservation_failures() {
+        let mut c: Cache<u32> = Cache::new(&cfg(4096, 4, 1, 4));
+        let l = LineAddr(0x1000);
+        // Write-allocate, absent line: two sectors written, both misses.
+        c.access(l, SectorMask(0b0011), CacheOp::Write, 0);
+        assert_eq!(sector_counts(&c), (2, 2, 0));
+        // Same line, one valid sector and one new: one miss.
+        c.access(l, SectorMask(0b0110), CacheOp::Write, 0);
+        assert_eq!(sector_counts(&c), (4, 3, 0));
+        // Read of sector 3 (not valid): a sector miss taking the only MSHR.
+        c.access(l, SectorMask(0b1000), CacheOp::Read, 1);
+        assert_eq!(sector_counts(&c), (5, 4, 0));
+        // A write to the in-flight sector: a pending hit.
+        c.access(l, SectorMask(0b1000), CacheOp::Write, 0);
+        assert_eq!(sector_counts(&c), (6, 4, 1));
+        // A read of another line finds no MSHR: refused, not counted.
+        let f = c.access(LineAddr(0x8000), ALL, CacheOp::Read, 2);
+        assert_eq!(
+            f.outcome,
+            Outcome::ReservationFail(ReservationFailure::MshrFull)
+        );
+        assert_eq!(sector_counts(&c), (6, 4, 1));
+
+        // Write-through without allocation: written around the cache, all misses.
+        let mut conf = cfg(4096, 4, 4, 4);
+        conf.write_policy = WritePolicy::WriteThrough;
+        conf.write_allocate = false;
+        let mut c: Cache<u32> = Cache::new(&conf);
+        c.access(l, ALL, CacheOp::Write, 0);
+        c.access(l, ALL, CacheOp::Write, 0);
+        assert_eq!(sector_counts(&c), (8, 8, 0));
     }
 }

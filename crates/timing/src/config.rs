@@ -787,6 +787,13 @@ pub struct L2Config {
     /// accepts it).
     #[serde(default, skip_serializing_if = "is_false")]
     pub write_ack: bool,
+    /// A slice splits every request into its sectors and looks them up one per cycle,
+    /// hit or miss, so a request of `n` sectors holds the slice's input for `n` cycles
+    /// (GPGPU-Sim's sectored L2 breaks each request into 32-byte sector requests). Default
+    /// false: one lookup per request; only data moving through `data_port_bytes` takes
+    /// longer.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sector_lookups: bool,
 }
 
 /// DRAM request scheduling policy.
@@ -1000,6 +1007,11 @@ impl Override {
             text: text.to_owned(),
             message: message.to_owned(),
         };
+        if text.contains(['\n', '\r']) {
+            // The value is parsed as the right-hand side of one TOML line: a line break
+            // would let it add keys of its own.
+            return Err(err("a value must not contain a line break"));
+        }
         let (key, value) = text
             .split_once('=')
             .ok_or_else(|| err("expected key.path=value"))?;
@@ -1974,6 +1986,8 @@ mod tests {
         assert!(Override::parse("l1d.ways").is_err());
         assert!(Override::parse("l1d..ways=4").is_err());
         assert!(Override::parse("l1d.ways=").is_err());
+        let e = Override::parse("sm.scheduler=\"gto\"\nsm.max_warps=1").unwrap_err();
+        assert!(e.to_string().contains("line break"), "{e}");
         let e = err_of("gtx480", &["l1d.ways.x=4"]);
         assert!(matches!(e, ConfigError::Override { .. }), "{e}");
     }

@@ -194,6 +194,9 @@ impl<T: Copy> DramChannel<T> {
 
     /// Queues `req`, arrived at `at`. Call [`Self::service`] at `at` afterwards.
     pub fn push(&mut self, req: DramRequest<T>, at: MemCycle) {
+        // Arrivals are in time order, so the queue is sorted by arrival (removals keep
+        // it so): [`Self::service`] and [`Self::pick`] rely on it.
+        debug_assert!(self.queue.back().is_none_or(|q| q.arrival <= at));
         self.queue.push_back(Queued { req, arrival: at });
     }
 
@@ -210,13 +213,8 @@ impl<T: Copy> DramChannel<T> {
             if window == 0 {
                 return None;
             }
-            let first_arrival = self
-                .queue
-                .iter()
-                .take(window)
-                .map(|q| q.arrival)
-                .min()
-                .unwrap_or(MemCycle::NEVER);
+            // The queue is in arrival order: its front arrived first.
+            let first_arrival = self.queue.front().map_or(MemCycle::NEVER, |q| q.arrival);
             d = d.max(first_arrival);
             if d > now {
                 return Some(d);
@@ -233,30 +231,48 @@ impl<T: Copy> DramChannel<T> {
         }
     }
 
-    /// The queue index to issue at `d`, or the next cycle at which one might be ready.
+    /// The queue index to issue at `d`, or a later cycle at which one might be ready (no
+    /// later than the first such cycle).
     fn pick(&self, d: MemCycle, window: usize) -> Result<usize, MemCycle> {
-        let ready = |q: &Queued<T>| q.arrival <= d && self.banks[q.req.bank].ready <= d;
-        let candidates = self.queue.iter().take(window).enumerate();
-        let choice = match self.policy {
-            DramSchedulerPolicy::Fcfs => self.queue.front().filter(|q| ready(q)).map(|_| 0),
-            DramSchedulerPolicy::FrFcfs => candidates
-                .clone()
-                .find(|(_, q)| ready(q) && self.banks[q.req.bank].open_row == Some(q.req.row))
-                .or_else(|| candidates.clone().find(|(_, q)| ready(q)))
-                .map(|(i, _)| i),
-        };
-        choice.ok_or_else(|| {
-            let considered = match self.policy {
-                DramSchedulerPolicy::Fcfs => 1,
-                DramSchedulerPolicy::FrFcfs => window,
-            };
-            self.queue
-                .iter()
-                .take(considered)
-                .map(|q| q.arrival.max(self.banks[q.req.bank].ready))
-                .filter(|&t| t > d)
-                .min()
-                .unwrap_or(d + MemCycles::new(1))
+        let mut next = MemCycle::NEVER;
+        match self.policy {
+            DramSchedulerPolicy::Fcfs => {
+                if let Some(q) = self.queue.front() {
+                    let at = q.arrival.max(self.banks[q.req.bank].ready);
+                    if at <= d {
+                        return Ok(0);
+                    }
+                    next = at;
+                }
+            }
+            DramSchedulerPolicy::FrFcfs => {
+                // One pass: the first ready row hit wins, else the oldest ready request.
+                let mut oldest_ready = None;
+                for (i, q) in self.queue.iter().take(window).enumerate() {
+                    if q.arrival > d {
+                        // This and every later request arrive after `d` (arrival order);
+                        // none is ready before this one arrives.
+                        next = next.min(q.arrival);
+                        break;
+                    }
+                    let bank = &self.banks[q.req.bank];
+                    if bank.ready > d {
+                        next = next.min(bank.ready);
+                    } else if bank.open_row == Some(q.req.row) {
+                        return Ok(i);
+                    } else if oldest_ready.is_none() {
+                        oldest_ready = Some(i);
+                    }
+                }
+                if let Some(i) = oldest_ready {
+                    return Ok(i);
+                }
+            }
+        }
+        Err(if next == MemCycle::NEVER {
+            d + MemCycles::new(1)
+        } else {
+            next
         })
     }
 

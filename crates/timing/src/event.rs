@@ -21,6 +21,8 @@ use std::collections::{BinaryHeap, VecDeque};
 /// Cycles the wheel covers (a power of two).
 const WHEEL_CYCLES: usize = 4096;
 const WORDS: usize = WHEEL_CYCLES / 64;
+// One summary word covers every word of the bitmap.
+const _: () = assert!(WORDS == 64);
 
 /// An event beyond the wheel's horizon.
 struct Far<E> {
@@ -54,6 +56,8 @@ pub(crate) struct EventQueue<E> {
     buckets: Vec<VecDeque<E>>,
     /// Bit `i` set: bucket `i` is not empty.
     occupied: [u64; WORDS],
+    /// Bit `w` set: `occupied[w]` is not zero.
+    summary: u64,
     /// The earliest cycle that may hold events; no event is earlier.
     base: u64,
     /// Events in the buckets.
@@ -67,6 +71,7 @@ impl<E> EventQueue<E> {
         Self {
             buckets: (0..WHEEL_CYCLES).map(|_| VecDeque::new()).collect(),
             occupied: [0; WORDS],
+            summary: 0,
             base: 0,
             in_wheel: 0,
             far: BinaryHeap::new(),
@@ -94,6 +99,7 @@ impl<E> EventQueue<E> {
         let i = at as usize % WHEEL_CYCLES;
         self.buckets[i].push_back(event);
         self.occupied[i / 64] |= 1 << (i % 64);
+        self.summary |= 1 << (i / 64);
         self.in_wheel += 1;
     }
 
@@ -107,23 +113,26 @@ impl<E> EventQueue<E> {
             // The common case: more events in the cycle being popped.
             return Some(self.base);
         }
-        // Words from the base's word onwards, wrapping once; the first word is scanned
-        // twice, the first time without the bits before the base.
-        for k in 0..=WORDS {
-            let w = (start / 64 + k) % WORDS;
-            let mut bits = self.occupied[w];
-            if k == 0 {
-                bits &= u64::MAX << (start % 64);
-            } else if k == WORDS {
-                bits &= !(u64::MAX << (start % 64));
-            }
-            if bits != 0 {
-                let i = w * 64 + bits.trailing_zeros() as usize;
-                let offset = (i + WHEEL_CYCLES - start) % WHEEL_CYCLES;
-                return Some(self.base + offset as u64);
-            }
-        }
-        None
+        // In cycle order from the base: the rest of the base's word, the later words,
+        // the earlier words (wrapped around), the start of the base's word.
+        let (sw, sb) = (start / 64, start % 64);
+        let first = |w: usize, bits: u64| w * 64 + bits.trailing_zeros() as usize;
+        let i = if self.occupied[sw] & (u64::MAX << sb) != 0 {
+            first(sw, self.occupied[sw] & (u64::MAX << sb))
+        } else {
+            let later = self.summary & (u64::MAX << sw << 1);
+            let earlier = self.summary & !(u64::MAX << sw);
+            let w = if later != 0 {
+                later.trailing_zeros() as usize
+            } else if earlier != 0 {
+                earlier.trailing_zeros() as usize
+            } else {
+                sw
+            };
+            first(w, self.occupied[w])
+        };
+        let offset = (i + WHEEL_CYCLES - start) % WHEEL_CYCLES;
+        Some(self.base + offset as u64)
     }
 
     /// The cycle of the earliest event.
@@ -168,6 +177,9 @@ impl<E> EventQueue<E> {
         self.in_wheel -= 1;
         if self.buckets[i].is_empty() {
             self.occupied[i / 64] &= !(1 << (i % 64));
+            if self.occupied[i / 64] == 0 {
+                self.summary &= !(1 << (i / 64));
+            }
         }
         Some((Cycle::new(at), event))
     }

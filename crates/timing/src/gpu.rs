@@ -330,18 +330,28 @@ impl TimingSimulator {
                 }
                 place(&mut self.sms, &mut launch, &mut next_cta, now)?;
             }
-            let mut next = self
+            let sm_next = self
                 .sms
                 .iter()
                 .map(|s| s.next_wake)
                 .min()
                 .unwrap_or(Cycle::NEVER);
-            if let Some(m) = self.memory.next_event_cycle() {
-                next = next.min(m);
-            }
-            if !self.skip_cycles && next != Cycle::NEVER {
-                next = now + Cycles::new(1);
-            }
+            let next = if self.skip_cycles {
+                // The next cycle an SM has work: its own wake-up, or a memory event that
+                // reports to it (the memory events in between run on their own).
+                self.memory
+                    .run_until_report(sm_next.max(now + Cycles::new(1)))
+            } else {
+                let mut next = sm_next;
+                if let Some(m) = self.memory.next_event_cycle() {
+                    next = next.min(m);
+                }
+                if next == Cycle::NEVER {
+                    next
+                } else {
+                    now + Cycles::new(1)
+                }
+            };
             if next == Cycle::NEVER {
                 if let Some(cta) = self.sms.iter().find_map(|s| s.stuck_cta()) {
                     return Err(SimError::Exec(launch.deadlock_error(cta)));

@@ -565,6 +565,34 @@ impl MemorySystem {
         }
     }
 
+    /// Runs the memory system's events in time order, no further than `limit`, and
+    /// stops after the first cycle whose events completed a request or unblocked an SM
+    /// (something [`Self::completed`] or [`Self::unblocked`] would report); returns that
+    /// cycle, `limit` if there was none (`Cycle::NEVER` if nothing is left at all).
+    ///
+    /// The GPU's loop calls this instead of visiting every cycle with a memory event:
+    /// events that report nothing to an SM (interconnect hops, L2 lookups, DRAM
+    /// commands) need no SM to look, so a memory-bound kernel's many such cycles cost
+    /// only their events. The events run exactly as [`Self::completed`] would run them.
+    pub fn run_until_report(&mut self, limit: Cycle) -> Cycle {
+        if !self.done.is_empty() || !self.unblocked.is_empty() {
+            return self.now;
+        }
+        while let Some(t) = self.events.next_cycle() {
+            if t > limit {
+                break;
+            }
+            self.advance_to(t);
+            if !self.done.is_empty() || !self.unblocked.is_empty() {
+                return t;
+            }
+        }
+        if self.events.next_cycle().is_none() && limit == Cycle::NEVER {
+            return Cycle::NEVER;
+        }
+        limit
+    }
+
     /// Whether nothing is in flight anywhere.
     pub fn is_idle(&self) -> bool {
         self.done.is_empty() && self.events.next_cycle().is_none()
@@ -1055,11 +1083,14 @@ impl MemorySystem {
             PacketKind::Write | PacketKind::AckedWrite(_) => true,
             PacketKind::Read(_) | PacketKind::Atomic(_) => access.outcome == Outcome::Hit,
         };
-        let occupancy = if moves_data {
+        let mut occupancy = if moves_data {
             self.l2_data_port_cycles(p.sectors)
         } else {
             Cycles::new(1)
         };
+        if self.cfg.l2.sector_lookups {
+            occupancy = occupancy.max(Cycles::new(u64::from(p.sectors.count().max(1))));
+        }
         let sl = &mut self.slices[slice];
         sl.port_free = t + occupancy;
         match (access.outcome, target) {

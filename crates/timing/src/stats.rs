@@ -371,13 +371,17 @@ pub fn memory_since(after: &MemoryStats, before: &MemoryStats) -> MemoryStats {
     let (a, b) = (after, before);
     let mut d = *after;
     sub!(d.l1d, a.l1d, b.l1d; reads, writes, hits, misses, sector_misses, mshr_merges,
-         reservation_fails, evictions, writebacks, sectors_fetched);
+         reservation_fails, evictions, writebacks, sectors_fetched,
+         sector_accesses, sector_access_misses, sector_pending_hits);
     sub!(d.constant_cache, a.constant_cache, b.constant_cache; reads, writes, hits, misses,
-         sector_misses, mshr_merges, reservation_fails, evictions, writebacks, sectors_fetched);
+         sector_misses, mshr_merges, reservation_fails, evictions, writebacks, sectors_fetched,
+         sector_accesses, sector_access_misses, sector_pending_hits);
     sub!(d.icache, a.icache, b.icache; reads, writes, hits, misses, sector_misses,
-         mshr_merges, reservation_fails, evictions, writebacks, sectors_fetched);
+         mshr_merges, reservation_fails, evictions, writebacks, sectors_fetched,
+         sector_accesses, sector_access_misses, sector_pending_hits);
     sub!(d.l2, a.l2, b.l2; reads, writes, hits, misses, sector_misses, mshr_merges,
-         reservation_fails, evictions, writebacks, sectors_fetched);
+         reservation_fails, evictions, writebacks, sectors_fetched,
+         sector_accesses, sector_access_misses, sector_pending_hits);
     sub!(d.shared_memory, a.shared_memory, b.shared_memory; accesses, passes, bank_conflicts);
     sub!(d.interconnect, a.interconnect, b.interconnect; packets_to_l2, bytes_to_l2,
          packets_to_sm, bytes_to_sm, queue_cycles);

@@ -371,6 +371,34 @@ fn an_l2_hit_stream_to_one_slice_is_limited_by_its_data_port() {
 }
 
 #[test]
+fn a_sectored_l2_looks_up_one_sector_per_cycle() {
+    // With the data port and the interconnect out of the way, a stream of 4-sector hits
+    // to one slice arrives one per cycle (the L1 sends one line per cycle); when the
+    // slice looks up each sector on its own, each request holds it 4 cycles.
+    let spacing = |extra: &str| {
+        let cfg = same_clock(&[
+            "l1d.size_bytes=65536",
+            "l1d.mshrs=256",
+            "l2.slice.data_port_bytes=0",
+            "interconnect.bytes_per_cycle=1024",
+            extra,
+        ]);
+        let mut h = Harness::new(&cfg);
+        let n = 64u64;
+        let warm: Vec<usize> = (0..n).map(|i| h.load(1, i * 3072)).collect();
+        for w in warm {
+            h.wait(w);
+        }
+        h.now = h.mem.next_event_cycle().unwrap_or(h.now).max(h.now);
+        let reqs: Vec<usize> = (0..n).map(|i| h.load(0, i * 3072)).collect();
+        let times: Vec<Cycle> = reqs.iter().map(|&r| h.wait(r)).collect();
+        (*times.iter().max().unwrap() - *times.iter().min().unwrap()).get() as f64 / (n - 1) as f64
+    };
+    assert_eq!(spacing("l2.sector_lookups=false"), 1.0);
+    assert_eq!(spacing("l2.sector_lookups=true"), 4.0);
+}
+
+#[test]
 fn atomics_are_performed_at_the_l2() {
     let mut h = Harness::new(&same_clock(&[]));
     let a = h.load(1, 0x200);

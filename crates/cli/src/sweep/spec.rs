@@ -456,12 +456,7 @@ fn resolve_config(
     overrides.extend(sets.iter().map(|(k, v)| format!("{k}={v}")));
     let parsed = overrides
         .iter()
-        .map(|o| {
-            if o.contains('\n') {
-                bail!("{place}: `{o}`: a value must not contain a line break");
-            }
-            Override::parse(o).map_err(|e| anyhow!("{place}: {e}"))
-        })
+        .map(|o| Override::parse(o).map_err(|e| anyhow!("{place}: {e}")))
         .collect::<Result<Vec<_>>>()?;
     let selector = config_path.to_string_lossy();
     let gpu = GpuConfig::load(&selector, configs_dir, &parsed).map_err(|e| {

@@ -15,8 +15,18 @@
 //!   contiguously: the addresses of all resident warps fit in the register file), shifted by the 128-byte line and prefixed by an
 //!   isolated per-SM "reg-mem" region ([`REG_MEM_BASE`]); its set is the low address bits,
 //!   exactly as for memory lines, so consecutive registers go to consecutive sets.
+//!   With gtx480's 128 KB register file that is §III.C's geometry: 1,024 warp registers
+//!   (a 10-bit register address), 256 sets, register address `a` in set `a mod 256`
+//!   (the paper's 2 tag-bank bits and 6 set bits next to the block offset); resident
+//!   warps' addresses never exceed the register file's warp registers (tested), and the
+//!   per-address flags are sized for 256 registers per warp slot only as a bound.
 //! - **Banking and bandwidth**: register reads and writes use the baseline's banks,
 //!   collectors and arbiter ([`Baseline`]); the array keeps the MRF's banking (§III.B).
+//!   The tag array is not banked separately: §III.B sizes its banks to "offer the same
+//!   lookup rate" as the data banks and says the data array then never conflicts, so
+//!   there is one serialisation point per access, which we keep at the data banks (the
+//!   baseline's arbiter, whose register-to-bank mapping is the MRF's, not the paper's
+//!   `a mod 4` tag bank). Tag lookups themselves are unlimited per cycle.
 //! - **Tagging stage** (§III.B): one cycle between issue and operand read, in which the
 //!   registers' tags are looked up ([`Baseline::accept_after`]); register writes look up
 //!   their tags too (the entry is allocated then, off the write's critical path).
@@ -30,9 +40,18 @@
 //! - **Liveness** (§III.D): a source operand marked `dead_after` (the liveness-bits pass)
 //!   returns its entry to `inactive` after its tag lookup (`register_file.cerf.release_dead`);
 //!   a warp's registers are released when it exits.
+//! - **Partial writes**: a warp register is one 128-byte line, so a write by a warp with
+//!   some lanes inactive (divergence or a guard) must keep the other lanes' values. A
+//!   register in the array (or never written, or released as dead, whose other lanes are
+//!   never read) is written in place. A *spilled* register's line is first filled back
+//!   from its reg-mem address, like a read miss, and the write merges into it once it is
+//!   back; reads of the register wait for that. A write of every lane of the warp (the
+//!   lanes it launched with) overwrites the line and needs no fill; a write of no lane
+//!   (every guard false) leaves the register as it is, spilled or not. The paper does not
+//!   discuss the case; this is what a cache with write-allocate of partial lines must do
+//!   (`cerf_partial_writes`, `cerf_partial_write_fills`, `cerf_empty_writes`).
 //!
-//! Simplifications: a register write installs the whole 128-byte line (a partial-mask
-//! write under divergence would merge with the old value); the entries-by-state averages
+//! Simplifications: the entries-by-state averages
 //! are sampled every [`SAMPLE_PERIOD`] cycles the design runs, weighted by the time since
 //! the previous sample; register lines are never written back except on eviction.
 
@@ -58,6 +77,28 @@ const LINE_BYTES: u64 = 128;
 pub const SAMPLE_PERIOD: u64 = 64;
 /// Cycles the tagging stage adds in front of operand reads.
 const TAG_STAGE: u64 = 1;
+
+/// Which lanes of a warp register a write covers (CERF keeps a warp register in one
+/// 128-byte line, so a write by a partly active warp must keep the other lanes' values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WriteLanes {
+    /// Every lane of the warp: the line is overwritten whole.
+    All,
+    /// Some lanes: the line's other lanes must be present (a spilled register is filled
+    /// back before the write merges into it).
+    Some,
+    /// No lane (the guard was false for every lane): the register is not written.
+    None,
+}
+
+/// A register write waiting for its tag lookup and allocation.
+#[derive(Clone, Copy, Debug)]
+struct PendingWrite {
+    addr: u32,
+    lanes: WriteLanes,
+    /// Its tag was looked up (retries only retry the allocation or the merge).
+    looked_up: bool,
+}
 
 /// A register reference waiting for its tag lookup: its register addresses and which
 /// die after this read.
@@ -86,9 +127,16 @@ pub struct Cerf {
     base: Vec<u32>,
     /// Per warp slot: resident.
     live: Vec<bool>,
+    /// Per warp slot: the lanes the warp has (every lane active at some instruction; its
+    /// first instruction, at the kernel's entry, has them all).
+    lanes: Vec<u32>,
     lookups: Vec<TagLookup>,
-    /// Register addresses whose writes wait for their tag lookup/allocation.
-    writes: Vec<u32>,
+    /// Register writes waiting for their tag lookup/allocation (or for the fill a
+    /// partial write of a spilled register needs).
+    writes: Vec<PendingWrite>,
+    /// Per register address: the lanes its in-flight write covers (set at issue, read at
+    /// writeback; the scoreboard keeps one write per register in flight).
+    dst_lanes: Vec<WriteLanes>,
     /// Register ranges `(base, n)` of exited warps to release.
     exits: Vec<(u32, u32)>,
     /// Per register address: spilled (evicted and not written since).
@@ -106,6 +154,9 @@ pub struct Cerf {
     register_misses: u64,
     cold_registers: u64,
     fills: u64,
+    partial_writes: u64,
+    partial_write_fills: u64,
+    empty_writes: u64,
     fill_wait_cycles: u64,
     tagging_cycles: u64,
     state_integral: [u64; 4],
@@ -131,8 +182,10 @@ impl Cerf {
             regs_per_thread: vec![0; cfg.sm.max_warps as usize],
             base: vec![0; cfg.sm.max_warps as usize],
             live: vec![false; cfg.sm.max_warps as usize],
+            lanes: vec![0; cfg.sm.max_warps as usize],
             lookups: Vec::with_capacity(64),
             writes: Vec::with_capacity(256),
+            dst_lanes: vec![WriteLanes::All; max_addr],
             exits: Vec::with_capacity(8),
             spilled: vec![false; max_addr],
             filling: vec![false; max_addr],
@@ -146,6 +199,9 @@ impl Cerf {
             register_misses: 0,
             cold_registers: 0,
             fills: 0,
+            partial_writes: 0,
+            partial_write_fills: 0,
+            empty_writes: 0,
             fill_wait_cycles: 0,
             tagging_cycles: 0,
             state_integral: [0; 4],
@@ -262,21 +318,10 @@ impl Cerf {
                 all = false;
             } else if spilled && !filling {
                 self.register_misses += 1;
-                let req = MemRequest {
-                    kind: AccessKind::Load,
-                    space: Space::Local,
-                    lines: &[LineAccess {
-                        line,
-                        sectors: self.all_sectors,
-                    }],
-                };
-                if c.memory.issue(sm, c.now, req).is_ok() {
-                    self.fills += 1;
-                    Self::flag(&mut self.filling, a, true);
-                }
+                self.start_fill(sm, a, c);
                 got &= !(1 << i);
                 all = false;
-            } else if spilled || filling || self.writes.contains(&a) {
+            } else if spilled || filling || self.writes.iter().any(|w| w.addr == a) {
                 // Being filled, or written (its allocation waits for a locked set).
                 got &= !(1 << i);
                 all = false;
@@ -303,6 +348,68 @@ impl Cerf {
             }
         }
         all
+    }
+
+    /// Issues the fill of spilled register address `a` (a `Local` load of its reg-mem
+    /// line, §III.D's spill datapath); true when the memory system took it (else it is
+    /// retried next cycle).
+    fn start_fill(&mut self, sm: SmId, a: u32, c: &mut RfCycle<'_>) -> bool {
+        let req = MemRequest {
+            kind: AccessKind::Load,
+            space: Space::Local,
+            lines: &[LineAccess {
+                line: Self::reg_mem_line(sm, a),
+                sectors: self.all_sectors,
+            }],
+        };
+        let issued = c.memory.issue(sm, c.now, req).is_ok();
+        if issued {
+            self.fills += 1;
+            Self::flag(&mut self.filling, a, true);
+        }
+        issued
+    }
+
+    /// One pending register write at its tag lookup: true when it is done. A write of
+    /// every lane allocates (or hits) the register's line; a write of some lanes to a
+    /// spilled register first fills the line back and merges into it; a write of no lane
+    /// changes nothing.
+    fn write(&mut self, w: PendingWrite, sm: SmId, c: &mut RfCycle<'_>) -> bool {
+        let a = w.addr;
+        let line = Self::reg_mem_line(sm, a);
+        // Registers displaced by this cycle's earlier allocations count as spilled.
+        self.note_evictions(sm, c.memory);
+        let spilled = self.spilled.get(a as usize).copied().unwrap_or(false);
+        let filling = self.filling.get(a as usize).copied().unwrap_or(false);
+        match w.lanes {
+            WriteLanes::None => return true,
+            WriteLanes::Some if spilled && filling && c.memory.l1d_fetching(sm, line) => {
+                return false
+            }
+            // The whole line is in the array after all (rewritten since it was evicted):
+            // the merge reads it there.
+            WriteLanes::Some if spilled && !filling && c.memory.read_register(sm, line) => {}
+            WriteLanes::Some if spilled && !filling => {
+                if self.start_fill(sm, a, c) {
+                    self.partial_write_fills += 1;
+                }
+                return false;
+            }
+            // A full write, a partial write to a register in the array (or never
+            // written, or released as dead: no lane of it is read again), or one whose
+            // fill is back: the line (a filled-back data line is adopted) becomes the
+            // register, dirty.
+            _ => {}
+        }
+        if c.memory.write_register(sm, c.now, line).is_some() {
+            Self::flag(&mut self.spilled, a, false);
+            if !c.memory.l1d_fetching(sm, line) {
+                Self::flag(&mut self.filling, a, false);
+            }
+            true
+        } else {
+            false
+        }
     }
 
     fn note_evictions(&mut self, sm: SmId, memory: &mut MemorySystem) {
@@ -340,6 +447,7 @@ impl RegisterFile for Cerf {
             self.base[i] = self.first_fit(n);
             self.regs_per_thread[i] = n;
             self.live[i] = true;
+            self.lanes[i] = 0;
         }
         self.inner.warp_launched(w);
     }
@@ -368,6 +476,34 @@ impl RegisterFile for Cerf {
             got: 0,
         };
         l.n = self.collect(i.inst.srcs, i.inst.warp, &mut l.regs, &mut l.dead);
+        let lanes = match self.lanes.get_mut(i.inst.warp.index()) {
+            Some(w) => {
+                *w |= i.step.active_mask;
+                *w
+            }
+            None => u32::MAX,
+        };
+        let written = i.step.exec_mask & lanes;
+        let kind = if written == 0 {
+            WriteLanes::None
+        } else if written == lanes {
+            WriteLanes::All
+        } else {
+            WriteLanes::Some
+        };
+        for op in i
+            .inst
+            .dsts
+            .iter()
+            .filter(|o| o.file == RegFileKind::General)
+        {
+            for r in op.regs() {
+                let a = self.reg_addr(i.inst.warp, r);
+                if let Some(d) = self.dst_lanes.get_mut(a as usize) {
+                    *d = kind;
+                }
+            }
+        }
         self.operand_reads += u64::from(l.n);
         self.tagging_cycles += TAG_STAGE;
         // The baseline first arbitrates a collector's reads in the cycle after
@@ -382,7 +518,21 @@ impl RegisterFile for Cerf {
         for op in w.dsts.iter().filter(|o| o.file == RegFileKind::General) {
             for r in op.regs() {
                 let a = self.reg_addr(w.warp, r);
-                self.writes.push(a);
+                let lanes = self
+                    .dst_lanes
+                    .get(a as usize)
+                    .copied()
+                    .unwrap_or(WriteLanes::All);
+                match lanes {
+                    WriteLanes::All => {}
+                    WriteLanes::Some => self.partial_writes += 1,
+                    WriteLanes::None => self.empty_writes += 1,
+                }
+                self.writes.push(PendingWrite {
+                    addr: a,
+                    lanes,
+                    looked_up: false,
+                });
                 self.operand_writes += 1;
             }
         }
@@ -408,17 +558,19 @@ impl RegisterFile for Cerf {
         }
         self.exits.clear();
 
-        // Register writes: tag lookup and allocation (a written register is no longer
-        // spilled). A set whose ways are all locked by fills retries next cycle.
+        // Register writes: tag lookup (once per write) and allocation (a written register
+        // is no longer spilled). A set whose ways are all locked by fills, or a partial
+        // write waiting for its register's fill, retries next cycle; reads of that
+        // register wait for it.
         let mut kept = 0;
         for k in 0..self.writes.len() {
-            let a = self.writes[k];
-            let line = Self::reg_mem_line(sm, a);
-            self.tag_lookups += 1;
-            if c.memory.write_register(sm, now, line).is_some() {
-                Self::flag(&mut self.spilled, a, false);
-            } else {
-                self.writes[kept] = a;
+            let mut w = self.writes[k];
+            if !w.looked_up {
+                self.tag_lookups += 1;
+                w.looked_up = true;
+            }
+            if !self.write(w, sm, c) {
+                self.writes[kept] = w;
                 kept += 1;
             }
         }
@@ -486,6 +638,9 @@ impl RegisterFile for Cerf {
             ("cerf_register_misses", self.register_misses),
             ("cerf_cold_registers", self.cold_registers),
             ("cerf_fills", self.fills),
+            ("cerf_partial_writes", self.partial_writes),
+            ("cerf_partial_write_fills", self.partial_write_fills),
+            ("cerf_empty_writes", self.empty_writes),
             ("cerf_fill_wait_cycles", self.fill_wait_cycles),
             ("cerf_spills", l.spills),
             ("cerf_tagging_stage_cycles", self.tagging_cycles),
@@ -689,6 +844,18 @@ mod tests {
         }
     }
 
+    /// One cycle `t` of SM 0's register file; `units` dispatch at once.
+    fn tick(rf: &mut dyn RegisterFile, mem: &mut MemorySystem, units: &mut Units, t: u64) {
+        units.1 = t;
+        rf.cycle(&mut RfCycle {
+            now: Cycle::new(t),
+            sm: SmId(0),
+            memory: mem,
+            dispatch: units,
+            writes_done: &mut Vec::new(),
+        });
+    }
+
     /// Issues one instruction reading `srcs` at cycle 10 on warp 1 (8 registers per
     /// thread) and returns the dispatch cycle.
     fn dispatch_cycle(
@@ -723,14 +890,7 @@ mod tests {
         );
         let mut units = Units(Vec::new(), 0);
         for t in 11..40 {
-            units.1 = t;
-            rf.cycle(&mut RfCycle {
-                now: Cycle::new(t),
-                sm: SmId(0),
-                memory: mem,
-                dispatch: &mut units,
-                writes_done: &mut Vec::new(),
-            });
+            tick(rf, mem, &mut units, t);
         }
         assert_eq!(units.0.len(), 1);
         units.0[0].1
@@ -756,6 +916,183 @@ mod tests {
         assert_eq!(s.extra["cerf_cold_registers"], 2);
         assert_eq!(s.extra["cerf_reg_to_inactive"], 1);
         assert_eq!(s.reads, 2, "register reads are bank reads of the array");
+    }
+
+    /// Issues an instruction of warp 1 writing `dst` with `exec_mask` at `now` and hands
+    /// its result to the register file in the same cycle.
+    fn write(rf: &mut Cerf, dst: u16, exec_mask: u32, token: u32, now: u64) {
+        write_lanes(rf, dst, u32::MAX, exec_mask, token, now)
+    }
+
+    fn write_lanes(rf: &mut Cerf, dst: u16, active: u32, exec_mask: u32, token: u32, now: u64) {
+        let dsts = [r(dst, false)];
+        let c = Candidate {
+            warp: WarpSlot(1),
+            scheduler: 0,
+            unit: UnitKind::Sp,
+            class: OpClass::Fp32,
+            srcs: &[],
+            dsts: &dsts,
+            hint: InstHint::default(),
+        };
+        let step = emu::WarpStep {
+            active_mask: active,
+            exec_mask,
+            ..emu::WarpStep::default()
+        };
+        rf.accept(
+            IssuedInst {
+                token: InstToken(token),
+                inst: c,
+                step: &step,
+            },
+            Cycle::new(now),
+        );
+        rf.request_write(
+            WriteRequest {
+                token: InstToken(token),
+                warp: WarpSlot(1),
+                scheduler: 0,
+                dsts: &dsts,
+            },
+            Cycle::new(now),
+        );
+    }
+
+    /// Runs the design and the memory system over cycles `from..to`; returns the first
+    /// cycle at whose end register address `probe` is in the array, if any.
+    fn run(rf: &mut Cerf, mem: &mut MemorySystem, from: u64, to: u64, probe: u32) -> Option<u64> {
+        let mut units = Units(Vec::new(), 0);
+        let mut present = None;
+        for t in from..to {
+            mem.completed(Cycle::new(t)).for_each(drop);
+            tick(rf, mem, &mut units, t);
+            let done = rf.writes.is_empty() && rf.spilled.get(probe as usize) == Some(&false);
+            if present.is_none() && done {
+                present = Some(t);
+            }
+        }
+        present
+    }
+
+    /// Under lru-fair with a one-set array: R1 is written, then four newer registers
+    /// evict (spill) it. Rewriting it with every lane needs nothing from memory; with
+    /// half the lanes, the other half must come back first: the write waits for a fill
+    /// of R1's reg-mem line, and so does a read of R1.
+    #[test]
+    fn a_partial_write_to_a_spilled_register_fills_it_first() {
+        let spilled_then = |mask: u32| {
+            let c = cfg(&[
+                "register_file.design=\"cerf\"",
+                "register_file.cerf.policy=\"lru-fair\"",
+                "register_file.cerf.size_bytes=512",
+            ]);
+            let mut mem = MemorySystem::new(&c);
+            let mut rf = Cerf::new(&c);
+            rf.warp_launched(WarpLaunch {
+                warp: WarpSlot(1),
+                scheduler: 0,
+                registers_per_thread: 8,
+                cta: 0,
+            });
+            write(&mut rf, 1, u32::MAX, 0, 10);
+            run(&mut rf, &mut mem, 10, 12, 1);
+            for (k, reg) in (2..6).enumerate() {
+                write(&mut rf, reg, u32::MAX, 1 + k as u32, 12 + k as u64);
+                run(&mut rf, &mut mem, 12 + k as u64, 13 + k as u64, 1);
+            }
+            run(&mut rf, &mut mem, 16, 20, 1);
+            assert!(rf.spilled[1], "R1 was evicted by R2..R5");
+            assert_eq!(rf.stats(Cycle::new(16)).extra["cerf_spills"], 1);
+            write(&mut rf, 1, mask, 9, 100);
+            let back = run(&mut rf, &mut mem, 100, 2000, 1);
+            let in_array = mem.read_register(SmId(0), Cerf::reg_mem_line(SmId(0), 1));
+            assert_eq!(in_array, back.is_some());
+            (back, rf.stats(Cycle::new(2000)))
+        };
+        let (full, s) = spilled_then(u32::MAX);
+        assert_eq!(full, Some(100), "a full write needs no fill");
+        assert_eq!(
+            (s.extra["cerf_fills"], s.extra["cerf_partial_writes"]),
+            (0, 0)
+        );
+        let (partial, s) = spilled_then(0x0000_ffff);
+        let partial = partial.expect("the partial write completes once R1 is back");
+        // The fill goes to the L2 and back (gtx480: L1 20, interconnect 2 x 20, L2 134
+        // cycles at least).
+        assert!(partial > 100 + 190, "merged at cycle {partial}");
+        assert_eq!(
+            (
+                s.extra["cerf_partial_writes"],
+                s.extra["cerf_partial_write_fills"],
+                s.extra["cerf_fills"]
+            ),
+            (1, 1, 1)
+        );
+        // A write with no lane active leaves the spilled register where it is.
+        let (none, s) = spilled_then(0);
+        assert_eq!(none, None);
+        assert_eq!(
+            (s.extra["cerf_empty_writes"], s.extra["cerf_fills"]),
+            (1, 0)
+        );
+    }
+
+    /// A write is partial against the lanes the warp has: every lane of a 16-thread warp
+    /// is a full write, also in a slot a 32-thread warp had before.
+    #[test]
+    fn a_warp_with_fewer_threads_writes_all_its_lanes() {
+        let c = cfg(&["register_file.design=\"cerf\""]);
+        let mut rf = Cerf::new(&c);
+        let launch = |rf: &mut Cerf| {
+            rf.warp_launched(WarpLaunch {
+                warp: WarpSlot(1),
+                scheduler: 0,
+                registers_per_thread: 8,
+                cta: 0,
+            })
+        };
+        launch(&mut rf);
+        write_lanes(&mut rf, 1, u32::MAX, u32::MAX, 0, 10);
+        write_lanes(&mut rf, 2, u32::MAX, 0xffff, 1, 11);
+        rf.warp_exited(WarpSlot(1));
+        launch(&mut rf);
+        write_lanes(&mut rf, 1, 0xffff, 0xffff, 2, 12);
+        write_lanes(&mut rf, 2, 0xffff, 0x00ff, 3, 13);
+        assert_eq!(rf.stats(Cycle::new(14)).extra["cerf_partial_writes"], 2);
+    }
+
+    /// §III.C: the RGen packs resident warps' registers, so 48 warps of 21 registers
+    /// (1,008 of gtx480's 1,024 warp registers) get addresses 0..1008, no two warps
+    /// overlap, and a warp launched into an exited warp's slot reuses its addresses.
+    #[test]
+    fn resident_warps_register_addresses_fit_the_register_file() {
+        let c = cfg(&["register_file.design=\"cerf\""]);
+        let mut rf = Cerf::new(&c);
+        let launch = |rf: &mut Cerf, w: u16| {
+            rf.warp_launched(WarpLaunch {
+                warp: WarpSlot(w),
+                scheduler: 0,
+                registers_per_thread: 21,
+                cta: 0,
+            })
+        };
+        for w in 0..48 {
+            launch(&mut rf, w);
+        }
+        let mut used = vec![0u32; 1024];
+        for w in 0..48u16 {
+            for reg in 0..21 {
+                used[rf.reg_addr(WarpSlot(w), reg) as usize] += 1;
+            }
+        }
+        assert_eq!(used.iter().filter(|&&n| n == 1).count(), 48 * 21);
+        assert!(used.iter().all(|&n| n <= 1));
+        assert_eq!(rf.reg_addr(WarpSlot(47), 20), 1007);
+        let before = rf.reg_addr(WarpSlot(5), 0);
+        rf.warp_exited(WarpSlot(5));
+        launch(&mut rf, 5);
+        assert_eq!(rf.reg_addr(WarpSlot(5), 0), before);
     }
 
     #[test]
