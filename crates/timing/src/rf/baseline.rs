@@ -88,13 +88,21 @@ pub(crate) enum SideReadOrder {
     AfterCollectors,
 }
 
-/// Where a queued write stands in a cycle's write arbitration.
+/// What a queued write is: who learns of it, and where it stands in a cycle's write
+/// arbitration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WriteOrder {
-    /// With the results, oldest first.
-    Age,
-    /// After every [`WriteOrder::Age`] write, oldest first (LTRF's cache writebacks).
-    AfterOthers,
+pub(crate) enum WriteKind {
+    /// An instruction's result, reported in `writes_done` when complete; arbitrated
+    /// oldest first.
+    Result,
+    /// A write no instruction waits for (BOW-WR's deferred results, a register-file
+    /// cache's writebacks), arbitrated oldest first with the results and tracked until
+    /// complete.
+    Writeback,
+    /// A write no instruction waits for and nothing observes once granted (LTRF's
+    /// evictions): arbitrated after every other write, oldest first, and forgotten as
+    /// soon as its ports are granted (it wakes nobody up when it completes).
+    Background,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -104,10 +112,7 @@ struct PendingWrite {
     /// Bit `i` set: register `i` still waits for a write port.
     waiting: u32,
     done_at: Cycle,
-    /// Reported in `writes_done` (false for a design's own write-backs, e.g. BOW-WR's
-    /// deferred results, which no instruction waits for).
-    report: bool,
-    order: WriteOrder,
+    kind: WriteKind,
 }
 
 /// Banks of a design's own structure arbitrated with the MRF's: see
@@ -146,6 +151,8 @@ pub struct Baseline {
     writes_used: Vec<u32>,
     side_reads: Vec<SideRead>,
     side_read_counts: SideReadCounts,
+    /// Queued [`WriteKind::Background`] writes.
+    background_writes: usize,
     busy: usize,
     last_integrated: Cycle,
     stats: RfStats,
@@ -203,6 +210,7 @@ impl Baseline {
             writes: Vec::with_capacity(64),
             side_reads: Vec::with_capacity(16),
             side_read_counts: SideReadCounts::default(),
+            background_writes: 0,
             reads_used: vec![0; banks],
             writes_used: vec![0; banks],
             busy: 0,
@@ -276,24 +284,33 @@ impl Baseline {
         });
     }
 
-    /// Calls `done` with the token and delivery cycle of every side read that has
-    /// delivered by `now`, and forgets them.
-    pub(crate) fn take_side_reads_done(
-        &mut self,
-        now: Cycle,
-        mut done: impl FnMut(InstToken, Cycle),
-    ) {
+    /// Calls `done` with the token of every side read that has delivered by `now`, and
+    /// forgets them.
+    pub(crate) fn take_side_reads_done(&mut self, now: Cycle, mut done: impl FnMut(InstToken)) {
         self.side_reads.retain(|r| match r.done_at {
             Some(t) if t <= now => {
-                done(r.token, t);
+                done(r.token);
                 false
             }
             _ => true,
         });
     }
 
-    /// Forgets every side read of `token`, waiting or in flight (granted ones stay
-    /// counted: the bank was read).
+    /// Calls `granted` with the token and delivery cycle of every side read granted so
+    /// far, and forgets them: for a design that tracks deliveries itself (LTRF waits for
+    /// a warp's last prefetch read), so that they wake nobody up here.
+    pub(crate) fn take_side_reads_granted(&mut self, mut granted: impl FnMut(InstToken, Cycle)) {
+        self.side_reads.retain(|r| match r.done_at {
+            Some(t) => {
+                granted(r.token, t);
+                false
+            }
+            None => true,
+        });
+    }
+
+    /// Forgets every side read of `token` still queued (granted ones stay counted: the
+    /// bank was read).
     pub(crate) fn cancel_side_reads(&mut self, token: InstToken) {
         self.side_reads.retain(|r| r.token != token);
     }
@@ -414,26 +431,26 @@ impl Baseline {
     pub(crate) fn push_write(&mut self, w: WriteRequest<'_>, now: Cycle, report: bool) {
         let mut banks = [0u8; MAX_REGS];
         let n = self.banks_of(w.dsts, w.warp, w.scheduler, &mut banks);
-        self.push_write_to_banks(
-            w.token,
-            &banks[..usize::from(n)],
-            now,
-            report,
-            WriteOrder::Age,
-        );
+        let kind = if report {
+            WriteKind::Result
+        } else {
+            WriteKind::Writeback
+        };
+        self.push_write_to_banks(w.token, &banks[..usize::from(n)], now, kind);
     }
 
     /// Queues writes of `token` to `banks` (MRF or upper banks, one per register, at
-    /// most [`MAX_REGS`]); `report`: its token goes to `writes_done` when they complete,
-    /// the access latency after the last grant.
+    /// most [`MAX_REGS`]); they complete the access latency after the last grant.
     pub(crate) fn push_write_to_banks(
         &mut self,
         token: InstToken,
         banks: &[u8],
         now: Cycle,
-        report: bool,
-        order: WriteOrder,
+        kind: WriteKind,
     ) {
+        if kind == WriteKind::Background {
+            self.background_writes += 1;
+        }
         let n = banks.len().min(MAX_REGS);
         let mut b = [0u8; MAX_REGS];
         b[..n].copy_from_slice(&banks[..n]);
@@ -442,8 +459,7 @@ impl Baseline {
             banks: b,
             waiting: if n >= 32 { u32::MAX } else { (1u32 << n) - 1 },
             done_at: now,
-            report,
-            order,
+            kind,
         });
     }
 
@@ -643,7 +659,7 @@ impl RegisterFile for Baseline {
         while i < self.writes.len() {
             let w = self.writes[i];
             if w.waiting == 0 && w.done_at <= now {
-                if w.report {
+                if w.kind == WriteKind::Result {
                     c.writes_done.push(w.token);
                 }
                 self.writes.remove(i);
@@ -652,16 +668,22 @@ impl RegisterFile for Baseline {
             }
         }
 
-        // Arbitration: writes first (oldest first, those ordered after the others last),
-        // then reads.
+        // Arbitration: writes first (oldest first, background writes last), then reads.
         self.reads_used.iter_mut().for_each(|x| *x = 0);
         self.writes_used.iter_mut().for_each(|x| *x = 0);
-        for order in [WriteOrder::Age, WriteOrder::AfterOthers] {
+        for background in [false, true] {
             for k in 0..self.writes.len() {
-                if self.writes[k].order == order && self.writes[k].waiting != 0 {
+                let w = &self.writes[k];
+                if (w.kind == WriteKind::Background) == background && w.waiting != 0 {
                     self.arbitrate_write(k, now);
                 }
             }
+        }
+        if self.background_writes > 0 {
+            let before = self.writes.len();
+            self.writes
+                .retain(|w| !(w.kind == WriteKind::Background && w.waiting == 0));
+            self.background_writes -= before - self.writes.len();
         }
         // Round-robin starting points follow the cycle number, so that cycles in which
         // nothing happens (skipped by the SM) would not have changed them.

@@ -65,7 +65,7 @@ use compiler::pipeline::{LtrfRenumber, PassSet};
 
 use crate::config::{invalid, ConfigError, GpuConfig, RegisterFileDesign};
 use crate::kernel_info::{KernelInfo, RegFileKind, RegOperand};
-use crate::rf::baseline::{Baseline, SideReadOrder, WriteOrder, MAX_REGS};
+use crate::rf::baseline::{Baseline, SideReadOrder, WriteKind, MAX_REGS};
 use crate::rf::{
     Candidate, EnergyEvent, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats,
     WarpLaunch, WarpSlot, WriteRequest,
@@ -586,8 +586,7 @@ impl Ltrf {
                     InstToken(u32::MAX),
                     &[b],
                     self.now,
-                    false,
-                    WriteOrder::AfterOthers,
+                    WriteKind::Background,
                 );
                 self.c.writebacks += 1;
             }
@@ -603,7 +602,7 @@ impl Ltrf {
         }
     }
 
-    /// Ends warp `w`'s prefetch, forgetting its reads still waiting or in flight.
+    /// Ends warp `w`'s prefetch, forgetting its reads not yet granted.
     fn stop_prefetch(&mut self, w: usize) {
         if self.warps[w].outstanding > 0 {
             self.mrf.cancel_side_reads(InstToken(w as u32));
@@ -901,13 +900,8 @@ impl RegisterFile for Ltrf {
             0
         };
         self.c.operand_writes += u64::from(n);
-        self.mrf.push_write_to_banks(
-            wr.token,
-            &targets[..usize::from(n)],
-            now,
-            true,
-            WriteOrder::Age,
-        );
+        self.mrf
+            .push_write_to_banks(wr.token, &targets[..usize::from(n)], now, WriteKind::Result);
     }
 
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
@@ -915,15 +909,7 @@ impl RegisterFile for Ltrf {
         self.now = now;
         self.integrate(now);
 
-        // Prefetch reads delivered into the cache, then prefetches whose data has all
-        // arrived.
-        let warps = &mut self.warps;
-        self.mrf.take_side_reads_done(now, |t, at| {
-            if let Some(ws) = warps.get_mut(t.0 as usize) {
-                ws.outstanding = ws.outstanding.saturating_sub(1);
-                ws.ready_at = ws.ready_at.max(at);
-            }
-        });
+        // Prefetches whose data has all arrived.
         if self.prefetching_warps > 0 {
             for ws in self.warps.iter_mut() {
                 if ws.prefetching && ws.outstanding == 0 && ws.ready_at <= now {
@@ -935,6 +921,15 @@ impl RegisterFile for Ltrf {
         }
 
         self.mrf.cycle(c);
+
+        // Prefetch reads granted in this cycle: the warp waits for the last to arrive.
+        let warps = &mut self.warps;
+        self.mrf.take_side_reads_granted(|t, at| {
+            if let Some(ws) = warps.get_mut(t.0 as usize) {
+                ws.outstanding = ws.outstanding.saturating_sub(1);
+                ws.ready_at = ws.ready_at.max(at);
+            }
+        });
     }
 
     fn next_event(&self, now: Cycle) -> Option<Cycle> {

@@ -944,7 +944,7 @@ impl RegisterFile for Wir {
         }
         c.writes_done.truncate(before);
         let flights = &mut self.flights;
-        self.base.take_side_reads_done(now, |t, _| {
+        self.base.take_side_reads_done(now, |t| {
             let f = &mut flights[t.0 as usize];
             f.side_reads = f.side_reads.saturating_sub(1);
         });
