@@ -986,6 +986,86 @@ mod tests {
     }
 
     #[test]
+    fn upper_banks_and_late_side_reads_share_the_arbiter_and_the_mrf_read_limit() {
+        let c = cfg(&["register_file.bank_mapping=\"register\""]);
+        let mut mem = MemorySystem::new(&c);
+        let mut units = Units {
+            accept: true,
+            taken: Vec::new(),
+            now: 0,
+        };
+        let mut rf = Baseline::new(&c);
+        // Upper banks 8 and 9 after the 8 MRF banks, 3 cycles each; one MRF read a cycle.
+        rf.add_upper_banks(2, Cycles::new(3));
+        rf.limit_mrf_reads_per_cycle(1);
+        rf.accept_banks(InstToken(1), UnitKind::Sp, &[0, 8, 8], Cycle::new(10));
+        rf.queue_side_read(
+            InstToken(99),
+            1,
+            SideReadOrder::AfterCollectors,
+            Cycles::new(2),
+        );
+        // 11: MRF bank 0 and upper bank 8 granted, the second read of bank 8 refused, the
+        // side read refused by the limit (after the collector's MRF read).
+        run(&mut rf, &mut mem, &mut units, 11, 12);
+        let mut granted = Vec::new();
+        rf.take_side_reads_granted(|t, at| granted.push((t, at.get())));
+        assert!(granted.is_empty());
+        // 12: bank 8 again (delivers at 15); the side read: 12 + 1 + 2.
+        run(&mut rf, &mut mem, &mut units, 12, 13);
+        rf.take_side_reads_granted(|t, at| granted.push((t, at.get())));
+        assert_eq!(granted, [(InstToken(99), 15)]);
+        run(&mut rf, &mut mem, &mut units, 13, 20);
+        assert_eq!(units.taken, [(InstToken(1), 15)]);
+        let s = rf.stats(Cycle::new(20));
+        assert_eq!(
+            (s.reads, s.reads_per_bank[0], s.reads_per_bank[1]),
+            (2, 1, 1)
+        );
+        assert_eq!(s.read_bank_conflicts, 1, "only the MRF refusal");
+        assert_eq!(rf.upper_bank_conflicts(), (1, 0));
+        let n = rf.side_read_counts();
+        assert_eq!((n.granted, n.conflicts), (1, 1));
+        assert!(rf.is_idle());
+    }
+
+    #[test]
+    fn background_writes_yield_to_results_and_are_forgotten_once_granted() {
+        let c = cfg(&["register_file.bank_mapping=\"register\""]);
+        let mut mem = MemorySystem::new(&c);
+        let mut units = Units {
+            accept: true,
+            taken: Vec::new(),
+            now: 0,
+        };
+        let mut rf = Baseline::new(&c);
+        // Both to bank 3; the background write is older but goes second.
+        rf.push_write_to_banks(InstToken(5), &[3], Cycle::new(20), WriteKind::Background);
+        rf.request_write(
+            WriteRequest {
+                token: InstToken(6),
+                warp: WarpSlot(0),
+                scheduler: 0,
+                dsts: &[r(3)],
+            },
+            Cycle::new(20),
+        );
+        let done = run(&mut rf, &mut mem, &mut units, 20, 21);
+        assert!(done.is_empty());
+        assert_eq!(rf.stats(Cycle::new(21)).write_bank_conflicts, 1);
+        let done = run(&mut rf, &mut mem, &mut units, 21, 22);
+        assert_eq!(
+            done,
+            [(InstToken(6), 21)],
+            "the background write is not reported"
+        );
+        // Granted at 21 and forgotten: nothing left to wake up for.
+        assert!(rf.is_idle());
+        assert_eq!(rf.next_event(Cycle::new(21)), None);
+        assert_eq!(rf.stats(Cycle::new(22)).writes_per_bank[3], 2);
+    }
+
+    #[test]
     fn refusals_say_why_no_collector_is_free() {
         let c = cfg(&[
             "register_file.collector_units=2",
