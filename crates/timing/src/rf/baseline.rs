@@ -842,6 +842,17 @@ mod tests {
         }
     }
 
+    /// A memory system for `c` and execution units that take what is offered when
+    /// `accept`.
+    fn parts(c: &GpuConfig, accept: bool) -> (MemorySystem, Units) {
+        let units = Units {
+            accept,
+            taken: Vec::new(),
+            now: 0,
+        };
+        (MemorySystem::new(c), units)
+    }
+
     fn candidate<'a>(warp: u16, srcs: &'a [RegOperand], dsts: &'a [RegOperand]) -> Candidate<'a> {
         Candidate {
             warp: WarpSlot(warp),
@@ -892,15 +903,23 @@ mod tests {
         );
     }
 
+    /// Requests the write of instruction `token`'s result, R`reg` of warp 0, at `now`.
+    fn write(rf: &mut Baseline, token: u32, reg: u16, now: u64) {
+        rf.request_write(
+            WriteRequest {
+                token: InstToken(token),
+                warp: WarpSlot(0),
+                scheduler: 0,
+                dsts: &[r(reg)],
+            },
+            Cycle::new(now),
+        );
+    }
+
     #[test]
     fn three_reads_in_one_bank_take_three_cycles_and_count_three_conflicts() {
         let c = cfg(&["register_file.bank_mapping=\"register\""]);
-        let mut mem = MemorySystem::new(&c);
-        let mut units = Units {
-            accept: true,
-            taken: Vec::new(),
-            now: 0,
-        };
+        let (mut mem, mut units) = parts(&c, true);
         // R0, R8, R16: bank 0 of 8. Accepted at 10; granted at 11, 12, 13; the last
         // delivers at 14 (latency 1): dispatch at 14. Refused: 2 at 11, 1 at 12.
         let mut rf = Baseline::new(&c);
@@ -921,12 +940,7 @@ mod tests {
     #[test]
     fn bank_latency_delays_operands_and_writes() {
         let c = cfg(&["register_file.bank_latency=6"]);
-        let mut mem = MemorySystem::new(&c);
-        let mut units = Units {
-            accept: true,
-            taken: Vec::new(),
-            now: 0,
-        };
+        let (mut mem, mut units) = parts(&c, true);
         let mut rf = Baseline::new(&c);
         issue(&mut rf, 1, 3, &[r(1)], 10);
         // Granted at 11, delivered at 17.
@@ -956,24 +970,11 @@ mod tests {
     fn with_shared_ports_a_write_takes_the_bank_from_a_read() {
         for (sharing, expect_dispatch, conflicts) in [("separate", 12, 0), ("shared", 13, 1)] {
             let c = cfg(&[&format!("register_file.port_sharing=\"{sharing}\"")]);
-            let mut mem = MemorySystem::new(&c);
-            let mut units = Units {
-                accept: true,
-                taken: Vec::new(),
-                now: 0,
-            };
+            let (mut mem, mut units) = parts(&c, true);
             let mut rf = Baseline::new(&c);
             // A read of R2 (warp 0: bank 2) and a write of R2 in the same cycle.
             issue(&mut rf, 1, 0, &[r(2)], 10);
-            rf.request_write(
-                WriteRequest {
-                    token: InstToken(2),
-                    warp: WarpSlot(0),
-                    scheduler: 0,
-                    dsts: &[r(2)],
-                },
-                Cycle::new(11),
-            );
+            write(&mut rf, 2, 2, 11);
             let done = run(&mut rf, &mut mem, &mut units, 11, 20);
             assert_eq!(
                 done,
@@ -988,12 +989,7 @@ mod tests {
     #[test]
     fn upper_banks_and_late_side_reads_share_the_arbiter_and_the_mrf_read_limit() {
         let c = cfg(&["register_file.bank_mapping=\"register\""]);
-        let mut mem = MemorySystem::new(&c);
-        let mut units = Units {
-            accept: true,
-            taken: Vec::new(),
-            now: 0,
-        };
+        let (mut mem, mut units) = parts(&c, true);
         let mut rf = Baseline::new(&c);
         // Upper banks 8 and 9 after the 8 MRF banks, 3 cycles each; one MRF read a cycle.
         rf.add_upper_banks(2, Cycles::new(3));
@@ -1032,24 +1028,11 @@ mod tests {
     #[test]
     fn background_writes_yield_to_results_and_are_forgotten_once_granted() {
         let c = cfg(&["register_file.bank_mapping=\"register\""]);
-        let mut mem = MemorySystem::new(&c);
-        let mut units = Units {
-            accept: true,
-            taken: Vec::new(),
-            now: 0,
-        };
+        let (mut mem, mut units) = parts(&c, true);
         let mut rf = Baseline::new(&c);
         // Both to bank 3; the background write is older but goes second.
         rf.push_write_to_banks(InstToken(5), &[3], Cycle::new(20), WriteKind::Background);
-        rf.request_write(
-            WriteRequest {
-                token: InstToken(6),
-                warp: WarpSlot(0),
-                scheduler: 0,
-                dsts: &[r(3)],
-            },
-            Cycle::new(20),
-        );
+        write(&mut rf, 6, 3, 20);
         let done = run(&mut rf, &mut mem, &mut units, 20, 21);
         assert!(done.is_empty());
         assert_eq!(rf.stats(Cycle::new(21)).write_bank_conflicts, 1);
@@ -1071,12 +1054,7 @@ mod tests {
             "register_file.collector_units=2",
             "register_file.bank_mapping=\"register\"",
         ]);
-        let mut mem = MemorySystem::new(&c);
-        let mut units = Units {
-            accept: false,
-            taken: Vec::new(),
-            now: 0,
-        };
+        let (mut mem, mut units) = parts(&c, false);
         let mut rf = Baseline::new(&c);
         issue(&mut rf, 1, 0, &[r(0), r(8), r(16)], 0);
         issue(&mut rf, 2, 1, &[r(0), r(8), r(16)], 0);
