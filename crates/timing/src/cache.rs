@@ -326,6 +326,8 @@ pub struct Cache<T> {
     free_entries: Vec<u32>,
     mshrs: Vec<MshrEntry<T>>,
     use_clock: u64,
+    /// See [`Cache::entries_freed`].
+    entries_freed: u64,
     stats: CacheStats,
     /// `Some` when register lines share the ways (CERF), with the replacement policy.
     sharing: Option<CerfPolicy>,
@@ -362,6 +364,7 @@ impl<T: Copy> Cache<T> {
                 })
                 .collect(),
             use_clock: 0,
+            entries_freed: 0,
             stats: CacheStats::default(),
             sharing: None,
             register_stats: RegisterLineStats::default(),
@@ -505,6 +508,28 @@ impl<T: Copy> Cache<T> {
             register: false,
         };
         eviction
+    }
+
+    /// Whether register lines share the ways (CERF).
+    pub fn shares_registers(&self) -> bool {
+        self.sharing.is_some()
+    }
+
+    /// MSHR entries freed so far, each with its line's locked way under allocate on
+    /// miss: a failure for want of an entry or a way can only clear when this changes.
+    pub fn entries_freed(&self) -> u64 {
+        self.entries_freed
+    }
+
+    /// Whether `a` and `b` map to the same set.
+    pub fn same_set(&self, a: LineAddr, b: LineAddr) -> bool {
+        self.set_base(a) == self.set_base(b)
+    }
+
+    /// Counts a reservation failure the caller knows a retry would meet (nothing the
+    /// failed lookup depended on has changed since).
+    pub fn count_reservation_fail(&mut self) {
+        self.stats.reservation_fails += 1;
     }
 
     fn fail(&mut self, why: ReservationFailure) -> Access {
@@ -758,6 +783,7 @@ impl<T: Copy> Cache<T> {
                 debug_assert!(entry.targets.is_empty());
                 self.mshr_index.remove(&line.0);
                 self.free_entries.push(e as u32);
+                self.entries_freed += 1;
                 if let Some(w) = way {
                     self.lines[w].locked = false;
                 }

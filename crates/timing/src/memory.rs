@@ -47,7 +47,8 @@
 //! do not invalidate the L1; no L1 bypass (`ld.cg`) yet.
 
 use crate::cache::{
-    Cache, CacheOp, CacheStats, LineAddr, Outcome, RegisterLineStats, RegisterWrite, SectorMask,
+    Cache, CacheOp, CacheStats, LineAddr, Outcome, RegisterLineStats, RegisterWrite,
+    ReservationFailure, SectorMask,
 };
 use crate::coalescer::{LineAccess, MAX_LINES};
 use crate::config::{GpuConfig, RegisterFileDesign, WARP_SIZE};
@@ -305,6 +306,10 @@ struct Blocked {
     local: bool,
     len: usize,
     lines: [LineAccess; MAX_LINES],
+    /// Why the first line failed at the last attempt.
+    why: ReservationFailure,
+    /// Since the last attempt, the cache changed in a way that may clear `why`.
+    changed: bool,
 }
 
 struct L1Port {
@@ -380,6 +385,8 @@ impl MemorySystem {
                     line: LineAddr(0),
                     sectors: SectorMask::EMPTY,
                 }; MAX_LINES],
+                why: ReservationFailure::MshrFull,
+                changed: false,
             },
         };
         // Under CERF the L1D is the integrated register-file array (`GpuConfig::l1d_array`).
@@ -897,8 +904,8 @@ impl MemorySystem {
                 },
             };
             match access.outcome {
-                Outcome::ReservationFail(_) => {
-                    blocked_at = Some(i);
+                Outcome::ReservationFail(why) => {
+                    blocked_at = Some((i, why));
                     break;
                 }
                 Outcome::Hit => hits_ready = Some(ready),
@@ -940,10 +947,12 @@ impl MemorySystem {
         let port = &mut self.sms[s].l1[l1.index()];
         port.free = t;
         match blocked_at {
-            Some(i) => {
+            Some((i, why)) => {
                 let b = &mut port.blocked;
                 let rest = &lines[i..];
                 b.lines[..rest.len()].copy_from_slice(rest);
+                b.why = why;
+                b.changed = false;
                 b.active = true;
                 b.id = id;
                 b.kind = kind;
@@ -995,9 +1004,10 @@ impl MemorySystem {
     fn l1_fill(&mut self, t: Cycle, s: usize, l1: L1, line: LineAddr, sectors: SectorMask) {
         let mut ids = std::mem::take(&mut self.scratch_ids);
         ids.clear();
-        let eviction = self.sms[s].l1[l1.index()]
-            .cache
-            .fill(line, sectors, &mut ids);
+        let cache = &mut self.sms[s].l1[l1.index()].cache;
+        let freed_before = cache.entries_freed();
+        let eviction = cache.fill(line, sectors, &mut ids);
+        let freed = cache.entries_freed() != freed_before;
         for &id in &ids {
             self.part_done(id, t);
         }
@@ -1007,13 +1017,33 @@ impl MemorySystem {
                 + e.dirty.count() * self.cfg.l2.slice.sector_bytes;
             self.send_to_l2(s, t, e.line, e.dirty, PacketKind::Write, bytes);
         }
-        let port = &self.sms[s].l1[l1.index()];
+        let port = &mut self.sms[s].l1[l1.index()];
         if port.blocked.active {
+            // Whether this fill may have cleared the blocked line's failure: a fill of
+            // that line (its sectors may now be present, its merge slots free), a freed
+            // MSHR entry for a line that wanted one, a way unlocked in its set. CERF's
+            // register lines change the array between fills: there every fill counts.
+            let blocked_line = port.blocked.lines[0].line;
+            port.blocked.changed |= blocked_line == line
+                || port.cache.shares_registers()
+                || match port.blocked.why {
+                    ReservationFailure::MshrFull => freed,
+                    ReservationFailure::NoEvictableWay => {
+                        freed && port.cache.same_set(line, blocked_line)
+                    }
+                    ReservationFailure::MergeFull => false,
+                };
             if port.free > t {
                 self.events
                     .schedule(port.free, Event::L1Retry { sm: s as u32, l1 });
-            } else {
+            } else if port.blocked.changed {
                 self.l1_retry(t, s, l1);
+            } else {
+                // Nothing the blocked line's lookup depends on changed since its last
+                // attempt, so a retry would fail the same way: count that failure without
+                // redoing the lookup (a memory-bound run meets hundreds of thousands of
+                // such fills).
+                port.cache.count_reservation_fail();
             }
         }
     }

@@ -490,3 +490,53 @@ fn energy_events_count_register_file_execution_and_memory() {
         .unwrap();
     assert!(r.register_file_joules > 0.0 && r.execution_joules > 0.0);
 }
+
+#[test]
+fn cycle_skipping_is_exact_under_every_design() {
+    // The designs keep their own timers (prefetches, fills, tagging stages, reuse
+    // tables); sleeping through idle cycles must not change what they do, with a fast
+    // and a slow main register file. CERF samples its entries' states when the SM is
+    // evaluated, so those averages (`cerf_state_*`) are left out of the comparison.
+    let mut differ = vec![];
+    for design in [
+        "baseline",
+        "ideal",
+        "rfc",
+        "orf-lrf",
+        "ltrf",
+        "ltrf-plus",
+        "ltrf-conf",
+        "cerf",
+        "malekeh",
+        "bow",
+        "wir",
+    ] {
+        for technology in [1, 7] {
+            let d = format!("register_file.design=\"{design}\"");
+            let t = format!("register_file.technology={technology}");
+            let run_with = |skip: bool| {
+                let ptx = workload("saxpy");
+                let (mut emu, k, info) = load(&ptx, "_Z5saxpyifPKfPf");
+                let n = 20_000usize;
+                let xa = alloc_f32(&mut emu, &vec![1.0; n]);
+                let ya = alloc_f32(&mut emu, &vec![2.0; n]);
+                let p = params(&emu, k, &[n as u64, u64::from(3.0f32.to_bits()), xa, ya]);
+                let cfg = config("maxwell-ltrf", &[d.as_str(), t.as_str()]);
+                let mut sim = timing::TimingSimulator::new(cfg);
+                sim.set_cycle_skipping(skip);
+                let mut s = sim
+                    .simulate_kernel(&mut emu, k, LaunchConfig::linear(40, 128), &p, &info)
+                    .unwrap();
+                s.simulation = Default::default();
+                s.register_file
+                    .extra
+                    .retain(|k, _| !k.starts_with("cerf_state_"));
+                s
+            };
+            if run_with(true) != run_with(false) {
+                differ.push(format!("{design} at technology {technology}"));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "cycle skipping changed: {differ:?}");
+}

@@ -26,6 +26,13 @@
 //!   (rotating order) and is freed when one takes it.
 //! - A result is written when its writes to all its registers' banks have been granted
 //!   and `bank_latency` has passed; then the SM releases the scoreboard.
+//!
+//! Hooks for designs built on it (a design keeps a `Baseline` and adds its own
+//! structures): reads starting late ([`Baseline::accept_after`], [`Baseline::hold_reads`]),
+//! reads outside the collectors ([`Baseline::queue_side_read`]), writes no instruction
+//! waits for ([`Baseline::push_write_to_banks`]), a banked structure of the design's own
+//! arbitrated with the MRF's banks ([`Baseline::add_upper_banks`]) and a cap on MRF reads
+//! per cycle ([`Baseline::limit_mrf_reads_per_cycle`]).
 
 use crate::config::{CollectorKind, GpuConfig, PortSharing, UnitKind};
 use crate::kernel_info::{RegFileKind, RegOperand};
@@ -46,7 +53,7 @@ struct Collector {
     token: InstToken,
     unit: UnitKind,
     /// Banks of the registers still to be granted (`banks[..pending]`), in operand
-    /// order.
+    /// order: MRF banks, then any upper banks ([`Baseline::add_upper_banks`]).
     banks: [u8; MAX_REGS],
     pending: u8,
     /// When the last granted read delivers.
@@ -59,13 +66,43 @@ struct Collector {
 }
 
 /// A register read a design asks for outside the collectors (WIR's verify reads and
-/// dummy moves): it competes for read ports after writes and before collector reads.
+/// dummy moves, LTRF's prefetches): it competes for read ports after writes, before or
+/// after the collectors' reads ([`SideReadOrder`]).
 #[derive(Clone, Copy, Debug)]
 struct SideRead {
     token: InstToken,
     bank: u8,
+    order: SideReadOrder,
+    /// Cycles after the bank access before the value arrives (a slower network).
+    transfer: Cycles,
     /// When the granted read delivers; `None` while it waits for a port.
     done_at: Option<Cycle>,
+}
+
+/// Where a side read stands in a cycle's read arbitration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SideReadOrder {
+    /// Before every collector read (WIR's verify reads and dummy moves).
+    BeforeCollectors,
+    /// After every collector read (LTRF's prefetches).
+    AfterCollectors,
+}
+
+/// What a queued write is: who learns of it, and where it stands in a cycle's write
+/// arbitration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WriteKind {
+    /// An instruction's result, reported in `writes_done` when complete; arbitrated
+    /// oldest first.
+    Result,
+    /// A write no instruction waits for (BOW-WR's deferred results, a register-file
+    /// cache's writebacks), arbitrated oldest first with the results and tracked until
+    /// complete.
+    Writeback,
+    /// A write no instruction waits for and nothing observes once granted (LTRF's
+    /// evictions): arbitrated after every other write, oldest first, and forgotten as
+    /// soon as its ports are granted (it wakes nobody up when it completes).
+    Background,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -75,15 +112,36 @@ struct PendingWrite {
     /// Bit `i` set: register `i` still waits for a write port.
     waiting: u32,
     done_at: Cycle,
-    /// Reported in `writes_done` (false for a design's own write-backs, e.g. BOW-WR's
-    /// deferred results, which no instruction waits for).
-    report: bool,
+    kind: WriteKind,
+}
+
+/// Banks of a design's own structure arbitrated with the MRF's: see
+/// [`Baseline::add_upper_banks`].
+#[derive(Clone, Copy, Debug, Default)]
+struct UpperBanks {
+    latency: Cycles,
+    read_conflicts: u64,
+    write_conflicts: u64,
+}
+
+/// Side reads granted and refused, over the run.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SideReadCounts {
+    /// Reads that got a port.
+    pub granted: u64,
+    /// Refusals (a read refused in three cycles counts three).
+    pub conflicts: u64,
 }
 
 /// The banked MRF with operand collectors. See the module docs.
 pub struct Baseline {
     map: BankMap,
     latency: Cycles,
+    /// MRF banks; bank numbers from here on are upper banks.
+    mrf_banks: usize,
+    upper: UpperBanks,
+    /// MRF reads granted per cycle at most (`u32::MAX`: only the ports limit them).
+    mrf_reads_per_cycle: u32,
     read_ports: u32,
     write_ports: u32,
     shared_ports: bool,
@@ -92,6 +150,9 @@ pub struct Baseline {
     reads_used: Vec<u32>,
     writes_used: Vec<u32>,
     side_reads: Vec<SideRead>,
+    side_read_counts: SideReadCounts,
+    /// Queued [`WriteKind::Background`] writes.
+    background_writes: usize,
     busy: usize,
     last_integrated: Cycle,
     stats: RfStats,
@@ -132,6 +193,9 @@ impl Baseline {
         Baseline {
             map: BankMap::new(cfg),
             latency: rf.mrf_latency(),
+            mrf_banks: banks,
+            upper: UpperBanks::default(),
+            mrf_reads_per_cycle: u32::MAX,
             read_ports: rf.read_ports_per_bank,
             write_ports: rf.write_ports_per_bank,
             shared_ports: rf.port_sharing == PortSharing::Shared,
@@ -145,6 +209,8 @@ impl Baseline {
             collectors,
             writes: Vec::with_capacity(64),
             side_reads: Vec::with_capacity(16),
+            side_read_counts: SideReadCounts::default(),
+            background_writes: 0,
             reads_used: vec![0; banks],
             writes_used: vec![0; banks],
             busy: 0,
@@ -192,12 +258,28 @@ impl Baseline {
         }
     }
 
-    /// Asks for a read of bank `bank` on behalf of `token`, outside the collectors; see
-    /// [`Baseline::take_side_reads_done`].
+    /// Asks for a read of bank `bank` on behalf of `token`, outside the collectors and
+    /// before their reads; see [`Baseline::take_side_reads_done`].
     pub(crate) fn request_side_read(&mut self, token: InstToken, bank: usize) {
+        self.queue_side_read(token, bank, SideReadOrder::BeforeCollectors, Cycles::ZERO);
+    }
+
+    /// Asks for a read of MRF bank `bank` on behalf of `token` (any tag the design
+    /// chooses), outside the collectors: arbitrated every cycle after the writes, at
+    /// `order` relative to the collectors' reads, oldest first; it delivers `transfer`
+    /// cycles after the bank access. A refusal counts as a read bank conflict.
+    pub(crate) fn queue_side_read(
+        &mut self,
+        token: InstToken,
+        bank: usize,
+        order: SideReadOrder,
+        transfer: Cycles,
+    ) {
         self.side_reads.push(SideRead {
             token,
             bank: bank as u8,
+            order,
+            transfer,
             done_at: None,
         });
     }
@@ -212,6 +294,65 @@ impl Baseline {
             }
             _ => true,
         });
+    }
+
+    /// Calls `granted` with the token and delivery cycle of every side read granted so
+    /// far, and forgets them: for a design that tracks deliveries itself (LTRF waits for
+    /// a warp's last prefetch read), so that they wake nobody up here.
+    pub(crate) fn take_side_reads_granted(&mut self, mut granted: impl FnMut(InstToken, Cycle)) {
+        self.side_reads.retain(|r| match r.done_at {
+            Some(t) => {
+                granted(r.token, t);
+                false
+            }
+            None => true,
+        });
+    }
+
+    /// Forgets every side read of `token` still queued (granted ones stay counted: the
+    /// bank was read).
+    pub(crate) fn cancel_side_reads(&mut self, token: InstToken) {
+        self.side_reads.retain(|r| r.token != token);
+    }
+
+    /// Side reads granted and refused so far.
+    pub(crate) fn side_read_counts(&self) -> SideReadCounts {
+        self.side_read_counts
+    }
+
+    /// Adds `count` banks of a design's own structure in front of the MRF (LTRF's
+    /// register-file cache), numbered from the MRF's bank count on, which collectors and
+    /// writes may name ([`Baseline::accept_banks`], [`Baseline::push_write_to_banks`]).
+    /// They have the MRF banks' port counts, always separate for reads and writes, take
+    /// `latency` per access and are arbitrated in the same pass as the MRF's banks; their
+    /// accesses are not MRF accesses (not in `reads`, `writes`, per-bank counts or
+    /// `*_bank_conflicts`): their conflicts are in [`Baseline::upper_bank_conflicts`].
+    pub(crate) fn add_upper_banks(&mut self, count: usize, latency: Cycles) {
+        debug_assert!(self.mrf_banks + count <= usize::from(u8::MAX));
+        let total = self.mrf_banks + count;
+        self.reads_used.resize(total, 0);
+        self.writes_used.resize(total, 0);
+        self.upper.latency = latency;
+    }
+
+    /// Refused (read, write) requests at upper banks so far.
+    pub(crate) fn upper_bank_conflicts(&self) -> (u64, u64) {
+        (self.upper.read_conflicts, self.upper.write_conflicts)
+    }
+
+    /// Grants at most `n` MRF reads per cycle over all banks (collectors' and side reads
+    /// together: LTRF's narrow MRF-to-cache crossbar); a read refused for it counts as
+    /// a bank conflict.
+    pub(crate) fn limit_mrf_reads_per_cycle(&mut self, n: u32) {
+        self.mrf_reads_per_cycle = n;
+    }
+
+    fn latency_of(&self, bank: usize) -> Cycles {
+        if bank < self.mrf_banks {
+            self.latency
+        } else {
+            self.upper.latency
+        }
     }
 
     /// The bank of `reg` for `warp` of `scheduler` under the config's mapping.
@@ -290,16 +431,35 @@ impl Baseline {
     pub(crate) fn push_write(&mut self, w: WriteRequest<'_>, now: Cycle, report: bool) {
         let mut banks = [0u8; MAX_REGS];
         let n = self.banks_of(w.dsts, w.warp, w.scheduler, &mut banks);
+        let kind = if report {
+            WriteKind::Result
+        } else {
+            WriteKind::Writeback
+        };
+        self.push_write_to_banks(w.token, &banks[..usize::from(n)], now, kind);
+    }
+
+    /// Queues writes of `token` to `banks` (MRF or upper banks, one per register, at
+    /// most [`MAX_REGS`]); they complete the access latency after the last grant.
+    pub(crate) fn push_write_to_banks(
+        &mut self,
+        token: InstToken,
+        banks: &[u8],
+        now: Cycle,
+        kind: WriteKind,
+    ) {
+        if kind == WriteKind::Background {
+            self.background_writes += 1;
+        }
+        let n = banks.len().min(MAX_REGS);
+        let mut b = [0u8; MAX_REGS];
+        b[..n].copy_from_slice(&banks[..n]);
         self.writes.push(PendingWrite {
-            token: w.token,
-            banks,
-            waiting: if n as usize >= 32 {
-                u32::MAX
-            } else {
-                (1u32 << n) - 1
-            },
+            token,
+            banks: b,
+            waiting: if n >= 32 { u32::MAX } else { (1u32 << n) - 1 },
             done_at: now,
-            report,
+            kind,
         });
     }
 
@@ -327,20 +487,106 @@ impl Baseline {
         reads: &[RegOperand],
         now: Cycle,
     ) {
-        debug_assert!(self.fits(&self.collectors[idx], inst.unit));
-        self.integrate(now);
         let mut banks = [0u8; MAX_REGS];
         let n = self.banks_of(reads, inst.warp, inst.scheduler, &mut banks);
+        self.occupy(idx, token, inst.unit, &banks[..usize::from(n)], now);
+    }
+
+    /// [`RegisterFile::accept`] of instruction `token` for `unit` into the first free
+    /// collector of its kind, which requests `banks` (MRF or upper banks, one per
+    /// register, at most [`MAX_REGS`]): for designs that decide where each operand lives.
+    pub(crate) fn accept_banks(
+        &mut self,
+        token: InstToken,
+        unit: UnitKind,
+        banks: &[u8],
+        now: Cycle,
+    ) {
+        let Some(idx) = self.collectors.iter().position(|u| self.fits(u, unit)) else {
+            debug_assert!(false, "accept without a free collector");
+            return;
+        };
+        self.occupy(idx, token, unit, banks, now);
+    }
+
+    fn occupy(&mut self, idx: usize, token: InstToken, unit: UnitKind, banks: &[u8], now: Cycle) {
+        debug_assert!(self.fits(&self.collectors[idx], unit));
+        self.integrate(now);
+        let n = banks.len().min(MAX_REGS);
         let c = &mut self.collectors[idx];
         c.busy = true;
         c.token = token;
-        c.unit = inst.unit;
-        c.banks = banks;
-        c.pending = n;
+        c.unit = unit;
+        c.banks[..n].copy_from_slice(&banks[..n]);
+        c.pending = n as u8;
         c.ready_at = now + Cycles::new(1);
         c.conflicted = false;
         c.start_at = now;
         self.busy += 1;
+    }
+
+    /// Offers write `k`'s waiting registers to their banks' write ports.
+    fn arbitrate_write(&mut self, k: usize, now: Cycle) {
+        let mut w = self.writes[k];
+        let mut m = w.waiting;
+        while m != 0 {
+            let j = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let b = w.banks[j] as usize;
+            let mrf = b < self.mrf_banks;
+            if self.writes_used[b] < self.write_ports {
+                self.writes_used[b] += 1;
+                if mrf {
+                    self.stats.writes_per_bank[b] += 1;
+                    self.stats.writes += 1;
+                }
+                w.waiting &= !(1 << j);
+                w.done_at = w.done_at.max(now + self.latency_of(b));
+            } else if mrf {
+                self.stats.write_bank_conflicts += 1;
+            } else {
+                self.upper.write_conflicts += 1;
+            }
+        }
+        self.writes[k] = w;
+    }
+
+    /// Takes a read port of bank `b` for this cycle if one is free (and, at an MRF bank,
+    /// the per-cycle MRF read limit allows); counts the read or the conflict.
+    fn grant_read(&mut self, b: usize, mrf_reads: &mut u32) -> bool {
+        let mrf = b < self.mrf_banks;
+        if self.reads_used[b] < self.read_ports && (!mrf || *mrf_reads < self.mrf_reads_per_cycle) {
+            self.reads_used[b] += 1;
+            if mrf {
+                *mrf_reads += 1;
+                self.stats.reads_per_bank[b] += 1;
+                self.stats.reads += 1;
+            }
+            true
+        } else {
+            if mrf {
+                self.stats.read_bank_conflicts += 1;
+            } else {
+                self.upper.read_conflicts += 1;
+            }
+            false
+        }
+    }
+
+    /// Arbitrates the waiting side reads of `order`, oldest first.
+    fn arbitrate_side_reads(&mut self, order: SideReadOrder, now: Cycle, mrf_reads: &mut u32) {
+        for k in 0..self.side_reads.len() {
+            let r = self.side_reads[k];
+            if r.done_at.is_some() || r.order != order {
+                continue;
+            }
+            if self.grant_read(usize::from(r.bank), mrf_reads) {
+                self.side_read_counts.granted += 1;
+                self.side_reads[k].done_at = Some(now + self.latency + r.transfer);
+            } else {
+                self.side_read_counts.conflicts += 1;
+            }
+        }
     }
 
     fn banks_of(
@@ -413,7 +659,7 @@ impl RegisterFile for Baseline {
         while i < self.writes.len() {
             let w = self.writes[i];
             if w.waiting == 0 && w.done_at <= now {
-                if w.report {
+                if w.kind == WriteKind::Result {
                     c.writes_done.push(w.token);
                 }
                 self.writes.remove(i);
@@ -422,45 +668,32 @@ impl RegisterFile for Baseline {
             }
         }
 
-        // Arbitration: writes first (oldest first), then reads.
+        // Arbitration: writes first (oldest first, background writes last), then reads.
         self.reads_used.iter_mut().for_each(|x| *x = 0);
         self.writes_used.iter_mut().for_each(|x| *x = 0);
-        for w in self.writes.iter_mut() {
-            let mut m = w.waiting;
-            while m != 0 {
-                let k = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let b = w.banks[k] as usize;
-                if self.writes_used[b] < self.write_ports {
-                    self.writes_used[b] += 1;
-                    self.stats.writes_per_bank[b] += 1;
-                    self.stats.writes += 1;
-                    w.waiting &= !(1 << k);
-                    if w.waiting == 0 {
-                        w.done_at = now + self.latency;
-                    }
-                } else {
-                    self.stats.write_bank_conflicts += 1;
+        for background in [false, true] {
+            for k in 0..self.writes.len() {
+                let w = &self.writes[k];
+                if (w.kind == WriteKind::Background) == background && w.waiting != 0 {
+                    self.arbitrate_write(k, now);
                 }
             }
+        }
+        if self.background_writes > 0 {
+            let before = self.writes.len();
+            self.writes
+                .retain(|w| !(w.kind == WriteKind::Background && w.waiting == 0));
+            self.background_writes -= before - self.writes.len();
         }
         // Round-robin starting points follow the cycle number, so that cycles in which
         // nothing happens (skipped by the SM) would not have changed them.
         if self.shared_ports {
-            // A write took its bank's port for this cycle.
-            self.reads_used.copy_from_slice(&self.writes_used);
+            // A write took its MRF bank's port for this cycle.
+            let b = self.mrf_banks;
+            self.reads_used[..b].copy_from_slice(&self.writes_used[..b]);
         }
-        for r in self.side_reads.iter_mut().filter(|r| r.done_at.is_none()) {
-            let b = r.bank as usize;
-            if self.reads_used[b] < self.read_ports {
-                self.reads_used[b] += 1;
-                self.stats.reads_per_bank[b] += 1;
-                self.stats.reads += 1;
-                r.done_at = Some(now + self.latency);
-            } else {
-                self.stats.read_bank_conflicts += 1;
-            }
-        }
+        let mut mrf_reads = 0u32;
+        self.arbitrate_side_reads(SideReadOrder::BeforeCollectors, now, &mut mrf_reads);
         let n = self.collectors.len();
         let start = if n > 0 {
             (now.get() % n as u64) as usize
@@ -468,31 +701,31 @@ impl RegisterFile for Baseline {
             0
         };
         for j in 0..n {
-            let u = &mut self.collectors[(start + j) % n];
+            let idx = (start + j) % n;
+            let u = &self.collectors[idx];
             if !u.busy || u.pending == 0 || u.start_at > now {
                 continue;
             }
+            let mut u = *u;
             u.conflicted = false;
             // Every operand is an independent request: a refused one does not block
             // later ones in other banks. Refused ones stay, in order, for next cycle.
             let mut kept = 0;
             for k in 0..u.pending as usize {
                 let b = u.banks[k] as usize;
-                if self.reads_used[b] < self.read_ports {
-                    self.reads_used[b] += 1;
-                    self.stats.reads_per_bank[b] += 1;
-                    self.stats.reads += 1;
+                if self.grant_read(b, &mut mrf_reads) {
                     self.operands_collected += 1;
-                    u.ready_at = u.ready_at.max(now + self.latency);
+                    u.ready_at = u.ready_at.max(now + self.latency_of(b));
                 } else {
-                    self.stats.read_bank_conflicts += 1;
                     u.conflicted = true;
                     u.banks[kept] = b as u8;
                     kept += 1;
                 }
             }
             u.pending = kept as u8;
+            self.collectors[idx] = u;
         }
+        self.arbitrate_side_reads(SideReadOrder::AfterCollectors, now, &mut mrf_reads);
 
         // Dispatch of units whose operands have all arrived.
         for j in 0..n {
@@ -609,6 +842,17 @@ mod tests {
         }
     }
 
+    /// A memory system for `c` and execution units that take what is offered when
+    /// `accept`.
+    fn parts(c: &GpuConfig, accept: bool) -> (MemorySystem, Units) {
+        let units = Units {
+            accept,
+            taken: Vec::new(),
+            now: 0,
+        };
+        (MemorySystem::new(c), units)
+    }
+
     fn candidate<'a>(warp: u16, srcs: &'a [RegOperand], dsts: &'a [RegOperand]) -> Candidate<'a> {
         Candidate {
             warp: WarpSlot(warp),
@@ -659,15 +903,23 @@ mod tests {
         );
     }
 
+    /// Requests the write of instruction `token`'s result, R`reg` of warp 0, at `now`.
+    fn write(rf: &mut Baseline, token: u32, reg: u16, now: u64) {
+        rf.request_write(
+            WriteRequest {
+                token: InstToken(token),
+                warp: WarpSlot(0),
+                scheduler: 0,
+                dsts: &[r(reg)],
+            },
+            Cycle::new(now),
+        );
+    }
+
     #[test]
     fn three_reads_in_one_bank_take_three_cycles_and_count_three_conflicts() {
         let c = cfg(&["register_file.bank_mapping=\"register\""]);
-        let mut mem = MemorySystem::new(&c);
-        let mut units = Units {
-            accept: true,
-            taken: Vec::new(),
-            now: 0,
-        };
+        let (mut mem, mut units) = parts(&c, true);
         // R0, R8, R16: bank 0 of 8. Accepted at 10; granted at 11, 12, 13; the last
         // delivers at 14 (latency 1): dispatch at 14. Refused: 2 at 11, 1 at 12.
         let mut rf = Baseline::new(&c);
@@ -688,12 +940,7 @@ mod tests {
     #[test]
     fn bank_latency_delays_operands_and_writes() {
         let c = cfg(&["register_file.bank_latency=6"]);
-        let mut mem = MemorySystem::new(&c);
-        let mut units = Units {
-            accept: true,
-            taken: Vec::new(),
-            now: 0,
-        };
+        let (mut mem, mut units) = parts(&c, true);
         let mut rf = Baseline::new(&c);
         issue(&mut rf, 1, 3, &[r(1)], 10);
         // Granted at 11, delivered at 17.
@@ -723,24 +970,11 @@ mod tests {
     fn with_shared_ports_a_write_takes_the_bank_from_a_read() {
         for (sharing, expect_dispatch, conflicts) in [("separate", 12, 0), ("shared", 13, 1)] {
             let c = cfg(&[&format!("register_file.port_sharing=\"{sharing}\"")]);
-            let mut mem = MemorySystem::new(&c);
-            let mut units = Units {
-                accept: true,
-                taken: Vec::new(),
-                now: 0,
-            };
+            let (mut mem, mut units) = parts(&c, true);
             let mut rf = Baseline::new(&c);
             // A read of R2 (warp 0: bank 2) and a write of R2 in the same cycle.
             issue(&mut rf, 1, 0, &[r(2)], 10);
-            rf.request_write(
-                WriteRequest {
-                    token: InstToken(2),
-                    warp: WarpSlot(0),
-                    scheduler: 0,
-                    dsts: &[r(2)],
-                },
-                Cycle::new(11),
-            );
+            write(&mut rf, 2, 2, 11);
             let done = run(&mut rf, &mut mem, &mut units, 11, 20);
             assert_eq!(
                 done,
@@ -753,17 +987,74 @@ mod tests {
     }
 
     #[test]
+    fn upper_banks_and_late_side_reads_share_the_arbiter_and_the_mrf_read_limit() {
+        let c = cfg(&["register_file.bank_mapping=\"register\""]);
+        let (mut mem, mut units) = parts(&c, true);
+        let mut rf = Baseline::new(&c);
+        // Upper banks 8 and 9 after the 8 MRF banks, 3 cycles each; one MRF read a cycle.
+        rf.add_upper_banks(2, Cycles::new(3));
+        rf.limit_mrf_reads_per_cycle(1);
+        rf.accept_banks(InstToken(1), UnitKind::Sp, &[0, 8, 8], Cycle::new(10));
+        rf.queue_side_read(
+            InstToken(99),
+            1,
+            SideReadOrder::AfterCollectors,
+            Cycles::new(2),
+        );
+        // 11: MRF bank 0 and upper bank 8 granted, the second read of bank 8 refused, the
+        // side read refused by the limit (after the collector's MRF read).
+        run(&mut rf, &mut mem, &mut units, 11, 12);
+        let mut granted = Vec::new();
+        rf.take_side_reads_granted(|t, at| granted.push((t, at.get())));
+        assert!(granted.is_empty());
+        // 12: bank 8 again (delivers at 15); the side read: 12 + 1 + 2.
+        run(&mut rf, &mut mem, &mut units, 12, 13);
+        rf.take_side_reads_granted(|t, at| granted.push((t, at.get())));
+        assert_eq!(granted, [(InstToken(99), 15)]);
+        run(&mut rf, &mut mem, &mut units, 13, 20);
+        assert_eq!(units.taken, [(InstToken(1), 15)]);
+        let s = rf.stats(Cycle::new(20));
+        assert_eq!(
+            (s.reads, s.reads_per_bank[0], s.reads_per_bank[1]),
+            (2, 1, 1)
+        );
+        assert_eq!(s.read_bank_conflicts, 1, "only the MRF refusal");
+        assert_eq!(rf.upper_bank_conflicts(), (1, 0));
+        let n = rf.side_read_counts();
+        assert_eq!((n.granted, n.conflicts), (1, 1));
+        assert!(rf.is_idle());
+    }
+
+    #[test]
+    fn background_writes_yield_to_results_and_are_forgotten_once_granted() {
+        let c = cfg(&["register_file.bank_mapping=\"register\""]);
+        let (mut mem, mut units) = parts(&c, true);
+        let mut rf = Baseline::new(&c);
+        // Both to bank 3; the background write is older but goes second.
+        rf.push_write_to_banks(InstToken(5), &[3], Cycle::new(20), WriteKind::Background);
+        write(&mut rf, 6, 3, 20);
+        let done = run(&mut rf, &mut mem, &mut units, 20, 21);
+        assert!(done.is_empty());
+        assert_eq!(rf.stats(Cycle::new(21)).write_bank_conflicts, 1);
+        let done = run(&mut rf, &mut mem, &mut units, 21, 22);
+        assert_eq!(
+            done,
+            [(InstToken(6), 21)],
+            "the background write is not reported"
+        );
+        // Granted at 21 and forgotten: nothing left to wake up for.
+        assert!(rf.is_idle());
+        assert_eq!(rf.next_event(Cycle::new(21)), None);
+        assert_eq!(rf.stats(Cycle::new(22)).writes_per_bank[3], 2);
+    }
+
+    #[test]
     fn refusals_say_why_no_collector_is_free() {
         let c = cfg(&[
             "register_file.collector_units=2",
             "register_file.bank_mapping=\"register\"",
         ]);
-        let mut mem = MemorySystem::new(&c);
-        let mut units = Units {
-            accept: false,
-            taken: Vec::new(),
-            now: 0,
-        };
+        let (mut mem, mut units) = parts(&c, false);
         let mut rf = Baseline::new(&c);
         issue(&mut rf, 1, 0, &[r(0), r(8), r(16)], 0);
         issue(&mut rf, 2, 1, &[r(0), r(8), r(16)], 0);

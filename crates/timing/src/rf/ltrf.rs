@@ -21,7 +21,7 @@
 //!   set (writing back those that must be: below) and reads the missing ones from the MRF
 //!   through the MRF banks: one request per register, arbitrated every cycle after the
 //!   writes with the same ports, conflicts and `bank_latency` as the baseline's operand
-//!   reads ([`BankMap`]). A register already resident stays (its valid bit is set). The
+//!   reads ([`crate::rf::BankMap`]). A register already resident stays (its valid bit is set). The
 //!   warp may issue once every read has delivered into the cache. An activated warp
 //!   prefetches its current interval's working set at once.
 //! - **Inside an interval** every operand read and write hits the warp's partition: the
@@ -49,6 +49,11 @@
 //! - **Technology** (Table 2, `register_file.technology`): every MRF access takes
 //!   [`crate::config::RegisterFileConfig::mrf_latency`] cycles; the cache stays fast.
 //!
+//! The MRF banks, collectors and arbiter are the baseline's ([`Baseline`]): the cache's
+//! banks are its upper banks ([`Baseline::add_upper_banks`]), prefetches its side reads
+//! after the collectors' ([`Baseline::queue_side_read`]), writebacks its writes after the
+//! results' ([`Baseline::push_write_to_banks`]), the narrow crossbar its MRF read limit.
+//!
 //! Statistics: `reads`/`writes` are MRF bank accesses (prefetches, writebacks, direct
 //! accesses), as for every design; `extra` holds the `ltrf_*` counters listed in
 //! [`Ltrf::stats`]. Energy: `mrf` reads/writes, `ltrf_cache` reads/writes (operands,
@@ -58,12 +63,12 @@ use serde::{Deserialize, Serialize};
 
 use compiler::pipeline::{LtrfRenumber, PassSet};
 
-use crate::config::{invalid, ConfigError, GpuConfig, PortSharing, RegisterFileDesign, UnitKind};
+use crate::config::{invalid, ConfigError, GpuConfig, RegisterFileDesign};
 use crate::kernel_info::{KernelInfo, RegFileKind, RegOperand};
-use crate::rf::baseline::MAX_REGS;
+use crate::rf::baseline::{Baseline, SideReadOrder, WriteKind, MAX_REGS};
 use crate::rf::{
-    BankMap, Candidate, Dispatch, EnergyEvent, InstToken, IssuedInst, RegisterFile, RfCycle,
-    RfStall, RfStats, WarpLaunch, WarpSlot, WriteRequest,
+    Candidate, EnergyEvent, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats,
+    WarpLaunch, WarpSlot, WriteRequest,
 };
 use crate::time::{Cycle, Cycles};
 
@@ -457,35 +462,6 @@ impl WarpState {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Collector {
-    kind: Option<UnitKind>,
-    busy: bool,
-    token: InstToken,
-    unit: UnitKind,
-    /// Ports still to be granted (`targets[..pending]`): an MRF bank `b < banks`, or cache
-    /// bank `t - banks`.
-    targets: [u8; MAX_REGS],
-    pending: u8,
-    ready_at: Cycle,
-    conflicted: bool,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct PendingWrite {
-    token: InstToken,
-    targets: [u8; MAX_REGS],
-    waiting: u32,
-    done_at: Cycle,
-}
-
-/// A prefetch read waiting for its MRF bank.
-#[derive(Clone, Copy, Debug)]
-struct PrefetchRead {
-    warp: u16,
-    bank: u8,
-}
-
 /// Counters beyond [`RfStats`]'s.
 #[derive(Clone, Debug, Default)]
 struct Counters {
@@ -494,7 +470,6 @@ struct Counters {
     prefetches: u64,
     registers_prefetched: u64,
     prefetch_wait_cycles: u64,
-    prefetch_bank_conflicts: u64,
     dead_not_prefetched: u64,
     writebacks: u64,
     dead_not_written_back: u64,
@@ -505,29 +480,24 @@ struct Counters {
     operand_writes: u64,
     cache_operand_reads: u64,
     cache_result_writes: u64,
-    cache_fills: u64,
     miss_operand_reads: u64,
     bypass_operand_reads: u64,
     mrf_result_writes: u64,
     partition_busy_cycles: u64,
-    operands_collected: u64,
 }
 
 /// The LTRF designs. See the module docs.
 pub struct Ltrf {
     name: &'static str,
     plus: bool,
-    map: BankMap,
+    /// The MRF banks, collectors and arbiter, with the cache's `N` banks as its upper
+    /// banks (numbered from `banks` on); prefetches are its side reads after the
+    /// collectors' (tagged with the warp slot), writebacks its writes after the others.
+    mrf: Baseline,
     banks: usize,
     n: usize,
-    mrf_latency: Cycles,
-    cache_latency: Cycles,
+    /// The narrow crossbar's extra transfer cycles of a prefetch.
     fill_extra: Cycles,
-    /// MRF reads granted per cycle (narrow crossbar), `u32::MAX` otherwise.
-    mrf_reads_per_cycle: u32,
-    read_ports: u32,
-    write_ports: u32,
-    shared_ports: bool,
     writeback_all: bool,
     partitions: u32,
     partitions_owned: u32,
@@ -536,17 +506,9 @@ pub struct Ltrf {
     table: IntervalTable,
     kernel: u32,
     warps: Vec<WarpState>,
-    collectors: Vec<Collector>,
-    writes: Vec<PendingWrite>,
-    prefetch_reads: Vec<PrefetchRead>,
-    /// Writeback MRF writes waiting for a port, by bank.
-    writebacks: Vec<u8>,
-    reads_used: Vec<u32>,
-    writes_used: Vec<u32>,
-    busy: usize,
     now: Cycle,
+    /// `partition_busy_cycles` is integrated up to here.
     last_integrated: Cycle,
-    stats: RfStats,
     c: Counters,
 }
 
@@ -560,52 +522,21 @@ impl Ltrf {
             RegisterFileDesign::LtrfConf => "ltrf-conf",
             _ => "ltrf",
         };
-        let blank = |kind| Collector {
-            kind,
-            busy: false,
-            token: InstToken(0),
-            unit: UnitKind::Sp,
-            targets: [0; MAX_REGS],
-            pending: 0,
-            ready_at: Cycle::ZERO,
-            conflicted: false,
-        };
-        let mut collectors = Vec::new();
-        match (rf.collectors, rf.specialised_collectors) {
-            (crate::config::CollectorKind::Specialised, Some(s)) => {
-                for (kind, n) in [
-                    (UnitKind::Sp, s.sp),
-                    (UnitKind::Int, s.int),
-                    (UnitKind::Sfu, s.sfu),
-                    (UnitKind::Dp, s.dp),
-                    (UnitKind::Mem, s.mem),
-                ] {
-                    collectors.extend((0..n).map(|_| blank(Some(kind))));
-                }
-            }
-            _ => collectors.extend((0..rf.collector_units).map(|_| blank(None))),
-        }
         let banks = rf.banks as usize;
         let n = l.registers_per_interval.min(MAX_REGISTERS_PER_INTERVAL) as usize;
-        // Targets are u8: MRF banks then cache banks.
-        debug_assert!(banks + n <= 255);
+        let mut mrf = Baseline::new(cfg);
+        mrf.rename_design(name);
+        mrf.add_upper_banks(n, l.cache_latency);
+        if l.narrow_crossbar {
+            mrf.limit_mrf_reads_per_cycle((rf.banks * rf.read_ports_per_bank / 4).max(1));
+        }
         Ltrf {
             name,
             plus: rf.design == RegisterFileDesign::LtrfPlus,
-            map: BankMap::new(cfg),
+            mrf,
             banks,
             n,
-            mrf_latency: rf.mrf_latency(),
-            cache_latency: l.cache_latency,
             fill_extra: Cycles::new(if l.narrow_crossbar { 3 } else { 0 }),
-            mrf_reads_per_cycle: if l.narrow_crossbar {
-                (rf.banks * rf.read_ports_per_bank / 4).max(1)
-            } else {
-                u32::MAX
-            },
-            read_ports: rf.read_ports_per_bank,
-            write_ports: rf.write_ports_per_bank,
-            shared_ports: rf.port_sharing == PortSharing::Shared,
             writeback_all: l.writeback == WritebackPolicy::WorkingSet,
             partitions: l.partitions,
             partitions_owned: 0,
@@ -613,37 +544,16 @@ impl Ltrf {
             table: IntervalTable::default(),
             kernel: 0,
             warps: vec![WarpState::empty(); cfg.sm.max_warps as usize],
-            stats: RfStats {
-                design: name.into(),
-                reads_per_bank: vec![0; banks],
-                writes_per_bank: vec![0; banks],
-                collector_units: collectors.len() as u64,
-                ..RfStats::default()
-            },
-            collectors,
-            writes: Vec::with_capacity(64),
-            prefetch_reads: Vec::with_capacity(256),
-            writebacks: Vec::with_capacity(256),
-            reads_used: vec![0; banks + n],
-            writes_used: vec![0; banks + n],
-            busy: 0,
             now: Cycle::ZERO,
             last_integrated: Cycle::ZERO,
             c: Counters::default(),
         }
     }
 
-    fn fits(c: &Collector, unit: UnitKind) -> bool {
-        !c.busy && c.kind.is_none_or(|k| k == unit)
-    }
-
+    /// Integrates partition occupancy up to `now`.
     fn integrate(&mut self, now: Cycle) {
         if now > self.last_integrated {
             let dt = (now - self.last_integrated).get();
-            self.stats.collector_busy_cycles += self.busy as u64 * dt;
-            if self.busy == self.collectors.len() && self.busy > 0 {
-                self.stats.collectors_full_cycles += dt;
-            }
             self.c.partition_busy_cycles += u64::from(self.partitions_owned) * dt;
             self.last_integrated = now;
         }
@@ -651,7 +561,7 @@ impl Ltrf {
 
     fn mrf_bank(&self, reg: u16, warp: usize) -> u8 {
         let w = &self.warps[warp];
-        self.map.bank(reg, WarpSlot(warp as u16), w.scheduler) as u8
+        self.mrf.bank_of(reg, WarpSlot(warp as u16), w.scheduler) as u8
     }
 
     /// Evicts slot `s` of warp `w`, queueing its writeback when one is due.
@@ -671,7 +581,13 @@ impl Ltrf {
             if dead {
                 self.c.dead_not_written_back += 1;
             } else {
-                self.writebacks.push(b);
+                // No instruction waits for it; it yields to the results' writes.
+                self.mrf.push_write_to_banks(
+                    InstToken(u32::MAX),
+                    &[b],
+                    self.now,
+                    WriteKind::Background,
+                );
                 self.c.writebacks += 1;
             }
         }
@@ -686,6 +602,18 @@ impl Ltrf {
         }
     }
 
+    /// Ends warp `w`'s prefetch, forgetting its reads not yet granted.
+    fn stop_prefetch(&mut self, w: usize) {
+        if self.warps[w].outstanding > 0 {
+            self.mrf.cancel_side_reads(InstToken(w as u32));
+            self.warps[w].outstanding = 0;
+        }
+        if self.warps[w].prefetching {
+            self.warps[w].prefetching = false;
+            self.prefetching_warps -= 1;
+        }
+    }
+
     /// Makes `interval` the resident interval of warp `w`: evictions, then prefetch reads
     /// of the missing registers.
     fn enter_interval(&mut self, w: usize, interval: u32, at_entry: bool, now: Cycle) {
@@ -695,18 +623,10 @@ impl Ltrf {
             self.c.reentries += 1;
         }
         // Cancel the previous prefetch's remaining reads (a reactivation mid-prefetch).
-        if self.warps[w].outstanding > 0 {
-            let wid = w as u16;
-            self.prefetch_reads.retain(|r| r.warp != wid);
-            self.warps[w].outstanding = 0;
-        }
+        self.stop_prefetch(w);
         let len = self.table.working_set(interval).len();
-        if self.warps[w].prefetching {
-            self.prefetching_warps -= 1;
-        }
         let ws_state = &mut self.warps[w];
         ws_state.interval = interval;
-        ws_state.prefetching = false;
         ws_state.ready_at = now;
         if len > self.n {
             ws_state.bypass = true;
@@ -750,10 +670,12 @@ impl Ltrf {
                 continue;
             }
             let bank = self.mrf_bank(reg, w);
-            self.prefetch_reads.push(PrefetchRead {
-                warp: w as u16,
-                bank,
-            });
+            self.mrf.queue_side_read(
+                InstToken(w as u32),
+                usize::from(bank),
+                SideReadOrder::AfterCollectors,
+                self.fill_extra,
+            );
             fetched += 1;
         }
         if fetched > 0 {
@@ -851,24 +773,6 @@ impl Ltrf {
         }
         n as u8
     }
-
-    fn latency_of(&self, target: u8) -> Cycles {
-        if usize::from(target) < self.banks {
-            self.mrf_latency
-        } else {
-            self.cache_latency
-        }
-    }
-
-    fn count_mrf_read(&mut self, b: usize) {
-        self.stats.reads_per_bank[b] += 1;
-        self.stats.reads += 1;
-    }
-
-    fn count_mrf_write(&mut self, b: usize) {
-        self.stats.writes_per_bank[b] += 1;
-        self.stats.writes += 1;
-    }
 }
 
 impl RegisterFile for Ltrf {
@@ -932,16 +836,8 @@ impl RegisterFile for Ltrf {
         self.c.deactivations += 1;
         let finished = self.warps[w].finished;
         self.evict_all(w, !finished);
-        if self.warps[w].outstanding > 0 {
-            let wid = w as u16;
-            self.prefetch_reads.retain(|r| r.warp != wid);
-        }
-        if self.warps[w].prefetching {
-            self.prefetching_warps -= 1;
-        }
+        self.stop_prefetch(w);
         let ws = &mut self.warps[w];
-        ws.outstanding = 0;
-        ws.prefetching = false;
         ws.interval = NONE;
         ws.bypass = false;
         ws.owns_partition = false;
@@ -953,30 +849,10 @@ impl RegisterFile for Ltrf {
         if w < self.warps.len() {
             self.ensure_resident(w, c.hint.interval_entry, now)?;
         }
-        if self.collectors.iter().any(|u| Self::fits(u, c.unit)) {
-            return Ok(());
-        }
-        let mine = |u: &&Collector| u.kind.is_none_or(|k| k == c.unit);
-        if self
-            .collectors
-            .iter()
-            .filter(mine)
-            .any(|u| u.pending > 0 && u.conflicted)
-        {
-            Err(RfStall::BankConflict)
-        } else if self.collectors.iter().filter(mine).any(|u| u.pending == 0) {
-            Err(RfStall::PipelineBusy)
-        } else {
-            Err(RfStall::NoFreeCollector)
-        }
+        self.mrf.can_accept(c, now)
     }
 
     fn accept(&mut self, i: IssuedInst<'_>, now: Cycle) {
-        let unit = i.inst.unit;
-        let Some(idx) = self.collectors.iter().position(|u| Self::fits(u, unit)) else {
-            debug_assert!(false, "accept without a free collector");
-            return;
-        };
         self.integrate(now);
         let w = i.inst.warp.index();
         let mut targets = [0u8; MAX_REGS];
@@ -1011,15 +887,8 @@ impl RegisterFile for Ltrf {
                 None => ws.finished = true,
             }
         }
-        let c = &mut self.collectors[idx];
-        c.busy = true;
-        c.token = i.token;
-        c.unit = unit;
-        c.targets = targets;
-        c.pending = n;
-        c.ready_at = now + Cycles::new(1);
-        c.conflicted = false;
-        self.busy += 1;
+        self.mrf
+            .accept_banks(i.token, i.inst.unit, &targets[..usize::from(n)], now);
     }
 
     fn request_write(&mut self, wr: WriteRequest<'_>, now: Cycle) {
@@ -1031,16 +900,8 @@ impl RegisterFile for Ltrf {
             0
         };
         self.c.operand_writes += u64::from(n);
-        self.writes.push(PendingWrite {
-            token: wr.token,
-            targets,
-            waiting: if n as usize >= 32 {
-                u32::MAX
-            } else {
-                (1u32 << n) - 1
-            },
-            done_at: now,
-        });
+        self.mrf
+            .push_write_to_banks(wr.token, &targets[..usize::from(n)], now, WriteKind::Result);
     }
 
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
@@ -1059,172 +920,32 @@ impl RegisterFile for Ltrf {
             }
         }
 
-        // Result writes that have finished.
-        let mut i = 0;
-        while i < self.writes.len() {
-            let w = self.writes[i];
-            if w.waiting == 0 && w.done_at <= now {
-                c.writes_done.push(w.token);
-                self.writes.remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        self.mrf.cycle(c);
 
-        self.reads_used.iter_mut().for_each(|x| *x = 0);
-        self.writes_used.iter_mut().for_each(|x| *x = 0);
-        // Writes first: results (oldest first), then writebacks.
-        for k in 0..self.writes.len() {
-            let mut w = self.writes[k];
-            let mut m = w.waiting;
-            while m != 0 {
-                let j = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let t = usize::from(w.targets[j]);
-                if self.writes_used[t] < self.write_ports {
-                    self.writes_used[t] += 1;
-                    if t < self.banks {
-                        self.count_mrf_write(t);
-                    }
-                    w.waiting &= !(1 << j);
-                    w.done_at = w.done_at.max(now + self.latency_of(t as u8));
-                } else if t < self.banks {
-                    self.stats.write_bank_conflicts += 1;
-                }
+        // Prefetch reads granted in this cycle: the warp waits for the last to arrive.
+        let warps = &mut self.warps;
+        self.mrf.take_side_reads_granted(|t, at| {
+            if let Some(ws) = warps.get_mut(t.0 as usize) {
+                ws.outstanding = ws.outstanding.saturating_sub(1);
+                ws.ready_at = ws.ready_at.max(at);
             }
-            self.writes[k] = w;
-        }
-        let mut kept = 0;
-        for k in 0..self.writebacks.len() {
-            let b = usize::from(self.writebacks[k]);
-            if self.writes_used[b] < self.write_ports {
-                self.writes_used[b] += 1;
-                self.count_mrf_write(b);
-            } else {
-                self.stats.write_bank_conflicts += 1;
-                self.writebacks[kept] = b as u8;
-                kept += 1;
-            }
-        }
-        self.writebacks.truncate(kept);
-        if self.shared_ports {
-            let b = self.banks;
-            self.reads_used[..b].copy_from_slice(&self.writes_used[..b]);
-        }
-
-        // Operand reads of the collectors (rotating), then prefetch reads (oldest first).
-        let mut mrf_reads = 0u32;
-        let n = self.collectors.len();
-        let start = if n > 0 {
-            (now.get() % n as u64) as usize
-        } else {
-            0
-        };
-        for j in 0..n {
-            let idx = (start + j) % n;
-            let mut u = self.collectors[idx];
-            if !u.busy || u.pending == 0 {
-                continue;
-            }
-            u.conflicted = false;
-            let mut kept = 0;
-            for k in 0..u.pending as usize {
-                let t = usize::from(u.targets[k]);
-                let mrf = t < self.banks;
-                if self.reads_used[t] < self.read_ports
-                    && (!mrf || mrf_reads < self.mrf_reads_per_cycle)
-                {
-                    self.reads_used[t] += 1;
-                    if mrf {
-                        mrf_reads += 1;
-                        self.count_mrf_read(t);
-                    }
-                    self.c.operands_collected += 1;
-                    u.ready_at = u.ready_at.max(now + self.latency_of(t as u8));
-                } else {
-                    self.stats.read_bank_conflicts += 1;
-                    u.conflicted = true;
-                    u.targets[kept] = t as u8;
-                    kept += 1;
-                }
-            }
-            u.pending = kept as u8;
-            self.collectors[idx] = u;
-        }
-        let fill = self.mrf_latency + self.fill_extra;
-        let mut kept = 0;
-        for k in 0..self.prefetch_reads.len() {
-            let r = self.prefetch_reads[k];
-            let b = usize::from(r.bank);
-            if self.reads_used[b] < self.read_ports && mrf_reads < self.mrf_reads_per_cycle {
-                self.reads_used[b] += 1;
-                mrf_reads += 1;
-                self.count_mrf_read(b);
-                self.c.cache_fills += 1;
-                let ws = &mut self.warps[usize::from(r.warp)];
-                ws.outstanding -= 1;
-                ws.ready_at = ws.ready_at.max(now + fill);
-            } else {
-                self.stats.read_bank_conflicts += 1;
-                self.c.prefetch_bank_conflicts += 1;
-                self.prefetch_reads[kept] = r;
-                kept += 1;
-            }
-        }
-        self.prefetch_reads.truncate(kept);
-
-        // Dispatch of units whose operands have all arrived.
-        for j in 0..n {
-            let idx = (start + j) % n;
-            let u = self.collectors[idx];
-            if u.busy && u.pending == 0 && u.ready_at <= now {
-                let d = Dispatch {
-                    token: u.token,
-                    unit: u.unit,
-                    bypass_execution: false,
-                };
-                if c.dispatch.try_dispatch(d) {
-                    self.collectors[idx].busy = false;
-                    self.busy -= 1;
-                }
-            }
-        }
+        });
     }
 
     fn next_event(&self, now: Cycle) -> Option<Cycle> {
         let soon = now + Cycles::new(1);
-        let mut next: Option<Cycle> = None;
-        let mut at = |t: Cycle| next = Some(next.map_or(t, |n: Cycle| n.min(t)));
-        if !self.prefetch_reads.is_empty() || !self.writebacks.is_empty() {
-            at(soon);
-        }
-        for w in &self.writes {
-            at(if w.waiting != 0 {
-                soon
-            } else {
-                w.done_at.max(soon)
-            });
-        }
-        for u in self.collectors.iter().filter(|u| u.busy) {
-            at(if u.pending > 0 {
-                soon
-            } else {
-                u.ready_at.max(soon)
-            });
-        }
+        let mut next = self.mrf.next_event(now);
         if self.prefetching_warps > 0 {
             for ws in self.warps.iter().filter(|w| w.prefetching) {
-                at(ws.ready_at.max(soon));
+                let t = ws.ready_at.max(soon);
+                next = Some(next.map_or(t, |n| n.min(t)));
             }
         }
         next
     }
 
     fn is_idle(&self) -> bool {
-        self.busy == 0
-            && self.writes.is_empty()
-            && self.prefetch_reads.is_empty()
-            && self.writebacks.is_empty()
+        self.mrf.is_idle()
     }
 
     /// [`RfStats`] with, in `extra`: `ltrf_interval_entries` (a warp reached an interval's
@@ -1240,25 +961,25 @@ impl RegisterFile for Ltrf {
     /// kernel lacks interval information), `ltrf_bypass_operand_reads` (oversized
     /// intervals), `ltrf_mrf_result_writes` (results whose register was not resident),
     /// `ltrf_partition_busy_cycles` (cache partitions owned, integrated over cycles).
+    /// `read_bank_conflicts` includes refused reads of cache banks (collectors of
+    /// different warps meeting at one slot); cache write conflicts are not counted.
     fn stats(&self, now: Cycle) -> RfStats {
-        let mut s = self.stats.clone();
+        let mut s = self.mrf.stats(now);
+        s.read_bank_conflicts += self.mrf.upper_bank_conflicts().0;
         let mut partition_busy = self.c.partition_busy_cycles;
         if now > self.last_integrated {
             let dt = (now - self.last_integrated).get();
-            s.collector_busy_cycles += self.busy as u64 * dt;
-            if self.busy == self.collectors.len() && self.busy > 0 {
-                s.collectors_full_cycles += dt;
-            }
             partition_busy += u64::from(self.partitions_owned) * dt;
         }
         let c = &self.c;
+        let side = self.mrf.side_read_counts();
         for (k, v) in [
             ("ltrf_interval_entries", c.interval_entries),
             ("ltrf_reentries", c.reentries),
             ("ltrf_prefetches", c.prefetches),
             ("ltrf_registers_prefetched", c.registers_prefetched),
             ("ltrf_prefetch_wait_cycles", c.prefetch_wait_cycles),
-            ("ltrf_prefetch_bank_conflicts", c.prefetch_bank_conflicts),
+            ("ltrf_prefetch_bank_conflicts", side.conflicts),
             ("ltrf_writebacks", c.writebacks),
             ("ltrf_dead_not_prefetched", c.dead_not_prefetched),
             ("ltrf_dead_not_written_back", c.dead_not_written_back),
@@ -1269,7 +990,7 @@ impl RegisterFile for Ltrf {
             ("ltrf_operand_writes", c.operand_writes),
             ("ltrf_cache_operand_reads", c.cache_operand_reads),
             ("ltrf_cache_result_writes", c.cache_result_writes),
-            ("ltrf_cache_fills", c.cache_fills),
+            ("ltrf_cache_fills", side.granted),
             ("ltrf_miss_operand_reads", c.miss_operand_reads),
             ("ltrf_bypass_operand_reads", c.bypass_operand_reads),
             ("ltrf_mrf_result_writes", c.mrf_result_writes),
@@ -1282,30 +1003,33 @@ impl RegisterFile for Ltrf {
 
     fn energy_events(&self) -> Vec<EnergyEvent> {
         let c = &self.c;
+        let fills = self.mrf.side_read_counts().granted;
+        let mut events = self.mrf.energy_events();
+        // Writebacks cross from the cache to the MRF too.
+        for e in events.iter_mut().filter(|e| e.structure == "crossbar") {
+            e.count += c.writebacks;
+        }
         let ev = |structure, access, count| EnergyEvent {
             structure,
             access,
             count,
         };
-        vec![
-            ev("mrf", "read", self.stats.reads),
-            ev("mrf", "write", self.stats.writes),
+        events.extend([
             ev("ltrf_cache", "read", c.cache_operand_reads + c.writebacks),
-            ev("ltrf_cache", "write", c.cache_result_writes + c.cache_fills),
-            ev("collector", "write", c.operands_collected),
-            ev("crossbar", "transfer", self.stats.reads + c.writebacks),
-        ]
+            ev("ltrf_cache", "write", c.cache_result_writes + fills),
+        ]);
+        events
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{default_configs_dir, OpClass};
+    use crate::config::{default_configs_dir, OpClass, UnitKind};
     use crate::kernel_info::{InstHint, OperandHint};
     use crate::memory::{MemorySystem, SmId};
     use crate::occupancy::{occupancy, CtaShape};
-    use crate::rf::DispatchPort;
+    use crate::rf::{Dispatch, DispatchPort};
     use crate::stats::Limiter;
     use crate::Override;
     use ir::{FuncId, InstId};
