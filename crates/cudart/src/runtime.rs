@@ -1129,6 +1129,8 @@ mod tests {
         host: HostDevice,
         launches: Launches,
         fault: bool,
+        /// `Device::host_wrote` calls, in order.
+        host_writes: Vec<(u64, usize)>,
     }
 
     impl Device for ScriptedDevice {
@@ -1140,6 +1142,9 @@ mod tests {
         }
         fn check_range(&self, ptr: u64, len: usize) -> Result<(), DeviceError> {
             self.host.check_range(ptr, len)
+        }
+        fn host_wrote(&mut self, ptr: u64, len: usize) {
+            self.host_writes.push((ptr, len));
         }
         fn load_module(&mut self, ptx: &str) -> Result<ModuleId, DeviceError> {
             self.host.load_module(ptx)
@@ -1232,6 +1237,7 @@ mod tests {
             host: HostDevice::new(),
             launches: launches.clone(),
             fault,
+            host_writes: Vec::new(),
         };
         let rt = Runtime::with_log(
             dev,
@@ -1470,5 +1476,25 @@ mod tests {
         assert_eq!(rt.free(d + 1), Err(CudaError::InvalidValue));
         assert_eq!(rt.free(d), Ok(()));
         assert_eq!(rt.memset(d, 0, 1), Err(CudaError::InvalidValue));
+    }
+
+    #[test]
+    fn host_to_device_copies_are_reported_to_the_device() {
+        let (mut rt, _, _) = runtime(false);
+        let d = rt.malloc(64, AllocKind::Device).unwrap();
+        let e = rt.malloc(64, AllocKind::Device).unwrap();
+        let src = [1u8; 64];
+        let mut back = [0u8; 64];
+        let host = src.as_ptr() as u64;
+        unsafe {
+            rt.memcpy(d, host, 64, CopyKind::HostToDevice).unwrap();
+            rt.memcpy(d + 8, host, 16, CopyKind::Default).unwrap();
+            rt.memcpy(e, d, 64, CopyKind::DeviceToDevice).unwrap();
+            rt.memcpy(e, d, 32, CopyKind::Default).unwrap();
+            rt.memcpy(back.as_mut_ptr() as u64, d, 64, CopyKind::DeviceToHost)
+                .unwrap();
+        }
+        rt.memset(d, 0, 64).unwrap();
+        assert_eq!(rt.device.host_writes, vec![(d, 64), (d + 8, 16)]);
     }
 }

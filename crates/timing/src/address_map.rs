@@ -219,6 +219,8 @@ mod tests {
         // Far outside any allocation: unchanged.
         let far = 0x8000 + 256 + STRAY_WINDOW;
         assert_eq!(b.global(far), far);
+        assert_eq!(b.allocated(far), None);
+        assert_eq!(b.allocated(0x8000 + 4), Some(y));
         // A refresh keeps live mappings and forgets freed ones.
         b.refresh([(0x8000, 64)].into_iter());
         assert_eq!(b.global(0x8000 + 4), y);
