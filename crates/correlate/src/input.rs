@@ -32,11 +32,10 @@
 //!   per sector, as regsim's per-sector counters. Which one a run uses follows its own
 //!   L1D config: `fetch = "line"` (line allocation) or `"sector"`.
 //!
-//! What stays different by construction: GPGPU-Sim's `-gpgpu_perf_sim_memcpy 1` (set in
-//! both configs; its option text: "Fill the L2 cache on memcpy", gpgpu-sim issue #300)
-//! puts the data of host-to-device copies in the L2, and regsim's copies do not touch its
-//! caches, so GPGPU-Sim's first reads of copied data hit where regsim's miss: L2 accesses
-//! agree, L2 misses do not.
+//! GPGPU-Sim's `-gpgpu_perf_sim_memcpy 1` (set in both configs; its option text: "Fill
+//! the L2 cache on memcpy", gpgpu-sim issue #300) puts the data of host-to-device copies
+//! in the L2; the transcriptions set regsim's `l2.fill_on_host_copy` for it, so the first
+//! reads of copied data hit in both.
 
 use std::path::{Path, PathBuf};
 
