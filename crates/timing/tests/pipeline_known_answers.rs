@@ -403,6 +403,24 @@ fn the_two_level_scheduler_limits_the_active_set() {
     assert!((gto.cycles as f64 / lrr.cycles as f64 - 1.0).abs() < 0.1);
 }
 
+/// saxpy over 20,000 elements in 40 CTAs of 128 threads on `cfg`, sleeping through idle
+/// cycles or evaluating every SM in every cycle; the wall-clock figures zeroed.
+fn saxpy_stats(cfg: timing::GpuConfig, skip: bool) -> KernelStats {
+    let ptx = workload("saxpy");
+    let (mut emu, k, info) = load(&ptx, "_Z5saxpyifPKfPf");
+    let n = 20_000usize;
+    let xa = alloc_f32(&mut emu, &vec![1.0; n]);
+    let ya = alloc_f32(&mut emu, &vec![2.0; n]);
+    let p = params(&emu, k, &[n as u64, u64::from(3.0f32.to_bits()), xa, ya]);
+    let mut sim = timing::TimingSimulator::new(cfg);
+    sim.set_cycle_skipping(skip);
+    let mut s = sim
+        .simulate_kernel(&mut emu, k, LaunchConfig::linear(40, 128), &p, &info)
+        .unwrap();
+    s.simulation = Default::default();
+    s
+}
+
 #[test]
 fn cycle_skipping_is_exact() {
     // Every SM evaluated in every cycle must give the same statistics as sleeping through
@@ -416,21 +434,7 @@ fn cycle_skipping_is_exact() {
         ("gpgpusim-gtx480", vec![]),
         ("gpgpusim-qv100", vec!["gpu.num_sms=8"]),
     ] {
-        let run_with = |skip: bool| {
-            let ptx = workload("saxpy");
-            let (mut emu, k, info) = load(&ptx, "_Z5saxpyifPKfPf");
-            let n = 20_000usize;
-            let xa = alloc_f32(&mut emu, &vec![1.0; n]);
-            let ya = alloc_f32(&mut emu, &vec![2.0; n]);
-            let p = params(&emu, k, &[n as u64, u64::from(3.0f32.to_bits()), xa, ya]);
-            let mut sim = timing::TimingSimulator::new(config(name, &overrides));
-            sim.set_cycle_skipping(skip);
-            let mut s = sim
-                .simulate_kernel(&mut emu, k, LaunchConfig::linear(40, 128), &p, &info)
-                .unwrap();
-            s.simulation = Default::default();
-            s
-        };
+        let run_with = |skip: bool| saxpy_stats(config(name, &overrides), skip);
         assert_eq!(run_with(true), run_with(false), "{name}");
     }
 }
@@ -515,19 +519,8 @@ fn cycle_skipping_is_exact_under_every_design() {
             let d = format!("register_file.design=\"{design}\"");
             let t = format!("register_file.technology={technology}");
             let run_with = |skip: bool| {
-                let ptx = workload("saxpy");
-                let (mut emu, k, info) = load(&ptx, "_Z5saxpyifPKfPf");
-                let n = 20_000usize;
-                let xa = alloc_f32(&mut emu, &vec![1.0; n]);
-                let ya = alloc_f32(&mut emu, &vec![2.0; n]);
-                let p = params(&emu, k, &[n as u64, u64::from(3.0f32.to_bits()), xa, ya]);
                 let cfg = config("maxwell-ltrf", &[d.as_str(), t.as_str()]);
-                let mut sim = timing::TimingSimulator::new(cfg);
-                sim.set_cycle_skipping(skip);
-                let mut s = sim
-                    .simulate_kernel(&mut emu, k, LaunchConfig::linear(40, 128), &p, &info)
-                    .unwrap();
-                s.simulation = Default::default();
+                let mut s = saxpy_stats(cfg, skip);
                 s.register_file
                     .extra
                     .retain(|k, _| !k.starts_with("cerf_state_"));
