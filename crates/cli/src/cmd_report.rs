@@ -10,6 +10,7 @@
 //! cycles; their cycle and IPC cells are `-`. `--by-config` pivots: one row per workload,
 //! cycles and IPC for each config, in the order the configs first appear.
 
+use correlate::table::Table;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context, Result};
@@ -126,59 +127,6 @@ fn rate(warp: u64, seconds: f64) -> String {
 
 fn opt(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())
-}
-
-/// A table: header, rows, and which columns are numeric (right-aligned).
-struct Table {
-    header: Vec<String>,
-    numeric: Vec<bool>,
-    rows: Vec<Vec<String>>,
-}
-
-impl Table {
-    fn render(&self, markdown: bool) -> String {
-        let mut out = String::new();
-        if markdown {
-            let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
-            out.push_str(&line(&self.header));
-            let rule: Vec<String> = self
-                .numeric
-                .iter()
-                .map(|&n| if n { "---:" } else { "---" }.to_string())
-                .collect();
-            out.push_str(&line(&rule));
-            for r in &self.rows {
-                out.push_str(&line(r));
-            }
-            return out;
-        }
-        let widths: Vec<usize> = (0..self.header.len())
-            .map(|c| {
-                std::iter::once(&self.header)
-                    .chain(&self.rows)
-                    .map(|r| r[c].chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
-        for r in std::iter::once(&self.header).chain(&self.rows) {
-            let cells: Vec<String> = r
-                .iter()
-                .zip(&widths)
-                .zip(&self.numeric)
-                .map(|((cell, &w), &numeric)| {
-                    if numeric {
-                        format!("{cell:>w$}")
-                    } else {
-                        format!("{cell:<w$}")
-                    }
-                })
-                .collect();
-            out.push_str(cells.join("  ").trim_end());
-            out.push('\n');
-        }
-        out
-    }
 }
 
 fn runs_table(runs: &[Run]) -> Table {

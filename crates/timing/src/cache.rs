@@ -485,18 +485,7 @@ impl<T: Copy> Cache<T> {
                 self.register_stats.data_into_inactive += 1;
             }
         }
-        let eviction = if old.present {
-            self.stats.evictions += 1;
-            (!old.dirty.is_empty()).then(|| {
-                self.stats.writebacks += 1;
-                Eviction {
-                    line: LineAddr(old.addr),
-                    dirty: old.dirty,
-                }
-            })
-        } else {
-            None
-        };
+        let eviction = self.evict(old);
         self.tags[way] = line.0;
         self.lines[way] = Line {
             present: true,
@@ -530,6 +519,22 @@ impl<T: Copy> Cache<T> {
     /// failed lookup depended on has changed since).
     pub fn count_reservation_fail(&mut self) {
         self.stats.reservation_fails += 1;
+    }
+
+    /// Counts `old` leaving its way and returns its dirty data, if any, for the level
+    /// below.
+    fn evict(&mut self, old: Line) -> Option<Eviction> {
+        if !old.present {
+            return None;
+        }
+        self.stats.evictions += 1;
+        (!old.dirty.is_empty()).then(|| {
+            self.stats.writebacks += 1;
+            Eviction {
+                line: LineAddr(old.addr),
+                dirty: old.dirty,
+            }
+        })
     }
 
     fn fail(&mut self, why: ReservationFailure) -> Access {
@@ -906,18 +911,7 @@ impl<T: Copy> Cache<T> {
                     (true, false, true) => rs.from_cache += 1,
                     (true, false, false) => rs.from_dirty += 1,
                 }
-                let eviction = if old.present {
-                    self.stats.evictions += 1;
-                    (!old.dirty.is_empty()).then(|| {
-                        self.stats.writebacks += 1;
-                        Eviction {
-                            line: LineAddr(old.addr),
-                            dirty: old.dirty,
-                        }
-                    })
-                } else {
-                    None
-                };
+                let eviction = self.evict(old);
                 (victim, false, eviction)
             }
         };
