@@ -38,6 +38,7 @@
 //! CERF Figure 6's entry states map onto a way as: `inactive` = empty, `reg` = register
 //! line, `cache` = data line without dirty sectors, `dirty` = data line with some.
 
+use crate::bits::Divisor;
 use crate::config::{AllocationPolicy, CacheConfig, CerfPolicy, FetchGranularity, WritePolicy};
 use crate::hashing::Indexer;
 use serde::Serialize;
@@ -311,7 +312,7 @@ pub struct Cache<T> {
     indexer: Indexer,
     /// `(start bit, channels)`: index the address with the channel removed (see
     /// [`Cache::set_partition`]).
-    partition: Option<(u32, u64)>,
+    partition: Option<(u32, Divisor)>,
     line_shift: u32,
     line_fetch: bool,
     lines: Vec<Line>,
@@ -401,13 +402,13 @@ impl<T: Copy> Cache<T> {
     /// sees only its channel's addresses, whose channel bits would otherwise be constant
     /// and leave sets unused.
     pub fn set_partition(&mut self, start_bit: u32, channels: u64) {
-        self.partition = (channels > 1).then_some((start_bit, channels));
+        self.partition = (channels > 1).then(|| (start_bit, Divisor::new(channels)));
     }
 
     fn set_base(&self, line: LineAddr) -> usize {
         let addr = match self.partition {
             None => line.0,
-            Some((s, ch)) => ((line.0 >> s) / ch) << s | (line.0 & ((1u64 << s) - 1)),
+            Some((s, ch)) => ch.div(line.0 >> s) << s | (line.0 & ((1u64 << s) - 1)),
         };
         (self.indexer.index(addr) as usize) * self.ways
     }

@@ -19,6 +19,7 @@
 //! The functions are evaluated per access, so they avoid allocation and branches on data
 //! beyond one loop over the set bits of the high part.
 
+use crate::bits::BitRuns;
 use serde::{Deserialize, Serialize};
 
 /// A configured index function (`set_index = { function = "xor", bits = [...] }`).
@@ -89,8 +90,8 @@ pub struct Indexer {
 #[derive(Clone, Debug)]
 enum Kind {
     Linear,
-    /// Per index bit, the byte-address bit XORed into it (`u32::MAX`: none).
-    Xor([u32; 16], usize),
+    /// The byte-address bits XORed into the index, moved to their index bits.
+    Xor(BitRuns),
     /// `x^(n + i) mod P` for every bit `i` of the part above the index.
     Polynomial(Box<[u64; 64]>, u32),
 }
@@ -102,13 +103,9 @@ impl Indexer {
         let n = sets.trailing_zeros();
         let kind = match f {
             IndexFunction::Linear => Kind::Linear,
-            IndexFunction::Xor { bits } => {
-                let mut b = [u32::MAX; 16];
-                for (slot, &bit) in b.iter_mut().zip(bits) {
-                    *slot = bit;
-                }
-                Kind::Xor(b, bits.len().min(16))
-            }
+            IndexFunction::Xor { bits } => Kind::Xor(BitRuns::new(
+                bits.iter().zip(0..n).map(|(&bit, i)| (bit, i)),
+            )),
             IndexFunction::Polynomial { polynomial } => {
                 let mut table = Box::new([0u64; 64]);
                 // r = x^n mod P, then multiply by x (shift, reduce) for each higher power.
@@ -139,13 +136,7 @@ impl Indexer {
         let line = addr >> self.line_shift;
         match &self.kind {
             Kind::Linear => line & self.mask,
-            Kind::Xor(bits, len) => {
-                let mut idx = line & self.mask;
-                for (i, &b) in bits[..*len].iter().enumerate() {
-                    idx ^= (addr >> b & 1) << i;
-                }
-                idx & self.mask
-            }
+            Kind::Xor(fold) => (line ^ fold.apply(addr)) & self.mask,
             Kind::Polynomial(table, n) => {
                 let mut idx = line & self.mask;
                 let mut high = if *n >= 64 { 0 } else { line >> n };

@@ -22,6 +22,7 @@
 //! The slices' caches and queues live in [`crate::memory`]; each is a
 //! [`crate::cache::Cache`] with its own MSHRs.
 
+use crate::bits::{BitRuns, Divisor};
 use crate::cache::LineAddr;
 use crate::config::{DramAddressMapping, GpuConfig};
 use crate::hashing::{IndexFunction, Indexer};
@@ -53,23 +54,12 @@ pub struct AddressMap {
 #[derive(Clone, Debug)]
 struct Pattern {
     channel_bit: u32,
-    channels: u64,
+    channels: Divisor,
     /// A polynomial channel index (`None`: modulo).
     channel_hash: Option<Indexer>,
-    row: u64,
-    bank: u64,
-}
-
-/// Gathers the bits of `a` selected by `mask` into the low bits, in order.
-fn gather(a: u64, mask: u64) -> u64 {
-    let (mut m, mut out, mut k) = (mask, 0u64, 0);
-    while m != 0 {
-        let b = m.trailing_zeros();
-        out |= (a >> b & 1) << k;
-        k += 1;
-        m &= m - 1;
-    }
-    out
+    /// The row and bank fields: their pattern bits gathered in order.
+    row: BitRuns,
+    bank: BitRuns,
 }
 
 /// Row, bank and column masks of a pattern string; an error names the offending text.
@@ -158,11 +148,11 @@ impl AddressMap {
             let channels = u64::from(cfg.dram.channels);
             Pattern {
                 channel_bit: m.channel_bit,
-                channels,
+                channels: Divisor::new(channels),
                 channel_hash: (m.channel_index != IndexFunction::Linear)
                     .then(|| Indexer::new(&m.channel_index, channels, 1u64 << m.channel_bit)),
-                row,
-                bank,
+                row: BitRuns::gather(row),
+                bank: BitRuns::gather(bank),
             }
         });
         Self {
@@ -178,7 +168,9 @@ impl AddressMap {
     /// With a bit pattern: `(channel_bit, channels)` for
     /// [`crate::cache::Cache::set_partition`] of the L2 slices.
     pub fn partition(&self) -> Option<(u32, u64)> {
-        self.pattern.as_ref().map(|p| (p.channel_bit, p.channels))
+        self.pattern
+            .as_ref()
+            .map(|p| (p.channel_bit, p.channels.divisor()))
     }
 
     /// The slice serving `line`.
@@ -202,19 +194,19 @@ impl AddressMap {
     pub fn locate(&self, line: LineAddr) -> Location {
         if let Some(p) = &self.pattern {
             let a = line.0;
-            let above = a >> p.channel_bit;
+            let (local_above, modulo) = p.channels.div_rem(a >> p.channel_bit);
             let channel = match &p.channel_hash {
                 Some(h) => h.index(a),
-                None => above % p.channels,
+                None => modulo,
             };
-            let local = (above / p.channels) << p.channel_bit | (a & ((1u64 << p.channel_bit) - 1));
-            let bank = gather(local, p.bank);
+            let local = local_above << p.channel_bit | (a & ((1u64 << p.channel_bit) - 1));
+            let bank = p.bank.apply(local);
             return Location {
                 slice: (channel * self.slices_per_channel + (bank & (self.slices_per_channel - 1)))
                     as usize,
                 channel: channel as usize,
                 bank: bank as usize,
-                row: gather(local, p.row),
+                row: p.row.apply(local),
             };
         }
         let slice = self.slice(line);

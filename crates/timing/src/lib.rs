@@ -10,6 +10,7 @@
 //! | [`coalescer`] | per-lane addresses to 128 B lines with 32 B sector masks |
 //! | [`shared_memory`] | shared-memory banks, broadcast and conflict passes |
 //! | [`cache`] | sectored set-associative cache with LRU and MSHRs (L1D, constant, instruction, L2 slices) |
+//! | [`bits`] | precomputed bit gathering and constant division for address decoding |
 //! | [`hashing`] | set-index and channel-index functions: linear, XOR folding, GF(2) polynomial (IPOLY) |
 //! | [`port`] | a first-come-first-served bandwidth resource (bytes per cycle) |
 //! | [`interconnect`] | SM <-> L2 crossbar: latency, bandwidth, queuing |
@@ -34,6 +35,7 @@
 //! idle cycles cost nothing and identical inputs give identical results.
 
 pub mod address_map;
+pub mod bits;
 pub mod cache;
 pub mod coalescer;
 pub mod config;

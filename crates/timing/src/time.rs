@@ -182,9 +182,11 @@ impl ClockRatio {
             core_mhz > 0 && mem_mhz > 0,
             "clock frequencies must be non-zero"
         );
+        // In lowest terms, so that conversions of realistic times stay in 64 bits.
+        let g = gcd(u64::from(core_mhz), u64::from(mem_mhz));
         Self {
-            core_mhz: u64::from(core_mhz),
-            mem_mhz: u64::from(mem_mhz),
+            core_mhz: u64::from(core_mhz) / g,
+            mem_mhz: u64::from(mem_mhz) / g,
         }
     }
 
@@ -204,9 +206,22 @@ impl ClockRatio {
     }
 }
 
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+#[inline]
 fn mul_div_ceil(x: u64, num: u64, den: u64) -> u64 {
     if x == u64::MAX {
         return u64::MAX;
+    }
+    if let Some(p) = x.checked_mul(num) {
+        // The common case: no 128-bit division (a memory-bound run converts millions
+        // of DRAM times).
+        return p.div_ceil(den);
     }
     let p = u128::from(x) * u128::from(num);
     let q = p.div_ceil(u128::from(den));

@@ -700,8 +700,7 @@ impl RegisterFile for Baseline {
         } else {
             0
         };
-        for j in 0..n {
-            let idx = (start + j) % n;
+        for idx in (start..n).chain(0..start) {
             let u = &self.collectors[idx];
             if !u.busy || u.pending == 0 || u.start_at > now {
                 continue;
@@ -728,8 +727,7 @@ impl RegisterFile for Baseline {
         self.arbitrate_side_reads(SideReadOrder::AfterCollectors, now, &mut mrf_reads);
 
         // Dispatch of units whose operands have all arrived.
-        for j in 0..n {
-            let idx = (start + j) % n;
+        for idx in (start..n).chain(0..start) {
             let u = self.collectors[idx];
             if u.busy && u.pending == 0 && u.ready_at <= now {
                 let d = Dispatch {
