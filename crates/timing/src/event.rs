@@ -155,24 +155,24 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// Removes and returns the earliest event if it is due at or before `now`.
-    pub(crate) fn pop_due(&mut self, now: Cycle) -> Option<(Cycle, E)> {
-        let at = match self.next_in_wheel() {
-            Some(at) => at,
-            None => self.far.peek()?.at.get(),
-        };
-        if at > now.get() {
-            // Nothing before `now`: the window may start there, so that events scheduled
-            // from `now` on land in the wheel.
-            if now.get() > self.base {
-                self.advance(now.get());
-            }
-            return None;
+    /// Makes `t` the current cycle: the cycle [`Self::pop_current`] pops from and the
+    /// earliest a new event can be scheduled at. No event may be pending before `t`
+    /// (the caller has run them: `t` is at most [`Self::next_cycle`]).
+    pub(crate) fn start_cycle(&mut self, t: Cycle) {
+        debug_assert!(
+            self.next_cycle().is_none_or(|n| n >= t),
+            "events before {t}"
+        );
+        if t.get() > self.base {
+            self.advance(t.get());
         }
-        if at != self.base {
-            self.advance(at);
-        }
-        let i = at as usize % WHEEL_CYCLES;
+    }
+
+    /// Removes and returns the next event of the current cycle (see
+    /// [`Self::start_cycle`]), in scheduling order; events scheduled for the current
+    /// cycle while its events run come after the ones already there.
+    pub(crate) fn pop_current(&mut self) -> Option<E> {
+        let i = self.base as usize % WHEEL_CYCLES;
         let event = self.buckets[i].pop_front()?;
         self.in_wheel -= 1;
         if self.buckets[i].is_empty() {
@@ -181,7 +181,19 @@ impl<E> EventQueue<E> {
                 self.summary &= !(1 << (i / 64));
             }
         }
-        Some((Cycle::new(at), event))
+        Some(event)
+    }
+
+    /// Removes and returns the earliest event if it is due at or before `now`.
+    #[cfg(test)]
+    fn pop_due(&mut self, now: Cycle) -> Option<(Cycle, E)> {
+        let at = self.next_cycle()?;
+        if at > now {
+            self.start_cycle(now);
+            return None;
+        }
+        self.start_cycle(at);
+        self.pop_current().map(|e| (at, e))
     }
 }
 

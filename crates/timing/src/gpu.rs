@@ -310,6 +310,10 @@ impl TimingSimulator {
                 sm.next_wake = first;
             }
         }
+        // Each SM's `next_wake`, kept beside the others: the loop reads every SM's wake-up
+        // time each iteration, and a GPU of 80 SMs would otherwise touch 80 large structs.
+        // Updated after every call that may change an SM's `next_wake`.
+        let mut wake: Vec<Cycle> = self.sms.iter().map(|s| s.next_wake).collect();
 
         let end = loop {
             for c in self.memory.completed(now) {
@@ -317,14 +321,17 @@ impl TimingSimulator {
                 {
                     if let Some(s) = self.sms.get_mut(sm as usize) {
                         s.memory_done(owner, c.at);
+                        wake[sm as usize] = s.next_wake;
                     }
                 }
             }
             for (sm, at) in self.memory.unblocked() {
                 if let Some(s) = self.sms.get_mut(sm.0 as usize) {
                     s.memory_unblocked(at);
+                    wake[sm.0 as usize] = s.next_wake;
                 }
             }
+            let mut any_retired = false;
             {
                 let mut ctx = Ctx {
                     launch: &mut launch,
@@ -333,17 +340,13 @@ impl TimingSimulator {
                     owners: &mut self.owners,
                     addresses: &mut self.addresses,
                 };
-                for sm in &mut self.sms {
-                    if sm.next_wake <= now {
+                for (sm, w) in self.sms.iter_mut().zip(wake.iter_mut()) {
+                    if *w <= now {
                         sm.cycle(now, &mut ctx)?;
+                        *w = sm.next_wake;
+                        // Only a cycle retires a CTA.
+                        any_retired |= std::mem::take(&mut sm.cta_retired);
                     }
-                }
-            }
-            let mut any_retired = false;
-            for sm in &mut self.sms {
-                if sm.cta_retired {
-                    sm.cta_retired = false;
-                    any_retired = true;
                 }
             }
             if any_retired {
@@ -352,13 +355,11 @@ impl TimingSimulator {
                     break now;
                 }
                 place(&mut self.sms, &mut launch, &mut next_cta, now)?;
+                for (w, sm) in wake.iter_mut().zip(&self.sms) {
+                    *w = sm.next_wake;
+                }
             }
-            let sm_next = self
-                .sms
-                .iter()
-                .map(|s| s.next_wake)
-                .min()
-                .unwrap_or(Cycle::NEVER);
+            let sm_next = wake.iter().copied().min().unwrap_or(Cycle::NEVER);
             let next = if self.skip_cycles {
                 // The next cycle an SM has work: its own wake-up, or a memory event that
                 // reports to it (the memory events in between run on their own).

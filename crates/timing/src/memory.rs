@@ -619,7 +619,7 @@ impl MemorySystem {
             if t > limit {
                 break;
             }
-            self.advance_to(t);
+            self.run_cycle(t);
             if !self.done.is_empty() || !self.unblocked.is_empty() {
                 return t;
             }
@@ -750,11 +750,23 @@ impl MemorySystem {
 
     fn advance_to(&mut self, now: Cycle) {
         debug_assert!(now >= self.now, "time went backwards: {now} < {}", self.now);
-        while let Some((t, event)) = self.events.pop_due(now) {
-            self.now = t;
+        while let Some(t) = self.events.next_cycle().filter(|&t| t <= now) {
+            self.run_cycle(t);
+        }
+        // Nothing is pending before `now`: events scheduled from here on are at `now` or
+        // later.
+        self.events.start_cycle(now);
+        self.now = self.now.max(now);
+    }
+
+    /// Runs the events of cycle `t`, the earliest with events, including the ones they
+    /// schedule for `t` itself.
+    fn run_cycle(&mut self, t: Cycle) {
+        self.events.start_cycle(t);
+        self.now = t;
+        while let Some(event) = self.events.pop_current() {
             self.handle(t, event);
         }
-        self.now = self.now.max(now);
     }
 
     fn handle(&mut self, t: Cycle, event: Event) {

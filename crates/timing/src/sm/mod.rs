@@ -1063,8 +1063,16 @@ impl Sm {
     /// Fetch: one warp with an empty buffer reads its next instructions. Returns progress.
     fn fetch_stage(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
         let n = self.warps.len();
-        for j in 0..n {
-            let w = (self.fetch_rr + j) % n;
+        // Round robin from `fetch_rr` (at most `n`), without a division per slot.
+        let start = if self.fetch_rr > n {
+            self.fetch_rr % n
+        } else {
+            self.fetch_rr
+        };
+        let mut next = start;
+        for _ in 0..n {
+            let w = if next >= n { next - n } else { next };
+            next = w + 1;
             let warp = &self.warps[w];
             if !warp.live || warp.exited || warp.ib_count > 0 || warp.fetch_pending {
                 continue;
