@@ -346,6 +346,11 @@ pub(crate) struct Sm {
     ldst_retry: Cycle,
     fetch_rr: usize,
     fetch_retry: Cycle,
+    /// Bit `w` set: warp slot `w` wants an instruction fetch (live, not exited, empty
+    /// instruction buffer, no fetch pending). Kept by [`Sm::sync_fetchable`] after every
+    /// change of those fields, so the fetch stage finds its warp without reading every
+    /// warp slot each cycle.
+    fetchable: Vec<u64>,
     writes_done: Vec<InstToken>,
     coalescer: Coalescer,
     resident_ctas: u32,
@@ -406,6 +411,7 @@ impl Sm {
             ldst_retry: Cycle::ZERO,
             fetch_rr: 0,
             fetch_retry: Cycle::ZERO,
+            fetchable: vec![0; (sm.max_warps as usize).div_ceil(64)],
             writes_done: Vec::with_capacity(64),
             coalescer: Coalescer::new(cfg.l1d.line_bytes, cfg.l1d.sector_bytes),
             resident_ctas: 0,
@@ -486,6 +492,7 @@ impl Sm {
                 pc: InstId(0),
                 ..Warp::empty()
             };
+            self.sync_fetchable(w);
             self.schedulers[scheduler as usize].add(w as u16);
             self.rf.warp_launched(WarpLaunch {
                 warp: WarpSlot(w as u16),
@@ -522,6 +529,7 @@ impl Sm {
                     warp.fetch_pending = false;
                     warp.ib_count = self.ibuffer_entries.max(1);
                     warp.ib_ready = at + Cycles::new(1);
+                    self.sync_fetchable(w as usize);
                 }
             }
             Owner::Inst(t) => self.events.push(at, t, EventKind::PartDone),
@@ -674,6 +682,7 @@ impl Sm {
         }
         self.warps[w].live = false;
         self.warps[w].scoreboard.clear();
+        self.sync_fetchable(w);
         let sched = &mut self.schedulers[warp.scheduler as usize];
         if sched.remove(w as u16) {
             self.rf.warp_deactivated(WarpSlot(w as u16));
@@ -970,6 +979,7 @@ impl Sm {
                 }
             }
         }
+        self.sync_fetchable(wi);
         Ok(())
     }
 
@@ -1061,22 +1071,53 @@ impl Sm {
     }
 
     /// Fetch: one warp with an empty buffer reads its next instructions. Returns progress.
+    /// Recomputes warp slot `w`'s bit of `fetchable`.
+    fn sync_fetchable(&mut self, w: usize) {
+        let warp = &self.warps[w];
+        let wants = warp.live && !warp.exited && warp.ib_count == 0 && !warp.fetch_pending;
+        let (word, bit) = (w / 64, 1u64 << (w % 64));
+        if wants {
+            self.fetchable[word] |= bit;
+        } else {
+            self.fetchable[word] &= !bit;
+        }
+    }
+
+    /// The first warp slot at or after `from` and before `to` that wants a fetch.
+    fn first_fetchable(&self, from: usize, to: usize) -> Option<usize> {
+        let mut word = from / 64;
+        let mut bits = self.fetchable.get(word)? & (u64::MAX << (from % 64));
+        loop {
+            if bits != 0 {
+                let w = word * 64 + bits.trailing_zeros() as usize;
+                return (w < to).then_some(w);
+            }
+            word += 1;
+            if word * 64 >= to {
+                return None;
+            }
+            bits = *self.fetchable.get(word)?;
+        }
+    }
+
     fn fetch_stage(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
         let n = self.warps.len();
-        // Round robin from `fetch_rr` (at most `n`), without a division per slot.
+        debug_assert!((0..n).all(|w| {
+            let warp = &self.warps[w];
+            let wants = warp.live && !warp.exited && warp.ib_count == 0 && !warp.fetch_pending;
+            wants == (self.fetchable[w / 64] >> (w % 64) & 1 == 1)
+        }));
+        // Round robin from `fetch_rr` (at most `n`): the first warp wanting a fetch tries.
         let start = if self.fetch_rr > n {
             self.fetch_rr % n
         } else {
             self.fetch_rr
         };
-        let mut next = start;
-        for _ in 0..n {
-            let w = if next >= n { next - n } else { next };
-            next = w + 1;
+        let first = self
+            .first_fetchable(start, n)
+            .or_else(|| self.first_fetchable(0, start));
+        if let Some(w) = first {
             let warp = &self.warps[w];
-            if !warp.live || warp.exited || warp.ib_count > 0 || warp.fetch_pending {
-                continue;
-            }
             // Instruction fetch moves whole lines (a miss fills every sector).
             let addr = inst_address(warp.func, warp.pc);
             let line = addr & !(self.icache_line - 1);
@@ -1097,6 +1138,7 @@ impl Sm {
                     }
                     ctx.owners[i] = Some((self.id.0 as u16, Owner::Fetch(w as u16)));
                     self.warps[w].fetch_pending = true;
+                    self.sync_fetchable(w);
                     self.fetch_rr = w + 1;
                     true
                 }
