@@ -1,6 +1,6 @@
-//! Address arithmetic done per memory access, precomputed once per config: moving a
-//! fixed set of address bits to fixed places ([`BitRuns`]) and dividing by a fixed
-//! channel count ([`Divisor`]).
+//! Bit arithmetic of the hot paths, precomputed once: moving a fixed set of address
+//! bits to fixed places ([`BitRuns`]), dividing by a fixed channel count ([`Divisor`]),
+//! and visiting the set members of a bitset in round-robin order ([`RoundRobin`]).
 //!
 //! Every L2 lookup and DRAM request decodes its address (set index, channel, bank, row),
 //! so a memory-bound run does this millions of times; a loop over single bits or a
@@ -74,12 +74,19 @@ impl BitRuns {
 /// 2^64` (every address a GPU config produces), `x / d` is the high half of `x * m`
 /// with `m = ceil(2^64 / d)`: the product overshoots `x / d` by less than `x / 2^64 <
 /// 1 / d`, too little to reach the next integer. Larger `x` falls back to division.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Divisor {
     d: u64,
     magic: u128,
     /// The largest `x` the multiplication serves.
     limit: u64,
+}
+
+impl Default for Divisor {
+    /// Division by 1.
+    fn default() -> Self {
+        Self::new(1)
+    }
 }
 
 impl Divisor {
@@ -108,11 +115,88 @@ impl Divisor {
         }
     }
 
+    /// `x / d` rounded up.
+    #[inline]
+    pub fn div_ceil(&self, x: u64) -> u64 {
+        let (q, r) = self.div_rem(x);
+        q + u64::from(r != 0)
+    }
+
     /// `(x / d, x % d)`.
     #[inline]
     pub fn div_rem(&self, x: u64) -> (u64, u64) {
         let q = self.div(x);
         (q, x - q * self.d)
+    }
+}
+
+/// Sets a bit of a bitset of `u64` words.
+pub fn set_bit(bits: &mut [u64], i: usize, on: bool) {
+    let (word, bit) = (i / 64, 1u64 << (i % 64));
+    if on {
+        bits[word] |= bit;
+    } else {
+        bits[word] &= !bit;
+    }
+}
+
+/// The first set bit of `bits` at or after `from` and before `to`.
+pub fn first_set(bits: &[u64], from: usize, to: usize) -> Option<usize> {
+    let mut word = from / 64;
+    let mut w = bits.get(word)? & (u64::MAX << (from % 64));
+    loop {
+        if w != 0 {
+            let i = word * 64 + w.trailing_zeros() as usize;
+            return (i < to).then_some(i);
+        }
+        word += 1;
+        if word * 64 >= to {
+            return None;
+        }
+        w = *bits.get(word)?;
+    }
+}
+
+/// The set bits among `0..n` in the order `start, start + 1, ..., n - 1, 0, ...,
+/// start - 1`: a round-robin scan that skips the unset members without reading them.
+/// Reads the bitset afresh at each step, so clearing bits already visited is allowed.
+pub struct RoundRobin {
+    start: usize,
+    n: usize,
+    next: usize,
+    wrapped: bool,
+}
+
+impl RoundRobin {
+    /// A scan of `0..n` from `start` (taken modulo `n`).
+    pub fn new(start: usize, n: usize) -> Self {
+        let start = if start >= n && n > 0 {
+            start % n
+        } else {
+            start
+        };
+        Self {
+            start,
+            n,
+            next: start,
+            wrapped: false,
+        }
+    }
+
+    /// The next set bit of `bits` in the scan.
+    pub fn next(&mut self, bits: &[u64]) -> Option<usize> {
+        loop {
+            let end = if self.wrapped { self.start } else { self.n };
+            if let Some(i) = first_set(bits, self.next, end) {
+                self.next = i + 1;
+                return Some(i);
+            }
+            if self.wrapped {
+                return None;
+            }
+            self.wrapped = true;
+            self.next = 0;
+        }
     }
 }
 
@@ -173,6 +257,39 @@ mod tests {
     }
 
     #[test]
+    fn round_robin_visits_set_bits_from_the_start_and_wraps() {
+        let mut bits = vec![0u64; 2];
+        for i in [1, 5, 63, 64, 70] {
+            set_bit(&mut bits, i, true);
+        }
+        let scan = |start: usize, n: usize, bits: &[u64]| {
+            let mut rr = RoundRobin::new(start, n);
+            std::iter::from_fn(|| rr.next(bits)).collect::<Vec<_>>()
+        };
+        assert_eq!(scan(5, 72, &bits), vec![5, 63, 64, 70, 1]);
+        assert_eq!(scan(0, 72, &bits), vec![1, 5, 63, 64, 70]);
+        assert_eq!(scan(72, 72, &bits), vec![1, 5, 63, 64, 70]);
+        assert_eq!(scan(66, 68, &bits), vec![1, 5, 63, 64]);
+        // Against the modulo formulation on pseudo-random sets.
+        let mut x = 5u64;
+        for _ in 0..200 {
+            let n = (lcg(&mut x) % 130) as usize + 1;
+            let mut bits = vec![0u64; n.div_ceil(64)];
+            for i in 0..n {
+                set_bit(&mut bits, i, lcg(&mut x) % 3 == 0);
+            }
+            let start = (lcg(&mut x) % (n as u64 + 1)) as usize;
+            let want: Vec<usize> = (0..n)
+                .map(|j| (start + j) % n)
+                .filter(|&i| bits[i / 64] >> (i % 64) & 1 == 1)
+                .collect();
+            assert_eq!(scan(start, n, &bits), want, "n {n} start {start}");
+        }
+        set_bit(&mut bits, 5, false);
+        assert_eq!(first_set(&bits, 2, 72), Some(63));
+    }
+
+    #[test]
     fn division_is_exact_for_every_divisor_and_size() {
         let mut x = 99u64;
         for d in [1u64, 2, 3, 5, 6, 7, 10, 12, 24, 32, 1000, 65_535, u64::MAX] {
@@ -183,6 +300,7 @@ mod tests {
             for _ in 0..5000 {
                 let v = lcg(&mut x) >> (lcg(&mut x) % 64);
                 assert_eq!(div.div_rem(v), (v / d, v % d), "{v} / {d}");
+                assert_eq!(div.div_ceil(v), v.div_ceil(d), "{v} / {d} rounded up");
             }
         }
     }

@@ -414,7 +414,12 @@ impl<T: Copy> Cache<T> {
     }
 
     fn find_way(&self, line: LineAddr) -> Option<usize> {
-        let base = self.set_base(line);
+        self.find_way_in(self.set_base(line), line)
+    }
+
+    /// [`Self::find_way`] in the set at `base` (`line`'s: callers that also need the set
+    /// compute it once).
+    fn find_way_in(&self, base: usize, line: LineAddr) -> Option<usize> {
         self.tags[base..base + self.ways]
             .iter()
             .position(|&t| t == line.0)
@@ -575,7 +580,8 @@ impl<T: Copy> Cache<T> {
                 forward_write: false,
             };
         }
-        let way = self.find_way(line);
+        let base = self.set_base(line);
+        let way = self.find_way_in(base, line);
         let valid = way.map_or(SectorMask::EMPTY, |w| self.lines[w].valid);
         let need = sectors.minus(valid);
         let mut access = Access {
@@ -605,7 +611,6 @@ impl<T: Copy> Cache<T> {
         let was_present = way.is_some();
         let mut way = way;
         if way.is_none() && on_miss {
-            let base = self.set_base(line);
             match self.choose_victim(base) {
                 Some(victim) => {
                     access.eviction = self.install(victim, line);
@@ -690,7 +695,8 @@ impl<T: Copy> Cache<T> {
             eviction: None,
             forward_write: !write_back,
         };
-        let found = self.find_way(line);
+        let base = self.set_base(line);
+        let found = self.find_way_in(base, line);
         let absent = sectors.minus(found.map_or(SectorMask::EMPTY, |w| self.lines[w].valid));
         let pending = if absent.is_empty() {
             SectorMask::EMPTY
@@ -704,7 +710,6 @@ impl<T: Copy> Cache<T> {
                 w
             }
             None if self.cfg.write_allocate => {
-                let base = self.set_base(line);
                 let Some(victim) = self.choose_victim(base) else {
                     if self.sharing == Some(CerfPolicy::LruPrioritized) {
                         // A set full of registers: the write goes around the array.
@@ -756,14 +761,12 @@ impl<T: Copy> Cache<T> {
         done: &mut Vec<T>,
     ) -> Option<Eviction> {
         let mut eviction = None;
-        let way = match self.find_way(line) {
+        let base = self.set_base(line);
+        let way = match self.find_way_in(base, line) {
             Some(w) => Some(w),
-            None => {
-                let base = self.set_base(line);
-                self.choose_victim(base).inspect(|&v| {
-                    eviction = self.install(v, line);
-                })
-            }
+            None => self.choose_victim(base).inspect(|&v| {
+                eviction = self.install(v, line);
+            }),
         };
         if let Some(w) = way {
             let l = &mut self.lines[w];
@@ -812,9 +815,10 @@ impl<T: Copy> Cache<T> {
             return (false, None);
         }
         let mut eviction = None;
-        let way = match self.find_way(line) {
+        let base = self.set_base(line);
+        let way = match self.find_way_in(base, line) {
             Some(w) => w,
-            None => match self.choose_victim(self.set_base(line)) {
+            None => match self.choose_victim(base) {
                 Some(v) => {
                     eviction = self.install(v, line);
                     v
@@ -890,7 +894,8 @@ impl<T: Copy> Cache<T> {
     /// `None` (nothing changed) when every way of the set is locked by a fill.
     pub fn write_register(&mut self, line: LineAddr) -> Option<RegisterWrite> {
         let all = SectorMask::first(self.cfg.sectors_per_line());
-        let (way, hit, eviction) = match self.find_way(line) {
+        let base = self.set_base(line);
+        let (way, hit, eviction) = match self.find_way_in(base, line) {
             Some(w) => {
                 if !self.lines[w].register {
                     self.register_stats.adopted += 1;
@@ -898,7 +903,6 @@ impl<T: Copy> Cache<T> {
                 (w, self.lines[w].register, None)
             }
             None => {
-                let base = self.set_base(line);
                 let victim = self.choose_register_victim(base)?;
                 let old = self.lines[victim];
                 let rs = &mut self.register_stats;

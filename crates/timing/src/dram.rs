@@ -25,6 +25,7 @@
 //!
 //! Not modelled: tFAW, refresh, power-down. Writes produce no completion.
 
+use crate::bits::Divisor;
 use crate::config::{DramConfig, DramSchedulerPolicy};
 use crate::port::BandwidthPort;
 use crate::time::{Mem, MemCycle, MemCycles};
@@ -117,6 +118,8 @@ struct Spacing {
     t_rtp: MemCycles,
     bank_groups: usize,
     atom: u64,
+    /// Division by `atom` (when non-zero).
+    per_atom: Divisor,
 }
 
 /// One channel's controller, banks and bus.
@@ -170,6 +173,7 @@ impl<T: Copy> DramChannel<T> {
                 t_rtp: cfg.t_rtp,
                 bank_groups: cfg.bank_groups.max(1) as usize,
                 atom: u64::from(cfg.atom_bytes),
+                per_atom: Divisor::new(u64::from(cfg.atom_bytes)),
             },
             banks: vec![Bank::default(); cfg.banks as usize],
             last_column: None,
@@ -281,7 +285,12 @@ impl<T: Copy> DramChannel<T> {
             return;
         };
         let sp = self.spacing;
-        let group = req.bank % sp.bank_groups;
+        // Bank groups are few (1 to 4), and a division per request showed in profiles.
+        let group = if sp.bank_groups == 1 {
+            0
+        } else {
+            req.bank % sp.bank_groups
+        };
         let bank = &mut self.banks[req.bank];
         // When the row is open for a column command.
         let row_open = match bank.open_row {
@@ -319,7 +328,7 @@ impl<T: Copy> DramChannel<T> {
         }
         self.last_column = Some((column, group));
         let bytes = if sp.atom > 0 {
-            u64::from(req.bytes).div_ceil(sp.atom) * sp.atom
+            sp.per_atom.div_ceil(u64::from(req.bytes)) * sp.atom
         } else {
             u64::from(req.bytes)
         };

@@ -7,6 +7,7 @@
 //! except at SM injection, where the memory system stalls issue once
 //! `input_buffer_bytes` are queued.
 
+use crate::bits::Divisor;
 use crate::config::InterconnectConfig;
 use crate::port::BandwidthPort;
 use crate::time::{Core, Cycle, Cycles};
@@ -31,7 +32,9 @@ pub struct InterconnectStats {
 #[derive(Clone, Debug)]
 pub struct Interconnect {
     latency: Cycles,
+    /// Flit size in bytes (0: packets are not rounded to flits).
     flit: u64,
+    per_flit: Divisor,
     sm_out: Vec<BandwidthPort<Core>>,
     slice_in: Vec<BandwidthPort<Core>>,
     slice_out: Vec<BandwidthPort<Core>>,
@@ -83,6 +86,7 @@ impl Interconnect {
         Self {
             latency: cfg.latency,
             flit: u64::from(cfg.flit_bytes),
+            per_flit: Divisor::new(u64::from(cfg.flit_bytes)),
             sm_out: ports(sms, b),
             slice_in: ports(slices, b),
             slice_out: ports(slices, b),
@@ -102,7 +106,7 @@ impl Interconnect {
         if self.flit == 0 {
             bytes
         } else {
-            (u64::from(bytes).div_ceil(self.flit) * self.flit) as u32
+            (self.per_flit.div_ceil(u64::from(bytes)) * self.flit) as u32
         }
     }
 

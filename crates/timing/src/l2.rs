@@ -44,10 +44,10 @@ pub struct Location {
 #[derive(Clone, Debug)]
 pub struct AddressMap {
     interleave_shift: u32,
-    slices: u64,
-    slices_per_channel: u64,
+    slices: Divisor,
+    slices_per_channel: Divisor,
     row_shift: u32,
-    banks: u64,
+    banks: Divisor,
     pattern: Option<Pattern>,
 }
 
@@ -157,10 +157,10 @@ impl AddressMap {
         });
         Self {
             interleave_shift: cfg.l2.interleave_bytes.trailing_zeros(),
-            slices: u64::from(cfg.l2.slices),
-            slices_per_channel: u64::from(cfg.l2.slices / cfg.dram.channels),
+            slices: Divisor::new(u64::from(cfg.l2.slices)),
+            slices_per_channel: Divisor::new(u64::from(cfg.l2.slices / cfg.dram.channels)),
             row_shift: cfg.dram.row_bytes.trailing_zeros(),
-            banks: u64::from(cfg.dram.banks),
+            banks: Divisor::new(u64::from(cfg.dram.banks)),
             pattern,
         }
     }
@@ -176,7 +176,7 @@ impl AddressMap {
     /// The slice serving `line`.
     pub fn slice(&self, line: LineAddr) -> usize {
         match &self.pattern {
-            None => ((line.0 >> self.interleave_shift) % self.slices) as usize,
+            None => self.slices.div_rem(line.0 >> self.interleave_shift).1 as usize,
             Some(_) => self.locate(line).slice,
         }
     }
@@ -184,9 +184,9 @@ impl AddressMap {
     /// The channel-local address of `line` (interleaving scheme).
     pub fn channel_address(&self, line: LineAddr) -> u64 {
         let chunk = line.0 >> self.interleave_shift;
-        let slice = chunk % self.slices;
-        let local_chunk =
-            chunk / self.slices * self.slices_per_channel + slice % self.slices_per_channel;
+        let (round, slice) = self.slices.div_rem(chunk);
+        let per_channel = &self.slices_per_channel;
+        let local_chunk = round * per_channel.divisor() + per_channel.div_rem(slice).1;
         (local_chunk << self.interleave_shift) | (line.0 & ((1u64 << self.interleave_shift) - 1))
     }
 
@@ -201,9 +201,9 @@ impl AddressMap {
             };
             let local = local_above << p.channel_bit | (a & ((1u64 << p.channel_bit) - 1));
             let bank = p.bank.apply(local);
+            let per_channel = self.slices_per_channel.divisor();
             return Location {
-                slice: (channel * self.slices_per_channel + (bank & (self.slices_per_channel - 1)))
-                    as usize,
+                slice: (channel * per_channel + (bank & (per_channel - 1))) as usize,
                 channel: channel as usize,
                 bank: bank as usize,
                 row: p.row.apply(local),
@@ -211,11 +211,12 @@ impl AddressMap {
         }
         let slice = self.slice(line);
         let row_index = self.channel_address(line) >> self.row_shift;
+        let (row, bank) = self.banks.div_rem(row_index);
         Location {
             slice,
-            channel: (slice as u64 / self.slices_per_channel) as usize,
-            bank: (row_index % self.banks) as usize,
-            row: row_index / self.banks,
+            channel: self.slices_per_channel.div(slice as u64) as usize,
+            bank: bank as usize,
+            row,
         }
     }
 }
@@ -227,10 +228,10 @@ mod tests {
     fn map(slices: u64, channels: u64) -> AddressMap {
         AddressMap {
             interleave_shift: 8,
-            slices,
-            slices_per_channel: slices / channels,
+            slices: Divisor::new(slices),
+            slices_per_channel: Divisor::new(slices / channels),
             row_shift: 11,
-            banks: 4,
+            banks: Divisor::new(4),
             pattern: None,
         }
     }

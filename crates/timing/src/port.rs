@@ -6,12 +6,15 @@
 //! multiple of the bandwidth pack back to back without rounding each one up: 100 packets
 //! of 48 bytes at 32 bytes per cycle take 150 cycles, not 200.
 
+use crate::bits::Divisor;
 use crate::time::{ClockDomain, Instant};
 
 /// A bandwidth-limited resource in clock domain `D`.
 #[derive(Clone, Debug)]
 pub struct BandwidthPort<D: ClockDomain> {
     bytes_per_cycle: u64,
+    /// Division by `bytes_per_cycle` (every reservation converts slots to cycles).
+    per_cycle: Divisor,
     free_slot: u64,
     _domain: std::marker::PhantomData<D>,
 }
@@ -28,8 +31,10 @@ pub struct Transfer<D: ClockDomain> {
 impl<D: ClockDomain> BandwidthPort<D> {
     /// An idle port moving `bytes_per_cycle` (at least 1) bytes per cycle.
     pub fn new(bytes_per_cycle: u32) -> Self {
+        let bytes_per_cycle = u64::from(bytes_per_cycle.max(1));
         Self {
-            bytes_per_cycle: u64::from(bytes_per_cycle.max(1)),
+            bytes_per_cycle,
+            per_cycle: Divisor::new(bytes_per_cycle),
             free_slot: 0,
             _domain: Default::default(),
         }
@@ -51,8 +56,8 @@ impl<D: ClockDomain> BandwidthPort<D> {
         let end_slot = start_slot + bytes;
         self.free_slot = end_slot;
         Transfer {
-            start: Instant::new(start_slot / self.bytes_per_cycle),
-            end: Instant::new(end_slot.div_ceil(self.bytes_per_cycle)),
+            start: Instant::new(self.per_cycle.div(start_slot)),
+            end: Instant::new(self.per_cycle.div_ceil(end_slot)),
         }
     }
 
@@ -70,9 +75,8 @@ impl<D: ClockDomain> BandwidthPort<D> {
     /// The first cycle at which the backlog is at most `bytes`.
     pub fn drained_to(&self, bytes: u64) -> Instant<D> {
         Instant::new(
-            self.free_slot
-                .saturating_sub(bytes)
-                .div_ceil(self.bytes_per_cycle),
+            self.per_cycle
+                .div_ceil(self.free_slot.saturating_sub(bytes)),
         )
     }
 }

@@ -9,6 +9,7 @@
 //! Conversions between domains go through [`ClockRatio`], which rounds towards the
 //! later edge: an event is never seen earlier than it happens.
 
+use crate::bits::Divisor;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::marker::PhantomData;
@@ -172,6 +173,8 @@ impl<D: ClockDomain> Serialize for Instant<D> {
 pub struct ClockRatio {
     core_mhz: u64,
     mem_mhz: u64,
+    by_core: Divisor,
+    by_mem: Divisor,
 }
 
 impl ClockRatio {
@@ -184,25 +187,28 @@ impl ClockRatio {
         );
         // In lowest terms, so that conversions of realistic times stay in 64 bits.
         let g = gcd(u64::from(core_mhz), u64::from(mem_mhz));
+        let (core_mhz, mem_mhz) = (u64::from(core_mhz) / g, u64::from(mem_mhz) / g);
         Self {
-            core_mhz: u64::from(core_mhz) / g,
-            mem_mhz: u64::from(mem_mhz) / g,
+            core_mhz,
+            mem_mhz,
+            by_core: Divisor::new(core_mhz),
+            by_mem: Divisor::new(mem_mhz),
         }
     }
 
     /// The first DRAM clock edge at or after core cycle `c`.
     pub fn to_mem(self, c: Cycle) -> MemCycle {
-        MemCycle::new(mul_div_ceil(c.get(), self.mem_mhz, self.core_mhz))
+        MemCycle::new(mul_div_ceil(c.get(), self.mem_mhz, &self.by_core))
     }
 
     /// The first core clock edge at or after DRAM cycle `m`.
     pub fn to_core(self, m: MemCycle) -> Cycle {
-        Cycle::new(mul_div_ceil(m.get(), self.core_mhz, self.mem_mhz))
+        Cycle::new(mul_div_ceil(m.get(), self.core_mhz, &self.by_mem))
     }
 
     /// A DRAM-clock duration expressed in core cycles, rounded up.
     pub fn duration_to_core(self, d: MemCycles) -> Cycles {
-        Cycles::new(mul_div_ceil(d.get(), self.core_mhz, self.mem_mhz))
+        Cycles::new(mul_div_ceil(d.get(), self.core_mhz, &self.by_mem))
     }
 }
 
@@ -214,17 +220,17 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 }
 
 #[inline]
-fn mul_div_ceil(x: u64, num: u64, den: u64) -> u64 {
+fn mul_div_ceil(x: u64, num: u64, den: &Divisor) -> u64 {
     if x == u64::MAX {
         return u64::MAX;
     }
     if let Some(p) = x.checked_mul(num) {
         // The common case: no 128-bit division (a memory-bound run converts millions
         // of DRAM times).
-        return p.div_ceil(den);
+        return den.div_ceil(p);
     }
     let p = u128::from(x) * u128::from(num);
-    let q = p.div_ceil(u128::from(den));
+    let q = p.div_ceil(u128::from(den.divisor()));
     u64::try_from(q).unwrap_or(u64::MAX)
 }
 

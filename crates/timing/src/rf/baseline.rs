@@ -34,6 +34,7 @@
 //! arbitrated with the MRF's banks ([`Baseline::add_upper_banks`]) and a cap on MRF reads
 //! per cycle ([`Baseline::limit_mrf_reads_per_cycle`]).
 
+use crate::bits::{set_bit, RoundRobin};
 use crate::config::{CollectorKind, GpuConfig, PortSharing, UnitKind};
 use crate::kernel_info::{RegFileKind, RegOperand};
 use crate::rf::{
@@ -154,6 +155,8 @@ pub struct Baseline {
     /// Queued [`WriteKind::Background`] writes.
     background_writes: usize,
     busy: usize,
+    /// Bit `i` set: collector `i` is busy (the arbiter visits only these).
+    busy_collectors: Vec<u64>,
     last_integrated: Cycle,
     stats: RfStats,
     operands_collected: u64,
@@ -206,6 +209,7 @@ impl Baseline {
                 collector_units: collectors.len() as u64,
                 ..RfStats::default()
             },
+            busy_collectors: vec![0; collectors.len().div_ceil(64)],
             collectors,
             writes: Vec::with_capacity(64),
             side_reads: Vec::with_capacity(16),
@@ -515,6 +519,7 @@ impl Baseline {
         let n = banks.len().min(MAX_REGS);
         let c = &mut self.collectors[idx];
         c.busy = true;
+        set_bit(&mut self.busy_collectors, idx, true);
         c.token = token;
         c.unit = unit;
         c.banks[..n].copy_from_slice(&banks[..n]);
@@ -700,7 +705,8 @@ impl RegisterFile for Baseline {
         } else {
             0
         };
-        for idx in (start..n).chain(0..start) {
+        let mut busy = RoundRobin::new(start, n);
+        while let Some(idx) = busy.next(&self.busy_collectors) {
             let u = &self.collectors[idx];
             if !u.busy || u.pending == 0 || u.start_at > now {
                 continue;
@@ -727,7 +733,8 @@ impl RegisterFile for Baseline {
         self.arbitrate_side_reads(SideReadOrder::AfterCollectors, now, &mut mrf_reads);
 
         // Dispatch of units whose operands have all arrived.
-        for idx in (start..n).chain(0..start) {
+        let mut busy = RoundRobin::new(start, n);
+        while let Some(idx) = busy.next(&self.busy_collectors) {
             let u = self.collectors[idx];
             if u.busy && u.pending == 0 && u.ready_at <= now {
                 let d = Dispatch {
@@ -737,6 +744,7 @@ impl RegisterFile for Baseline {
                 };
                 if c.dispatch.try_dispatch(d) {
                     self.collectors[idx].busy = false;
+                    set_bit(&mut self.busy_collectors, idx, false);
                     self.busy -= 1;
                 }
             }

@@ -54,6 +54,7 @@
 pub mod scheduler;
 pub mod scoreboard;
 
+use crate::bits;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -708,7 +709,7 @@ impl Sm {
         info: &KernelInfo,
         earliest_ib: &mut Cycle,
     ) -> Result<(), StallReason> {
-        let warp = &self.warps[w as usize];
+        let warp = &mut self.warps[w as usize];
         if !warp.live || warp.exited {
             return Err(StallReason::Idle);
         }
@@ -720,7 +721,10 @@ impl Sm {
         let ii = info.inst(warp.func, warp.pc);
         let srcs = info.srcs(warp.func, ii);
         let dsts = info.dsts(warp.func, ii);
-        match warp.scoreboard.check(srcs, dsts) {
+        let key = u64::from(warp.func.0) << 32 | u64::from(warp.pc.0);
+        let hazard = warp.scoreboard.check_memo(key, srcs, dsts);
+        let warp = &self.warps[w as usize];
+        match hazard {
             Hazard::Short => return Err(StallReason::Scoreboard),
             Hazard::Long => return Err(StallReason::Memory),
             Hazard::None => {}
@@ -1075,29 +1079,7 @@ impl Sm {
     fn sync_fetchable(&mut self, w: usize) {
         let warp = &self.warps[w];
         let wants = warp.live && !warp.exited && warp.ib_count == 0 && !warp.fetch_pending;
-        let (word, bit) = (w / 64, 1u64 << (w % 64));
-        if wants {
-            self.fetchable[word] |= bit;
-        } else {
-            self.fetchable[word] &= !bit;
-        }
-    }
-
-    /// The first warp slot at or after `from` and before `to` that wants a fetch.
-    fn first_fetchable(&self, from: usize, to: usize) -> Option<usize> {
-        let mut word = from / 64;
-        let mut bits = self.fetchable.get(word)? & (u64::MAX << (from % 64));
-        loop {
-            if bits != 0 {
-                let w = word * 64 + bits.trailing_zeros() as usize;
-                return (w < to).then_some(w);
-            }
-            word += 1;
-            if word * 64 >= to {
-                return None;
-            }
-            bits = *self.fetchable.get(word)?;
-        }
+        bits::set_bit(&mut self.fetchable, w, wants);
     }
 
     fn fetch_stage(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
@@ -1107,16 +1089,8 @@ impl Sm {
             let wants = warp.live && !warp.exited && warp.ib_count == 0 && !warp.fetch_pending;
             wants == (self.fetchable[w / 64] >> (w % 64) & 1 == 1)
         }));
-        // Round robin from `fetch_rr` (at most `n`): the first warp wanting a fetch tries.
-        let start = if self.fetch_rr > n {
-            self.fetch_rr % n
-        } else {
-            self.fetch_rr
-        };
-        let first = self
-            .first_fetchable(start, n)
-            .or_else(|| self.first_fetchable(0, start));
-        if let Some(w) = first {
+        // Round robin from `fetch_rr`: the first warp wanting a fetch tries.
+        if let Some(w) = bits::RoundRobin::new(self.fetch_rr, n).next(&self.fetchable) {
             let warp = &self.warps[w];
             // Instruction fetch moves whole lines (a miss fills every sector).
             let addr = inst_address(warp.func, warp.pc);

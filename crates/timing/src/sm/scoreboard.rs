@@ -95,11 +95,16 @@ pub enum Hazard {
 pub struct Scoreboard {
     pending: RegSet,
     long: RegSet,
+    /// The last [`Scoreboard::check_memo`] answer and its instruction key, until the
+    /// scoreboard changes: a warp waiting on memory is checked for the same instruction
+    /// every cycle its SM is evaluated, and a memory-bound SM holds dozens of such warps.
+    memo: Option<(u64, Hazard)>,
 }
 
 impl Scoreboard {
     /// Marks `dsts` pending (and long-latency if `long`).
     pub fn reserve(&mut self, dsts: &[RegOperand], long: bool) {
+        self.memo = None;
         for d in dsts {
             self.pending.insert(d);
             if long {
@@ -110,6 +115,7 @@ impl Scoreboard {
 
     /// Clears `dsts`.
     pub fn release(&mut self, dsts: &[RegOperand]) {
+        self.memo = None;
         for d in dsts {
             self.pending.remove(d);
             self.long.remove(d);
@@ -131,6 +137,20 @@ impl Scoreboard {
         found
     }
 
+    /// [`Scoreboard::check`] of the instruction identified by `key` (the same key must
+    /// always come with the same operands).
+    #[inline]
+    pub fn check_memo(&mut self, key: u64, srcs: &[RegOperand], dsts: &[RegOperand]) -> Hazard {
+        match self.memo {
+            Some((k, h)) if k == key => h,
+            _ => {
+                let h = self.check(srcs, dsts);
+                self.memo = Some((key, h));
+                h
+            }
+        }
+    }
+
     /// Whether a source of the instruction waits on a long-latency operation (the
     /// two-level scheduler's demotion test).
     pub fn depends_on_long(&self, srcs: &[RegOperand]) -> bool {
@@ -149,8 +169,7 @@ impl Scoreboard {
 
     /// Forgets everything (warp slot reuse).
     pub fn clear(&mut self) {
-        self.pending.clear();
-        self.long.clear();
+        *self = Scoreboard::default();
     }
 }
 
@@ -194,6 +213,37 @@ mod tests {
         s.release(&[r(4, 2)]);
         s.release(&[p(1)]);
         assert!(s.is_clear());
+    }
+
+    #[test]
+    fn the_memo_answers_until_the_scoreboard_changes() {
+        let mut s = Scoreboard::default();
+        s.reserve(&[r(4, 1)], true);
+        assert_eq!(s.check_memo(7, &[r(4, 1)], &[]), Hazard::Long);
+        assert_eq!(s.check_memo(7, &[r(4, 1)], &[]), Hazard::Long);
+        assert_eq!(
+            s.check_memo(8, &[r(5, 1)], &[]),
+            Hazard::None,
+            "another instruction"
+        );
+        s.release(&[r(4, 1)]);
+        assert_eq!(
+            s.check_memo(7, &[r(4, 1)], &[]),
+            Hazard::None,
+            "after a release"
+        );
+        s.reserve(&[r(4, 1)], false);
+        assert_eq!(
+            s.check_memo(7, &[r(4, 1)], &[]),
+            Hazard::Short,
+            "after a reserve"
+        );
+        s.clear();
+        assert_eq!(
+            s.check_memo(7, &[r(4, 1)], &[]),
+            Hazard::None,
+            "after a clear"
+        );
     }
 
     #[test]
