@@ -276,7 +276,7 @@ mod tests {
             let n = (lcg(&mut x) % 130) as usize + 1;
             let mut bits = vec![0u64; n.div_ceil(64)];
             for i in 0..n {
-                set_bit(&mut bits, i, lcg(&mut x) % 3 == 0);
+                set_bit(&mut bits, i, lcg(&mut x).is_multiple_of(3));
             }
             let start = (lcg(&mut x) % (n as u64 + 1)) as usize;
             let want: Vec<usize> = (0..n)
