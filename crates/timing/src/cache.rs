@@ -441,14 +441,22 @@ impl<T: Copy> Cache<T> {
     ///
     /// This is the replacement hook of the CERF extension point (see the module docs).
     fn choose_victim(&self, base: usize) -> Option<usize> {
-        let ways = base..base + self.data_ways;
-        if let Some(w) = ways.clone().find(|&i| !self.lines[i].present) {
-            return Some(w);
-        }
         // CERF LRU-prioritized: memory data never displaces a register.
         let spare_registers = self.sharing == Some(CerfPolicy::LruPrioritized);
-        ways.filter(|&i| !(self.lines[i].locked || spare_registers && self.lines[i].register))
-            .min_by_key(|&i| self.lines[i].last_use)
+        // One pass: the first empty way wins outright; otherwise the first way with the
+        // oldest use among those that may be evicted.
+        let mut lru: Option<(usize, u64)> = None;
+        for (i, l) in self.lines[base..base + self.data_ways].iter().enumerate() {
+            if !l.present {
+                return Some(base + i);
+            }
+            if !(l.locked || spare_registers && l.register)
+                && lru.is_none_or(|(_, oldest)| l.last_use < oldest)
+            {
+                lru = Some((base + i, l.last_use));
+            }
+        }
+        lru.map(|(w, _)| w)
     }
 
     /// The way a register line goes to: an empty way, else the least recently used

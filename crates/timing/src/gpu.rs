@@ -310,10 +310,10 @@ impl TimingSimulator {
                 sm.next_wake = first;
             }
         }
-        // Each SM's `next_wake`, kept beside the others: the loop reads every SM's wake-up
-        // time each iteration, and a GPU of 80 SMs would otherwise touch 80 large structs.
-        // Updated after every call that may change an SM's `next_wake`.
-        let mut wake: Vec<Cycle> = self.sms.iter().map(|s| s.next_wake).collect();
+        // Each SM's `next_wake`, kept apart from the SMs: the loop needs the earliest and
+        // the due ones each iteration, and a GPU of 80 SMs would otherwise touch 80 large
+        // structs. Updated after every call that may change an SM's `next_wake`.
+        let mut wake = WakeTimes::new(self.sms.iter().map(|s| s.next_wake).collect());
 
         let end = loop {
             for c in self.memory.completed(now) {
@@ -321,14 +321,14 @@ impl TimingSimulator {
                 {
                     if let Some(s) = self.sms.get_mut(sm as usize) {
                         s.memory_done(owner, c.at);
-                        wake[sm as usize] = s.next_wake;
+                        wake.set(sm as usize, s.next_wake);
                     }
                 }
             }
             for (sm, at) in self.memory.unblocked() {
                 if let Some(s) = self.sms.get_mut(sm.0 as usize) {
                     s.memory_unblocked(at);
-                    wake[sm.0 as usize] = s.next_wake;
+                    wake.set(sm.0 as usize, s.next_wake);
                 }
             }
             let mut any_retired = false;
@@ -340,13 +340,15 @@ impl TimingSimulator {
                     owners: &mut self.owners,
                     addresses: &mut self.addresses,
                 };
-                for (sm, w) in self.sms.iter_mut().zip(wake.iter_mut()) {
-                    if *w <= now {
-                        sm.cycle(now, &mut ctx)?;
-                        *w = sm.next_wake;
-                        // Only a cycle retires a CTA.
-                        any_retired |= std::mem::take(&mut sm.cta_retired);
-                    }
+                // In SM order; a cycle changes only its own SM's wake-up time.
+                let mut from = 0;
+                while let Some(i) = wake.next_due(from, now) {
+                    let sm = &mut self.sms[i];
+                    sm.cycle(now, &mut ctx)?;
+                    wake.set(i, sm.next_wake);
+                    // Only a cycle retires a CTA.
+                    any_retired |= std::mem::take(&mut sm.cta_retired);
+                    from = i + 1;
                 }
             }
             if any_retired {
@@ -355,11 +357,11 @@ impl TimingSimulator {
                     break now;
                 }
                 place(&mut self.sms, &mut launch, &mut next_cta, now)?;
-                for (w, sm) in wake.iter_mut().zip(&self.sms) {
-                    *w = sm.next_wake;
+                for (i, sm) in self.sms.iter().enumerate() {
+                    wake.set(i, sm.next_wake);
                 }
             }
-            let sm_next = wake.iter().copied().min().unwrap_or(Cycle::NEVER);
+            let sm_next = wake.earliest();
             let next = if self.skip_cycles {
                 // The next cycle an SM has work: its own wake-up, or a memory event that
                 // reports to it (the memory events in between run on their own).
@@ -462,5 +464,82 @@ fn rate(n: u64, seconds: f64) -> f64 {
         n as f64 / seconds
     } else {
         0.0
+    }
+}
+
+/// The SMs' wake-up times with the earliest of each group of [`WakeTimes::GROUP`]
+/// consecutive SMs, so that finding the earliest and the due SMs reads a few group minima
+/// and the members of due groups, not every SM.
+struct WakeTimes {
+    at: Vec<Cycle>,
+    group_min: Vec<Cycle>,
+}
+
+impl WakeTimes {
+    const GROUP: usize = 8;
+
+    fn new(at: Vec<Cycle>) -> Self {
+        let group_min = at
+            .chunks(Self::GROUP)
+            .map(|g| g.iter().copied().min().unwrap_or(Cycle::NEVER))
+            .collect();
+        Self { at, group_min }
+    }
+
+    fn set(&mut self, i: usize, t: Cycle) {
+        self.at[i] = t;
+        let g = i / Self::GROUP;
+        let end = (g * Self::GROUP + Self::GROUP).min(self.at.len());
+        self.group_min[g] = self.at[g * Self::GROUP..end]
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(Cycle::NEVER);
+    }
+
+    /// The earliest wake-up time (`Cycle::NEVER` if none).
+    fn earliest(&self) -> Cycle {
+        self.group_min.iter().copied().min().unwrap_or(Cycle::NEVER)
+    }
+
+    /// The first SM at or after `from` due at `now`.
+    fn next_due(&self, from: usize, now: Cycle) -> Option<usize> {
+        let mut i = from;
+        while i < self.at.len() {
+            let g = i / Self::GROUP;
+            if self.group_min[g] > now {
+                i = (g + 1) * Self::GROUP;
+                continue;
+            }
+            if self.at[i] <= now {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod wake_tests {
+    use super::*;
+
+    #[test]
+    fn due_sms_in_order_and_the_earliest_across_groups() {
+        let c = Cycle::new;
+        let mut w = WakeTimes::new((0..20).map(|i| c(100 + i)).collect());
+        assert_eq!(w.earliest(), c(100));
+        assert_eq!(w.next_due(0, c(99)), None);
+        w.set(3, c(50));
+        w.set(17, c(50));
+        assert_eq!(w.earliest(), c(50));
+        assert_eq!(w.next_due(0, c(60)), Some(3));
+        assert_eq!(w.next_due(4, c(60)), Some(17));
+        assert_eq!(w.next_due(18, c(60)), None);
+        assert_eq!(w.next_due(0, c(101)), Some(0));
+        w.set(3, Cycle::NEVER);
+        w.set(17, c(200));
+        assert_eq!(w.earliest(), c(100));
+        assert_eq!(w.next_due(8, c(110)), Some(8));
     }
 }
