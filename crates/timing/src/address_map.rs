@@ -45,6 +45,9 @@ pub struct AddressMap {
     /// Allocations live at the current launch, sorted by host base; `sim` is 0 until
     /// first touched.
     live: Vec<Mapping>,
+    /// The allocation of the last address inside one (lanes of a warp mostly hit the
+    /// same allocation, so it is tried before the search).
+    last: usize,
     next: u64,
     /// Bytes of local memory per warp slot in the current kernel.
     local_stride: u64,
@@ -55,6 +58,7 @@ impl AddressMap {
     pub fn new() -> Self {
         AddressMap {
             live: Vec::new(),
+            last: 0,
             next: GLOBAL_BASE,
             local_stride: 128,
         }
@@ -90,8 +94,12 @@ impl AddressMap {
     /// allocation known since the last [`AddressMap::refresh`], assigning the
     /// allocation's simulated base on first touch; `None` otherwise.
     pub fn allocated(&mut self, addr: u64) -> Option<u64> {
+        let within = |m: &Mapping| addr.wrapping_sub(m.host) < m.len.max(1);
+        // Allocations do not overlap: the one holding `addr` is the search's answer too.
+        if let Some(m) = self.live.get(self.last).filter(|m| within(m) && m.sim != 0) {
+            return Some(m.sim.wrapping_add(addr - m.host));
+        }
         let i = self.live.partition_point(|m| m.host <= addr);
-        let within = |m: &Mapping| addr - m.host < m.len.max(1);
         let near_end =
             |m: &Mapping| addr - m.host < m.len.max(1).next_multiple_of(ALLOC_ALIGN) + STRAY_WINDOW;
         let j = match i.checked_sub(1) {
@@ -102,6 +110,9 @@ impl AddressMap {
                 _ => return None,
             },
         };
+        if within(&self.live[j]) {
+            self.last = j;
+        }
         let m = &mut self.live[j];
         if m.sim == 0 {
             m.sim = self.next;
