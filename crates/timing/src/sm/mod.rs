@@ -718,17 +718,23 @@ impl Sm {
         }
         // The next instruction is known (the emulator's next PC) even before it is
         // fetched: a warp waiting on a register is reported as such, not as a fetch wait.
-        let ii = info.inst(warp.func, warp.pc);
-        let srcs = info.srcs(warp.func, ii);
-        let dsts = info.dsts(warp.func, ii);
-        let key = u64::from(warp.func.0) << 32 | u64::from(warp.pc.0);
-        let hazard = warp.scoreboard.check_memo(key, srcs, dsts);
-        let warp = &self.warps[w as usize];
+        // Operands are looked up only when the scoreboard's memo does not answer (a warp
+        // waiting on memory is checked again each time its SM is evaluated).
+        let (func, pc) = (warp.func, warp.pc);
+        let key = u64::from(func.0) << 32 | u64::from(pc.0);
+        let hazard = warp.scoreboard.check_memo(key, || {
+            let ii = info.inst(func, pc);
+            (info.srcs(func, ii), info.dsts(func, ii))
+        });
         match hazard {
             Hazard::Short => return Err(StallReason::Scoreboard),
             Hazard::Long => return Err(StallReason::Memory),
             Hazard::None => {}
         }
+        let warp = &self.warps[w as usize];
+        let ii = info.inst(func, pc);
+        let srcs = info.srcs(func, ii);
+        let dsts = info.dsts(func, ii);
         if warp.ib_count == 0 {
             return Err(StallReason::NoReadyWarp);
         }
@@ -809,8 +815,7 @@ impl Sm {
             );
         }
         let mut order = std::mem::take(&mut self.order);
-        order.clear();
-        order.extend_from_slice(self.schedulers[s].order());
+        self.schedulers[s].order_into(&mut order);
         let ranked = self.rf.ranks_warps();
         let mut best = StallReason::Idle;
         let mut chosen: Option<(u16, u32)> = None;

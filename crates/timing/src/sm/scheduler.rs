@@ -32,7 +32,6 @@ pub struct WarpScheduler {
     active: Vec<u16>,
     pending: VecDeque<u16>,
     active_cap: usize,
-    order: Vec<u16>,
 }
 
 /// A change of the active set.
@@ -55,7 +54,6 @@ impl WarpScheduler {
             active: Vec::with_capacity(active_warps as usize),
             pending: VecDeque::with_capacity(64),
             active_cap: active_warps.max(1) as usize,
-            order: Vec::with_capacity(64),
         }
     }
 
@@ -141,36 +139,42 @@ impl WarpScheduler {
         }
     }
 
-    /// The warps to consider this cycle, in priority order.
-    pub fn order(&mut self) -> &[u16] {
-        self.order.clear();
+    /// The warps to consider this cycle, in priority order (allocates: the SM uses
+    /// [`Self::order_into`] with a buffer it keeps).
+    pub fn order(&self) -> Vec<u16> {
+        let mut order = Vec::new();
+        self.order_into(&mut order);
+        order
+    }
+
+    /// [`Self::order`] written into `order` (replacing its contents).
+    pub fn order_into(&self, order: &mut Vec<u16>) {
+        order.clear();
         match self.policy {
             SchedulerPolicy::Lrr => {
                 let n = self.warps.len();
                 if n > 0 {
                     let start = self.rr % n;
-                    self.order.extend_from_slice(&self.warps[start..]);
-                    self.order.extend_from_slice(&self.warps[..start]);
+                    order.extend_from_slice(&self.warps[start..]);
+                    order.extend_from_slice(&self.warps[..start]);
                 }
             }
             SchedulerPolicy::Gto => {
                 if let Some(g) = self.greedy {
-                    self.order.push(g);
+                    order.push(g);
                 }
                 let g = self.greedy;
-                self.order
-                    .extend(self.warps.iter().copied().filter(|&w| Some(w) != g));
+                order.extend(self.warps.iter().copied().filter(|&w| Some(w) != g));
             }
             SchedulerPolicy::TwoLevel => {
                 let n = self.active.len();
                 if n > 0 {
                     let start = self.rr % n;
-                    self.order.extend_from_slice(&self.active[start..]);
-                    self.order.extend_from_slice(&self.active[..start]);
+                    order.extend_from_slice(&self.active[start..]);
+                    order.extend_from_slice(&self.active[..start]);
                 }
             }
         }
-        &self.order
     }
 
     /// Records that `w` issued this cycle.

@@ -138,12 +138,18 @@ impl Scoreboard {
     }
 
     /// [`Scoreboard::check`] of the instruction identified by `key` (the same key must
-    /// always come with the same operands).
+    /// always come with the same operands, which `operands` yields only when the memo
+    /// does not answer).
     #[inline]
-    pub fn check_memo(&mut self, key: u64, srcs: &[RegOperand], dsts: &[RegOperand]) -> Hazard {
+    pub fn check_memo<'a>(
+        &mut self,
+        key: u64,
+        operands: impl FnOnce() -> (&'a [RegOperand], &'a [RegOperand]),
+    ) -> Hazard {
         match self.memo {
             Some((k, h)) if k == key => h,
             _ => {
+                let (srcs, dsts) = operands();
                 let h = self.check(srcs, dsts);
                 self.memo = Some((key, h));
                 h
@@ -218,32 +224,20 @@ mod tests {
     #[test]
     fn the_memo_answers_until_the_scoreboard_changes() {
         let mut s = Scoreboard::default();
-        s.reserve(&[r(4, 1)], true);
-        assert_eq!(s.check_memo(7, &[r(4, 1)], &[]), Hazard::Long);
-        assert_eq!(s.check_memo(7, &[r(4, 1)], &[]), Hazard::Long);
-        assert_eq!(
-            s.check_memo(8, &[r(5, 1)], &[]),
-            Hazard::None,
-            "another instruction"
-        );
-        s.release(&[r(4, 1)]);
-        assert_eq!(
-            s.check_memo(7, &[r(4, 1)], &[]),
-            Hazard::None,
-            "after a release"
-        );
-        s.reserve(&[r(4, 1)], false);
-        assert_eq!(
-            s.check_memo(7, &[r(4, 1)], &[]),
-            Hazard::Short,
-            "after a reserve"
-        );
+        let (r4, r5) = ([r(4, 1)], [r(5, 1)]);
+        let i7 = || (&r4[..], &[][..]);
+        s.reserve(&r4, true);
+        assert_eq!(s.check_memo(7, i7), Hazard::Long);
+        let answered = s.check_memo(7, || unreachable!("answered by the memo"));
+        assert_eq!(answered, Hazard::Long);
+        let other = s.check_memo(8, || (&r5[..], &[][..]));
+        assert_eq!(other, Hazard::None, "another instruction");
+        s.release(&r4);
+        assert_eq!(s.check_memo(7, i7), Hazard::None, "after a release");
+        s.reserve(&r4, false);
+        assert_eq!(s.check_memo(7, i7), Hazard::Short, "after a reserve");
         s.clear();
-        assert_eq!(
-            s.check_memo(7, &[r(4, 1)], &[]),
-            Hazard::None,
-            "after a clear"
-        );
+        assert_eq!(s.check_memo(7, i7), Hazard::None, "after a clear");
     }
 
     #[test]
