@@ -334,6 +334,17 @@ pub(crate) struct Sm {
     ctas: Vec<Option<CtaSlot>>,
     schedulers: Vec<WarpScheduler>,
     reasons: Vec<StallReason>,
+    /// Bumped whenever a warp's state that the issue stage's first checks read (live,
+    /// exited, barrier, next instruction, scoreboard) or a scheduler's order may have
+    /// changed: at issue, register writes, warp launch and retirement, and active-set
+    /// changes. The instruction buffer and fetch state do not bump it (see `quiet`).
+    warp_epoch: u64,
+    /// Per scheduler: `(epoch, reason)` when its last evaluation rejected every warp
+    /// before the instruction-buffer check (idle, barrier, scoreboard, memory). While
+    /// `warp_epoch` is unchanged the same evaluation would give the same reason and touch
+    /// nothing, so it is not repeated: a memory-bound SM re-evaluated at every memory
+    /// completion otherwise checks all of its waiting warps each time.
+    quiet: Vec<Option<(u64, StallReason)>>,
     order: Vec<u16>,
     rf: Box<dyn RegisterFile>,
     unit_free: Vec<Cycle>,
@@ -399,6 +410,8 @@ impl Sm {
             ctas: (0..sm.max_ctas).map(|_| None).collect(),
             schedulers,
             reasons: vec![StallReason::Idle; sm.schedulers as usize],
+            warp_epoch: 0,
+            quiet: vec![None; sm.schedulers as usize],
             order: Vec::with_capacity(sm.max_warps as usize),
             rf: rf::build(cfg),
             unit_free: vec![Cycle::ZERO; n],
@@ -450,6 +463,7 @@ impl Sm {
         self.stats = SmStats::default();
         self.accounted_until = start;
         self.reasons.iter_mut().for_each(|r| *r = StallReason::Idle);
+        self.warp_epoch += 1;
         self.next_wake = Cycle::NEVER;
         self.cta_retired = false;
     }
@@ -495,6 +509,7 @@ impl Sm {
             };
             self.sync_fetchable(w);
             self.schedulers[scheduler as usize].add(w as u16);
+            self.warp_epoch += 1;
             self.rf.warp_launched(WarpLaunch {
                 warp: WarpSlot(w as u16),
                 scheduler,
@@ -604,6 +619,7 @@ impl Sm {
             let ii = ctx.info.inst(f.func, f.inst);
             let dsts = ctx.info.dsts(f.func, ii);
             self.warps[f.warp as usize].scoreboard.release(dsts);
+            self.warp_epoch += 1;
             self.retire(tok);
         }
         done.clear();
@@ -683,6 +699,7 @@ impl Sm {
         }
         self.warps[w].live = false;
         self.warps[w].scoreboard.clear();
+        self.warp_epoch += 1;
         self.sync_fetchable(w);
         let sched = &mut self.schedulers[warp.scheduler as usize];
         if sched.remove(w as u16) {
@@ -790,6 +807,7 @@ impl Sm {
             let info = ctx.info;
             let warps = &self.warps;
             let rf = &mut self.rf;
+            let epoch = &mut self.warp_epoch;
             let strand_rule = rf.deschedules_at_strand_ends();
             self.schedulers[s].rebalance(
                 |w| {
@@ -807,6 +825,7 @@ impl Sm {
                 },
                 |c| {
                     progress = true;
+                    *epoch += 1;
                     match c {
                         SetChange::Activated(w) => rf.warp_activated(WarpSlot(w)),
                         SetChange::Deactivated(w) => rf.warp_deactivated(WarpSlot(w)),
@@ -814,13 +833,30 @@ impl Sm {
                 },
             );
         }
+        if let Some((epoch, reason)) = self.quiet[s] {
+            if epoch == self.warp_epoch {
+                self.stats.stalls.add(reason, 1);
+                self.reasons[s] = reason;
+                return Ok(progress);
+            }
+        }
         let mut order = std::mem::take(&mut self.order);
         self.schedulers[s].order_into(&mut order);
         let ranked = self.rf.ranks_warps();
         let mut best = StallReason::Idle;
         let mut chosen: Option<(u16, u32)> = None;
+        // Every warp rejected by the checks that only warp state decides.
+        let mut all_early = true;
         for &w in &order {
-            match self.check(w, now, ctx.info, earliest_ib) {
+            let checked = self.check(w, now, ctx.info, earliest_ib);
+            all_early &= matches!(
+                checked,
+                Err(StallReason::Idle
+                    | StallReason::Barrier
+                    | StallReason::Scoreboard
+                    | StallReason::Memory)
+            );
+            match checked {
                 Ok(()) => {
                     if !ranked {
                         chosen = Some((w, 0));
@@ -852,6 +888,7 @@ impl Sm {
             None => {
                 self.stats.stalls.add(best, 1);
                 self.reasons[s] = best;
+                self.quiet[s] = all_early.then_some((self.warp_epoch, best));
             }
         }
         Ok(progress)
@@ -884,6 +921,7 @@ impl Sm {
     /// register file.
     fn issue(&mut self, w: u16, now: Cycle, ctx: &mut Ctx<'_, '_>) -> Result<(), emu::ExecError> {
         let wi = w as usize;
+        self.warp_epoch += 1;
         let (cta_slot, in_cta) = (self.warps[wi].cta as usize, self.warps[wi].in_cta as usize);
         let Some(slot) = self.ctas[cta_slot].as_mut() else {
             return Ok(());
