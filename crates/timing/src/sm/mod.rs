@@ -345,6 +345,11 @@ pub(crate) struct Sm {
     /// nothing, so it is not repeated: a memory-bound SM re-evaluated at every memory
     /// completion otherwise checks all of its waiting warps each time.
     quiet: Vec<Option<(u64, StallReason)>>,
+    /// Per scheduler: `warp_epoch` after its last active-set rebalance. The rebalance
+    /// reads only state that bumps the epoch, and with nothing changed a second one
+    /// changes nothing (blocked warps were demoted, the pending ones left are blocked or
+    /// the active set is full), so it is skipped until the epoch moves.
+    rebalanced: Vec<Option<u64>>,
     order: Vec<u16>,
     rf: Box<dyn RegisterFile>,
     unit_free: Vec<Cycle>,
@@ -412,6 +417,7 @@ impl Sm {
             reasons: vec![StallReason::Idle; sm.schedulers as usize],
             warp_epoch: 0,
             quiet: vec![None; sm.schedulers as usize],
+            rebalanced: vec![None; sm.schedulers as usize],
             order: Vec::with_capacity(sm.max_warps as usize),
             rf: rf::build(cfg),
             unit_free: vec![Cycle::ZERO; n],
@@ -803,7 +809,7 @@ impl Sm {
         earliest_ib: &mut Cycle,
     ) -> Result<bool, emu::ExecError> {
         let mut progress = false;
-        {
+        if self.rebalanced[s] != Some(self.warp_epoch) {
             let info = ctx.info;
             let warps = &self.warps;
             let rf = &mut self.rf;
@@ -832,6 +838,7 @@ impl Sm {
                     }
                 },
             );
+            self.rebalanced[s] = Some(self.warp_epoch);
         }
         if let Some((epoch, reason)) = self.quiet[s] {
             if epoch == self.warp_epoch {
