@@ -149,6 +149,11 @@ struct Warp {
 }
 
 impl Warp {
+    /// Live, not exited, its instruction buffer empty and no fetch pending.
+    fn wants_fetch(&self) -> bool {
+        self.live && !self.exited && self.ib_count == 0 && !self.fetch_pending
+    }
+
     fn empty() -> Self {
         Warp {
             live: false,
@@ -1124,21 +1129,17 @@ impl Sm {
         true
     }
 
-    /// Fetch: one warp with an empty buffer reads its next instructions. Returns progress.
     /// Recomputes warp slot `w`'s bit of `fetchable`.
     fn sync_fetchable(&mut self, w: usize) {
-        let warp = &self.warps[w];
-        let wants = warp.live && !warp.exited && warp.ib_count == 0 && !warp.fetch_pending;
+        let wants = self.warps[w].wants_fetch();
         bits::set_bit(&mut self.fetchable, w, wants);
     }
 
+    /// Fetch: one warp with an empty buffer reads its next instructions. Returns progress.
     fn fetch_stage(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
         let n = self.warps.len();
-        debug_assert!((0..n).all(|w| {
-            let warp = &self.warps[w];
-            let wants = warp.live && !warp.exited && warp.ib_count == 0 && !warp.fetch_pending;
-            wants == (self.fetchable[w / 64] >> (w % 64) & 1 == 1)
-        }));
+        debug_assert!((0..n)
+            .all(|w| self.warps[w].wants_fetch() == (self.fetchable[w / 64] >> (w % 64) & 1 == 1)));
         // Round robin from `fetch_rr`: the first warp wanting a fetch tries.
         if let Some(w) = bits::RoundRobin::new(self.fetch_rr, n).next(&self.fetchable) {
             let warp = &self.warps[w];
