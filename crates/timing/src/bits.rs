@@ -1,11 +1,13 @@
 //! Bit arithmetic of the hot paths, precomputed once: moving a fixed set of address
 //! bits to fixed places ([`BitRuns`]), dividing by a fixed channel count ([`Divisor`]),
-//! and visiting the set members of a bitset in round-robin order ([`RoundRobin`]).
+//! and visiting a [`BitSet`]'s members in round-robin order ([`RoundRobin`]).
 //!
 //! Every L2 lookup and DRAM request decodes its address (set index, channel, bank, row),
 //! so a memory-bound run does this millions of times; a loop over single bits or a
 //! hardware 64-bit division per access showed up in profiles. Both types give exactly
 //! the result of the plain formula; the tests hold them against it.
+
+use ir::analysis::bitset::BitSet;
 
 /// A fixed bit permutation: source bit `src[k]` goes to destination bit `dst[k]`, stored
 /// as runs of consecutive bits that move together, so a typical address field costs one
@@ -82,13 +84,6 @@ pub struct Divisor {
     limit: u64,
 }
 
-impl Default for Divisor {
-    /// Division by 1.
-    fn default() -> Self {
-        Self::new(1)
-    }
-}
-
 impl Divisor {
     /// A divisor of `d`; `d` must not be zero (configs are validated before this).
     pub fn new(d: u64) -> Self {
@@ -130,36 +125,9 @@ impl Divisor {
     }
 }
 
-/// Sets a bit of a bitset of `u64` words.
-pub fn set_bit(bits: &mut [u64], i: usize, on: bool) {
-    let (word, bit) = (i / 64, 1u64 << (i % 64));
-    if on {
-        bits[word] |= bit;
-    } else {
-        bits[word] &= !bit;
-    }
-}
-
-/// The first set bit of `bits` at or after `from` and before `to`.
-pub fn first_set(bits: &[u64], from: usize, to: usize) -> Option<usize> {
-    let mut word = from / 64;
-    let mut w = bits.get(word)? & (u64::MAX << (from % 64));
-    loop {
-        if w != 0 {
-            let i = word * 64 + w.trailing_zeros() as usize;
-            return (i < to).then_some(i);
-        }
-        word += 1;
-        if word * 64 >= to {
-            return None;
-        }
-        w = *bits.get(word)?;
-    }
-}
-
-/// The set bits among `0..n` in the order `start, start + 1, ..., n - 1, 0, ...,
-/// start - 1`: a round-robin scan that skips the unset members without reading them.
-/// Reads the bitset afresh at each step, so clearing bits already visited is allowed.
+/// The members of a [`BitSet`] over `0..n` in the order `start, start + 1, ..., n - 1,
+/// 0, ..., start - 1`: a round-robin scan that skips non-members a word at a time.
+/// Reads the set afresh at each step, so removing members already visited is allowed.
 pub struct RoundRobin {
     start: usize,
     n: usize,
@@ -183,11 +151,11 @@ impl RoundRobin {
         }
     }
 
-    /// The next set bit of `bits` in the scan.
-    pub fn next(&mut self, bits: &[u64]) -> Option<usize> {
+    /// The next member of `set` in the scan.
+    pub fn next(&mut self, set: &BitSet) -> Option<usize> {
         loop {
             let end = if self.wrapped { self.start } else { self.n };
-            if let Some(i) = first_set(bits, self.next, end) {
+            if let Some(i) = set.next_member(self.next).filter(|&i| i < end) {
                 self.next = i + 1;
                 return Some(i);
             }
@@ -257,36 +225,36 @@ mod tests {
     }
 
     #[test]
-    fn round_robin_visits_set_bits_from_the_start_and_wraps() {
-        let mut bits = vec![0u64; 2];
+    fn round_robin_visits_members_from_the_start_and_wraps() {
+        let mut set = BitSet::new_empty(72);
         for i in [1, 5, 63, 64, 70] {
-            set_bit(&mut bits, i, true);
+            set.insert(i);
         }
-        let scan = |start: usize, n: usize, bits: &[u64]| {
+        let scan = |start: usize, n: usize, set: &BitSet| {
             let mut rr = RoundRobin::new(start, n);
-            std::iter::from_fn(|| rr.next(bits)).collect::<Vec<_>>()
+            std::iter::from_fn(|| rr.next(set)).collect::<Vec<_>>()
         };
-        assert_eq!(scan(5, 72, &bits), vec![5, 63, 64, 70, 1]);
-        assert_eq!(scan(0, 72, &bits), vec![1, 5, 63, 64, 70]);
-        assert_eq!(scan(72, 72, &bits), vec![1, 5, 63, 64, 70]);
-        assert_eq!(scan(66, 68, &bits), vec![1, 5, 63, 64]);
+        assert_eq!(scan(5, 72, &set), vec![5, 63, 64, 70, 1]);
+        assert_eq!(scan(0, 72, &set), vec![1, 5, 63, 64, 70]);
+        assert_eq!(scan(72, 72, &set), vec![1, 5, 63, 64, 70]);
+        assert_eq!(scan(66, 68, &set), vec![1, 5, 63, 64]);
         // Against the modulo formulation on pseudo-random sets.
         let mut x = 5u64;
         for _ in 0..200 {
             let n = (lcg(&mut x) % 130) as usize + 1;
-            let mut bits = vec![0u64; n.div_ceil(64)];
+            let mut set = BitSet::new_empty(n);
             for i in 0..n {
-                set_bit(&mut bits, i, lcg(&mut x).is_multiple_of(3));
+                if lcg(&mut x).is_multiple_of(3) {
+                    set.insert(i);
+                }
             }
             let start = (lcg(&mut x) % (n as u64 + 1)) as usize;
             let want: Vec<usize> = (0..n)
                 .map(|j| (start + j) % n)
-                .filter(|&i| bits[i / 64] >> (i % 64) & 1 == 1)
+                .filter(|&i| set.contains(i))
                 .collect();
-            assert_eq!(scan(start, n, &bits), want, "n {n} start {start}");
+            assert_eq!(scan(start, n, &set), want, "n {n} start {start}");
         }
-        set_bit(&mut bits, 5, false);
-        assert_eq!(first_set(&bits, 2, 72), Some(63));
     }
 
     #[test]

@@ -117,9 +117,8 @@ struct Spacing {
     t_wr: MemCycles,
     t_rtp: MemCycles,
     bank_groups: usize,
-    atom: u64,
-    /// Division by `atom` (when non-zero).
-    per_atom: Divisor,
+    /// The atom in bytes (`None`: bursts are not rounded).
+    atom: Option<Divisor>,
 }
 
 /// One channel's controller, banks and bus.
@@ -172,8 +171,7 @@ impl<T: Copy> DramChannel<T> {
                 t_wr: cfg.t_wr,
                 t_rtp: cfg.t_rtp,
                 bank_groups: cfg.bank_groups.max(1) as usize,
-                atom: u64::from(cfg.atom_bytes),
-                per_atom: Divisor::new(u64::from(cfg.atom_bytes)),
+                atom: (cfg.atom_bytes > 0).then(|| Divisor::new(u64::from(cfg.atom_bytes))),
             },
             banks: vec![Bank::default(); cfg.banks as usize],
             last_column: None,
@@ -327,10 +325,9 @@ impl<T: Copy> DramChannel<T> {
             column = column.max(self.write_data_end + sp.t_wtr);
         }
         self.last_column = Some((column, group));
-        let bytes = if sp.atom > 0 {
-            sp.per_atom.div_ceil(u64::from(req.bytes)) * sp.atom
-        } else {
-            u64::from(req.bytes)
+        let bytes = match sp.atom {
+            Some(a) => a.div_ceil(u64::from(req.bytes)) * a.divisor(),
+            None => u64::from(req.bytes),
         };
         let data_delay = if req.is_write { sp.t_wl } else { self.t_cl };
         let burst = self.bus.reserve(column + data_delay, bytes);

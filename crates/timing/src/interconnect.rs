@@ -32,9 +32,8 @@ pub struct InterconnectStats {
 #[derive(Clone, Debug)]
 pub struct Interconnect {
     latency: Cycles,
-    /// Flit size in bytes (0: packets are not rounded to flits).
-    flit: u64,
-    per_flit: Divisor,
+    /// Flit size in bytes (`None`: packets are not rounded to flits).
+    flit: Option<Divisor>,
     sm_out: Vec<BandwidthPort<Core>>,
     slice_in: Vec<BandwidthPort<Core>>,
     slice_out: Vec<BandwidthPort<Core>>,
@@ -85,8 +84,7 @@ impl Interconnect {
         let b = cfg.bytes_per_cycle;
         Self {
             latency: cfg.latency,
-            flit: u64::from(cfg.flit_bytes),
-            per_flit: Divisor::new(u64::from(cfg.flit_bytes)),
+            flit: (cfg.flit_bytes > 0).then(|| Divisor::new(u64::from(cfg.flit_bytes))),
             sm_out: ports(sms, b),
             slice_in: ports(slices, b),
             slice_out: ports(slices, b),
@@ -103,10 +101,9 @@ impl Interconnect {
     /// Sends `bytes` from SM `sm` to slice `slice`, ready at `ready`; returns arrival.
     /// Bytes of port bandwidth a packet of `bytes` occupies (whole flits).
     fn on_wire(&self, bytes: u32) -> u32 {
-        if self.flit == 0 {
-            bytes
-        } else {
-            (self.per_flit.div_ceil(u64::from(bytes)) * self.flit) as u32
+        match &self.flit {
+            None => bytes,
+            Some(f) => (f.div_ceil(u64::from(bytes)) * f.divisor()) as u32,
         }
     }
 

@@ -12,8 +12,7 @@ use crate::time::{ClockDomain, Instant};
 /// A bandwidth-limited resource in clock domain `D`.
 #[derive(Clone, Debug)]
 pub struct BandwidthPort<D: ClockDomain> {
-    bytes_per_cycle: u64,
-    /// Division by `bytes_per_cycle` (every reservation converts slots to cycles).
+    /// Bytes per cycle, as a divisor: every reservation converts slots to cycles.
     per_cycle: Divisor,
     free_slot: u64,
     _domain: std::marker::PhantomData<D>,
@@ -31,17 +30,15 @@ pub struct Transfer<D: ClockDomain> {
 impl<D: ClockDomain> BandwidthPort<D> {
     /// An idle port moving `bytes_per_cycle` (at least 1) bytes per cycle.
     pub fn new(bytes_per_cycle: u32) -> Self {
-        let bytes_per_cycle = u64::from(bytes_per_cycle.max(1));
         Self {
-            bytes_per_cycle,
-            per_cycle: Divisor::new(bytes_per_cycle),
+            per_cycle: Divisor::new(u64::from(bytes_per_cycle.max(1))),
             free_slot: 0,
             _domain: Default::default(),
         }
     }
 
     fn slot(&self, t: Instant<D>) -> u64 {
-        t.get().saturating_mul(self.bytes_per_cycle)
+        t.get().saturating_mul(self.per_cycle.divisor())
     }
 
     /// The earliest slot at which a transfer ready at `ready` could start.

@@ -171,10 +171,10 @@ impl<D: ClockDomain> Serialize for Instant<D> {
 /// target clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClockRatio {
-    core_mhz: u64,
-    mem_mhz: u64,
-    by_core: Divisor,
-    by_mem: Divisor,
+    /// The two frequencies in lowest terms, as divisors (conversions divide by one and
+    /// multiply by the other).
+    core: Divisor,
+    mem: Divisor,
 }
 
 impl ClockRatio {
@@ -187,28 +187,25 @@ impl ClockRatio {
         );
         // In lowest terms, so that conversions of realistic times stay in 64 bits.
         let g = gcd(u64::from(core_mhz), u64::from(mem_mhz));
-        let (core_mhz, mem_mhz) = (u64::from(core_mhz) / g, u64::from(mem_mhz) / g);
         Self {
-            core_mhz,
-            mem_mhz,
-            by_core: Divisor::new(core_mhz),
-            by_mem: Divisor::new(mem_mhz),
+            core: Divisor::new(u64::from(core_mhz) / g),
+            mem: Divisor::new(u64::from(mem_mhz) / g),
         }
     }
 
     /// The first DRAM clock edge at or after core cycle `c`.
     pub fn to_mem(self, c: Cycle) -> MemCycle {
-        MemCycle::new(mul_div_ceil(c.get(), self.mem_mhz, &self.by_core))
+        MemCycle::new(mul_div_ceil(c.get(), self.mem.divisor(), &self.core))
     }
 
     /// The first core clock edge at or after DRAM cycle `m`.
     pub fn to_core(self, m: MemCycle) -> Cycle {
-        Cycle::new(mul_div_ceil(m.get(), self.core_mhz, &self.by_mem))
+        Cycle::new(mul_div_ceil(m.get(), self.core.divisor(), &self.mem))
     }
 
     /// A DRAM-clock duration expressed in core cycles, rounded up.
     pub fn duration_to_core(self, d: MemCycles) -> Cycles {
-        Cycles::new(mul_div_ceil(d.get(), self.core_mhz, &self.by_mem))
+        Cycles::new(mul_div_ceil(d.get(), self.core.divisor(), &self.mem))
     }
 }
 

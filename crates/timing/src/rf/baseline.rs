@@ -34,7 +34,7 @@
 //! arbitrated with the MRF's banks ([`Baseline::add_upper_banks`]) and a cap on MRF reads
 //! per cycle ([`Baseline::limit_mrf_reads_per_cycle`]).
 
-use crate::bits::{set_bit, RoundRobin};
+use crate::bits::RoundRobin;
 use crate::config::{CollectorKind, GpuConfig, PortSharing, UnitKind};
 use crate::kernel_info::{RegFileKind, RegOperand};
 use crate::rf::{
@@ -42,6 +42,7 @@ use crate::rf::{
     RfStall, RfStats, WarpLaunch, WarpSlot, WriteRequest,
 };
 use crate::time::{Cycle, Cycles};
+use ir::analysis::bitset::BitSet;
 
 /// Registers one instruction reads or writes at most (four 128-bit operands).
 pub(crate) const MAX_REGS: usize = 20;
@@ -156,7 +157,7 @@ pub struct Baseline {
     background_writes: usize,
     busy: usize,
     /// Bit `i` set: collector `i` is busy (the arbiter visits only these).
-    busy_collectors: Vec<u64>,
+    busy_collectors: BitSet,
     last_integrated: Cycle,
     stats: RfStats,
     operands_collected: u64,
@@ -209,7 +210,7 @@ impl Baseline {
                 collector_units: collectors.len() as u64,
                 ..RfStats::default()
             },
-            busy_collectors: vec![0; collectors.len().div_ceil(64)],
+            busy_collectors: BitSet::new_empty(collectors.len()),
             collectors,
             writes: Vec::with_capacity(64),
             side_reads: Vec::with_capacity(16),
@@ -519,7 +520,7 @@ impl Baseline {
         let n = banks.len().min(MAX_REGS);
         let c = &mut self.collectors[idx];
         c.busy = true;
-        set_bit(&mut self.busy_collectors, idx, true);
+        self.busy_collectors.insert(idx);
         c.token = token;
         c.unit = unit;
         c.banks[..n].copy_from_slice(&banks[..n]);
@@ -744,7 +745,7 @@ impl RegisterFile for Baseline {
                 };
                 if c.dispatch.try_dispatch(d) {
                     self.collectors[idx].busy = false;
-                    set_bit(&mut self.busy_collectors, idx, false);
+                    self.busy_collectors.remove(idx);
                     self.busy -= 1;
                 }
             }

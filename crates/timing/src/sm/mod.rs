@@ -55,6 +55,7 @@ pub mod scheduler;
 pub mod scoreboard;
 
 use crate::bits;
+use ir::analysis::bitset::BitSet;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -372,7 +373,7 @@ pub(crate) struct Sm {
     /// instruction buffer, no fetch pending). Kept by [`Sm::sync_fetchable`] after every
     /// change of those fields, so the fetch stage finds its warp without reading every
     /// warp slot each cycle.
-    fetchable: Vec<u64>,
+    fetchable: BitSet,
     writes_done: Vec<InstToken>,
     coalescer: Coalescer,
     resident_ctas: u32,
@@ -436,7 +437,7 @@ impl Sm {
             ldst_retry: Cycle::ZERO,
             fetch_rr: 0,
             fetch_retry: Cycle::ZERO,
-            fetchable: vec![0; (sm.max_warps as usize).div_ceil(64)],
+            fetchable: BitSet::new_empty(sm.max_warps as usize),
             writes_done: Vec::with_capacity(64),
             coalescer: Coalescer::new(cfg.l1d.line_bytes, cfg.l1d.sector_bytes),
             resident_ctas: 0,
@@ -1131,15 +1132,17 @@ impl Sm {
 
     /// Recomputes warp slot `w`'s bit of `fetchable`.
     fn sync_fetchable(&mut self, w: usize) {
-        let wants = self.warps[w].wants_fetch();
-        bits::set_bit(&mut self.fetchable, w, wants);
+        if self.warps[w].wants_fetch() {
+            self.fetchable.insert(w);
+        } else {
+            self.fetchable.remove(w);
+        }
     }
 
     /// Fetch: one warp with an empty buffer reads its next instructions. Returns progress.
     fn fetch_stage(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
         let n = self.warps.len();
-        debug_assert!((0..n)
-            .all(|w| self.warps[w].wants_fetch() == (self.fetchable[w / 64] >> (w % 64) & 1 == 1)));
+        debug_assert!((0..n).all(|w| self.warps[w].wants_fetch() == self.fetchable.contains(w)));
         // Round robin from `fetch_rr`: the first warp wanting a fetch tries.
         if let Some(w) = bits::RoundRobin::new(self.fetch_rr, n).next(&self.fetchable) {
             let warp = &self.warps[w];
