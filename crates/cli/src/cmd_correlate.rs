@@ -1,7 +1,7 @@
 //! `regsim correlate --reference DIR [--svg FILE] [--json] [--markdown] STATS.json...`:
 //! regsim's per-kernel cycles and L1D/L2 access and miss counts (counted as GPGPU-Sim
 //! counts them; see `correlate::input`) against a reference simulator's runs
-//! of the same programs (the GPGPU-Sim runs in `../shared/reference/gpgpusim/<config>/`).
+//! of the same programs (the GPGPU-Sim runs in `reference/gpgpusim/<config>/`).
 //!
 //! The computation is the `correlate` library crate (shared with the report pages); this
 //! module reads the files, prints the table or the JSON and writes the SVG.

@@ -38,6 +38,36 @@ fn reduction_stats(flags: &[&str], file: &str) -> (PathBuf, serde_json::Value) {
     (stats, json)
 }
 
+/// `key` of every entry of `json["kernels"]`.
+fn per_kernel(json: &serde_json::Value, key: &str) -> Vec<u64> {
+    json["kernels"]
+        .as_array()
+        .expect("a kernels list")
+        .iter()
+        .map(|k| k[key].as_u64().expect("a count"))
+        .collect()
+}
+
+/// `regsim correlate --json --reference REFERENCE FLAGS... FILES...`: the exit status and
+/// the JSON printed (null when stdout is not JSON).
+fn correlate_json(
+    reference: &Path,
+    flags: &[&str],
+    files: &[&Path],
+) -> (Output, serde_json::Value) {
+    let mut args = vec![
+        "correlate",
+        "--json",
+        "--reference",
+        reference.to_str().unwrap(),
+    ];
+    args.extend(flags);
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    let out = regsim(&args);
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out, json)
+}
+
 /// A reference directory: `reduction` with cycles 4000 and 1000, cumulative L1D misses
 /// 2000 and 2003 and L2 misses 20 and 21 (accesses three and five times those);
 /// `atomics_cas` failed in the simulator.
@@ -82,12 +112,7 @@ fn counts(k: &serde_json::Value, level: &str, line_l1d: bool) -> (u64, u64) {
 fn correlate_prints_errors_summaries_failures_json_and_svg() {
     // GPGPU-Sim's GTX480 transcription: a line-allocating L1D.
     let (stats, json) = reduction_stats(&["--gpu", "gpgpusim-gtx480"], "reduction.json");
-    let cycles: Vec<u64> = json["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| k["cycles"].as_u64().unwrap())
-        .collect();
+    let cycles: Vec<u64> = per_kernel(&json, "cycles");
     assert_eq!(cycles.len(), 2);
     let reference = reference_dir();
     let svg = scratch("cycles.svg");
@@ -141,15 +166,8 @@ fn correlate_prints_errors_summaries_failures_json_and_svg() {
         cycles[0]
     )));
 
-    let out = regsim(&[
-        "correlate",
-        "--json",
-        "--reference",
-        reference.to_str().unwrap(),
-        stats.to_str().unwrap(),
-    ]);
+    let (out, j) = correlate_json(&reference, &[], &[&stats]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON output");
     let k = &j["kernels"][1];
     assert_eq!(k["reference_cycles"], 1000);
     assert_eq!(k["regsim_cycles"], cycles[1]);
@@ -224,4 +242,26 @@ fn correlate_refuses_bad_inputs_by_name() {
         err.contains(&format!("{}: not a timing-mode run", functional.display())),
         "{err}"
     );
+}
+
+/// The GPGPU-Sim reference set committed in `reference/gpgpusim/` loads as a whole, and a
+/// fresh clone compares a real run against it: `reduction`'s two launches on GPGPU-Sim's
+/// GTX480 transcription, with the reference's cycles.
+#[test]
+fn the_committed_reference_set_compares_a_real_run() {
+    let (stats, _) = reduction_stats(&["--gpu", "gpgpusim-gtx480"], "reduction-ref.json");
+    let reference = repo_root().join("reference/gpgpusim/SM2_GTX480");
+    let (out, j) = correlate_json(&reference, &[], &[&stats]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(j["reference_configs"], serde_json::json!(["SM2_GTX480"]));
+    // Every one of the nineteen programs is listed, reduction compared on both launches.
+    assert_eq!(j["programs"].as_array().unwrap().len(), 19, "{j}");
+    let reference_cycles: Vec<u64> = per_kernel(&j, "reference_cycles");
+    // reference/gpgpusim/SM2_GTX480/reduction.json: gpu_sim_cycle of its two launches.
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reference.join("reduction.json")).unwrap())
+            .unwrap();
+    let expected: Vec<u64> = per_kernel(&file, "gpu_sim_cycle");
+    assert_eq!(expected.len(), 2);
+    assert_eq!(reference_cycles, expected);
 }

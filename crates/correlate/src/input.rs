@@ -2,7 +2,7 @@
 //! statistics files.
 //!
 //! A reference file (`<config>/<program>.json`, the format of
-//! `../shared/reference/gpgpusim/README.md`) holds `program`, `config`, `simulator`,
+//! `reference/gpgpusim/README.md`) holds `program`, `config`, `simulator`,
 //! `exit_status`, `program_verdict`, `simulator_error` and `kernels`, one per launch in
 //! launch order, each with `kernel` (the mangled name), `gpu_sim_cycle` (that launch's
 //! cycles), `gpu_sim_insn` and `cumulative` counters summed since the program started

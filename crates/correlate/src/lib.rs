@@ -1,7 +1,7 @@
 //! Cycle, cache-access and miss-count correlation of regsim against a reference simulator.
 //!
 //! The data flow is one way: [`input`] reads the reference simulator's per-program JSON
-//! files (GPGPU-Sim's runs in `../shared/reference/gpgpusim/<config>/`) and regsim's
+//! files (GPGPU-Sim's runs in `reference/gpgpusim/<config>/`) and regsim's
 //! statistics files (`regsim run --stats`); [`compare::correlate`] matches kernels by
 //! program and launch order and computes per-kernel errors and the summary figures
 //! ([`metrics`]: mean absolute percentage error, Pearson correlation); [`table`] renders
