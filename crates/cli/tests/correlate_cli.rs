@@ -265,3 +265,136 @@ fn the_committed_reference_set_compares_a_real_run() {
     assert_eq!(expected.len(), 2);
     assert_eq!(reference_cycles, expected);
 }
+
+/// A reference set of programs that print their own verdicts, as PolyBench-style programs
+/// do, with counters written as floats and an L2 that never misses (the data copied into
+/// it), and a second run of the program with arguments; regsim's statistics are a real
+/// `reduction` run, the same file with those arguments, and a stray JSON file.
+#[test]
+fn correlate_compares_self_checking_programs_and_runs_with_arguments() {
+    let (stats, json) = reduction_stats(&["--gpu", "gpgpusim-gtx480"], "selfcheck-stats.json");
+    let cycles = per_kernel(&json, "cycles");
+    let dir = scratch("selfcheck-reference");
+    std::fs::create_dir_all(&dir).unwrap();
+    let verdict = "Non-Matching CPU-GPU Outputs Beyond Error Threshold of 0.05 Percent: 0";
+    let launch = |cycles: u64, l1d: f64| {
+        serde_json::json!({
+            "kernel": "_Z10reduce_sumPKfPfi", "gpu_sim_cycle": cycles,
+            "cumulative": {"L1D_total_cache_misses": l1d, "L1D_total_cache_accesses": 3.0 * l1d,
+                           "L2_total_cache_misses": 0, "L2_total_cache_accesses": 4.0 * l1d}
+        })
+    };
+    let reference = |args: &[&str], first: u64| {
+        serde_json::json!({
+            "exit_status": 0, "program_verdict": verdict, "simulator_error": null,
+            "program": "reduction", "args": args, "config": "SELF_CHECK",
+            "simulator": "a test reference",
+            "kernels": [launch(first, 2000.0), launch(1000, 2.003e3)],
+        })
+    };
+    std::fs::write(dir.join("reduction.json"), reference(&[], 4000).to_string()).unwrap();
+    std::fs::write(
+        dir.join("reduction-alt.json"),
+        reference(&["--alt", "7"], 8000).to_string(),
+    )
+    .unwrap();
+    let mut alt = json.clone();
+    alt["program"]["args"] = serde_json::json!(["--alt", "7"]);
+    let alt_stats = scratch("selfcheck-alt.json");
+    std::fs::write(&alt_stats, alt.to_string()).unwrap();
+    let stray = scratch("selfcheck-summary.json");
+    std::fs::write(&stray, r#"{"rows": 3}"#).unwrap();
+
+    // Default rule: every completed run is compared, whatever its program printed.
+    let files = [stats.as_path(), stray.as_path(), alt_stats.as_path()];
+    let (out, j) = correlate_json(&dir, &[], &files);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "warning: {}: skipped: not a regsim statistics file",
+            stray.display()
+        )),
+        "{err}"
+    );
+    let compared: Vec<(String, u64, u64)> = j["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            let args: Vec<&str> = k["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap())
+                .collect();
+            (
+                args.join(" "),
+                k["reference_cycles"].as_u64().unwrap(),
+                k["regsim_cycles"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        compared,
+        [
+            (String::new(), 4000, cycles[0]),
+            (String::new(), 1000, cycles[1]),
+            ("--alt 7".to_string(), 8000, cycles[0]),
+            ("--alt 7".to_string(), 1000, cycles[1]),
+        ]
+    );
+    // Float counters are counts; an L2 with no miss is a counter the reference has.
+    assert_eq!(j["kernels"][1]["reference_l1d_misses"], 3);
+    assert_eq!(j["kernels"][1]["reference_l2_accesses"], 12);
+    let l2_misses = &j["summaries"][4];
+    assert_eq!(l2_misses["metric"], "l2_misses");
+    assert_eq!(l2_misses["kernels"], 4);
+    assert_eq!(l2_misses["mape_percent"], serde_json::Value::Null);
+    let out = regsim(&[
+        "correlate",
+        "--reference",
+        dir.to_str().unwrap(),
+        stats.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("L2 misses: 2 kernels, MAPE undefined (every reference value is 0)"),
+        "{text}"
+    );
+    assert!(text.contains("reduction --alt 7"), "{text}");
+
+    // A regular expression on the verdict line.
+    let (out, j) = correlate_json(&dir, &["--verdict", "Percent: 0$"], &files);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(j["kernels"].as_array().unwrap().len(), 4);
+
+    // Only PASS verdicts: nothing is compared, and the exit status and message say so.
+    let (out, j) = correlate_json(&dir, &["--verdict", "pass"], &files);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(j["kernels"], serde_json::json!([]));
+    assert_eq!(j["programs"][0]["status"], "verdict_rejected");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "error: no kernel compared: 2 reference runs whose verdict the --verdict rule \
+             rejects (--verdict any compares every completed run)"
+        ),
+        "{err}"
+    );
+
+    let out = regsim(&[
+        "correlate",
+        "--verdict",
+        "Percent: (",
+        "--reference",
+        dir.to_str().unwrap(),
+        stats.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`Percent: (` is neither `any`, `pass` nor a regular expression"),
+        "{err}"
+    );
+}

@@ -1,14 +1,16 @@
 //! Matching regsim's kernels to the reference's, by program name and launch order, and the
 //! per-kernel errors and summary figures of the matched kernels.
 //!
-//! A program is compared only when both sides ran it to a PASS with the same launches (the
-//! same count and mangled names, in order) and regsim ran it with the reference's
-//! arguments (none). Every other program is listed with the reason it was not compared,
-//! never dropped.
+//! A run is identified by its program and arguments on both sides. It is compared only
+//! when the reference run completed (by the [`crate::input::VerdictRule`] it was loaded
+//! with), regsim's run exited 0, and both have the same launches (the same count and
+//! mangled names, in order). Every other run is listed with the reason it was not
+//! compared, never dropped; a comparison of no kernel at all says why
+//! ([`Correlation::why_nothing_compared`]).
 
 use serde::Serialize;
 
-use crate::input::{ReferenceOutcome, ReferenceProgram, RegsimProgram};
+use crate::input::{program_label, ReferenceOutcome, ReferenceProgram, RegsimProgram};
 use crate::metrics;
 use crate::svg::{Scatter, ScatterPoint};
 
@@ -48,6 +50,8 @@ impl Metric {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KernelRow {
     pub program: String,
+    /// The program's arguments (the same on both sides).
+    pub args: Vec<String>,
     /// Launch number within the program, from 1.
     pub launch: usize,
     /// Demangled name as regsim reports it.
@@ -89,6 +93,11 @@ impl KernelRow {
         }
     }
 
+    /// The program and its arguments, as tables name the run.
+    pub fn program_label(&self) -> String {
+        program_label(&self.program, &self.args)
+    }
+
     /// The name without its return type and parameter list (`transpose_tiled<1>` for
     /// `void transpose_tiled<1>(float const*, ...)`), for narrow tables.
     pub fn short_name(&self) -> &str {
@@ -121,6 +130,9 @@ pub enum ProgramStatus {
     Compared { kernels: usize },
     /// The reference simulator failed on it.
     ReferenceFailed { reason: String },
+    /// The reference run completed, but its program's verdict does not satisfy the
+    /// verdict rule (`--verdict`).
+    VerdictRejected { reason: String },
     /// The program did not exit 0 under regsim (`exit 1`, `signal 11`).
     RegsimFailed { exit: String },
     /// Both ran, but not comparably (arguments, launch count or kernel names differ).
@@ -135,6 +147,7 @@ pub enum ProgramStatus {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ProgramRow {
     pub program: String,
+    pub args: Vec<String>,
     #[serde(flatten)]
     pub status: ProgramStatus,
     /// Sums over the launches (when that side has any).
@@ -148,8 +161,11 @@ pub struct Summary {
     pub metric: Metric,
     /// Kernels with the metric on both sides.
     pub kernels: usize,
-    /// Mean absolute percentage error over those with a nonzero reference.
-    pub mape_percent: f64,
+    /// Of those, the kernels with a nonzero reference value (the MAPE's).
+    pub nonzero_reference_kernels: usize,
+    /// Mean absolute percentage error over those with a nonzero reference; `None` when
+    /// every reference value is zero (the counter is there, the relative error is not).
+    pub mape_percent: Option<f64>,
     /// Pearson's r of the raw values; `None` when undefined.
     pub pearson: Option<f64>,
 }
@@ -172,6 +188,51 @@ pub struct Correlation {
 }
 
 impl Correlation {
+    /// When no kernel was compared, why: how many runs ended in each reason, with a hint
+    /// where a flag would change it. `None` when some kernel was compared.
+    pub fn why_nothing_compared(&self) -> Option<String> {
+        if !self.kernels.is_empty() {
+            return None;
+        }
+        if self.programs.is_empty() {
+            return Some("no kernel compared: no runs on either side".to_string());
+        }
+        let count =
+            |f: fn(&ProgramStatus) -> bool| self.programs.iter().filter(|p| f(&p.status)).count();
+        let causes = [
+            (
+                count(|s| matches!(s, ProgramStatus::VerdictRejected { .. })),
+                "reference runs whose verdict the --verdict rule rejects (--verdict any compares every completed run)",
+            ),
+            (
+                count(|s| matches!(s, ProgramStatus::ReferenceFailed { .. })),
+                "reference runs that failed",
+            ),
+            (
+                count(|s| matches!(s, ProgramStatus::RegsimFailed { .. })),
+                "regsim runs that failed",
+            ),
+            (
+                count(|s| matches!(s, ProgramStatus::Mismatch { .. })),
+                "runs not comparable (arguments, launches or kernel names differ)",
+            ),
+            (
+                count(|s| matches!(s, ProgramStatus::NoReference)),
+                "regsim runs with no reference run",
+            ),
+            (
+                count(|s| matches!(s, ProgramStatus::NotRun)),
+                "reference runs with no regsim statistics given",
+            ),
+        ];
+        let parts: Vec<String> = causes
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
+        Some(format!("no kernel compared: {}", parts.join("; ")))
+    }
+
     /// The summary of `metric`, if any kernel has it on both sides.
     pub fn summary(&self, metric: Metric) -> Option<&Summary> {
         self.summaries.iter().find(|s| s.metric == metric)
@@ -187,7 +248,7 @@ impl Correlation {
                 k.pair(metric).map(|(r, v)| ScatterPoint {
                     x: r as f64,
                     y: v as f64,
-                    label: format!("{} #{} {}", k.program, k.launch, k.short_name()),
+                    label: format!("{} #{} {}", k.program_label(), k.launch, k.short_name()),
                 })
             })
             .collect();
@@ -198,7 +259,10 @@ impl Correlation {
         };
         let mut caption = format!("{} kernels", self.kernels.len());
         if let Some(s) = self.summary(metric) {
-            caption = format!("{} kernels, MAPE {:.1}%", s.kernels, s.mape_percent);
+            caption = format!("{} kernels", s.kernels);
+            if let Some(mape) = s.mape_percent {
+                caption.push_str(&format!(", MAPE {mape:.1}%"));
+            }
             if let Some(r) = s.pearson {
                 caption.push_str(&format!(", Pearson r {r:.3}"));
             }
@@ -225,55 +289,81 @@ fn sorted_unique(mut v: Vec<String>) -> Vec<String> {
     v
 }
 
-/// Matches `runs` to `references` by program name and launch order. A program with more
-/// than one regsim run is compared on the first and the others are listed as mismatches.
+/// `with arguments `a b`` or `without arguments`.
+fn arguments_text(args: &[String]) -> String {
+    if args.is_empty() {
+        "without arguments".to_string()
+    } else {
+        format!("with arguments `{}`", args.join(" "))
+    }
+}
+
+/// Matches `runs` to `references` by program name and arguments, then kernels by launch
+/// order. A run with more than one regsim statistics file is compared on the first and
+/// the others are listed as mismatches.
 pub fn correlate(references: &[ReferenceProgram], runs: &[RegsimProgram]) -> Correlation {
-    let mut names: Vec<&str> = references
+    let mut keys: Vec<(&str, &[String])> = references
         .iter()
-        .map(|r| r.program.as_str())
-        .chain(runs.iter().map(|r| r.program.as_str()))
+        .map(|r| (r.program.as_str(), r.args.as_slice()))
+        .chain(runs.iter().map(|r| (r.program.as_str(), r.args.as_slice())))
         .collect();
-    names.sort_unstable();
-    names.dedup();
+    keys.sort_unstable();
+    keys.dedup();
 
     let mut programs = Vec::new();
     let mut kernels = Vec::new();
-    for name in names {
-        let reference = references.iter().find(|r| r.program == name);
-        let mut matching = runs.iter().filter(|r| r.program == name);
+    for (name, args) in keys {
+        let reference = references
+            .iter()
+            .find(|r| r.program == name && r.args == args);
+        let mut matching = runs.iter().filter(|r| r.program == name && r.args == args);
         let run = matching.next();
         let reference_cycles = reference.and_then(|r| {
             (!r.kernels.is_empty()).then(|| r.kernels.iter().map(|k| k.cycles).sum())
         });
         let regsim_cycles = run.map(|r| r.kernels.iter().map(|k| k.cycles).sum());
         let status = match (reference, run) {
-            (None, _) => ProgramStatus::NoReference,
-            (Some(r), None) => match &r.outcome {
-                ReferenceOutcome::Failed { reason } => ProgramStatus::ReferenceFailed {
-                    reason: reason.clone(),
-                },
-                ReferenceOutcome::Completed => ProgramStatus::NotRun,
+            (None, _) => {
+                let others: Vec<String> = references
+                    .iter()
+                    .filter(|r| r.program == name)
+                    .map(|r| arguments_text(&r.args))
+                    .collect();
+                if others.is_empty() {
+                    ProgramStatus::NoReference
+                } else {
+                    ProgramStatus::Mismatch {
+                        reason: format!(
+                            "regsim ran it {}; the reference ran it {}",
+                            arguments_text(args),
+                            others.join(" and ")
+                        ),
+                    }
+                }
+            }
+            (Some(r), None) => match reference_status(r) {
+                Some(status) => status,
+                None => ProgramStatus::NotRun,
             },
             (Some(reference), Some(run)) => compare_program(reference, run, &mut kernels),
         };
-        programs.push(ProgramRow {
+        let row = |status, reference_cycles, regsim_cycles| ProgramRow {
             program: name.to_string(),
+            args: args.to_vec(),
             status,
             reference_cycles,
             regsim_cycles,
-        });
+        };
+        programs.push(row(status, reference_cycles, regsim_cycles));
         for extra in matching {
-            programs.push(ProgramRow {
-                program: name.to_string(),
-                status: ProgramStatus::Mismatch {
-                    reason: format!(
-                        "a second statistics file for this program ({}); only the first is compared",
-                        extra.file.display()
-                    ),
-                },
-                reference_cycles: None,
-                regsim_cycles: Some(extra.kernels.iter().map(|k| k.cycles).sum()),
-            });
+            let status = ProgramStatus::Mismatch {
+                reason: format!(
+                    "a second statistics file for this run ({}); only the first is compared",
+                    extra.file.display()
+                ),
+            };
+            let cycles = extra.kernels.iter().map(|k| k.cycles).sum();
+            programs.push(row(status, None, Some(cycles)));
         }
     }
 
@@ -285,11 +375,11 @@ pub fn correlate(references: &[ReferenceProgram], runs: &[RegsimProgram]) -> Cor
                 .filter_map(|k: &KernelRow| k.pair(metric))
                 .map(|(r, v)| (r as f64, v as f64))
                 .collect();
-            let mape = metrics::mape(&pairs)?;
-            Some(Summary {
+            (!pairs.is_empty()).then(|| Summary {
                 metric,
                 kernels: pairs.len(),
-                mape_percent: mape,
+                nonzero_reference_kernels: pairs.iter().filter(|p| p.0 != 0.0).count(),
+                mape_percent: metrics::mape(&pairs),
                 pearson: metrics::pearson(&pairs),
             })
         })
@@ -307,27 +397,31 @@ pub fn correlate(references: &[ReferenceProgram], runs: &[RegsimProgram]) -> Cor
     }
 }
 
+/// The status of a run whose reference is not a reference of anything; `None` when the
+/// reference run completed.
+fn reference_status(reference: &ReferenceProgram) -> Option<ProgramStatus> {
+    match &reference.outcome {
+        ReferenceOutcome::Completed => None,
+        ReferenceOutcome::Failed { reason } => Some(ProgramStatus::ReferenceFailed {
+            reason: reason.clone(),
+        }),
+        ReferenceOutcome::VerdictRejected { reason } => Some(ProgramStatus::VerdictRejected {
+            reason: reason.clone(),
+        }),
+    }
+}
+
 fn compare_program(
     reference: &ReferenceProgram,
     run: &RegsimProgram,
     rows: &mut Vec<KernelRow>,
 ) -> ProgramStatus {
-    if let ReferenceOutcome::Failed { reason } = &reference.outcome {
-        return ProgramStatus::ReferenceFailed {
-            reason: reason.clone(),
-        };
+    if let Some(status) = reference_status(reference) {
+        return status;
     }
     if !run.passed() {
         return ProgramStatus::RegsimFailed {
             exit: run.status.clone(),
-        };
-    }
-    if !run.args.is_empty() {
-        return ProgramStatus::Mismatch {
-            reason: format!(
-                "regsim ran it with arguments `{}`; the reference ran it without",
-                run.args.join(" ")
-            ),
         };
     }
     if run.kernels.len() != reference.kernels.len() {
@@ -359,6 +453,7 @@ fn compare_program(
     for (i, (r, k)) in reference.kernels.iter().zip(&run.kernels).enumerate() {
         rows.push(KernelRow {
             program: reference.program.clone(),
+            args: reference.args.clone(),
             launch: i + 1,
             name: k.name.clone(),
             mangled: k.mangled.clone(),
@@ -396,6 +491,7 @@ pub(crate) mod tests {
     ) -> ReferenceProgram {
         ReferenceProgram {
             program: program.to_string(),
+            args: Vec::new(),
             config: "SM2_GTX480".to_string(),
             simulator: "GPGPU-Sim test".to_string(),
             outcome: ReferenceOutcome::Completed,
@@ -471,7 +567,7 @@ pub(crate) mod tests {
         );
         let cycles = c.summary(Metric::Cycles).unwrap();
         assert_eq!(cycles.kernels, 3);
-        assert!((cycles.mape_percent - 110.0 / 3.0).abs() < 1e-9);
+        assert!((cycles.mape_percent.unwrap() - 110.0 / 3.0).abs() < 1e-9);
         // x = 100, 200, 400; y = 110, 100, 600.
         let r = crate::metrics::pearson(&[(100.0, 110.0), (200.0, 100.0), (400.0, 600.0)]);
         assert_eq!(cycles.pearson, r);
@@ -479,7 +575,8 @@ pub(crate) mod tests {
         // of the MAPE, kept in the count of pairs).
         let l1d = c.summary(Metric::L1dMisses).unwrap();
         assert_eq!(l1d.kernels, 2);
-        assert!((l1d.mape_percent - 20.0).abs() < 1e-9);
+        assert!((l1d.mape_percent.unwrap() - 20.0).abs() < 1e-9);
+        assert_eq!((l1d.kernels, l1d.nonzero_reference_kernels), (2, 1));
         assert_eq!(c.kernels[1].l1d_misses_error_percent, None);
         assert_eq!(c.kernels[2].reference_l1d_misses, None);
         assert_eq!(
@@ -532,11 +629,16 @@ pub(crate) mod tests {
                 exit: "exit 1".to_string()
             }]
         );
+        // The reference's run without arguments is not run; regsim's with them has no
+        // reference run.
         assert_eq!(
             status_of(&c, "large"),
-            [&mismatch(
-                "regsim ran it with arguments `--large`; the reference ran it without"
-            )]
+            [
+                &ProgramStatus::NotRun,
+                &mismatch(
+                    "regsim ran it with arguments `--large`; the reference ran it without arguments"
+                )
+            ]
         );
         assert_eq!(
             status_of(&c, "renamed"),
@@ -558,6 +660,7 @@ pub(crate) mod tests {
                 "crash",
                 "fails_here",
                 "large",
+                "large",
                 "renamed",
                 "short",
                 "unreferenced",
@@ -576,6 +679,110 @@ pub(crate) mod tests {
                 reason: "exit 139".to_string()
             }]
         );
+    }
+
+    #[test]
+    fn runs_are_matched_by_program_and_arguments() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut small = reference("bfs", &[("k", 100, None)]);
+        small.args = args(&["graph.txt"]);
+        let mut large = reference("bfs", &[("k", 900, None)]);
+        large.args = args(&["--large", "graph.txt"]);
+        let mut run_large = run("bfs", &[("k", 1000, 0)]);
+        run_large.args = args(&["--large", "graph.txt"]);
+        let mut run_other = run("bfs", &[("k", 5, 0)]);
+        run_other.args = args(&["other.txt"]);
+        let c = correlate(&[small, large], &[run_large, run_other]);
+        let got: Vec<_> = c
+            .kernels
+            .iter()
+            .map(|k| (k.program_label(), k.reference_cycles, k.regsim_cycles))
+            .collect();
+        assert_eq!(got, [("bfs --large graph.txt".to_string(), 900, 1000)]);
+        let rows: Vec<(String, &ProgramStatus)> = c
+            .programs
+            .iter()
+            .map(|p| (program_label(&p.program, &p.args), &p.status))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (
+                    "bfs --large graph.txt".to_string(),
+                    &ProgramStatus::Compared { kernels: 1 }
+                ),
+                ("bfs graph.txt".to_string(), &ProgramStatus::NotRun),
+                (
+                    "bfs other.txt".to_string(),
+                    &ProgramStatus::Mismatch {
+                        reason: "regsim ran it with arguments `other.txt`; the reference ran it \
+                                 with arguments `graph.txt` and with arguments `--large graph.txt`"
+                            .to_string()
+                    }
+                ),
+            ]
+        );
+        assert_eq!(
+            c.scatter(Metric::Cycles).points[0].label,
+            "bfs --large graph.txt #1 k"
+        );
+    }
+
+    #[test]
+    fn a_correlation_of_no_kernel_says_why() {
+        let mut rejected = reference("polybench_atax", &[("k", 100, Some(5))]);
+        rejected.outcome = ReferenceOutcome::VerdictRejected {
+            reason: "verdict `Non-Matching ...: 0` does not satisfy --verdict pass".to_string(),
+        };
+        let mut failed = reference("crash", &[]);
+        failed.outcome = ReferenceOutcome::Failed {
+            reason: "exit 139".to_string(),
+        };
+        let c = correlate(
+            &[rejected, failed],
+            &[run("polybench_atax", &[("k", 90, 4)]), run("extra", &[])],
+        );
+        assert_eq!(
+            status_of(&c, "polybench_atax"),
+            [&ProgramStatus::VerdictRejected {
+                reason: "verdict `Non-Matching ...: 0` does not satisfy --verdict pass".to_string()
+            }]
+        );
+        assert_eq!(
+            c.why_nothing_compared().as_deref(),
+            Some(
+                "no kernel compared: 1 reference runs whose verdict the --verdict rule rejects \
+                 (--verdict any compares every completed run); 1 reference runs that failed; \
+                 1 regsim runs with no reference run"
+            )
+        );
+        let c = correlate(
+            &[reference("a", &[("k", 100, None)])],
+            &[run("a", &[("k", 90, 4)])],
+        );
+        assert_eq!(c.why_nothing_compared(), None);
+        assert_eq!(
+            correlate(&[], &[]).why_nothing_compared().as_deref(),
+            Some("no kernel compared: no runs on either side")
+        );
+    }
+
+    /// A counter the reference has but that is zero in every compared launch (an L2 that
+    /// never misses on a data set copied into it) is compared, with no MAPE.
+    #[test]
+    fn a_counter_that_is_zero_everywhere_is_still_compared() {
+        let refs = [reference(
+            "a",
+            &[("k1", 100, Some(0)), ("k2", 200, Some(0))],
+        )];
+        let runs = [run("a", &[("k1", 110, 3), ("k2", 100, 0)])];
+        let c = correlate(&refs, &runs);
+        let s = c
+            .summary(Metric::L1dMisses)
+            .expect("the reference has the counter");
+        assert_eq!((s.kernels, s.nonzero_reference_kernels), (2, 0));
+        assert_eq!(s.mape_percent, None);
+        assert!(c.summary(Metric::L2Misses).is_some());
     }
 
     #[test]

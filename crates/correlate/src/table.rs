@@ -87,7 +87,7 @@ pub fn kernel_table(c: &Correlation) -> Table {
         .iter()
         .map(|k| {
             let mut row = vec![
-                k.program.clone(),
+                k.program_label(),
                 k.launch.to_string(),
                 k.short_name().to_string(),
                 k.reference_cycles.to_string(),
@@ -132,6 +132,7 @@ pub fn status_text(status: &ProgramStatus) -> String {
             )
         }
         ProgramStatus::ReferenceFailed { reason } => format!("reference failed: {reason}"),
+        ProgramStatus::VerdictRejected { reason } => format!("reference not used: {reason}"),
         ProgramStatus::RegsimFailed { exit } => format!("regsim run failed: {exit}"),
         ProgramStatus::Mismatch { reason } => format!("not comparable: {reason}"),
         ProgramStatus::NoReference => "no reference file".to_string(),
@@ -147,7 +148,7 @@ pub fn uncompared_table(c: &Correlation) -> Table {
         .filter(|p| !matches!(p.status, ProgramStatus::Compared { .. }))
         .map(|p| {
             vec![
-                p.program.clone(),
+                crate::input::program_label(&p.program, &p.args),
                 count(p.reference_cycles),
                 count(p.regsim_cycles),
                 status_text(&p.status),
@@ -164,7 +165,9 @@ pub fn uncompared_table(c: &Correlation) -> Table {
 }
 
 /// `cycles: 45 kernels, MAPE 71.6%, Pearson correlation 0.962`, one line per metric
-/// (accesses in the summary only; the kernel table has cycles and misses).
+/// (accesses in the summary only; the kernel table has cycles and misses). A metric the
+/// compared kernels' references lack says so; one whose reference values are all zero
+/// says that its MAPE is undefined.
 pub fn summary_lines(c: &Correlation) -> String {
     let mut out = String::new();
     for m in Metric::ALL {
@@ -173,15 +176,27 @@ pub fn summary_lines(c: &Correlation) -> String {
                 let r = s
                     .pearson
                     .map_or_else(|| "undefined".to_string(), |r| format!("{r:.3}"));
+                let mape = match s.mape_percent {
+                    None => "MAPE undefined (every reference value is 0)".to_string(),
+                    Some(e) if s.nonzero_reference_kernels < s.kernels => format!(
+                        "MAPE {e:.1}% (over the {} with a nonzero reference)",
+                        s.nonzero_reference_kernels
+                    ),
+                    Some(e) => format!("MAPE {e:.1}%"),
+                };
                 out.push_str(&format!(
-                    "{}: {} kernels, MAPE {:.1}%, Pearson correlation {r}\n",
+                    "{}: {} kernels, {mape}, Pearson correlation {r}\n",
                     m.label(),
                     s.kernels,
-                    s.mape_percent
                 ));
             }
-            None if m == Metric::Cycles => out.push_str("cycles: no kernels compared\n"),
-            None => out.push_str(&format!("{}: not in the reference\n", m.label())),
+            None if c.kernels.is_empty() => {
+                out.push_str(&format!("{}: no kernels compared\n", m.label()));
+            }
+            None => out.push_str(&format!(
+                "{}: not in the reference of any compared kernel\n",
+                m.label()
+            )),
         }
     }
     out
@@ -272,6 +287,42 @@ mod tests {
         let runs = [run("a", &[("k1", 110, 40)])];
         let c = correlate(&refs, &runs);
         assert_eq!(kernel_table(&c).header.len(), 6);
-        assert!(summary_lines(&c).contains("L1D misses: not in the reference\n"));
+        assert!(
+            summary_lines(&c).contains("L1D misses: not in the reference of any compared kernel\n")
+        );
+    }
+
+    #[test]
+    fn summaries_tell_zero_references_and_nothing_compared_apart_from_absent_counters() {
+        let refs = [reference(
+            "a",
+            &[("k1", 100, Some(0)), ("k2", 200, Some(10))],
+        )];
+        let runs = [run("a", &[("k1", 110, 3), ("k2", 100, 30)])];
+        let lines = summary_lines(&correlate(&refs, &runs));
+        assert!(
+            lines.contains(
+                "L1D misses: 2 kernels, MAPE 200.0% (over the 1 with a nonzero reference), \
+                 Pearson correlation 1.000\n"
+            ),
+            "{lines}"
+        );
+        let refs = [reference("a", &[("k1", 100, Some(0))])];
+        let lines = summary_lines(&correlate(&refs, &runs[..0]));
+        assert_eq!(
+            lines,
+            "cycles: no kernels compared\nL1D accesses: no kernels compared\n\
+             L1D misses: no kernels compared\nL2 accesses: no kernels compared\n\
+             L2 misses: no kernels compared\n"
+        );
+        let runs = [run("a", &[("k1", 110, 3)])];
+        let lines = summary_lines(&correlate(&refs, &runs));
+        assert!(
+            lines.contains(
+                "L1D misses: 1 kernels, MAPE undefined (every reference value is 0), \
+                 Pearson correlation undefined\n"
+            ),
+            "{lines}"
+        );
     }
 }

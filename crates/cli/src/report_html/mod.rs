@@ -623,13 +623,16 @@ fn fig_scatter(a: &Arrangement) -> Figure {
 /// SVG): per-kernel cycles of the baseline design's runs against a reference
 /// simulator's, from `reference` (one `<program>.json` per program).
 pub fn fig_correlation(points: &[Point], baseline: &str, reference: &Path) -> Result<Figure> {
-    let references = correlate::load_reference_dir(reference)?;
+    let references = correlate::load_reference_dir(reference, &Default::default())?;
+    for s in &references.skipped {
+        eprintln!("warning: {s}");
+    }
     let runs = points
         .iter()
         .filter(|p| p.design == baseline)
         .map(|p| correlate::input::RegsimProgram::from_json(&p.stats, Path::new(&p.workload)))
         .collect::<Result<Vec<_>, _>>()?;
-    let c = correlate::correlate(&references, &runs);
+    let c = correlate::correlate(&references.items, &runs);
     let scatter = c.scatter(correlate::Metric::Cycles);
     Ok(Figure {
         id: "correlation",
