@@ -7,8 +7,7 @@
 #
 # Builds the release binaries if needed (cargo decides, and shows its progress), runs each
 # workload (NAME... restricts the set) with the flags passed through to `regsim run`, and
-# writes under
-# results/<config>/ (gitignored; --out DIR overrides) for each workload:
+# writes under results/<config>/ (gitignored; --out DIR overrides) for each workload:
 #   <name>.json   the statistics (`regsim run --stats`)
 #   <name>.out    the program's stdout; <name>.err  its stderr (one line per kernel)
 # <config> is the config's name, then -<design> for --rf, -large, and each --set.
