@@ -14,7 +14,7 @@
 #   fair     --rf cerf, register_file.cerf.policy = "lru-fair"
 #   prio     --rf cerf, register_file.cerf.policy = "lru-prioritized"
 # and prints (1) Figure 7: CPI normalized to base per workload, with l1d64 and iso, and
-# the class (cache-sensitive when l1d64's IPC is >= 10% above base's, the README's rule);
+# the class (cache-sensitive when l1d64's IPC is >= 10% above base's, scripts/cache-sensitivity.sh's rule);
 # (2) the averages (geometric mean of the CPI ratios) per class beside the paper's, against
 # base and against iso; (3) spills per kilo-instruction and array hit rates; (4) on-chip
 # dynamic energy from Table III.

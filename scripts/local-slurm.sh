@@ -2,7 +2,7 @@
 # A one-node Slurm cluster on this machine, for testing `regsim sweep --slurm`:
 #
 #   scripts/local-slurm.sh         install, configure and start; exit 0 once the node is idle
-#   scripts/local-slurm.sh stop    stop the daemons this script started (by their pid files)
+#   scripts/local-slurm.sh stop    stop the daemons this script started, and wait for them
 #
 # Installs Debian's slurm-wlm and munge with apt-get if they are missing (needs root),
 # writes a one-node /etc/slurm/slurm.conf for this host (its CPUs and memory as
@@ -10,6 +10,11 @@
 # slurmd. Idempotent: daemons already answering are left alone, and a slurm.conf this
 # script did not write is never replaced. Exit status 3 (with the reason on stderr) means
 # Slurm cannot run here: not root, no package, or a daemon that does not come up.
+#
+# Each daemon it starts is listed (by its pid file) in $LOCAL_SLURM_STARTED (default
+# /run/regsim-local-slurm.started); `stop` stops exactly those, so daemons that were
+# already running before are left running. scripts/test.sh points the variable at a file
+# of its own and stops what it started when it exits.
 set -euo pipefail
 
 conf_dir=/etc/slurm
@@ -19,25 +24,42 @@ log_dir=/var/log/slurm
 ctld_pid=/run/slurmctld.pid
 slurmd_pid=/run/slurmd.pid
 munge_pid=/run/munge/munged.pid
+started=${LOCAL_SLURM_STARTED:-/run/regsim-local-slurm.started}
 
 cannot() { echo "local-slurm: cannot start Slurm here: $*" >&2; exit 3; }
 say() { echo "local-slurm: $*" >&2; }
 
+# Stops the daemon of a pid file and waits (up to 10 s) until it has exited.
 stop_pidfile() {
     local file=$1
-    if [ -f "$file" ]; then
-        local pid
-        pid=$(cat "$file")
-        if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-            kill "$pid" && say "stopped pid $pid ($file)"
+    [ -f "$file" ] || return 0
+    local pid
+    pid=$(cat "$file")
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+        kill "$pid" || return 0
+        for _ in $(seq 100); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            say "pid $pid ($file) still running 10 s after SIGTERM"
+        else
+            say "stopped pid $pid ($file)"
         fi
     fi
 }
 
+# Notes that this script started the daemon of pid file $1.
+record_start() { echo "$1" >>"$started"; }
+
 if [ "${1:-}" = stop ]; then
-    stop_pidfile "$slurmd_pid"
-    stop_pidfile "$ctld_pid"
-    stop_pidfile "$munge_pid"
+    if [ ! -s "$started" ]; then
+        say "no daemon started by this script is listed in $started; nothing to stop"
+        exit 0
+    fi
+    # The last started first: slurmd, slurmctld, then munged.
+    tac "$started" | while read -r file; do stop_pidfile "$file"; done
+    rm -f "$started"
     exit 0
 fi
 
@@ -71,6 +93,7 @@ chown munge:munge /run/munge /var/lib/munge /var/log/munge
 if ! munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then
     say "starting munged"
     runuser -u munge -- /usr/sbin/munged --force || cannot "munged did not start"
+    record_start "$munge_pid"
     for _ in $(seq 50); do
         munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break
         sleep 0.1
@@ -127,10 +150,12 @@ running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 if ! running "$ctld_pid"; then
     say "starting slurmctld"
     slurmctld || cannot "slurmctld did not start (see $log_dir/slurmctld.log)"
+    record_start "$ctld_pid"
 fi
 if ! running "$slurmd_pid"; then
     say "starting slurmd"
     slurmd || cannot "slurmd did not start (see $log_dir/slurmd.log)"
+    record_start "$slurmd_pid"
 fi
 
 # Wait for the node to be usable.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the README's table of registers per thread: regsim's allocator next to ptxas -v.
+"""Prints the table of registers per thread: regsim's allocator next to ptxas -v.
 
 Runs `regsim compile --emit regalloc --json` on every committed nvcc and clang workload PTX
 file and joins the result with workloads/ptxas-registers.tsv (written by

@@ -5,9 +5,9 @@
 #   scripts/run-workloads.sh [--gpu NAME|PATH] [--rf baseline|ideal] [--set KEY=VALUE]...
 #                            [--large] [--functional] [--out DIR] [NAME...]
 #
-# Builds the release binaries if needed (cargo decides), runs each workload (NAME...
-# restricts the set) with the flags passed through to `regsim run`, and writes under
-# results/<config>/ (gitignored; --out DIR overrides) for each workload:
+# Builds the release binaries if needed (cargo decides, and shows its progress), runs each
+# workload (NAME... restricts the set) with the flags passed through to `regsim run`, and
+# writes under results/<config>/ (gitignored; --out DIR overrides) for each workload:
 #   <name>.json   the statistics (`regsim run --stats`)
 #   <name>.out    the program's stdout; <name>.err  its stderr (one line per kernel)
 # <config> is the config's name, then -<design> for --rf, -large, and each --set.
@@ -70,7 +70,10 @@ if [ "$large" = 1 ]; then
 fi
 out=${out:-results/$label}
 
-cargo build --release --quiet -p regsim -p cudart
+# cargo's own progress (each crate as it compiles): a first build takes minutes.
+echo "==> building the release binaries (cargo build --release -p regsim -p cudart)" >&2
+cargo build --release -p regsim -p cudart
+echo "==> running ${#names[@]} workloads on $label, statistics in $out/" >&2
 regsim=target/release/regsim
 mkdir -p "$out"
 

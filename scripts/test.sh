@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# The one test command (README "Run the tests"; .ci/run runs it too).
+# The one test command (README "The two commands"; .ci/run runs it too).
 # Runs formatting and lint checks, the reproducibility check of the workloads' PTX, a
-# bounded fuzz run of the PTX parser, and the whole test suite (last, so its summary is the
-# final line of the output).
+# bounded fuzz run of the PTX parser, and the whole test suite once (last, so its summary
+# is the final line of the output).
+#
+# What it installs where missing (root and apt-get needed for the Debian packages; each
+# step says why it skips otherwise): the CUDA 11.8 toolkit and clang-19
+# (scripts/install-cuda-toolkit.sh), cargo-fuzz (`cargo install`, scripts/fuzz.sh),
+# slurm-wlm and munge (scripts/local-slurm.sh), chromium (scripts/install-test-tools.sh).
+# What it starts: munged, slurmctld and slurmd, a one-node Slurm for the
+# `regsim sweep --slurm` tests; when it exits, however it exits, it stops the daemons it
+# started (and only those).
 #
 #   REGSIM_SKIP_TOOLKIT=1   skip installing/using the CUDA toolkit (PTX reproducibility check)
 #   REGSIM_FUZZ_SECONDS=N   length of the fuzz run (default 60; 0 skips it)
-#   REGSIM_SKIP_SLURM=1     skip starting a one-node Slurm and the `regsim sweep --slurm` test
+#   REGSIM_SKIP_SLURM=1     skip starting a one-node Slurm (the Slurm tests then skip)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,14 +42,19 @@ if [ "$fuzz_seconds" -gt 0 ] && [ -d fuzz ]; then
 fi
 
 if [ "${REGSIM_SKIP_SLURM:-0}" != 1 ]; then
-    step "regsim sweep through a one-node Slurm (scripts/local-slurm.sh)"
+    step "a one-node Slurm for the regsim sweep --slurm tests (scripts/local-slurm.sh)"
+    # The daemons this run starts are listed here, and stopped on exit.
+    LOCAL_SLURM_STARTED=$(mktemp)
+    export LOCAL_SLURM_STARTED
+    trap 'bash scripts/local-slurm.sh stop; rm -f "$LOCAL_SLURM_STARTED"' EXIT
     if bash scripts/local-slurm.sh; then
-        REGSIM_SLURM_TEST=1 cargo nextest run --release -p regsim --test sweep_slurm
+        # The suite below runs the Slurm tests (crates/cli/tests/sweep_slurm.rs) once.
+        export REGSIM_SLURM_TEST=1
     else
-        echo "skipping the Slurm test: the one-node cluster could not start (reason above)"
+        echo "the Slurm tests will skip: the one-node cluster could not start (reason above)"
     fi
 else
-    step "skipping the Slurm test (REGSIM_SKIP_SLURM=1)"
+    step "skipping the one-node Slurm (REGSIM_SKIP_SLURM=1): the Slurm tests will skip"
 fi
 
 step "test tools (headless Chromium for the HTML report test)"

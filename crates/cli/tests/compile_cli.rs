@@ -355,7 +355,7 @@ fn emit_annotations_shows_what_the_timing_model_reads() {
     assert_eq!(v["passes"], "none");
     let kernel = &v["kernels"][0];
     assert_eq!(kernel["name"], "_Z11sgemm_tiledPKfS0_Pfiii");
-    // The registers per thread are the allocator's (the README table: 24 for nvcc PTX).
+    // The registers per thread are the allocator's (24 for the nvcc PTX, as scripts/register-table.py prints).
     assert_eq!(kernel["registers"], 24);
     let insts = kernel["functions"][0]["instructions"]
         .as_array()

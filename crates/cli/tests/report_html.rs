@@ -158,6 +158,27 @@ fn html_report_renders_in_headless_chromium() {
         bars >= 3 && segments >= 8,
         "{bars} bars, {segments} segments"
     );
+    // Every IPC bar has its value printed on it, and the axis spans the values (ideal is
+    // within a few percent of baseline here), not 0 to the largest.
+    let ipc = std::fs::read_to_string(out_dir.join("ipc_normalized.svg")).unwrap();
+    let ipc_bars = ipc.matches("class=\"bar\"").count();
+    assert_eq!(ipc_bars, 3);
+    assert_eq!(ipc.matches("class=\"value\"").count(), ipc_bars);
+    assert!(!ipc.contains("text-anchor=\"end\">0</text>"), "{ipc}");
+    // Each title once: in the page's heading, not again inside the SVG.
+    assert_eq!(html.matches("class=\"title\"").count(), 0);
+    for title in [
+        "IPC normalized to baseline",
+        "Register-file accesses by level",
+        "On-chip energy by structure, normalized to baseline",
+    ] {
+        assert_eq!(html.matches(title).count(), 1, "{title}");
+    }
+    // The energy bars are on-chip; DRAM, at a placeholder price, is a table column.
+    let energy = std::fs::read_to_string(out_dir.join("energy.svg")).unwrap();
+    assert!(!energy.contains(">dram"), "{energy}");
+    assert!(html.contains("DRAM energy (J, placeholder price)"));
+    let values = html.matches("class=\"value\"").count();
 
     // With a reference directory: regsim correlate's scatter of the baseline runs.
     let saxpy = read_json(Path::new(&files[0]));
@@ -172,6 +193,26 @@ fn html_report_renders_in_headless_chromium() {
         "program": "saxpy", "config": "TEST", "simulator": "a test reference",
     });
     std::fs::write(reference.join("saxpy.json"), doc.to_string()).unwrap();
+    // reduction: every launch at 1.1 times regsim's cycles (inside the ±10% band).
+    let reduction = read_json(Path::new(&files[2]));
+    let launches: Vec<Value> = reduction["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            let cycles = k["cycles"].as_u64().unwrap();
+            serde_json::json!({"kernel": k["mangled"], "gpu_sim_cycle": cycles * 11 / 10,
+                "gpu_sim_insn": 1,
+                "cumulative": {"L1D_total_cache_misses": 0, "L2_total_cache_misses": 0}})
+        })
+        .collect();
+    let reduction_launches = launches.len();
+    let doc = serde_json::json!({
+        "exit_status": 0, "program_verdict": "PASS", "simulator_error": null,
+        "kernels": launches, "program": "reduction", "config": "TEST",
+        "simulator": "a test reference",
+    });
+    std::fs::write(reference.join("reduction.json"), doc.to_string()).unwrap();
     let with_ref = scratch("html-ref");
     let with_ref_arg = with_ref.display().to_string();
     let reference_arg = reference.display().to_string();
@@ -183,12 +224,37 @@ fn html_report_renders_in_headless_chromium() {
         &reference_arg,
     ];
     args.extend(files.iter().map(String::as_str));
+    // A source given twice (as when merging overlapping stores): its run is one row, and
+    // the header counts the rows.
+    args.push(&files[0]);
     let out = regsim(&args);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let page = std::fs::read_to_string(with_ref.join("index.html")).unwrap();
     assert_eq!(page.matches("<svg").count(), 7);
+    assert_eq!(page.matches("<tr><td>").count(), 4);
+    assert!(
+        page.contains("<p>4 runs (1 more run of a point already listed left out"),
+        "{page}"
+    );
+    // The correlation scatter: one point per compared kernel, coloured by workload with
+    // a legend entry each, the ±10% and ±25% bands, and its title only in the page.
     let corr = std::fs::read_to_string(with_ref.join("correlation.svg")).unwrap();
-    assert_eq!(corr.matches("<circle").count(), 1, "{corr}");
+    let points: Vec<&str> = corr.lines().filter(|l| l.starts_with("<circle")).collect();
+    assert_eq!(points.len(), 1 + reduction_launches, "{corr}");
+    // Sorted workloads: reduction is colour 0, saxpy colour 1.
+    let in_colour = |i: usize| {
+        let fill = format!("fill=\"{}\"", correlate::svg::colour(i));
+        points.iter().filter(|l| l.contains(&fill)).count()
+    };
+    assert_eq!(
+        (in_colour(0), in_colour(1)),
+        (reduction_launches, 1),
+        "{corr}"
+    );
+    assert_eq!(corr.matches("class=\"legend\"").count(), 2);
+    assert_eq!(corr.matches("class=\"band\"").count(), 2);
+    assert!(!corr.contains("class=\"title\""));
+    assert_eq!(page.matches("against reference TEST").count(), 1);
 
     let Some(chromium) = ["chromium", "chromium-browser"].into_iter().find(|c| {
         Command::new(c)
@@ -228,6 +294,29 @@ fn html_report_renders_in_headless_chromium() {
     );
     assert_eq!(dom.matches("class=\"bar\"").count(), bars);
     assert_eq!(dom.matches("class=\"segment\"").count(), segments);
+    assert_eq!(dom.matches("class=\"value\"").count(), values);
+    assert_eq!(dom.matches("<h2>").count(), 6);
+    assert_eq!(dom.matches("class=\"title\"").count(), 0);
+    // The page with the reference: the scatter's colours, legend and bands are drawn.
+    let url_ref = format!(
+        "file://{}",
+        std::fs::canonicalize(with_ref.join("index.html"))
+            .unwrap()
+            .display()
+    );
+    let dom_ref = Command::new(chromium)
+        .args(common)
+        .arg("--dump-dom")
+        .arg(&url_ref)
+        .output()
+        .expect("chromium runs");
+    let dom_ref = text(&dom_ref.stdout);
+    assert_eq!(dom_ref.matches("<svg").count(), 7);
+    assert_eq!(dom_ref.matches("class=\"band\"").count(), 2);
+    assert_eq!(
+        dom_ref.matches("class=\"point\"").count(),
+        page.matches("class=\"point\"").count()
+    );
     let shot = out_dir.join("screenshot.png");
     let o = Command::new(chromium)
         .args(common)

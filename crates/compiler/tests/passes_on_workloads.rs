@@ -362,7 +362,7 @@ fn reuse_distances_of_every_workload_function_match_a_breadth_first_search() {
 
 /// The static register-usage profile of every workload: its histograms account for every
 /// definition, and every read-once value has a lifetime. Run with `--nocapture` to see
-/// the figures (the README's table).
+/// the figures.
 #[test]
 fn static_register_profile_of_the_workloads() {
     use compiler::register_profile::{RegisterProfile, StaticRegisterProfile};

@@ -1,6 +1,7 @@
 //! A log-log scatter plot as a self-contained SVG document, written by hand: square plot
-//! area, the same decade range on both axes, decade grid lines and labels, the y = x line,
-//! and one circle per point with its label as a hover title.
+//! area, the same decade range on both axes, decade grid lines and labels, the y = x line
+//! with bands of ±10% and ±25% around it, and one circle per point, coloured by workload
+//! (a legend names each), with its label as a hover title.
 
 use serde::Serialize;
 
@@ -12,9 +13,36 @@ pub struct ScatterPoint {
     pub label: String,
 }
 
+impl ScatterPoint {
+    /// The workload the point belongs to, which picks its colour: the label up to ` #`
+    /// (labels read `program #launch kernel`, as `Correlation::scatter` writes them), or
+    /// the whole label.
+    pub fn workload(&self) -> &str {
+        self.label
+            .split_once(" #")
+            .map_or(self.label.as_str(), |(w, _)| w)
+    }
+}
+
+/// Colour-blind-friendly palette (Okabe–Ito, then Tol's muted scheme), cycled; the HTML
+/// report's charts use it too.
+const PALETTE: [&str; 16] = [
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000",
+    "#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255",
+];
+
+/// The colour of the `i`-th series.
+pub fn colour(i: usize) -> &'static str {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// The bands drawn around y = x: regsim within ±p% of the reference, widest first.
+pub const BANDS_PERCENT: [f64; 2] = [25.0, 10.0];
+
 /// What to draw.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scatter {
+    /// Drawn over the plot unless empty (a page that titles the figure itself).
     pub title: String,
     /// A line under the title (e.g. the summary figures).
     pub caption: String,
@@ -82,15 +110,53 @@ pub fn decade_range(points: &[ScatterPoint]) -> (i32, i32) {
     (lo, hi)
 }
 
+/// Whether a point has a place on log axes (both coordinates positive and finite).
+fn drawable(p: &ScatterPoint) -> bool {
+    p.x.is_finite() && p.y.is_finite() && p.x > 0.0 && p.y > 0.0
+}
+
+/// The workloads of the drawable `points`, sorted: the `i`-th is drawn in
+/// [`colour`]`(i)`.
+pub fn workloads(points: &[ScatterPoint]) -> Vec<&str> {
+    let mut w: Vec<&str> = points
+        .iter()
+        .filter(|p| drawable(p))
+        .map(ScatterPoint::workload)
+        .collect();
+    w.sort_unstable();
+    w.dedup();
+    w
+}
+
+/// Width of the legend of `names` at the 12 px font (about 0.63 em per character).
+fn legend_width(names: &[&str]) -> f64 {
+    let chars = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    24.0 + chars as f64 * 7.6 + 12.0
+}
+
+/// The fill opacity of the `i`-th band of [`BANDS_PERCENT`]: the narrower bands, drawn
+/// over the wider, darker.
+fn band_opacity(i: usize) -> f64 {
+    0.07 * (i + 1) as f64
+}
+
 /// The SVG document (UTF-8 text). Points with a coordinate that is zero, negative or not
 /// finite cannot be placed on log axes; the caption says how many were left out.
 pub fn scatter_svg(scatter: &Scatter) -> String {
     let (lo, hi) = decade_range(&scatter.points);
     let span = f64::from(hi - lo);
+    // Without a title the plot moves up by the title's line.
+    let top = if scatter.title.is_empty() {
+        TOP - 24.0
+    } else {
+        TOP
+    };
     let px = |v: f64| LEFT + (v.log10() - f64::from(lo)) / span * SIZE;
-    let py = |v: f64| TOP + SIZE - (v.log10() - f64::from(lo)) / span * SIZE;
-    let width = LEFT + SIZE + RIGHT;
-    let height = TOP + SIZE + BOTTOM;
+    let py = |v: f64| top + SIZE - (v.log10() - f64::from(lo)) / span * SIZE;
+    let names = workloads(&scatter.points);
+    let legend_x = LEFT + SIZE + RIGHT;
+    let width = legend_x + legend_width(&names);
+    let height = (top + SIZE + BOTTOM).max(top + 18.0 * (names.len() + 3) as f64);
     let mut s = String::new();
     s.push_str(&format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
@@ -99,12 +165,14 @@ pub fn scatter_svg(scatter: &Scatter) -> String {
     s.push_str(&format!(
         "<rect width=\"{width}\" height=\"{height}\" fill=\"white\"/>\n"
     ));
-    s.push_str(&format!(
-        "<text x=\"{:.1}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n",
-        width / 2.0,
-        escape(&scatter.title)
-    ));
-    let drawable = |p: &&ScatterPoint| p.x.is_finite() && p.y.is_finite() && p.x > 0.0 && p.y > 0.0;
+    let centre = LEFT + SIZE / 2.0;
+    if !scatter.title.is_empty() {
+        s.push_str(&format!(
+            "<text class=\"title\" x=\"{centre:.1}\" y=\"24\" text-anchor=\"middle\" \
+             font-size=\"15\">{}</text>\n",
+            escape(&scatter.title)
+        ));
+    }
     let left_out = scatter.points.iter().filter(|p| !drawable(p)).count();
     let mut caption = scatter.caption.clone();
     if left_out > 0 {
@@ -114,8 +182,8 @@ pub fn scatter_svg(scatter: &Scatter) -> String {
         ));
     }
     s.push_str(&format!(
-        "<text x=\"{:.1}\" y=\"44\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n",
-        width / 2.0,
+        "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#444\">{}</text>\n",
+        top - 26.0,
         escape(&caption)
     ));
 
@@ -125,8 +193,8 @@ pub fn scatter_svg(scatter: &Scatter) -> String {
         let d = 10f64.powi(e);
         let (x, y) = (px(d), py(d));
         s.push_str(&format!(
-            "<line x1=\"{x:.1}\" y1=\"{TOP:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\"/>\n",
-            TOP + SIZE
+            "<line x1=\"{x:.1}\" y1=\"{top:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\"/>\n",
+            top + SIZE
         ));
         s.push_str(&format!(
             "<line x1=\"{LEFT:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>\n",
@@ -136,8 +204,8 @@ pub fn scatter_svg(scatter: &Scatter) -> String {
             for m in [2.0, 5.0] {
                 let (x, y) = (px(m * d), py(m * d));
                 s.push_str(&format!(
-                    "<line x1=\"{x:.1}\" y1=\"{TOP:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#f0f0f0\"/>\n",
-                    TOP + SIZE
+                    "<line x1=\"{x:.1}\" y1=\"{top:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#f0f0f0\"/>\n",
+                    top + SIZE
                 ));
                 s.push_str(&format!(
                     "<line x1=\"{LEFT:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#f0f0f0\"/>\n",
@@ -154,7 +222,7 @@ pub fn scatter_svg(scatter: &Scatter) -> String {
         s.push_str(&format!(
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{label}</text>\n",
             px(d),
-            TOP + SIZE + 18.0
+            top + SIZE + 18.0
         ));
         s.push_str(&format!(
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>\n",
@@ -163,44 +231,97 @@ pub fn scatter_svg(scatter: &Scatter) -> String {
         ));
     }
     s.push_str("</g>\n");
+
+    // The ±p% bands: between y = x(1 - p) and y = x(1 + p), parallel to y = x on log
+    // axes, clipped to the plot square (a polygon over the whole decade range).
     s.push_str(&format!(
-        "<rect x=\"{LEFT:.1}\" y=\"{TOP:.1}\" width=\"{SIZE:.1}\" height=\"{SIZE:.1}\" fill=\"none\" stroke=\"#333\"/>\n"
+        "<clipPath id=\"correlate-plot\"><rect x=\"{LEFT:.1}\" y=\"{top:.1}\" width=\"{SIZE:.1}\" \
+         height=\"{SIZE:.1}\"/></clipPath>\n<g clip-path=\"url(#correlate-plot)\">\n"
+    ));
+    let (a, b) = (10f64.powi(lo), 10f64.powi(hi));
+    for (i, p) in BANDS_PERCENT.iter().enumerate() {
+        let (up, down) = (1.0 + p / 100.0, 1.0 - p / 100.0);
+        s.push_str(&format!(
+            "<polygon class=\"band\" points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" \
+             fill=\"#c33\" fill-opacity=\"{:.2}\"><title>within ±{p}% of the reference</title></polygon>\n",
+            px(a),
+            py(a * up),
+            px(b),
+            py(b * up),
+            px(b),
+            py(b * down),
+            px(a),
+            py(a * down),
+            band_opacity(i)
+        ));
+    }
+    s.push_str("</g>\n");
+    s.push_str(&format!(
+        "<rect x=\"{LEFT:.1}\" y=\"{top:.1}\" width=\"{SIZE:.1}\" height=\"{SIZE:.1}\" fill=\"none\" stroke=\"#333\"/>\n"
     ));
     s.push_str(&format!(
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
-        LEFT + SIZE / 2.0,
-        TOP + SIZE + 48.0,
+        "<text x=\"{centre:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
+        top + SIZE + 48.0,
         escape(&scatter.x_label)
     ));
     s.push_str(&format!(
         "<text x=\"22\" y=\"{:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 22 {:.1})\">{}</text>\n",
-        TOP + SIZE / 2.0,
-        TOP + SIZE / 2.0,
+        top + SIZE / 2.0,
+        top + SIZE / 2.0,
         escape(&scatter.y_label)
     ));
 
     // y = x runs corner to corner because both axes cover the same decades.
     s.push_str(&format!(
-        "<line class=\"identity\" x1=\"{LEFT:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{TOP:.1}\" \
+        "<line class=\"identity\" x1=\"{LEFT:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{top:.1}\" \
          stroke=\"#c33\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n",
-        TOP + SIZE,
+        top + SIZE,
         LEFT + SIZE
     ));
     s.push_str(&format!(
         "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#c33\" text-anchor=\"end\">y = x</text>\n",
         LEFT + SIZE - 6.0,
-        TOP + 16.0
+        top + 16.0
     ));
 
-    s.push_str("<g fill=\"#1f5fa8\" fill-opacity=\"0.7\" stroke=\"#123\" stroke-width=\"0.5\">\n");
-    for p in scatter.points.iter().filter(drawable) {
+    s.push_str("<g fill-opacity=\"0.8\" stroke=\"#123\" stroke-width=\"0.5\">\n");
+    for p in scatter.points.iter().filter(|p| drawable(p)) {
+        let w = names.binary_search(&p.workload()).unwrap_or(0);
         s.push_str(&format!(
-            "<circle class=\"point\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\"><title>{}: reference {}, regsim {}</title></circle>\n",
+            "<circle class=\"point\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{}\"><title>{}: reference {}, regsim {}</title></circle>\n",
             px(p.x),
             py(p.y),
+            colour(w),
             escape(&p.label),
             p.x,
             p.y
+        ));
+    }
+    s.push_str("</g>\n");
+
+    // Legend: one swatch per workload, then the bands (as they look where they overlap).
+    s.push_str("<g>\n");
+    for (i, name) in names.iter().enumerate() {
+        let y = top + 18.0 * i as f64;
+        s.push_str(&format!(
+            "<rect class=\"legend\" x=\"{legend_x:.1}\" y=\"{y:.1}\" width=\"12\" height=\"12\" \
+             fill=\"{}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>\n",
+            colour(i),
+            legend_x + 18.0,
+            y + 10.0,
+            escape(name)
+        ));
+    }
+    let mut clear = 1.0;
+    for (i, p) in BANDS_PERCENT.iter().enumerate() {
+        clear *= 1.0 - band_opacity(i);
+        let y = top + 18.0 * (names.len() + 1 + i) as f64;
+        s.push_str(&format!(
+            "<rect x=\"{legend_x:.1}\" y=\"{y:.1}\" width=\"12\" height=\"12\" fill=\"#c33\" \
+             fill-opacity=\"{:.3}\"/><text x=\"{:.1}\" y=\"{:.1}\">within ±{p}%</text>\n",
+            1.0 - clear,
+            legend_x + 18.0,
+            y + 10.0
         ));
     }
     s.push_str("</g>\n</svg>\n");
@@ -301,5 +422,48 @@ mod tests {
         assert_eq!(circles(&svg).len(), 1);
         assert!(svg.contains("2 kernels (1 point with a zero value not drawn)"));
         assert!(!svg.contains("empty"));
+    }
+
+    #[test]
+    fn points_are_coloured_by_workload_with_a_legend_and_bands() {
+        let svg = scatter_svg(&scatter(vec![
+            point(100.0, 110.0, "saxpy #0 saxpy"),
+            point(1000.0, 900.0, "bfs #0 bfs_level"),
+            point(2000.0, 1900.0, "bfs #1 bfs_level"),
+        ]));
+        // Workloads sorted: bfs is colour 0, saxpy colour 1; both bfs launches share it.
+        let fills: Vec<&str> = svg
+            .lines()
+            .filter(|l| l.starts_with("<circle"))
+            .map(|l| {
+                l.split("fill=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(fills, [colour(1), colour(0), colour(0)]);
+        assert_eq!(svg.matches("class=\"legend\"").count(), 2);
+        assert!(svg.contains(">bfs</text>") && svg.contains(">saxpy</text>"));
+        // One band per percentage, each between y = x(1 - p) and y = x(1 + p): at the
+        // left edge (x = 10^2 over 10^2..10^4) the ±10% band spans log10(1.1) and
+        // log10(0.9) decades around y = x, of 240 px per decade.
+        assert_eq!(svg.matches("class=\"band\"").count(), BANDS_PERCENT.len());
+        let band = svg.lines().find(|l| l.contains("±10% of")).unwrap();
+        let y_up = TOP + SIZE - 1.1f64.log10() * 240.0;
+        assert!(
+            band.contains(&format!("points=\"{LEFT:.1},{y_up:.1} ")),
+            "{band}"
+        );
+        assert!(svg.contains("within ±25%</text>") && svg.contains("within ±10%</text>"));
+        // An empty title is not drawn, and the plot moves up.
+        let mut untitled = scatter(vec![point(100.0, 110.0, "saxpy #0 saxpy")]);
+        untitled.title.clear();
+        let svg = scatter_svg(&untitled);
+        assert!(!svg.contains("class=\"title\""));
+        let cy = TOP - 24.0 + SIZE - (110f64.log10() - 2.0) * SIZE;
+        assert_eq!(circles(&svg)[0].1, (cy * 10.0).round() / 10.0);
     }
 }

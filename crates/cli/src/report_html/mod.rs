@@ -4,11 +4,15 @@
 //!
 //! Figures: IPC normalized to a baseline design per workload with geometric means;
 //! register-file accesses by storage level per warp instruction; hit ratios (L1D, L2 and
-//! every design's `<x>_hits`/`<x>_misses` counters); energy stacks by structure,
-//! normalized to the baseline design's total; stall breakdowns; and a per-kernel
+//! every design's `<x>_hits`/`<x>_misses` counters); on-chip energy stacks by structure,
+//! normalized to the baseline design's on-chip total (DRAM, priced at a placeholder, is a
+//! column of the runs table instead); stall breakdowns; and a per-kernel
 //! scatter of each design's cycles against the baseline's (log-log, y = x); with
 //! `--reference DIR`, the correlation scatter of `regsim correlate` (the correlate
 //! crate's) of the baseline runs against a reference simulator's.
+//!
+//! The page titles each figure; the SVGs carry no title of their own (a paper captions
+//! them), print the value of every bar, and are as wide as their bars and legend.
 //!
 //! A *point* is one run: workload × config × design × `--set` overrides. A point's
 //! baseline is the run of the same workload, config and overrides with the baseline
@@ -315,16 +319,12 @@ fn fig_ipc(a: &Arrangement) -> Figure {
         title: format!("IPC normalized to {}", a.baseline),
         caption: format!(
             "Warp instructions per cycle of each design over the {} design on the same \
-             workload, config and overrides; the last group is the geometric mean.",
+             workload, config and overrides, each printed on its bar; the last group is \
+             the geometric mean. Bars grow from 1 (the dashed line), and the axis spans the \
+             values, not 0 to the largest.",
             a.baseline
         ),
-        svg: svg::grouped_bars(
-            &format!("IPC normalized to {}", a.baseline),
-            "normalized IPC",
-            &categories,
-            &series,
-            Some(1.0),
-        ),
+        svg: svg::grouped_bars("", "normalized IPC", &categories, &series, Some(1.0)),
     }
 }
 
@@ -396,12 +396,7 @@ fn fig_rf_accesses(a: &Arrangement) -> Figure {
         caption: "Warp-wide register reads and writes of each storage level (the energy \
                   events the design reports) per warp instruction."
             .into(),
-        svg: svg::stacked_bars(
-            "Register-file accesses by level",
-            "accesses per warp instruction",
-            &names,
-            &stacks,
-        ),
+        svg: svg::stacked_bars("", "accesses per warp instruction", &names, &stacks),
     }
 }
 
@@ -473,7 +468,7 @@ fn fig_hit_ratios(a: &Arrangement) -> Figure {
         caption: "L1D and L2 hits over accesses that hit or missed, and every design's \
                   `<x>_hits` over `<x>_hits + <x>_misses` (or over `<x>_operand_reads`)."
             .into(),
-        svg: svg::grouped_bars("Hit ratios", "hit ratio", &categories, &series, None),
+        svg: svg::grouped_bars("", "hit ratio", &categories, &series, None),
     }
 }
 
@@ -487,12 +482,39 @@ fn structure_joules(p: &Point) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// The structures outside the chip: the stacks of on-chip energy leave them out.
+const OFF_CHIP: [&str; 1] = ["dram"];
+
+/// Structures whose per-event energy is a placeholder no paper gives (the energy crate's
+/// DRAM and execution defaults), marked as such in the legend.
+const PLACEHOLDER_PRICED: [&str; 2] = ["dram", "execute"];
+
+/// A run's (on-chip, off-chip) joules: the statistics' own `on_chip_joules` and
+/// `off_chip_joules` where they have them, else the structures split by [`OFF_CHIP`].
+pub fn chip_joules(p: &Point) -> Option<(f64, f64)> {
+    let e = &p.total()["energy"];
+    if let (Some(on), Some(off)) = (e["on_chip_joules"].as_f64(), e["off_chip_joules"].as_f64()) {
+        return Some((on, off));
+    }
+    let structures = structure_joules(p);
+    if structures.is_empty() {
+        return None;
+    }
+    let off: f64 = structures
+        .iter()
+        .filter(|(n, _)| OFF_CHIP.contains(&n.as_str()))
+        .map(|(_, j)| j)
+        .sum();
+    let all: f64 = structures.iter().map(|(_, j)| j).sum();
+    Some((all - off, off))
+}
+
 fn fig_energy(a: &Arrangement) -> Figure {
     let runs = a.runs();
     let mut names: Vec<String> = Vec::new();
     for (_, p) in &runs {
         for (n, _) in structure_joules(p) {
-            if !names.contains(&n) {
+            if !names.contains(&n) && !OFF_CHIP.contains(&n.as_str()) {
                 names.push(n);
             }
         }
@@ -503,7 +525,8 @@ fn fig_energy(a: &Arrangement) -> Figure {
         .map(|(label, p)| {
             let base = a
                 .baseline_of(p)
-                .and_then(|b| b.total()["energy"]["total_joules"].as_f64())
+                .and_then(chip_joules)
+                .map(|(on, _)| on)
                 .filter(|j| *j > 0.0)
                 .unwrap_or(1.0);
             let js = structure_joules(p);
@@ -520,20 +543,28 @@ fn fig_energy(a: &Arrangement) -> Figure {
             }
         })
         .collect();
+    let legend: Vec<String> = names
+        .iter()
+        .map(|n| {
+            if PLACEHOLDER_PRICED.contains(&n.as_str()) {
+                format!("{n} (placeholder price)")
+            } else {
+                n.clone()
+            }
+        })
+        .collect();
     Figure {
         id: "energy",
-        title: format!("Energy by structure, normalized to {}", a.baseline),
+        title: format!("On-chip energy by structure, normalized to {}", a.baseline),
         caption: format!(
-            "Joules per structure (energy crate defaults unless the config overrides \
-             `energy.*`) over the {} design's total on the same workload.",
+            "Joules per on-chip structure (energy crate defaults unless the config \
+             overrides `energy.*`) over the {} design's on-chip total on the same workload; \
+             each bar's total is printed over it. Off-chip DRAM energy, priced at a \
+             placeholder no paper gives, is left out of the bars and listed per run in the \
+             table above.",
             a.baseline
         ),
-        svg: svg::stacked_bars(
-            &format!("Energy by structure, normalized to {}", a.baseline),
-            "energy / baseline total",
-            &names,
-            &stacks,
-        ),
+        svg: svg::stacked_bars("", "on-chip energy / baseline's", &legend, &stacks),
     }
 }
 
@@ -574,7 +605,7 @@ fn fig_stalls(a: &Arrangement) -> Figure {
         caption: "Every scheduler-cycle is an issue or exactly one stall reason (the timing \
                   model's breakdown), as a fraction."
             .into(),
-        svg: svg::stacked_bars("Scheduler cycles by outcome", "fraction", &names, &stacks),
+        svg: svg::stacked_bars("", "fraction", &names, &stacks),
     }
 }
 
@@ -610,7 +641,7 @@ fn fig_scatter(a: &Arrangement) -> Figure {
             a.baseline
         ),
         svg: svg::scatter_loglog(
-            &format!("Per-kernel cycles against {}", a.baseline),
+            "",
             &format!("{} cycles", a.baseline),
             "design cycles",
             &names,
@@ -633,14 +664,17 @@ pub fn fig_correlation(points: &[Point], baseline: &str, reference: &Path) -> Re
         .map(|p| correlate::input::RegsimProgram::from_json(&p.stats, Path::new(&p.workload)))
         .collect::<Result<Vec<_>, _>>()?;
     let c = correlate::correlate(&references.items, &runs);
-    let scatter = c.scatter(correlate::Metric::Cycles);
+    let mut scatter = c.scatter(correlate::Metric::Cycles);
+    // The page titles the figure; the SVG keeps its caption (kernels, MAPE, Pearson r).
+    let title = std::mem::take(&mut scatter.title);
     Ok(Figure {
         id: "correlation",
-        title: format!("Cycles against the reference ({})", reference.display()),
+        title,
         caption: format!(
             "Per-kernel cycles of the {baseline} runs (y) against the reference simulator's \
-             (x), matched by program and launch order ({}).",
-            scatter.caption
+             in {} (x), matched by program and launch order; one colour per workload, the \
+             shaded bands are within ±10% and ±25% of the reference.",
+            reference.display()
         ),
         svg: correlate::svg::scatter_svg(&scatter),
     })
@@ -670,28 +704,39 @@ pub fn page(points: &[Point], baseline: &str, figures: &[Figure]) -> String {
          #ccc;padding:2px 6px;text-align:right}td:first-child,th:first-child{text-align:left}\
          </style></head><body>\n<h1>regsim report</h1>\n",
     );
+    let a = Arrangement::new(points, baseline);
+    let shown = a.runs().len();
+    let repeated = points.len() - shown;
+    let repeats = if repeated == 0 {
+        String::new()
+    } else {
+        format!(
+            " ({repeated} more run{} of a point already listed left out: the sources hold \
+             the same workload, config, design and overrides more than once, and the \
+             first one read is shown)",
+            if repeated == 1 { "" } else { "s" }
+        )
+    };
     out.push_str(&format!(
-        "<p>{} runs; baseline design <code>{}</code>. Every figure is also a standalone SVG \
-         file beside this page.</p>\n",
-        points.len(),
+        "<p>{shown} runs{repeats}; baseline design <code>{}</code>. Every figure is also a \
+         standalone SVG file beside this page.</p>\n",
         svg::escape(baseline)
     ));
-    let a = Arrangement::new(points, baseline);
     out.push_str(
         "<table class=\"runs\"><tr><th>workload</th><th>config</th><th>design</th>\
          <th>overrides</th><th>cycles</th><th>IPC</th><th>IPC / baseline</th>\
-         <th>energy (J)</th></tr>\n",
+         <th>on-chip energy (J)</th><th>DRAM energy (J, placeholder price)</th></tr>\n",
     );
     for w in &a.workloads {
         for v in &a.variants {
             if let Some(p) = a.get(w, v) {
                 let norm = normalized_ipc(&a, p).map_or("-".into(), |x| format!("{x:.3}"));
-                let energy = p.total()["energy"]["total_joules"]
-                    .as_f64()
-                    .map_or("-".into(), |j| format!("{j:.3e}"));
+                let (on, off) = chip_joules(p).map_or(("-".into(), "-".into()), |(on, off)| {
+                    (format!("{on:.3e}"), format!("{off:.3e}"))
+                });
                 out.push_str(&format!(
                     "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td>\
-                     <td>{norm}</td><td>{energy}</td></tr>\n",
+                     <td>{norm}</td><td>{on}</td><td>{off}</td></tr>\n",
                     svg::escape(w),
                     svg::escape(&p.config),
                     svg::escape(&p.design),
@@ -834,5 +879,48 @@ mod tests {
         let dir = std::env::temp_dir().join("regsim-report-html-missing-baseline");
         let e = write(&dir, &pts, "baseline", None).unwrap_err().to_string();
         assert!(e.contains("`baseline`") && e.contains("rfc"), "{e}");
+    }
+
+    #[test]
+    fn on_chip_energy_leaves_dram_out_and_marks_placeholders() {
+        let mut pts = vec![
+            point("a", "baseline", 1.0, 100, 50),
+            point("a", "rfc", 1.0, 100, 20),
+        ];
+        for p in &mut pts {
+            p.stats["total"]["energy"]["structures"] = json!([
+                {"structure": "mrf", "joules": 1.0},
+                {"structure": "execute", "joules": 1.0},
+                {"structure": "dram", "joules": 8.0}]);
+        }
+        assert_eq!(chip_joules(&pts[0]), Some((2.0, 8.0)));
+        let figs = figures(&pts, "baseline");
+        let energy = &figs[3].svg;
+        assert!(!energy.contains(">dram"), "{energy}");
+        assert!(energy.contains("execute (placeholder price)"));
+        // Each run's on-chip total over the baseline's: 1 (two structures of 0.5).
+        assert_eq!(energy.matches("class=\"segment\"").count(), 4);
+        assert!(energy.contains("/ mrf: 0.5000"));
+        // The statistics' own split, where they have it, wins.
+        pts[1].stats["total"]["energy"]["on_chip_joules"] = json!(3.0);
+        pts[1].stats["total"]["energy"]["off_chip_joules"] = json!(7.0);
+        assert_eq!(chip_joules(&pts[1]), Some((3.0, 7.0)));
+    }
+
+    #[test]
+    fn the_header_counts_the_rows_of_the_table() {
+        // The same point twice (a merged report of overlapping sources): one row.
+        let pts: Vec<Point> = ["baseline", "rfc", "rfc"]
+            .into_iter()
+            .map(|d| point("a", d, 1.0, 100, 50))
+            .collect();
+        let html = page(&pts, "baseline", &[]);
+        assert_eq!(html.matches("<tr><td>").count(), 2);
+        assert!(
+            html.contains("<p>2 runs (1 more run of a point already listed left out"),
+            "{html}"
+        );
+        let html = page(&pts[..2], "baseline", &[]);
+        assert!(html.contains("<p>2 runs; baseline design"), "{html}");
     }
 }
