@@ -214,13 +214,16 @@ fn overrides_apply_and_unknown_keys_are_rejected() {
 #[test]
 fn single_level_normalization() {
     let c = EnergyConfig::default();
-    // 10 reads, 4 writes of a baseline MRF, all through banks, crossbar and collectors.
+    // 10 reads, 4 writes of a baseline MRF, all through the arbiter, banks, crossbar and
+    // collectors.
     let single = c.single_level_mrf_joules(10, 4);
     let baseline = c
         .account([
+            ev("arbiter", "request", 14),
             ev("mrf", "read", 10),
             ev("crossbar", "transfer", 10),
             ev("collector", "write", 10),
+            ev("collector", "read", 10),
             ev("mrf", "write", 4),
         ])
         .unwrap();

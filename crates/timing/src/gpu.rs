@@ -23,6 +23,7 @@ use crate::config::GpuConfig;
 use crate::kernel_info::KernelInfo;
 use crate::memory::{MemorySystem, SmId};
 use crate::occupancy::{occupancy, CtaShape};
+use crate::rf::ledger::{Ledger, OperandBuffer, OperandCounts};
 use crate::rf::{EnergyEvent, RfStats};
 use crate::sm::{Ctx, Owner, Sm};
 use crate::stats::{
@@ -188,6 +189,26 @@ impl TimingSimulator {
             kernels: self.kernels.clone(),
             total,
         }
+    }
+
+    /// The register-file ledgers of every SM, summed: what the design's registers did
+    /// so far and what it cost ([`crate::rf::ledger`]).
+    pub fn register_file_ledger(&self) -> Ledger {
+        let mut all = Ledger::new(OperandBuffer::Collector);
+        for sm in &self.sms {
+            all.accumulate(&sm.rf().ledger());
+        }
+        all
+    }
+
+    /// Register operands issued and written back so far, summed over SMs, as the SMs
+    /// counted them.
+    pub fn operand_counts(&self) -> OperandCounts {
+        let mut all = OperandCounts::default();
+        for sm in &self.sms {
+            all.accumulate(&sm.operand_counts());
+        }
+        all
     }
 
     /// Energy-relevant register-file event counts so far, summed over SMs, by structure

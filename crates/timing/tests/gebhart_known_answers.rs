@@ -371,7 +371,8 @@ fn bad_hierarchy_settings_name_their_key() {
 /// The energy events are the hand counts of the first known answer, under the structure
 /// names the energy model maps to joules: MRF bank accesses (misses, writebacks, the
 /// load's result), RFC reads (4 hits + 4 writeback reads) and writes (5 results), and
-/// the operands latched by collectors (the 4 MRF reads).
+/// the operands latched by collectors and read out of them (the 4 MRF reads), the
+/// arbiter's grants (4 reads and 5 writes).
 #[test]
 fn energy_events_count_each_structure() {
     let (mut emu, k, info) = load(AFTER_LOAD, "k");
@@ -391,6 +392,8 @@ fn energy_events_count_each_structure() {
     assert_eq!(
         events,
         [
+            ("arbiter", "request", 9),
+            ("collector", "read", 4),
             ("collector", "write", 4),
             ("crossbar", "transfer", 4),
             ("mrf", "read", 4),

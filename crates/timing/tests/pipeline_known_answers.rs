@@ -502,19 +502,7 @@ fn cycle_skipping_is_exact_under_every_design() {
     // and a slow main register file. CERF samples its entries' states when the SM is
     // evaluated, so those averages (`cerf_state_*`) are left out of the comparison.
     let mut differ = vec![];
-    for design in [
-        "baseline",
-        "ideal",
-        "rfc",
-        "orf-lrf",
-        "ltrf",
-        "ltrf-plus",
-        "ltrf-conf",
-        "cerf",
-        "malekeh",
-        "bow",
-        "wir",
-    ] {
+    for design in DESIGNS {
         for technology in [1, 7] {
             let d = format!("register_file.design=\"{design}\"");
             let t = format!("register_file.technology={technology}");

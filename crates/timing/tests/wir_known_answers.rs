@@ -78,15 +78,21 @@ fn the_same_computation_from_the_same_inputs_is_reused() {
     assert_eq!(extra(&s, "wir_physical_registers_in_use"), 0);
 }
 
+/// `%r2` and `%r3` hold the same values computed by different operations; the two
+/// multiplies then have equal sources; thread `tid` stores `6 * (tid + 2)`.
+fn equal_values_body() -> String {
+    format!(
+        "mov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 2;\nsub.s32 %r3, %r1, -2;\n\
+         mul.lo.s32 %r4, %r2, 3;\nmul.lo.s32 %r5, %r3, 3;\nadd.s32 %r6, %r4, %r5;\n\
+         {STORE_PER_THREAD}st.global.u32 [%rd7], %r6;"
+    )
+}
+
 #[test]
 fn without_renaming_of_equal_values_only_identical_sources_reuse() {
     // %r2 and %r3 hold the same values computed by different operations: the VSB maps
     // both onto one register, so the two multiplies have the same physical source.
-    let body = format!(
-        "mov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 2;\nsub.s32 %r3, %r1, -2;\n\
-         mul.lo.s32 %r4, %r2, 3;\nmul.lo.s32 %r5, %r3, 3;\nadd.s32 %r6, %r4, %r5;\n\
-         {STORE_PER_THREAD}st.global.u32 [%rd7], %r6;"
-    );
+    let body = equal_values_body();
     let (s, words) = run_wir(&body, 32, 0, &[]);
     assert_eq!(words, (0..32).map(|t: u32| 6 * (t + 2)).collect::<Vec<_>>());
     assert!(
@@ -218,4 +224,30 @@ fn every_workload_kernel_reuses_only_equal_values_under_every_variant() {
             assert_eq!(extra(&s, "wir_physical_registers_in_use"), 0, "{what}");
         }
     }
+}
+
+/// A verify read (§V-A: a value signature hit confirmed by reading the matched register
+/// from its bank, variant RLP without the verify cache) is one MRF bank read and its trip
+/// over the crossbar, charged once: as `mrf` read, with no separate `wir_verify_read`
+/// event. Before the ledger it was also charged as `wir_verify_read`.
+#[test]
+fn a_verify_read_is_charged_once_as_a_bank_read() {
+    let body = equal_values_body();
+    let (s, _) = run_wir(&body, 32, 0, &["register_file.wir.variant=\"RLP\""]);
+    let verify = extra(&s, "wir_verify_reads");
+    assert!(verify >= 1, "{:?}", s.register_file.extra);
+    let count = |structure: &str, access: &str| {
+        s.energy_events
+            .iter()
+            .find(|e| e.structure == structure && e.access == access)
+            .map_or(0, |e| e.count)
+    };
+    assert_eq!(count("wir_verify_read", "read"), 0);
+    let operands = extra(&s, "wir_operand_reads") - extra(&s, "wir_register_reads_avoided");
+    let dummies = extra(&s, "wir_dummy_movs");
+    assert_eq!(s.register_file.reads, operands + verify + dummies);
+    assert_eq!(count("mrf", "read"), s.register_file.reads);
+    assert_eq!(count("crossbar", "transfer"), s.register_file.reads);
+    // Only operands go through a collector.
+    assert_eq!(count("collector", "write"), operands);
 }

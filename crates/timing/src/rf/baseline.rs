@@ -37,9 +37,10 @@
 use crate::bits::RoundRobin;
 use crate::config::{CollectorKind, GpuConfig, PortSharing, UnitKind};
 use crate::kernel_info::{RegFileKind, RegOperand};
+use crate::rf::ledger::{Charge, Ledger, OperandBuffer, Sink, Source, Transfer};
 use crate::rf::{
-    BankMap, Candidate, Dispatch, EnergyEvent, InstToken, IssuedInst, RegisterFile, RfCycle,
-    RfStall, RfStats, WarpLaunch, WarpSlot, WriteRequest,
+    BankMap, Candidate, Dispatch, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats,
+    WarpLaunch, WarpSlot, WriteRequest,
 };
 use crate::time::{Cycle, Cycles};
 use ir::analysis::bitset::BitSet;
@@ -77,6 +78,8 @@ struct SideRead {
     order: SideReadOrder,
     /// Cycles after the bank access before the value arrives (a slower network).
     transfer: Cycles,
+    /// What the read moves, for the ledger (charged when the port is granted).
+    moves: Transfer,
     /// When the granted read delivers; `None` while it waits for a port.
     done_at: Option<Cycle>,
 }
@@ -160,7 +163,12 @@ pub struct Baseline {
     busy_collectors: BitSet,
     last_integrated: Cycle,
     stats: RfStats,
-    operands_collected: u64,
+    /// What the registers did and what it cost (see [`crate::rf::ledger`]).
+    ledger: Ledger,
+    /// What holds the registers of the MRF banks (CERF: its integrated array).
+    main: Source,
+    /// What holds the registers of the upper banks ([`Baseline::add_upper_banks`]).
+    upper_source: Source,
 }
 
 impl Baseline {
@@ -220,8 +228,27 @@ impl Baseline {
             writes_used: vec![0; banks],
             busy: 0,
             last_integrated: Cycle::ZERO,
-            operands_collected: 0,
+            ledger: Ledger::new(OperandBuffer::Collector),
+            main: Source::MrfBank,
+            upper_source: Source::LtrfCache,
         }
+    }
+
+    /// The ledger, for the design built on this baseline to record its own structures'
+    /// events in (one ledger per design).
+    pub(crate) fn ledger_mut(&mut self) -> &mut Ledger {
+        &mut self.ledger
+    }
+
+    /// Makes the design's operands wait in `buffer` instead of collector units.
+    pub(crate) fn set_operand_buffer(&mut self, buffer: OperandBuffer) {
+        self.ledger.set_buffer(buffer);
+    }
+
+    /// The MRF banks hold CERF's integrated array: reads are [`Source::CerfArray`],
+    /// results [`Sink::CerfArray`].
+    pub(crate) fn banks_hold_cerf_array(&mut self) {
+        self.main = Source::CerfArray;
     }
 
     /// The same organisation with unlimited ports on every bank: every read is granted
@@ -265,26 +292,35 @@ impl Baseline {
 
     /// Asks for a read of bank `bank` on behalf of `token`, outside the collectors and
     /// before their reads; see [`Baseline::take_side_reads_done`].
-    pub(crate) fn request_side_read(&mut self, token: InstToken, bank: usize) {
-        self.queue_side_read(token, bank, SideReadOrder::BeforeCollectors, Cycles::ZERO);
+    pub(crate) fn request_side_read(&mut self, token: InstToken, bank: usize, moves: Transfer) {
+        self.queue_side_read(
+            token,
+            bank,
+            SideReadOrder::BeforeCollectors,
+            Cycles::ZERO,
+            moves,
+        );
     }
 
     /// Asks for a read of MRF bank `bank` on behalf of `token` (any tag the design
     /// chooses), outside the collectors: arbitrated every cycle after the writes, at
     /// `order` relative to the collectors' reads, oldest first; it delivers `transfer`
-    /// cycles after the bank access. A refusal counts as a read bank conflict.
+    /// cycles after the bank access. A refusal counts as a read bank conflict. The ledger
+    /// charges `moves` when the read is granted.
     pub(crate) fn queue_side_read(
         &mut self,
         token: InstToken,
         bank: usize,
         order: SideReadOrder,
         transfer: Cycles,
+        moves: Transfer,
     ) {
         self.side_reads.push(SideRead {
             token,
             bank: bank as u8,
             order,
             transfer,
+            moves,
             done_at: None,
         });
     }
@@ -332,7 +368,8 @@ impl Baseline {
     /// `latency` per access and are arbitrated in the same pass as the MRF's banks; their
     /// accesses are not MRF accesses (not in `reads`, `writes`, per-bank counts or
     /// `*_bank_conflicts`): their conflicts are in [`Baseline::upper_bank_conflicts`].
-    pub(crate) fn add_upper_banks(&mut self, count: usize, latency: Cycles) {
+    pub(crate) fn add_upper_banks(&mut self, count: usize, latency: Cycles, source: Source) {
+        self.upper_source = source;
         debug_assert!(self.mrf_banks + count <= usize::from(u8::MAX));
         let total = self.mrf_banks + count;
         self.reads_used.resize(total, 0);
@@ -542,6 +579,7 @@ impl Baseline {
             let mrf = b < self.mrf_banks;
             if self.writes_used[b] < self.write_ports {
                 self.writes_used[b] += 1;
+                self.ledger.charge(Charge::ArbiterRequest, 1);
                 if mrf {
                     self.stats.writes_per_bank[b] += 1;
                     self.stats.writes += 1;
@@ -563,6 +601,7 @@ impl Baseline {
         let mrf = b < self.mrf_banks;
         if self.reads_used[b] < self.read_ports && (!mrf || *mrf_reads < self.mrf_reads_per_cycle) {
             self.reads_used[b] += 1;
+            self.ledger.charge(Charge::ArbiterRequest, 1);
             if mrf {
                 *mrf_reads += 1;
                 self.stats.reads_per_bank[b] += 1;
@@ -588,6 +627,7 @@ impl Baseline {
             }
             if self.grant_read(usize::from(r.bank), mrf_reads) {
                 self.side_read_counts.granted += 1;
+                self.ledger.transfer(r.moves, 1);
                 self.side_reads[k].done_at = Some(now + self.latency + r.transfer);
             } else {
                 self.side_read_counts.conflicts += 1;
@@ -653,6 +693,18 @@ impl RegisterFile for Baseline {
     }
 
     fn request_write(&mut self, w: WriteRequest<'_>, now: Cycle) {
+        let sink = if self.main == Source::CerfArray {
+            Sink::CerfArray
+        } else {
+            Sink::MrfBank
+        };
+        let n: u64 = w
+            .dsts
+            .iter()
+            .filter(|o| o.file == RegFileKind::General)
+            .map(|o| u64::from(o.width))
+            .sum();
+        self.ledger.write(sink, n);
         self.push_write(w, now, true);
     }
 
@@ -720,7 +772,12 @@ impl RegisterFile for Baseline {
             for k in 0..u.pending as usize {
                 let b = u.banks[k] as usize;
                 if self.grant_read(b, &mut mrf_reads) {
-                    self.operands_collected += 1;
+                    let source = if b < self.mrf_banks {
+                        self.main
+                    } else {
+                        self.upper_source
+                    };
+                    self.ledger.deliver(source, 1);
                     u.ready_at = u.ready_at.max(now + self.latency_of(b));
                 } else {
                     u.conflicted = true;
@@ -792,30 +849,8 @@ impl RegisterFile for Baseline {
         s
     }
 
-    fn energy_events(&self) -> Vec<EnergyEvent> {
-        vec![
-            EnergyEvent {
-                structure: "mrf",
-                access: "read",
-                count: self.stats.reads,
-            },
-            EnergyEvent {
-                structure: "mrf",
-                access: "write",
-                count: self.stats.writes,
-            },
-            EnergyEvent {
-                structure: "collector",
-                access: "write",
-                count: self.operands_collected,
-            },
-            // Every bank read travels the crossbar to a collector.
-            EnergyEvent {
-                structure: "crossbar",
-                access: "transfer",
-                count: self.stats.reads,
-            },
-        ]
+    fn ledger(&self) -> Ledger {
+        self.ledger
     }
 }
 
@@ -999,7 +1034,7 @@ mod tests {
         let (mut mem, mut units) = parts(&c, true);
         let mut rf = Baseline::new(&c);
         // Upper banks 8 and 9 after the 8 MRF banks, 3 cycles each; one MRF read a cycle.
-        rf.add_upper_banks(2, Cycles::new(3));
+        rf.add_upper_banks(2, Cycles::new(3), Source::LtrfCache);
         rf.limit_mrf_reads_per_cycle(1);
         rf.accept_banks(InstToken(1), UnitKind::Sp, &[0, 8, 8], Cycle::new(10));
         rf.queue_side_read(
@@ -1007,6 +1042,7 @@ mod tests {
             1,
             SideReadOrder::AfterCollectors,
             Cycles::new(2),
+            Transfer::MrfToLtrfCache,
         );
         // 11: MRF bank 0 and upper bank 8 granted, the second read of bank 8 refused, the
         // side read refused by the limit (after the collector's MRF read).
@@ -1030,6 +1066,15 @@ mod tests {
         let n = rf.side_read_counts();
         assert_eq!((n.granted, n.conflicts), (1, 1));
         assert!(rf.is_idle());
+        // The ledger: one MRF operand, two cache operands, one prefetch; every granted
+        // port one arbiter request.
+        let l = rf.ledger();
+        assert_eq!(l.delivered(Source::MrfBank), 1);
+        assert_eq!(l.delivered(Source::LtrfCache), 2);
+        assert_eq!(l.count(Charge::MrfRead), 2);
+        assert_eq!(l.count(Charge::LtrfCacheWrite), 1);
+        assert_eq!(l.count(Charge::CollectorWrite), 3);
+        assert_eq!(l.count(Charge::ArbiterRequest), 4);
     }
 
     #[test]

@@ -30,19 +30,21 @@
 //!   of the instruction whose issue pushed the writer out, and writes have priority, so
 //!   a later reader outside the window is ordered after them.
 //!
-//! Energy events: `mrf` reads/writes, `bow_window` writes (values latched into the
-//! window: bank reads arriving, results written back) and reads (every source operand is
-//! delivered from the window), `crossbar` transfers (bank reads), `arbiter` requests
-//! (bank accesses).
+//! Energy: the ledger's rules ([`crate::rf::ledger`]) with the window as the operand
+//! buffer: a forwarded source is a window read; a bank read also a crossbar transfer and
+//! a window write; a result written into the window crosses the crossbar as Malekeh's
+//! kept destinations do (one rule for both designs) and is a window write; a deferred
+//! write leaving the window a window read and an MRF write.
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::GpuConfig;
 use crate::kernel_info::{OperandHint, RegFileKind, RegOperand};
 use crate::rf::baseline::{Baseline, MAX_REGS};
+use crate::rf::ledger::{Charge, Ledger, OperandBuffer, Sink, Source, Transfer};
 use crate::rf::{
-    Candidate, EnergyEvent, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats,
-    WarpLaunch, WarpSlot, WriteRequest,
+    Candidate, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch,
+    WarpSlot, WriteRequest,
 };
 use crate::time::{Cycle, Cycles};
 
@@ -155,8 +157,10 @@ impl Bow {
     /// The design for a validated config.
     pub fn new(cfg: &GpuConfig) -> Self {
         let b = &cfg.register_file.bow;
+        let mut inner = Baseline::new(cfg);
+        inner.set_operand_buffer(OperandBuffer::BowWindow);
         Bow {
-            inner: Baseline::new(cfg),
+            inner,
             window: b.window as usize,
             write_bypass: b.write_bypass,
             windows: vec![
@@ -219,6 +223,9 @@ impl Bow {
         for &(reg, d) in &e.dsts[..e.n_dsts as usize] {
             if d == Dst::Deferred {
                 self.n.writes_late += 1;
+                self.inner
+                    .ledger_mut()
+                    .transfer(Transfer::OperandBufferToMrf, 1);
                 let op = [RegOperand {
                     file: RegFileKind::General,
                     reg,
@@ -302,6 +309,7 @@ impl RegisterFile for Bow {
                 self.n.operand_reads += 1;
                 match self.lookup(warp, reg) {
                     Some(result) => {
+                        self.inner.ledger_mut().deliver(Source::OperandBuffer, 1);
                         self.n.forwarded += 1;
                         self.n.forwarded_results += u64::from(result);
                     }
@@ -371,6 +379,9 @@ impl RegisterFile for Bow {
             d.1 = state;
         }
         self.n.window_writes += u64::from(e.n_dsts);
+        self.inner
+            .ledger_mut()
+            .write(Sink::OperandBuffer, u64::from(e.n_dsts));
         if self.write_bypass && any_general {
             self.n.writes_deferred += u64::from(e.n_dsts);
             // Predicate results (unbanked) need no write either.
@@ -420,6 +431,7 @@ impl RegisterFile for Bow {
         let mut s = self.inner.stats(now);
         s.design = "bow".into();
         let n = &self.n;
+        let l = self.inner.ledger();
         for (k, v) in [
             ("operand_reads", n.operand_reads),
             ("operand_writes", n.operand_writes),
@@ -427,34 +439,21 @@ impl RegisterFile for Bow {
             ("bank_reads_avoided", n.forwarded),
             ("forwarded_results", n.forwarded_results),
             ("flushes", n.flushes),
-            ("window_reads", n.operand_reads),
-            ("window_writes", s.reads + n.window_writes),
+            ("window_reads", l.count(Charge::BowWindowRead)),
+            ("window_writes", l.count(Charge::BowWindowWrite)),
             ("writes_deferred", n.writes_deferred),
             ("writes_bypassed", n.writes_bypassed),
             ("writes_late", n.writes_late),
-            ("crossbar_transfers", s.reads),
-            ("arbiter_requests", s.reads + s.writes),
+            ("crossbar_transfers", l.count(Charge::CrossbarTransfer)),
+            ("arbiter_requests", l.count(Charge::ArbiterRequest)),
         ] {
             s.extra.insert(format!("bow_{k}"), v);
         }
         s
     }
 
-    fn energy_events(&self) -> Vec<EnergyEvent> {
-        let s = self.inner.stats(Cycle::ZERO);
-        let ev = |structure, access, count| EnergyEvent {
-            structure,
-            access,
-            count,
-        };
-        vec![
-            ev("mrf", "read", s.reads),
-            ev("mrf", "write", s.writes),
-            ev("bow_window", "read", self.n.operand_reads),
-            ev("bow_window", "write", s.reads + self.n.window_writes),
-            ev("crossbar", "transfer", s.reads),
-            ev("arbiter", "request", s.reads + s.writes),
-        ]
+    fn ledger(&self) -> Ledger {
+        self.inner.ledger()
     }
 }
 

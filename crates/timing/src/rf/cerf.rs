@@ -61,9 +61,10 @@ use crate::config::{CerfPolicy, GpuConfig};
 use crate::kernel_info::{RegFileKind, RegOperand};
 use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space};
 use crate::rf::baseline::{Baseline, MAX_REGS};
+use crate::rf::ledger::{Charge, Ledger};
 use crate::rf::{
-    Candidate, EnergyEvent, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch,
-    WarpSlot, WriteRequest,
+    Candidate, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch, WarpSlot,
+    WriteRequest,
 };
 use crate::time::{Cycle, Cycles};
 
@@ -170,6 +171,7 @@ impl Cerf {
     /// The design for a validated config.
     pub fn new(cfg: &GpuConfig) -> Self {
         let mut inner = Baseline::new(cfg);
+        inner.banks_hold_cerf_array();
         inner.rename_design("cerf");
         let c = &cfg.register_file.cerf;
         // Addresses stay below the register file's warp registers when every resident
@@ -294,6 +296,7 @@ impl Cerf {
             let line = Self::reg_mem_line(sm, a);
             if l.held_since.is_none() {
                 self.tag_lookups += 1;
+                self.inner.ledger_mut().charge(Charge::CerfTagLookup, 1);
             }
             if c.memory.read_register(sm, line) {
                 if self.filling.get(a as usize).copied().unwrap_or(false) {
@@ -567,6 +570,7 @@ impl RegisterFile for Cerf {
             let mut w = self.writes[k];
             if !w.looked_up {
                 self.tag_lookups += 1;
+                self.inner.ledger_mut().charge(Charge::CerfTagLookup, 1);
                 w.looked_up = true;
             }
             if !self.write(w, sm, c) {
@@ -668,34 +672,17 @@ impl RegisterFile for Cerf {
         s
     }
 
-    fn energy_events(&self) -> Vec<EnergyEvent> {
-        let s = self.inner.stats(Cycle::ZERO);
+    /// The register side's ledger (reads and writes through the baseline's banks, which
+    /// hold the integrated array; register tag lookups) and the array's L1D side: read
+    /// hits, written data and fills of the data array, and every L1D tag lookup (the
+    /// memory system's `l1d` events are left out under CERF, so each is charged once).
+    fn ledger(&self) -> Ledger {
+        let mut l = self.inner.ledger();
         let a = &self.array;
-        // Data-array line accesses of the L1D side: read hits, written data, fills.
-        let data_reads = a.hits;
-        let data_writes = a.writes + a.misses + a.sector_misses;
-        vec![
-            EnergyEvent {
-                structure: "cerf_data",
-                access: "read",
-                count: s.reads + data_reads,
-            },
-            EnergyEvent {
-                structure: "cerf_data",
-                access: "write",
-                count: s.writes + data_writes,
-            },
-            EnergyEvent {
-                structure: "cerf_tag",
-                access: "lookup",
-                count: self.tag_lookups + a.reads + a.writes,
-            },
-            EnergyEvent {
-                structure: "collector",
-                access: "write",
-                count: s.reads,
-            },
-        ]
+        l.charge(Charge::CerfDataRead, a.hits);
+        l.charge(Charge::CerfDataWrite, a.writes + a.misses + a.sector_misses);
+        l.charge(Charge::CerfTagLookup, a.reads + a.writes);
+        l
     }
 }
 

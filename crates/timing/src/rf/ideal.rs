@@ -18,9 +18,10 @@
 
 use crate::config::GpuConfig;
 use crate::rf::baseline::Baseline;
+use crate::rf::ledger::Ledger;
 use crate::rf::{
-    Candidate, EnergyEvent, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch,
-    WarpSlot, WriteRequest,
+    Candidate, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch, WarpSlot,
+    WriteRequest,
 };
 use crate::time::Cycle;
 
@@ -79,8 +80,8 @@ impl RegisterFile for Ideal {
         self.inner.stats(now)
     }
 
-    fn energy_events(&self) -> Vec<EnergyEvent> {
-        self.inner.energy_events()
+    fn ledger(&self) -> Ledger {
+        self.inner.ledger()
     }
 }
 

@@ -66,9 +66,10 @@ use compiler::pipeline::{LtrfRenumber, PassSet};
 use crate::config::{invalid, ConfigError, GpuConfig, RegisterFileDesign};
 use crate::kernel_info::{KernelInfo, RegFileKind, RegOperand};
 use crate::rf::baseline::{Baseline, SideReadOrder, WriteKind, MAX_REGS};
+use crate::rf::ledger::{Ledger, Sink, Source, Transfer};
 use crate::rf::{
-    Candidate, EnergyEvent, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats,
-    WarpLaunch, WarpSlot, WriteRequest,
+    Candidate, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch,
+    WarpSlot, WriteRequest,
 };
 use crate::time::{Cycle, Cycles};
 
@@ -526,7 +527,7 @@ impl Ltrf {
         let n = l.registers_per_interval.min(MAX_REGISTERS_PER_INTERVAL) as usize;
         let mut mrf = Baseline::new(cfg);
         mrf.rename_design(name);
-        mrf.add_upper_banks(n, l.cache_latency);
+        mrf.add_upper_banks(n, l.cache_latency, Source::LtrfCache);
         if l.narrow_crossbar {
             mrf.limit_mrf_reads_per_cycle((rf.banks * rf.read_ports_per_bank / 4).max(1));
         }
@@ -589,6 +590,7 @@ impl Ltrf {
                     WriteKind::Background,
                 );
                 self.c.writebacks += 1;
+                self.mrf.ledger_mut().transfer(Transfer::LtrfCacheToMrf, 1);
             }
         }
     }
@@ -675,6 +677,7 @@ impl Ltrf {
                 usize::from(bank),
                 SideReadOrder::AfterCollectors,
                 self.fill_extra,
+                Transfer::MrfToLtrfCache,
             );
             fetched += 1;
         }
@@ -737,6 +740,7 @@ impl Ltrf {
                 if write {
                     self.warps[w].dirty |= 1 << s;
                     self.c.cache_result_writes += 1;
+                    self.mrf.ledger_mut().write(Sink::LtrfCache, 1);
                 } else {
                     self.c.cache_operand_reads += 1;
                 }
@@ -745,6 +749,7 @@ impl Ltrf {
             _ => {
                 if write {
                     self.c.mrf_result_writes += 1;
+                    self.mrf.ledger_mut().write(Sink::MrfBank, 1);
                 } else if ws.bypass {
                     self.c.bypass_operand_reads += 1;
                 } else {
@@ -1001,24 +1006,8 @@ impl RegisterFile for Ltrf {
         s
     }
 
-    fn energy_events(&self) -> Vec<EnergyEvent> {
-        let c = &self.c;
-        let fills = self.mrf.side_read_counts().granted;
-        let mut events = self.mrf.energy_events();
-        // Writebacks cross from the cache to the MRF too.
-        for e in events.iter_mut().filter(|e| e.structure == "crossbar") {
-            e.count += c.writebacks;
-        }
-        let ev = |structure, access, count| EnergyEvent {
-            structure,
-            access,
-            count,
-        };
-        events.extend([
-            ev("ltrf_cache", "read", c.cache_operand_reads + c.writebacks),
-            ev("ltrf_cache", "write", c.cache_result_writes + fills),
-        ]);
-        events
+    fn ledger(&self) -> Ledger {
+        self.mrf.ledger()
     }
 }
 

@@ -28,7 +28,7 @@
 //!   only misses go to the MRF arbiter; `request_write` allocates in the cache.
 //! - **ORF/LRF** (Gebhart MICRO'11): reads [`RegOperand::hint`] (`level`, `also_main`)
 //!   of each source and destination from [`crate::kernel_info::KernelInfo`]: ORF/LRF operands skip the MRF
-//!   banks, counts per level go to `energy_events`. Deactivation invalidates the warp's
+//!   banks, counts per level go to the ledger. Deactivation invalidates the warp's
 //!   ORF/LRF; [`RegisterFile::deschedules_at_strand_ends`] (an additive hook, default
 //!   false) makes the two-level scheduler deactivate a warp only at strand ends while it
 //!   has long-latency results pending, so the compiler decides where warps leave the
@@ -70,6 +70,14 @@
 //! [`RegisterFile::kernel_started`] (the static facts of the kernel about to run) and
 //! [`scheduling`] (the scheduler a design is defined with).
 //!
+//! # Energy: one ledger
+//! No design prices or names an energy event. Each records what its registers did in its
+//! [`ledger::Ledger`] (which source served each operand, where each result landed, which
+//! values moved between structures), and the ledger's rules, written once, turn that into
+//! event counts ([`RegisterFile::ledger`], [`RegisterFile::energy_events`]). The SM counts
+//! issued source and result registers itself ([`ledger::OperandCounts`]); the ledger
+//! invariant test (`tests/ledger_invariant.rs`) checks every design against them.
+//!
 //! Invariants: `accept` succeeds whenever `can_accept` said yes in the same cycle;
 //! every accepted instruction is offered for dispatch exactly until it is taken; every
 //! `request_write` is eventually reported in `writes_done`. Per-cycle paths allocate
@@ -80,6 +88,7 @@ pub mod bow;
 pub mod cerf;
 pub mod gebhart;
 pub mod ideal;
+pub mod ledger;
 pub mod ltrf;
 pub mod malekeh;
 pub mod wir;
@@ -408,8 +417,14 @@ pub trait RegisterFile: Send {
     /// Statistics so far. `now` closes time-integrated counters.
     fn stats(&self, now: Cycle) -> RfStats;
 
-    /// Energy-relevant event counts so far.
-    fn energy_events(&self) -> Vec<EnergyEvent>;
+    /// What the design's registers did so far, and the events it cost, recorded by the
+    /// rules of [`ledger`] (CERF adds its array's L1D-side accesses, WIR its tables).
+    fn ledger(&self) -> ledger::Ledger;
+
+    /// Energy-relevant event counts so far: the ledger's, never a design's own pricing.
+    fn energy_events(&self) -> Vec<EnergyEvent> {
+        self.ledger().events()
+    }
 }
 
 /// The design selected by `cfg.register_file.design`, for SM `sm`.

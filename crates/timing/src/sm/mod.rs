@@ -68,6 +68,7 @@ use crate::coalescer::{CoalescedAccess, Coalescer, LineAccess};
 use crate::config::{GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
 use crate::kernel_info::KernelInfo;
 use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space, Stall};
+use crate::rf::ledger::OperandCounts;
 use crate::rf::{
     self, Candidate, Dispatch, DispatchPort, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall,
     SchedulerEvent, WarpLaunch, WarpSlot, WriteRequest,
@@ -387,6 +388,8 @@ pub(crate) struct Sm {
     pub always_awake: bool,
     /// Counters of the current kernel.
     pub stats: SmStats,
+    /// Register operands issued and written back, counted here apart from the design.
+    operands: OperandCounts,
 }
 
 impl Sm {
@@ -447,7 +450,14 @@ impl Sm {
             cta_retired: false,
             always_awake: false,
             stats: SmStats::default(),
+            operands: OperandCounts::default(),
         }
+    }
+
+    /// Register operands issued and written back so far, counted by the SM (what the
+    /// register file's ledger must account for).
+    pub fn operand_counts(&self) -> OperandCounts {
+        self.operands
     }
 
     /// The register file of this SM.
@@ -678,6 +688,7 @@ impl Sm {
             self.retire(tok);
         } else {
             let warp = &self.warps[f.warp as usize];
+            self.operands.written_back(dsts);
             self.rf.request_write(
                 WriteRequest {
                     token: tok,
@@ -974,6 +985,7 @@ impl Sm {
         warp.scoreboard.reserve(dsts, long);
         warp.inflight += 1;
         warp.strand_ended = ii.hint.strand_end;
+        self.operands.issued(srcs);
         self.rf.accept(
             IssuedInst {
                 token,

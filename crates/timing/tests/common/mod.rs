@@ -8,6 +8,21 @@ use emu::{Emulator, KernelRef, LaunchConfig};
 use timing::config::default_configs_dir;
 use timing::{GpuConfig, KernelInfo, KernelStats, Override, TimingSimulator};
 
+/// Every `register_file.design`.
+pub const DESIGNS: [&str; 11] = [
+    "baseline",
+    "ideal",
+    "rfc",
+    "orf-lrf",
+    "ltrf",
+    "ltrf-plus",
+    "ltrf-conf",
+    "cerf",
+    "malekeh",
+    "bow",
+    "wir",
+];
+
 pub fn config(name: &str, overrides: &[&str]) -> GpuConfig {
     let o: Vec<Override> = overrides
         .iter()

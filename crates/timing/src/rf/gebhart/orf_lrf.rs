@@ -55,9 +55,10 @@ use crate::config::GpuConfig;
 use crate::kernel_info::{HierarchyLevel, RegFileKind};
 use crate::rf::baseline::Baseline;
 use crate::rf::gebhart::{slot, OperandList, UpperWrites};
+use crate::rf::ledger::{Ledger, Sink, Source, Transfer};
 use crate::rf::{
-    Candidate, EnergyEvent, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch,
-    WarpSlot, WriteRequest,
+    Candidate, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch, WarpSlot,
+    WriteRequest,
 };
 use crate::time::Cycle;
 
@@ -196,6 +197,7 @@ impl RegisterFile for OrfLrf {
                         // §4.4: the MRF read also loads the ORF.
                         self.n.orf_writes += n;
                         self.n.orf_fills += n;
+                        self.mrf.ledger_mut().transfer(Transfer::MrfReadFillsOrf, n);
                         for reg in op.regs() {
                             WarpLevels::stamp(&mut w.orf, reg, w.epoch);
                         }
@@ -204,10 +206,12 @@ impl RegisterFile for OrfLrf {
                 }
                 HierarchyLevel::Operand => {
                     self.n.orf_reads += n;
+                    self.mrf.ledger_mut().deliver(Source::Orf, n);
                     &w.orf
                 }
                 HierarchyLevel::LastResult => {
                     self.n.lrf_reads += n;
+                    self.mrf.ledger_mut().deliver(Source::Lrf, n);
                     &w.lrf
                 }
             };
@@ -251,10 +255,12 @@ impl RegisterFile for OrfLrf {
                 HierarchyLevel::Main => None,
                 HierarchyLevel::Operand => {
                     self.n.orf_writes += n;
+                    self.mrf.ledger_mut().write(Sink::Orf, n);
                     Some(&mut w.orf)
                 }
                 HierarchyLevel::LastResult => {
                     self.n.lrf_writes += n;
+                    self.mrf.ledger_mut().write(Sink::Lrf, n);
                     Some(&mut w.lrf)
                 }
             };
@@ -322,17 +328,7 @@ impl RegisterFile for OrfLrf {
         s
     }
 
-    fn energy_events(&self) -> Vec<EnergyEvent> {
-        let mut v = self.mrf.energy_events();
-        let ev = |structure, access, count| EnergyEvent {
-            structure,
-            access,
-            count,
-        };
-        v.push(ev("orf", "read", self.n.orf_reads));
-        v.push(ev("orf", "write", self.n.orf_writes));
-        v.push(ev("lrf", "read", self.n.lrf_reads));
-        v.push(ev("lrf", "write", self.n.lrf_writes));
-        v
+    fn ledger(&self) -> Ledger {
+        self.mrf.ledger()
     }
 }

@@ -56,9 +56,10 @@ use emu::StepEvent;
 use crate::kernel_info::{RegFileKind, RegOperand};
 use crate::rf::baseline::Baseline;
 use crate::rf::gebhart::{private_datapath, slot, OperandList, UpperWrites};
+use crate::rf::ledger::{Ledger, Sink, Source, Transfer};
 use crate::rf::{
-    Candidate, EnergyEvent, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch,
-    WarpSlot, WriteRequest,
+    Candidate, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch, WarpSlot,
+    WriteRequest,
 };
 use crate::time::Cycle;
 
@@ -180,8 +181,10 @@ impl Rfc {
         }
         if from_lrf {
             self.n.lrf_reads += 1;
+            self.mrf.ledger_mut().transfer(Transfer::LrfToMrf, 1);
         } else {
             self.n.rfc_reads += 1;
+            self.mrf.ledger_mut().transfer(Transfer::RfcToMrf, 1);
         }
         match why {
             Writeback::Eviction => self.n.writebacks_eviction += 1,
@@ -211,6 +214,7 @@ impl Rfc {
     fn demote_lrf(&mut self, w: usize) {
         if let Some(e) = self.warps[w].lrf.take() {
             self.n.lrf_reads += 1;
+            self.mrf.ledger_mut().transfer(Transfer::LrfToRfc, 1);
             self.insert_rfc(w, e);
         }
     }
@@ -308,6 +312,7 @@ impl RegisterFile for Rfc {
                 if self.lrf && self.warps[w].lrf.is_some_and(|e| e.reg == reg) {
                     if private {
                         self.n.lrf_reads += 1;
+                        self.mrf.ledger_mut().deliver(Source::Lrf, 1);
                         self.n.lrf_hits += 1;
                         self.n.hits[k] += 1;
                         if let Some(e) = self.warps[w].lrf.as_mut() {
@@ -320,6 +325,7 @@ impl RegisterFile for Rfc {
                 match self.warps[w].find(reg) {
                     Some(idx) if self.entries > 0 => {
                         self.n.rfc_reads += 1;
+                        self.mrf.ledger_mut().deliver(Source::Rfc, 1);
                         self.n.hits[k] += 1;
                         self.warps[w].fifo[idx].dead |= dead;
                     }
@@ -391,7 +397,9 @@ impl RegisterFile for Rfc {
         }
         if self.warps[w].exited {
             // The warp's last lanes exited: nobody reads the value.
-            self.n.dead_dropped += general().map(|o| u64::from(o.width)).sum::<u64>();
+            let n = general().map(|o| u64::from(o.width)).sum::<u64>();
+            self.n.dead_dropped += n;
+            self.mrf.ledger_mut().write(Sink::Dropped, n);
             self.upper.push(wr.token, now);
             return;
         }
@@ -399,12 +407,14 @@ impl RegisterFile for Rfc {
             if self.lrf && info.private && op.width == 1 {
                 self.demote_lrf(w);
                 self.n.lrf_writes += 1;
+                self.mrf.ledger_mut().write(Sink::Lrf, 1);
                 self.warps[w].lrf = Some(Entry {
                     reg: op.reg,
                     dead: false,
                 });
             } else {
                 for reg in op.regs() {
+                    self.mrf.ledger_mut().write(Sink::Rfc, 1);
                     self.insert_rfc(w, Entry { reg, dead: false });
                 }
             }
@@ -466,19 +476,7 @@ impl RegisterFile for Rfc {
         s
     }
 
-    fn energy_events(&self) -> Vec<EnergyEvent> {
-        let mut v = self.mrf.energy_events();
-        let ev = |structure, access, count| EnergyEvent {
-            structure,
-            access,
-            count,
-        };
-        v.push(ev("rfc", "read", self.n.rfc_reads));
-        v.push(ev("rfc", "write", self.n.rfc_writes));
-        if self.lrf {
-            v.push(ev("lrf", "read", self.n.lrf_reads));
-            v.push(ev("lrf", "write", self.n.lrf_writes));
-        }
-        v
+    fn ledger(&self) -> Ledger {
+        self.mrf.ledger()
     }
 }

@@ -47,10 +47,10 @@
 //!   chip-wide wires). The trajectory is in [`RfStats::series`] as
 //!   `malekeh_sthld_sm<N>`: `(cycle, sthld)` at the start and at every change.
 //!
-//! Energy events: `mrf` reads/writes (bank accesses), `ccu` reads (every source operand
-//! is delivered from the CT) and writes (miss fills and kept destinations), `crossbar`
-//! transfers (bank reads to a CCU and destinations through port D), `arbiter` requests
-//! (one per bank access). Statistics keys: see [`Malekeh::stats`].
+//! Energy: the ledger's rules ([`crate::rf::ledger`]) with the CCU as the operand
+//! buffer: a CT hit is a CCU read; a miss a bank read, a crossbar transfer, a CCU write
+//! and read; a kept destination a crossbar transfer (port D) and a CCU write; every bank
+//! access an arbiter request. Statistics keys: see [`Malekeh::stats`].
 
 pub mod sthld;
 
@@ -59,9 +59,10 @@ use serde::{Deserialize, Serialize};
 use crate::config::{GpuConfig, UnitKind};
 use crate::kernel_info::{OperandHint, RegFileKind, RegOperand};
 use crate::rf::baseline::{Baseline, MAX_REGS};
+use crate::rf::ledger::{Charge, Ledger, OperandBuffer, Sink, Source};
 use crate::rf::{
-    Candidate, EnergyEvent, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, SchedulerEvent,
-    WarpLaunch, WarpSlot, WriteRequest,
+    Candidate, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, SchedulerEvent, WarpLaunch,
+    WarpSlot, WriteRequest,
 };
 use crate::time::{Cycle, Cycles};
 use sthld::SthldController;
@@ -251,7 +252,8 @@ impl Malekeh {
     /// The design for a validated config.
     pub fn new(cfg: &GpuConfig) -> Self {
         let m = cfg.register_file.malekeh.clone();
-        let inner = Baseline::new(cfg);
+        let mut inner = Baseline::new(cfg);
+        inner.set_operand_buffer(OperandBuffer::Ccu);
         let ccus = (0..inner.collector_count())
             .map(|_| Ccu {
                 owner: NO_WARP,
@@ -588,6 +590,9 @@ impl RegisterFile for Malekeh {
                     self.n.hits_far += u64::from(hit);
                 }
                 self.n.hits += u64::from(hit);
+                if hit {
+                    self.inner.ledger_mut().deliver(Source::OperandBuffer, 1);
+                }
             }
         }
         self.ccus[idx].locked = true;
@@ -638,6 +643,7 @@ impl RegisterFile for Malekeh {
                         };
                         self.ccus[idx].sync(s);
                         self.n.dest_kept += 1;
+                        self.inner.ledger_mut().write(Sink::OperandBuffer, 1);
                     }
                 } else if let Some(s) = found {
                     // The CT must not keep the old value of a register written now.
@@ -698,6 +704,7 @@ impl RegisterFile for Malekeh {
         let mut s = self.inner.stats(now);
         s.design = "malekeh".into();
         let n = &self.n;
+        let l = self.inner.ledger();
         let ongoing = self
             .waiting_since
             .map_or(0, |t| now.saturating_since(t).get());
@@ -724,10 +731,10 @@ impl RegisterFile for Malekeh {
             ("sthld_stall_cycles", n.sthld_stall_cycles + ongoing),
             ("sthld_waits", n.sthld_waits),
             ("intervals", n.intervals),
-            ("ccu_reads", n.operand_reads),
-            ("ccu_writes", n.fills + n.dest_kept),
-            ("crossbar_transfers", s.reads + n.dest_kept),
-            ("arbiter_requests", s.reads + s.writes),
+            ("ccu_reads", l.count(Charge::CcuRead)),
+            ("ccu_writes", l.count(Charge::CcuWrite)),
+            ("crossbar_transfers", l.count(Charge::CrossbarTransfer)),
+            ("arbiter_requests", l.count(Charge::ArbiterRequest)),
         ] {
             s.extra.insert(e(k), v);
         }
@@ -738,22 +745,8 @@ impl RegisterFile for Malekeh {
         s
     }
 
-    fn energy_events(&self) -> Vec<EnergyEvent> {
-        let s = self.inner.stats(Cycle::ZERO);
-        let n = &self.n;
-        let ev = |structure, access, count| EnergyEvent {
-            structure,
-            access,
-            count,
-        };
-        vec![
-            ev("mrf", "read", s.reads),
-            ev("mrf", "write", s.writes),
-            ev("ccu", "read", n.operand_reads),
-            ev("ccu", "write", n.fills + n.dest_kept),
-            ev("crossbar", "transfer", s.reads + n.dest_kept),
-            ev("arbiter", "request", s.reads + s.writes),
-        ]
+    fn ledger(&self) -> Ledger {
+        self.inner.ledger()
     }
 }
 

@@ -52,9 +52,10 @@ pub use config::{WirConfig, WirVariant};
 use crate::config::{GpuConfig, UnitKind};
 use crate::kernel_info::{RegFileKind, RegOperand, ReuseClass, ReuseKey};
 use crate::rf::baseline::Baseline;
+use crate::rf::ledger::{Charge, Ledger, Sink, Source, Transfer};
 use crate::rf::{
-    Candidate, Dispatch, EnergyEvent, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall,
-    RfStats, WarpLaunch, WarpSlot, WriteRequest,
+    Candidate, Dispatch, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats,
+    WarpLaunch, WarpSlot, WriteRequest,
 };
 use crate::time::{Cycle, Cycles};
 use emu::{AccessKind, MemSpace, StepEvent, WarpStep};
@@ -374,6 +375,7 @@ impl Wir {
         f.results = results;
         f.route = Route::Reused;
         let reads = u64::from(f.num_srcs);
+        self.base.ledger_mut().deliver(Source::ReuseBuffer, reads);
         self.stats.reuse_hits += 1;
         self.stats.reads_avoided += reads;
         self.stats.writes_avoided += n as u64;
@@ -713,6 +715,7 @@ impl RegisterFile for Wir {
                 if nw < bank_writes.len() {
                     bank_writes[nw].reg = f.dst_regs[k];
                     nw += 1;
+                    self.base.ledger_mut().write(Sink::MrfBank, 1);
                 }
             }
             if let Some(idx) = f.fill.filter(|_| self.cfg.variant.pending_retry()) {
@@ -721,6 +724,9 @@ impl RegisterFile for Wir {
                 }
             }
         } else if f.route == Route::Reused {
+            self.base
+                .ledger_mut()
+                .write(Sink::Renamed, u64::from(f.num_dsts));
             for k in 0..f.num_dsts as usize {
                 let m = Mapping {
                     phys: f.results[k],
@@ -744,7 +750,9 @@ impl RegisterFile for Wir {
                         if old.phys != NO_REG {
                             self.stats.dummy_movs += 1;
                             let bank = self.base.bank_of(old.phys as u16, WarpSlot(0), 0);
-                            self.base.request_side_read(t, bank);
+                            self.base
+                                .request_side_read(t, bank, Transfer::MrfToDatapath);
+                            self.base.ledger_mut().transfer(Transfer::DatapathToMrf, 1);
                             side_reads += 1;
                             bank_writes[nw].reg = p as u16;
                             nw += 1;
@@ -782,7 +790,8 @@ impl RegisterFile for Wir {
                         } else {
                             self.stats.verify_reads += 1;
                             let bank = self.base.bank_of(p as u16, WarpSlot(0), 0);
-                            self.base.request_side_read(t, bank);
+                            self.base
+                                .request_side_read(t, bank, Transfer::MrfToDatapath);
                             side_reads += 1;
                         }
                         let same = self.regs.value(p) == value;
@@ -794,6 +803,7 @@ impl RegisterFile for Wir {
                     match verified {
                         Some(p) => {
                             self.stats.writes_avoided += 1;
+                            self.base.ledger_mut().write(Sink::Renamed, 1);
                             self.remap(
                                 warp,
                                 r,
@@ -831,6 +841,7 @@ impl RegisterFile for Wir {
                 };
                 self.regs.set_value(phys, value);
                 self.verify.invalidate(phys);
+                self.base.ledger_mut().write(Sink::MrfBank, 1);
                 bank_writes[nw].reg = phys as u16;
                 nw += 1;
                 *result = phys;
@@ -866,7 +877,8 @@ impl RegisterFile for Wir {
         fl.done_at = now + Cycles::new(u64::from(self.cfg.allocation_stages));
         fl.waiting_bank_write = nw > 0;
         if nw > 0 {
-            self.base.request_write(
+            // Each register's write is in the ledger already (results, dummy moves).
+            self.base.push_write(
                 WriteRequest {
                     token: t,
                     warp: WarpSlot(0),
@@ -874,6 +886,7 @@ impl RegisterFile for Wir {
                     dsts: &bank_writes[..nw],
                 },
                 now,
+                true,
             );
         }
         self.completing.push(t);
@@ -1028,24 +1041,22 @@ impl RegisterFile for Wir {
         s
     }
 
-    fn energy_events(&self) -> Vec<EnergyEvent> {
+    /// The baseline's ledger (operands, results, verify reads and dummy moves were
+    /// recorded as they happened) and the accesses of WIR's tables (Table III).
+    fn ledger(&self) -> Ledger {
         let w = &self.stats;
-        let mut e = self.base.energy_events();
-        let ev = |structure, access, count| EnergyEvent {
-            structure,
-            access,
-            count,
-        };
-        e.extend([
-            ev("wir_reuse_buffer", "lookup", w.reuse_lookups),
-            ev("wir_reuse_buffer", "write", w.reuse_buffer_writes),
-            ev("wir_rename_table", "read", w.rename_reads),
-            ev("wir_rename_table", "write", w.rename_writes),
-            ev("wir_vsb", "lookup", w.vsb_lookups),
-            ev("wir_vsb", "write", w.vsb_writes),
-            ev("wir_verify_cache", "lookup", w.verify_cache_lookups),
-            ev("wir_verify_read", "read", w.verify_reads),
-        ]);
-        e
+        let mut l = self.base.ledger();
+        for (c, n) in [
+            (Charge::WirReuseBufferLookup, w.reuse_lookups),
+            (Charge::WirReuseBufferWrite, w.reuse_buffer_writes),
+            (Charge::WirRenameTableRead, w.rename_reads),
+            (Charge::WirRenameTableWrite, w.rename_writes),
+            (Charge::WirVsbLookup, w.vsb_lookups),
+            (Charge::WirVsbWrite, w.vsb_writes),
+            (Charge::WirVerifyCacheLookup, w.verify_cache_lookups),
+        ] {
+            l.charge(c, n);
+        }
+        l
     }
 }
