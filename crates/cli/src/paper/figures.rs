@@ -194,27 +194,7 @@ impl FigureDef {
     /// or when the runs lack it.
     pub fn reference_of<'a>(&self, a: &Arrangement<'a>, p: &Point) -> Option<&'a Point> {
         let r = self.normalize_to.as_ref()?;
-        let mine: BTreeSet<&str> = p.sets.split_whitespace().collect();
-        a.points
-            .iter()
-            .filter(|b| {
-                b.workload == p.workload
-                    && b.config == p.config
-                    && b.design == r.design
-                    && has_all(&b.sets, &r.sets)
-                    && b.sets
-                        .split_whitespace()
-                        .all(|o| mine.contains(o) || r.sets.iter().any(|s| s == o))
-            })
-            .max_by_key(|b| {
-                (
-                    b.sets
-                        .split_whitespace()
-                        .filter(|o| mine.contains(o))
-                        .count(),
-                    std::cmp::Reverse(&b.sets),
-                )
-            })
+        a.reference_of(p, &r.design, &r.sets)
     }
 
     /// The figure's value of one run: the metric, over the reference's when normalized.
