@@ -446,14 +446,14 @@ fn paper_runs_a_spec_of_groups_and_its_rows_find_their_points() {
     std::fs::write(&spec, text_of_spec).unwrap();
     let (out, stdout) = paper_with_no_such_design("gebhart", &spec, &scratch("paper-groups"));
     assert!(text(&out.stderr).contains("3 points; 0 already in the store; ran 3"));
-    // Both rows of the energy figure and the RFC row of the access figure found their
-    // run: a ratio to the baseline over one workload, not "not run".
+    // Both rows of the energy figure and of the access figure found their run: a ratio
+    // to the baseline over one workload, not "not run".
     assert!(!stdout.contains("not run"), "{stdout}");
     let rows: Vec<&str> = stdout
         .lines()
         .filter(|l| l.trim_start().starts_with("orf-lrf [") || l.trim_start().starts_with("rfc ["))
         .collect();
-    assert_eq!(rows.len(), 3, "{stdout}");
+    assert_eq!(rows.len(), 4, "{stdout}");
     for row in rows {
         let cells: Vec<&str> = row.split_whitespace().collect();
         let at = cells.iter().position(|c| c.ends_with(']')).unwrap();
@@ -461,4 +461,98 @@ fn paper_runs_a_spec_of_groups_and_its_rows_find_their_points() {
         assert!(ratio > 0.0 && ratio < 1.0, "{row}");
         assert_eq!(cells[at + 2], "1", "{row}");
     }
+}
+
+/// `--quick` leaves the slow workload out, the tables carry a per-workload table and the
+/// class breakdown, and `--results DIR` writes the stamped results page with its SVG
+/// figures and the hand-written notes.
+#[test]
+fn quick_results_page_is_stamped_and_has_per_workload_tables() {
+    // CERF's two groups on saxpy and atomics_cas; --quick leaves atomics_cas out.
+    let spec = scratch("cerf.toml");
+    std::fs::write(
+        &spec,
+        "[[sweep]]\nname = \"baseline\"\nworkloads = [\"saxpy\", \"atomics_cas\"]\n\
+         configs = [\"gtx480\"]\ndesigns = [\"baseline\"]\n\
+         points = [{}, { \"l1d.size_bytes\" = 65536 }]\n\
+         [[sweep]]\nname = \"cerf\"\nworkloads = [\"saxpy\", \"atomics_cas\"]\n\
+         configs = [\"gtx480\"]\ndesigns = [\"cerf\"]\n\
+         [sweep.set]\n\"register_file.cerf.policy\" = [\"lru-fair\", \"lru-prioritized\"]\n",
+    )
+    .unwrap();
+    let results = scratch("results");
+    std::fs::create_dir_all(results.join("notes")).unwrap();
+    std::fs::write(results.join("notes/cerf.md"), "A measured note.\n").unwrap();
+    let out = regsim(&[
+        "paper",
+        "cerf",
+        "--quick",
+        "--spec",
+        &spec.display().to_string(),
+        "--out",
+        &scratch("runs").display().to_string(),
+        "--results",
+        &results.display().to_string(),
+        "-j",
+        "2",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("4 points"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!stdout.contains("atomics_cas"), "{stdout}");
+    // Each figure says what it divides by and has a per-workload table with the spread.
+    assert!(stdout.contains("normalized: each run over the baseline run at the same settings"));
+    assert!(
+        stdout.contains("per workload") && stdout.contains("geomean (1)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.lines().any(|l| l.trim_start().starts_with("saxpy")),
+        "{stdout}"
+    );
+    let page = std::fs::read_to_string(results.join("cerf.md")).unwrap();
+    let stamp = page
+        .lines()
+        .find(|l| l.starts_with("<!-- regsim-results paper=cerf commit="))
+        .unwrap_or_else(|| panic!("{page}"));
+    assert!(stamp.contains("mode=quick"), "{stamp}");
+    assert!(
+        page.contains("- mode: quick") && page.contains("- date: "),
+        "{page}"
+    );
+    assert!(
+        page.contains("| saxpy |") && page.contains("A measured note."),
+        "{page}"
+    );
+    // The headline's per-class rows, when the classes file classifies saxpy.
+    if page.contains("| saxpy | insensitive |") {
+        assert!(page.contains("· insensitive"), "{page}");
+    }
+    for id in ["ipc", "on-chip-energy"] {
+        let svg = std::fs::read_to_string(results.join(format!("cerf/{id}.svg"))).unwrap();
+        // Two policies over saxpy and the geomean.
+        assert_eq!(svg.matches("class=\"bar\"").count(), 4, "{id}");
+        assert!(page.contains(&format!("(cerf/{id}.svg)")), "{page}");
+    }
+}
+
+#[test]
+fn all_runs_every_paper_and_refuses_one_spec() {
+    let out = regsim(&["paper", "all", "--spec", "experiments/cerf.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("not `all`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = regsim(&["paper", "nosuch"]);
+    assert!(
+        text(&out.stderr).contains("or all"),
+        "{}",
+        text(&out.stderr)
+    );
 }

@@ -1,16 +1,25 @@
-//! `regsim paper gebhart|ltrf|cerf|malekeh|wir`: runs `experiments/<paper>.toml` and
-//! prints the paper's headline figures as tables, the paper's number beside ours, and
-//! writes the report's figures (`<out>/report/index.html` and SVGs).
+//! `regsim paper gebhart|ltrf|cerf|malekeh|wir|all`: runs `experiments/<paper>.toml` and
+//! prints the paper's headline figures as tables, the paper's number beside ours, with a
+//! per-workload table (and a per-class breakdown where the paper has classes) under each,
+//! and writes the report's figures (`<out>/report/index.html` and SVGs). With
+//! `--results DIR` it also writes `DIR/<paper>.md` and its SVG figures, stamped with the
+//! commit, the date and the mode (see [`results`]).
 //!
-//! The tables are data ([`figures.toml`](figures.toml)): which statistic, which
-//! normalization, which summary, and the paper's value with its figure or table. Designs
-//! whose `--rf` name the config does not know yet are listed as not yet available and
-//! left out of every group of the spec; the rest still run.
+//! The tables are data ([`figures.toml`](figures.toml), read by [`figures`]): which
+//! statistic, which reference each run is divided by, which summary, and the paper's value
+//! with its figure or table. Classes come from `workloads/classes.toml` ([`classes`]).
+//! Designs whose `--rf` name the config does not know yet are listed as not yet available
+//! and left out of every group of the spec; the rest still run.
 //!
 //! The spec is a `regsim sweep` spec ([`SweepSpec`]; a paper whose designs sweep
 //! different keys writes one group per design family) and runs through the sweep
 //! machinery into `<out>/store.sqlite`: resumable, only points without a row run, and
-//! `--slurm` submits them as a job array.
+//! `--slurm` submits them as a job array. `--quick` runs a subset of the same spec (see
+//! [`quick_subset`]) into the same store.
+
+pub mod classes;
+pub mod figures;
+pub mod results;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -18,24 +27,25 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
-use regsim::sweep::SweepSpec;
-use serde::Deserialize;
+use regsim::sweep::{SweepSpec, Workload};
 use timing::config::{find_configs_dir, ConfigError, GpuConfig, Override};
 
-use crate::report_html::{self, geomean, Arrangement, Point};
+use crate::report_html::{self, Point};
+pub use figures::{tables, FigureDef};
 
 /// The papers `regsim paper` knows.
 pub const PAPERS: [&str; 5] = ["gebhart", "ltrf", "cerf", "malekeh", "wir"];
 
 #[derive(Args)]
 pub struct PaperArgs {
-    /// The paper: gebhart, ltrf, cerf, malekeh or wir.
+    /// The paper: gebhart, ltrf, cerf, malekeh or wir; `all` runs every one in turn.
     #[arg(value_name = "PAPER")]
     paper: String,
-    /// The sweep spec (default: experiments/<PAPER>.toml).
+    /// The sweep spec (default: experiments/<PAPER>.toml; not with `all`).
     #[arg(long, value_name = "SPEC.toml")]
     spec: Option<PathBuf>,
-    /// Where runs and figures go (default: results/paper-<PAPER>).
+    /// Where runs and figures go (default: results/paper-<PAPER>; with `all`,
+    /// DIR/<PAPER> for each paper).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Simulations at a time (default: the number of cores).
@@ -47,9 +57,18 @@ pub struct PaperArgs {
     /// Print Markdown tables.
     #[arg(long)]
     markdown: bool,
-    /// The design figures are normalized to.
+    /// The design the HTML report normalizes to (the tables use each figure's own
+    /// reference, `normalize_to` in figures.toml).
     #[arg(long, default_value = "baseline")]
     baseline: String,
+    /// Run the documented subset: every workload but the slowest (atomics_cas), and of
+    /// each swept key only the values the paper's figures name (minutes on 2 cores).
+    #[arg(long)]
+    quick: bool,
+    /// Also write DIR/<PAPER>.md (the tables, stamped with the commit, date and mode,
+    /// and the notes of DIR/notes/<PAPER>.md) and DIR/<PAPER>/<figure>.svg.
+    #[arg(long, value_name = "DIR")]
+    results: Option<PathBuf>,
 }
 
 /// Whether `design` is a `register_file.design` the config knows: `Ok(false)` when the
@@ -144,215 +163,6 @@ fn run_sweep(sw: &SweepSpec, out: &Path, jobs: usize, slurm: bool) -> Result<Opt
     }))
 }
 
-/// `figures.toml`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FigureFile {
-    figure: Vec<FigureDef>,
-}
-
-/// One headline figure of a paper.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FigureDef {
-    pub paper: String,
-    pub title: String,
-    pub source: String,
-    pub metric: Metric,
-    /// For `extra_ratio`: the counters summed above the line.
-    #[serde(default)]
-    pub numerator: Vec<String>,
-    #[serde(default)]
-    pub denominator: Option<String>,
-    pub normalize: bool,
-    pub summary: Summary,
-    pub rows: Vec<RowDef>,
-}
-
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    Ipc,
-    RfEnergy,
-    SmEnergy,
-    TotalEnergy,
-    RfVsSingleMrf,
-    MrfAccesses,
-    ExtraRatio,
-}
-
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
-#[serde(rename_all = "snake_case")]
-pub enum Summary {
-    Geomean,
-    Mean,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RowDef {
-    pub design: String,
-    /// Only the variants with all of these overrides (the paper's configuration).
-    #[serde(default)]
-    pub sets: Vec<String>,
-    #[serde(default)]
-    pub paper: Option<f64>,
-    pub note: String,
-}
-
-/// Every figure definition (the embedded `figures.toml`).
-pub fn figure_defs() -> Result<Vec<FigureDef>> {
-    let f: FigureFile =
-        toml::from_str(include_str!("figures.toml")).map_err(|e| anyhow!("figures.toml: {e}"))?;
-    Ok(f.figure)
-}
-
-impl FigureDef {
-    /// The metric of one run (`None` when the run lacks what it needs).
-    pub fn value(&self, p: &Point) -> Option<f64> {
-        let t = &p.stats["total"];
-        let energy = |k: &str| t["energy"][k].as_f64();
-        match self.metric {
-            Metric::Ipc => t["ipc"].as_f64(),
-            Metric::RfEnergy => energy("register_file_joules"),
-            Metric::SmEnergy => Some(energy("register_file_joules")? + energy("execution_joules")?),
-            Metric::TotalEnergy => energy("total_joules"),
-            Metric::RfVsSingleMrf => energy("register_file_normalized"),
-            Metric::MrfAccesses => Some(
-                t["register_file"]["reads"].as_f64()? + t["register_file"]["writes"].as_f64()?,
-            ),
-            Metric::ExtraRatio => {
-                let get = |k: &str| -> Option<f64> {
-                    if k == "warp_instructions" {
-                        t["warp_instructions"].as_f64()
-                    } else {
-                        t["register_file"]["extra"][k].as_f64()
-                    }
-                };
-                let n = self.numerator.iter().map(|k| get(k)).sum::<Option<f64>>()?;
-                let d = get(self.denominator.as_deref()?)?;
-                (d > 0.0).then(|| n / d)
-            }
-        }
-    }
-
-    /// Our summary for one design variant over the workloads: (value, workloads used).
-    pub fn ours(&self, a: &Arrangement, v: &(String, String, String)) -> Option<(f64, usize)> {
-        let mut values = Vec::new();
-        for w in &a.workloads {
-            let Some(p) = a.get(w, v) else { continue };
-            let Some(x) = self.value(p) else { continue };
-            if self.normalize {
-                let Some(b) = a.baseline_of(p).and_then(|b| self.value(b)) else {
-                    continue;
-                };
-                if b > 0.0 {
-                    values.push(x / b);
-                }
-            } else {
-                values.push(x);
-            }
-        }
-        if values.is_empty() {
-            return None;
-        }
-        let s = match self.summary {
-            Summary::Geomean => geomean(&values)?,
-            Summary::Mean => values.iter().sum::<f64>() / values.len() as f64,
-        };
-        Some((s, values.len()))
-    }
-}
-
-/// The tables of `paper` from the runs: one per figure, one row per design variant the
-/// figure lists (the paper's number beside ours).
-pub fn tables(paper: &str, points: &[Point], baseline: &str, markdown: bool) -> Result<String> {
-    let a = Arrangement::new(points, baseline);
-    let mut out = String::new();
-    for f in figure_defs()?.iter().filter(|f| f.paper == paper) {
-        out.push_str(&format!("\n{} ({})\n", f.title, f.source));
-        let mut rows: Vec<[String; 5]> = Vec::new();
-        for r in &f.rows {
-            let variants: Vec<&(String, String, String)> = a
-                .variants
-                .iter()
-                .filter(|v| {
-                    v.2 == r.design
-                        && r.sets
-                            .iter()
-                            .all(|o| v.1.split_whitespace().any(|x| x == o))
-                })
-                .collect();
-            let paper_value = r.paper.map_or("-".to_string(), |p| format!("{p:.3}"));
-            if variants.is_empty() {
-                rows.push([
-                    r.design.clone(),
-                    "not run".into(),
-                    "-".into(),
-                    paper_value.clone(),
-                    r.note.clone(),
-                ]);
-            }
-            for v in variants {
-                let (ours, n) = f
-                    .ours(&a, v)
-                    .map_or(("-".to_string(), 0), |(x, n)| (format!("{x:.3}"), n));
-                rows.push([
-                    a.label(v),
-                    ours,
-                    n.to_string(),
-                    paper_value.clone(),
-                    r.note.clone(),
-                ]);
-            }
-        }
-        let header = ["design", "regsim", "workloads", "paper", "paper's figure"];
-        out.push_str(&render(&header, &rows, markdown));
-    }
-    Ok(out)
-}
-
-fn render(header: &[&str; 5], rows: &[[String; 5]], markdown: bool) -> String {
-    let mut out = String::new();
-    if markdown {
-        out.push_str(&format!("| {} |\n", header.join(" | ")));
-        out.push_str("| --- | ---: | ---: | ---: | --- |\n");
-        for r in rows {
-            out.push_str(&format!("| {} |\n", r.join(" | ")));
-        }
-        return out;
-    }
-    let widths: Vec<usize> = (0..5)
-        .map(|c| {
-            rows.iter()
-                .map(|r| r[c].chars().count())
-                .chain([header[c].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: Vec<&str>| {
-        let s: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| {
-                let w = widths[c];
-                if (1..4).contains(&c) {
-                    format!("{cell:>w$}")
-                } else {
-                    format!("{cell:<w$}")
-                }
-            })
-            .collect();
-        format!("  {}\n", s.join("  ").trim_end())
-    };
-    out.push_str(&line(header.to_vec()));
-    for r in rows {
-        out.push_str(&line(r.iter().map(String::as_str).collect()));
-    }
-    out
-}
-
 /// The spec file of a paper: `experiments/<paper>.toml` under the current directory or
 /// the source tree.
 fn spec_path(paper: &str) -> Option<PathBuf> {
@@ -367,49 +177,133 @@ fn spec_path(paper: &str) -> Option<PathBuf> {
     .find(|p| p.is_file())
 }
 
+/// Cuts `spec` down to the quick subset of `paper`: the workloads of `leave_out` go (a
+/// `*` is expanded to the built-in workloads `builtin` first), and every swept key keeps
+/// only the values some figure of the paper names (a row's `sets` or its `normalize_to`
+/// reference), or all of them when none does. Explicit `points` stay. Groups left without
+/// a workload are dropped.
+pub fn quick_subset(
+    spec: &mut SweepSpec,
+    paper: &str,
+    defs: &[FigureDef],
+    leave_out: &[String],
+    builtin: &[String],
+) {
+    let named: BTreeSet<&str> = defs
+        .iter()
+        .filter(|f| f.paper == paper)
+        .flat_map(|f| {
+            f.rows
+                .iter()
+                .flat_map(|r| r.sets.iter())
+                .chain(f.normalize_to.iter().flat_map(|r| r.sets.iter()))
+        })
+        .map(String::as_str)
+        .collect();
+    for g in &mut spec.groups {
+        let mut workloads = Vec::new();
+        for w in std::mem::take(&mut g.workloads) {
+            if w.program == "*" {
+                workloads.extend(builtin.iter().map(|b| Workload {
+                    program: b.clone(),
+                    args: w.args.clone(),
+                }));
+            } else {
+                workloads.push(w);
+            }
+        }
+        workloads.retain(|w| !leave_out.contains(&w.program));
+        g.workloads = workloads;
+        for (key, values) in &mut g.grid {
+            let chosen: Vec<String> = values
+                .iter()
+                .filter(|v| named.contains(format!("{key}={v}").as_str()))
+                .cloned()
+                .collect();
+            if !chosen.is_empty() {
+                *values = chosen;
+            }
+        }
+    }
+    spec.groups.retain(|g| !g.workloads.is_empty());
+}
+
 pub fn run(args: PaperArgs) -> Result<ExitCode> {
-    if !PAPERS.contains(&args.paper.as_str()) {
+    let papers: Vec<&str> = if args.paper == "all" {
+        if args.spec.is_some() {
+            bail!("--spec names one paper's spec: give a paper, not `all`");
+        }
+        PAPERS.to_vec()
+    } else if PAPERS.contains(&args.paper.as_str()) {
+        vec![args.paper.as_str()]
+    } else {
         bail!(
-            "unknown paper {:?} (known: {})",
+            "unknown paper {:?} (known: {}, or all)",
             args.paper,
             PAPERS.join(", ")
         );
+    };
+    let mut status = ExitCode::SUCCESS;
+    for paper in papers {
+        let out = match (&args.out, args.paper == "all") {
+            (Some(o), true) => o.join(paper),
+            (Some(o), false) => o.clone(),
+            (None, _) => PathBuf::from("results").join(format!("paper-{paper}")),
+        };
+        if args.paper == "all" {
+            println!("\n=== regsim paper {paper} ===");
+        }
+        if run_paper(&args, paper, &out)? != ExitCode::SUCCESS {
+            status = ExitCode::from(1);
+        }
     }
+    Ok(status)
+}
+
+/// One paper: runs its spec (or the quick subset) into `out`, prints the tables, writes
+/// the HTML report and, with `--results`, the results page.
+fn run_paper(args: &PaperArgs, paper: &str, out: &Path) -> Result<ExitCode> {
     let spec = match &args.spec {
         Some(p) => p.clone(),
-        None => spec_path(&args.paper).ok_or_else(|| {
+        None => spec_path(paper).ok_or_else(|| {
             anyhow!(
-                "no experiments/{}.toml yet: the {} design has not landed (its issue adds the \
-                 experiment file)",
-                args.paper,
-                args.paper
+                "no experiments/{paper}.toml yet: the {paper} design has not landed (its issue \
+                 adds the experiment file)"
             )
         })?,
     };
     let mut sweep_spec = SweepSpec::parse(&spec)?;
+    let file = figures::figure_file()?;
+    if args.quick {
+        let builtin = regsim::sweep::spec::builtin_workloads(
+            &regsim::sweep::spec::find_workloads_dir(std::env::current_exe().ok().as_deref()),
+        );
+        quick_subset(
+            &mut sweep_spec,
+            paper,
+            &file.figure,
+            &file.quick.leave_out,
+            &builtin,
+        );
+    }
     let dir = find_configs_dir(std::env::current_exe().ok().as_deref());
     let unavailable = drop_unavailable_designs(&mut sweep_spec, &dir)?;
     if !unavailable.is_empty() {
         println!(
-            "regsim paper {}: designs not yet available (unknown to register_file.design): {}",
-            args.paper,
+            "regsim paper {paper}: designs not yet available (unknown to register_file.design): {}",
             unavailable.iter().cloned().collect::<Vec<_>>().join(", ")
         );
     }
     if sweep_spec.groups.is_empty() {
-        println!("regsim paper {}: nothing to run", args.paper);
+        println!("regsim paper {paper}: nothing to run");
         return Ok(ExitCode::SUCCESS);
     }
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("results").join(format!("paper-{}", args.paper)));
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let Some(ran) = run_sweep(&sweep_spec, &out, jobs, args.slurm)? else {
+    let Some(ran) = run_sweep(&sweep_spec, out, jobs, args.slurm)? else {
         return Ok(ExitCode::SUCCESS);
     };
     for (p, e) in &ran.failures {
@@ -418,13 +312,24 @@ pub fn run(args: PaperArgs) -> Result<ExitCode> {
     if ran.points.is_empty() {
         bail!("no run succeeded");
     }
-    print!(
-        "{}",
-        tables(&args.paper, &ran.points, &args.baseline, args.markdown)?
-    );
+    let classes = classes::load_default()?;
+    print!("{}", tables(paper, &ran.points, &classes, args.markdown)?);
     if ran.points.iter().any(|p| p.design == args.baseline) {
         let index = report_html::write(&out.join("report"), &ran.points, &args.baseline, None)?;
         println!("\nfigures: {}", index.display());
+    }
+    if let Some(dir) = &args.results {
+        let page = results::write(
+            dir,
+            &results::Run {
+                paper,
+                points: &ran.points,
+                failures: ran.failures.len(),
+                quick: args.quick,
+                classes: &classes,
+            },
+        )?;
+        println!("results: {}", page.display());
     }
     Ok(if ran.failures.is_empty() {
         ExitCode::SUCCESS
@@ -475,34 +380,119 @@ mod tests {
         );
     }
 
-    /// Every figure row that selects variants by their settings names a design and
-    /// settings some group of the paper's spec runs, written the same way (rows match
-    /// the points' `key=value` text).
+    /// Every figure row (and every normalize_to reference) that selects variants by
+    /// their settings names a design and settings some group of the paper's spec runs,
+    /// written the same way (rows match the points' `key=value` text).
     #[test]
     fn figure_rows_select_points_of_the_papers_spec() {
-        for f in figure_defs().unwrap() {
+        for f in figures::figure_defs().unwrap() {
             let path = spec_path(&f.paper).unwrap();
             let spec = SweepSpec::parse(&path).unwrap();
-            for r in &f.rows {
+            let selections = f
+                .rows
+                .iter()
+                .map(|r| (&r.design, &r.sets))
+                .chain(f.normalize_to.iter().map(|r| (&r.design, &r.sets)));
+            for (design, wanted) in selections {
                 let runs = spec.groups.iter().any(|g| {
-                    g.designs.contains(&r.design)
+                    g.designs.contains(design)
                         && g.set_combinations().iter().any(|sets| {
-                            r.sets
+                            wanted
                                 .iter()
                                 .all(|o| sets.iter().any(|(k, v)| *o == format!("{k}={v}")))
                         })
                 });
-                assert!(runs, "{}: {} {:?}", f.paper, r.design, r.sets);
+                assert!(runs, "{} {}: {design} {wanted:?}", f.paper, f.id);
             }
         }
     }
 
     #[test]
     fn every_paper_has_figures_and_they_parse() {
-        let defs = figure_defs().unwrap();
+        let defs = figures::figure_defs().unwrap();
+        let classes = classes::load_default().unwrap();
         for p in PAPERS {
             assert!(defs.iter().any(|f| f.paper == p), "{p}");
         }
+        // Every classification a figure names is in workloads/classes.toml, and every
+        // per-class paper number names one of its classes.
+        for f in &defs {
+            let Some(name) = &f.classes else {
+                assert!(
+                    f.rows.iter().all(|r| r.paper_by_class.is_empty()),
+                    "{}",
+                    f.id
+                );
+                continue;
+            };
+            let cl = classes.get(name).unwrap_or_else(|| panic!("{name}"));
+            for r in &f.rows {
+                for class in r.paper_by_class.keys() {
+                    assert!(
+                        cl.class_names().contains(&class.as_str()),
+                        "{name}: {class}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The quick subset of every paper: no atomics_cas, only the swept values the
+    /// figures name, and still every figure row finds its points.
+    #[test]
+    fn the_quick_subset_keeps_what_the_figures_need() {
+        let file = figures::figure_file().unwrap();
+        let builtin =
+            regsim::sweep::spec::builtin_workloads(&regsim::sweep::spec::find_workloads_dir(None));
+        assert!(builtin.len() > 20, "{builtin:?}");
+        for paper in PAPERS {
+            let full = SweepSpec::parse(&spec_path(paper).unwrap()).unwrap();
+            let mut quick = full.clone();
+            quick_subset(
+                &mut quick,
+                paper,
+                &file.figure,
+                &file.quick.leave_out,
+                &builtin,
+            );
+            let full_points = full.expand().unwrap();
+            let points = quick.expand().unwrap();
+            assert!(
+                !points.is_empty() && points.len() < full_points.len(),
+                "{paper}"
+            );
+            assert!(points.iter().all(|p| p.workload.program != "atomics_cas"));
+            // A subset of the full spec's points: the same store serves both.
+            let keys: BTreeSet<&str> = full_points.iter().map(|p| p.key.as_str()).collect();
+            assert!(
+                points.iter().all(|p| keys.contains(p.key.as_str())),
+                "{paper}"
+            );
+            for f in file.figure.iter().filter(|f| f.paper == paper) {
+                for r in &f.rows {
+                    assert!(
+                        points.iter().any(|p| p.design == r.design
+                            && r.sets
+                                .iter()
+                                .all(|o| p.sets.iter().any(|(k, v)| *o == format!("{k}={v}")))),
+                        "{paper} {}: {} {:?}",
+                        f.id,
+                        r.design,
+                        r.sets
+                    );
+                }
+            }
+        }
+        // Gebhart: the baseline, the 6-entry RFC and the 3-entry split ORF only.
+        let mut g = SweepSpec::parse(&spec_path("gebhart").unwrap()).unwrap();
+        quick_subset(
+            &mut g,
+            "gebhart",
+            &file.figure,
+            &file.quick.leave_out,
+            &builtin,
+        );
+        assert_eq!(g.expand().unwrap().len(), 3 * (builtin.len() - 1));
     }
 
     fn point(workload: &str, design: &str, ipc: f64, rf_j: f64, hits: u64) -> Point {
@@ -529,7 +519,7 @@ mod tests {
             point("b", "baseline", 2.0, 4.0, 0),
             point("b", "malekeh", 2.0, 4.0, 50),
         ];
-        let text = tables("malekeh", &pts, "baseline", false).unwrap();
+        let text = tables("malekeh", &pts, &classes::Classes::default(), false).unwrap();
         // IPC: geomean(1.21, 1.0) = 1.1.
         assert!(text.contains("1.100"), "{text}");
         assert!(text.contains("1.096"), "{text}");
@@ -539,5 +529,10 @@ mod tests {
         assert!(text.contains("0.707") && text.contains("0.709"), "{text}");
         // BOW was not in the runs.
         assert!(text.contains("not run"), "{text}");
+        // Per workload: a's IPC ratio 1.21 and the spread 1.000..1.210.
+        assert!(
+            text.contains("1.210") && text.contains("1.000..1.210"),
+            "{text}"
+        );
     }
 }

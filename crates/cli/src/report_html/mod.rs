@@ -229,18 +229,33 @@ impl<'a> Arrangement<'a> {
     /// config whose overrides are the most of the point's (all of them when there is
     /// one with the same overrides; a design's own keys have no baseline counterpart).
     pub fn baseline_of(&self, p: &Point) -> Option<&'a Point> {
+        self.reference_of(p, &self.baseline, &[])
+    }
+
+    /// The run of `design` on a point's workload and config that has every override of
+    /// `required` and otherwise only overrides the point has (the most of them, when
+    /// several qualify): the run a point is normalized by.
+    pub fn reference_of(&self, p: &Point, design: &str, required: &[String]) -> Option<&'a Point> {
         let mine: BTreeSet<&str> = p.sets.split_whitespace().collect();
         self.points
             .iter()
             .filter(|b| {
                 b.workload == p.workload
                     && b.config == p.config
-                    && b.design == self.baseline
-                    && b.sets.split_whitespace().all(|o| mine.contains(o))
+                    && b.design == design
+                    && required
+                        .iter()
+                        .all(|o| b.sets.split_whitespace().any(|x| x == o))
+                    && b.sets
+                        .split_whitespace()
+                        .all(|o| mine.contains(o) || required.iter().any(|r| r == o))
             })
             .max_by_key(|b| {
                 (
-                    b.sets.split_whitespace().count(),
+                    b.sets
+                        .split_whitespace()
+                        .filter(|o| mine.contains(o))
+                        .count(),
                     std::cmp::Reverse(&b.sets),
                 )
             })
