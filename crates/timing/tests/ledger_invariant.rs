@@ -11,8 +11,9 @@
 //! The normal suite runs a fast subset of workloads
 //! (`every_design_accounts_for_every_operand_on_short_workloads`); every workload runs in
 //! the ignored test, with
-//! `cargo nextest run --release -p timing --run-ignored only -E 'test(ledger)'`
-//! (about ten minutes on two cores).
+//! `cargo nextest run --release -p timing --run-ignored only -E 'binary(ledger_invariant)'`
+//! (about three minutes on two cores). The workloads are the test harness's kernels
+//! (`common::workloads::cases`).
 
 mod common;
 
@@ -289,7 +290,7 @@ fn every_design_accounts_for_every_operand_on_short_workloads() {
 }
 
 #[test]
-#[ignore = "every workload on every design: about ten minutes; see the module docs"]
+#[ignore = "every workload on every design: about three minutes; see the module docs"]
 fn every_design_accounts_for_every_operand_on_every_workload() {
     check_workloads(None);
 }
