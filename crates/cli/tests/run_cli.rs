@@ -319,7 +319,7 @@ fn identical_runs_give_identical_statistics() {
 }
 
 #[test]
-fn the_ideal_register_file_lifts_a_register_limit_and_removes_conflicts() {
+fn ideal_unlimited_lifts_a_register_limit_and_ideal_keeps_it() {
     // blackscholes on one SM whose register file holds two of its CTAs.
     let run = |rf: &str| {
         let flags = [
@@ -333,11 +333,20 @@ fn the_ideal_register_file_lifts_a_register_limit_and_removes_conflicts() {
         let (json, _) = assert_passes(&workload("blackscholes"), &flags, &[]);
         json["kernels"][0].clone()
     };
-    let (base, ideal) = (run("baseline"), run("ideal"));
+    let (base, same, ideal) = (run("baseline"), run("ideal"), run("ideal-unlimited"));
     assert_eq!(base["occupancy"]["limited_by"], "registers");
     assert_eq!(base["occupancy"]["ctas_per_sm"], 2);
     assert_eq!(base["register_file"]["design"], "baseline");
-    assert_eq!(ideal["register_file"]["design"], "ideal");
+    // `ideal` keeps the baseline's capacity: the same two CTAs, no conflicts, no slower.
+    for limit in ["ctas_per_sm", "limited_by", "ctas_by_registers"] {
+        assert_eq!(
+            same["occupancy"][limit], base["occupancy"][limit],
+            "{limit}"
+        );
+    }
+    assert_eq!(same["register_file"]["read_bank_conflicts"], 0);
+    assert!(same["cycles"].as_u64().unwrap() <= base["cycles"].as_u64().unwrap());
+    assert_eq!(ideal["register_file"]["design"], "ideal-unlimited");
     assert_eq!(
         ideal["occupancy"]["ctas_per_sm"], 8,
         "sm.max_ctas limits now"

@@ -95,7 +95,8 @@ pub struct SmConfig {
     pub shared_memory_bytes: u32,
     /// Register file capacity per SM in 32-bit registers (occupancy limit: registers per
     /// thread x threads per CTA x CTAs must fit). For `register_file.design = "ideal"`,
-    /// `register_file.ideal_capacity_registers` replaces it.
+    /// `register_file.ideal_capacity_registers` replaces it when set;
+    /// `"ideal-unlimited"` has no register limit.
     pub registers: u32,
     /// Warp schedulers per SM; warps are assigned to schedulers by warp id modulo this.
     pub schedulers: u32,
@@ -124,8 +125,15 @@ pub struct SmConfig {
 pub enum RegisterFileDesign {
     /// Banked main register file with operand collectors and an arbiter.
     Baseline,
-    /// Any capacity at the baseline latency, without bank conflicts (LTRF's "Ideal").
+    /// No bank conflicts at the baseline latency, with the baseline's capacity (so the
+    /// baseline's occupancy) unless `register_file.ideal_capacity_registers` says
+    /// otherwise (LTRF's "Ideal" is 8x the capacity).
     Ideal,
+    /// The ideal register file with unlimited capacity: occupancy is limited by threads,
+    /// warps, CTAs and shared memory only. It is not an upper bound on the baseline: more
+    /// resident warps can thrash the L1D.
+    #[serde(rename = "ideal-unlimited")]
+    IdealUnlimited,
     /// LTRF (Sadrosadati et al.): register-interval prefetch into a register-file cache
     /// partitioned among the active warps ([`crate::rf::ltrf`]).
     Ltrf,
@@ -307,7 +315,9 @@ pub struct RegisterFileConfig {
     /// Units per execution-unit type (required when `collectors = "specialised"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub specialised_collectors: Option<SpecialisedCollectors>,
-    /// Capacity in 32-bit registers for `design = "ideal"`; absent means unlimited.
+    /// Capacity in 32-bit registers for `design = "ideal"`; absent means the baseline's
+    /// (`sm.registers` under the MRF technology), so that occupancy is the baseline's.
+    /// Ignored by the other designs (`"ideal-unlimited"` has no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ideal_capacity_registers: Option<u64>,
     /// Main register-file technology: LTRF Table 2's configuration #1…#7. Its capacity
@@ -1507,7 +1517,12 @@ impl GpuConfig {
             RegisterFileDesign::Ideal => self
                 .register_file
                 .ideal_capacity_registers
-                .unwrap_or(u64::MAX),
+                .unwrap_or_else(|| {
+                    self.register_file
+                        .technology
+                        .capacity(u64::from(self.sm.registers))
+                }),
+            RegisterFileDesign::IdealUnlimited => u64::MAX,
         }
     }
 }
@@ -1806,6 +1821,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(i.register_capacity(), 262144);
+        // Without a capacity, the ideal design has the baseline's: equal occupancy.
+        let base = load("gtx480", &[]).unwrap();
+        let i = load("gtx480", &["register_file.design=\"ideal\""]).unwrap();
+        assert_eq!(i.register_capacity(), base.register_capacity());
+        assert_eq!(base.register_capacity(), u64::from(base.sm.registers));
+        let u = load("gtx480", &["register_file.design=\"ideal-unlimited\""]).unwrap();
+        assert_eq!(u.register_capacity(), u64::MAX);
     }
 
     #[test]

@@ -156,6 +156,7 @@ mod tests {
     fn the_ideal_design_changes_only_the_register_limit() {
         let base = cfg("gtx480", &[]);
         let ideal = cfg("gtx480", &["register_file.design=\"ideal\""]);
+        let unlimited = cfg("gtx480", &["register_file.design=\"ideal-unlimited\""]);
         let big = cfg(
             "gtx480",
             &[
@@ -167,7 +168,9 @@ mod tests {
         // 40 x 32 = 1280 per warp x 8 warps = 10240 per CTA.
         assert_eq!(occupancy(&base, s).ctas_per_sm, 3);
         assert_eq!(occupancy(&big, s).ctas_per_sm, 6);
-        let o = occupancy(&ideal, s);
+        // Without a capacity, `ideal` has the baseline's occupancy.
+        assert_eq!(occupancy(&ideal, s), occupancy(&base, s));
+        let o = occupancy(&unlimited, s);
         assert_eq!((o.ctas_per_sm, o.limited_by), (6, Limiter::Threads));
         assert_eq!(o.ctas_by_registers, u32::MAX);
     }

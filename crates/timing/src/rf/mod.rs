@@ -19,7 +19,8 @@
 //!   priority. `can_accept` = a free collector of the right kind; `cycle` = arbitration.
 //! - **Ideal** ([`ideal`]): the baseline with unlimited bank ports (no conflicts, same
 //!   collectors and latency); capacity only affects occupancy
-//!   (`GpuConfig::register_capacity`).
+//!   (`GpuConfig::register_capacity`): the baseline's for `ideal`, none for
+//!   `ideal-unlimited`.
 //! - **RFC** (Gebhart ISCA'11: hardware register-file cache + two-level scheduler): the
 //!   cache lives inside the design; [`RegisterFile::warp_activated`] /
 //!   [`RegisterFile::warp_deactivated`] are called by the two-level scheduler when a warp
@@ -431,7 +432,9 @@ pub trait RegisterFile: Send {
 pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
     match cfg.register_file.design {
         RegisterFileDesign::Baseline => Box::new(baseline::Baseline::new(cfg)),
-        RegisterFileDesign::Ideal => Box::new(ideal::Ideal::new(cfg)),
+        RegisterFileDesign::Ideal | RegisterFileDesign::IdealUnlimited => {
+            Box::new(ideal::Ideal::new(cfg))
+        }
         RegisterFileDesign::Ltrf | RegisterFileDesign::LtrfPlus | RegisterFileDesign::LtrfConf => {
             Box::new(ltrf::Ltrf::new(cfg))
         }
@@ -485,9 +488,10 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
             ..PassSet::default()
         },
         // WIR works on values at run time; it needs no compiler pass.
-        RegisterFileDesign::Baseline | RegisterFileDesign::Ideal | RegisterFileDesign::Wir => {
-            PassSet::default()
-        }
+        RegisterFileDesign::Baseline
+        | RegisterFileDesign::Ideal
+        | RegisterFileDesign::IdealUnlimited
+        | RegisterFileDesign::Wir => PassSet::default(),
         // Distances to each operand's next read; the design compares them with its RTHLD.
         RegisterFileDesign::Malekeh => PassSet {
             reuse_distance: Some(compiler::reuse_distance::ReuseDistanceConfig {
