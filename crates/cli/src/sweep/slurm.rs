@@ -578,12 +578,7 @@ pub fn status(spec: &SweepSpec, store: &Store, regsim: &Path) -> Result<StatusRe
             if r.status == RunStatus::Ok {
                 (PointState::Done, String::new())
             } else {
-                let last = r
-                    .stderr_tail
-                    .lines()
-                    .rev()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("");
+                let last = r.last_stderr_line();
                 (
                     PointState::Failed,
                     format!("({}) {last}", super::local::exit_description(r)),
