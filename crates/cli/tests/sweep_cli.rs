@@ -594,3 +594,45 @@ fn a_read_only_store_can_be_exported() {
     let out = sweep(&spec, &store, &["--status"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+#[test]
+fn a_slurm_task_skips_a_point_a_local_sweep_is_running() {
+    let dir = scratch("task-lease");
+    let log = dir.join("log");
+    counting_workload(&dir, &log);
+    let spec = counting_spec(&dir, 2);
+    let store = dir.join("s.sqlite");
+    let a = regsim()
+        .arg("sweep")
+        .arg(&spec)
+        .arg("--store")
+        .arg(&store)
+        .args(["-j", "1", "--no-progress"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while starts(&log).is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60), "nothing started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The task for the point the local sweep runs (p0) leaves it alone.
+    let out = sweep(&spec, &store, &["--run-point", "0"]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("is being run by pid") && err.contains("skipping it"),
+        "{err}"
+    );
+    assert!(a.wait_with_output().unwrap().status.success());
+    let out = sweep(&spec, &store, &["--run-point", "1"]);
+    assert!(
+        text(&out.stderr).contains("is already done"),
+        "{}",
+        text(&out.stderr)
+    );
+    let counts = starts(&log);
+    assert_eq!(counts.len(), 2, "{counts:?}");
+    assert!(counts.values().all(|&n| n == 1), "{counts:?}");
+}
