@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The one test command (README "Run the tests"; .ci/run runs it too).
-# Runs formatting and lint checks, the reproducibility check of the workloads' PTX, a
-# bounded fuzz run of the PTX parser, and the whole test suite (last, so its summary is the
-# final line of the output).
+# Runs formatting and lint checks, the reproducibility check of the workloads' PTX,
+# bounded fuzz runs (PTX parser, GPU configs, sweep specs), and the whole test suite
+# (last, so its summary is the final line of the output).
 #
 #   REGSIM_SKIP_TOOLKIT=1   skip installing/using the CUDA toolkit (PTX reproducibility check)
-#   REGSIM_FUZZ_SECONDS=N   length of the fuzz run (default 60; 0 skips it)
+#   REGSIM_FUZZ_SECONDS=N   length of each target's fuzz run (default 60; 0 skips them)
 #   REGSIM_SKIP_SLURM=1     skip starting a one-node Slurm and the `regsim sweep --slurm` test
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +29,7 @@ fi
 
 fuzz_seconds=${REGSIM_FUZZ_SECONDS:-60}
 if [ "$fuzz_seconds" -gt 0 ] && [ -d fuzz ]; then
-    step "fuzzing the PTX parser for ${fuzz_seconds}s"
+    step "fuzzing the PTX parser, GPU configs and sweep specs for ${fuzz_seconds}s each"
     bash scripts/fuzz.sh "$fuzz_seconds"
 fi
 

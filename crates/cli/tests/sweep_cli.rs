@@ -364,6 +364,25 @@ fn bad_specs_are_refused_before_anything_runs() {
     let out = sweep(&dir.join("missing.toml"), &store, &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("missing.toml"));
+    // A grid of a million points and more is refused before anything is expanded.
+    let values: Vec<String> = (1..=1001).map(|v| v.to_string()).collect();
+    std::fs::write(
+        &spec,
+        format!(
+            "[sweep]\nworkloads=['saxpy']\nconfigs=['gtx480']\ndesigns=['baseline']\n\
+             [sweep.set]\n'sm.issue_width'=[{0}]\n'sm.ibuffer_entries'=[{0}]\n",
+            values.join(",")
+        ),
+    )
+    .unwrap();
+    let out = sweep(&spec, &store, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("expands to 1002001 points")
+            && text(&out.stderr).contains("over the limit of 1000000"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
