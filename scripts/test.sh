@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (README "The two commands"; .ci/run runs it too).
-# Runs formatting and lint checks, the reproducibility check of the workloads' PTX, a
-# bounded fuzz run of the PTX parser, and the whole test suite once (last, so its summary
-# is the final line of the output).
+# Runs formatting and lint checks, the reproducibility check of the workloads' PTX,
+# bounded fuzz runs (PTX parser, GPU configs, sweep specs), and the whole test suite once
+# (last, so its summary is the final line of the output).
 #
 # What it installs where missing (root and apt-get needed for the Debian packages; each
 # step says why it skips otherwise): the CUDA 11.8 toolkit and clang-19
@@ -13,7 +13,7 @@
 # started (and only those).
 #
 #   REGSIM_SKIP_TOOLKIT=1   skip installing/using the CUDA toolkit (PTX reproducibility check)
-#   REGSIM_FUZZ_SECONDS=N   length of the fuzz run (default 60; 0 skips it)
+#   REGSIM_FUZZ_SECONDS=N   length of each fuzz target's run (default 60; 0 skips them)
 #   REGSIM_SKIP_SLURM=1     skip starting a one-node Slurm (the Slurm tests then skip)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +37,7 @@ fi
 
 fuzz_seconds=${REGSIM_FUZZ_SECONDS:-60}
 if [ "$fuzz_seconds" -gt 0 ] && [ -d fuzz ]; then
-    step "fuzzing the PTX parser for ${fuzz_seconds}s"
+    step "fuzzing the PTX parser, GPU configs and sweep specs for ${fuzz_seconds}s each"
     bash scripts/fuzz.sh "$fuzz_seconds"
 fi
 

@@ -120,38 +120,20 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
             args.store.display()
         );
     }
-    let mut store = Store::open(&args.store)?;
-    if let Some(format) = args.export {
-        let points = spec.expand_with(Some(&regsim))?;
-        let records = sweep::records_for(&store, &points)?;
-        if records.len() < points.len() {
-            eprintln!(
-                "regsim sweep: {} of {} points have no result yet; exporting the {} that do",
-                points.len() - records.len(),
-                points.len(),
-                records.len()
-            );
+    // Every point is expanded and validated before the store is touched: a spec that
+    // fails creates nothing.
+    let points = spec.expand_with(Some(&regsim))?;
+    if args.export.is_some() || args.status || args.list {
+        if !args.store.exists() {
+            // `--list` before the first run: every point is missing.
+            let dir = tempfile::tempdir().context("creating a temporary directory")?;
+            let store = Store::open(&dir.path().join("empty.sqlite"))?;
+            return read_only(&args, &spec, &points, &store, &regsim);
         }
-        let table = export::table(&records.iter().collect::<Vec<_>>());
-        match &args.output {
-            Some(path) => {
-                let mut file = std::io::BufWriter::new(
-                    std::fs::File::create(path)
-                        .with_context(|| format!("creating {}", path.display()))?,
-                );
-                export::write(&table, format, &mut file)?;
-                file.flush()
-                    .with_context(|| format!("writing {}", path.display()))?;
-            }
-            None => {
-                let stdout = std::io::stdout();
-                let mut out = stdout.lock();
-                export::write(&table, format, &mut out)?;
-                out.flush()?;
-            }
-        }
-        return Ok(ExitCode::SUCCESS);
+        let store = Store::open_read_only(&args.store)?;
+        return read_only(&args, &spec, &points, &store, &regsim);
     }
+    let mut store = Store::open(&args.store)?;
     if args.slurm {
         let opts = slurm::SlurmOptions {
             partition: args.partition,
@@ -180,17 +162,6 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    if args.status || args.list {
-        let report = slurm::status(&spec, &store, &regsim)?;
-        if args.list {
-            for (point, state, note) in &report.points {
-                println!("{}\t{}\t{}\t{note}", point.key, state.name(), point.label());
-            }
-        } else {
-            print!("{}", report.describe());
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
     if args.collect {
         let n = slurm::collect(&mut store)?;
         println!("collected {n} results into {}", args.store.display());
@@ -206,11 +177,84 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         },
         retry_failed: args.retry_failed,
     };
-    let summary = sweep::run_local(&spec, &mut store, &opts)?;
+    let summary = sweep::run_points(&points, &mut store, &opts)?;
     eprintln!("regsim {}", summary.describe());
+    if summary.failed_in_store > 0 {
+        list_failures(&points, &store)?;
+    }
     Ok(if summary.failed_in_store > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--export`, `--status` and `--list`: the store opened read-only.
+fn read_only(
+    args: &SweepArgs,
+    spec: &SweepSpec,
+    points: &[sweep::RunPoint],
+    store: &Store,
+    regsim: &std::path::Path,
+) -> Result<ExitCode> {
+    if let Some(format) = args.export {
+        let records = sweep::records_for(store, points)?;
+        if records.len() < points.len() {
+            eprintln!(
+                "regsim sweep: {} of {} points have no result yet; exporting the {} that do",
+                points.len() - records.len(),
+                points.len(),
+                records.len()
+            );
+        }
+        let table = export::table(&records.iter().collect::<Vec<_>>());
+        match &args.output {
+            Some(path) => {
+                let mut file = std::io::BufWriter::new(
+                    std::fs::File::create(path)
+                        .with_context(|| format!("creating {}", path.display()))?,
+                );
+                export::write(&table, format, &mut file)?;
+                file.flush()
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            None => {
+                let stdout = std::io::stdout();
+                let mut out = stdout.lock();
+                export::write(&table, format, &mut out)?;
+                out.flush()?;
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.status || args.list {
+        let report = slurm::status(spec, store, regsim)?;
+        if args.list {
+            for (point, state, note) in &report.points {
+                println!("{}\t{}\t{}\t{note}", point.key, state.name(), point.label());
+            }
+        } else {
+            print!("{}", report.describe());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line per point of `points` whose recorded run failed, with its exit and the last
+/// line of its stderr.
+fn list_failures(points: &[sweep::RunPoint], store: &Store) -> Result<()> {
+    for r in sweep::records_for(store, points)? {
+        if r.status != RunStatus::Ok {
+            let last = r.last_stderr_line();
+            eprintln!(
+                "regsim sweep: {} {} [{}] ({}): {last}",
+                r.status.as_str(),
+                r.workload,
+                r.key,
+                local::exit_description(&r)
+            );
+        }
+    }
+    Ok(())
 }

@@ -307,9 +307,16 @@ timeout_seconds = 1.0
     let left = processes_mentioning(hang.to_str().unwrap());
     assert!(left.is_empty(), "still running: {left:?}");
 
-    // A plain rerun does not retry failures.
+    // A plain rerun does not retry failures, and exits as the first run did, listing them.
     let out = sweep(&spec, &store, &[]);
-    assert!(text(&out.stderr).contains("ran 0"), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("ran 0"), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("failed ./flaky [") && err.contains("(exit 3): "),
+        "{err}"
+    );
+    assert!(err.contains("timeout ./hang ["), "{err}");
     // --retry-failed does: now flaky passes, hang times out again.
     std::fs::write(&flag, "").unwrap();
     let out = sweep(&spec, &store, &["--retry-failed"]);
@@ -343,6 +350,8 @@ fn bad_specs_are_refused_before_anything_runs() {
         err.contains("spec.toml") && err.contains("sm.scheduler=fastest"),
         "{err}"
     );
+    // Nothing was created.
+    assert!(!store.exists());
     assert!(Store::open(&store).unwrap().records().unwrap().is_empty());
     let out = sweep(&spec, &dir.join("typo.sqlite"), &["--status"]);
     assert_eq!(out.status.code(), Some(2));
@@ -355,6 +364,25 @@ fn bad_specs_are_refused_before_anything_runs() {
     let out = sweep(&dir.join("missing.toml"), &store, &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("missing.toml"));
+    // A grid of a million points and more is refused before anything is expanded.
+    let values: Vec<String> = (1..=1001).map(|v| v.to_string()).collect();
+    std::fs::write(
+        &spec,
+        format!(
+            "[sweep]\nworkloads=['saxpy']\nconfigs=['gtx480']\ndesigns=['baseline']\n\
+             [sweep.set]\n'sm.issue_width'=[{0}]\n'sm.ibuffer_entries'=[{0}]\n",
+            values.join(",")
+        ),
+    )
+    .unwrap();
+    let out = sweep(&spec, &store, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("expands to 1002001 points")
+            && text(&out.stderr).contains("over the limit of 1000000"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -435,4 +463,195 @@ functional = true
         .records()
         .unwrap()
         .is_empty());
+}
+
+/// A workload script that logs `start KEY` to `log` and then runs saxpy; its argument is
+/// the point's name.
+fn counting_workload(dir: &Path, log: &Path) -> PathBuf {
+    let script = dir.join("count");
+    write_script(
+        &script,
+        &format!(
+            "echo \"start $1\" >> {}\nsleep 0.3\nexec {}",
+            log.display(),
+            workload("saxpy").display()
+        ),
+    );
+    script
+}
+
+fn counting_spec(dir: &Path, points: usize) -> PathBuf {
+    let list: Vec<String> = (0..points).map(|i| format!("\"./count p{i}\"")).collect();
+    let spec = dir.join("spec.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "[sweep]\nworkloads = [{}]\nconfigs = [\"gtx480\"]\ndesigns = [\"baseline\"]\n\
+             functional = true\n",
+            list.join(", ")
+        ),
+    )
+    .unwrap();
+    spec
+}
+
+fn starts(log: &Path) -> std::collections::BTreeMap<String, usize> {
+    let mut m = std::collections::BTreeMap::new();
+    for line in std::fs::read_to_string(log).unwrap_or_default().lines() {
+        *m.entry(line.trim_start_matches("start ").to_owned())
+            .or_default() += 1;
+    }
+    m
+}
+
+fn spawn_sweep(spec: &Path, store: &Path) -> std::process::Child {
+    regsim()
+        .arg("sweep")
+        .arg(spec)
+        .arg("--store")
+        .arg(store)
+        .args(["-j", "2", "--no-progress"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn concurrent_sweeps_of_one_store_run_each_point_once() {
+    let dir = scratch("concurrent");
+    let log = dir.join("log");
+    counting_workload(&dir, &log);
+    let spec = counting_spec(&dir, 8);
+    let store = dir.join("s.sqlite");
+    let a = spawn_sweep(&spec, &store);
+    std::thread::sleep(Duration::from_millis(200));
+    let b = spawn_sweep(&spec, &store);
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let (ea, eb) = (text(&a.stderr), text(&b.stderr));
+    assert!(a.status.success() && b.status.success(), "{ea}\n---\n{eb}");
+    let counts = starts(&log);
+    assert_eq!(counts.len(), 8, "{counts:?}");
+    assert!(
+        counts.values().all(|&n| n == 1),
+        "a point ran twice: {counts:?}"
+    );
+    // The later sweep said what the other one was doing and counted its points.
+    assert!(
+        eb.contains("being run by pid") && eb.contains("run by another sweep"),
+        "{eb}"
+    );
+    let rows = Store::open(&store).unwrap().records().unwrap();
+    assert_eq!(rows.len(), 8);
+}
+
+#[test]
+fn a_sweep_killed_with_sigkill_leaves_its_points_to_the_other() {
+    let dir = scratch("concurrent-kill");
+    let log = dir.join("log");
+    counting_workload(&dir, &log);
+    let spec = counting_spec(&dir, 8);
+    let store = dir.join("s.sqlite");
+    let mut a = spawn_sweep(&spec, &store);
+    // Kill -9 the first sweep once it runs points, while the second one is waiting.
+    let start = Instant::now();
+    while starts(&log).len() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(60), "nothing started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let b = spawn_sweep(&spec, &store);
+    std::thread::sleep(Duration::from_millis(100));
+    a.kill().unwrap();
+    a.wait().unwrap();
+    // What was recorded before the kill is never run again.
+    let done_before: Vec<String> = Store::open_read_only(&store)
+        .unwrap()
+        .records()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.workload)
+        .collect();
+    let b = b.wait_with_output().unwrap();
+    let eb = text(&b.stderr);
+    assert!(b.status.success(), "{eb}");
+    let rows = Store::open(&store).unwrap().records().unwrap();
+    assert_eq!(rows.len(), 8, "{eb}");
+    let counts = starts(&log);
+    assert_eq!(counts.len(), 8, "{counts:?}");
+    // A point that finished before the kill never ran again; one the kill interrupted
+    // ran twice at most (once in the killed sweep, once in the other).
+    for w in &done_before {
+        let point = w.trim_start_matches("./count ");
+        assert_eq!(counts[point], 1, "{point} ran again: {counts:?}");
+    }
+    let twice = counts.values().filter(|&&n| n > 1).count();
+    assert!(counts.values().all(|&n| n <= 2), "{counts:?}");
+    assert!(
+        twice <= 2,
+        "more than the killed sweep's two in flight: {counts:?}"
+    );
+}
+
+#[test]
+fn a_read_only_store_can_be_exported() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("readonly");
+    let log = dir.join("log");
+    counting_workload(&dir, &log);
+    let spec = counting_spec(&dir, 2);
+    let store = dir.join("s.sqlite");
+    assert!(sweep(&spec, &store, &[]).status.success());
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let out = sweep(&spec, &store, &["--export", "csv"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        3,
+        "{}",
+        text(&out.stdout)
+    );
+    let out = sweep(&spec, &store, &["--status"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_slurm_task_skips_a_point_a_local_sweep_is_running() {
+    let dir = scratch("task-lease");
+    let log = dir.join("log");
+    counting_workload(&dir, &log);
+    let spec = counting_spec(&dir, 2);
+    let store = dir.join("s.sqlite");
+    let a = regsim()
+        .arg("sweep")
+        .arg(&spec)
+        .arg("--store")
+        .arg(&store)
+        .args(["-j", "1", "--no-progress"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while starts(&log).is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60), "nothing started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The task for the point the local sweep runs (p0) leaves it alone.
+    let out = sweep(&spec, &store, &["--run-point", "0"]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("is being run by pid") && err.contains("skipping it"),
+        "{err}"
+    );
+    assert!(a.wait_with_output().unwrap().status.success());
+    let out = sweep(&spec, &store, &["--run-point", "1"]);
+    assert!(
+        text(&out.stderr).contains("is already done"),
+        "{}",
+        text(&out.stderr)
+    );
+    let counts = starts(&log);
+    assert_eq!(counts.len(), 2, "{counts:?}");
+    assert!(counts.values().all(|&n| n == 1), "{counts:?}");
 }

@@ -338,6 +338,19 @@ pub struct Cache<T> {
 }
 
 impl<T: Copy> Cache<T> {
+    /// The bytes [`Cache::new`] allocates for `cfg` (lines, tags, MSHRs and their
+    /// targets), for [`crate::limits::host_memory_estimate`].
+    pub fn memory_estimate(cfg: &CacheConfig) -> u64 {
+        let lines = cfg.size_bytes / u64::from(cfg.line_bytes.max(1));
+        let per_line = (std::mem::size_of::<Line>() + std::mem::size_of::<u64>()) as u64;
+        let per_mshr = (std::mem::size_of::<MshrEntry<T>>() + 2 * std::mem::size_of::<u64>())
+            as u64
+            + u64::from(cfg.mshr_max_merge) * std::mem::size_of::<(T, SectorMask)>() as u64;
+        lines
+            .saturating_mul(per_line)
+            .saturating_add(u64::from(cfg.mshrs).saturating_mul(per_mshr))
+    }
+
     /// An empty cache. `cfg` must have passed [`crate::config::validate_cache`].
     pub fn new(cfg: &CacheConfig) -> Self {
         let sets = cfg.sets() as usize;

@@ -1204,6 +1204,7 @@ impl GpuConfig {
 
     /// Checks for impossible values; the error names the key.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        crate::limits::check(self)?;
         if let Err(energy::EnergyError::Invalid { key, message }) = self.energy.validate() {
             return Err(invalid(format!("energy.{key}"), message));
         }
@@ -1215,7 +1216,7 @@ impl GpuConfig {
         let sm = &self.sm;
         nonzero("sm.max_warps", sm.max_warps)?;
         nonzero("sm.max_threads", sm.max_threads)?;
-        if sm.max_threads > sm.max_warps * WARP_SIZE {
+        if u64::from(sm.max_threads) > u64::from(sm.max_warps) * u64::from(WARP_SIZE) {
             return Err(invalid(
                 "sm.max_threads",
                 format_args!(
@@ -1482,7 +1483,7 @@ impl GpuConfig {
             crate::l2::check_mapping(m, d.channels, d.banks, self.l2.slices / d.channels)
                 .map_err(|(k, msg)| invalid(format!("dram.address_mapping.{k}"), msg))?;
         }
-        Ok(())
+        crate::limits::check_host_memory(self)
     }
 
     /// The L1D the memory system builds: `[l1d]`, or under CERF the integrated array
@@ -1562,6 +1563,7 @@ fn power_of_two(key: &str, v: u64) -> Result<(), ConfigError> {
 /// Geometry and policy checks of one cache, keys prefixed by `prefix`.
 pub fn validate_cache(prefix: &str, c: &CacheConfig) -> Result<(), ConfigError> {
     let key = |k: &str| format!("{prefix}.{k}");
+    crate::limits::check_cache(prefix, c)?;
     if c.size_bytes == 0 {
         return Err(invalid(key("size_bytes"), "must be at least 1"));
     }

@@ -145,6 +145,13 @@ pub struct DramChannel<T> {
 
 impl<T: Copy> DramChannel<T> {
     /// An idle channel with all banks closed.
+    /// The bytes [`DramChannel::new`] allocates for `cfg`, for
+    /// [`crate::limits::host_memory_estimate`].
+    pub fn memory_estimate(cfg: &DramConfig) -> u64 {
+        std::mem::size_of::<Self>() as u64
+            + u64::from(cfg.banks) * std::mem::size_of::<Bank>() as u64
+    }
+
     pub fn new(cfg: &DramConfig) -> Self {
         Self {
             t_rcd: cfg.t_rcd,

@@ -26,6 +26,7 @@
 //! | [`sm`] | one SM: fetch, decode, issue (schedulers, scoreboard), operand collection, execution units, LD/ST, writeback |
 //! | [`rf`] | the register-file interface every design implements, and the `baseline` and `ideal` designs |
 //! | [`kernel_info`] | per-kernel static facts: opcode classes, architectural register operands, compiler hints |
+//! | [`limits`] | upper bounds of the config, checked before anything is allocated |
 //! | [`occupancy`] | CTAs per SM from threads, warps, CTAs, shared memory and registers |
 //! | [`address_map`] | deterministic simulated addresses for the emulator's host-pointer allocations |
 //! | [`stats`] | per-kernel and total statistics (serde) |
@@ -46,6 +47,7 @@ pub mod hashing;
 pub mod interconnect;
 pub mod kernel_info;
 pub mod l2;
+pub mod limits;
 pub mod memory;
 pub mod occupancy;
 pub mod port;

@@ -4,11 +4,18 @@
 //! hand the record to the calling thread, which alone owns the store and the progress
 //! display: it writes each record in its own transaction as soon as it arrives, so the
 //! store always holds exactly the runs that have finished.
+//!
+//! Each worker claims its point in the store first ([`Store::claim`]), so sweeps sharing
+//! a store split the points between them: a point another sweep is running is put
+//! aside, and once nothing else is left the sweep waits for it, runs it if that sweep
+//! died (its lease goes stale), or counts it as done by the other sweep. A thread
+//! refreshes this sweep's leases' heartbeat while it runs.
 
+use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Result};
@@ -16,7 +23,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::runner;
 use super::spec::{RunPoint, SweepSpec};
-use super::store::{RunRecord, RunStatus, Store};
+use super::store::{Claim, Owner, RunRecord, RunStatus, Store, HEARTBEAT};
 
 /// How a sweep shows its progress (on stderr).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -74,6 +81,8 @@ pub struct SweepSummary {
     pub ok: usize,
     /// Runs that failed or timed out in this sweep.
     pub failed: usize,
+    /// Points another sweep sharing the store ran while this one waited for them.
+    pub by_others: usize,
     /// Points recorded as failed or timed out after the sweep, this one's and earlier.
     pub failed_in_store: usize,
     /// Wall-clock seconds of the whole sweep.
@@ -92,6 +101,12 @@ impl SweepSummary {
             "sweep: {} points; {} already in the store; ran {} ({} ok, {} failed) in {:.1} s",
             self.total, self.already_done, ran, self.ok, self.failed, self.wall_seconds
         );
+        if self.by_others > 0 {
+            s.push_str(&format!(
+                "; {} run by another sweep sharing the store",
+                self.by_others
+            ));
+        }
         if ran > 0 && self.run_seconds > 0.0 {
             s.push_str(&format!(
                 "; store writes {:.3} s ({:.2}% of run time)",
@@ -112,7 +127,14 @@ impl SweepSummary {
 enum Event {
     Started,
     Finished(usize, Box<Result<RunRecord>>),
+    /// Recorded by another sweep while this one had it aside.
+    ByOthers,
+    /// The point could not be claimed (the store failed).
+    Unclaimed(usize, anyhow::Error),
 }
+
+/// How long a worker with only points held by other sweeps waits before asking again.
+const HELD_POLL: Duration = Duration::from_millis(500);
 
 /// Expands `spec` and runs every point `store` does not hold (see [`run_points`]).
 pub fn run_local(spec: &SweepSpec, store: &mut Store, opts: &LocalOptions) -> Result<SweepSummary> {
@@ -168,46 +190,125 @@ pub fn run_points(
     let jobs = opts.jobs.max(1).min(todo.len().max(1));
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    let owner = Owner::this_process();
+    // Say what other sweeps are doing before starting.
+    let held = store.live_leases(&owner)?;
+    let mut by_owner: std::collections::BTreeMap<(&str, u32), usize> = Default::default();
+    for l in held.iter().filter(|l| todo.iter().any(|p| p.key == l.key)) {
+        *by_owner.entry((l.host.as_str(), l.pid)).or_default() += 1;
+    }
+    for ((host, pid), n) in &by_owner {
+        eprintln!(
+            "regsim sweep: {n} point{} being run by pid {pid} on host {host} (another sweep \
+             of this store); running the others first, then waiting for {}",
+            if *n == 1 { " is" } else { "s are" },
+            if *n == 1 { "it" } else { "them" }
+        );
+    }
+    // Points another sweep holds, to be asked about again once `todo` is exhausted.
+    let aside: Mutex<VecDeque<usize>> = Mutex::new(VecDeque::new());
+    let workers_done = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<Event>();
     let mut running = 0usize;
     let mut first_error: Option<anyhow::Error> = None;
-    // Failed points of this spec that are not run again.
-    let failed_before = if opts.retry_failed {
-        0
-    } else {
-        points
-            .iter()
-            .filter(|p| recorded.get(&p.key).is_some_and(|s| *s != RunStatus::Ok))
-            .count()
-    };
     let set_message = |bar: &ProgressBar, running: usize, failed: usize| {
         bar.set_message(format!("{running} running, {failed} failed"));
     };
     set_message(&bar, 0, 0);
+    let path = store.path().to_path_buf();
     std::thread::scope(|scope| {
+        {
+            let (owner, workers_done, path) = (&owner, &workers_done, &path);
+            scope.spawn(move || {
+                let Ok(beat) = Store::open(path) else { return };
+                let mut last = Instant::now();
+                // Until every worker has stopped: a stopping sweep finishes its runs.
+                while workers_done.load(Ordering::SeqCst) < jobs {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if last.elapsed() >= HEARTBEAT {
+                        // A missed beat is retried at the next one.
+                        let _ = beat.heartbeat(owner);
+                        last = Instant::now();
+                    }
+                }
+            });
+        }
         for _ in 0..jobs {
             let tx = tx.clone();
-            let (todo, next, stop) = (&todo, &next, &stop);
+            let (todo, next, stop, aside, owner) = (&todo, &next, &stop, &aside, &owner);
+            let (workers_done, path) = (&workers_done, &path);
             let regsim = &opts.regsim;
-            scope.spawn(move || loop {
-                if stop.load(Ordering::SeqCst) {
-                    break;
+            let retry = opts.retry_failed;
+            scope.spawn(move || {
+                let mut claimer = Store::open(path);
+                loop {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let n = next.fetch_add(1, Ordering::SeqCst);
+                    let (i, was_aside) = if n < todo.len() {
+                        (n, false)
+                    } else {
+                        match aside.lock().map(|mut q| q.pop_front()) {
+                            Ok(Some(i)) => (i, true),
+                            _ => break,
+                        }
+                    };
+                    let point = todo[i];
+                    let claim = match claimer.as_mut() {
+                        Ok(c) => c.claim(&point.key, owner, retry),
+                        Err(e) => Err(anyhow!("{e:#}")),
+                    };
+                    let event = match claim {
+                        Ok(Claim::Claimed) => {
+                            if tx.send(Event::Started).is_err() {
+                                break;
+                            }
+                            let result = runner::execute(point, regsim);
+                            if result.is_err() {
+                                if let Ok(c) = claimer.as_ref() {
+                                    // Unclaimed for others; a failed release goes stale.
+                                    let _ = c.release(&point.key, owner);
+                                }
+                            }
+                            Event::Finished(i, Box::new(result))
+                        }
+                        // Recorded when it was first listed: only another sweep wrote it.
+                        Ok(Claim::Recorded(_)) => Event::ByOthers,
+                        Ok(Claim::Held(_)) => {
+                            if let Ok(mut q) = aside.lock() {
+                                q.push_back(i);
+                            }
+                            if was_aside || n >= todo.len() {
+                                std::thread::sleep(HELD_POLL);
+                            }
+                            continue;
+                        }
+                        Err(e) => Event::Unclaimed(i, e),
+                    };
+                    if tx.send(event).is_err() {
+                        break;
+                    }
                 }
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(point) = todo.get(i) else { break };
-                if tx.send(Event::Started).is_err() {
-                    break;
-                }
-                let result = runner::execute(point, regsim);
-                if tx.send(Event::Finished(i, Box::new(result))).is_err() {
-                    break;
-                }
+                workers_done.fetch_add(1, Ordering::SeqCst);
             });
         }
         drop(tx);
         for event in rx {
             match event {
                 Event::Started => running += 1,
+                Event::ByOthers => {
+                    summary.by_others += 1;
+                    bar.inc(1);
+                }
+                Event::Unclaimed(i, e) => {
+                    stop.store(true, Ordering::SeqCst);
+                    first_error.get_or_insert(e.context(format!(
+                        "claiming point {} ({}) in the store",
+                        todo[i].key,
+                        todo[i].label()
+                    )));
+                }
                 Event::Finished(i, result) => {
                     running -= 1;
                     let point = todo[i];
@@ -236,12 +337,7 @@ pub fn run_points(
                         summary.ok += 1;
                     } else {
                         summary.failed += 1;
-                        let last = record
-                            .stderr_tail
-                            .lines()
-                            .rev()
-                            .find(|l| !l.trim().is_empty())
-                            .unwrap_or("");
+                        let last = record.last_stderr_line();
                         bar.suspend(|| {
                             eprintln!(
                                 "regsim sweep: {} {} ({}): {last}",
@@ -269,7 +365,13 @@ pub fn run_points(
     });
     bar.finish_and_clear();
     summary.wall_seconds = started.elapsed().as_secs_f64();
-    summary.failed_in_store = failed_before + summary.failed;
+    // From the store, not from this sweep's count: another sweep sharing it may have run
+    // points, and a rerun must exit as the first run did.
+    let recorded = store.statuses()?;
+    summary.failed_in_store = points
+        .iter()
+        .filter(|p| recorded.get(&p.key).is_some_and(|s| *s != RunStatus::Ok))
+        .count();
     match first_error {
         Some(e) => Err(e),
         None => Ok(summary),

@@ -36,7 +36,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use super::runner;
 use super::spec::{RunPoint, SweepSpec};
-use super::store::{RunRecord, RunStatus, SlurmJob, Store};
+use super::store::{Claim, RunRecord, RunStatus, SlurmJob, Store};
 
 /// Slurm's default `MaxArraySize` (task indices must be below it).
 const DEFAULT_MAX_ARRAY_SIZE: usize = 1001;
@@ -304,15 +304,63 @@ pub fn run_task(
             )
         })?,
     };
+    let owner = super::store::Owner::this_process();
+    let mut lease_store: Option<Store> = None;
     if !per_task_files {
-        let store = Store::open(store_path)?;
-        if store.statuses()?.get(&point.key) == Some(&RunStatus::Ok) {
-            eprintln!("regsim sweep: {} is already done", point.label());
-            return Ok(RunStatus::Ok);
+        // Claimed like a local sweep's point, so a local sweep or another task sharing
+        // the store never runs it at the same time. The submission decided to run it:
+        // a failed row is run again.
+        let mut store = Store::open(store_path)?;
+        match store.claim(&point.key, &owner, true)? {
+            Claim::Claimed => {}
+            Claim::Recorded(_) => {
+                eprintln!("regsim sweep: {} is already done", point.label());
+                return Ok(RunStatus::Ok);
+            }
+            Claim::Held(l) => {
+                eprintln!(
+                    "regsim sweep: {} is being run by pid {} on host {} (another sweep of \
+                     this store); skipping it",
+                    point.label(),
+                    l.pid,
+                    l.host
+                );
+                return Ok(RunStatus::Ok);
+            }
         }
+        lease_store = Some(store);
     }
     eprintln!("regsim sweep: running {} ({})", point.label(), point.key);
-    let record = runner::execute(point, regsim)?;
+    let running = std::sync::atomic::AtomicBool::new(true);
+    let record = std::thread::scope(|scope| {
+        if let Some(store) = lease_store.take() {
+            let (running, owner) = (&running, &owner);
+            scope.spawn(move || {
+                let mut last = std::time::Instant::now();
+                while running.load(std::sync::atomic::Ordering::SeqCst) {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    if last.elapsed() >= super::store::HEARTBEAT {
+                        // A missed beat is retried at the next one.
+                        let _ = store.heartbeat(owner);
+                        last = std::time::Instant::now();
+                    }
+                }
+            });
+        }
+        let record = runner::execute(point, regsim);
+        running.store(false, std::sync::atomic::Ordering::SeqCst);
+        record
+    });
+    let record = match record {
+        Ok(r) => r,
+        Err(e) => {
+            if !per_task_files {
+                // Unclaimed for others; a failed release goes stale with this process.
+                let _ = Store::open(store_path).and_then(|s| s.release(&point.key, &owner));
+            }
+            return Err(e);
+        }
+    };
     eprintln!(
         "regsim sweep: {} after {:.1} s",
         record.status.as_str(),
@@ -578,12 +626,7 @@ pub fn status(spec: &SweepSpec, store: &Store, regsim: &Path) -> Result<StatusRe
             if r.status == RunStatus::Ok {
                 (PointState::Done, String::new())
             } else {
-                let last = r
-                    .stderr_tail
-                    .lines()
-                    .rev()
-                    .find(|l| !l.trim().is_empty())
-                    .unwrap_or("");
+                let last = r.last_stderr_line();
                 (
                     PointState::Failed,
                     format!("({}) {last}", super::local::exit_description(r)),

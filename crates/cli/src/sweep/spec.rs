@@ -325,6 +325,13 @@ impl SweepSpec {
         let mut seen = BTreeSet::new();
         for group in &self.groups {
             let place = group.place(&self.origin);
+            let count = group.point_count();
+            if count > MAX_POINTS {
+                bail!(
+                    "{place}: expands to {count} points (workloads x configs x designs x set \
+                     combinations), over the limit of {MAX_POINTS}; split it"
+                );
+            }
             let workloads = self.resolve_workloads(group, &builtin_dir)?;
             for config in &group.configs {
                 let config_path = self.config_path(config, &configs_dir);
@@ -638,6 +645,21 @@ impl SweepGroup {
         }
     }
 
+    /// Points the group expands to before duplicates are dropped (saturating).
+    pub fn point_count(&self) -> u64 {
+        let grid = if self.grid.is_empty() {
+            0
+        } else {
+            self.grid
+                .iter()
+                .fold(1u64, |n, (_, v)| n.saturating_mul(v.len() as u64))
+        };
+        let combos = grid.saturating_add(self.points.len() as u64).max(1);
+        [self.workloads.len(), self.configs.len(), self.designs.len()]
+            .iter()
+            .fold(combos, |n, &k| n.saturating_mul(k as u64))
+    }
+
     /// The set combinations: the grid's cartesian product (keys sorted, the last key
     /// varying fastest) followed by the explicit points; one empty combination if there
     /// are neither.
@@ -665,6 +687,10 @@ impl SweepGroup {
         combos
     }
 }
+
+/// The most points one group of a spec may expand to: each is a `regsim run`, and the
+/// expansion itself holds them all in memory.
+pub const MAX_POINTS: u64 = 1_000_000;
 
 /// The stable identity of a point: SHA-256 over a canonical JSON of what it runs, as
 /// written, in hex (the first 20 digits; 80 bits).

@@ -18,8 +18,14 @@
 //! hosts sharing the file over a network file system; see `super::slurm` for the
 //! per-task-files alternative.
 //!
-//! Two local sweeps of one store at the same time stay consistent but may both run a
-//! point that neither had recorded when it started (the later row replaces the earlier).
+//! Sweeps that share a store claim each point before running it: table `leases` holds,
+//! per point being run, its owner (host, pid and a start time), and a heartbeat the owner
+//! refreshes every [`HEARTBEAT`]. A claim is one immediate transaction that succeeds only
+//! when the point has no row (or a failed one, under `--retry-failed`) and no live lease,
+//! so two sweeps (local processes, Slurm tasks, or both) never run a point twice. A lease
+//! is stale, and claimed over, when its heartbeat is older than [`LEASE_TIMEOUT`] or its
+//! pid is not alive on this host (a sweep killed with SIGKILL). A row and the removal of
+//! its lease are one transaction.
 //!
 //! Table `slurm_jobs` records submitted job arrays (job id, the file listing the keys of
 //! its tasks, whether tasks write per-task files) for `--status`; table `meta` holds the
@@ -37,6 +43,94 @@ const SCHEMA_VERSION: i64 = 1;
 
 /// How long a writer waits for another process's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How often a sweep refreshes the heartbeat of the leases it holds.
+pub const HEARTBEAT: Duration = Duration::from_secs(5);
+
+/// A lease whose heartbeat is older than this is stale (its owner is presumed dead).
+pub const LEASE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Who runs points: one sweep process (or Slurm task).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owner {
+    /// Unique among the store's users: `host:pid:start`.
+    pub id: String,
+    /// Host name.
+    pub host: String,
+    /// Process id.
+    pub pid: u32,
+}
+
+impl Owner {
+    /// This process.
+    pub fn this_process() -> Owner {
+        let host = super::runner::host_name();
+        let pid = std::process::id();
+        let start = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        Owner {
+            id: format!("{host}:{pid}:{start}"),
+            host,
+            pid,
+        }
+    }
+}
+
+/// A point being run by someone.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lease {
+    /// The point's key.
+    pub key: String,
+    /// The owner's id ([`Owner::id`]).
+    pub owner: String,
+    /// The owner's host.
+    pub host: String,
+    /// The owner's pid.
+    pub pid: u32,
+    /// Unix seconds of the owner's last heartbeat.
+    pub heartbeat: f64,
+}
+
+impl Lease {
+    /// Whether its owner is presumed dead: no heartbeat for [`LEASE_TIMEOUT`], or a pid
+    /// that is not alive on this host.
+    pub fn is_stale(&self, now: f64, this_host: &str) -> bool {
+        now - self.heartbeat > LEASE_TIMEOUT.as_secs_f64()
+            || (self.host == this_host && !pid_alive(self.pid))
+    }
+}
+
+fn lease_of_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Lease> {
+    Ok(Lease {
+        key: r.get(0)?,
+        owner: r.get(1)?,
+        host: r.get(2)?,
+        pid: r.get(3)?,
+        heartbeat: r.get(4)?,
+    })
+}
+
+fn pid_alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// The answer to [`Store::claim`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Claim {
+    /// The point is ours to run.
+    Claimed,
+    /// The point has a row (ok, or failed without `--retry-failed`).
+    Recorded(RunStatus),
+    /// Someone else is running it.
+    Held(Lease),
+}
 
 /// The outcome of a finished run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -121,6 +215,17 @@ pub struct RunRecord {
     pub slurm_task: Option<String>,
 }
 
+impl RunRecord {
+    /// The last non-blank line of the run's stderr (what a failure says), or "".
+    pub fn last_stderr_line(&self) -> &str {
+        self.stderr_tail
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+    }
+}
+
 /// A submitted Slurm job array.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SlurmJob {
@@ -194,6 +299,13 @@ impl Store {
                  host TEXT NOT NULL,
                  slurm_task TEXT
              );
+             CREATE TABLE IF NOT EXISTS leases (
+                 key TEXT PRIMARY KEY,
+                 owner TEXT NOT NULL,
+                 host TEXT NOT NULL,
+                 pid INTEGER NOT NULL,
+                 heartbeat REAL NOT NULL
+             );
              CREATE TABLE IF NOT EXISTS slurm_jobs (
                  job_id TEXT PRIMARY KEY,
                  keys_file TEXT NOT NULL,
@@ -229,6 +341,105 @@ impl Store {
             conn,
             path: path.to_path_buf(),
         })
+    }
+
+    /// Opens an existing store for reading only (`--status`, `--export`): nothing is
+    /// created or written, so a store file without write permission can be read.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        use rusqlite::OpenFlags;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let probe = |conn: Connection| -> rusqlite::Result<Connection> {
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            conn.query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0))?;
+            Ok(conn)
+        };
+        let conn = Connection::open_with_flags(path, flags)
+            .and_then(probe)
+            .or_else(|_| {
+                // A WAL database needs its shared-memory file, which a reader cannot
+                // create beside a file it may not write: read it as immutable then (no
+                // writer can change a file nobody may write).
+                let uri = format!("file:{}?immutable=1", path.display());
+                Connection::open_with_flags(uri, flags | OpenFlags::SQLITE_OPEN_URI).and_then(probe)
+            })
+            .with_context(|| {
+                format!("{} is not a readable sweep store (SQLite)", path.display())
+            })?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Claims `key` for `owner` (see the module documentation): one immediate
+    /// transaction, so of two sweeps claiming a point at once exactly one gets it.
+    pub fn claim(&mut self, key: &str, owner: &Owner, retry_failed: bool) -> Result<Claim> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let status: Option<String> = tx
+            .query_row("SELECT status FROM runs WHERE key = ?1", [key], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        if let Some(status) = status.as_deref().map(RunStatus::parse).transpose()? {
+            if status == RunStatus::Ok || !retry_failed {
+                return Ok(Claim::Recorded(status));
+            }
+        }
+        let lease = tx
+            .query_row(
+                "SELECT key, owner, host, pid, heartbeat FROM leases WHERE key = ?1",
+                [key],
+                lease_of_row,
+            )
+            .optional()?;
+        if let Some(l) = lease {
+            if l.owner != owner.id && !l.is_stale(unix_now(), &owner.host) {
+                return Ok(Claim::Held(l));
+            }
+        }
+        tx.execute(
+            "INSERT OR REPLACE INTO leases (key, owner, host, pid, heartbeat) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![key, owner.id, owner.host, owner.pid, unix_now()],
+        )?;
+        tx.commit()
+            .with_context(|| format!("claiming {key} in {}", self.path.display()))?;
+        Ok(Claim::Claimed)
+    }
+
+    /// Refreshes the heartbeat of every lease `owner` holds.
+    pub fn heartbeat(&self, owner: &Owner) -> Result<()> {
+        self.conn.execute(
+            "UPDATE leases SET heartbeat = ?1 WHERE owner = ?2",
+            params![unix_now(), owner.id],
+        )?;
+        Ok(())
+    }
+
+    /// Drops `owner`'s lease of `key` (a run that could not be attempted).
+    pub fn release(&self, key: &str, owner: &Owner) -> Result<()> {
+        self.conn.execute(
+            "DELETE FROM leases WHERE key = ?1 AND owner = ?2",
+            params![key, owner.id],
+        )?;
+        Ok(())
+    }
+
+    /// The leases of other owners that are not stale, by key.
+    pub fn live_leases(&self, owner: &Owner) -> Result<Vec<Lease>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, owner, host, pid, heartbeat FROM leases ORDER BY key")?;
+        let now = unix_now();
+        let leases = stmt
+            .query_map([], lease_of_row)?
+            .collect::<rusqlite::Result<Vec<Lease>>>()?;
+        Ok(leases
+            .into_iter()
+            .filter(|l| l.owner != owner.id && !l.is_stale(now, &owner.host))
+            .collect())
     }
 
     /// The store's file.
@@ -283,6 +494,10 @@ impl Store {
                     r.slurm_task,
                 ])
                 .with_context(|| format!("writing run {} to {}", r.key, self.path.display()))?;
+            }
+            let mut unlease = tx.prepare_cached("DELETE FROM leases WHERE key = ?1")?;
+            for r in records {
+                unlease.execute([&r.key])?;
             }
         }
         tx.commit()

@@ -393,6 +393,38 @@ pub(crate) struct Sm {
 }
 
 impl Sm {
+    /// The bytes [`Sm::new`] allocates for `cfg` that grow with it (warp and CTA slots,
+    /// schedulers, units, register-file banks and collectors), for
+    /// [`crate::limits::host_memory_estimate`]; generous per item, as the designs differ.
+    pub fn memory_estimate(cfg: &GpuConfig) -> u64 {
+        let sm = &cfg.sm;
+        let rf = &cfg.register_file;
+        let u = &cfg.pipeline.units;
+        let units = [u.sp, u.int, u.sfu, u.dp, u.mem]
+            .map(u64::from)
+            .iter()
+            .sum::<u64>();
+        let warps = u64::from(sm.max_warps) * (std::mem::size_of::<Warp>() as u64 + 64);
+        let wir = &rf.wir;
+        let tables = [
+            wir.reuse_buffer_entries,
+            wir.vsb_entries,
+            wir.verify_cache_entries,
+            wir.retry_queue_entries,
+        ]
+        .map(u64::from)
+        .iter()
+        .sum::<u64>();
+        std::mem::size_of::<Self>() as u64
+            + warps
+            + u64::from(sm.max_ctas) * 64
+            + u64::from(sm.schedulers) * 256
+            + units * 16
+            + u64::from(rf.banks) * 256
+            + u64::from(rf.collector_units) * (64 + u64::from(rf.operands_per_collector) * 64)
+            + tables * 128
+    }
+
     pub fn new(id: SmId, cfg: &GpuConfig) -> Self {
         let sm = &cfg.sm;
         let units = &cfg.pipeline.units;
