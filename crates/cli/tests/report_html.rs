@@ -5,30 +5,19 @@
 //!
 //! Cost (release build): four short timing runs, a few seconds; Chromium about 2 s.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::{regsim, repo_root};
 use serde_json::Value;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn scratch(name: &str) -> PathBuf {
     let dir =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("report-html-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch directory");
     dir.join(name)
-}
-
-fn regsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_regsim"))
-        .args(args)
-        .current_dir(repo_root())
-        .env_remove("REGSIM_CUDART")
-        .env_remove("REGSIM_CONFIGS")
-        .output()
-        .expect("the regsim binary runs")
 }
 
 fn text(b: &[u8]) -> String {

@@ -7,7 +7,9 @@ use crate::config::{GpuSelection, Mode};
 use crate::device::{Dim3, KernelStats};
 
 /// The `energy` object of a kernel or of the total: joules per structure and access kind
-/// ([`energy::EnergyReport`], with the `mrf_technology_scale` the MRF was priced with),
+/// ([`energy::EnergyReport`], with the `mrf_technology_scale` the MRF was priced with,
+/// the on-chip/off-chip split, what placeholders priced and the table row of each sized
+/// structure's energy under `sources`),
 /// and, where the design reports
 /// `<design>_operand_reads`/`_operand_writes` in its extra counters, the register-file
 /// energy of a single-level MRF serving the same operands and the ratio to it
@@ -68,6 +70,12 @@ fn energy_line(v: &Value) -> String {
         j("memory_joules"),
         j("execution_joules")
     );
+    line.push_str(&format!(
+        "; on chip {:.4e}, off chip (DRAM) {:.4e}, at placeholder prices {:.4e}",
+        j("on_chip_joules"),
+        j("off_chip_joules"),
+        j("placeholder_joules")
+    ));
     if let Some(n) = v.get("register_file_normalized").and_then(Value::as_f64) {
         line.push_str(&format!("; register file {n:.3} of a single-level MRF"));
     }
@@ -99,10 +107,24 @@ fn energy_line(v: &Value) -> String {
             })
             .collect();
         // The MRF's energies include the technology factor; say which.
-        let scale = match (name, v.get("mrf_technology_scale").and_then(Value::as_f64)) {
+        let mut scale = match (name, v.get("mrf_technology_scale").and_then(Value::as_f64)) {
             ("mrf", Some(f)) => format!("; energy.mrf_technology_scale = {f}"),
             _ => String::new(),
         };
+        // A sized structure's energies say which table row they came from.
+        let mut sources: Vec<&str> = s
+            .get("accesses")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.get("access").and_then(Value::as_str))
+            .filter_map(|access| v["sources"][format!("{name}_{access}_pj")].as_str())
+            .collect();
+        sources.dedup();
+        for source in sources {
+            scale.push_str("; ");
+            scale.push_str(source);
+        }
         line.push_str(&format!(
             "    {name}: {joules:.4e} J ({}{scale})\n",
             kinds.join(", ")
@@ -423,6 +445,13 @@ mod tests {
         assert!((v["register_file_joules"].as_f64().unwrap() - rf_j).abs() < 1e-20);
         assert_eq!(v["structures"][2]["structure"], "orf");
         assert_eq!(v["structures"][2]["accesses"][0]["count"], 50);
+        // No DRAM here: all on chip. The sized ORF's row is recorded.
+        assert_eq!(v["off_chip_joules"].as_f64(), Some(0.0));
+        assert!((v["on_chip_joules"].as_f64().unwrap() - total).abs() < 1e-20);
+        assert_eq!(
+            v["sources"]["orf_read_pj"],
+            "Gebhart MICRO'11 Table 3, 3-entry row"
+        );
         assert!(v.get("register_file_normalized").is_none());
         // With the design's operand counts: ratio to a single-level MRF.
         rf.extra.insert("orf_lrf_operand_reads".into(), 150);
@@ -433,6 +462,14 @@ mod tests {
         assert!((n - rf_j / single).abs() < 1e-12, "{n}");
         let line = energy_line(&v);
         assert!(line.contains("of a single-level MRF"), "{line}");
+        assert!(
+            line.contains("on chip 7.6700e-9, off chip (DRAM) 0.0000e0"),
+            "{line}"
+        );
+        assert!(
+            line.contains("    orf: 1.0880e-9 J (read 50 x 21.76 pJ; Gebhart MICRO'11 Table 3, 3-entry row)\n"),
+            "{line}"
+        );
         assert!(
             line.contains(
                 "    mrf: 6.4000e-9 J (read 100 x 64.00 pJ; energy.mrf_technology_scale = 1)\n"

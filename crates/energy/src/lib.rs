@@ -31,8 +31,15 @@
 //! those are taken as they are (45 nm against Gebhart's 40 nm: the same generation).
 //! Defaults without a number in any of the five papers say where they come from; they
 //! are placeholders for a study to override, and the report says so.
+//!
+//! # Sized structures
+//! The per-access energy of the RFC, ORF, LTRF cache, CERF array and WIR tables follows
+//! their configured size ([`sized`]): a GPU config fills them in from the papers' tables
+//! when it is loaded, an explicit `energy.*` value wins, and [`EnergyConfig::sources`]
+//! (written into every report) says which table row each one came from.
 
 pub mod gebhart;
+pub mod sized;
 
 use std::collections::BTreeMap;
 
@@ -91,7 +98,10 @@ pub enum Group {
 
 /// The energy of one event of every kind, pJ. The `[energy]` table of a GPU config
 /// (every key optional; unknown keys are errors naming the key). Keys are
-/// `<structure>_<access>_pj`.
+/// `<structure>_<access>_pj`. The defaults of the sized structures (RFC, ORF, LTRF
+/// cache, CERF, WIR tables) are for the GTX 480 config's default sizes; a GPU config
+/// replaces them by its own sizes' ([`sized`]). The placeholders, values no paper gives
+/// ([`PLACEHOLDER_KEYS`]), are DRAM energy per byte and execution energy per lane.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EnergyConfig {
@@ -124,15 +134,17 @@ pub struct EnergyConfig {
     /// rules). Gebhart's wire model, 32 words × 1.9 pJ/mm × 1 mm (Table 4's
     /// MRF-to-datapath distance).
     pub crossbar_transfer_pj: f64,
-    /// RFC (Gebhart ISCA'11 hardware register-file cache, 6 entries per thread): Table 3
-    /// of MICRO'11, six-entry row, 2.0 pJ × 8, plus the ORF's 0.2 mm of wire.
+    /// RFC (Gebhart ISCA'11 hardware register-file cache) read: Table 3 of MICRO'11 at
+    /// `register_file.rfc.entries_per_thread` (default six: 2.0 pJ × 8), plus the ORF's
+    /// 0.2 mm of wire.
     pub rfc_read_pj: f64,
-    /// RFC write: Table 3 six-entry row, 6.7 pJ × 8, plus 0.2 mm of wire.
+    /// RFC write: Table 3 at the configured entries (six: 6.7 pJ × 8), plus 0.2 mm.
     pub rfc_write_pj: f64,
-    /// ORF read (3 entries per thread, the paper's most efficient design): Table 3 row
-    /// three, 1.2 pJ × 8, plus Table 4's 0.2 mm to the private datapath.
+    /// ORF read: Table 3 at `register_file.orf_lrf.orf_entries` (default three, the
+    /// paper's most efficient design: 1.2 pJ × 8), plus Table 4's 0.2 mm to the private
+    /// datapath.
     pub orf_read_pj: f64,
-    /// ORF write: Table 3 row three, 4.4 pJ × 8, plus 0.2 mm.
+    /// ORF write: Table 3 at the configured entries (three: 4.4 pJ × 8), plus 0.2 mm.
     pub orf_write_pj: f64,
     /// LRF read: Table 3 one-entry row (see [`gebhart`]), 0.7 pJ × 8, plus Table 4's
     /// 0.05 mm.
@@ -141,13 +153,17 @@ pub struct EnergyConfig {
     pub lrf_write_pj: f64,
     /// LTRF's register-file cache read. LTRF gives no per-access figure (Table 2 is
     /// relative power of main register files; §5 says LTRF as a whole uses 23% less
-    /// power). We model the cache as Gebhart Table 3's largest (eight-entry) ORF, 3.4 pJ
-    /// × 8, plus the ORF's 0.2 mm of wire.
+    /// power). We model the cache as a Gebhart Table 3 ORF of
+    /// `register_file.ltrf.registers_per_interval` entries; the default 16 exceeds the
+    /// table, so its largest (eight-entry) row, 3.4 pJ × 8, a lower bound; plus the
+    /// ORF's 0.2 mm of wire.
     pub ltrf_cache_read_pj: f64,
-    /// LTRF cache write: Table 3 eight-entry row, 10.9 pJ × 8, plus 0.2 mm.
+    /// LTRF cache write: as the read (eight-entry row: 10.9 pJ × 8), plus 0.2 mm.
     pub ltrf_cache_write_pj: f64,
     /// CERF integrated data array read: CERF Table III, "128KB integrated: the same as
-    /// 128KB RF", i.e. our MRF read.
+    /// 128KB RF", i.e. our MRF read. Table III has no other array size: a
+    /// `register_file.cerf.size_bytes` other than the register file's is refused unless
+    /// the CERF energies are set.
     pub cerf_data_read_pj: f64,
     /// CERF integrated data array write: the same as our MRF write (Table III).
     pub cerf_data_write_pj: f64,
@@ -230,7 +246,36 @@ pub struct EnergyConfig {
     pub execute_mem_pj: f64,
     /// Branches, barriers: see [`Self::execute_fp32_pj`].
     pub execute_control_pj: f64,
+    /// Where values came from, by key: the table row of each sized structure's energy
+    /// ([`Self::fill_sized`]), [`sized::EXPLICIT_SOURCE`] for keys the user set, and a
+    /// note for each placeholder. Not a config key (empty when deserialized on its
+    /// own; [`Self::fill_sized`] fills it); copied into every report.
+    #[serde(skip, default)]
+    pub sources: BTreeMap<String, String>,
 }
+
+/// The keys whose defaults are placeholders: none of the five papers gives a number for
+/// DRAM or for execution, and the defaults are orders of magnitude to override (see
+/// each field). A report's `placeholder_joules` is what they priced.
+pub const PLACEHOLDER_KEYS: [&str; 10] = [
+    "dram_read_byte_pj",
+    "dram_write_byte_pj",
+    "execute_fp32_pj",
+    "execute_int_pj",
+    "execute_int_mul_pj",
+    "execute_int_div_pj",
+    "execute_sfu_pj",
+    "execute_fp64_pj",
+    "execute_mem_pj",
+    "execute_control_pj",
+];
+
+/// Structures off the chip: their joules are a report's `off_chip_joules`.
+pub const OFF_CHIP_STRUCTURES: [&str; 1] = ["dram"];
+
+/// The source recorded for a placeholder the user did not set.
+pub const PLACEHOLDER_SOURCE: &str =
+    "placeholder: none of the five papers gives a figure (an order of magnitude to override)";
 
 impl Default for EnergyConfig {
     fn default() -> Self {
@@ -241,43 +286,43 @@ impl Default for EnergyConfig {
                 gebhart::TABLE3_ORF_WRITE_PJ[row - 1],
             )
         };
-        let mrf_read = per_warp(g.mrf_read_pj);
-        let mrf_write = per_warp(g.mrf_write_pj) + wire_pj(MRF_DISTANCE_MM);
+        let (mrf_read, mrf_write) = Self::mrf_defaults();
         let (one_r, one_w) = t3(1);
-        let (six_r, six_w) = t3(6);
-        let (three_r, three_w) = t3(3);
-        let (eight_r, eight_w) = t3(8);
+        // The sized structures at the default sizes (warp-wide, with the ORF's wire).
+        let (rfc_r, rfc_w) = sized::table3(6);
+        let (orf_r, orf_w) = sized::table3(3);
+        let (ltrf_r, ltrf_w) = sized::table3(8);
         let fp64 = 50.0;
-        EnergyConfig {
+        let mut c = EnergyConfig {
             mrf_read_pj: mrf_read,
             mrf_write_pj: mrf_write,
             mrf_technology_scale: None,
             collector_read_pj: per_warp(one_r),
             collector_write_pj: per_warp(one_w),
             crossbar_transfer_pj: wire_pj(MRF_DISTANCE_MM),
-            rfc_read_pj: per_warp(six_r) + wire_pj(ORF_DISTANCE_MM),
-            rfc_write_pj: per_warp(six_w) + wire_pj(ORF_DISTANCE_MM),
-            orf_read_pj: per_warp(three_r) + wire_pj(ORF_DISTANCE_MM),
-            orf_write_pj: per_warp(three_w) + wire_pj(ORF_DISTANCE_MM),
+            rfc_read_pj: rfc_r,
+            rfc_write_pj: rfc_w,
+            orf_read_pj: orf_r,
+            orf_write_pj: orf_w,
             lrf_read_pj: per_warp(g.lrf_read_pj) + wire_pj(LRF_DISTANCE_MM),
             lrf_write_pj: per_warp(g.lrf_write_pj) + wire_pj(LRF_DISTANCE_MM),
-            ltrf_cache_read_pj: per_warp(eight_r) + wire_pj(ORF_DISTANCE_MM),
-            ltrf_cache_write_pj: per_warp(eight_w) + wire_pj(ORF_DISTANCE_MM),
+            ltrf_cache_read_pj: ltrf_r,
+            ltrf_cache_write_pj: ltrf_w,
             cerf_data_read_pj: mrf_read,
             cerf_data_write_pj: mrf_write,
-            cerf_tag_lookup_pj: cerf_scaled(0.75),
+            cerf_tag_lookup_pj: cerf_scaled(sized::CERF_TAG_READ_PJ),
             ccu_read_pj: per_warp(one_r),
             ccu_write_pj: per_warp(one_w),
             arbiter_request_pj: 1.35,
             bow_window_read_pj: per_warp(one_r),
             bow_window_write_pj: per_warp(one_w),
-            wir_reuse_buffer_lookup_pj: 4.71,
-            wir_reuse_buffer_write_pj: 4.71,
+            wir_reuse_buffer_lookup_pj: sized::WIR_REUSE_BUFFER_PJ,
+            wir_reuse_buffer_write_pj: sized::WIR_REUSE_BUFFER_PJ,
             wir_rename_table_read_pj: 3.50,
             wir_rename_table_write_pj: 3.50,
-            wir_vsb_lookup_pj: 4.96 + 4.85,
-            wir_vsb_write_pj: 4.96,
-            wir_verify_cache_lookup_pj: 2.93,
+            wir_vsb_lookup_pj: sized::WIR_VSB_PJ + sized::WIR_HASH_PJ,
+            wir_vsb_write_pj: sized::WIR_VSB_PJ,
+            wir_verify_cache_lookup_pj: sized::WIR_VERIFY_CACHE_PJ,
             wir_verify_read_read_pj: mrf_read,
             l1d_read_pj: cerf_scaled(0.72 + 0.47),
             l1d_write_pj: cerf_scaled(0.61 + 0.64),
@@ -294,7 +339,13 @@ impl Default for EnergyConfig {
             execute_fp64_pj: fp64,
             execute_mem_pj: 4.0,
             execute_control_pj: 1.0,
-        }
+            sources: BTreeMap::new(),
+        };
+        // The values above are the default sizes' rows (a test checks it); this records
+        // where they came from (no design is named, so nothing is refused).
+        let filled = c.fill_sized(&sized::StructureSizes::default(), |_| false);
+        debug_assert!(filled.is_ok(), "{filled:?}");
+        c
     }
 }
 
@@ -351,15 +402,33 @@ pub struct StructureEnergy {
     pub accesses: Vec<AccessEnergy>,
 }
 
-/// Joules of a list of events: per structure (sorted by name), per group and in total.
+/// Joules of a list of events: per structure (sorted by name), per group, on and off
+/// the chip, and in total.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct EnergyReport {
     /// The factor the MRF's energies were priced with ([`EnergyConfig::mrf_scale`]).
     pub mrf_technology_scale: f64,
+    /// Everything: `on_chip_joules + off_chip_joules`, and also
+    /// `register_file_joules + memory_joules + execution_joules`.
     pub total_joules: f64,
+    /// The register-file structures (every design's storage, collectors, crossbar,
+    /// tags and tables). From the papers' tables, no placeholder.
     pub register_file_joules: f64,
+    /// L1D, L2, shared memory (from CERF Table III) and DRAM (a placeholder per byte).
     pub memory_joules: f64,
+    /// Functional units: placeholders per active lane (no paper gives a figure).
     pub execution_joules: f64,
+    /// The SM (register file, execution) and the on-chip memories (L1D, L2, shared):
+    /// everything but [`OFF_CHIP_STRUCTURES`]. Includes the execution placeholders.
+    pub on_chip_joules: f64,
+    /// DRAM, priced at the placeholder `energy.dram_*_byte_pj` unless set.
+    pub off_chip_joules: f64,
+    /// The part of the total priced at a [`PLACEHOLDER_KEYS`] value the user did not
+    /// set (DRAM bytes, execution lanes).
+    pub placeholder_joules: f64,
+    /// [`EnergyConfig::sources`]: which table row, placeholder or user setting each
+    /// sized or placeholder energy came from, by key.
+    pub sources: BTreeMap<String, String>,
     pub structures: Vec<StructureEnergy>,
 }
 
@@ -715,6 +784,7 @@ impl EnergyConfig {
         }
         let mut report = EnergyReport {
             mrf_technology_scale: self.mrf_scale(),
+            sources: self.sources.clone(),
             ..EnergyReport::default()
         };
         for ((structure, access), (count, kind)) in counts {
@@ -740,6 +810,16 @@ impl EnergyConfig {
                 Group::RegisterFile => report.register_file_joules += joules,
                 Group::Memory => report.memory_joules += joules,
                 Group::Execution => report.execution_joules += joules,
+            }
+            if OFF_CHIP_STRUCTURES.contains(&structure) {
+                report.off_chip_joules += joules;
+            } else {
+                report.on_chip_joules += joules;
+            }
+            if PLACEHOLDER_KEYS.contains(&kind.key)
+                && self.sources.get(kind.key).map(String::as_str) != Some(sized::EXPLICIT_SOURCE)
+            {
+                report.placeholder_joules += joules;
             }
             report.total_joules += joules;
         }

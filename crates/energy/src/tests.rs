@@ -229,3 +229,43 @@ fn single_level_normalization() {
         .unwrap();
     assert!(close(single, baseline.register_file_joules));
 }
+
+#[test]
+fn on_chip_and_off_chip_add_up_to_the_total_and_placeholders_are_counted() {
+    let c = EnergyConfig::default();
+    let events = [
+        ev("mrf", "read", 10),
+        ev("orf", "write", 3),
+        ev("l1d", "read", 4),
+        ev("shared_memory", "access", 2),
+        ev("dram", "read_byte", 128),
+        ev("dram", "write_byte", 32),
+        ev("execute", "int", 64),
+    ];
+    let r = c.account(events).unwrap();
+    let dram = 160.0 * c.dram_read_byte_pj * 1e-12;
+    assert!(close(r.off_chip_joules, dram));
+    assert!(close(r.on_chip_joules + r.off_chip_joules, r.total_joules));
+    assert!(close(
+        r.on_chip_joules,
+        r.register_file_joules + r.execution_joules + r.memory_joules - dram
+    ));
+    // DRAM bytes and execution lanes are priced at placeholders; nothing else is.
+    assert!(close(
+        r.placeholder_joules,
+        dram + 64.0 * c.execute_int_pj * 1e-12
+    ));
+    // The report carries where each sized energy came from.
+    assert_eq!(
+        r.sources["orf_write_pj"],
+        "Gebhart MICRO'11 Table 3, 3-entry row"
+    );
+    // A placeholder the user set is not a placeholder any more.
+    let mut set = EnergyConfig::default();
+    set.fill_sized(&sized::StructureSizes::default(), |k| {
+        k.starts_with("dram_")
+    })
+    .unwrap();
+    let r = set.account(events).unwrap();
+    assert!(close(r.placeholder_joules, 64.0 * c.execute_int_pj * 1e-12));
+}

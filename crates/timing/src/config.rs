@@ -1199,7 +1199,48 @@ impl GpuConfig {
                 Some(config.register_file.technology.relative_power());
         }
         config.validate()?;
+        // The sized structures' energies follow their configured sizes unless set in the
+        // `[energy]` table or by `--set energy.KEY=…` (after validation, so that an
+        // impossible size is reported as such first).
+        let energy_keys = doc.get("energy").and_then(toml::Value::as_table);
+        let explicit = |key: &str| energy_keys.is_some_and(|t| t.contains_key(key));
+        let sizes = config.structure_sizes();
+        config
+            .energy
+            .fill_sized(&sizes, explicit)
+            .map_err(|e| invalid(e.size_key, e.reason()))?;
         Ok(config)
+    }
+
+    /// The configured sizes of the structures whose energy per access depends on size,
+    /// and which of them the design uses.
+    pub fn structure_sizes(&self) -> energy::sized::StructureSizes {
+        use energy::sized::SizedStructure;
+        let rf = &self.register_file;
+        let register_file_bytes = u64::from(self.sm.registers) * 4;
+        energy::sized::StructureSizes {
+            rfc_entries_per_thread: rf.rfc.entries_per_thread.into(),
+            orf_entries_per_thread: rf.orf_lrf.orf_entries.into(),
+            ltrf_registers_per_interval: rf.ltrf.registers_per_interval,
+            cerf_array_bytes: rf.cerf.size_bytes.unwrap_or(register_file_bytes),
+            register_file_bytes,
+            wir_reuse_buffer_entries: rf.wir.reuse_buffer_entries,
+            wir_vsb_entries: rf.wir.vsb_entries,
+            wir_verify_cache_entries: rf.wir.verify_cache_entries,
+            used: match rf.design {
+                RegisterFileDesign::Rfc => Some(SizedStructure::Rfc),
+                RegisterFileDesign::OrfLrf => Some(SizedStructure::Orf),
+                RegisterFileDesign::Ltrf
+                | RegisterFileDesign::LtrfPlus
+                | RegisterFileDesign::LtrfConf => Some(SizedStructure::LtrfCache),
+                RegisterFileDesign::Cerf => Some(SizedStructure::Cerf),
+                RegisterFileDesign::Wir => Some(SizedStructure::Wir),
+                RegisterFileDesign::Baseline
+                | RegisterFileDesign::Ideal
+                | RegisterFileDesign::Malekeh
+                | RegisterFileDesign::Bow => None,
+            },
+        }
     }
 
     /// Checks for impossible values; the error names the key.
@@ -1794,7 +1835,15 @@ mod tests {
     fn a_config_survives_a_serialization_round_trip() {
         let g = load("qv100", &[]).unwrap();
         let text = toml::to_string(&g).unwrap();
-        assert_eq!(GpuConfig::from_toml(&text, "round trip", &[]).unwrap(), g);
+        let mut back = GpuConfig::from_toml(&text, "round trip", &[]).unwrap();
+        // Every energy is now written in the config, so each one's source says so.
+        assert!(back
+            .energy
+            .sources
+            .values()
+            .all(|s| s == energy::sized::EXPLICIT_SOURCE));
+        back.energy.sources = g.energy.sources.clone();
+        assert_eq!(back, g);
     }
 
     #[test]
@@ -1871,6 +1920,77 @@ mod tests {
         }
         let e = err_of("gtx480", &["energy.mrf_technology_scale=-1"]);
         assert_eq!(e.key(), Some("energy.mrf_technology_scale"), "{e}");
+    }
+
+    #[test]
+    fn sized_energies_follow_the_configured_sizes_unless_set() {
+        let orf = |n: u8, more: &[&str]| {
+            let mut o = vec![
+                "register_file.design=\"orf-lrf\"".to_owned(),
+                format!("register_file.orf_lrf.orf_entries={n}"),
+            ];
+            o.extend(more.iter().map(|s| (*s).to_owned()));
+            let o: Vec<&str> = o.iter().map(String::as_str).collect();
+            load("gtx480", &o).unwrap().energy
+        };
+        let three = orf(3, &[]);
+        let six = orf(6, &[]);
+        // Gebhart MICRO'11 Table 3: 6 entries 2.0 pJ per 128 bits against 3 entries' 1.2.
+        assert!((six.orf_read_pj - (8.0 * 2.0 + 12.16)).abs() < 1e-9);
+        assert!(six.orf_read_pj > three.orf_read_pj);
+        assert_eq!(
+            six.sources["orf_read_pj"],
+            "Gebhart MICRO'11 Table 3, 6-entry row"
+        );
+        // The RFC follows its own key, whatever the design.
+        let rfc = load("gtx480", &["register_file.rfc.entries_per_thread=4"])
+            .unwrap()
+            .energy;
+        assert!((rfc.rfc_write_pj - (8.0 * 6.1 + 12.16)).abs() < 1e-9);
+        // An explicit value wins, from an override or the config's own table.
+        let set = orf(6, &["energy.orf_read_pj=7.5"]);
+        assert_eq!(set.orf_read_pj, 7.5);
+        assert_eq!(set.orf_write_pj, six.orf_write_pj);
+        assert_eq!(set.sources["orf_read_pj"], energy::sized::EXPLICIT_SOURCE);
+        let text = std::fs::read_to_string(default_configs_dir().join("gtx480.toml")).unwrap();
+        let own = GpuConfig::from_toml(
+            &format!("{text}\n[energy]\nrfc_read_pj = 3.0\n"),
+            "inline",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(own.energy.rfc_read_pj, 3.0);
+        // A size no table covers is refused for the design that uses it, naming the key
+        // and the energies that would price it; set, they are accepted.
+        let cerf = [
+            "register_file.design=\"cerf\"",
+            "register_file.cerf.size_bytes=65536",
+        ];
+        let e = err_of("gtx480", &cerf);
+        assert_eq!(e.key(), Some("register_file.cerf.size_bytes"), "{e}");
+        assert!(e.to_string().contains("energy.cerf_tag_lookup_pj"), "{e}");
+        let mut priced = cerf.to_vec();
+        priced.extend([
+            "energy.cerf_data_read_pj=40",
+            "energy.cerf_data_write_pj=50",
+            "energy.cerf_tag_lookup_pj=8",
+        ]);
+        assert_eq!(
+            load("gtx480", &priced).unwrap().energy.cerf_data_read_pj,
+            40.0
+        );
+        let wir = [
+            "register_file.design=\"wir\"",
+            "register_file.wir.verify_cache_entries=16",
+        ];
+        let e = err_of("gtx480", &wir);
+        assert_eq!(
+            e.key(),
+            Some("register_file.wir.verify_cache_entries"),
+            "{e}"
+        );
+        // Another design does not use the WIR tables: not refused.
+        assert!(load("gtx480", &wir[1..]).is_ok());
     }
 
     #[test]

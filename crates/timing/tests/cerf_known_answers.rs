@@ -158,6 +158,10 @@ fn lru_fair_with_a_tiny_array_spills_fills_and_still_computes_the_sums() {
         "register_file.design=\"cerf\"",
         "register_file.cerf.policy=\"lru-fair\"",
         "register_file.cerf.size_bytes=16384",
+        // CERF Table III prices the register file's size only.
+        "energy.cerf_data_read_pj=64",
+        "energy.cerf_data_write_pj=64",
+        "energy.cerf_tag_lookup_pj=10",
     ];
     let s = sweep(&tiny, 48, 20, 1, 256);
     assert!(s.ok);

@@ -2,10 +2,23 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 /// The repository's root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `regsim ARGS` from the repository's root, with the built runtime and configs (the
+/// environment's `REGSIM_CUDART`/`REGSIM_CONFIGS` removed).
+pub fn regsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_regsim"))
+        .args(args)
+        .current_dir(repo_root())
+        .env_remove("REGSIM_CUDART")
+        .env_remove("REGSIM_CONFIGS")
+        .output()
+        .expect("the regsim binary runs")
 }
 
 /// Every built-in workload binary, sorted.

@@ -973,6 +973,10 @@ mod tests {
                 "register_file.design=\"cerf\"",
                 "register_file.cerf.policy=\"lru-fair\"",
                 "register_file.cerf.size_bytes=512",
+                // Table III prices the register file's size only.
+                "energy.cerf_data_read_pj=64",
+                "energy.cerf_data_write_pj=64",
+                "energy.cerf_tag_lookup_pj=10",
             ]);
             let mut mem = MemorySystem::new(&c);
             let mut rf = Cerf::new(&c);

@@ -1,0 +1,640 @@
+//! Per-access energies that follow a structure's configured size.
+//!
+//! A register-file cache of 6 entries per thread costs more per access than one of 3
+//! (Gebhart MICRO'11 Table 3), so the energy of the sized structures is looked up by the
+//! size the GPU config gives them when the config is loaded
+//! ([`EnergyConfig::fill_sized`]), unless the user set that energy explicitly
+//! (`--set energy.rfc_read_pj=…`, which always wins). Which table row each value came
+//! from is kept in [`EnergyConfig::sources`] and written into every energy report.
+//!
+//! The rules, one per structure:
+//! - RFC (`register_file.rfc.entries_per_thread`) and ORF
+//!   (`register_file.orf_lrf.orf_entries`): Table 3's row of that many entries per
+//!   thread, plus the ORF's 0.2 mm of wire (Table 4). The table covers 1 to 8; 0 means
+//!   the structure is absent (nothing to price).
+//! - LTRF's register-file cache (`register_file.ltrf.registers_per_interval`, the
+//!   registers each warp's partition holds, i.e. entries per thread): Table 3's row of
+//!   that many entries when it has one (1 to 8). LTRF gives no per-access energy of its
+//!   own, and its default of 16 registers exceeds Table 3: above 8 the 8-entry row is
+//!   used, and the source says that it is a lower bound (the only rule here that prices
+//!   a size a table does not give; refusing would refuse LTRF's own configuration).
+//! - CERF's integrated array and tags: Table III's "128KB integrated" row is "the same
+//!   as the 128KB RF", and its integrated-tag row is 0.75 pJ of the RF's 4.62 pJ read:
+//!   priced as our MRF and that ratio of it when the array is the register file's size
+//!   (`register_file.cerf.size_bytes` absent or equal to `sm.registers` × 4). Table III
+//!   gives no other array size, so another size is refused, naming the key.
+//! - WIR's tables: Table III gives each table's energy at Table II's size (reuse buffer
+//!   256 entries, value signature buffer 256, verify cache 8); another size is refused,
+//!   naming the key.
+//!
+//! A refusal applies only to the structures the configured design uses (a WIR table size
+//! does not stop a baseline run) and is lifted by setting every energy it names
+//! explicitly.
+
+use std::collections::BTreeMap;
+
+use crate::{
+    cerf_scaled, gebhart, gebhart_mrf_read, per_warp, wire_pj, EnergyConfig, PLACEHOLDER_KEYS,
+    PLACEHOLDER_SOURCE,
+};
+
+/// The source of a value the user set (`--set energy.KEY=…` or an `[energy]` key).
+pub const EXPLICIT_SOURCE: &str = "set explicitly in the configuration";
+
+/// The largest per-thread entry count Gebhart MICRO'11 Table 3 gives.
+pub const TABLE3_MAX_ENTRIES: u32 = 8;
+
+/// CERF Table III: the integrated array's tag lookup, pJ per bank access (the ratio to
+/// the RF's read is carried over, see the crate docs).
+pub(crate) const CERF_TAG_READ_PJ: f64 = 0.75;
+
+/// WIR Table II's table sizes, which its Table III's energies are for.
+pub const WIR_REUSE_BUFFER_ENTRIES: u32 = 256;
+pub const WIR_VSB_ENTRIES: u32 = 256;
+pub const WIR_VERIFY_CACHE_ENTRIES: u32 = 8;
+
+/// The sized structure (family) a register-file design prices; uncovered sizes of the
+/// others are not refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizedStructure {
+    Rfc,
+    Orf,
+    LtrfCache,
+    Cerf,
+    Wir,
+}
+
+/// The configured sizes of the sized structures (from the GPU config).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StructureSizes {
+    /// `register_file.rfc.entries_per_thread` (0: no RFC).
+    pub rfc_entries_per_thread: u32,
+    /// `register_file.orf_lrf.orf_entries` (0: no ORF).
+    pub orf_entries_per_thread: u32,
+    /// `register_file.ltrf.registers_per_interval`.
+    pub ltrf_registers_per_interval: u32,
+    /// CERF's integrated array (`register_file.cerf.size_bytes`, or the register
+    /// file's size when absent), bytes.
+    pub cerf_array_bytes: u64,
+    /// The register file's capacity, bytes (`sm.registers` × 4).
+    pub register_file_bytes: u64,
+    /// `register_file.wir.reuse_buffer_entries`.
+    pub wir_reuse_buffer_entries: u32,
+    /// `register_file.wir.vsb_entries`.
+    pub wir_vsb_entries: u32,
+    /// `register_file.wir.verify_cache_entries`.
+    pub wir_verify_cache_entries: u32,
+    /// The family the configured design uses, if any.
+    pub used: Option<SizedStructure>,
+}
+
+impl Default for StructureSizes {
+    /// The sizes [`EnergyConfig::default`] is priced at: the GTX 480 config's defaults
+    /// (a 6-entry RFC, a 3-entry ORF, 16 registers per LTRF interval, a 128 KB CERF
+    /// array the size of the register file, WIR Table II's tables).
+    fn default() -> Self {
+        StructureSizes {
+            rfc_entries_per_thread: 6,
+            orf_entries_per_thread: 3,
+            ltrf_registers_per_interval: 16,
+            cerf_array_bytes: 128 * 1024,
+            register_file_bytes: 128 * 1024,
+            wir_reuse_buffer_entries: WIR_REUSE_BUFFER_ENTRIES,
+            wir_vsb_entries: WIR_VSB_ENTRIES,
+            wir_verify_cache_entries: WIR_VERIFY_CACHE_ENTRIES,
+            used: None,
+        }
+    }
+}
+
+/// A size no table covers, for a structure the design uses, with energies not all set.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{size_key}: {}", self.reason())]
+pub struct UncoveredSize {
+    /// The config key of the size (`register_file.cerf.size_bytes`).
+    pub size_key: &'static str,
+    pub size: u64,
+    /// What the table covers.
+    pub covered: String,
+    /// The energy keys still to be set.
+    pub missing: Vec<&'static str>,
+}
+
+impl UncoveredSize {
+    /// What is wrong, without the key: `is 512, but …; set energy.… explicitly …`.
+    pub fn reason(&self) -> String {
+        let keys: Vec<String> = self.missing.iter().map(|k| format!("energy.{k}")).collect();
+        format!(
+            "is {}, but {}; set {} explicitly to price that size",
+            self.size,
+            self.covered,
+            keys.join(" and ")
+        )
+    }
+}
+
+/// An energy looked up in a table: its key, pJ, and the row it came from.
+type Priced = (&'static str, f64, String);
+
+/// A size a table does not cover: the energy keys it would price, what the table covers.
+type Uncovered = (Vec<&'static str>, String);
+
+/// One structure's priced values, or the size a table does not cover.
+struct Lookup {
+    family: SizedStructure,
+    size_key: &'static str,
+    size: u64,
+    row: Result<Vec<Priced>, Uncovered>,
+}
+
+/// Table 3's row of `entries` per thread, warp-wide, with the ORF's wire.
+pub(crate) fn table3(entries: u32) -> (f64, f64) {
+    let k = (entries.clamp(1, TABLE3_MAX_ENTRIES) - 1) as usize;
+    let wire = wire_pj(crate::ORF_DISTANCE_MM);
+    (
+        per_warp(gebhart::TABLE3_ORF_READ_PJ[k]) + wire,
+        per_warp(gebhart::TABLE3_ORF_WRITE_PJ[k]) + wire,
+    )
+}
+
+fn table3_row(entries: u32) -> String {
+    format!("Gebhart MICRO'11 Table 3, {entries}-entry row")
+}
+
+/// A Table 3 structure of `entries` per thread (0: absent, nothing to price).
+fn table3_lookup(
+    family: SizedStructure,
+    size_key: &'static str,
+    entries: u32,
+    keys: [&'static str; 2],
+) -> Option<Lookup> {
+    if entries == 0 {
+        return None;
+    }
+    let row = if entries <= TABLE3_MAX_ENTRIES {
+        let (r, w) = table3(entries);
+        let row = table3_row(entries);
+        Ok(vec![(keys[0], r, row.clone()), (keys[1], w, row)])
+    } else {
+        Err((
+            keys.to_vec(),
+            format!("Gebhart MICRO'11 Table 3 covers 1 to {TABLE3_MAX_ENTRIES} entries per thread"),
+        ))
+    };
+    Some(Lookup {
+        family,
+        size_key,
+        size: entries.into(),
+        row,
+    })
+}
+
+impl StructureSizes {
+    fn lookups(&self) -> Vec<Lookup> {
+        use SizedStructure::*;
+        let mut v = Vec::new();
+        v.extend(table3_lookup(
+            Rfc,
+            "register_file.rfc.entries_per_thread",
+            self.rfc_entries_per_thread,
+            ["rfc_read_pj", "rfc_write_pj"],
+        ));
+        v.extend(table3_lookup(
+            Orf,
+            "register_file.orf_lrf.orf_entries",
+            self.orf_entries_per_thread,
+            ["orf_read_pj", "orf_write_pj"],
+        ));
+        // LTRF: Table 3 by entries per thread; above the table, its largest row as a
+        // lower bound (see the module docs).
+        let n = self.ltrf_registers_per_interval;
+        let (r, w) = table3(n);
+        let source = if n <= TABLE3_MAX_ENTRIES {
+            table3_row(n)
+        } else {
+            format!(
+                "{} (the largest; {n} registers per interval exceed Table 3, so a lower bound)",
+                table3_row(TABLE3_MAX_ENTRIES)
+            )
+        };
+        v.push(Lookup {
+            family: LtrfCache,
+            size_key: "register_file.ltrf.registers_per_interval",
+            size: n.into(),
+            row: Ok(vec![
+                ("ltrf_cache_read_pj", r, source.clone()),
+                ("ltrf_cache_write_pj", w, source),
+            ]),
+        });
+        let cerf_keys = [
+            "cerf_data_read_pj",
+            "cerf_data_write_pj",
+            "cerf_tag_lookup_pj",
+        ];
+        v.push(Lookup {
+            family: Cerf,
+            size_key: "register_file.cerf.size_bytes",
+            size: self.cerf_array_bytes,
+            row: if self.cerf_array_bytes == self.register_file_bytes {
+                let mrf = EnergyConfig::mrf_defaults();
+                let data = "CERF Table III, 128KB integrated row (\"the same as 128KB RF\": \
+                            the MRF's)";
+                Ok(vec![
+                    (cerf_keys[0], mrf.0, data.to_owned()),
+                    (cerf_keys[1], mrf.1, data.to_owned()),
+                    (
+                        cerf_keys[2],
+                        cerf_scaled(CERF_TAG_READ_PJ),
+                        "CERF Table III, integrated tag row (0.75 pJ of the RF's 4.62 pJ \
+                         read, on the MRF's scale)"
+                            .to_owned(),
+                    ),
+                ])
+            } else {
+                Err((
+                    cerf_keys.to_vec(),
+                    format!(
+                        "CERF Table III gives the integrated array only at the register \
+                         file's size ({} bytes)",
+                        self.register_file_bytes
+                    ),
+                ))
+            },
+        });
+        let wir = |size_key, size: u32, paper: u32, keys: Vec<(&'static str, f64)>, name| {
+            let source = format!("WIR Table III, {name}; Table II's {paper} entries");
+            Lookup {
+                family: Wir,
+                size_key,
+                size: size.into(),
+                row: if size == paper {
+                    Ok(keys
+                        .into_iter()
+                        .map(|(k, pj)| (k, pj, source.clone()))
+                        .collect())
+                } else {
+                    Err((
+                        keys.iter().map(|(k, _)| *k).collect(),
+                        format!("WIR Table III gives the {name} at {paper} entries only"),
+                    ))
+                },
+            }
+        };
+        v.push(wir(
+            "register_file.wir.reuse_buffer_entries",
+            self.wir_reuse_buffer_entries,
+            WIR_REUSE_BUFFER_ENTRIES,
+            vec![
+                ("wir_reuse_buffer_lookup_pj", WIR_REUSE_BUFFER_PJ),
+                ("wir_reuse_buffer_write_pj", WIR_REUSE_BUFFER_PJ),
+            ],
+            "reuse buffer table",
+        ));
+        v.push(wir(
+            "register_file.wir.vsb_entries",
+            self.wir_vsb_entries,
+            WIR_VSB_ENTRIES,
+            vec![
+                ("wir_vsb_lookup_pj", WIR_VSB_PJ + WIR_HASH_PJ),
+                ("wir_vsb_write_pj", WIR_VSB_PJ),
+            ],
+            "value signature buffer table (lookups add the hash generation)",
+        ));
+        v.push(wir(
+            "register_file.wir.verify_cache_entries",
+            self.wir_verify_cache_entries,
+            WIR_VERIFY_CACHE_ENTRIES,
+            vec![("wir_verify_cache_lookup_pj", WIR_VERIFY_CACHE_PJ)],
+            "verify cache",
+        ));
+        v
+    }
+}
+
+/// WIR Table III, pJ per operation.
+pub(crate) const WIR_REUSE_BUFFER_PJ: f64 = 4.71;
+pub(crate) const WIR_VSB_PJ: f64 = 4.96;
+pub(crate) const WIR_HASH_PJ: f64 = 4.85;
+pub(crate) const WIR_VERIFY_CACHE_PJ: f64 = 2.93;
+
+impl EnergyConfig {
+    /// The MRF's default read and write energy (before the technology factor).
+    pub(crate) fn mrf_defaults() -> (f64, f64) {
+        (
+            gebhart_mrf_read(),
+            per_warp(gebhart::EnergyModel::default().mrf_write_pj)
+                + wire_pj(crate::MRF_DISTANCE_MM),
+        )
+    }
+
+    /// Sets the energies of the sized structures from their configured `sizes`, except
+    /// the keys `explicit` says the user set (those keep their value and are recorded as
+    /// [`EXPLICIT_SOURCE`]), and records in [`Self::sources`] the table row each value
+    /// came from. A size no table covers is an error for the structure the design uses
+    /// (naming the size's key and the energy keys that would price it) and leaves the
+    /// others' defaults unrecorded.
+    pub fn fill_sized(
+        &mut self,
+        sizes: &StructureSizes,
+        explicit: impl Fn(&str) -> bool,
+    ) -> Result<(), UncoveredSize> {
+        let mut sources = BTreeMap::new();
+        for lookup in sizes.lookups() {
+            match lookup.row {
+                Ok(values) => {
+                    for (key, pj, source) in values {
+                        if explicit(key) {
+                            sources.insert(key.to_owned(), EXPLICIT_SOURCE.to_owned());
+                        } else {
+                            self.set_pj(key, pj);
+                            sources.insert(key.to_owned(), source);
+                        }
+                    }
+                }
+                Err((keys, covered)) => {
+                    let missing: Vec<&'static str> =
+                        keys.iter().copied().filter(|k| !explicit(k)).collect();
+                    if sizes.used == Some(lookup.family) && !missing.is_empty() {
+                        return Err(UncoveredSize {
+                            size_key: lookup.size_key,
+                            size: lookup.size,
+                            covered,
+                            missing,
+                        });
+                    }
+                    for key in keys.iter().filter(|k| explicit(k)) {
+                        sources.insert((*key).to_owned(), EXPLICIT_SOURCE.to_owned());
+                    }
+                }
+            }
+        }
+        for key in self.kinds().iter().map(|k| k.key) {
+            if explicit(key) {
+                sources.insert(key.to_owned(), EXPLICIT_SOURCE.to_owned());
+            } else if PLACEHOLDER_KEYS.contains(&key) {
+                sources.insert(key.to_owned(), PLACEHOLDER_SOURCE.to_owned());
+            }
+        }
+        self.sources = sources;
+        Ok(())
+    }
+
+    /// Sets one of the sized structures' energies by its key.
+    fn set_pj(&mut self, key: &str, pj: f64) {
+        let field = match key {
+            "rfc_read_pj" => &mut self.rfc_read_pj,
+            "rfc_write_pj" => &mut self.rfc_write_pj,
+            "orf_read_pj" => &mut self.orf_read_pj,
+            "orf_write_pj" => &mut self.orf_write_pj,
+            "ltrf_cache_read_pj" => &mut self.ltrf_cache_read_pj,
+            "ltrf_cache_write_pj" => &mut self.ltrf_cache_write_pj,
+            "cerf_data_read_pj" => &mut self.cerf_data_read_pj,
+            "cerf_data_write_pj" => &mut self.cerf_data_write_pj,
+            "cerf_tag_lookup_pj" => &mut self.cerf_tag_lookup_pj,
+            "wir_reuse_buffer_lookup_pj" => &mut self.wir_reuse_buffer_lookup_pj,
+            "wir_reuse_buffer_write_pj" => &mut self.wir_reuse_buffer_write_pj,
+            "wir_vsb_lookup_pj" => &mut self.wir_vsb_lookup_pj,
+            "wir_vsb_write_pj" => &mut self.wir_vsb_write_pj,
+            "wir_verify_cache_lookup_pj" => &mut self.wir_verify_cache_lookup_pj,
+            // Every key `lookups` names is above; a test checks that each one is set.
+            _ => return,
+        };
+        *field = pj;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1e-30)
+    }
+
+    /// 0.2 mm of wire for a warp register: 32 words × 1.9 pJ/mm × 0.2 mm.
+    const ORF_WIRE: f64 = 12.16;
+
+    fn filled(sizes: StructureSizes, explicit: &[&str]) -> Result<EnergyConfig, UncoveredSize> {
+        let mut c = EnergyConfig::default();
+        c.fill_sized(&sizes, |k| explicit.contains(&k))?;
+        Ok(c)
+    }
+
+    fn orf(entries: u32) -> StructureSizes {
+        StructureSizes {
+            orf_entries_per_thread: entries,
+            used: Some(SizedStructure::Orf),
+            ..StructureSizes::default()
+        }
+    }
+
+    #[test]
+    fn the_defaults_are_the_default_sizes_rows() {
+        let d = EnergyConfig::default();
+        // Refilling at the default sizes changes no value: the documented defaults are
+        // the rows the tables give for them.
+        let again = filled(StructureSizes::default(), &[]).unwrap();
+        assert_eq!(again, d);
+        let src = |k: &str| d.sources[k].clone();
+        assert_eq!(src("rfc_read_pj"), "Gebhart MICRO'11 Table 3, 6-entry row");
+        assert_eq!(src("orf_write_pj"), "Gebhart MICRO'11 Table 3, 3-entry row");
+        assert!(src("ltrf_cache_read_pj").starts_with("Gebhart MICRO'11 Table 3, 8-entry row"));
+        assert!(src("cerf_tag_lookup_pj").starts_with("CERF Table III"));
+        assert!(src("wir_vsb_lookup_pj").starts_with("WIR Table III"));
+        assert_eq!(src("dram_read_byte_pj"), PLACEHOLDER_SOURCE);
+        assert_eq!(src("execute_fp32_pj"), PLACEHOLDER_SOURCE);
+        assert!(!d.sources.contains_key("mrf_read_pj"));
+    }
+
+    #[test]
+    fn a_six_entry_orf_costs_table_3s_six_entry_row_more_than_three() {
+        let three = filled(orf(3), &[]).unwrap();
+        let six = filled(orf(6), &[]).unwrap();
+        // Table 3: 3 entries 1.2 / 4.4 pJ, 6 entries 2.0 / 6.7 pJ per 128 bits; × 8
+        // clusters per warp register, plus the ORF's wire.
+        assert!(close(three.orf_read_pj, 8.0 * 1.2 + ORF_WIRE));
+        assert!(close(three.orf_write_pj, 8.0 * 4.4 + ORF_WIRE));
+        assert!(close(six.orf_read_pj, 8.0 * 2.0 + ORF_WIRE));
+        assert!(close(six.orf_write_pj, 8.0 * 6.7 + ORF_WIRE));
+        assert!(six.orf_read_pj > three.orf_read_pj);
+        assert!(six.orf_write_pj > three.orf_write_pj);
+        assert_eq!(
+            six.sources["orf_read_pj"],
+            "Gebhart MICRO'11 Table 3, 6-entry row"
+        );
+        // The event kind the accounting prices with is the filled value.
+        assert!(close(
+            six.kind("orf", "read").unwrap().pj,
+            8.0 * 2.0 + ORF_WIRE
+        ));
+        // Other structures keep theirs.
+        assert_eq!(six.rfc_read_pj, three.rfc_read_pj);
+    }
+
+    #[test]
+    fn an_rfc_of_n_entries_uses_row_n() {
+        let read = [0.7, 1.2, 1.2, 1.9, 2.0, 2.0, 2.4, 3.4];
+        let write = [2.0, 3.8, 4.4, 6.1, 6.0, 6.7, 7.7, 10.9];
+        for n in 1..=8u32 {
+            let c = filled(
+                StructureSizes {
+                    rfc_entries_per_thread: n,
+                    used: Some(SizedStructure::Rfc),
+                    ..StructureSizes::default()
+                },
+                &[],
+            )
+            .unwrap();
+            let i = n as usize - 1;
+            assert!(close(c.rfc_read_pj, 8.0 * read[i] + ORF_WIRE), "{n}");
+            assert!(close(c.rfc_write_pj, 8.0 * write[i] + ORF_WIRE), "{n}");
+            assert_eq!(
+                c.sources["rfc_write_pj"],
+                format!("Gebhart MICRO'11 Table 3, {n}-entry row")
+            );
+        }
+        // More than the table has is refused, naming the key and the energies to set.
+        let e = filled(
+            StructureSizes {
+                rfc_entries_per_thread: 9,
+                used: Some(SizedStructure::Rfc),
+                ..StructureSizes::default()
+            },
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "register_file.rfc.entries_per_thread: is 9, but Gebhart MICRO'11 Table 3 covers \
+             1 to 8 entries per thread; set energy.rfc_read_pj and energy.rfc_write_pj \
+             explicitly to price that size"
+        );
+    }
+
+    #[test]
+    fn an_explicit_energy_wins_over_the_row() {
+        let mut c = EnergyConfig {
+            orf_read_pj: 5.0,
+            ..EnergyConfig::default()
+        };
+        c.fill_sized(&orf(6), |k| k == "orf_read_pj").unwrap();
+        assert_eq!(c.orf_read_pj, 5.0);
+        assert_eq!(c.sources["orf_read_pj"], EXPLICIT_SOURCE);
+        // The other access of the same structure still follows the size.
+        assert!(close(c.orf_write_pj, 8.0 * 6.7 + ORF_WIRE));
+        // An explicit placeholder is no longer called one.
+        c.fill_sized(&orf(6), |k| k == "dram_read_byte_pj").unwrap();
+        assert_eq!(c.sources["dram_read_byte_pj"], EXPLICIT_SOURCE);
+        assert_eq!(c.sources["dram_write_byte_pj"], PLACEHOLDER_SOURCE);
+    }
+
+    #[test]
+    fn the_ltrf_cache_follows_table_3_and_above_it_is_a_labelled_lower_bound() {
+        let ltrf = |n| StructureSizes {
+            ltrf_registers_per_interval: n,
+            used: Some(SizedStructure::LtrfCache),
+            ..StructureSizes::default()
+        };
+        let four = filled(ltrf(4), &[]).unwrap();
+        assert!(close(four.ltrf_cache_read_pj, 8.0 * 1.9 + ORF_WIRE));
+        assert_eq!(
+            four.sources["ltrf_cache_read_pj"],
+            "Gebhart MICRO'11 Table 3, 4-entry row"
+        );
+        // 16 and 32 registers per interval: the eight-entry row, said to be a bound.
+        for n in [16, 32] {
+            let c = filled(ltrf(n), &[]).unwrap();
+            assert!(close(c.ltrf_cache_write_pj, 8.0 * 10.9 + ORF_WIRE));
+            let s = &c.sources["ltrf_cache_write_pj"];
+            assert!(
+                s.starts_with("Gebhart MICRO'11 Table 3, 8-entry row") && s.contains("lower bound"),
+                "{s}"
+            );
+            assert!(s.contains(&format!("{n} registers per interval")), "{s}");
+        }
+    }
+
+    #[test]
+    fn a_cerf_array_of_another_size_is_refused_while_the_design_uses_it() {
+        let cerf = |bytes, used| StructureSizes {
+            cerf_array_bytes: bytes,
+            used,
+            ..StructureSizes::default()
+        };
+        let keys = [
+            "cerf_data_read_pj",
+            "cerf_data_write_pj",
+            "cerf_tag_lookup_pj",
+        ];
+        // The register file's size: Table III's rows, on our MRF's scale.
+        let c = filled(cerf(128 * 1024, Some(SizedStructure::Cerf)), &[]).unwrap();
+        assert!(close(c.cerf_data_read_pj, 64.0));
+        assert!(close(c.cerf_tag_lookup_pj, 0.75 / 4.62 * 64.0));
+        let e = filled(cerf(16384, Some(SizedStructure::Cerf)), &[]).unwrap_err();
+        assert_eq!(e.size_key, "register_file.cerf.size_bytes");
+        assert_eq!(e.missing, keys);
+        assert!(
+            e.to_string()
+                .starts_with("register_file.cerf.size_bytes: is 16384"),
+            "{e}"
+        );
+        // Only the keys still unset are named; all three set lift the refusal.
+        let e = filled(cerf(16384, Some(SizedStructure::Cerf)), &keys[..1]).unwrap_err();
+        assert_eq!(e.missing, keys[1..]);
+        let c = filled(cerf(16384, Some(SizedStructure::Cerf)), &keys).unwrap();
+        assert_eq!(c.sources["cerf_tag_lookup_pj"], EXPLICIT_SOURCE);
+        // Another design: not refused, and nothing claims a row for it.
+        let c = filled(cerf(16384, None), &[]).unwrap();
+        assert!(!c.sources.contains_key("cerf_data_read_pj"));
+    }
+
+    #[test]
+    fn wir_tables_are_priced_at_table_ii_sizes_only() {
+        let c = filled(
+            StructureSizes {
+                used: Some(SizedStructure::Wir),
+                ..StructureSizes::default()
+            },
+            &[],
+        )
+        .unwrap();
+        assert!(close(c.wir_vsb_lookup_pj, 4.96 + 4.85));
+        assert!(close(c.wir_verify_cache_lookup_pj, 2.93));
+        assert_eq!(
+            c.sources["wir_verify_cache_lookup_pj"],
+            "WIR Table III, verify cache; Table II's 8 entries"
+        );
+        let e = filled(
+            StructureSizes {
+                wir_vsb_entries: 512,
+                used: Some(SizedStructure::Wir),
+                ..StructureSizes::default()
+            },
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(e.size_key, "register_file.wir.vsb_entries");
+        assert_eq!(e.missing, ["wir_vsb_lookup_pj", "wir_vsb_write_pj"]);
+    }
+
+    #[test]
+    fn every_priced_key_sets_its_field() {
+        // Sizes whose rows differ from the defaults, so an unset field would show.
+        let sizes = StructureSizes {
+            rfc_entries_per_thread: 1,
+            orf_entries_per_thread: 8,
+            ltrf_registers_per_interval: 2,
+            ..StructureSizes::default()
+        };
+        let c = filled(sizes, &[]).unwrap();
+        for lookup in sizes.lookups() {
+            let Ok(values) = lookup.row else {
+                continue;
+            };
+            for (key, pj, _) in values {
+                let kind = c.kinds().into_iter().find(|k| k.key == key);
+                assert!(kind.is_some_and(|k| close(k.pj, pj)), "{key}");
+            }
+        }
+    }
+}
