@@ -1,10 +1,12 @@
 //! What the runtime needs from the simulated GPU, behind one trait, and a host-only test
 //! double that implements it.
 //!
-//! Device memory is identity-mapped: a device pointer is the address of a real host
-//! allocation, so `cudaMallocManaged` and `cudaMallocHost` memory "just work" and the
-//! runtime copies bytes with plain memory copies once the device has confirmed that a range
-//! lies inside one of its allocations.
+//! Device pointers are the device's own addresses (the emulator's fixed simulated layout,
+//! `emu::memory::address_space`); the runtime copies to and from device memory through
+//! the host bytes the device says are behind a range ([`Device::host_bytes`]). Memory the
+//! host program dereferences itself (managed, pinned) is host memory at its device
+//! address, so those pointers work on both sides. The test double here identity-maps
+//! everything.
 
 use std::alloc::{self, Layout};
 use std::collections::{BTreeMap, HashMap};
@@ -246,11 +248,16 @@ impl MemoryWarning {
 /// The simulated GPU as the runtime sees it.
 pub trait Device {
     /// Allocates `size` bytes (at least 256-byte aligned, like cudaMalloc) and returns
-    /// their address, which is valid both on the host and in kernels.
+    /// their device address; for managed and pinned memory that is also a host pointer to
+    /// them.
     fn malloc(&mut self, size: usize, kind: AllocKind) -> Result<u64, DeviceError>;
     fn free(&mut self, ptr: u64) -> Result<(), DeviceError>;
     /// Whether `[ptr, ptr+len)` lies inside one live allocation.
     fn check_range(&self, ptr: u64, len: usize) -> Result<(), DeviceError>;
+    /// The host bytes behind `[ptr, ptr+len)`, which must lie inside one live allocation:
+    /// where the runtime copies to and from device memory. Valid until that allocation is
+    /// freed.
+    fn host_bytes(&self, ptr: u64, len: usize) -> Result<*mut u8, DeviceError>;
     fn load_module(&mut self, ptx: &str) -> Result<ModuleId, DeviceError>;
     /// Address of a `.global` / `.const` variable of the module; `size` is what the host
     /// registered for it.
@@ -367,6 +374,11 @@ impl Device for HostDevice {
         } else {
             Err(DeviceError::OutOfBounds { ptr, len })
         }
+    }
+
+    fn host_bytes(&self, ptr: u64, len: usize) -> Result<*mut u8, DeviceError> {
+        self.check_range(ptr, len)?;
+        Ok(ptr as *mut u8)
     }
 
     fn load_module(&mut self, ptx: &str) -> Result<ModuleId, DeviceError> {

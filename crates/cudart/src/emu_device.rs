@@ -1,7 +1,8 @@
 //! The [`Device`] the library runs on: the functional emulator (`emu::Emulator`).
 //!
-//! Memory is the emulator's global allocation table (identity-mapped), so every pointer
-//! the program gets is already one kernels can access. Modules are the program's PTX,
+//! Memory is the emulator's global allocation table at its fixed simulated addresses, so
+//! every pointer the program gets is one kernels can access, and the same in every run;
+//! the runtime copies through [`Device::host_bytes`]. Modules are the program's PTX,
 //! parsed and lowered by the emulator, which also allocates and initialises their
 //! `__device__`/`__constant__` variables: `cudaMemcpyToSymbol` and friends copy to the
 //! very bytes kernels read. Launches run the whole grid to completion on the calling
@@ -59,6 +60,8 @@ pub struct EmuDevice {
     profiler: Option<SharedProfiler>,
     /// Stray-access warnings of the emulator already handed to the runtime.
     strays_reported: usize,
+    /// Whether the first host-visible allocation has checked its addresses are fixed.
+    said_host_visible_not_fixed: bool,
 }
 
 /// The cycle-level model driving the emulator, and what it needs per kernel.
@@ -107,6 +110,7 @@ impl EmuDevice {
             compiled: HashMap::new(),
             profiler: None,
             strays_reported: 0,
+            said_host_visible_not_fixed: false,
         }
     }
 
@@ -240,6 +244,15 @@ impl Device for EmuDevice {
             AllocKind::PinnedHost => EmuAllocKind::Host,
             AllocKind::Managed => EmuAllocKind::Managed,
         };
+        if kind.is_host_visible() && !self.said_host_visible_not_fixed {
+            self.said_host_visible_not_fixed = true;
+            if !emu::memory::address_space::host_visible_addresses_fixed() {
+                eprintln!(
+                    "regsim: cannot reserve the simulated address space in this process; \
+                     managed and pinned memory get host addresses that vary between runs"
+                );
+            }
+        }
         self.emu
             .memory
             .alloc(size as u64, kind)
@@ -250,7 +263,11 @@ impl Device for EmuDevice {
         // Module variables belong to their module, not to cudaFree.
         if matches!(
             self.emu.memory.kind_of(ptr),
-            Some(EmuAllocKind::GlobalVariable | EmuAllocKind::ConstVariable)
+            Some(
+                EmuAllocKind::GlobalVariable
+                    | EmuAllocKind::ConstVariable
+                    | EmuAllocKind::ManagedVariable
+            )
         ) {
             return Err(DeviceError::NotAllocated(ptr));
         }
@@ -271,6 +288,13 @@ impl Device for EmuDevice {
         } else {
             Err(DeviceError::OutOfBounds { ptr, len })
         }
+    }
+
+    fn host_bytes(&self, ptr: u64, len: usize) -> Result<*mut u8, DeviceError> {
+        self.emu
+            .memory
+            .host_ptr(ptr, len as u64)
+            .map_err(|_| DeviceError::OutOfBounds { ptr, len })
     }
 
     fn load_module(&mut self, ptx: &str) -> Result<ModuleId, DeviceError> {

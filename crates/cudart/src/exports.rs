@@ -274,7 +274,8 @@ pub unsafe extern "C" fn __cudaRegisterVar(
 }
 
 /// A `__managed__` variable: host code reaches it through `*host_var_ptr`, which must
-/// point at the device copy before `main` runs. With identity-mapped memory that is the
+/// point at the device copy before `main` runs. A `__managed__` variable is host-visible
+/// memory (host memory at its device address: `emu::memory`), so that is the
 /// device address itself.
 #[no_mangle]
 pub unsafe extern "C" fn __cudaRegisterManagedVar(

@@ -633,7 +633,22 @@ impl<D: Device> Runtime<D> {
         self.device.check_range(ptr, len).is_ok()
     }
 
-    /// `cudaMemcpy`. Device memory is host memory, so after validation this is a copy.
+    /// Where the runtime reads or writes `[ptr, ptr+len)`: the device's host bytes when
+    /// the range is device memory, else `ptr` itself, a host pointer, unless the caller's
+    /// copy kind says it must be device memory or it lies in the simulated address space
+    /// (where no host pointer can be, as with unified addressing).
+    fn bytes_at(&self, ptr: u64, len: usize, must_be_device: bool) -> CudaResult<*mut u8> {
+        match self.device.host_bytes(ptr, len) {
+            Ok(p) => Ok(p),
+            Err(_) if !must_be_device && !emu::memory::address_space::contains(ptr) => {
+                Ok(ptr as *mut u8)
+            }
+            Err(_) => Err(CudaError::InvalidValue),
+        }
+    }
+
+    /// `cudaMemcpy`. Any pointer into device memory is translated (unified addressing),
+    /// whatever the kind; a side the kind names as device must be device memory.
     ///
     /// # Safety
     /// Host-side pointers must be valid for `len` bytes, as CUDA requires of its callers.
@@ -658,12 +673,11 @@ impl<D: Device> Runtime<D> {
             CopyKind::DeviceToDevice => (true, true),
             CopyKind::Default => (false, false),
         };
-        if dst_dev && !self.is_device(dst, len) || src_dev && !self.is_device(src, len) {
-            return Err(CudaError::InvalidValue);
-        }
-        // SAFETY: device ranges were checked against live allocations; host ranges are the
-        // caller's promise. `copy` tolerates overlap.
-        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, len) };
+        let d = self.bytes_at(dst, len, dst_dev)?;
+        let s = self.bytes_at(src, len, src_dev)?;
+        // SAFETY: device ranges were checked against live allocations and translated;
+        // host ranges are the caller's promise. `copy` tolerates overlap.
+        unsafe { std::ptr::copy(s, d, len) };
         let host_to_device = match kind {
             CopyKind::HostToDevice => true,
             CopyKind::Default => self.is_device(dst, len) && !self.is_device(src, len),
@@ -687,11 +701,9 @@ impl<D: Device> Runtime<D> {
         if len == 0 {
             return Ok(());
         }
-        if !self.is_device(dst, len) {
-            return Err(CudaError::InvalidValue);
-        }
+        let p = self.bytes_at(dst, len, true)?;
         // SAFETY: the range lies inside a live allocation.
-        unsafe { std::ptr::write_bytes(dst as *mut u8, value, len) };
+        unsafe { std::ptr::write_bytes(p, value, len) };
         Ok(())
     }
 
@@ -1142,6 +1154,9 @@ mod tests {
         }
         fn check_range(&self, ptr: u64, len: usize) -> Result<(), DeviceError> {
             self.host.check_range(ptr, len)
+        }
+        fn host_bytes(&self, ptr: u64, len: usize) -> Result<*mut u8, DeviceError> {
+            self.host.host_bytes(ptr, len)
         }
         fn host_wrote(&mut self, ptr: u64, len: usize) {
             self.host_writes.push((ptr, len));

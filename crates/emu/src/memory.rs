@@ -1,23 +1,35 @@
-//! The simulated GPU's memory: device global memory as a table of host allocations, and
-//! the per-CTA shared, per-thread local and per-launch parameter spaces.
+//! The simulated GPU's memory: device global memory as a table of allocations at
+//! simulated addresses, and the per-CTA shared, per-thread local and per-launch parameter
+//! spaces.
 //!
-//! # Identity mapping of global memory
+//! # Simulated device addresses
 //!
 //! Every global allocation (`cudaMalloc`, `cudaMallocManaged`, `cudaMallocHost`, module
-//! `.global`/`.const` variables) is a block this module obtains from the host allocator,
-//! and its *device address is the host pointer* of that block. The runtime hands those
-//! addresses to the program, so managed and pinned memory are the same bytes on both
-//! sides and a device pointer printed by the program looks like one. Regions never
-//! overlap because the host allocator never returns overlapping live blocks; they are
-//! kept sorted by base address and found by binary search, with the last hit cached
-//! (consecutive accesses almost always fall in the same allocation).
+//! `.global`/`.const` variables, device-side `malloc`) gets its device address from the
+//! fixed layout of [`address_space`], first-fit from the lowest free address, so a program
+//! sees the same pointers in every run on every machine whatever the host allocator does
+//! (address randomisation, earlier host allocations); register values that hold pointers,
+//! and everything computed from them, are the same from run to run. The bytes live in a
+//! host block per allocation, and the emulator translates a device address to its block:
+//!
+//! - device memory ([`AllocKind::Device`], module variables) lives in a host heap block the
+//!   program never sees, as device memory is not host memory on a GPU either; the runtime
+//!   copies through [`GlobalMemory::host_ptr`];
+//! - memory the host program dereferences itself (managed, pinned, `__managed__`
+//!   variables: [`AllocKind::is_host_visible`]) is mapped in the host process *at its
+//!   device address* (the host-visible space of [`address_space`]), so the pointer the
+//!   program gets works on both sides, as with unified memory.
+//!
+//! Regions never overlap (the layout gives each its own range); they are kept sorted by
+//! base address and found by binary search, with the last hit cached (consecutive
+//! accesses almost always fall in the same allocation).
 //!
 //! Soundness: region bytes are reached only through raw pointers after a bounds check
 //! against the region's size, so an access never leaves the allocation. The host program
-//! may also write those bytes through the pointers it was given (managed/pinned memory),
-//! but only while no kernel runs: the runtime executes kernels synchronously on the
-//! calling thread, so there are no concurrent accesses from Rust references. We never
-//! create Rust references (`&[u8]`) into region memory that outlive one copy.
+//! may also write host-visible bytes through the pointers it was given, but only while no
+//! kernel runs: the runtime executes kernels synchronously on the calling thread, so there
+//! are no concurrent accesses from Rust references. We never create Rust references
+//! (`&[u8]`) into region memory that outlive one copy.
 //!
 //! # Stray accesses near an allocation
 //!
@@ -37,10 +49,13 @@
 //!
 //! Shared and local addresses are offsets from zero in their own space. A *generic*
 //! address to them (`cvta.shared`, `cvta.local`, or an address taken in a generic
-//! context) lies in a window far above any user-space pointer: x86-64 user space ends
+//! context) lies in a window far above the global allocations' space (which ends at
+//! [`address_space::SPACE_END`]) and above any user-space pointer: x86-64 user space ends
 //! below `0x0000_8000_0000_0000` (4-level paging) or `0x0100_0000_0000_0000` (5-level),
 //! so the windows at [`SHARED_WINDOW`] and [`LOCAL_WINDOW`], in the kernel half of the
-//! address space, can never collide with an allocation of this module.
+//! address space, can never collide with a global allocation. They are fixed too.
+
+pub mod address_space;
 
 use std::alloc::{self, Layout};
 use std::cell::Cell;
@@ -121,6 +136,19 @@ pub enum AllocKind {
     GlobalVariable,
     /// A module-scope `.const` variable.
     ConstVariable,
+    /// A module-scope `.global .attribute(.managed)` variable (`__managed__`).
+    ManagedVariable,
+}
+
+impl AllocKind {
+    /// Whether the host program dereferences this memory itself, so that it must be host
+    /// memory at its device address (see the module docs).
+    pub fn is_host_visible(self) -> bool {
+        matches!(
+            self,
+            AllocKind::Managed | AllocKind::Host | AllocKind::ManagedVariable
+        )
+    }
 }
 
 /// A memory fault, with the nearest allocation for context.
@@ -164,15 +192,25 @@ fn near_text(n: Option<(u64, u64)>) -> String {
     }
 }
 
-/// One global allocation. The host block starts [`STRAY_WINDOW`] bytes before `base` and
-/// ends [`STRAY_WINDOW`] bytes after the allocation (rounded up to [`ALLOC_ALIGN`]).
+/// Where a region's host block came from, and how to give it back.
+#[derive(Clone, Copy)]
+enum Backing {
+    /// The host heap, for device memory at a device-space address.
+    Heap(Layout),
+    /// A host mapping at the device address itself, of this many bytes.
+    HostVisible(u64),
+}
+
+/// One global allocation. Its device addresses, and its host block, start
+/// [`STRAY_WINDOW`] bytes before `base` and end [`STRAY_WINDOW`] bytes after the
+/// allocation (rounded up to [`ALLOC_ALIGN`]).
 struct Region {
     base: u64,
     len: u64,
     kind: AllocKind,
     /// The host block (padding included).
     block: NonNull<u8>,
-    layout: Layout,
+    backing: Backing,
 }
 
 impl Region {
@@ -199,6 +237,8 @@ pub struct StrayWarning {
 /// Device global memory (including `.const` variables): the allocation table.
 pub struct GlobalMemory {
     regions: Vec<Region>,
+    /// Device-space addresses (padding included) of the allocations not host-visible.
+    space: address_space::SpaceAllocator,
     last_hit: Cell<usize>,
     bytes_allocated: u64,
     /// What kernel accesses just outside an allocation do.
@@ -230,8 +270,13 @@ impl fmt::Debug for GlobalMemory {
 
 impl GlobalMemory {
     pub fn new() -> Self {
+        address_space::reserve();
         GlobalMemory {
             regions: Vec::new(),
+            space: address_space::SpaceAllocator::new(
+                address_space::DEVICE_SPACE,
+                address_space::HOST_VISIBLE_SPACE,
+            ),
             last_hit: Cell::new(0),
             bytes_allocated: 0,
             stray_policy: StrayPolicy::default(),
@@ -241,20 +286,31 @@ impl GlobalMemory {
     }
 
     /// Allocates `size` zeroed bytes aligned to [`ALLOC_ALIGN`], with the stray-access
-    /// padding around them; returns the address.
+    /// padding around them, at the lowest free address of the kind's space (see the module
+    /// docs); returns the address.
     pub fn alloc(&mut self, size: u64, kind: AllocKind) -> Result<u64, MemError> {
+        let oom = MemError::OutOfMemory { size };
         let padded = size
             .max(1)
             .checked_next_multiple_of(ALLOC_ALIGN as u64)
             .and_then(|n| n.checked_add(2 * STRAY_WINDOW))
-            .ok_or(MemError::OutOfMemory { size })?;
-        let bytes = usize::try_from(padded).map_err(|_| MemError::OutOfMemory { size })?;
-        let layout = Layout::from_size_align(bytes, ALLOC_ALIGN)
-            .map_err(|_| MemError::OutOfMemory { size })?;
-        // SAFETY: layout has nonzero size.
-        let raw = unsafe { alloc::alloc_zeroed(layout) };
-        let block = NonNull::new(raw).ok_or(MemError::OutOfMemory { size })?;
-        let base = raw as u64 + STRAY_WINDOW;
+            .ok_or(oom.clone())?;
+        let (block, backing, start) = if kind.is_host_visible() {
+            let (block, len) = address_space::map_host_visible(padded).ok_or(oom)?;
+            (block, Backing::HostVisible(len), block.as_ptr() as u64)
+        } else {
+            let bytes = usize::try_from(padded).map_err(|_| oom.clone())?;
+            let layout = Layout::from_size_align(bytes, ALLOC_ALIGN).map_err(|_| oom.clone())?;
+            let start = self.space.take(padded).ok_or(oom.clone())?;
+            // SAFETY: layout has nonzero size.
+            let raw = unsafe { alloc::alloc_zeroed(layout) };
+            let Some(block) = NonNull::new(raw) else {
+                self.space.give_back(start, padded);
+                return Err(oom);
+            };
+            (block, Backing::Heap(layout), start)
+        };
+        let base = start + STRAY_WINDOW;
         let at = self.regions.partition_point(|r| r.base < base);
         self.regions.insert(
             at,
@@ -263,7 +319,7 @@ impl GlobalMemory {
                 len: size,
                 kind,
                 block,
-                layout,
+                backing,
             },
         );
         self.bytes_allocated += size;
@@ -278,9 +334,7 @@ impl GlobalMemory {
                 let r = self.regions.remove(at);
                 self.bytes_allocated -= r.len;
                 self.last_hit.set(0);
-                // SAFETY: allocated in `alloc` with exactly this layout, freed once
-                // (the region was just removed from the table).
-                unsafe { alloc::dealloc(r.block.as_ptr(), r.layout) };
+                self.release(&r);
                 Ok(())
             }
             _ => Err(MemError::BadFree {
@@ -288,6 +342,28 @@ impl GlobalMemory {
                 nearest: self.nearest(addr),
             }),
         }
+    }
+
+    /// Gives a removed region's block and addresses back.
+    fn release(&mut self, r: &Region) {
+        match r.backing {
+            Backing::Heap(layout) => {
+                // SAFETY: allocated in `alloc` with exactly this layout, freed once (the
+                // region has been removed from the table).
+                unsafe { alloc::dealloc(r.block.as_ptr(), layout) };
+                self.space
+                    .give_back(r.base - STRAY_WINDOW, layout.size() as u64);
+            }
+            Backing::HostVisible(len) => address_space::unmap_host_visible(r.block, len),
+        }
+    }
+
+    /// The host bytes behind `[addr, addr + len)`, which must lie inside one allocation
+    /// (precisely: no stray padding): where the runtime copies to and from device memory.
+    /// Valid until that allocation is freed.
+    pub fn host_ptr(&self, addr: u64, len: u64) -> Result<*mut u8, MemError> {
+        let i = self.find(addr, len)?;
+        Ok(self.regions[i].at(addr))
     }
 
     /// The kind of the allocation containing `addr`, if any.
@@ -479,9 +555,8 @@ impl GlobalMemory {
 
 impl Drop for GlobalMemory {
     fn drop(&mut self) {
-        for r in self.regions.drain(..) {
-            // SAFETY: each region was allocated with its layout and is freed once here.
-            unsafe { alloc::dealloc(r.block.as_ptr(), r.layout) };
+        for r in std::mem::take(&mut self.regions) {
+            self.release(&r);
         }
     }
 }
@@ -567,7 +642,7 @@ mod tests {
         m.write_uint(a + 96, 4, 0xDEAD_BEEF).unwrap();
         assert_eq!(m.read_uint(a + 96, 4).unwrap(), 0xDEAD_BEEF);
         assert_eq!(m.read_uint(a, 8).unwrap(), 0, "fresh memory is zeroed");
-        // Identity mapping: the address is the host pointer.
+        // Managed memory is host memory at its device address.
         m.write_uint(b, 8, 0x0102_0304_0506_0708).unwrap();
         let host = unsafe { std::ptr::read_unaligned(b as *const u64) };
         assert_eq!(host, 0x0102_0304_0506_0708);
@@ -591,6 +666,46 @@ mod tests {
         assert!(
             matches!(m.free(b + 8), Err(MemError::BadFree { nearest: Some((x, 64)), .. }) if x == b)
         );
+    }
+
+    #[test]
+    fn device_addresses_follow_the_fixed_layout_whatever_the_host_does() {
+        let sequence = |m: &mut GlobalMemory| -> Vec<u64> {
+            let a = m.alloc(100, AllocKind::Device).unwrap();
+            let b = m.alloc(5000, AllocKind::GlobalVariable).unwrap();
+            m.free(a).unwrap();
+            let c = m.alloc(64, AllocKind::Device).unwrap();
+            let d = m.alloc(1 << 20, AllocKind::Device).unwrap();
+            vec![a, b, c, d]
+        };
+        let mut first = GlobalMemory::new();
+        let addrs = sequence(&mut first);
+        let start = address_space::DEVICE_SPACE + STRAY_WINDOW;
+        assert_eq!(addrs[0], start, "the lowest device address");
+        assert_eq!(
+            addrs[1],
+            start + 256 + 2 * STRAY_WINDOW,
+            "right after, padded"
+        );
+        assert_eq!(addrs[2], addrs[0], "first fit: a freed range is reused");
+        // A large unrelated host allocation moves the host heap, not device addresses.
+        let ballast = vec![1u8; 64 << 20];
+        let mut second = GlobalMemory::new();
+        assert_eq!(sequence(&mut second), addrs);
+        drop(ballast);
+        // The bytes live elsewhere on the host: the emulator translates.
+        second.write_uint(addrs[3] + 8, 8, 42).unwrap();
+        let host = second.host_ptr(addrs[3] + 8, 8).unwrap();
+        assert_ne!(host as u64, addrs[3] + 8);
+        // SAFETY: `host_ptr` checked the 8 bytes lie inside the allocation.
+        assert_eq!(unsafe { std::ptr::read_unaligned(host as *const u64) }, 42);
+        assert!(second.host_ptr(addrs[3] + (1 << 20) - 4, 8).is_err());
+        // Host-visible memory is in its own space when this process could reserve it.
+        let m = second.alloc(16, AllocKind::Managed).unwrap();
+        if address_space::host_visible_addresses_fixed() {
+            assert!((address_space::HOST_VISIBLE_SPACE..address_space::SPACE_END).contains(&m));
+        }
+        assert_eq!(second.host_ptr(m, 16).unwrap() as u64, m, "identity");
     }
 
     #[test]

@@ -100,6 +100,8 @@ impl LoadedModule {
                 VarSpace::Global | VarSpace::Const => {
                     let kind = if v.space == VarSpace::Const {
                         AllocKind::ConstVariable
+                    } else if v.managed {
+                        AllocKind::ManagedVariable
                     } else {
                         AllocKind::GlobalVariable
                     };

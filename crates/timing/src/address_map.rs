@@ -1,15 +1,17 @@
-//! Simulated device addresses.
+//! Simulated device addresses as the memory system sees them.
 //!
-//! The emulator's global addresses are host pointers (its identity mapping), so they
-//! differ from run to run; cache sets, L2 slices and DRAM banks computed from them would
-//! too, and identical runs would not give identical statistics. The timing model
-//! therefore times every global access at a *simulated* address: each emulator
-//! allocation gets a simulated base, in the order the simulation first touches it
-//! (deterministic, because the simulation is), aligned to [`ALLOC_ALIGN`] like
-//! `cudaMalloc`, so offsets within an allocation — and with them coalescing — are
-//! unchanged. The table persists across kernels (warm caches stay warm); an allocation
-//! that is gone when a kernel starts is forgotten. Addresses outside every allocation
-//! known at launch (device-side `malloc` during the kernel) keep their value.
+//! The emulator's global addresses are already deterministic (the fixed layout of
+//! `emu::memory::address_space`, the same in every run), and this map could be the
+//! identity. It is kept as the memory system's own placement so that statistics stay
+//! those of every earlier result: each emulator allocation gets a simulated base, in the
+//! order the simulation first touches it (deterministic, because the simulation is),
+//! aligned to [`ALLOC_ALIGN`] like `cudaMalloc`, so offsets within an allocation — and
+//! with them coalescing — are unchanged; touched allocations are packed from
+//! [`GLOBAL_BASE`] without the emulator's stray-access padding between them. The table
+//! persists across kernels (warm caches stay warm); an allocation that is gone when a
+//! kernel starts is forgotten. Addresses outside every allocation known at launch
+//! (device-side `malloc` during the kernel) keep their emulator address, which is
+//! deterministic too.
 //!
 //! Local memory is interleaved per thread as on NVIDIA GPUs: word `k` of every lane of a
 //! warp is one 128-byte line, so lanes reading the same local variable coalesce. Each warp
@@ -34,15 +36,16 @@ pub const LOCAL_BASE: u64 = 0x7D00_0000_0000_0000;
 
 #[derive(Clone, Copy, Debug)]
 struct Mapping {
-    host: u64,
+    /// The emulator's base address.
+    emu: u64,
     len: u64,
     sim: u64,
 }
 
-/// Host allocations to simulated bases. See the module docs.
+/// Emulator allocations to simulated bases. See the module docs.
 #[derive(Clone, Debug, Default)]
 pub struct AddressMap {
-    /// Allocations live at the current launch, sorted by host base; `sim` is 0 until
+    /// Allocations live at the current launch, sorted by emulator base; `sim` is 0 until
     /// first touched.
     live: Vec<Mapping>,
     /// The allocation of the last address inside one (lanes of a warp mostly hit the
@@ -69,11 +72,11 @@ impl AddressMap {
     /// (unmapped until touched).
     pub fn refresh(&mut self, allocations: impl Iterator<Item = (u64, u64)>) {
         let mut fresh: Vec<Mapping> = allocations
-            .map(|(host, len)| Mapping { host, len, sim: 0 })
+            .map(|(emu, len)| Mapping { emu, len, sim: 0 })
             .collect();
-        fresh.sort_by_key(|m| m.host);
+        fresh.sort_by_key(|m| m.emu);
         for m in fresh.iter_mut() {
-            if let Ok(i) = self.live.binary_search_by_key(&m.host, |o| o.host) {
+            if let Ok(i) = self.live.binary_search_by_key(&m.emu, |o| o.emu) {
                 if self.live[i].len == m.len {
                     m.sim = self.live[i].sim;
                 }
@@ -94,19 +97,19 @@ impl AddressMap {
     /// allocation known since the last [`AddressMap::refresh`], assigning the
     /// allocation's simulated base on first touch; `None` otherwise.
     pub fn allocated(&mut self, addr: u64) -> Option<u64> {
-        let within = |m: &Mapping| addr.wrapping_sub(m.host) < m.len.max(1);
+        let within = |m: &Mapping| addr.wrapping_sub(m.emu) < m.len.max(1);
         // Allocations do not overlap: the one holding `addr` is the search's answer too.
         if let Some(m) = self.live.get(self.last).filter(|m| within(m) && m.sim != 0) {
-            return Some(m.sim.wrapping_add(addr - m.host));
+            return Some(m.sim.wrapping_add(addr - m.emu));
         }
-        let i = self.live.partition_point(|m| m.host <= addr);
+        let i = self.live.partition_point(|m| m.emu <= addr);
         let near_end =
-            |m: &Mapping| addr - m.host < m.len.max(1).next_multiple_of(ALLOC_ALIGN) + STRAY_WINDOW;
+            |m: &Mapping| addr - m.emu < m.len.max(1).next_multiple_of(ALLOC_ALIGN) + STRAY_WINDOW;
         let j = match i.checked_sub(1) {
             Some(j) if within(&self.live[j]) => j,
             Some(j) if near_end(&self.live[j]) => j,
             _ => match self.live.get(i) {
-                Some(m) if m.host - addr <= STRAY_WINDOW => i,
+                Some(m) if m.emu - addr <= STRAY_WINDOW => i,
                 _ => return None,
             },
         };
@@ -118,7 +121,7 @@ impl AddressMap {
             m.sim = self.next;
             self.next = (self.next + m.len.max(1)).div_ceil(ALLOC_ALIGN) * ALLOC_ALIGN;
         }
-        Some(m.sim.wrapping_add(addr.wrapping_sub(m.host)))
+        Some(m.sim.wrapping_add(addr.wrapping_sub(m.emu)))
     }
 
     /// Sizes the local memory regions for a kernel that uses `bytes_per_thread` bytes of

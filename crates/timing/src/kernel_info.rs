@@ -121,6 +121,10 @@ pub struct ReuseKey {
     pub key: u64,
     /// Its class.
     pub class: ReuseClass,
+    /// Part of PTX's kernel prologue, which the machine ISA does not have: a load of a
+    /// kernel parameter (`ld.param`; a constant-bank operand in SASS) or an address-space
+    /// conversion (`cvta`). WIR reuses these only when configured to.
+    pub prologue: bool,
 }
 
 /// One instruction as the timing model sees it.
@@ -580,6 +584,11 @@ pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<Reus
     use ir::{AddrBase, Operand, Symbol};
     use std::hash::{Hash, Hasher};
     let inst = &func.insts[id.index()];
+    let prologue = match &inst.op {
+        Op::Ld(a) | Op::Ldu(a) => a.space == Space::Param,
+        Op::Cvta { .. } => true,
+        _ => false,
+    };
     let reuse_class = match &inst.op {
         Op::Ld(a) | Op::Ldu(a) => {
             if !matches!(a.order, MemOrder::Weak) {
@@ -682,6 +691,7 @@ pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<Reus
     Some(ReuseKey {
         key: h.finish(),
         class: reuse_class,
+        prologue,
     })
 }
 

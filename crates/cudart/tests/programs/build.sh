@@ -12,6 +12,7 @@ $NVCC -arch=sm_70 texture_gather.cu -o bin/texture_gather
 $NVCC -arch=sm_70 printf_order.cu -o bin/printf_order
 $NVCC -arch=sm_70 unified_memory.cu -o bin/unified_memory
 $NVCC -arch=sm_70 device_features.cu -o bin/device_features
+$NVCC -arch=sm_70 device_addresses.cu -o bin/device_addresses
 $NVCC -arch=sm_70 -Xfatbin -compress-all kernels.cu -o bin/kernels_compressed
 # PTX for three virtual architectures, machine code for one: the runtime must pick compute_70.
 $NVCC -gencode arch=compute_52,code=compute_52 -gencode arch=compute_70,code=compute_70 \

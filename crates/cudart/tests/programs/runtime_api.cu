@@ -100,7 +100,10 @@ int main() {
     CHECK(cudaMemcpyToSymbol(const_coeffs, coeffs, sizeof coeffs) == cudaSuccess);
     void* sym = nullptr;
     CHECK(cudaGetSymbolAddress(&sym, dev_table) == cudaSuccess && sym != nullptr);
-    CHECK(((int*)sym)[5] == 105);
+    // A device pointer, not a host one (device memory is not host memory): read it back.
+    int sym_word = 0;
+    CHECK(cudaMemcpy(&sym_word, (int*)sym + 5, sizeof sym_word, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK(sym_word == 105);
     size_t sym_size = 0;
     CHECK(cudaGetSymbolSize(&sym_size, const_coeffs) == cudaSuccess && sym_size == 16);
 

@@ -48,6 +48,20 @@ impl WirVariant {
     }
 }
 
+/// How the value signature buffer is organised (§V-A).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VsbOrganisation {
+    /// The paper's: entries directly indexed by the low bits of a 32-bit H3 hash of the
+    /// value (its signature), each holding the signature and a register; a new signature
+    /// replaces whatever its entry held, and a hit is confirmed by a verify read.
+    DirectMapped,
+    /// Ours, from before device addresses were deterministic: fully associative with FIFO
+    /// replacement and 64-bit signatures, so which values it holds depended only on the
+    /// order of writes, never on pointer values. Kept to compare with.
+    FullyAssociative,
+}
+
 /// The WIR design's parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -56,9 +70,10 @@ pub struct WirConfig {
     pub variant: WirVariant,
     /// Reuse-buffer entries, directly indexed by a hash of the tag (Table II: 256).
     pub reuse_buffer_entries: u32,
-    /// Value-signature-buffer entries (Table II: 256; fully associative here, see
-    /// `tables::ValueSignatureBuffer` for why).
+    /// Value-signature-buffer entries (Table II: 256).
     pub vsb_entries: u32,
+    /// The VSB's organisation (`direct-mapped`, the paper's, or `fully-associative`).
+    pub vsb: VsbOrganisation,
     /// Verify-cache entries, fully associative, LRU (Table II: 8).
     pub verify_cache_entries: u32,
     /// Pending-retry queue entries (§VI-B: 16).
@@ -66,9 +81,16 @@ pub struct WirConfig {
     /// Cycles the rename and reuse stages add between issue and operand read (Figure 5
     /// adds both in front of the register read stage: 2).
     pub front_stages: u32,
-    /// Cycles the register-allocation stage (hash, VSB lookup) adds to every write
-    /// (Figure 5: 1).
+    /// Cycles the register-allocation stage adds to every write (§VII-E: "pipelined into
+    /// 2 cycles for hash generation and table access"; with the 2 front stages, the 4
+    /// cycles the paper adds to every warp instruction).
     pub allocation_stages: u32,
+    /// Whether PTX's kernel prologue (`ld.param` of a kernel parameter, `cvta`) may be
+    /// reused. The paper simulates PTXplus (§VII-A), the machine ISA, where a kernel
+    /// parameter is a constant-bank operand of the instruction that uses it and generic
+    /// addresses need no conversion: those instructions do not exist there, so by
+    /// default they execute without reuse here instead of counting as reused work.
+    pub reuse_prologue: bool,
 }
 
 impl Default for WirConfig {
@@ -77,10 +99,12 @@ impl Default for WirConfig {
             variant: WirVariant::RLPV,
             reuse_buffer_entries: 256,
             vsb_entries: 256,
+            vsb: VsbOrganisation::DirectMapped,
             verify_cache_entries: 8,
             retry_queue_entries: 16,
             front_stages: 2,
-            allocation_stages: 1,
+            allocation_stages: 2,
+            reuse_prologue: false,
         }
     }
 }

@@ -27,7 +27,17 @@
 //! - **Pending-retry** (§VI-B, P): a miss reserves its entry at once; later instructions
 //!   with the same tag wait in a queue for the result instead of executing.
 //! - **Extra stages**: rename and reuse add `front_stages` cycles before operand read,
-//!   register allocation `allocation_stages` cycles to every write.
+//!   register allocation `allocation_stages` cycles to every write (2 + 2: the 4 cycles
+//!   of §VII-E).
+//! - **VSB organisation**: the paper's direct-mapped VSB with 32-bit H3 signatures by
+//!   default, our fully associative one as `vsb = "fully-associative"`
+//!   ([`VsbOrganisation`]). Device addresses are the same in every run
+//!   (`emu::memory::address_space`), so values that hold pointers, and with them which
+//!   entries signatures conflict in, are too.
+//! - **PTX prologue**: `ld.param` of kernel parameters and `cvta` are not reused unless
+//!   `reuse_prologue` is set: the paper simulates PTXplus, where they do not exist
+//!   (parameters are constant-bank operands), so reusing them would count work the
+//!   paper's machine never does.
 //!
 //! regsim executes instructions when they issue, so the design knows every result value;
 //! it keeps the value of every physical register and accepts a reuse hit only when the
@@ -47,7 +57,7 @@ mod tables;
 
 use std::collections::VecDeque;
 
-pub use config::{WirConfig, WirVariant};
+pub use config::{VsbOrganisation, WirConfig, WirVariant};
 
 use crate::config::{GpuConfig, UnitKind};
 use crate::kernel_info::{RegFileKind, RegOperand, ReuseClass, ReuseKey};
@@ -60,8 +70,8 @@ use crate::rf::{
 use crate::time::{Cycle, Cycles};
 use emu::{AccessKind, MemSpace, StepEvent, WarpStep};
 use tables::{
-    signature, Mapping, PhysRegs, ReuseBuffer, ReuseTag, ValueSignatureBuffer, VerifyCache,
-    WarpValue, MAX_RESULTS, MAX_TAG_SRCS, NO_REG,
+    Mapping, PhysRegs, ReuseBuffer, ReuseTag, ValueSignatureBuffer, VerifyCache, WarpValue,
+    MAX_RESULTS, MAX_TAG_SRCS, NO_REG,
 };
 
 /// Logical registers per warp the rename tables cover (register numbers are `u16`, the
@@ -184,6 +194,9 @@ struct WirStats {
     sharing_samples: u64,
     sharing_logical_sum: u64,
     sharing_physical_sum: u64,
+    /// Prologue instructions (`ld.param`, `cvta`) executed without reuse because
+    /// `reuse_prologue` is off.
+    prologue_not_reused: u64,
 }
 
 /// The WIR design. See the module docs.
@@ -225,7 +238,7 @@ impl Wir {
             blocks: vec![(0, 0); cfg.sm.max_ctas as usize],
             logical_in_use: 0,
             mapped_logical: 0,
-            vsb: ValueSignatureBuffer::new(wir.vsb_entries),
+            vsb: ValueSignatureBuffer::new(wir.vsb_entries, wir.vsb),
             reuse: ReuseBuffer::new(wir.reuse_buffer_entries),
             verify: VerifyCache::new(wir.verify_cache_entries),
             flights: Vec::new(),
@@ -254,6 +267,9 @@ impl Wir {
     /// The reuse tag of `c` for warp state `ws`, if the instruction may reuse now:
     /// convergent, all sources mapped, and (for loads) allowed by §VI-A.
     fn tag_of(&self, c: &Candidate<'_>, key: ReuseKey) -> Option<ReuseTag> {
+        if key.prologue && !self.cfg.reuse_prologue {
+            return None;
+        }
         let ws = &self.warps[c.warp.index()];
         let load_ok = match key.class {
             ReuseClass::Alu | ReuseClass::Sfu => true,
@@ -598,6 +614,9 @@ impl RegisterFile for Wir {
         let c = &i.inst;
         let step = i.step;
         let convergent = step.exec_mask == u32::MAX && step.active_mask == u32::MAX;
+        if !self.cfg.reuse_prologue && c.hint.reuse.is_some_and(|k| k.prologue) {
+            self.stats.prologue_not_reused += 1;
+        }
         let tag = if convergent {
             c.hint.reuse.and_then(|k| self.tag_of(c, k))
         } else {
@@ -769,7 +788,7 @@ impl RegisterFile for Wir {
                         p
                     }
                 } else {
-                    let hash = value.map(signature);
+                    let hash = value.map(|v| self.vsb.signature(v));
                     let matched = match (self.cfg.variant.value_signatures(), hash) {
                         (true, Some(h)) => {
                             self.stats.vsb_lookups += 1;
@@ -1031,6 +1050,7 @@ impl RegisterFile for Wir {
             ("wir_sharing_logical_sum", w.sharing_logical_sum),
             ("wir_sharing_physical_sum", w.sharing_physical_sum),
             ("wir_pool_overflow", self.regs.overflow),
+            ("wir_prologue_not_reused", w.prologue_not_reused),
             (
                 "wir_physical_registers_in_use",
                 u64::from(self.regs.in_use()),

@@ -5,6 +5,7 @@
 //! plain state with the invariants the paper needs: a physical register is in the pool
 //! exactly when nothing refers to it.
 
+use super::config::VsbOrganisation;
 use crate::kernel_info::ReuseClass;
 use crate::rf::InstToken;
 
@@ -151,10 +152,9 @@ impl Mapping {
     };
 }
 
-/// A value signature: a hash of a warp register value (§V-A's hash generation unit; ours
-/// is a 64-bit FNV-1a fold of the 32 lanes, so that a false match is as good as never
-/// drawn — see [`ValueSignatureBuffer`]).
-pub(crate) fn signature(v: &WarpValue) -> u64 {
+/// A 64-bit value signature for the fully associative VSB: an FNV-1a fold of the 32
+/// lanes, so that a false match is as good as never drawn.
+fn signature64(v: &WarpValue) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &w in v {
         for b in w.to_le_bytes() {
@@ -165,42 +165,113 @@ pub(crate) fn signature(v: &WarpValue) -> u64 {
     h
 }
 
-/// §V-A: the value signature buffer, mapping signatures to the registers that hold them.
-///
-/// The paper indexes it directly by the low bits of a 32-bit hash. Here register values
-/// contain device addresses, which are the host's allocation addresses and differ from
-/// run to run; an index taken from a value would place (and evict) entries differently
-/// in every run, and so would 32-bit collisions. So our VSB is fully associative with
-/// FIFO replacement and 64-bit signatures: which values it holds depends only on the
-/// order of writes, and statistics are the same in every run.
+/// Bytes of a warp register value (32 lanes of 4 bytes).
+const VALUE_BYTES: usize = 128;
+
+/// §VII-E's hash generation unit: an H3 hash [Carter and Wegman] of the 1024-bit value to
+/// 32 bits. Each output bit is the XOR of a fixed random subset of the input bits, i.e.
+/// the hash is the XOR of one random 32-bit row per set input bit. The rows come from a
+/// fixed-seed generator (the same in every run), folded into one table per input byte
+/// (the XOR of the rows of the byte's set bits) so a hash is 128 lookups.
+fn signature32(v: &WarpValue) -> u32 {
+    static TABLE: std::sync::OnceLock<Box<[[u32; 256]; VALUE_BYTES]>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut state: u64 = 0x5752_5f48_335f_3332; // fixed seed
+        let mut next_row = || {
+            // splitmix64
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) as u32
+        };
+        let mut t = Box::new([[0u32; 256]; VALUE_BYTES]);
+        for byte in t.iter_mut() {
+            let rows: [u32; 8] = std::array::from_fn(|_| next_row());
+            for (x, slot) in byte.iter_mut().enumerate() {
+                *slot = (0..8)
+                    .filter(|b| x >> b & 1 == 1)
+                    .fold(0, |h, b| h ^ rows[b]);
+            }
+        }
+        t
+    });
+    let mut h = 0u32;
+    for (lane, &w) in v.iter().enumerate() {
+        for (k, b) in w.to_le_bytes().into_iter().enumerate() {
+            h ^= table[lane * 4 + k][usize::from(b)];
+        }
+    }
+    h
+}
+
+/// §V-A: the value signature buffer, mapping value signatures to the registers that hold
+/// them, in one of two organisations ([`VsbOrganisation`]): the paper's, directly indexed
+/// by the low bits of a 32-bit signature (the entry's index is the signature modulo the
+/// entry count, its low bits for the paper's 256), where a new signature replaces its
+/// entry's older one; or fully associative with 64-bit signatures and FIFO replacement.
+/// Either way a hit is only a candidate, confirmed by the design's verify read.
 pub(crate) struct ValueSignatureBuffer {
+    organisation: VsbOrganisation,
+    /// `(signature, register)`; `NO_REG` marks an empty entry.
     entries: Vec<(u64, u32)>,
+    /// Fully associative: signature to entry, and the FIFO's next victim.
     index: std::collections::HashMap<u64, usize>,
     next: usize,
 }
 
 impl ValueSignatureBuffer {
-    pub fn new(n: u32) -> Self {
+    pub fn new(n: u32, organisation: VsbOrganisation) -> Self {
         ValueSignatureBuffer {
+            organisation,
             entries: vec![(0, NO_REG); n as usize],
-            index: std::collections::HashMap::with_capacity(n as usize),
+            index: std::collections::HashMap::new(),
             next: 0,
         }
     }
 
-    /// The register registered under `hash`, if any.
-    pub fn lookup(&self, hash: u64) -> Option<u32> {
-        self.index.get(&hash).map(|&i| self.entries[i].1)
+    /// The signature of `v` this buffer's organisation uses.
+    pub fn signature(&self, v: &WarpValue) -> u64 {
+        match self.organisation {
+            VsbOrganisation::DirectMapped => u64::from(signature32(v)),
+            VsbOrganisation::FullyAssociative => signature64(v),
+        }
     }
 
-    /// Registers `p` under `hash` in the oldest entry; returns the register it displaced
-    /// (whose reference the caller drops).
-    pub fn insert(&mut self, hash: u64, p: u32) -> Option<u32> {
-        let i = self.next;
-        self.next = (self.next + 1) % self.entries.len();
+    fn slot(&self, signature: u64) -> usize {
+        (signature % self.entries.len() as u64) as usize
+    }
+
+    /// The register registered under `signature`, if any.
+    pub fn lookup(&self, signature: u64) -> Option<u32> {
+        match self.organisation {
+            VsbOrganisation::DirectMapped => {
+                let (s, p) = self.entries[self.slot(signature)];
+                (p != NO_REG && s == signature).then_some(p)
+            }
+            VsbOrganisation::FullyAssociative => {
+                self.index.get(&signature).map(|&i| self.entries[i].1)
+            }
+        }
+    }
+
+    /// Registers `p` under `signature`, in its entry (direct-mapped) or the oldest entry
+    /// (fully associative); returns the register it displaced (whose reference the caller
+    /// drops).
+    pub fn insert(&mut self, signature: u64, p: u32) -> Option<u32> {
+        let i = match self.organisation {
+            VsbOrganisation::DirectMapped => self.slot(signature),
+            VsbOrganisation::FullyAssociative => {
+                let i = self.next;
+                self.next = (self.next + 1) % self.entries.len();
+                i
+            }
+        };
         let old = self.evict(i);
-        self.entries[i] = (hash, p);
-        self.index.insert(hash, i);
+        self.entries[i] = (signature, p);
+        if self.organisation == VsbOrganisation::FullyAssociative {
+            self.index.insert(signature, i);
+        }
         old
     }
 
@@ -407,9 +478,9 @@ mod tests {
     }
 
     #[test]
-    fn the_vsb_finds_a_value_by_its_signature_and_replaces_the_oldest() {
-        let mut v = ValueSignatureBuffer::new(2);
-        let h = signature(&[7u32; 32]);
+    fn the_fully_associative_vsb_replaces_the_oldest() {
+        let mut v = ValueSignatureBuffer::new(2, VsbOrganisation::FullyAssociative);
+        let h = v.signature(&[7u32; 32]);
         assert_eq!(v.lookup(h), None);
         assert_eq!(v.insert(h, 3), None);
         assert_eq!(v.lookup(h), Some(3));
@@ -421,7 +492,58 @@ mod tests {
         assert_eq!(v.lookup(h ^ 1), Some(4));
         assert_eq!(v.evict(1), Some(4));
         assert_eq!(v.lookup(h ^ 1), None);
-        assert_ne!(signature(&[1; 32]), signature(&[2; 32]));
+        assert_ne!(v.signature(&[1; 32]), v.signature(&[2; 32]));
+    }
+
+    #[test]
+    fn a_direct_mapped_vsb_conflict_evicts_the_older_signature() {
+        let mut v = ValueSignatureBuffer::new(256, VsbOrganisation::DirectMapped);
+        // Two values whose 32-bit signatures share their low 8 bits: the same entry.
+        let a = [5u32; 32];
+        let sa = v.signature(&a);
+        assert!(sa <= u64::from(u32::MAX), "32-bit signatures");
+        let (b, sb) = (0u32..)
+            .map(|x| {
+                let mut b = [5u32; 32];
+                b[3] = x;
+                (b, v.signature(&b))
+            })
+            .find(|&(_, s)| s != sa && s % 256 == sa % 256)
+            .unwrap();
+        assert_eq!(v.insert(sa, 10), None);
+        assert_eq!(v.lookup(sa), Some(10));
+        assert_eq!(v.lookup(sb), None, "same entry, other signature: a miss");
+        // The newer signature evicts the older one from their entry.
+        assert_eq!(v.insert(sb, 11), Some(10));
+        assert_eq!(v.lookup(sa), None);
+        assert_eq!(v.lookup(sb), Some(11));
+        // Another entry is untouched by the conflict.
+        let c = [6u32; 32];
+        let sc = v.signature(&c);
+        assert_ne!(sc % 256, sb % 256);
+        assert_eq!(v.insert(sc, 12), None);
+        assert_eq!((v.lookup(sb), v.lookup(sc)), (Some(11), Some(12)));
+        assert_eq!(v.evict((sb % 256) as usize), Some(11));
+        assert_eq!(v.lookup(sb), None);
+        assert_ne!(b, a);
+    }
+
+    #[test]
+    fn the_h3_signature_is_linear_in_the_value_bits() {
+        // H3 is an XOR of rows per set bit: h(x ^ y) = h(x) ^ h(y), h(0) = 0.
+        let v = ValueSignatureBuffer::new(256, VsbOrganisation::DirectMapped);
+        let x: WarpValue = std::array::from_fn(|i| (i as u32).wrapping_mul(0x9e37_79b9));
+        let y: WarpValue = std::array::from_fn(|i| 0xdead_beef ^ (i as u32) << 7);
+        let xy: WarpValue = std::array::from_fn(|i| x[i] ^ y[i]);
+        assert_eq!(v.signature(&[0; 32]), 0);
+        assert_eq!(v.signature(&xy), v.signature(&x) ^ v.signature(&y));
+        // Every single-bit change changes the signature (no zero row drawn).
+        let mut seen = std::collections::HashSet::new();
+        for bit in 0..1024 {
+            let mut e = [0u32; 32];
+            e[bit / 32] = 1 << (bit % 32);
+            assert!(seen.insert(v.signature(&e)), "bit {bit}");
+        }
     }
 
     #[test]
