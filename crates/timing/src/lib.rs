@@ -23,6 +23,7 @@
 //! | module | models |
 //! |---|---|
 //! | [`gpu`] | [`TimingSimulator`]: SMs, CTA scheduler, main loop with cycle skipping; the API of the runtime |
+//! | [`limits`] | run limits (cycles, instructions, deadline, interrupt, no-progress watchdog), live warps' states when a run stops |
 //! | [`sm`] | one SM: fetch, decode, issue (schedulers, scoreboard), operand collection, execution units, LD/ST, writeback |
 //! | [`rf`] | the register-file interface every design implements, and the `baseline` and `ideal` designs |
 //! | [`kernel_info`] | per-kernel static facts: opcode classes, architectural register operands, compiler hints |
@@ -46,6 +47,7 @@ pub mod hashing;
 pub mod interconnect;
 pub mod kernel_info;
 pub mod l2;
+pub mod limits;
 pub mod memory;
 pub mod occupancy;
 pub mod port;
@@ -58,6 +60,7 @@ pub mod time;
 pub use config::{ConfigError, GpuConfig, Override};
 pub use gpu::{SimError, TimingSimulator};
 pub use kernel_info::KernelInfo;
+pub use limits::{Progress, RunLimits, StopReason, WarpState, WarpStates, WarpWait};
 pub use memory::{MemRequest, MemoryStats, MemorySystem, RequestId, Stall};
 pub use stats::{KernelStats, Report, TotalStats};
 pub use time::{Cycle, Cycles, MemCycle, MemCycles};

@@ -2,10 +2,21 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 /// The repository's root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `regsim ARGS` run to its end, with the runtime and configs of this build.
+pub fn regsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_regsim"))
+        .args(args)
+        .env_remove("REGSIM_CUDART")
+        .env_remove("REGSIM_CONFIGS")
+        .output()
+        .expect("the regsim binary runs")
 }
 
 /// Every built-in workload binary, sorted.
