@@ -95,7 +95,7 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
     }
     if args.emit == Emit::Annotations {
         let (_, overrides) = crate::cmd_run::gpu_overrides(args.rf.as_deref(), &args.sets)?;
-        let (config, _) = crate::cmd_run::load_gpu(&args.gpu, &overrides)?;
+        let (config, _) = crate::cmd_run::load_gpu(&args.gpu, args.rf.as_deref(), &overrides)?;
         let out = crate::annotations::emit(
             &program,
             &config,

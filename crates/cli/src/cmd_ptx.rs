@@ -1,4 +1,6 @@
-//! `regsim ptx check FILE...`: parse every file and report its diagnostics.
+//! `regsim ptx check FILE...`: parse every file and report its diagnostics. A file
+//! without the `.version` and `.target` directives of a PTX module (an empty file, a
+//! fragment) is invalid.
 
 use crate::source::{print_stdout, PtxSource};
 use anyhow::Result;
@@ -45,6 +47,20 @@ fn check(files: &[PathBuf]) -> Result<ExitCode> {
 fn check_one(path: &std::path::Path) -> Result<String, String> {
     let source = PtxSource::read(path).map_err(|e| format!("error: {e:#}"))?;
     let module = ptx::parse(&source.name, &source.text).map_err(|e| e.to_string())?;
+    // The parser accepts fragments (an empty file parses); a module needs its header.
+    let missing = match (module.version.is_some(), !module.target.is_empty()) {
+        (true, true) => None,
+        (false, true) => Some("`.version`"),
+        (true, false) => Some("`.target`"),
+        (false, false) => Some("`.version` and `.target`"),
+    };
+    if let Some(missing) = missing {
+        return Err(format!(
+            "error: {}: not a PTX module: no {missing} directive (a module starts with \
+             `.version X.Y` and `.target sm_NN`)",
+            source.name
+        ));
+    }
     let program = ir::lower(&module, &source.name, &source.text).map_err(|e| e.to_string())?;
     let mut problems = Vec::new();
     for function in &program.functions {

@@ -1,6 +1,7 @@
 //! `regsim run [--functional] [--gpu NAME|PATH] [--rf DESIGN] [--set KEY=VALUE]...
 //! [--max-registers N] [--ltrf-renumber [--registers-per-interval N] [--banks B]]
-//! [--profile-registers] [--stats FILE.json] [--summary] -- PROGRAM ARGS...`: run an
+//! [--profile-registers] [--stats FILE.json] [--summary] [--max-cycles N]
+//! [--max-instructions N] [--timeout SECONDS] -- PROGRAM ARGS...`: run an
 //! unmodified CUDA program (built with `nvcc -cudart shared`) with regsim's CUDA runtime,
 //! in timing mode (the cycle-level model; the default) or functionally (values only, much
 //! faster).
@@ -32,8 +33,22 @@
 //! shell). The runtime itself prints one line per kernel and writes the statistics; we
 //! then add a `program` object to them (`name`, `args`, `exit_code` or `signal`), so a
 //! statistics file says which run it describes (`regsim report` shows it).
+//!
+//! Bounded runs: `--max-cycles`, `--max-instructions` (defaults far beyond every built-in
+//! workload) and `--timeout` (none by default) go to the runtime (`REGSIM_MAX_CYCLES`,
+//! `REGSIM_MAX_INSTRUCTIONS`, `REGSIM_TIMEOUT`), which stops the run at the bound with
+//! the kernel, the cycle and every live warp's state, writes the statistics so far with
+//! `"complete": false`, and exits with status 124. A program that outlives `--timeout`
+//! by a few seconds anyway (one that never loaded the runtime) is killed, also 124.
+//! SIGINT, SIGTERM and SIGHUP reach the program (its runtime writes the statistics so
+//! far and it dies of the signal, 128 + n), and the temporary directory is removed.
+//! When stderr is a terminal, a status line shows the kernel being simulated, its cycles
+//! and the rate (`REGSIM_PROGRESS`), so a long simulation is told from a program busy in
+//! its own code. `--stats` into a directory that does not exist is refused before the
+//! program starts; statistics asked for and not written make a non-zero exit.
 
 use std::ffi::OsString;
+use std::io::IsTerminal;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -99,6 +114,21 @@ pub struct RunArgs {
     /// in the statistics (`register_profile`, `orf_lrf`) and the summary.
     #[arg(long)]
     profile_registers: bool,
+    /// Stop the run when the simulated clock reaches N cycles (over all kernels; timing
+    /// mode). The statistics up to the stop are written, marked `"complete": false`, and
+    /// regsim exits with status 124. 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CYCLES)]
+    max_cycles: u64,
+    /// Stop the run when N warp instructions have issued (over all kernels; timing
+    /// mode), like --max-cycles. 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_INSTRUCTIONS)]
+    max_instructions: u64,
+    /// Stop the run after SECONDS of wall-clock time, in the simulator or in the
+    /// program's own code, like --max-cycles (in functional mode, or when the program
+    /// does not end at the limit, it is killed a few seconds later). 0: no limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0,
+          value_parser = parse_seconds)]
+    timeout: f64,
     /// Fault on every access outside an allocation, however close (a memory checker).
     /// By default an access within 64 KB of an allocation succeeds, as on a GPU, with a
     /// located warning on stderr and in the statistics (`memory_warnings`).
@@ -117,6 +147,32 @@ pub struct RunArgs {
 
 /// The config simulated when `--gpu` is not given.
 const DEFAULT_GPU: &str = "gtx480";
+
+/// Default `--max-cycles`: 40 times the longest built-in workload, `--large` included
+/// (`matvec_rows --large` on gtx480: 245,272,881 cycles), so that only a kernel that does
+/// not end reaches it.
+pub(crate) const DEFAULT_MAX_CYCLES: u64 = 10_000_000_000;
+/// Default `--max-instructions`: 90 times the most of any built-in workload
+/// (`atomics_cas --large` on gtx480: 108,415,074 warp instructions).
+pub(crate) const DEFAULT_MAX_INSTRUCTIONS: u64 = 10_000_000_000;
+
+/// The exit status of a run a limit stopped (`--max-cycles`, `--max-instructions`,
+/// `--timeout`), as the runtime's `run_control::LIMIT_EXIT_STATUS` (and `timeout(1)`).
+pub(crate) const LIMIT_EXIT_STATUS: u8 = 124;
+
+/// How long a program may take to end after a forwarded signal, or after its time
+/// limit, before it is killed.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `--timeout`: non-negative seconds.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && (0.0..1e12).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "`{text}` is not a number of seconds (0 for no limit)"
+        )),
+    }
+}
 
 /// How kernels execute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -148,7 +204,7 @@ struct GpuChoice {
 /// program starts. The error names the key, or lists the available configs.
 fn choose_gpu(args: &RunArgs) -> Result<GpuChoice> {
     let (overrides, parsed) = gpu_overrides(args.rf.as_deref(), &args.set)?;
-    let (_, dir) = load_gpu(&args.gpu, &parsed)?;
+    let (_, dir) = load_gpu(&args.gpu, args.rf.as_deref(), &parsed)?;
     let is_path = args.gpu.contains('/') || args.gpu.ends_with(".toml");
     let path = if is_path {
         absolute(Path::new(&args.gpu))?
@@ -176,13 +232,28 @@ pub(crate) fn gpu_overrides(
     Ok((overrides, parsed))
 }
 
-/// Loads and validates GPU config `gpu` (a name or a path) with `overrides`; also returns
-/// the configs directory names are looked up in. The error names the key, or lists the
-/// available configs.
-pub(crate) fn load_gpu(gpu: &str, overrides: &[Override]) -> Result<(GpuConfig, PathBuf)> {
+/// Loads and validates GPU config `gpu` (a name or a path) with `overrides` (those of
+/// [`gpu_overrides`] for `rf` and the `--set`s); also returns the configs directory names
+/// are looked up in. The error names the key and the flag or file it came from, or lists
+/// the available configs.
+pub(crate) fn load_gpu(
+    gpu: &str,
+    rf: Option<&str>,
+    overrides: &[Override],
+) -> Result<(GpuConfig, PathBuf)> {
     let dir = find_configs_dir(std::env::current_exe().ok().as_deref());
     let config = GpuConfig::load(gpu, &dir, overrides).map_err(|e| match e {
         ConfigError::UnknownName { .. } => anyhow!("{e}"),
+        // The key came from the command line, not from the file.
+        ConfigError::OverrideField { text, key, message } => {
+            let flag = match rf {
+                Some(design) if text == format!("register_file.design={design}") => {
+                    format!("--rf {design}")
+                }
+                _ => format!("--set {text}"),
+            };
+            anyhow!("invalid GPU configuration: {flag}: {key}: {message}")
+        }
         _ => anyhow!("invalid GPU configuration: {e}"),
     })?;
     Ok((config, dir))
@@ -204,16 +275,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let library = find_runtime()?;
 
     let stats = match &args.stats {
-        Some(path) => {
-            let path = absolute(path)?;
-            // A stale file must not pass for this run's statistics.
-            match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e).with_context(|| format!("replacing {}", path.display())),
-            }
-            Some(path)
-        }
+        Some(path) => Some(prepare_stats_file(path)?),
         None => None,
     };
 
@@ -260,47 +322,157 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         "REGSIM_STRICT_MEMORY",
         if args.strict_memory { "1" } else { "0" },
     );
+    cmd.env("REGSIM_MAX_CYCLES", args.max_cycles.to_string())
+        .env("REGSIM_MAX_INSTRUCTIONS", args.max_instructions.to_string())
+        .env("REGSIM_TIMEOUT", args.timeout.to_string());
+    // The progress line is for a person watching a terminal, never for a log file.
+    let progress = mode == Mode::Timing && std::io::stderr().is_terminal();
+    cmd.env("REGSIM_PROGRESS", if progress { "1" } else { "0" });
     // If we are killed (a sweep's timeout, SIGKILL), the program must not run on alone.
     regsim::sweep::runner::die_with_parent(&mut cmd);
     let mut child = cmd
         .spawn()
         .with_context(|| format!("starting {}", program.display()))?;
-    let status = {
-        // Like system(3): a Ctrl-C reaches the program (same process group); we wait for
-        // it and report its status instead of dying first. Installed after the spawn so
-        // that the program does not inherit the ignored dispositions.
-        let _ignore = IgnoreInterrupts::new();
-        child.wait().context("waiting for the program")?
+    let timeout = (args.timeout > 0.0).then(|| std::time::Duration::from_secs_f64(args.timeout));
+    let waited = {
+        // Installed after the spawn so that the program does not inherit them.
+        let signals = ForwardSignals::new();
+        wait_for(&mut child, &signals, timeout)?
     };
     drop(lib_dir);
+    let status = waited.status;
 
-    if let Some(path) = &stats {
-        if path.exists() {
-            record_program(path, &program, program_args, status)?;
-        } else {
-            eprintln!(
-                "regsim: no statistics were written to {}: the program did not load regsim's \
-                 CUDA runtime or did not exit normally",
-                path.display()
-            );
-        }
-    }
-    let code = match (status.code(), status.signal()) {
+    let mut code = match (status.code(), status.signal()) {
         (Some(code), _) => code,
         (None, Some(signal)) => 128 + signal,
         (None, None) => 1,
     };
+    if waited.killed_at_timeout {
+        eprintln!(
+            "regsim: the program did not stop at its time limit ({} s) and was killed",
+            args.timeout
+        );
+        code = i32::from(LIMIT_EXIT_STATUS);
+    }
+    if let Some(path) = &stats {
+        if path.exists() {
+            let complete = record_program(path, &program, program_args, status)?;
+            if !complete {
+                eprintln!(
+                    "regsim: the statistics up to the stop are in {} (\"complete\": false)",
+                    path.display()
+                );
+            }
+        } else {
+            // The runtime said why if it could not write them; a run that wrote nothing
+            // must not pass for a successful one.
+            eprintln!(
+                "regsim: no statistics were written to {} (a program that does not load \
+                 regsim's CUDA runtime, or is killed, writes none)",
+                path.display()
+            );
+            if code == 0 {
+                code = 2;
+            }
+        }
+    }
     Ok(ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1)))
 }
 
+/// The statistics file as an absolute path, checked writable before the program runs (a
+/// long simulation must not be lost to a typo), with any stale file removed so that it
+/// cannot pass for this run's statistics.
+fn prepare_stats_file(path: &Path) -> Result<PathBuf> {
+    let path = absolute(path)?;
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    if !dir.is_dir() {
+        bail!(
+            "--stats {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        );
+    }
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => bail!("--stats {}: cannot replace it: {e}", path.display()),
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| anyhow!("--stats {}: cannot write it: {e}", path.display()))?;
+    std::fs::remove_file(&path)
+        .map_err(|e| anyhow!("--stats {}: cannot replace it: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// How the program ended.
+struct Waited {
+    status: std::process::ExitStatus,
+    /// It outlived its time limit by [`GRACE`] and was killed.
+    killed_at_timeout: bool,
+}
+
+/// Waits for the program. A SIGINT, SIGTERM or SIGHUP we receive is forwarded to it (its
+/// runtime writes the statistics so far and dies of the signal); past its time limit it
+/// gets SIGTERM; a program that outlives either by [`GRACE`] is killed. We report its
+/// status rather than dying first, so the temporary directory is always removed.
+fn wait_for(
+    child: &mut std::process::Child,
+    signals: &ForwardSignals,
+    timeout: Option<std::time::Duration>,
+) -> Result<Waited> {
+    let started = std::time::Instant::now();
+    let pid = i32::try_from(child.id()).context("the program's process id")?;
+    // When the program must have ended: after a forwarded signal or the time limit.
+    let mut kill_at: Option<std::time::Instant> = None;
+    let mut killed_at_timeout = false;
+    let mut forwarded = 0;
+    loop {
+        if let Some(status) = child.try_wait().context("waiting for the program")? {
+            return Ok(Waited {
+                status,
+                killed_at_timeout,
+            });
+        }
+        let now = std::time::Instant::now();
+        let sig = signals.caught();
+        if sig != 0 && sig != forwarded {
+            forwarded = sig;
+            // SAFETY: sending a signal to our own child process.
+            unsafe { kill(pid, sig) };
+            kill_at.get_or_insert(now + GRACE);
+        }
+        if let Some(limit) = timeout {
+            // The runtime stops the program at its limit itself; this is the backstop.
+            if kill_at.is_none() && now >= started + limit + GRACE {
+                // SAFETY: as above.
+                unsafe { kill(pid, SIGTERM) };
+                kill_at = Some(now + GRACE);
+                killed_at_timeout = true;
+            }
+        }
+        if kill_at.is_some_and(|at| now >= at) {
+            let _ = child.kill();
+            let status = child.wait().context("waiting for the program")?;
+            return Ok(Waited {
+                status,
+                killed_at_timeout,
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Adds `"program": {"name", "args", "exit_code" | "signal"}` to the statistics the
-/// runtime wrote.
+/// runtime wrote; returns whether they describe a complete run.
 fn record_program(
     stats: &Path,
     program: &Path,
     args: &[OsString],
     status: std::process::ExitStatus,
-) -> Result<()> {
+) -> Result<bool> {
     let text =
         std::fs::read_to_string(stats).with_context(|| format!("reading {}", stats.display()))?;
     let mut json: serde_json::Value = serde_json::from_str(&text)
@@ -327,11 +499,28 @@ fn record_program(
         (None, None) => None,
     };
     obj.insert("program".into(), info.into());
+    let complete = obj.get("complete") != Some(&serde_json::Value::Bool(false));
     let text = serde_json::to_string_pretty(&json)?;
-    std::fs::write(stats, text + "\n").with_context(|| format!("writing {}", stats.display()))
+    std::fs::write(stats, text + "\n").with_context(|| format!("writing {}", stats.display()))?;
+    Ok(complete)
 }
 
+/// `path` made absolute and normalized (no `.` or `..`) through the file system where it
+/// exists: the path itself, or its directory for a file yet to be written.
 fn absolute(path: &Path) -> Result<PathBuf> {
+    if let Ok(canonical) = path.canonicalize() {
+        return Ok(canonical);
+    }
+    if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if let Ok(dir) = dir.canonicalize() {
+            return Ok(dir.join(name));
+        }
+    }
     std::path::absolute(path).with_context(|| format!("resolving {}", path.display()))
 }
 
@@ -434,33 +623,60 @@ fn find_runtime() -> Result<PathBuf> {
     })
 }
 
-/// Ignores SIGINT and SIGQUIT while alive, restoring the previous handlers on drop.
-struct IgnoreInterrupts {
-    previous: [(i32, usize); 2],
+/// While alive: SIGINT, SIGTERM and SIGHUP are caught (for [`wait_for`] to forward) and
+/// SIGQUIT is ignored; the previous dispositions come back on drop. Like system(3), a
+/// Ctrl-C at the terminal reaches the program itself (same process group), and we report
+/// its status instead of dying first.
+struct ForwardSignals {
+    previous: [(i32, usize); 4],
 }
 
+const SIGHUP: i32 = 1;
 const SIGINT: i32 = 2;
 const SIGQUIT: i32 = 3;
+const SIGTERM: i32 = 15;
 const SIG_IGN: usize = 1;
 const SIG_ERR: usize = usize::MAX;
+
+/// The last signal caught (0: none).
+static CAUGHT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn catch_signal(sig: i32) {
+    // Async-signal-safe: one atomic store.
+    CAUGHT.store(sig, std::sync::atomic::Ordering::SeqCst);
+}
 
 extern "C" {
     /// `signal(2)` from the C library; handlers are passed as addresses.
     fn signal(signum: i32, handler: usize) -> usize;
+    /// `kill(2)`.
+    fn kill(pid: i32, sig: i32) -> i32;
 }
 
-impl IgnoreInterrupts {
+impl ForwardSignals {
     fn new() -> Self {
-        let mut previous = [(SIGINT, SIG_ERR), (SIGQUIT, SIG_ERR)];
-        for (sig, old) in &mut previous {
-            // SAFETY: installing SIG_IGN is async-signal-safe and touches no Rust state.
-            *old = unsafe { signal(*sig, SIG_IGN) };
+        CAUGHT.store(0, std::sync::atomic::Ordering::SeqCst);
+        let catch = catch_signal as extern "C" fn(i32) as usize;
+        let mut previous = [
+            (SIGINT, catch),
+            (SIGTERM, catch),
+            (SIGHUP, catch),
+            (SIGQUIT, SIG_IGN),
+        ];
+        for (sig, handler) in &mut previous {
+            // SAFETY: the handler stores to an atomic only; SIG_IGN touches no Rust state.
+            *handler = unsafe { signal(*sig, *handler) };
         }
-        IgnoreInterrupts { previous }
+        ForwardSignals { previous }
+    }
+
+    /// The last signal caught, or 0.
+    fn caught(&self) -> i32 {
+        CAUGHT.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
-impl Drop for IgnoreInterrupts {
+impl Drop for ForwardSignals {
     fn drop(&mut self) {
         for &(sig, old) in &self.previous {
             if old != SIG_ERR {

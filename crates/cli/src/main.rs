@@ -2,7 +2,9 @@
 //!
 //! Each subcommand lives in its own module; this file only parses the command line and maps
 //! results to exit codes (0 success, 1 a checked property failed, 2 a usage or input error;
-//! `run` passes the program's own exit status through).
+//! `run` passes the program's own exit status through, except 124 for a run stopped at
+//! `--max-cycles`, `--max-instructions` or `--timeout`, and 2 for statistics asked for and
+//! not written). An error is printed with its causes, each once.
 
 mod annotations;
 mod cmd_compile;
@@ -67,8 +69,65 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", error_text(&err));
             ExitCode::from(2)
         }
+    }
+}
+
+/// `err` and its causes, `: `-separated, leaving out a cause whose text is already in
+/// the message: a library error that prints its source also returns it as its cause,
+/// and `{:#}` would say it twice.
+fn error_text(err: &anyhow::Error) -> String {
+    let mut text = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Like a `thiserror` error with `#[error("reading {path}: {source}")]`.
+    #[derive(Debug)]
+    struct PrintsItsSource {
+        path: String,
+        source: std::io::Error,
+    }
+
+    impl std::fmt::Display for PrintsItsSource {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "reading {}: {}", self.path, self.source)
+        }
+    }
+
+    impl std::error::Error for PrintsItsSource {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.source)
+        }
+    }
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e = anyhow::Error::new(PrintsItsSource {
+            path: "/x".into(),
+            source: io(),
+        });
+        assert_eq!(error_text(&e), format!("reading /x: {}", io()));
+        // A cause the message does not print is still shown.
+        let e = anyhow::Error::new(io()).context("opening /y");
+        assert_eq!(error_text(&e), format!("opening /y: {}", io()));
+        let e = e.context("loading the store");
+        assert_eq!(
+            error_text(&e),
+            format!("loading the store: opening /y: {}", io())
+        );
     }
 }

@@ -118,6 +118,36 @@ fn ptx_check_reports_syntax_errors_and_missing_files() {
 }
 
 #[test]
+fn ptx_check_rejects_files_without_a_module_header() {
+    let dir = tempdir();
+    let cases = [
+        ("empty.ptx", "", "no `.version` and `.target` directive"),
+        (
+            "no_version.ptx",
+            ".target sm_70\n.visible .entry k()\n{\n  ret;\n}\n",
+            "no `.version` directive",
+        ),
+        (
+            "no_target.ptx",
+            ".version 7.0\n.visible .entry k()\n{\n  ret;\n}\n",
+            "no `.target` directive",
+        ),
+    ];
+    for (name, text, why) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write test PTX");
+        let out = regsim(&["ptx", "check", path.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name}: not a PTX module: {why}")),
+            "{name}: {err}"
+        );
+        assert!(!stdout(&out).contains(": ok"), "{name}");
+    }
+}
+
+#[test]
 fn compile_emits_cfg_dot_and_liveness() {
     let file = "workloads/ptx/nvcc/saxpy.ptx";
     let cfg = regsim(&["compile", file, "--emit", "cfg"]);

@@ -2,27 +2,17 @@
 //! workload against reference files written here with known cycle and miss counts, so
 //! every figure of the output has a known answer.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::path::{Path, PathBuf};
+
+use common::{regsim, repo_root};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("correlate-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch directory");
     dir.join(name)
-}
-
-fn regsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_regsim"))
-        .args(args)
-        .env_remove("REGSIM_CUDART")
-        .env_remove("REGSIM_CONFIGS")
-        .output()
-        .expect("the regsim binary runs")
 }
 
 /// Runs the `reduction` workload (two launches of one kernel) and returns its statistics.

@@ -28,7 +28,7 @@ impl Mode {
 /// The GPU config used when `REGSIM_GPU` is not set.
 pub const DEFAULT_GPU: &str = "gtx480";
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Config {
     /// `REGSIM_GPU`: a config name (looked up in `$REGSIM_CONFIGS`, else the source
     /// tree's `configs/`) or a path to a TOML file.
@@ -48,8 +48,64 @@ pub struct Config {
     /// `REGSIM_STRICT_MEMORY`: every kernel access outside an allocation faults
     /// (`emu::StrayPolicy::Fault`) instead of succeeding near one as on a GPU.
     pub strict_memory: bool,
+    /// `REGSIM_MAX_CYCLES`, `REGSIM_MAX_INSTRUCTIONS`, `REGSIM_TIMEOUT`: bounds on the
+    /// run (timing mode; the timeout also covers host code).
+    pub limits: RunBounds,
+    /// `REGSIM_PROGRESS`: show the running kernel, its cycles and the rate on one
+    /// updating stderr line.
+    pub progress: bool,
     /// Warnings about the environment itself, printed once at start-up.
     pub warnings: Vec<String>,
+}
+
+/// Bounds on a run from the environment; `None` bounds nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RunBounds {
+    /// Simulated cycles over the whole run.
+    pub max_cycles: Option<u64>,
+    /// Warp instructions over the whole run.
+    pub max_instructions: Option<u64>,
+    /// Wall-clock seconds from the runtime's start.
+    pub timeout_seconds: Option<f64>,
+}
+
+impl RunBounds {
+    fn from_lookup(lookup: &impl Fn(&str) -> Option<String>, warnings: &mut Vec<String>) -> Self {
+        let mut count = |key: &str| -> Option<u64> {
+            let text = lookup(key).filter(|v| !v.trim().is_empty())?;
+            match text.trim().parse::<u64>() {
+                Ok(0) => None,
+                Ok(n) => Some(n),
+                Err(_) => {
+                    warnings.push(format!(
+                        "{key}={text:?} is not a whole number; the run is not bounded by it"
+                    ));
+                    None
+                }
+            }
+        };
+        let max_cycles = count("REGSIM_MAX_CYCLES");
+        let max_instructions = count("REGSIM_MAX_INSTRUCTIONS");
+        let timeout_seconds = match lookup("REGSIM_TIMEOUT").filter(|v| !v.trim().is_empty()) {
+            None => None,
+            Some(text) => match text.trim().parse::<f64>() {
+                Ok(s) if s.is_finite() && s > 0.0 && s < 1e12 => Some(s),
+                Ok(0.0) => None,
+                _ => {
+                    warnings.push(format!(
+                        "REGSIM_TIMEOUT={text:?} is not a number of seconds; the run has no \
+                         time limit"
+                    ));
+                    None
+                }
+            },
+        };
+        RunBounds {
+            max_cycles,
+            max_instructions,
+            timeout_seconds,
+        }
+    }
 }
 
 /// The GPU configuration a run simulates, and where it came from.
@@ -89,6 +145,9 @@ impl Config {
             ..Config::default()
         };
         config.transforms = ProgramTransforms::from_lookup(&lookup, &mut config.warnings);
+        config.limits = RunBounds::from_lookup(&lookup, &mut config.warnings);
+        config.progress =
+            matches!(lookup("REGSIM_PROGRESS").as_deref(), Some(v) if !v.is_empty() && v != "0");
         match lookup("REGSIM_MODE").as_deref() {
             None | Some("") | Some("functional") => {}
             Some("timing") => config.mode = Mode::Timing,
@@ -149,6 +208,39 @@ mod tests {
         assert!(c.summary);
         assert!(c.warnings.is_empty());
 
+        assert_eq!(c.limits, RunBounds::default());
+        assert!(!c.progress);
+
+        let env = |k: &str| match k {
+            "REGSIM_MAX_CYCLES" => Some("1000000".to_string()),
+            "REGSIM_MAX_INSTRUCTIONS" => Some("0".to_string()),
+            "REGSIM_TIMEOUT" => Some("2.5".to_string()),
+            "REGSIM_PROGRESS" => Some("1".to_string()),
+            _ => None,
+        };
+        let c = Config::from_lookup(env);
+        assert_eq!(
+            c.limits,
+            RunBounds {
+                max_cycles: Some(1_000_000),
+                max_instructions: None,
+                timeout_seconds: Some(2.5),
+            }
+        );
+        assert!(c.progress && c.warnings.is_empty());
+        let c = Config::from_lookup(|k| match k {
+            "REGSIM_MAX_CYCLES" => Some("lots".to_string()),
+            "REGSIM_TIMEOUT" => Some("-1".to_string()),
+            _ => None,
+        });
+        assert_eq!(c.limits, RunBounds::default());
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].starts_with("REGSIM_MAX_CYCLES=\"lots\""),
+            "{:?}",
+            c.warnings
+        );
+
         let c = Config::from_lookup(|k| (k == "REGSIM_MODE").then(|| "fast".to_string()));
         assert_eq!(c.mode, Mode::Functional);
         assert!(!c.summary);
@@ -180,7 +272,25 @@ mod tests {
             .unwrap_err()
         };
         assert!(bad("gtx480", "sm.max_warps=0").starts_with("sm.max_warps: "));
-        assert!(bad("gtx480", "sm.warpz=4").contains("sm.warpz"));
+        // An unknown key an override wrote is the override's, not the file's.
+        let e = bad("gtx480", "sm.warpz=4");
+        assert!(
+            e.starts_with("override `sm.warpz=4`: sm.warpz: unknown field `warpz`"),
+            "{e}"
+        );
+        let e = bad("gtx480", "nosection.key=1");
+        assert!(
+            e.starts_with("override `nosection.key=1`: nosection: "),
+            "{e}"
+        );
+        // Paths in messages have no `..`.
+        let dir = timing::config::source_configs_dir();
+        assert!(dir.join("gtx480.toml").is_file(), "{}", dir.display());
+        assert!(
+            !dir.display().to_string().contains(".."),
+            "{}",
+            dir.display()
+        );
         let e = bad("nosuch", "sm.max_warps=4");
         assert!(
             e.contains("no GPU config named `nosuch`") && e.contains(", gtx480,"),

@@ -132,7 +132,7 @@ impl std::fmt::Display for KernelFault {
     }
 }
 
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[derive(Debug, Error, Clone, PartialEq)]
 pub enum DeviceError {
     #[error("out of device memory ({0} bytes requested)")]
     OutOfMemory(usize),
@@ -154,6 +154,14 @@ pub enum DeviceError {
     /// model failure): a launch failure for the program, sticky like a fault.
     #[error("{message}")]
     Simulation { code: CudaError, message: String },
+    /// A run limit (`REGSIM_MAX_CYCLES`, `REGSIM_MAX_INSTRUCTIONS`, `REGSIM_TIMEOUT`) or
+    /// an interrupt stopped the kernel: `message` says which, where and what every live
+    /// warp waits for; `stats` are the kernel's statistics up to the stop. The run ends.
+    #[error("{message}")]
+    Stopped {
+        message: String,
+        stats: Box<KernelStats>,
+    },
 }
 
 impl DeviceError {
@@ -169,6 +177,7 @@ impl DeviceError {
             DeviceError::Fault(f) => f.cuda_error(),
             DeviceError::Unavailable(_) => CudaError::NotSupported,
             DeviceError::Simulation { code, .. } => *code,
+            DeviceError::Stopped { .. } => CudaError::LaunchFailure,
         }
     }
 }

@@ -136,6 +136,11 @@ impl EmuDevice {
         self
     }
 
+    /// The timing model, in timing mode (to set its run limits and progress hook).
+    pub fn timing_mut(&mut self) -> Option<&mut TimingSimulator> {
+        self.timing.as_mut().map(|t| &mut t.sim)
+    }
+
     pub fn emulator(&self) -> &Emulator {
         &self.emu
     }
@@ -185,15 +190,45 @@ impl std::io::Write for CStdout {
 }
 
 /// What the program sees of a launch the timing model did not complete: a fault is a
-/// fault; a CTA that fits on no SM is `cudaErrorLaunchOutOfResources`, as on a GPU that
-/// lacks the registers or shared memory; a model failure is a launch failure.
+/// fault (a barrier deadlock one whose detail lists every live warp); a CTA that fits on
+/// no SM is `cudaErrorLaunchOutOfResources`, as on a GPU that lacks the registers or
+/// shared memory; a model failure is a launch failure; a run limit stops the run.
 fn simulation_error(mut e: SimError) -> DeviceError {
-    if let SimError::DoesNotFit { kernel, .. } | SimError::NoProgress { kernel, .. } = &mut e {
+    if let SimError::DoesNotFit { kernel, .. }
+    | SimError::NoProgress { kernel, .. }
+    | SimError::Stopped { kernel, .. }
+    | SimError::AfterStop { kernel } = &mut e
+    {
         *kernel = demangle(kernel);
     }
     let (code, message) = match e {
         SimError::Exec(e) => return DeviceError::Fault(Box::new(fault(&e))),
+        SimError::Deadlock { error, warps } => {
+            let mut f = fault(&error);
+            f.detail = format!("{}; {warps}", f.detail);
+            return DeviceError::Fault(Box::new(f));
+        }
+        SimError::Stopped {
+            ref stats,
+            ref reason,
+            ..
+        } => {
+            let mut message = e.to_string();
+            if let (timing::StopReason::Interrupted, Some(sig)) =
+                (reason, crate::run_control::caught_signal())
+            {
+                let by = format!("{reason} by {}", crate::run_control::signal_name(sig));
+                message = message.replacen(&reason.to_string(), &by, 1);
+            }
+            let stats = Box::new(KernelStats {
+                warp_instructions: stats.warp_instructions,
+                thread_instructions: stats.thread_instructions,
+                timing: Some(stats.clone()),
+            });
+            return DeviceError::Stopped { message, stats };
+        }
         SimError::DoesNotFit { .. } => (CudaError::LaunchOutOfResources, e.to_string()),
+        SimError::AfterStop { .. } => (CudaError::LaunchFailure, e.to_string()),
         SimError::NoProgress { .. } | SimError::WrongKernelInfo { .. } => (
             CudaError::LaunchFailure,
             format!("timing model failure (please report): {e}"),

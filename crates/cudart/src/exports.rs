@@ -11,6 +11,7 @@
 
 use std::collections::HashSet;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, Once, OnceLock};
 
@@ -20,6 +21,7 @@ use crate::emu_device::EmuDevice;
 use crate::error::{self, CudaError};
 use crate::fatbin::{self, Wrapper};
 use crate::props::CudaDeviceProp;
+use crate::run_control;
 use crate::runtime::{ArrayFormat, CallConfig, CopyKind, CudaResult, Runtime, TextureResource};
 use crate::texture::Sampler;
 
@@ -47,7 +49,14 @@ extern "C" fn write_stats_at_exit() {
 /// validated (a bad one leaves a runtime whose every device call fails, after one line
 /// naming the problem), and in timing mode the timing model on it.
 fn start_runtime() -> Runtime<ActiveDevice> {
+    let started = std::time::Instant::now();
     let config = Config::from_env();
+    run_control::install_signal_handlers();
+    let deadline = config
+        .limits
+        .timeout_seconds
+        .map(|s| (started + std::time::Duration::from_secs_f64(s), s));
+    run_control::spawn_watcher(deadline, end_outside_the_simulator);
     match config.gpu_selection() {
         Ok(selection) => {
             let transforms = config
@@ -62,17 +71,54 @@ fn start_runtime() -> Runtime<ActiveDevice> {
             };
             if config.mode == Mode::Timing {
                 device = device.with_timing(selection.config.clone());
+                if let Some(sim) = device.timing_mut() {
+                    sim.set_limits(run_control::timing_limits(&config.limits, started));
+                    if config.progress {
+                        sim.set_progress_hook(run_control::progress_hook());
+                    }
+                }
             }
-            let mut rt = Runtime::new(device, config);
+            let mut rt = runtime_on(device, config);
             rt.set_gpu(selection);
             rt
         }
         Err(e) => {
-            let mut rt = Runtime::new(EmuDevice::new(), config);
+            let mut rt = runtime_on(EmuDevice::new(), config);
             rt.fail_device(&format!("invalid GPU configuration: {e}"));
             rt
         }
     }
+}
+
+/// A runtime whose diagnostics go to stderr, after erasing the progress line.
+fn runtime_on(device: ActiveDevice, config: Config) -> Runtime<ActiveDevice> {
+    Runtime::with_log(
+        device,
+        config,
+        Box::new(|line: &str| {
+            run_control::clear_progress_line();
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }),
+    )
+}
+
+/// The watcher's end of a run stopped outside a launch (a signal, the time limit in the
+/// program's own code): statistics so far, marked incomplete, then the exit. Returns
+/// false, doing nothing, while a call holds the runtime.
+fn end_outside_the_simulator(reason: String, exit: run_control::Exit) -> bool {
+    let mut guard = match RUNTIME.try_lock() {
+        Ok(g) => g,
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return false,
+    };
+    let Some(rt) = guard.as_mut() else {
+        return false;
+    };
+    run_control::clear_progress_line();
+    eprintln!("regsim: run stopped: {reason}");
+    rt.mark_incomplete(reason);
+    rt.finish_process();
+    run_control::exit_process(exit)
 }
 
 fn lock() -> MutexGuard<'static, Option<Runtime<ActiveDevice>>> {
@@ -387,7 +433,7 @@ unsafe fn launch(
     stream: *mut c_void,
 ) -> CudaResult<()> {
     rt.check_stream(stream as u64)?;
-    rt.launch(func as u64, grid, block, shared, |i, size| {
+    let result = rt.launch(func as u64, grid, block, shared, |i, size| {
         if args.is_null() {
             return None;
         }
@@ -395,7 +441,14 @@ unsafe fn launch(
         // parameter's size, as cudaLaunchKernel requires.
         let p = unsafe { *args.add(i) } as *const u8;
         (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, size) }.to_vec())
-    })
+    });
+    if rt.stopped() {
+        // A run limit or a signal stopped the kernel: the statistics so far, then the
+        // end of the process (run_control's contract).
+        rt.finish_process();
+        run_control::exit_process(run_control::Exit::after_stop());
+    }
+    result
 }
 
 cuda_fn!(fn cudaLaunchKernel(rt, func: *const c_void, grid: Dim3, block: Dim3, args: *mut *mut c_void, shared_mem: usize, stream: *mut c_void) {

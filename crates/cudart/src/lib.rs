@@ -45,6 +45,20 @@
 //!   reported once per kernel and instruction: a line on stderr
 //!   (`regsim: memory warning: kernel NAME, PTX line N (INST), CTA (x,y,z), thread
 //!   (x,y,z): ...`) and an entry of `memory_warnings` in the statistics.
+//! - `REGSIM_MAX_CYCLES`, `REGSIM_MAX_INSTRUCTIONS` — bounds on the simulated clock and
+//!   on the warp instructions issued, over the whole run (timing mode); unset or `0`: no
+//!   bound. `REGSIM_TIMEOUT` — seconds of wall-clock time from the runtime's start, in
+//!   the simulator or in the program's own code. A run that reaches one stops
+//!   ([`run_control`]): one line `regsim: run stopped: kernel NAME stopped at cycle C:
+//!   REASON; N warps live (counts per wait): SM s CTA (x,y,z) warp w (next: PTX line l)
+//!   WAITS; ...`, the statistics up to the stop, and exit status 124
+//!   ([`run_control::LIMIT_EXIT_STATUS`]); the program does not run on.
+//! - `REGSIM_PROGRESS` — if set and not `0`, an updating status line on stderr while a
+//!   kernel simulates (kernel, cycles, warp instructions, rate); `regsim run` sets it when
+//!   stderr is a terminal.
+//!
+//! SIGINT, SIGTERM and SIGHUP (unless the program handles them) end the run the same way,
+//! statistics written, and the program then dies of the signal.
 //!
 //! The config is loaded and validated at start-up, in both modes (`cudaGetDeviceProperties`
 //! and `cudaDeviceGetAttribute` describe it: SM count, clocks, shared memory, registers,
@@ -58,7 +72,7 @@
 //! instructions` and, in timing mode, `, C cycles, IPC I`.
 //!
 //! The statistics document ([`stats::RunStats::to_json`]):
-//! `{"mode", "gpu": {"name", "selector", "overrides", "config"}, "kernels": [...],
+//! `{"mode", "complete", "gpu": {"name", "selector", "overrides", "config"}, "kernels": [...],
 //! "total": {...}, "simulation": {"wall_seconds", "warp_instructions_per_second"}}`. Each
 //! kernel has `name` (demangled: `saxpy(int, float, float const*, float*)`), `mangled` (as
 //! in the PTX), `grid` and `block` (`[x, y, z]`), `warp_instructions`,
@@ -69,7 +83,9 @@
 //! the timing model's own time in timing mode (excluding each kernel's one-time register
 //! allocation) and the time spent in launches in functional mode; it is the only part
 //! that differs between identical runs. `regsim run` adds a `program` object (name,
-//! arguments, exit status).
+//! arguments, exit status). `complete` is false when a run limit or a signal ended the
+//! run: then `incomplete_reason` says why, the kernels completed before are whole, and
+//! the kernel cut short has `"complete": false` and its figures up to the stop.
 //!
 //! # Time
 //! Launches are synchronous. In timing mode the simulator's clock runs across launches,
@@ -84,7 +100,8 @@
 //! every later runtime call, as on a real GPU: `cudaErrorIllegalAddress` (700) for
 //! out-of-bounds or unallocated accesses, `cudaErrorMisalignedAddress` (716),
 //! `cudaErrorAssert` (710) for a failed device `assert`, `cudaErrorLaunchFailure` (719) for
-//! the rest (trap, barrier deadlock, an instruction the simulator does not execute). In
+//! the rest (trap, barrier deadlock — in timing mode with every live warp's state —, an
+//! instruction the simulator does not execute). In
 //! timing mode a launch whose CTA fits on no SM of the simulated GPU (registers, shared
 //! memory, threads) is `cudaErrorLaunchOutOfResources` (701) and a failure of the timing
 //! model itself `cudaErrorLaunchFailure`; both are printed once (one line saying why) and
@@ -100,6 +117,7 @@ pub mod kernel_abi;
 pub mod lz4;
 pub mod profiling;
 pub mod props;
+pub mod run_control;
 pub mod runtime;
 pub mod stats;
 pub mod texture;

@@ -194,6 +194,11 @@ pub struct Runtime<D: Device> {
     current_device: i32,
     /// Where diagnostics go; stderr in the library, a buffer in tests.
     log: Box<dyn FnMut(&str) + Send>,
+    /// Why the run ended early (a run limit stopped a kernel, a signal, a timeout in host
+    /// code): the statistics are marked incomplete with it.
+    incomplete: Option<String>,
+    /// A run limit stopped a kernel: the process must end (the library's exports do).
+    stopped: bool,
 }
 
 impl<D: Device> Runtime<D> {
@@ -234,6 +239,8 @@ impl<D: Device> Runtime<D> {
             events: HashMap::new(),
             current_device: 0,
             log,
+            incomplete: None,
+            stopped: false,
         }
     }
 
@@ -487,6 +494,22 @@ impl<D: Device> Runtime<D> {
                 self.records.push(record);
                 Ok(())
             }
+            // The kernel's statistics up to the stop are kept; the run ends.
+            Err(DeviceError::Stopped { message, stats }) => {
+                self.records.push(KernelRecord {
+                    name: stats::demangle(&kernel.name),
+                    mangled: kernel.name.clone(),
+                    grid,
+                    block,
+                    stats: *stats,
+                });
+                self.say(&format!("regsim: run stopped: {message}"));
+                self.mark_incomplete(message);
+                self.stopped = true;
+                self.sticky = Some(CudaError::LaunchFailure);
+                self.last_error = CudaError::LaunchFailure;
+                Err(CudaError::LaunchFailure)
+            }
             // A fault is reported by the next call, as on a real GPU; the launch itself
             // was accepted. So is a launch the timing model could not complete.
             Err(e @ (DeviceError::Fault(_) | DeviceError::Simulation { .. })) => {
@@ -550,6 +573,18 @@ impl<D: Device> Runtime<D> {
         Ok(())
     }
 
+    /// Marks the run incomplete (the first reason given is kept): the statistics say
+    /// `"complete": false` and why.
+    pub fn mark_incomplete(&mut self, reason: String) {
+        self.incomplete.get_or_insert(reason);
+    }
+
+    /// Whether a run limit stopped a kernel: the run must end now, with the statistics
+    /// written ([`Runtime::finish_process`]).
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
     /// The statistics of the run so far.
     pub fn run_stats(&self) -> serde_json::Value {
         let report = self.device.timing_report();
@@ -564,6 +599,7 @@ impl<D: Device> Runtime<D> {
             report,
             launch_seconds: self.launch_seconds,
             memory_warnings: &self.memory_warnings,
+            incomplete: self.incomplete.as_deref(),
         }
     }
 
@@ -1141,6 +1177,8 @@ mod tests {
         host: HostDevice,
         launches: Launches,
         fault: bool,
+        /// Launches end as if a run limit stopped them.
+        stop: bool,
         /// `Device::host_wrote` calls, in order.
         host_writes: Vec<(u64, usize)>,
     }
@@ -1190,11 +1228,20 @@ mod tests {
                     detail: "load from unallocated memory".to_string(),
                 })));
             }
-            Ok(KernelStats {
+            let stats = KernelStats {
                 warp_instructions: 12,
                 thread_instructions: 345,
                 timing: None,
-            })
+            };
+            if self.stop {
+                return Err(DeviceError::Stopped {
+                    message: "kernel k stopped at cycle 9: the cycle limit (10 cycles) was \
+                              reached; 2 warps live"
+                        .to_string(),
+                    stats: Box::new(stats),
+                });
+            }
+            Ok(stats)
         }
         fn bind_texture(
             &mut self,
@@ -1252,6 +1299,7 @@ mod tests {
             host: HostDevice::new(),
             launches: launches.clone(),
             fault,
+            stop: false,
             host_writes: Vec::new(),
         };
         let rt = Runtime::with_log(
@@ -1368,6 +1416,42 @@ mod tests {
         );
         rt.reset();
         assert!(rt.malloc(16, AllocKind::Device).is_ok());
+    }
+
+    #[test]
+    fn a_stopped_launch_keeps_its_statistics_and_marks_the_run_incomplete() {
+        let (mut rt, log, _) = runtime(false);
+        let fb = rt.register_fatbin(&container(PTX));
+        rt.register_function(fb, 0x1000, "_Z1kifPf".to_string());
+        let zero = |_: usize, n: usize| Some(vec![0u8; n]);
+        assert_eq!(rt.launch(0x1000, GRID, BLOCK, 0, zero), Ok(()));
+        assert!(!rt.stopped());
+        assert_eq!(rt.run_stats()["complete"], true);
+        rt.device.stop = true;
+        assert_eq!(
+            rt.launch(0x1000, GRID, BLOCK, 0, zero),
+            Err(CudaError::LaunchFailure)
+        );
+        assert!(rt.stopped());
+        let why = "kernel k stopped at cycle 9: the cycle limit (10 cycles) was reached; 2 \
+                   warps live";
+        assert_eq!(
+            log.lock().unwrap().last().map(String::as_str),
+            Some(format!("regsim: run stopped: {why}").as_str())
+        );
+        let json = rt.run_stats();
+        assert_eq!(json["complete"], false);
+        assert_eq!(json["incomplete_reason"], why);
+        // The stopped kernel's figures so far are kept beside the completed one's.
+        assert_eq!(json["kernels"].as_array().map(Vec::len), Some(2));
+        assert_eq!(json["total"]["warp_instructions"], 24);
+        // A later reason does not replace the first.
+        rt.mark_incomplete("interrupted".into());
+        assert_eq!(rt.run_stats()["incomplete_reason"], why);
+        assert_eq!(
+            rt.malloc(16, AllocKind::Device),
+            Err(CudaError::LaunchFailure)
+        );
     }
 
     #[test]

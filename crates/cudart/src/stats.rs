@@ -212,6 +212,8 @@ pub struct RunStats<'a> {
     pub launch_seconds: f64,
     /// Kernel accesses just outside an allocation that succeeded.
     pub memory_warnings: &'a [crate::device::MemoryWarning],
+    /// Why the run did not complete (a run limit, a signal), if it did not.
+    pub incomplete: Option<&'a str>,
 }
 
 impl RunStats<'_> {
@@ -222,9 +224,12 @@ impl RunStats<'_> {
     }
 
     /// The `REGSIM_STATS` document:
-    /// `{"mode", "gpu": {"name", "selector", "overrides", "config"}, "kernels": [...],
-    /// "total": {...}, "memory_warnings": [...], "simulation": {"wall_seconds",
-    /// "warp_instructions_per_second"}}`. A memory warning has `kernel`, `ptx_line`,
+    /// `{"mode", "complete", "gpu": {"name", "selector", "overrides", "config"},
+    /// "kernels": [...], "total": {...}, "memory_warnings": [...], "simulation":
+    /// {"wall_seconds", "warp_instructions_per_second"}}`. `complete` is false when a run
+    /// limit or a signal ended the run; then `incomplete_reason` says why, and a kernel
+    /// the stop cut short has `"complete": false` and its figures up to the stop.
+    /// A memory warning has `kernel`, `ptx_line`,
     /// `instruction`, `cta`, `thread`, `bytes`, `offset` (from the allocation's base,
     /// negative before it) and `allocation_bytes`.
     /// `total` has `kernels`, `warp_instructions`, `thread_instructions`, and in timing
@@ -280,8 +285,9 @@ impl RunStats<'_> {
                 "config": serde_json::to_value(&g.config).unwrap_or_default(),
             })
         });
-        json!({
+        let mut doc = json!({
             "mode": self.mode.name(),
+            "complete": self.incomplete.is_none(),
             "gpu": gpu,
             "kernels": self
                 .records
@@ -295,7 +301,11 @@ impl RunStats<'_> {
                 .map(crate::device::MemoryWarning::to_json)
                 .collect::<Vec<_>>(),
             "simulation": simulation,
-        })
+        });
+        if let (Some(reason), Value::Object(d)) = (self.incomplete, &mut doc) {
+            d.insert("incomplete_reason".into(), json!(reason));
+        }
+        doc
     }
 
     /// The readable summary: every kernel's statistics, the totals and the simulation
@@ -399,11 +409,14 @@ mod tests {
             report: None,
             launch_seconds: 0.5,
             memory_warnings: &[],
+            incomplete: None,
         };
         let json = run.to_json();
         let text = json.to_string();
         let back: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(back["mode"], "functional");
+        assert_eq!(back["complete"], true);
+        assert!(back.get("incomplete_reason").is_none());
         let k = &back["kernels"][0];
         assert_eq!(k["name"], "saxpy(int, float, float const*, float*)");
         assert_eq!(k["mangled"], "_Z5saxpyifPKfPf");

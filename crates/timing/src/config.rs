@@ -980,6 +980,16 @@ pub enum ConfigError {
         /// What is wrong.
         message: String,
     },
+    /// A key an override set is unknown or has the wrong type.
+    #[error("override `{text}`: {key}: {message}")]
+    OverrideField {
+        /// The override as given.
+        text: String,
+        /// Dotted key path.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A value is impossible.
     #[error("{key}: {message}")]
     Invalid {
@@ -994,7 +1004,9 @@ impl ConfigError {
     /// The dotted key the error is about, if it is about one key.
     pub fn key(&self) -> Option<&str> {
         match self {
-            ConfigError::Field { key, .. } | ConfigError::Invalid { key, .. } => Some(key),
+            ConfigError::Field { key, .. }
+            | ConfigError::OverrideField { key, .. }
+            | ConfigError::Invalid { key, .. } => Some(key),
             _ => None,
         }
     }
@@ -1054,6 +1066,20 @@ impl Override {
     /// The dotted key path.
     pub fn key(&self) -> String {
         self.path.join(".")
+    }
+
+    /// The override as given (`key.path=value`).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether the deserialization error `message` at dotted `key` is this override's:
+    /// it wrote that key or a value inside it, or (an unknown field) a key under it.
+    fn wrote(&self, key: &str, message: &str) -> bool {
+        let path = self.path.join(".");
+        path == key
+            || key.starts_with(&format!("{path}."))
+            || (message.starts_with("unknown field") && path.starts_with(&format!("{key}.")))
     }
 
     fn apply(&self, doc: &mut toml::Table) -> Result<(), ConfigError> {
@@ -1116,7 +1142,12 @@ pub fn find_configs_dir(executable: Option<&Path>) -> PathBuf {
 
 /// The `configs/` directory of this source tree, fixed at compile time.
 pub fn source_configs_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs")
+    // `<repo>/crates/timing` -> `<repo>/configs`, without `..` in what messages show.
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    crate_dir.parent().and_then(Path::parent).map_or_else(
+        || crate_dir.join("../../configs"),
+        |repo| repo.join("configs"),
+    )
 }
 
 /// Names of the configs in `dir` (file stems of `*.toml`), sorted.
@@ -1186,10 +1217,22 @@ impl GpuConfig {
             origin: origin.to_owned(),
             message: e.to_string(),
         })?;
-        let mut config: GpuConfig = toml::from_str(&rendered).map_err(|e| ConfigError::Field {
-            origin: origin.to_owned(),
-            key: key_at(&rendered, e.span(), e.message()),
-            message: e.message().to_owned(),
+        let mut config: GpuConfig = toml::from_str(&rendered).map_err(|e| {
+            let key = key_at(&rendered, e.span(), e.message());
+            let message = e.message().to_owned();
+            // A key an override wrote is the override's error, not the file's.
+            match overrides.iter().rev().find(|o| o.wrote(&key, &message)) {
+                Some(o) => ConfigError::OverrideField {
+                    text: o.text.clone(),
+                    key,
+                    message,
+                },
+                None => ConfigError::Field {
+                    origin: origin.to_owned(),
+                    key,
+                    message,
+                },
+            }
         })?;
         // The MRF's energy follows its technology (LTRF Table 2's relative power) unless
         // `energy.mrf_technology_scale` says otherwise. Filled in here, once, so that the
@@ -1237,6 +1280,7 @@ impl GpuConfig {
                 RegisterFileDesign::Wir => Some(SizedStructure::Wir),
                 RegisterFileDesign::Baseline
                 | RegisterFileDesign::Ideal
+                | RegisterFileDesign::IdealUnlimited
                 | RegisterFileDesign::Malekeh
                 | RegisterFileDesign::Bow => None,
             },

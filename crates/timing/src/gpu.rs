@@ -21,6 +21,9 @@ use emu::{Emulator, KernelRef, LaunchConfig};
 use crate::address_map::AddressMap;
 use crate::config::GpuConfig;
 use crate::kernel_info::KernelInfo;
+use crate::run_limits::{
+    Progress, ProgressHook, RunLimits, StopReason, WarpStates, CHECK_INTERVAL, PROGRESS_INTERVAL,
+};
 use crate::memory::{MemorySystem, SmId};
 use crate::occupancy::{occupancy, CtaShape};
 use crate::rf::ledger::{Ledger, OperandBuffer, OperandCounts};
@@ -65,14 +68,48 @@ pub enum SimError {
         /// The launched kernel.
         launched: String,
     },
-    /// Nothing can make progress and no event is pending (a model bug, reported rather
+    /// Nothing can make progress and no event is pending, or the watchdog saw no
+    /// instruction issue and no memory request complete for
+    /// [`RunLimits::watchdog_iterations`] visited cycles (a model bug, reported rather
     /// than hanging).
-    #[error("kernel {kernel}: no progress possible at cycle {cycle} with work left")]
+    #[error("kernel {kernel}: no progress possible at cycle {cycle} with work left; {warps}")]
     NoProgress {
         /// The kernel.
         kernel: String,
         /// The cycle.
         cycle: u64,
+        /// The live warps and what they wait for.
+        warps: WarpStates,
+    },
+    /// Every warp still running waits at a barrier that cannot complete (the emulator's
+    /// located error) and nothing else is pending.
+    #[error("{error}; {warps}")]
+    Deadlock {
+        /// The barrier, its CTA and the warps waiting and missing.
+        error: Box<emu::ExecError>,
+        /// The live warps and what they wait for.
+        warps: WarpStates,
+    },
+    /// A [`RunLimits`] bound stopped the kernel. `stats` are the kernel's statistics up
+    /// to `cycle` (also in [`TimingSimulator::kernels`], with `complete: false`).
+    #[error("kernel {kernel} stopped at cycle {cycle}: {reason}; {warps}")]
+    Stopped {
+        /// The kernel.
+        kernel: String,
+        /// The last simulated cycle.
+        cycle: u64,
+        /// Which bound.
+        reason: StopReason,
+        /// The live warps and what they wait for.
+        warps: WarpStates,
+        /// The kernel's statistics up to the stop.
+        stats: Box<KernelStats>,
+    },
+    /// A launch after a stop: the stopped kernel's CTAs still occupy the SMs.
+    #[error("the simulation was stopped; kernel {kernel} cannot start")]
+    AfterStop {
+        /// The kernel.
+        kernel: String,
     },
 }
 
@@ -88,6 +125,10 @@ pub struct TimingSimulator {
     kernels: Vec<KernelStats>,
     wall_seconds: f64,
     skip_cycles: bool,
+    limits: RunLimits,
+    progress: Option<ProgressHook>,
+    /// A kernel was stopped by a limit; its CTAs are still on the SMs.
+    stopped: bool,
 }
 
 const _: () = {
@@ -111,6 +152,9 @@ impl TimingSimulator {
             kernels: Vec::new(),
             wall_seconds: 0.0,
             skip_cycles: true,
+            limits: RunLimits::default(),
+            progress: None,
+            stopped: false,
         }
     }
 
@@ -121,6 +165,17 @@ impl TimingSimulator {
         for sm in &mut self.sms {
             sm.always_awake = !on;
         }
+    }
+
+    /// Bounds every later kernel by `limits` (counted over the whole simulation).
+    pub fn set_limits(&mut self, limits: RunLimits) {
+        self.limits = limits;
+    }
+
+    /// Calls `hook` with the progress of the running kernel, at most every
+    /// [`PROGRESS_INTERVAL`] of wall-clock time.
+    pub fn set_progress_hook(&mut self, hook: ProgressHook) {
+        self.progress = Some(hook);
     }
 
     /// The configuration.
@@ -261,12 +316,17 @@ impl TimingSimulator {
                 launched,
             });
         }
+        if self.stopped {
+            return Err(SimError::AfterStop {
+                kernel: info.name.clone(),
+            });
+        }
         let shape = CtaShape {
             threads: launch_config.threads_per_cta(),
             registers_per_thread: info.registers_per_thread,
             shared_bytes: static_shared + u64::from(launch_config.dynamic_shared),
         };
-        let mut occ = occupancy(&self.cfg, shape);
+        let occ = occupancy(&self.cfg, shape);
         if occ.ctas_per_sm == 0 {
             return Err(SimError::DoesNotFit {
                 kernel: info.name.clone(),
@@ -336,8 +396,22 @@ impl TimingSimulator {
         // structs. Updated after every call that may change an SM's `next_wake`.
         let mut wake = WakeTimes::new(self.sms.iter().map(|s| s.next_wake).collect());
 
+        // The run limits as bounds on this kernel.
+        let instructions_before: u64 = self.kernels.iter().map(|k| k.warp_instructions).sum();
+        let cycle_limit = self.limits.max_cycles.map_or(Cycle::NEVER, Cycle::new);
+        let instruction_budget = self
+            .limits
+            .max_instructions
+            .map_or(u64::MAX, |m| m.saturating_sub(instructions_before));
+        let mut issued = 0u64;
+        let mut idle_iterations = 0u64;
+        let mut check_in = CHECK_INTERVAL;
+        let mut next_report = wall + PROGRESS_INTERVAL;
+
         let end = loop {
+            let mut progressed = false;
             for c in self.memory.completed(now) {
+                progressed = true;
                 if let Some(Some((sm, owner))) = self.owners.get_mut(c.id.index()).map(Option::take)
                 {
                     if let Some(s) = self.sms.get_mut(sm as usize) {
@@ -347,12 +421,14 @@ impl TimingSimulator {
                 }
             }
             for (sm, at) in self.memory.unblocked() {
+                progressed = true;
                 if let Some(s) = self.sms.get_mut(sm.0 as usize) {
                     s.memory_unblocked(at);
                     wake.set(sm.0 as usize, s.next_wake);
                 }
             }
             let mut any_retired = false;
+            let issued_before = issued;
             {
                 let mut ctx = Ctx {
                     launch: &mut launch,
@@ -365,7 +441,9 @@ impl TimingSimulator {
                 let mut from = 0;
                 while let Some(i) = wake.next_due(from, now) {
                     let sm = &mut self.sms[i];
+                    let before = sm.stats.warp_instructions;
                     sm.cycle(now, &mut ctx)?;
+                    issued += sm.stats.warp_instructions - before;
                     wake.set(i, sm.next_wake);
                     // Only a cycle retires a CTA.
                     any_retired |= std::mem::take(&mut sm.cta_retired);
@@ -375,11 +453,47 @@ impl TimingSimulator {
             if any_retired {
                 let resident: u64 = self.sms.iter().map(|s| u64::from(s.resident_ctas())).sum();
                 if next_cta == total_ctas && resident == 0 {
-                    break now;
+                    break KernelEnd::Done(now);
                 }
                 place(&mut self.sms, &mut launch, &mut next_cta, now)?;
                 for (i, sm) in self.sms.iter().enumerate() {
                     wake.set(i, sm.next_wake);
+                }
+            }
+            if issued >= instruction_budget {
+                let max = self.limits.max_instructions.unwrap_or(u64::MAX);
+                break KernelEnd::Stopped(now, StopReason::MaxInstructions(max));
+            }
+            if progressed || issued > issued_before {
+                idle_iterations = 0;
+            } else {
+                idle_iterations += 1;
+                if idle_iterations >= self.limits.watchdog_iterations {
+                    return Err(SimError::NoProgress {
+                        kernel: info.name.clone(),
+                        cycle: now.get(),
+                        warps: warp_states(&self.sms, &launch),
+                    });
+                }
+            }
+            check_in -= 1;
+            if check_in == 0 {
+                check_in = CHECK_INTERVAL;
+                let t = Instant::now();
+                if let Some(reason) = self.limits.external_stop(t) {
+                    break KernelEnd::Stopped(now, reason);
+                }
+                if let Some(hook) = &mut self.progress {
+                    if t >= next_report {
+                        next_report = t + PROGRESS_INTERVAL;
+                        hook(&Progress {
+                            kernel: &info.name,
+                            cycle: now.get(),
+                            kernel_cycles: (now - start).get(),
+                            kernel_instructions: issued,
+                            kernel_seconds: (t - wall).as_secs_f64(),
+                        });
+                    }
                 }
             }
             let sm_next = wake.earliest();
@@ -400,21 +514,83 @@ impl TimingSimulator {
                 }
             };
             if next == Cycle::NEVER {
+                let warps = warp_states(&self.sms, &launch);
                 if let Some(cta) = self.sms.iter().find_map(|s| s.stuck_cta()) {
-                    return Err(SimError::Exec(launch.deadlock_error(cta)));
+                    return Err(SimError::Deadlock {
+                        error: Box::new(launch.deadlock_error(cta)),
+                        warps,
+                    });
                 }
                 return Err(SimError::NoProgress {
                     kernel: info.name.clone(),
                     cycle: now.get(),
+                    warps,
                 });
+            }
+            if next >= cycle_limit {
+                // Time reaches the limit before the next cycle with work: the kernel ends
+                // at the limit's last cycle (or now, if it started past it).
+                let last = Cycle::new(cycle_limit.get().saturating_sub(1)).max(now);
+                let max = self.limits.max_cycles.unwrap_or(u64::MAX);
+                break KernelEnd::Stopped(last, StopReason::MaxCycles(max));
             }
             now = next.max(now + Cycles::new(1));
         };
 
+        let (end, stop) = match end {
+            KernelEnd::Done(end) => (end, None),
+            KernelEnd::Stopped(end, reason) => {
+                let warps = warp_states(&self.sms, &launch);
+                (end, Some((reason, warps)))
+            }
+        };
+        drop(launch);
+        let begun = KernelBegun {
+            name: info.name.clone(),
+            launch_config,
+            start,
+            wall,
+            occupancy: occ,
+            mem_before,
+            rf_before,
+            rf_events_before,
+        };
+        let mut stats = self.finish_kernel(begun, end);
+        if let Some((reason, warps)) = stop {
+            // The stopped kernel's CTAs stay on the SMs: nothing more can run.
+            self.stopped = true;
+            stats.complete = false;
+            if let Some(last) = self.kernels.last_mut() {
+                last.complete = false;
+            }
+            return Err(SimError::Stopped {
+                kernel: info.name.clone(),
+                cycle: end.get(),
+                reason,
+                warps,
+                stats: Box::new(stats),
+            });
+        }
+        Ok(stats)
+    }
+
+    /// Ends the kernel `begun` at cycle `end` (inclusive): its statistics, also appended
+    /// to [`TimingSimulator::kernels`]; the clock moves to the cycle after `end`.
+    fn finish_kernel(&mut self, begun: KernelBegun, end: Cycle) -> KernelStats {
+        let KernelBegun {
+            name,
+            launch_config,
+            start,
+            wall,
+            occupancy: mut occ,
+            mem_before,
+            rf_before,
+            rf_events_before,
+        } = begun;
         for sm in &mut self.sms {
             sm.finish_kernel(end);
         }
-        drop(launch);
+        let n = self.sms.len();
         self.now = end + Cycles::new(1);
         let cycles = (end - start).get() + 1;
         let mut warp_instructions = 0;
@@ -457,7 +633,7 @@ impl TimingSimulator {
         let wall_seconds = wall.elapsed().as_secs_f64();
         self.wall_seconds += wall_seconds;
         let stats = KernelStats {
-            name: info.name.clone(),
+            name,
             grid: launch_config.grid,
             block: launch_config.block,
             start_cycle: start.get(),
@@ -465,6 +641,7 @@ impl TimingSimulator {
             warp_instructions,
             thread_instructions,
             ipc: ipc(warp_instructions, cycles),
+            complete: true,
             occupancy: occ,
             stalls,
             register_file: self.rf_stats().since(&rf_before),
@@ -476,8 +653,37 @@ impl TimingSimulator {
             },
         };
         self.kernels.push(stats.clone());
-        Ok(stats)
+        stats
     }
+}
+
+/// How the main loop of a kernel ended.
+enum KernelEnd {
+    /// The last CTA retired in this cycle.
+    Done(Cycle),
+    /// A run limit stopped the kernel after this cycle.
+    Stopped(Cycle, StopReason),
+}
+
+/// What a kernel's statistics are measured against: its start and the counters before it.
+struct KernelBegun {
+    name: String,
+    launch_config: LaunchConfig,
+    start: Cycle,
+    wall: Instant,
+    occupancy: crate::stats::OccupancyStats,
+    mem_before: crate::memory::MemoryStats,
+    rf_before: RfStats,
+    rf_events_before: Vec<EnergyEvent>,
+}
+
+/// Every live warp of `sms` and what it waits for.
+fn warp_states(sms: &[Sm], launch: &emu::Launch<'_>) -> WarpStates {
+    WarpStates(
+        sms.iter()
+            .flat_map(|s| s.warp_states(|f, i| launch.inst_line(f, i)))
+            .collect(),
+    )
 }
 
 fn rate(n: u64, seconds: f64) -> f64 {

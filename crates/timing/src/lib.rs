@@ -23,6 +23,7 @@
 //! | module | models |
 //! |---|---|
 //! | [`gpu`] | [`TimingSimulator`]: SMs, CTA scheduler, main loop with cycle skipping; the API of the runtime |
+//! | [`run_limits`] | run limits (cycles, instructions, deadline, interrupt, no-progress watchdog), live warps' states when a run stops |
 //! | [`sm`] | one SM: fetch, decode, issue (schedulers, scoreboard), operand collection, execution units, LD/ST, writeback |
 //! | [`rf`] | the register-file interface every design implements, and the `baseline` and `ideal` designs |
 //! | [`kernel_info`] | per-kernel static facts: opcode classes, architectural register operands, compiler hints |
@@ -52,6 +53,7 @@ pub mod memory;
 pub mod occupancy;
 pub mod port;
 pub mod rf;
+pub mod run_limits;
 pub mod shared_memory;
 pub mod sm;
 pub mod stats;
@@ -60,6 +62,7 @@ pub mod time;
 pub use config::{ConfigError, GpuConfig, Override};
 pub use gpu::{SimError, TimingSimulator};
 pub use kernel_info::KernelInfo;
+pub use run_limits::{Progress, RunLimits, StopReason, WarpState, WarpStates, WarpWait};
 pub use memory::{MemRequest, MemoryStats, MemorySystem, RequestId, Stall};
 pub use stats::{KernelStats, Report, TotalStats};
 pub use time::{Cycle, Cycles, MemCycle, MemCycles};

@@ -198,6 +198,10 @@ pub struct SimulationStats {
     pub warp_instructions_per_second: f64,
 }
 
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 /// One kernel launch.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KernelStats {
@@ -217,6 +221,10 @@ pub struct KernelStats {
     pub thread_instructions: u64,
     /// Warp instructions per cycle, whole GPU.
     pub ipc: f64,
+    /// False when a run limit stopped the kernel before its last CTA retired (the
+    /// figures are up to the stop); serialized only then, as `"complete": false`.
+    #[serde(skip_serializing_if = "is_true")]
+    pub complete: bool,
     /// Occupancy: theoretical and achieved.
     pub occupancy: OccupancyStats,
     /// Scheduler-cycles by outcome.

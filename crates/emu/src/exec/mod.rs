@@ -445,6 +445,12 @@ impl<'e> Launch<'e> {
         Ok(self.stats)
     }
 
+    /// The PTX line of instruction `inst` of function `func` of the launched module.
+    pub fn inst_line(&self, func: FuncId, inst: InstId) -> Option<u32> {
+        let f = self.module.program.functions.get(func.index())?;
+        f.insts.get(inst.index()).map(|i| i.line).filter(|&l| l > 0)
+    }
+
     /// The error for a CTA whose live warps all wait at barriers that cannot complete.
     pub fn deadlock_error(&self, cta: &Cta) -> ExecError {
         let first = cta

@@ -590,6 +590,41 @@ impl Sm {
         })
     }
 
+    /// The state of every live warp, in slot order; `line` gives the PTX line of an
+    /// instruction.
+    pub fn warp_states(
+        &self,
+        line: impl Fn(FuncId, InstId) -> Option<u32>,
+    ) -> Vec<crate::run_limits::WarpState> {
+        use crate::run_limits::{WarpState, WarpWait};
+        let mut out = Vec::new();
+        for (slot, w) in self.warps.iter().enumerate() {
+            if !w.live {
+                continue;
+            }
+            let Some(cta) = self.ctas.get(w.cta as usize).and_then(Option::as_ref) else {
+                continue;
+            };
+            let wait = match cta.cta.warp_status(w.in_cta as usize) {
+                WarpStatus::AtBarrier(b) => WarpWait::Barrier(b),
+                _ if w.exited => WarpWait::Draining,
+                _ if w.fetch_pending || w.ib_count == 0 => WarpWait::Fetch,
+                _ if w.scoreboard.any_long() => WarpWait::Memory,
+                _ if !w.scoreboard.is_clear() => WarpWait::Register,
+                _ => WarpWait::Issue,
+            };
+            out.push(WarpState {
+                sm: self.id.0,
+                slot: slot as u32,
+                cta: cta.cta.id,
+                warp_in_cta: u32::from(w.in_cta),
+                ptx_line: (!w.exited).then(|| line(w.func, w.pc)).flatten(),
+                wait,
+            });
+        }
+        out
+    }
+
     /// A memory request of this SM completed at `at`.
     pub fn memory_done(&mut self, owner: Owner, at: Cycle) {
         match owner {

@@ -1,0 +1,162 @@
+//! Exit statuses and messages that tell the truth (issue 26 §4), one test per case:
+//! `--stats` into a missing directory, an unknown `--set` key, normalized paths, an I/O
+//! error said once. (`ptx check` on a file without `.version`/`.target` is in
+//! `compile_cli.rs`.)
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::{regsim, repo_root};
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn saxpy() -> String {
+    repo_root()
+        .join("workloads/bin/saxpy")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn stats_into_a_missing_directory_fail_before_the_program_runs() {
+    let out = regsim(&[
+        "run",
+        "--stats",
+        "/nonexistent-regsim-dir/s.json",
+        "--",
+        &saxpy(),
+    ]);
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert_eq!(
+        se.trim_end(),
+        "error: --stats /nonexistent-regsim-dir/s.json: the directory \
+         /nonexistent-regsim-dir does not exist"
+    );
+    // Nothing ran: no PASS, no kernel line.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+}
+
+#[test]
+fn stats_the_runtime_cannot_write_are_a_failure() {
+    // The runtime is told to write into a directory that does not exist (as if it
+    // vanished during the run); `regsim run` must not exit 0.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("msg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let script = dir.join("runs_saxpy_elsewhere");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nREGSIM_STATS=/nonexistent-regsim-dir/s.json exec {}\n",
+            saxpy()
+        ),
+    )
+    .expect("script");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let stats = dir.join("s.json");
+    let out = regsim(&[
+        "run",
+        "--stats",
+        stats.to_str().unwrap(),
+        "--",
+        script.to_str().unwrap(),
+    ]);
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(
+        se.contains("regsim: cannot write stats to /nonexistent-regsim-dir/s.json: "),
+        "{se}"
+    );
+    assert!(
+        se.contains(&format!(
+            "regsim: no statistics were written to {}",
+            stats.display()
+        )),
+        "{se}"
+    );
+    assert!(!se.contains("did not load"), "{se}");
+}
+
+#[test]
+fn an_unknown_set_key_is_reported_as_the_flags() {
+    let out = regsim(&["run", "--set", "sm.warpz=4", "--", &saxpy()]);
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(
+        se.starts_with(
+            "error: invalid GPU configuration: --set sm.warpz=4: sm.warpz: unknown field `warpz`"
+        ),
+        "{se}"
+    );
+    assert!(!se.contains(".toml"), "the config file is not blamed: {se}");
+    let out = regsim(&["run", "--rf", "nosuch", "--", &saxpy()]);
+    let se = stderr(&out);
+    assert!(
+        se.starts_with(
+            "error: invalid GPU configuration: --rf nosuch: register_file.design: unknown \
+             variant `nosuch`"
+        ),
+        "{se}"
+    );
+    // A key the file has wrong is still the file's.
+    let bad = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bad-key.toml");
+    let text = std::fs::read_to_string(repo_root().join("configs/gtx480.toml"))
+        .expect("gtx480.toml")
+        .replacen("[sm]", "[sm]\nwarpz = 4", 1);
+    std::fs::write(&bad, text).expect("config");
+    let out = regsim(&["run", "--gpu", bad.to_str().unwrap(), "--", &saxpy()]);
+    let se = stderr(&out);
+    assert!(se.contains("bad-key.toml: sm.warpz: unknown field"), "{se}");
+}
+
+#[test]
+fn paths_are_shown_normalized() {
+    // A config path with `..` is recorded, and shown, without it.
+    let dotted = repo_root().join("configs/../configs/gtx480.toml");
+    let stats = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("normalized-{}.json", std::process::id()));
+    let out = regsim(&[
+        "run",
+        "--functional",
+        "--gpu",
+        dotted.to_str().unwrap(),
+        "--stats",
+        stats.to_str().unwrap(),
+        "--",
+        &saxpy(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats")).expect("JSON");
+    let selector = json["gpu"]["selector"].as_str().expect("a selector");
+    assert!(selector.ends_with("/configs/gtx480.toml"), "{selector}");
+    assert!(!selector.contains(".."), "{selector}");
+    let out = regsim(&["run", "--gpu", "nosuch", "--", &saxpy()]);
+    let se = stderr(&out);
+    assert!(se.contains("no GPU config named `nosuch`"), "{se}");
+    assert!(!se.contains(".."), "{se}");
+}
+
+#[test]
+fn an_io_error_is_said_once() {
+    let out = regsim(&[
+        "correlate",
+        "--reference",
+        "/nonexistent-regsim-dir",
+        "/nonexistent-regsim-dir/s.json",
+    ]);
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    let cause = std::io::Error::from(std::io::ErrorKind::NotFound).to_string();
+    assert!(se.contains("/nonexistent-regsim-dir"), "{se}");
+    assert_eq!(
+        se.matches("No such file or directory").count(),
+        1,
+        "{se} ({cause})"
+    );
+}

@@ -1,0 +1,251 @@
+//! `regsim run` bounded and interrupted, as a user runs it: `--max-cycles` and
+//! `--max-instructions` stop a built-in workload with the message, exit status 124 and
+//! the statistics so far marked incomplete (completed kernels kept whole); SIGTERM to
+//! `regsim run` reaches the program, which leaves its statistics, and the temporary
+//! runtime directory is removed; `--timeout` ends a program that does not stop by
+//! itself. (A kernel that never ends is tested at the timing-crate level,
+//! `crates/timing/tests/run_limits.rs`: no committed CUDA program loops forever.)
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn workload(name: &str) -> PathBuf {
+    repo_root().join("workloads/bin").join(name)
+}
+
+/// A fresh scratch directory (also the temporary directory of the runs).
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("run-limits-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    dir
+}
+
+fn regsim_run(tmp: &Path, args: &[&str], program: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_regsim"));
+    cmd.arg("run")
+        .args(args)
+        .arg("--")
+        .arg(program)
+        .env("TMPDIR", tmp)
+        .env_remove("REGSIM_CUDART")
+        .env_remove("REGSIM_CONFIGS");
+    cmd
+}
+
+/// Runs `regsim run ARGS -- PROGRAM` to its end.
+fn run(tmp: &Path, args: &[&str], program: &Path) -> Output {
+    regsim_run(tmp, args, program)
+        .output()
+        .expect("regsim runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the stats file is written"))
+        .expect("the stats file is JSON")
+}
+
+/// The `regsim-run-*` directories left in `tmp`.
+fn leftovers(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .expect("scratch directory")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("regsim-run-"))
+        .collect()
+}
+
+#[test]
+fn max_cycles_stops_the_run_with_the_message_status_and_incomplete_statistics() {
+    let tmp = scratch("cycles");
+    let stats = tmp.join("s.json");
+    let out = run(
+        &tmp,
+        &["--max-cycles", "5000", "--stats", stats.to_str().unwrap()],
+        &workload("saxpy"),
+    );
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(124), "{se}");
+    // The program does not run on to print a verdict.
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert!(
+        se.contains(
+            "regsim: run stopped: kernel saxpy(int, float, float const*, float*) stopped at \
+             cycle 4999: the cycle limit (5000 cycles) was reached; "
+        ),
+        "{se}"
+    );
+    // Every live warp is accounted for, and the first ones are listed with their state.
+    assert!(se.contains(" warps live ("), "{se}");
+    assert!(
+        se.contains("SM 0 CTA (0,0,0) warp 0 (next: PTX line "),
+        "{se}"
+    );
+    assert!(se.contains("\"complete\": false"), "{se}");
+
+    let json = read_json(&stats);
+    assert_eq!(json["complete"], false);
+    let reason = json["incomplete_reason"].as_str().expect("a reason");
+    assert!(reason.contains("the cycle limit (5000 cycles)"), "{reason}");
+    let kernels = json["kernels"].as_array().expect("kernels");
+    assert_eq!(kernels.len(), 1);
+    assert_eq!(kernels[0]["complete"], false);
+    assert_eq!(kernels[0]["cycles"], 5000);
+    assert_eq!(json["total"]["cycles"], 5000);
+    assert!(json["total"]["warp_instructions"].as_u64().unwrap() > 0);
+    assert_eq!(json["program"]["exit_code"], 124);
+    assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
+}
+
+#[test]
+fn a_limit_keeps_the_kernels_completed_before_it_whole() {
+    // reduction launches two kernels; the bound falls in the second.
+    let tmp = scratch("kernels");
+    let full = tmp.join("full.json");
+    let out = run(
+        &tmp,
+        &["--stats", full.to_str().unwrap()],
+        &workload("reduction"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let full = read_json(&full);
+    assert_eq!(full["complete"], true);
+    assert!(full.get("incomplete_reason").is_none());
+    let first = full["kernels"][0]["cycles"].as_u64().expect("cycles");
+    let limit = first + 100;
+
+    let stats = tmp.join("s.json");
+    let out = run(
+        &tmp,
+        &[
+            "--max-cycles",
+            &limit.to_string(),
+            "--stats",
+            stats.to_str().unwrap(),
+        ],
+        &workload("reduction"),
+    );
+    assert_eq!(out.status.code(), Some(124), "{}", stderr(&out));
+    let json = read_json(&stats);
+    assert_eq!(json["complete"], false);
+    let kernels = json["kernels"].as_array().expect("kernels");
+    assert_eq!(kernels.len(), 2);
+    // The first kernel is the full run's, untouched.
+    assert!(kernels[0].get("complete").is_none(), "{}", kernels[0]);
+    assert_eq!(kernels[0]["cycles"], full["kernels"][0]["cycles"]);
+    assert_eq!(
+        kernels[0]["warp_instructions"],
+        full["kernels"][0]["warp_instructions"]
+    );
+    assert_eq!(kernels[1]["complete"], false);
+    assert_eq!(kernels[1]["cycles"], 100);
+    assert_eq!(json["total"]["cycles"].as_u64(), Some(limit));
+    assert_eq!(json["total"]["kernels"], 2);
+}
+
+#[test]
+fn max_instructions_stops_the_run() {
+    let tmp = scratch("instructions");
+    let stats = tmp.join("s.json");
+    let out = run(
+        &tmp,
+        &[
+            "--max-instructions",
+            "2000",
+            "--stats",
+            stats.to_str().unwrap(),
+        ],
+        &workload("saxpy"),
+    );
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(124), "{se}");
+    assert!(
+        se.contains("the instruction limit (2000 warp instructions) was reached"),
+        "{se}"
+    );
+    let json = read_json(&stats);
+    assert_eq!(json["complete"], false);
+    let issued = json["total"]["warp_instructions"].as_u64().unwrap();
+    // Stopped in the cycle the bound was reached (15 SMs, two schedulers each).
+    assert!((2000..2000 + 30).contains(&issued), "{issued}");
+}
+
+#[test]
+fn limits_out_of_reach_change_nothing() {
+    let tmp = scratch("free");
+    let out = run(&tmp, &["--timeout", "600"], &workload("reduction"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().last(),
+        Some("PASS")
+    );
+    let bad = run(&tmp, &["--timeout", "soon"], &workload("reduction"));
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("`soon` is not a number of seconds"));
+}
+
+#[test]
+fn sigterm_reaches_the_program_which_leaves_its_statistics_and_no_temporary_directory() {
+    let tmp = scratch("sigterm");
+    let stats = tmp.join("s.json");
+    // atomics_cas simulates for many seconds.
+    let child = regsim_run(
+        &tmp,
+        &["--stats", stats.to_str().unwrap()],
+        &workload("atomics_cas"),
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("regsim starts");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        leftovers(&tmp).len(),
+        1,
+        "the runtime's directory exists while it runs"
+    );
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let out = child.wait_with_output().expect("regsim ends");
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(128 + 15), "{se}");
+    assert!(se.contains("regsim: run stopped: "), "{se}");
+    assert!(se.contains("interrupted by SIGTERM"), "{se}");
+    let json = read_json(&stats);
+    assert_eq!(json["complete"], false);
+    assert_eq!(json["program"]["signal"], 15);
+    assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
+}
+
+#[test]
+fn a_program_that_outlives_its_timeout_is_killed_with_status_124() {
+    // A script that never loads regsim's runtime: only `regsim run` can end it.
+    let tmp = scratch("timeout");
+    let script = tmp.join("sleeper");
+    std::fs::write(&script, "#!/bin/sh\nexec sleep 60\n").expect("script");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let started = Instant::now();
+    let out = run(&tmp, &["--timeout", "0.5"], &script);
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(124), "{se}");
+    assert!(
+        se.contains("did not stop at its time limit (0.5 s) and was killed"),
+        "{se}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
+}
