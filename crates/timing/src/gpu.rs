@@ -21,13 +21,13 @@ use emu::{Emulator, KernelRef, LaunchConfig};
 use crate::address_map::AddressMap;
 use crate::config::GpuConfig;
 use crate::kernel_info::KernelInfo;
-use crate::run_limits::{
-    Progress, ProgressHook, RunLimits, StopReason, WarpStates, CHECK_INTERVAL, PROGRESS_INTERVAL,
-};
 use crate::memory::{MemorySystem, SmId};
 use crate::occupancy::{occupancy, CtaShape};
 use crate::rf::ledger::{Ledger, OperandBuffer, OperandCounts};
 use crate::rf::{EnergyEvent, RfStats};
+use crate::run_limits::{
+    Progress, ProgressHook, RunLimits, StopReason, WarpStates, CHECK_INTERVAL, PROGRESS_INTERVAL,
+};
 use crate::sm::{Ctx, Owner, Sm};
 use crate::stats::{
     energy_events_since, execution_energy_events, ipc, memory_add, memory_energy_events,
