@@ -26,11 +26,11 @@ seed() {
     mkdir -p "$dir"
     case $target in
         parse)
-            cp workloads/ptx/*/*.ptx crates/ptx/tests/data/*.ptx "$dir"/ 2>/dev/null || true ;;
+            cp "$root"/workloads/ptx/*/*.ptx "$root"/crates/ptx/tests/data/*.ptx "$dir"/ 2>/dev/null || true ;;
         config)
             # Each config as written, and with overrides after a `---` line.
             local i=0
-            for f in configs/*.toml; do
+            for f in "$root"/configs/*.toml; do
                 cp "$f" "$dir/$(basename "$f")"
                 { cat "$f"; printf '\n---\nl1d.size_bytes=65536\nregister_file.design=ltrf\nsm.max_warps=1024\n'; } \
                     > "$dir/sets-$i.toml"
@@ -39,7 +39,7 @@ seed() {
                 i=$((i + 1))
             done ;;
         sweep_spec)
-            cp experiments/*.toml "$dir"/ ;;
+            cp "$root"/experiments/*.toml "$dir"/ ;;
     esac
 }
 
