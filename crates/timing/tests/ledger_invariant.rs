@@ -111,7 +111,7 @@ fn check(design: &str, r: &Run, at: &str) {
     let w = |s: Sink| l.written(s);
     let landed = match design {
         // Every result goes to the main storage; Malekeh also keeps some in its CCU.
-        "baseline" | "ideal" | "malekeh" | "bow" => w(Sink::MrfBank),
+        "baseline" | "ideal" | "ideal-unlimited" | "malekeh" | "bow" => w(Sink::MrfBank),
         "cerf" => w(Sink::CerfArray),
         "rfc" => w(Sink::MrfBank) + w(Sink::Rfc) + w(Sink::Lrf) + w(Sink::Dropped),
         // One level per result (the compiler's annotation), and the MRF too where it says
@@ -191,7 +191,7 @@ fn check(design: &str, r: &Run, at: &str) {
         }
     }
     match design {
-        "baseline" | "ideal" => {
+        "baseline" | "ideal" | "ideal-unlimited" => {
             assert_eq!(d(Source::MrfBank), rf.reads, "{at}");
             assert_eq!(w(Sink::MrfBank), rf.writes, "{at}");
         }

@@ -9,9 +9,10 @@ use timing::config::default_configs_dir;
 use timing::{GpuConfig, KernelInfo, KernelStats, Override, TimingSimulator};
 
 /// Every `register_file.design`.
-pub const DESIGNS: [&str; 11] = [
+pub const DESIGNS: [&str; 12] = [
     "baseline",
     "ideal",
+    "ideal-unlimited",
     "rfc",
     "orf-lrf",
     "ltrf",
