@@ -156,9 +156,7 @@ pub(crate) const DEFAULT_MAX_CYCLES: u64 = 10_000_000_000;
 /// (`atomics_cas --large` on gtx480: 108,415,074 warp instructions).
 pub(crate) const DEFAULT_MAX_INSTRUCTIONS: u64 = 10_000_000_000;
 
-/// The exit status of a run a limit stopped (`--max-cycles`, `--max-instructions`,
-/// `--timeout`), as the runtime's `run_control::LIMIT_EXIT_STATUS` (and `timeout(1)`).
-pub(crate) const LIMIT_EXIT_STATUS: u8 = 124;
+pub(crate) use regsim::sweep::runner::LIMIT_EXIT_STATUS;
 
 /// How long a program may take to end after a forwarded signal, or after its time
 /// limit, before it is killed.

@@ -333,6 +333,34 @@ timeout_seconds = 1.0
 }
 
 #[test]
+fn a_simulation_stopped_at_the_spec_timeout_keeps_its_statistics() {
+    let dir = scratch("timeout-stats");
+    let spec = dir.join("spec.toml");
+    // Tens of seconds of simulation; the spec allows 2.
+    std::fs::write(
+        &spec,
+        "[sweep]\nworkloads=['matvec_rows --large']\nconfigs=['gtx480']\n\
+         designs=['baseline']\ntimeout_seconds=2.0\n",
+    )
+    .unwrap();
+    let store = dir.join("s.sqlite");
+    let out = sweep(&spec, &store, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let rows = Store::open(&store).unwrap().records().unwrap();
+    let run = &rows[0];
+    assert_eq!(run.status, RunStatus::Timeout, "{run:?}");
+    assert_eq!(run.exit_code, Some(124), "{}", run.stderr_tail);
+    assert!(
+        run.stderr_tail
+            .contains("stopped at the spec's timeout of 2 s"),
+        "{}",
+        run.stderr_tail
+    );
+    let stats = run.stats.as_ref().expect("the statistics up to the stop");
+    assert_eq!(stats["complete"], serde_json::json!(false), "{stats}");
+}
+
+#[test]
 fn bad_specs_are_refused_before_anything_runs() {
     let dir = scratch("bad");
     let spec = dir.join("spec.toml");

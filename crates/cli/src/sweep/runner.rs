@@ -23,6 +23,18 @@ pub const STDERR_TAIL_BYTES: u64 = 4096;
 /// Bytes of stdout kept in the store.
 pub const STDOUT_TAIL_BYTES: u64 = 2048;
 
+/// `regsim run`'s exit status for a run stopped at a limit (`--max-cycles`,
+/// `--max-instructions`, `--timeout`), as the runtime's `run_control::LIMIT_EXIT_STATUS`
+/// (and `timeout(1)`).
+pub const LIMIT_EXIT_STATUS: u8 = 124;
+
+/// How long after the spec's timeout a run that has not stopped by itself is killed: the
+/// simulation stops at the limit and writes its statistics; only a program that never
+/// reaches the runtime's check (one spinning in its own code) needs the kill.
+fn kill_after(limit_seconds: f64) -> Duration {
+    Duration::from_secs_f64(limit_seconds + (0.1 * limit_seconds).clamp(2.0, 30.0))
+}
+
 /// The version recorded with every run.
 pub fn regsim_version() -> String {
     format!("regsim {}", env!("CARGO_PKG_VERSION"))
@@ -173,9 +185,7 @@ pub fn execute(point: &RunPoint, regsim: &Path) -> Result<RunRecord> {
     let watchdog = point.timeout_seconds.map(|limit| {
         let timed_out = timed_out.clone();
         std::thread::spawn(move || {
-            if let Err(mpsc::RecvTimeoutError::Timeout) =
-                done_rx.recv_timeout(Duration::from_secs_f64(limit))
-            {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = done_rx.recv_timeout(kill_after(limit)) {
                 timed_out.store(true, std::sync::atomic::Ordering::SeqCst);
                 // SAFETY: signals the child's process group (regsim run and its program);
                 // the child is not yet reaped, so the group id is still ours.
@@ -195,7 +205,10 @@ pub fn execute(point: &RunPoint, regsim: &Path) -> Result<RunRecord> {
     let stats = std::fs::read_to_string(&stats_path)
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok());
-    let outcome = if timed_out.load(std::sync::atomic::Ordering::SeqCst) {
+    let killed = timed_out.load(std::sync::atomic::Ordering::SeqCst);
+    let stopped_at_limit =
+        point.timeout_seconds.is_some() && status.code() == Some(i32::from(LIMIT_EXIT_STATUS));
+    let outcome = if killed || stopped_at_limit {
         RunStatus::Timeout
     } else if status.success() && stats.is_some() {
         RunStatus::Ok
@@ -203,10 +216,20 @@ pub fn execute(point: &RunPoint, regsim: &Path) -> Result<RunRecord> {
         RunStatus::Failed
     };
     let mut stderr_tail = tail(&err_path, STDERR_TAIL_BYTES);
-    if outcome == RunStatus::Timeout {
+    if killed {
         stderr_tail.push_str(&format!(
             "regsim sweep: killed after the spec's timeout of {} s\n",
             point.timeout_seconds.unwrap_or_default()
+        ));
+    } else if outcome == RunStatus::Timeout {
+        stderr_tail.push_str(&format!(
+            "regsim sweep: stopped at the spec's timeout of {} s{}\n",
+            point.timeout_seconds.unwrap_or_default(),
+            if stats.is_some() {
+                "; the statistics up to the stop are kept (\"complete\": false)"
+            } else {
+                ""
+            }
         ));
     } else if status.success() && stats.is_none() {
         stderr_tail.push_str("regsim sweep: the run exited 0 but wrote no statistics\n");

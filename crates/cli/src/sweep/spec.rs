@@ -7,7 +7,7 @@
 //! designs = ["baseline", "ideal"]         # values of register_file.design
 //! functional = false                      # optional: `regsim run --functional`
 //! run_args = ["--max-registers", "32"]    # optional: more `regsim run` flags, every point
-//! timeout_seconds = 600                   # optional: a run taking longer fails as `timeout`
+//! timeout_seconds = 600                   # optional: a run stops there, as `timeout`
 //!
 //! [sweep.set]                              # optional grid: the cartesian product
 //! "sm.scheduler" = ["lrr", "gto"]
@@ -100,7 +100,8 @@ pub struct SweepGroup {
     pub functional: bool,
     /// More `regsim run` arguments for every point.
     pub run_args: Vec<String>,
-    /// A run longer than this is killed and recorded as `timeout`.
+    /// A run is stopped after this long (`regsim run --timeout`, its statistics so far
+    /// kept) and recorded as `timeout`.
     pub timeout_seconds: Option<f64>,
 }
 
@@ -193,6 +194,19 @@ impl RunPoint {
         }
         args.push("--stats".into());
         args.push(stats.into());
+        // The spec's time limit goes to `regsim run`, which stops the simulation there and
+        // keeps its statistics ("complete": false); the runner's kill is the backstop for a
+        // program that never stops. A `--timeout` of the spec's own `run_args` wins.
+        if let Some(limit) = self.timeout_seconds {
+            if !self
+                .run_args
+                .iter()
+                .any(|a| a == "--timeout" || a.starts_with("--timeout="))
+            {
+                args.push("--timeout".into());
+                args.push(limit.to_string().into());
+            }
+        }
         args.extend(self.run_args.iter().map(Into::into));
         args.push("--".into());
         args.push(self.program.clone().into());
@@ -940,6 +954,25 @@ mod tests {
         assert_eq!(args[dashdash + 2], "x");
         assert!(args.contains(&"register_file.design=baseline".to_string()));
         assert!(args.contains(&"sm.scheduler=lrr".to_string()));
+        assert!(!args.contains(&"--timeout".to_string()));
+
+        // The spec's time limit reaches `regsim run` (which keeps the statistics up to the
+        // stop), unless the spec's own run_args set one.
+        let timed = |run_args: &[&str]| -> Vec<String> {
+            let mut t = s_builtin.clone();
+            t.groups[0].timeout_seconds = Some(2.5);
+            t.groups[0].run_args = run_args.iter().map(|a| a.to_string()).collect();
+            let points = t.expand_with(None).unwrap();
+            let args = points[0].regsim_args(Path::new("/tmp/s.json"));
+            args.iter().map(|a| a.to_string_lossy().into()).collect()
+        };
+        let args = timed(&[]);
+        let at = args.iter().position(|a| a == "--timeout").unwrap();
+        assert_eq!(args[at + 1], "2.5");
+        assert!(at < args.iter().position(|a| a == "--").unwrap());
+        let args = timed(&["--timeout", "9"]);
+        assert_eq!(args.iter().filter(|a| *a == "--timeout").count(), 1);
+        assert!(args.contains(&"9".to_string()));
 
         // A bad value is refused when expanding, naming the spec and the override.
         let mut bad = s_builtin.clone();

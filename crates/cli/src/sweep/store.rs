@@ -140,7 +140,8 @@ pub enum RunStatus {
     Ok,
     /// A non-zero exit, a signal, or no statistics.
     Failed,
-    /// Killed after the spec's `timeout_seconds`.
+    /// Stopped at the spec's `timeout_seconds` (with the statistics up to the stop when
+    /// the simulation was what ran long), or killed shortly after it.
     Timeout,
 }
 
