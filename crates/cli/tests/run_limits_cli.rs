@@ -194,6 +194,33 @@ fn limits_out_of_reach_change_nothing() {
     assert!(stderr(&bad).contains("`soon` is not a number of seconds"));
 }
 
+/// Long waits are skipped, not stepped: with an L1D latency of 10^5 cycles saxpy takes
+/// 8.5 M simulated cycles, nearly all of them waits. Stepping each SM through them took
+/// about 110 s; skipped, about 2 s, so a 60 s limit is far from both.
+#[test]
+fn a_long_cache_latency_costs_simulated_time_not_host_time() {
+    let tmp = scratch("long-latency");
+    let stats = tmp.join("s.json");
+    let out = run(
+        &tmp,
+        &[
+            "--set",
+            "l1d.latency=100000",
+            "--timeout",
+            "60",
+            "--stats",
+            stats.to_str().unwrap(),
+        ],
+        &workload("saxpy"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json = read_json(&stats);
+    assert!(
+        json["total"]["cycles"].as_u64().unwrap() > 8_000_000,
+        "{json}"
+    );
+}
+
 #[test]
 fn sigterm_reaches_the_program_which_leaves_its_statistics_and_no_temporary_directory() {
     let tmp = scratch("sigterm");

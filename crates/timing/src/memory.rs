@@ -345,6 +345,33 @@ struct RequestState {
     parts: u32,
 }
 
+/// One SM's packets scheduled to join its interconnect output port (each at the cycle it
+/// is ready): their bytes, and when each joins.
+#[derive(Clone, Debug, Default)]
+struct PendingInjection {
+    bytes: u64,
+    ready: std::collections::BinaryHeap<std::cmp::Reverse<Cycle>>,
+}
+
+impl PendingInjection {
+    fn add(&mut self, ready: Cycle, bytes: u32) {
+        self.bytes += u64::from(bytes);
+        self.ready.push(std::cmp::Reverse(ready));
+    }
+
+    /// The packet ready at `t` joins the port. Events run in time order, so it is the
+    /// earliest pending one.
+    fn leave(&mut self, t: Cycle, bytes: u32) {
+        self.bytes -= u64::from(bytes);
+        let first = self.ready.pop();
+        debug_assert_eq!(first, Some(std::cmp::Reverse(t)));
+    }
+
+    fn first_ready(&self) -> Option<Cycle> {
+        self.ready.peek().map(|r| r.0)
+    }
+}
+
 /// The memory hierarchy of the whole GPU.
 pub struct MemorySystem {
     cfg: GpuConfig,
@@ -352,9 +379,9 @@ pub struct MemorySystem {
     map: AddressMap,
     sms: Vec<SmMemory>,
     icnt: Interconnect,
-    /// Per SM: bytes of packets scheduled for its output port but not yet reserved there
-    /// (they count against the injection buffer).
-    pending_injection: Vec<u64>,
+    /// Per SM: packets scheduled for its output port but not yet reserved there (they
+    /// count against the injection buffer).
+    pending_injection: Vec<PendingInjection>,
     slices: Vec<Slice>,
     channels: Vec<Channel>,
     events: EventQueue<Event>,
@@ -437,7 +464,7 @@ impl MemorySystem {
                 cfg.gpu.num_sms as usize,
                 cfg.l2.slices as usize,
             ),
-            pending_injection: vec![0; cfg.gpu.num_sms as usize],
+            pending_injection: vec![PendingInjection::default(); cfg.gpu.num_sms as usize],
             slices,
             channels,
             events: EventQueue::new(),
@@ -543,9 +570,9 @@ impl MemorySystem {
         let ic = &self.cfg.interconnect;
         let room =
             u64::from(ic.input_buffer_bytes - ic.control_bytes - self.cfg.l2.slice.line_bytes);
-        if self.icnt.injection_backlog(s, self.now) + self.pending_injection[s] > room {
+        if self.icnt.injection_backlog(s, self.now) + self.pending_injection[s].bytes > room {
             return Err(Stall::InterconnectFull {
-                until: self.icnt.injection_drained_to(s, room),
+                until: self.injection_room_at(s, room),
             });
         }
         let id = match self.free_ids.pop() {
@@ -563,6 +590,21 @@ impl MemorySystem {
         let local = req.space == Space::Local;
         self.process_lines(s, l1, id, (req.kind, local), req.lines, self.now);
         Ok(id)
+    }
+
+    /// The first cycle at which SM `s`'s injection buffer may have `room` bytes free, a
+    /// lower bound, so that a refused request sleeps until then instead of retrying every
+    /// cycle (an L1D latency of 10^5 cycles must not cost 10^5 retries). Pending packets
+    /// only move into the output port, which drains at its bandwidth whether or not they
+    /// have joined it, so backlog + pending cannot fall faster than the port alone drains
+    /// to `room - pending`; and while the pending bytes alone exceed `room`, nothing
+    /// changes before the first of them leaves.
+    fn injection_room_at(&self, s: usize, room: u64) -> Cycle {
+        let pending = &self.pending_injection[s];
+        match room.checked_sub(pending.bytes) {
+            Some(left) => self.icnt.injection_drained_to(s, left),
+            None => pending.first_ready().unwrap_or(self.now),
+        }
     }
 
     /// A shared-memory access of SM `sm` at `now`: returns the cycle its data is ready,
@@ -805,7 +847,7 @@ impl MemorySystem {
                 bytes,
             } => {
                 let sm = packet.sm as usize;
-                self.pending_injection[sm] -= u64::from(bytes);
+                self.pending_injection[sm].leave(t, bytes);
                 let start = self.icnt.leave_sm(sm, t, bytes);
                 let event = Event::IcntEnterSlice {
                     slice,
@@ -1002,7 +1044,7 @@ impl MemorySystem {
         };
         // Ports are reserved in time order: the packet joins its SM's output port when
         // it is ready (an event), and its slice's input port when it starts leaving.
-        self.pending_injection[s] += u64::from(bytes);
+        self.pending_injection[s].add(ready, bytes);
         self.events.schedule(
             ready,
             Event::IcntLeaveSm {

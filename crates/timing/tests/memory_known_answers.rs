@@ -575,3 +575,58 @@ fn a_host_copy_larger_than_the_l2_leaves_its_last_part() {
     assert_eq!(probe(&mut h, base + 2 * capacity - 32 * 4096), 0);
     assert_eq!(probe(&mut h, base), 32, "the first half was evicted");
 }
+
+/// A request refused because the SM's interconnect injection buffer is full says when to
+/// retry: a cycle after now (so a waiting stage sleeps instead of retrying every cycle),
+/// and never after a retry could succeed. With a long L1D latency the buffer fills with
+/// packets still waiting out the latency, which the old retry cycle ignored.
+#[test]
+fn an_interconnect_full_refusal_names_a_retry_cycle_no_later_than_the_first_success() {
+    let cfg = same_clock(&["l1d.latency=1000", "l1d.mshrs=256"]);
+    let mut mem = MemorySystem::new(&cfg);
+    let line = |i: u64| LineAccess {
+        line: LineAddr(i * 128),
+        sectors: FULL,
+    };
+    let load = |mem: &mut MemorySystem, now: Cycle, i: u64| {
+        mem.issue(
+            SmId(0),
+            now,
+            MemRequest {
+                kind: AccessKind::Load,
+                space: Space::Global,
+                lines: &[line(i)],
+            },
+        )
+    };
+    // Miss after miss, one a cycle, until the buffer is full.
+    let mut now = Cycle::ZERO;
+    let mut next_line = 0;
+    let until = loop {
+        match load(&mut mem, now, next_line) {
+            Ok(_) => next_line += 1,
+            Err(timing::Stall::InterconnectFull { until }) => break until,
+            Err(other) => panic!("unexpected stall {other:?} at {now}"),
+        }
+        now += Cycles::new(1);
+        assert!(now < Cycle::new(900), "the buffer never filled");
+    };
+    assert!(until > now, "retry at {until}, refused at {now}");
+    // The packets are still inside their 1000-cycle L1 latency: no room before the first
+    // leaves, so the retry cycle is not one cycle later.
+    assert!(until >= Cycle::new(1000), "{until}");
+    // Every cycle before `until` is refused, and some cycle from `until` on accepts.
+    let mut t = now + Cycles::new(1);
+    while t < until {
+        assert!(
+            load(&mut mem, t, next_line).is_err(),
+            "accepted at {t} < {until}"
+        );
+        t += Cycles::new(1);
+    }
+    let accepted = (0..10_000)
+        .map(|k| until + Cycles::new(k))
+        .find(|&t| load(&mut mem, t, next_line).is_ok())
+        .expect("accepted eventually");
+    assert!(accepted >= until);
+}
