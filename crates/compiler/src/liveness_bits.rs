@@ -24,6 +24,13 @@
 //! `.uni` with two different successors; no uniformity analysis is attempted, which is
 //! conservative.
 //!
+//! A result gets a bit too: *dead at definition* when no lane of the warp reads the value
+//! it writes (the register is not live after the instruction, and no lane waiting
+//! elsewhere needs the warp register, by the same rule as a source's bit). Gebhart's
+//! hardware RFC uses it to drop a value nobody reads instead of writing it back at
+//! eviction (MICRO'11 §2.2, §6.2: "static liveness information to inhibit the writeback
+//! of dead values").
+//!
 //! Liveness runs on the register numbering's cells ([`crate::ltrf::numbering`]): under the
 //! allocator's numbering a register shared by a coalesced copy is not dead while either
 //! value is live, and a 64-bit operand is dead only when both its registers are.
@@ -49,6 +56,10 @@ pub struct LivenessBits {
     operand_start: Vec<u32>,
     thread_dead: BitSet,
     warp_dead: BitSet,
+    /// Where each instruction's results start in `def_dead`.
+    def_start: Vec<u32>,
+    /// Per result ([`RegisterEffects::defs`] of the function): no lane reads the value.
+    def_dead: BitSet,
     divergent_branches: u32,
 }
 
@@ -65,11 +76,27 @@ impl LivenessBits {
             let next = operand_start[i] + func.uses(InstId::new(i)).len() as u32;
             operand_start.push(next);
         }
+        let mut def_start = Vec::with_capacity(func.num_insts() + 1);
+        def_start.push(0u32);
+        for i in 0..func.num_insts() {
+            let next = def_start[i] + func.defs(InstId::new(i)).len() as u32;
+            def_start.push(next);
+        }
         let total = operand_start[func.num_insts()] as usize;
         let mut thread_dead = BitSet::new_empty(total);
         let mut warp_dead = BitSet::new_empty(total);
+        let mut def_dead = BitSet::new_empty(def_start[func.num_insts()] as usize);
+        let mut live_after = BitSet::new_empty(view.num_regs());
         for (b, waiting) in waiting.iter().enumerate() {
             let block = BlockId::new(b);
+            liveness.for_each_live_after(&view, block, &mut live_after, |_, inst, live| {
+                for (slot, &vreg) in func.defs(inst).iter().enumerate() {
+                    let mut cells = view.cells(vreg).map(ir::RegId);
+                    if cells.all(|c| !live.contains(c) && !waiting.contains(c)) {
+                        def_dead.insert(def_start[inst.index()] as usize + slot);
+                    }
+                }
+            });
             for &inst in func.block_insts(block) {
                 let cells = view.uses(inst);
                 for slot in 0..func.uses(inst).len() {
@@ -90,6 +117,8 @@ impl LivenessBits {
             operand_start,
             thread_dead,
             warp_dead,
+            def_start,
+            def_dead,
             divergent_branches,
         })
     }
@@ -98,6 +127,14 @@ impl LivenessBits {
     /// `uses(inst)`) reads a register no lane of the warp needs afterwards.
     pub fn is_dead_after(&self, inst: InstId, operand: usize) -> bool {
         self.warp_dead.contains(self.bit(inst, operand))
+    }
+
+    /// Result `def` of `inst` (an index into `defs(inst)`) writes a value no lane of the
+    /// warp reads: dead at definition.
+    pub fn is_dead_at_definition(&self, inst: InstId, def: usize) -> bool {
+        let start = self.def_start[inst.index()] as usize;
+        debug_assert!(start + def < self.def_start[inst.index() + 1] as usize);
+        self.def_dead.contains(start + def)
     }
 
     /// Plain CFG liveness: no later instruction of this thread reads the value.
@@ -462,13 +499,17 @@ mod tests {
     use crate::ltrf::numbering::virtual_numbering;
     use crate::test_support::first_function;
 
+    fn inst_on_line(f: &Function, line: u32) -> InstId {
+        (0..f.num_insts())
+            .map(InstId::new)
+            .find(|&i| f.inst(i).line == line)
+            .unwrap_or_else(|| panic!("no instruction on line {line}"))
+    }
+
     /// `(thread, warp)` bits of the operand reading `reg` in the instruction with source
     /// line `line` of `src`.
     fn bits_at(f: &Function, bits: &LivenessBits, line: u32, reg: &str) -> (bool, bool) {
-        let inst = (0..f.num_insts())
-            .map(InstId::new)
-            .find(|&i| f.inst(i).line == line)
-            .unwrap_or_else(|| panic!("no instruction on line {line}"));
+        let inst = inst_on_line(f, line);
         let slot = f
             .uses(inst)
             .iter()
@@ -528,6 +569,56 @@ OUTER_JOIN:
         assert_eq!(bits_at(&f, &bits, 18, "%b"), (true, true));
         assert_eq!(bits_at(&f, &bits, 22, "%a"), (true, false));
         assert_eq!(bits_at(&f, &bits, 24, "%c"), (true, true));
+    }
+
+    /// The dead-at-definition bit of the result `reg` of the instruction on `line`.
+    fn def_bit_at(f: &Function, bits: &LivenessBits, line: u32, reg: &str) -> bool {
+        let inst = inst_on_line(f, line);
+        let slot = f
+            .defs(inst)
+            .iter()
+            .position(|&r| f.reg(r).name == reg)
+            .unwrap_or_else(|| panic!("line {line} does not write {reg}"));
+        bits.is_dead_at_definition(inst, slot)
+    }
+
+    /// A value nobody reads is dead at its definition; one only other lanes may read (the
+    /// `else` side's lanes wait while the `then` side overwrites `%c`) is not; a value
+    /// read later is not.
+    #[test]
+    fn a_value_never_read_is_dead_at_definition() {
+        let src = format!(
+            "{HEADER}{}",
+            r#".visible .entry k(.param .u32 x)
+{
+    .reg .u32 %a, %c, %d, %t, %u;
+    .reg .pred %p;
+    mov.u32 %t, %tid.x;
+    ld.param.u32 %a, [x];
+    add.u32 %u, %a, 1;
+    mov.u32 %c, 7;
+    setp.lt.u32 %p, %t, 8;
+    @%p bra ELSE;
+    mov.u32 %c, 5;
+    mov.u32 %d, %a;
+    bra JOIN;
+ELSE:
+    add.u32 %d, %c, 1;
+JOIN:
+    st.local.u32 [%t], %d;
+    exit;
+}
+"#
+        );
+        let (f, bits) = compute(&src);
+        assert!(def_bit_at(&f, &bits, 10, "%u"), "never read");
+        assert!(!def_bit_at(&f, &bits, 9, "%a"), "read later");
+        assert!(!def_bit_at(&f, &bits, 11, "%c"), "the else side reads it");
+        assert!(
+            !def_bit_at(&f, &bits, 14, "%c"),
+            "dead for these lanes, live for the waiting ones"
+        );
+        assert!(!def_bit_at(&f, &bits, 15, "%d"), "the join reads it");
     }
 
     /// Lanes that leave through a guarded `exit` wait nowhere: that is not a divergent

@@ -134,8 +134,9 @@ pub struct OperandAnnotation {
     /// ORF/LRF sources (§4.4 read-operand allocation): the value read from the MRF is
     /// also written into an ORF entry, from which later reads in the strand are served.
     pub fills_orf: bool,
-    /// Liveness bits, sources only: no lane of the warp reads the register again before
-    /// it is overwritten.
+    /// Liveness bits. A source: no lane of the warp reads the register again before it
+    /// is overwritten. A destination: no lane reads the value written (dead at
+    /// definition).
     pub dead_after: bool,
     /// Reuse distance: instructions of this thread until the register is next read.
     pub reuse_distance: Option<u32>,
@@ -400,6 +401,9 @@ fn annotate(
         for inst in insts.clone() {
             for (k, a) in out.uses_mut(inst).iter_mut().enumerate() {
                 a.dead_after = bits.is_dead_after(inst, k);
+            }
+            for (k, a) in out.defs_mut(inst).iter_mut().enumerate() {
+                a.dead_after = bits.is_dead_at_definition(inst, k);
             }
         }
     }

@@ -140,6 +140,13 @@ pub struct EnergyConfig {
     pub rfc_read_pj: f64,
     /// RFC write: Table 3 at the configured entries (six: 6.7 pJ × 8), plus 0.2 mm.
     pub rfc_write_pj: f64,
+    /// RFC tag lookup, per 32-bit register looked up (warp-wide): no paper gives it, so
+    /// an estimate ([`sized::RFC_TAG_TO_DATA_READ`]): CACTI 6.5's tag-to-data ratio for a
+    /// tagged array of warp registers, CERF Table III's integrated tag against its
+    /// register-file read (0.75 / 4.62 = 0.16), times the RFC's Table 3 read at the
+    /// configured entries without the wire (six: 0.16 × 2.0 pJ × 8 = 2.6 pJ). Off with
+    /// `register_file.rfc.charge_tag_lookups = false`.
+    pub rfc_tag_lookup_pj: f64,
     /// ORF read: Table 3 at `register_file.orf_lrf.orf_entries` (default three, the
     /// paper's most efficient design: 1.2 pJ × 8), plus Table 4's 0.2 mm to the private
     /// datapath.
@@ -302,6 +309,7 @@ impl Default for EnergyConfig {
             crossbar_transfer_pj: wire_pj(MRF_DISTANCE_MM),
             rfc_read_pj: rfc_r,
             rfc_write_pj: rfc_w,
+            rfc_tag_lookup_pj: sized::rfc_tag_lookup(6),
             orf_read_pj: orf_r,
             orf_write_pj: orf_w,
             lrf_read_pj: per_warp(g.lrf_read_pj) + wire_pj(LRF_DISTANCE_MM),
@@ -502,6 +510,13 @@ impl EnergyConfig {
                 RegisterFile,
                 "rfc_write_pj",
                 self.rfc_write_pj,
+            ),
+            k(
+                "rfc_tag",
+                "lookup",
+                RegisterFile,
+                "rfc_tag_lookup_pj",
+                self.rfc_tag_lookup_pj,
             ),
             k("orf", "read", RegisterFile, "orf_read_pj", self.orf_read_pj),
             k(

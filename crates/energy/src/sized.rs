@@ -11,7 +11,8 @@
 //! - RFC (`register_file.rfc.entries_per_thread`) and ORF
 //!   (`register_file.orf_lrf.orf_entries`): Table 3's row of that many entries per
 //!   thread, plus the ORF's 0.2 mm of wire (Table 4). The table covers 1 to 8; 0 means
-//!   the structure is absent (nothing to price).
+//!   the structure is absent (nothing to price). The RFC's tag lookup is priced from the
+//!   same row ([`RFC_TAG_TO_DATA_READ`] of its read, without the wire).
 //! - LTRF's register-file cache (`register_file.ltrf.registers_per_interval`, the
 //!   registers each warp's partition holds, i.e. entries per thread): Table 3's row of
 //!   that many entries when it has one (1 to 8). LTRF gives no per-access energy of its
@@ -47,6 +48,23 @@ pub const TABLE3_MAX_ENTRIES: u32 = 8;
 /// CERF Table III: the integrated array's tag lookup, pJ per bank access (the ratio to
 /// the RF's read is carried over, see the crate docs).
 pub(crate) const CERF_TAG_READ_PJ: f64 = 0.75;
+
+/// The RFC's tag lookup as a fraction of its data read. No paper gives the RFC's tag
+/// energy (ISCA'11 and MICRO'11 name the tags as an overhead without a figure), so it is
+/// a CACTI-class estimate: CERF Table III, modelled with CACTI 6.5, prices the tag lookup
+/// of an array of warp registers (its integrated tags, 0.75 pJ) against that array's read
+/// (4.62 pJ): 0.16. The RFC is tagged the same way (one tag of a register name per
+/// warp-register entry, a few bits against 1024 data bits), and a fully associative
+/// compare of 6 short tags is no larger than CERF's 4-way set.
+pub const RFC_TAG_TO_DATA_READ: f64 = CERF_TAG_READ_PJ / crate::CERF_RF_READ_PJ;
+
+/// The RFC's tag lookup at `entries` per thread, warp-wide: [`RFC_TAG_TO_DATA_READ`] of
+/// Table 3's read of that row (the bank alone: the tags sit beside the array, and the
+/// operand's wire is the data's).
+pub(crate) fn rfc_tag_lookup(entries: u32) -> f64 {
+    let k = (entries.clamp(1, TABLE3_MAX_ENTRIES) - 1) as usize;
+    RFC_TAG_TO_DATA_READ * per_warp(gebhart::TABLE3_ORF_READ_PJ[k])
+}
 
 /// WIR Table II's table sizes, which its Table III's energies are for.
 pub const WIR_REUSE_BUFFER_ENTRIES: u32 = 256;
@@ -167,6 +185,7 @@ fn table3_lookup(
     size_key: &'static str,
     entries: u32,
     keys: [&'static str; 2],
+    tag_key: Option<&'static str>,
 ) -> Option<Lookup> {
     if entries == 0 {
         return None;
@@ -174,10 +193,17 @@ fn table3_lookup(
     let row = if entries <= TABLE3_MAX_ENTRIES {
         let (r, w) = table3(entries);
         let row = table3_row(entries);
-        Ok(vec![(keys[0], r, row.clone()), (keys[1], w, row)])
+        let mut values = vec![(keys[0], r, row.clone()), (keys[1], w, row.clone())];
+        if let Some(tag) = tag_key {
+            let source = format!(
+                "estimate: CERF Table III's tag-to-data read ratio (0.75 / 4.62) of {row}'s read"
+            );
+            values.push((tag, rfc_tag_lookup(entries), source));
+        }
+        Ok(values)
     } else {
         Err((
-            keys.to_vec(),
+            keys.iter().copied().chain(tag_key).collect(),
             format!("Gebhart MICRO'11 Table 3 covers 1 to {TABLE3_MAX_ENTRIES} entries per thread"),
         ))
     };
@@ -198,12 +224,14 @@ impl StructureSizes {
             "register_file.rfc.entries_per_thread",
             self.rfc_entries_per_thread,
             ["rfc_read_pj", "rfc_write_pj"],
+            Some("rfc_tag_lookup_pj"),
         ));
         v.extend(table3_lookup(
             Orf,
             "register_file.orf_lrf.orf_entries",
             self.orf_entries_per_thread,
             ["orf_read_pj", "orf_write_pj"],
+            None,
         ));
         // LTRF: Table 3 by entries per thread; above the table, its largest row as a
         // lower bound (see the module docs).
@@ -384,6 +412,7 @@ impl EnergyConfig {
         let field = match key {
             "rfc_read_pj" => &mut self.rfc_read_pj,
             "rfc_write_pj" => &mut self.rfc_write_pj,
+            "rfc_tag_lookup_pj" => &mut self.rfc_tag_lookup_pj,
             "orf_read_pj" => &mut self.orf_read_pj,
             "orf_write_pj" => &mut self.orf_write_pj,
             "ltrf_cache_read_pj" => &mut self.ltrf_cache_read_pj,
@@ -492,6 +521,12 @@ mod tests {
                 c.sources["rfc_write_pj"],
                 format!("Gebhart MICRO'11 Table 3, {n}-entry row")
             );
+            // The tag lookup: 0.75 / 4.62 of the row's read, without the wire.
+            assert!(
+                close(c.rfc_tag_lookup_pj, 0.75 / 4.62 * 8.0 * read[i]),
+                "{n}"
+            );
+            assert!(c.sources["rfc_tag_lookup_pj"].starts_with("estimate: CERF Table III"));
         }
         // More than the table has is refused, naming the key and the energies to set.
         let e = filled(
@@ -507,7 +542,7 @@ mod tests {
             e.to_string(),
             "register_file.rfc.entries_per_thread: is 9, but Gebhart MICRO'11 Table 3 covers \
              1 to 8 entries per thread; set energy.rfc_read_pj and energy.rfc_write_pj \
-             explicitly to price that size"
+             and energy.rfc_tag_lookup_pj explicitly to price that size"
         );
     }
 

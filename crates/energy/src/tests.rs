@@ -123,6 +123,7 @@ fn every_design_structure_name_is_known() {
         ("collector", "read"),
         ("crossbar", "transfer"),
         ("rfc", "read"),
+        ("rfc_tag", "lookup"),
         ("orf", "write"),
         ("lrf", "read"),
         ("ltrf_cache", "read"),

@@ -222,6 +222,10 @@ pub struct RfcConfig {
     /// Write back and empty the warp's RFC when it takes a backward branch (the variant
     /// of MICRO'11 §7, which says keeping values across backward branches saves 5%).
     pub flush_at_backward_branches: bool,
+    /// Charge every tag lookup (each register an instruction reads or writes, MICRO'11
+    /// §3.1) at `energy.rfc_tag_lookup_pj`. `false` leaves the tags out of the energy
+    /// (the lookups are still counted in `rfc_tag_lookups`).
+    pub charge_tag_lookups: bool,
 }
 
 impl Default for RfcConfig {
@@ -231,6 +235,7 @@ impl Default for RfcConfig {
             entries_per_thread: 6,
             lrf: false,
             flush_at_backward_branches: false,
+            charge_tag_lookups: true,
         }
     }
 }

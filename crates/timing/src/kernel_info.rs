@@ -52,7 +52,8 @@ pub struct OperandHint {
     /// ORF/LRF sources (MICRO'11 §4.4 read-operand allocation): the value read (from the
     /// MRF) is also written into the ORF for later reads in the strand.
     pub fills_orf: bool,
-    /// CERF, LTRF+: the source register is dead after this instruction.
+    /// Liveness bits. A source (CERF, LTRF+, BOW-WR, the RFC): the register is dead after
+    /// this instruction. A destination (the RFC): no lane reads the value written.
     pub dead_after: bool,
     /// Malekeh: instructions of this warp until the register is next read (`None`:
     /// unknown or never).

@@ -91,6 +91,19 @@ fn a_value_read_after_a_long_latency_load_misses_once_the_warp_was_deactivated()
     assert!(extra(&s, "rfc_deactivations") >= 1);
 }
 
+/// Sets the liveness bit on `add %r2, %r1, 1`'s read of %r1 (AFTER_LOAD's last read of
+/// it).
+fn mark_first_add_reads_dead(info: &mut KernelInfo) {
+    let f = info.kernel;
+    let (srcs, _) = info
+        .function_mut(f)
+        .and_then(|f| f.operands_mut(InstId::new(2)))
+        .expect("add");
+    for s in srcs.iter_mut() {
+        s.hint.dead_after = true;
+    }
+}
+
 /// With the liveness bit on `add %r2, %r1, 1`'s read of %r1, the flush at the load
 /// writes back 3 values instead of 4.
 #[test]
@@ -98,16 +111,7 @@ fn dead_values_are_never_written_back() {
     let s = simulate(
         AFTER_LOAD,
         &[TWO_LEVEL, "register_file.design=\"rfc\""],
-        |info| {
-            let f = info.kernel;
-            let (srcs, _) = info
-                .function_mut(f)
-                .and_then(|f| f.operands_mut(InstId::new(2)))
-                .expect("add");
-            for s in srcs.iter_mut() {
-                s.hint.dead_after = true;
-            }
-        },
+        mark_first_add_reads_dead,
     );
     assert_eq!(extra(&s, "rfc_writebacks_deactivation"), 3);
     assert_eq!(s.register_file.writes, 4);
@@ -400,8 +404,110 @@ fn energy_events_count_each_structure() {
             ("mrf", "write", 5),
             ("rfc", "read", 8),
             ("rfc", "write", 5),
+            // Every register read (8) or written (6) is looked up in the tags.
+            ("rfc_tag", "lookup", 14),
         ]
     );
+    // Without the tag charge, the same run has no tag events (and still counts them).
+    let mut sim = TimingSimulator::new(config(
+        "gtx480",
+        &[
+            TWO_LEVEL,
+            "register_file.design=\"rfc\"",
+            "register_file.rfc.charge_tag_lookups=false",
+        ],
+    ));
+    let (mut emu, k, info) = load(AFTER_LOAD, "k");
+    let buf = common::alloc_u32(&mut emu, &[5; 32]);
+    let p = params(&emu, k, &[buf]);
+    let s = sim
+        .simulate_kernel(&mut emu, k, one_warp(), &p, &info)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(extra(&s, "rfc_tag_lookups"), 14);
+    assert!(sim
+        .register_file_energy_events()
+        .iter()
+        .all(|e| e.structure != "rfc_tag"));
+}
+
+/// The three-level variant with the liveness bit on `add %r2, %r1, 1`'s read of %r1
+/// (R2, in the LRF): when add's result R3 displaces it, the dead R2 is dropped instead of
+/// moving into the RFC (§6.2: liveness inhibits the writeback of dead values), so the
+/// RFC gets one write fewer and the deactivation writes back 3 values (LRF R3, RFC R0 and
+/// R1) instead of 4. The other demotion (st reading R2 after the load) stays.
+#[test]
+fn a_dead_displaced_lrf_value_never_reaches_the_rfc() {
+    let design = [
+        TWO_LEVEL,
+        "register_file.design=\"rfc\"",
+        "register_file.rfc.lrf=true",
+    ];
+    let plain = simulate(AFTER_LOAD, &design, |_| {});
+    let dead = simulate(AFTER_LOAD, &design, mark_first_add_reads_dead);
+    let x = |s: &KernelStats, k: &str| extra(s, &format!("rfc_{k}"));
+    assert_eq!(x(&plain, "lrf_demotions"), 2);
+    assert_eq!(x(&plain, "lrf_dead_dropped"), 0);
+    assert_eq!(x(&dead, "lrf_demotions"), 1, "only st's read moves R2");
+    assert_eq!(x(&dead, "lrf_dead_dropped"), 1);
+    assert_eq!(x(&dead, "writes"), x(&plain, "writes") - 1);
+    assert_eq!(x(&plain, "writebacks_deactivation"), 4);
+    assert_eq!(x(&dead, "writebacks_deactivation"), 3);
+    assert_eq!(dead.register_file.writes, plain.register_file.writes - 1);
+    // The LRF read of the demotion is gone too.
+    assert_eq!(x(&dead, "lrf_reads"), x(&plain, "lrf_reads") - 1);
+}
+
+/// `add %r2` writes a value nothing reads (AFTER_LOAD, with the second add reading %r1). The liveness-bits pass (which the RFC asks for)
+/// marks the result dead at its definition, so the flush at the load's dependence does
+/// not write it back; with the result's bit cleared, it is written back.
+#[test]
+fn a_value_never_read_is_never_written_back() {
+    // AFTER_LOAD with the second add reading %r1: nothing reads %r2.
+    let never_read = AFTER_LOAD.replace("add.s32 %r4, %r3, %r2;", "add.s32 %r4, %r3, %r1;");
+    assert_ne!(never_read, AFTER_LOAD);
+    for lrf in [false, true] {
+        let lrf_set = format!("register_file.rfc.lrf={lrf}");
+        let cfg = config(
+            "gtx480",
+            &["register_file.design=\"rfc\"", TWO_LEVEL, &lrf_set],
+        );
+        let go = |clear_result_bits: bool| {
+            let (mut emu, k, _) = load(&never_read, "k");
+            let mut info = compiled_info(&emu, k, &cfg);
+            let kf = info.kernel;
+            let add = info
+                .function_mut(kf)
+                .and_then(|f| f.operands_mut(InstId::new(2)))
+                .expect("add");
+            assert!(add.1[0].hint.dead_after, "the pass marks %r2 dead");
+            if clear_result_bits {
+                for i in 0..7 {
+                    let f = info.kernel;
+                    if let Some((_, dsts)) = info
+                        .function_mut(f)
+                        .and_then(|f| f.operands_mut(InstId::new(i)))
+                    {
+                        dsts.iter_mut().for_each(|d| d.hint.dead_after = false);
+                    }
+                }
+            }
+            let buf = common::alloc_u32(&mut emu, &[5; 32]);
+            let p = params(&emu, k, &[buf]);
+            run(cfg.clone(), &mut emu, k, &info, one_warp(), &p)
+        };
+        let (bits, cleared) = (go(false), go(true));
+        let x = |s: &KernelStats, k: &str| extra(s, &format!("rfc_{k}"));
+        assert_eq!(x(&bits, "results_dead"), 1, "lrf={lrf}");
+        assert_eq!(x(&cleared, "results_dead"), 0, "lrf={lrf}");
+        let writebacks =
+            |s: &KernelStats| x(s, "writebacks_deactivation") + x(s, "writebacks_eviction");
+        assert_eq!(writebacks(&bits) + 1, writebacks(&cleared), "lrf={lrf}");
+        assert_eq!(
+            bits.register_file.writes + 1,
+            cleared.register_file.writes,
+            "lrf={lrf}"
+        );
+    }
 }
 
 /// On every built-in workload kernel, with the liveness bits of the load-time pipeline:

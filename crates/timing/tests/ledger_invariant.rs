@@ -216,6 +216,16 @@ fn check(design: &str, r: &Run, at: &str) {
             assert_eq!(c(Charge::RfcRead), extra(rf, "rfc_reads"), "{at}");
             assert_eq!(c(Charge::RfcWrite), extra(rf, "rfc_writes"), "{at}");
             assert_eq!(
+                c(Charge::RfcTagLookup),
+                extra(rf, "rfc_tag_lookups"),
+                "{at}"
+            );
+            assert_eq!(
+                extra(rf, "rfc_tag_lookups"),
+                extra(rf, "rfc_operand_reads") + extra(rf, "rfc_operand_writes"),
+                "{at}: every register read or written is looked up once"
+            );
+            assert_eq!(
                 d(Source::Rfc) + d(Source::Lrf),
                 extra(rf, "rfc_read_hits"),
                 "{at}"

@@ -47,6 +47,12 @@
 //!   window) crosses the crossbar to the collector side: Malekeh §3.1 provides "a write
 //!   pathway through the crossbar to a dedicated port named D"; BOW's window replaces the
 //!   same collector units, so its results take the same path. Then a buffer write.
+//! - **A lookup in a tagged structure** is a tag access beside the data access, charged
+//!   per 32-bit register looked up, hit or miss: CERF's tags (`CerfTagLookup`, §III.B)
+//!   and the hardware RFC's (`RfcTagLookup`: "the RFC must track the register names
+//!   from the larger MRF namespace with tags and lookups", Gebhart MICRO'11 §3.1; every
+//!   register an instruction reads or writes). The compile-time ORF/LRF has no tags
+//!   ("the ORF need not employ tags or incur tag checking energy overheads", §3.1).
 //! - **Every access granted by the operand collector's arbiter** (reads and writes of the
 //!   MRF's banks and of any bank the design arbitrates with them) is one arbiter request
 //!   (`Baseline` charges it where it grants the port).
@@ -191,6 +197,7 @@ pub enum Charge {
     CerfDataRead,
     CerfDataWrite,
     CerfTagLookup,
+    RfcTagLookup,
     CcuRead,
     CcuWrite,
     BowWindowRead,
@@ -206,7 +213,7 @@ pub enum Charge {
 
 impl Charge {
     /// Every charge, in counter order.
-    pub const ALL: [Charge; 28] = [
+    pub const ALL: [Charge; 29] = [
         Charge::MrfRead,
         Charge::MrfWrite,
         Charge::CollectorRead,
@@ -224,6 +231,7 @@ impl Charge {
         Charge::CerfDataRead,
         Charge::CerfDataWrite,
         Charge::CerfTagLookup,
+        Charge::RfcTagLookup,
         Charge::CcuRead,
         Charge::CcuWrite,
         Charge::BowWindowRead,
@@ -258,6 +266,7 @@ impl Charge {
             CerfDataRead => ("cerf_data", "read"),
             CerfDataWrite => ("cerf_data", "write"),
             CerfTagLookup => ("cerf_tag", "lookup"),
+            RfcTagLookup => ("rfc_tag", "lookup"),
             CcuRead => ("ccu", "read"),
             CcuWrite => ("ccu", "write"),
             BowWindowRead => ("bow_window", "read"),

@@ -17,8 +17,12 @@
 //!   not allocated.
 //! - Replacement is FIFO in allocation order. An evicted value is read out of the RFC and
 //!   written back to the MRF through the bank arbiter (timed, taking write ports, so it
-//!   can conflict) unless the compiler's liveness bit said it is dead: a source operand
-//!   with [`crate::kernel_info::OperandHint::dead_after`] marks the cached value dead.
+//!   can conflict) unless the compiler's liveness bit said it is dead (§6.2: "static
+//!   liveness information to inhibit the writeback of dead values"): a source operand
+//!   with [`crate::kernel_info::OperandHint::dead_after`] marks the cached value dead,
+//!   and a result with the bit (no lane reads the value) is cached dead from the start.
+//!   A dead result is still written into the RFC: the hardware writes every result
+//!   there, and the bit only elides the writeback.
 //! - Leaving the active set (a dependence on a long-latency result, a barrier, the exit)
 //!   flushes the warp's live entries to the MRF the same way. A warp whose last lanes
 //!   exited drops its entries: every value is dead. With
@@ -27,11 +31,20 @@
 //! - With `register_file.rfc.lrf = true`, a one-entry last result file per thread sits in
 //!   front of the RFC: results of the private datapath (ALUs) that are one register wide
 //!   are written there; the value it displaces moves into the RFC (an LRF read and an RFC
-//!   write), which may evict to the MRF. Shared-datapath results (SFU, memory) and wide
+//!   write), which may evict to the MRF, unless it is dead: then it is dropped (the same
+//!   liveness rule, §6.2: "When a value is evicted from the LRF, it is written back to the
+//!   RFC"). Shared-datapath results (SFU, memory) and wide
 //!   results go to the RFC directly. The shared units cannot reach the LRF; the paper's
 //!   compiler makes such values "available in the RFC or MRF", which we model by moving an
 //!   LRF value into the RFC when a shared-datapath instruction reads it (the same LRF read
 //!   and RFC write), then reading it from the RFC. Deactivation writes back both levels.
+//!
+//! Tags (MICRO'11 §3.1: "the RFC must track the register names from the larger MRF
+//! namespace with tags and lookups"): every register an instruction reads or writes is
+//! looked up in the tags (a read to find it, a write to drop the older copy and tag the
+//! new one; the HW LRF's one tag is compared in the same lookup). With
+//! `register_file.rfc.charge_tag_lookups` (the default) each is a `rfc_tag` lookup in
+//! the ledger, priced by `energy.rfc_tag_lookup_pj`.
 //!
 //! Timing: RFC and LRF accesses have no conflicts and take the MRF's one cycle; only MRF
 //! traffic (misses, long-latency results, writebacks) meets the bank arbiter. Writebacks
@@ -46,9 +59,12 @@
 //! `rfc_writebacks_eviction`, `rfc_writebacks_deactivation`, `rfc_dead_not_written_back`,
 //! (with the backward-branch flush, `rfc_backward_flushes` and
 //! `rfc_writebacks_backward_branch`),
-//! `rfc_results_to_mrf`, `rfc_activations`, `rfc_deactivations`, and with the LRF
-//! `rfc_lrf_reads`, `rfc_lrf_writes`, `rfc_lrf_hits`. Energy events: `mrf`, `collector`,
-//! `rfc` and `lrf` reads and writes.
+//! `rfc_results_to_mrf`, `rfc_results_dead` (results written with the dead bit),
+//! `rfc_tag_lookups`, `rfc_activations`, `rfc_deactivations`, and with the LRF
+//! `rfc_lrf_reads`, `rfc_lrf_writes`, `rfc_lrf_hits`, `rfc_lrf_demotions` (LRF values
+//! moved into the RFC) and `rfc_lrf_dead_dropped` (displaced dead LRF values, not moved;
+//! also in `rfc_dead_not_written_back`). Energy events: `mrf`, `collector`, `rfc` and
+//! `lrf` reads and writes, `rfc_tag` lookups.
 
 use crate::config::{GpuConfig, OpClass, SchedulerPolicy};
 use emu::StepEvent;
@@ -56,7 +72,7 @@ use emu::StepEvent;
 use crate::kernel_info::{RegFileKind, RegOperand};
 use crate::rf::baseline::Baseline;
 use crate::rf::gebhart::{private_datapath, slot, OperandList, UpperWrites};
-use crate::rf::ledger::{Ledger, Sink, Source, Transfer};
+use crate::rf::ledger::{Charge, Ledger, Sink, Source, Transfer};
 use crate::rf::{
     Candidate, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch, WarpSlot,
     WriteRequest,
@@ -127,6 +143,10 @@ struct Counters {
     lrf_reads: u64,
     lrf_writes: u64,
     lrf_hits: u64,
+    lrf_demotions: u64,
+    lrf_dead_dropped: u64,
+    results_dead: u64,
+    tag_lookups: u64,
 }
 
 /// Why a value leaves the upper levels for the MRF.
@@ -137,12 +157,23 @@ enum Writeback {
     BackwardBranch,
 }
 
+/// Why the LRF's value leaves it for the RFC.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Demotion {
+    /// A new private-datapath result displaces it: a dead value is dropped.
+    Displaced,
+    /// A shared-datapath instruction reads it (the shared units cannot reach the LRF):
+    /// it moves whatever its bit says, since it is being read.
+    SharedRead,
+}
+
 /// The hardware RFC (and optional LRF) in front of the baseline's MRF. See the module
 /// docs.
 pub struct Rfc {
     mrf: Baseline,
     entries: usize,
     lrf: bool,
+    charge_tag_lookups: bool,
     flush_at_backward_branches: bool,
     all_active: bool,
     warps: Vec<WarpCache>,
@@ -162,6 +193,7 @@ impl Rfc {
             mrf,
             entries: usize::from(rfc.entries_per_thread).min(MAX_ENTRIES),
             lrf: rfc.lrf,
+            charge_tag_lookups: rfc.charge_tag_lookups,
             flush_at_backward_branches: rfc.flush_at_backward_branches,
             all_active: cfg.sm.scheduler != SchedulerPolicy::TwoLevel,
             warps: vec![WarpCache::default(); cfg.sm.max_warps as usize],
@@ -210,9 +242,16 @@ impl Rfc {
         c.len += 1;
     }
 
-    /// Moves the LRF's value of warp `w` into the RFC (an LRF read, an RFC write).
-    fn demote_lrf(&mut self, w: usize) {
+    /// Moves the LRF's value of warp `w` into the RFC (an LRF read, an RFC write); a
+    /// displaced dead value is dropped instead.
+    fn demote_lrf(&mut self, w: usize, why: Demotion) {
         if let Some(e) = self.warps[w].lrf.take() {
+            if e.dead && why == Demotion::Displaced {
+                self.n.lrf_dead_dropped += 1;
+                self.n.dead_dropped += 1;
+                return;
+            }
+            self.n.lrf_demotions += 1;
             self.n.lrf_reads += 1;
             self.mrf.ledger_mut().transfer(Transfer::LrfToRfc, 1);
             self.insert_rfc(w, e);
@@ -227,6 +266,17 @@ impl Rfc {
         }
         if let Some(i) = c.find(reg) {
             c.remove(i);
+        }
+    }
+
+    /// `n` registers looked up in the tags (none when there is no RFC).
+    fn look_up_tags(&mut self, n: u64) {
+        if self.entries == 0 {
+            return;
+        }
+        self.n.tag_lookups += n;
+        if self.charge_tag_lookups {
+            self.mrf.ledger_mut().charge(Charge::RfcTagLookup, n);
         }
     }
 
@@ -298,6 +348,7 @@ impl RegisterFile for Rfc {
             private,
         };
         let mut misses = OperandList::new();
+        let reads_before = self.n.operand_reads;
         for (src_slot, op) in i
             .inst
             .srcs
@@ -320,7 +371,7 @@ impl RegisterFile for Rfc {
                         }
                         continue;
                     }
-                    self.demote_lrf(w);
+                    self.demote_lrf(w, Demotion::SharedRead);
                 }
                 match self.warps[w].find(reg) {
                     Some(idx) if self.entries > 0 => {
@@ -341,6 +392,7 @@ impl RegisterFile for Rfc {
                 }
             }
         }
+        self.look_up_tags(self.n.operand_reads - reads_before);
         if self.flush_at_backward_branches && i.inst.class == OpClass::Control {
             let backward = i
                 .step
@@ -378,12 +430,14 @@ impl RegisterFile for Rfc {
             .copied()
             .unwrap_or_default();
         let general = || wr.dsts.iter().filter(|o| o.file == RegFileKind::General);
+        let writes_before = self.n.operand_writes;
         for op in general() {
             for reg in op.regs() {
                 self.n.operand_writes += 1;
                 self.invalidate(w, reg);
             }
         }
+        self.look_up_tags(self.n.operand_writes - writes_before);
         if general().next().is_none() {
             // Predicates only: the predicate file, as in the baseline.
             self.mrf.request_write(wr, now);
@@ -404,18 +458,20 @@ impl RegisterFile for Rfc {
             return;
         }
         for op in general() {
+            // The result's own bit: no lane reads the value (dead at definition).
+            let dead = op.hint.dead_after;
+            if dead {
+                self.n.results_dead += u64::from(op.width);
+            }
             if self.lrf && info.private && op.width == 1 {
-                self.demote_lrf(w);
+                self.demote_lrf(w, Demotion::Displaced);
                 self.n.lrf_writes += 1;
                 self.mrf.ledger_mut().write(Sink::Lrf, 1);
-                self.warps[w].lrf = Some(Entry {
-                    reg: op.reg,
-                    dead: false,
-                });
+                self.warps[w].lrf = Some(Entry { reg: op.reg, dead });
             } else {
                 for reg in op.regs() {
                     self.mrf.ledger_mut().write(Sink::Rfc, 1);
-                    self.insert_rfc(w, Entry { reg, dead: false });
+                    self.insert_rfc(w, Entry { reg, dead });
                 }
             }
         }
@@ -466,12 +522,16 @@ impl RegisterFile for Rfc {
         }
         put("dead_not_written_back", n.dead_dropped);
         put("results_to_mrf", n.results_to_mrf);
+        put("results_dead", n.results_dead);
+        put("tag_lookups", n.tag_lookups);
         put("activations", n.activations);
         put("deactivations", n.deactivations);
         if self.lrf {
             put("lrf_reads", n.lrf_reads);
             put("lrf_writes", n.lrf_writes);
             put("lrf_hits", n.lrf_hits);
+            put("lrf_demotions", n.lrf_demotions);
+            put("lrf_dead_dropped", n.lrf_dead_dropped);
         }
         s
     }
