@@ -83,7 +83,17 @@ fn malekeh_and_bow_runs_are_deterministic() {
     let bin = repo_root().join("workloads/bin/kmeans");
     for (design, flags) in [
         ("malekeh", &[][..]),
+        (
+            "malekeh",
+            &[
+                "--set",
+                "register_file.malekeh.reuse_distances=\"trace\"",
+                "--set",
+                "register_file.malekeh.adaptive=true",
+            ][..],
+        ),
         ("bow", &["--set", "register_file.bow.write_bypass=true"][..]),
+        ("bow", &["--set", "register_file.bow.windows=4"][..]),
     ] {
         let strip = |mut j: serde_json::Value| {
             j.as_object_mut().unwrap().remove("simulation");
@@ -98,5 +108,40 @@ fn malekeh_and_bow_runs_are_deterministic() {
         if design == "malekeh" {
             assert!(u(&a["total"]["register_file"]["extra"]["malekeh_evictions_far"]) > 0);
         }
+    }
+}
+
+#[test]
+fn trace_exact_reuse_distances_follow_every_warp_of_every_launch() {
+    // kmeans and histogram (atomics, no retries) run the recorded streams exactly; in
+    // bfs a warp's path depends on which warp marks a node first, so some warps depart
+    // from their recorded stream (and follow the static hints from there; its
+    // instruction count depends on timing too). The
+    // functional pass must leave memory as it found it, or the timed run would fail.
+    for (name, exact) in [("kmeans", true), ("histogram", true), ("bfs", false)] {
+        let bin = repo_root().join("workloads/bin").join(name);
+        let set = ["--set", "register_file.malekeh.reuse_distances=\"trace\""];
+        let t = run(&bin, "malekeh", &set);
+        let s = run(&bin, "malekeh", &[]);
+        let x = &t["total"]["register_file"]["extra"];
+        let issued = u(&t["total"]["warp_instructions"]);
+        let followed = u(&x["malekeh_trace_insts"]);
+        assert_eq!(u(&x["malekeh_trace_missing"]), 0, "{name}");
+        if exact {
+            assert_eq!(followed, issued, "{name}");
+            assert_eq!(u(&x["malekeh_trace_mismatches"]), 0, "{name}");
+            assert_eq!(
+                t["total"]["warp_instructions"],
+                s["total"]["warp_instructions"]
+            );
+        } else {
+            assert!(
+                followed * 10 >= issued * 9,
+                "{name}: {followed} of {issued}"
+            );
+        }
+        assert!(u(&x["malekeh_trace_hint_agree"]) > 0, "{name}");
+        let sx = &s["total"]["register_file"]["extra"];
+        assert_eq!(u(&sx["malekeh_trace_insts"]), 0, "{name}");
     }
 }

@@ -404,6 +404,27 @@ impl Device for EmuDevice {
             })?;
             t.infos.insert(key.clone(), info);
         }
+        let malekeh = &t.sim.config().register_file.malekeh;
+        if t.sim.config().register_file.design == timing::config::RegisterFileDesign::Malekeh
+            && malekeh.wants_trace()
+        {
+            let rthld = malekeh.rthld;
+            let streams =
+                crate::reuse_trace::profile_streams(&mut self.emu, kernel, config, launch.params)
+                    .map_err(|e| DeviceError::Simulation {
+                    code: CudaError::LaunchFailure,
+                    message: format!(
+                        "cannot profile kernel {} for reuse distances: {e}",
+                        demangle(launch.kernel)
+                    ),
+                })?;
+            if let Some(info) = t.infos.get_mut(&key) {
+                let trace = streams.map(|s| {
+                    std::sync::Arc::new(timing::rf::malekeh::trace::ReuseTrace::new(s, info, rthld))
+                });
+                info.reuse_trace = trace;
+            }
+        }
         let info = &t.infos[&key];
         let stats = t
             .sim

@@ -117,6 +117,7 @@ pub mod kernel_abi;
 pub mod lz4;
 pub mod profiling;
 pub mod props;
+pub mod reuse_trace;
 pub mod run_control;
 pub mod runtime;
 pub mod stats;

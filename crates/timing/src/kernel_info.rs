@@ -311,6 +311,9 @@ pub struct KernelInfo {
     /// Predicate registers per thread.
     pub predicates_per_thread: u32,
     funcs: Vec<FunctionInfo>,
+    /// The launch's trace-exact reuse distances (Malekeh with `reuse_distances =
+    /// "trace"`), set by the runtime before each launch; `None` otherwise.
+    pub reuse_trace: Option<std::sync::Arc<crate::rf::malekeh::trace::ReuseTrace>>,
 }
 
 impl KernelInfo {
@@ -352,6 +355,7 @@ impl KernelInfo {
             registers_per_thread: regs,
             predicates_per_thread: preds,
             funcs,
+            reuse_trace: None,
         })
     }
 
@@ -435,6 +439,7 @@ impl KernelInfo {
             registers_per_thread: regs,
             predicates_per_thread: preds,
             funcs,
+            reuse_trace: None,
         })
     }
 

@@ -66,7 +66,16 @@ struct Collector {
     /// The first cycle its reads may be arbitrated (later than acceptance when a design
     /// adds pipeline stages in front of operand collection: [`Baseline::accept_after`]).
     start_at: Cycle,
+    /// Counts the instructions it has taken (tells an occupant from a later one).
+    epoch: u32,
+    /// Collectors (index, epoch) whose operands must have arrived before this one may
+    /// dispatch (`after[..n_after]`, [`Baseline::wait_for`]: BOW's forwarded sources).
+    after: [(u16, u32); MAX_AFTER],
+    n_after: u8,
 }
+
+/// Most collectors one instruction waits for ([`Baseline::wait_for`]).
+pub(crate) const MAX_AFTER: usize = 8;
 
 /// A register read a design asks for outside the collectors (WIR's verify reads and
 /// dummy moves, LTRF's prefetches): it competes for read ports after writes, before or
@@ -185,6 +194,9 @@ impl Baseline {
             ready_at: Cycle::ZERO,
             conflicted: false,
             start_at: Cycle::ZERO,
+            epoch: 0,
+            after: [(0, 0); MAX_AFTER],
+            n_after: 0,
         };
         let mut collectors = Vec::new();
         match (rf.collectors, rf.specialised_collectors) {
@@ -443,6 +455,43 @@ impl Baseline {
         self.collectors[idx].busy
     }
 
+    /// How many instructions collector `idx` has taken: tells its occupant from later
+    /// ones ([`Baseline::wait_for`]).
+    pub(crate) fn collector_epoch(&self, idx: usize) -> u32 {
+        self.collectors[idx].epoch
+    }
+
+    /// Collector `idx` may dispatch only once the operands of `producer` (a collector and
+    /// its epoch when it took the instruction) have all arrived, unless it has moved on.
+    /// Returns whether that makes it wait at `now`.
+    pub(crate) fn wait_for(&mut self, idx: usize, producer: (usize, u32), now: Cycle) -> bool {
+        let p = (producer.0 as u16, producer.1);
+        if producer.0 >= self.collectors.len() || !self.pending_at(p, now) {
+            return false;
+        }
+        let c = &mut self.collectors[idx];
+        let n = usize::from(c.n_after);
+        if n < MAX_AFTER && !c.after[..n].contains(&p) {
+            c.after[n] = p;
+            c.n_after += 1;
+        }
+        true
+    }
+
+    /// Whether collector `p.0`, still holding the instruction of epoch `p.1`, waits for
+    /// operands at `now`.
+    fn pending_at(&self, p: (u16, u32), now: Cycle) -> bool {
+        let c = &self.collectors[usize::from(p.0)];
+        c.busy && c.epoch == p.1 && !(c.pending == 0 && c.ready_at <= now)
+    }
+
+    /// Whether a collector `u` waits for another's operands at `now`.
+    fn waits(&self, u: &Collector, now: Cycle) -> bool {
+        u.after[..usize::from(u.n_after)]
+            .iter()
+            .any(|&p| self.pending_at(p, now))
+    }
+
     /// A write of 32-bit register `reg` of `warp` to its MRF bank that no instruction
     /// waits for (a register-file cache's writeback of an evicted or flushed value):
     /// arbitrated, counted and timed like any write, never reported in `writes_done`.
@@ -565,6 +614,8 @@ impl Baseline {
         c.ready_at = now + Cycles::new(1);
         c.conflicted = false;
         c.start_at = now;
+        c.epoch = c.epoch.wrapping_add(1);
+        c.n_after = 0;
         self.busy += 1;
     }
 
@@ -794,7 +845,7 @@ impl RegisterFile for Baseline {
         let mut busy = RoundRobin::new(start, n);
         while let Some(idx) = busy.next(&self.busy_collectors) {
             let u = self.collectors[idx];
-            if u.busy && u.pending == 0 && u.ready_at <= now {
+            if u.busy && u.pending == 0 && u.ready_at <= now && !self.waits(&u, now) {
                 let d = Dispatch {
                     token: u.token,
                     unit: u.unit,

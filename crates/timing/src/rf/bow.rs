@@ -4,6 +4,17 @@
 //! The BOW paper itself is not in our reference texts; this model follows Malekeh's
 //! description of it and issue 13.
 //!
+//! **What is reconstruction.** Malekeh's text gives BOW three facts: operand buffers
+//! that keep the source values of the instructions in a sliding window, forwarding of
+//! register values between the window's instructions instead of bank reads, a window
+//! of three instructions (§9), and a flush "every time a branch jumps to a new sliding
+//! window" (§9.2). Everything else here is ours, not BOW's: that results enter the window
+//! too (a written-back result forwarded like a source), the BOW-WR write bypass and its
+//! use of our liveness bits, that the window sits on top of the baseline's collector
+//! units (an instruction still takes one), how many windows an SM has
+//! (`register_file.bow.windows`) and how they are assigned, the flush rule on any
+//! non-sequential next PC, and the timing of forwarding (below).
+//!
 //! Model, per SM:
 //! - The banks, ports, arbiter and collector units are the baseline's ([`Baseline`],
 //!   composed): an instruction still takes a collector unit to wait for its operands and
@@ -15,7 +26,14 @@
 //!   its destination registers (valid once its result is written back). A source register
 //!   whose newest mention in the window's older entries is a source, or a written-back
 //!   destination, is *forwarded*: no bank read. The newest mention decides, so a register
-//!   rewritten inside the window is forwarded with its new value.
+//!   rewritten inside the window is forwarded with its new value. A value forwarded from
+//!   an older entry's source is available only when that entry's value is: the
+//!   instruction dispatches no earlier than the older entry's operands have all arrived
+//!   (its bank reads, or its own forwarded values), whole entry at a time.
+//! - **Windows** (`register_file.bow.windows`): 0, the default, gives every warp slot a
+//!   window; `n` gives the SM `n`, held by a warp from its first instruction while it
+//!   has none free until its window empties (a flush, or exit). A warp that finds none
+//!   free issues without one: every source from the banks, every result to them.
 //! - **Flush**: when the warp's control flow leaves the straight line (the issued
 //!   instruction's next PC is not the following instruction: a taken branch, call,
 //!   return or reconvergence jump) the window empties, since the instructions that
@@ -50,6 +68,8 @@ use crate::time::{Cycle, Cycles};
 
 /// Largest window supported.
 pub const MAX_WINDOW: usize = 8;
+/// Most windows per SM a config may ask for.
+pub const MAX_WINDOWS: u32 = 4096;
 
 /// `[register_file.bow]`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,6 +79,9 @@ pub struct BowConfig {
     pub window: u32,
     /// BOW-WR: results that die inside the window are not written to the banks.
     pub write_bypass: bool,
+    /// Windows per SM, each held by one warp at a time; 0: one for every warp slot.
+    /// Malekeh's text does not say how many BOW has (ours).
+    pub windows: u32,
 }
 
 impl Default for BowConfig {
@@ -66,6 +89,7 @@ impl Default for BowConfig {
         BowConfig {
             window: 3,
             write_bypass: false,
+            windows: 0,
         }
     }
 }
@@ -73,6 +97,12 @@ impl Default for BowConfig {
 impl BowConfig {
     /// Checks the values; the error names the key and says why.
     pub fn validate(&self) -> Result<(), (String, String)> {
+        if self.windows > MAX_WINDOWS {
+            return Err((
+                "register_file.bow.windows".into(),
+                format!("must be at most {MAX_WINDOWS}"),
+            ));
+        }
         if self.window == 0 || self.window as usize > MAX_WINDOW {
             return Err((
                 "register_file.bow.window".into(),
@@ -99,6 +129,9 @@ enum Dst {
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     token: InstToken,
+    /// The collector that took it and that collector's epoch (its operands' arrival is
+    /// what a value forwarded from its sources waits for).
+    collector: (usize, u32),
     srcs: [u16; MAX_REGS],
     n_srcs: u8,
     dsts: [(u16, Dst); MAX_REGS],
@@ -107,6 +140,7 @@ struct Entry {
 
 const EMPTY: Entry = Entry {
     token: InstToken(u32::MAX),
+    collector: (usize::MAX, 0),
     srcs: [0; MAX_REGS],
     n_srcs: 0,
     dsts: [(0, Dst::Pending); MAX_REGS],
@@ -120,6 +154,8 @@ struct Window {
     head: usize,
     len: usize,
     scheduler: u16,
+    /// The warp holds this window (always, with one window per warp slot).
+    held: bool,
 }
 
 impl Window {
@@ -140,6 +176,8 @@ struct Counters {
     writes_deferred: u64,
     writes_bypassed: u64,
     writes_late: u64,
+    forward_waits: u64,
+    no_window: u64,
 }
 
 /// The bypassing operand window over the baseline's banks. See the module docs.
@@ -150,6 +188,10 @@ pub struct Bow {
     windows: Vec<Window>,
     /// Results that went to the window only: their tokens are reported done at the cycle.
     bypassed: Vec<(InstToken, Cycle)>,
+    /// Windows the SM has (`register_file.bow.windows`; every warp slot's when 0) and
+    /// how many are held.
+    limit: usize,
+    held: usize,
     n: Counters,
 }
 
@@ -169,25 +211,33 @@ impl Bow {
                     head: 0,
                     len: 0,
                     scheduler: 0,
+                    held: false,
                 };
                 cfg.sm.max_warps as usize
             ],
             bypassed: Vec::with_capacity(16),
+            limit: if b.windows == 0 {
+                cfg.sm.max_warps as usize
+            } else {
+                b.windows as usize
+            },
+            held: 0,
             n: Counters::default(),
         }
     }
 
     /// Whether `reg` of `warp` can be forwarded from its window: its newest mention is
-    /// a source or a written-back result. `Some(true)` for a result.
-    fn lookup(&self, warp: usize, reg: u16) -> Option<bool> {
+    /// a source (`Some(Some(collector))`: of the entry in that collector, whose value
+    /// arrives with its operands) or a written-back result (`Some(None)`).
+    fn lookup(&self, warp: usize, reg: u16) -> Option<Option<(usize, u32)>> {
         let w = &self.windows[warp];
         for k in 0..w.len {
             let e = &w.entries[w.nth(k)];
             if let Some(&(_, d)) = e.dsts[..e.n_dsts as usize].iter().find(|d| d.0 == reg) {
-                return (d != Dst::Pending).then_some(true);
+                return (d != Dst::Pending).then_some(None);
             }
             if e.srcs[..e.n_srcs as usize].contains(&reg) {
-                return Some(false);
+                return Some(Some(e.collector));
             }
         }
         None
@@ -253,6 +303,27 @@ impl Bow {
         while self.windows[warp].len > 0 {
             self.retire_oldest(warp, now);
         }
+        self.release(warp);
+    }
+
+    /// The warp's window is empty: with fewer windows than warp slots it goes back.
+    fn release(&mut self, warp: usize) {
+        let limited = self.limit < self.windows.len();
+        let w = &mut self.windows[warp];
+        if w.held && limited {
+            w.held = false;
+            self.held -= 1;
+        }
+    }
+
+    /// Whether `warp` holds a window, taking a free one if it has none.
+    fn hold(&mut self, warp: usize) -> bool {
+        let w = &mut self.windows[warp];
+        if !w.held && self.held < self.limit {
+            w.held = true;
+            self.held += 1;
+        }
+        w.held
     }
 }
 
@@ -270,6 +341,7 @@ impl RegisterFile for Bow {
     fn warp_exited(&mut self, warp: WarpSlot) {
         // Its registers die with it: nothing deferred needs writing.
         self.windows[warp.index()].len = 0;
+        self.release(warp.index());
     }
 
     fn can_accept(&mut self, c: &Candidate<'_>, now: Cycle) -> Result<(), RfStall> {
@@ -285,10 +357,16 @@ impl RegisterFile for Bow {
             debug_assert!(false, "accept without a free collector");
             return;
         };
+        let windowed = self.hold(warp);
+        if !windowed {
+            self.n.no_window += 1;
+        }
         // The older entries of the window (the issuing instruction is its newest).
         while self.windows[warp].len >= self.window.max(1) {
             self.retire_oldest(warp, now);
         }
+        let mut producers = [(0usize, 0u32); MAX_WINDOW];
+        let mut n_producers = 0;
         let mut e = EMPTY;
         e.token = i.token;
         let mut reads = [RegOperand {
@@ -307,11 +385,17 @@ impl RegisterFile for Bow {
                 e.srcs[n] = reg;
                 e.n_srcs += 1;
                 self.n.operand_reads += 1;
-                match self.lookup(warp, reg) {
-                    Some(result) => {
+                match self.lookup(warp, reg).filter(|_| windowed) {
+                    Some(from) => {
                         self.inner.ledger_mut().deliver(Source::OperandBuffer, 1);
                         self.n.forwarded += 1;
-                        self.n.forwarded_results += u64::from(result);
+                        self.n.forwarded_results += u64::from(from.is_none());
+                        if let Some(p) = from {
+                            if !producers[..n_producers].contains(&p) && n_producers < MAX_WINDOW {
+                                producers[n_producers] = p;
+                                n_producers += 1;
+                            }
+                        }
                     }
                     None => {
                         reads[n_reads].reg = reg;
@@ -337,7 +421,7 @@ impl RegisterFile for Bow {
             }
         }
         let win = &mut self.windows[warp];
-        if self.window > 0 {
+        if self.window > 0 && windowed {
             win.head = (win.head + 1) % MAX_WINDOW;
             let h = win.head;
             win.entries[h] = e;
@@ -345,6 +429,15 @@ impl RegisterFile for Bow {
         }
         self.inner
             .accept_into(idx, i.token, inst, &reads[..n_reads], now);
+        if self.window > 0 && windowed {
+            let h = self.windows[warp].head;
+            self.windows[warp].entries[h].collector = (idx, self.inner.collector_epoch(idx));
+        }
+        for &p in &producers[..n_producers] {
+            if self.inner.wait_for(idx, p, now) {
+                self.n.forward_waits += 1;
+            }
+        }
         let sequential = i
             .step
             .next_pc
@@ -426,6 +519,8 @@ impl RegisterFile for Bow {
     /// `bow_bank_reads_avoided`; `bow_forwarded_results`: of them, results), `bow_flushes`,
     /// `bow_window_reads`/`_writes`, `bow_writes_deferred`, `bow_writes_bypassed` (never
     /// written to the banks), `bow_writes_late` (deferred, then written),
+    /// `bow_forward_waits` (forwarded sources whose older entry's operands had not all
+    /// arrived at issue), `bow_no_window` (instructions issued without a window),
     /// `bow_crossbar_transfers`, `bow_arbiter_requests`.
     fn stats(&self, now: Cycle) -> RfStats {
         let mut s = self.inner.stats(now);
@@ -444,6 +539,8 @@ impl RegisterFile for Bow {
             ("writes_deferred", n.writes_deferred),
             ("writes_bypassed", n.writes_bypassed),
             ("writes_late", n.writes_late),
+            ("forward_waits", n.forward_waits),
+            ("no_window", n.no_window),
             ("crossbar_transfers", l.count(Charge::CrossbarTransfer)),
             ("arbiter_requests", l.count(Charge::ArbiterRequest)),
         ] {
@@ -480,9 +577,11 @@ mod tests {
         o
     }
 
-    struct Units;
+    /// Takes every dispatch, recording the token and the cycle.
+    struct Units(Vec<(InstToken, u64)>, u64);
     impl DispatchPort for Units {
-        fn try_dispatch(&mut self, _d: Dispatch) -> bool {
+        fn try_dispatch(&mut self, d: Dispatch) -> bool {
+            self.0.push((d.token, self.1));
             true
         }
     }
@@ -494,18 +593,23 @@ mod tests {
         token: u32,
         pc: u32,
         done: Vec<InstToken>,
+        units: Units,
+        /// The warp `issue` issues for.
+        warp: u16,
     }
 
     impl Harness {
         fn new(overrides: &[&str]) -> Self {
             let c = cfg(overrides);
             let mut rf = Bow::new(&c);
-            rf.warp_launched(WarpLaunch {
-                warp: WarpSlot(0),
-                scheduler: 0,
-                registers_per_thread: 32,
-                cta: 0,
-            });
+            for w in 0..2 {
+                rf.warp_launched(WarpLaunch {
+                    warp: WarpSlot(w),
+                    scheduler: 0,
+                    registers_per_thread: 32,
+                    cta: 0,
+                });
+            }
             Harness {
                 rf,
                 mem: MemorySystem::new(&c),
@@ -513,6 +617,8 @@ mod tests {
                 token: 0,
                 pc: 0,
                 done: Vec::new(),
+                units: Units(Vec::new(), 0),
+                warp: 0,
             }
         }
 
@@ -522,15 +628,28 @@ mod tests {
                 now: Cycle::new(self.now),
                 sm: SmId(0),
                 memory: &mut self.mem,
-                dispatch: &mut Units,
+                dispatch: &mut self.units,
                 writes_done: &mut writes,
             });
             self.done.extend(writes);
             self.now += 1;
+            self.units.1 = self.now;
         }
 
-        /// Issues one instruction of warp 0 (sequential unless `jump`), runs 3 cycles.
+        /// Issues one instruction of `self.warp` (sequential unless `jump`), runs 3
+        /// cycles.
         fn issue(&mut self, srcs: &[RegOperand], dsts: &[RegOperand], jump: bool) -> InstToken {
+            self.issue_then(srcs, dsts, jump, 3)
+        }
+
+        /// As `issue`, running `cycles` cycles after it.
+        fn issue_then(
+            &mut self,
+            srcs: &[RegOperand],
+            dsts: &[RegOperand],
+            jump: bool,
+            cycles: u32,
+        ) -> InstToken {
             let step = emu::WarpStep {
                 func: FuncId(0),
                 inst: InstId(self.pc),
@@ -539,7 +658,7 @@ mod tests {
             };
             self.pc += 1;
             let c = Candidate {
-                warp: WarpSlot(0),
+                warp: WarpSlot(self.warp),
                 scheduler: 0,
                 unit: UnitKind::Sp,
                 class: OpClass::Fp32,
@@ -559,17 +678,22 @@ mod tests {
                 },
                 now,
             );
-            for _ in 0..3 {
+            for _ in 0..cycles {
                 self.step();
             }
             token
+        }
+
+        /// The cycle `t` was dispatched in.
+        fn dispatched(&self, t: InstToken) -> Option<u64> {
+            self.units.0.iter().find(|d| d.0 == t).map(|d| d.1)
         }
 
         fn write(&mut self, token: InstToken, dsts: &[RegOperand]) {
             self.rf.request_write(
                 WriteRequest {
                     token,
-                    warp: WarpSlot(0),
+                    warp: WarpSlot(self.warp),
                     scheduler: 0,
                     dsts,
                 },
@@ -610,6 +734,53 @@ mod tests {
         }
         h.issue(&[r(1)], &[], false);
         assert_eq!(h.extra("bow_forwarded"), 1);
+    }
+
+    #[test]
+    fn a_forwarded_source_waits_for_the_older_entrys_bank_read() {
+        let mut h = Harness::new(&["register_file.bank_latency=6"]);
+        // Both read R1; the second issues the next cycle, while the first's read of R1
+        // is still on its way from the bank.
+        let a = h.issue_then(&[r(1), r(2)], &[], false, 1);
+        let b = h.issue_then(&[r(1)], &[], false, 12);
+        assert_eq!(h.extra("bow_forwarded"), 1);
+        assert_eq!(h.extra("bow_forward_waits"), 1);
+        let (da, db) = (h.dispatched(a).unwrap(), h.dispatched(b).unwrap());
+        // The first's read of R1 arrives after the bank latency; the second, with
+        // nothing of its own to read, would have gone two cycles after its issue.
+        assert!(da >= 6, "first dispatched at {da}");
+        assert!(db >= da, "second at {db}, before the first's value ({da})");
+        // A value forwarded from an entry whose operands have arrived costs no wait.
+        let c = h.issue(&[r(2)], &[], false);
+        assert_eq!(h.extra("bow_forward_waits"), 1);
+        assert!(h.dispatched(c).is_some());
+    }
+
+    #[test]
+    fn with_one_window_per_sm_a_second_warp_waits_for_a_flush() {
+        let mut h = Harness::new(&["register_file.bow.windows=1"]);
+        h.issue(&[r(1)], &[], false);
+        h.warp = 1;
+        h.issue(&[r(1)], &[], false);
+        h.issue(&[r(1)], &[], false);
+        assert_eq!(h.extra("bow_forwarded"), 0, "warp 1 has no window");
+        assert_eq!(h.extra("bow_no_window"), 2);
+        // Warp 0 jumps: its window empties and goes back.
+        h.warp = 0;
+        h.issue(&[r(3)], &[], true);
+        h.warp = 1;
+        h.issue(&[r(1)], &[], false);
+        h.issue(&[r(1)], &[], false);
+        assert_eq!(h.extra("bow_forwarded"), 1);
+        assert_eq!(h.extra("bow_no_window"), 2);
+        // The default gives every warp slot its own.
+        let mut h = Harness::new(&[]);
+        h.issue(&[r(1)], &[], false);
+        h.warp = 1;
+        h.issue(&[r(1)], &[], false);
+        h.issue(&[r(1)], &[], false);
+        assert_eq!(h.extra("bow_forwarded"), 1);
+        assert_eq!(h.extra("bow_no_window"), 0);
     }
 
     #[test]

@@ -367,6 +367,10 @@ pub trait RegisterFile: Send {
 
     /// A warp became resident in `w.warp`.
     fn warp_launched(&mut self, w: WarpLaunch);
+    /// Right after [`RegisterFile::warp_launched`]: which warp of the grid the slot holds
+    /// (its CTA's index and its number within the CTA), for a design that follows a
+    /// per-warp profile of the launch (Malekeh's trace-exact reuse distances).
+    fn warp_placed(&mut self, _warp: WarpSlot, _cta: [u32; 3], _warp_in_cta: u32) {}
     /// The warp in `warp` exited and drained; its slot may be reused.
     fn warp_exited(&mut self, warp: WarpSlot);
     /// Two-level scheduling: the warp entered the active set.

@@ -570,6 +570,8 @@ impl Sm {
                 registers_per_thread: info.registers_per_thread,
                 cta: slot as u16,
             });
+            self.rf
+                .warp_placed(WarpSlot(w as u16), cta.id, in_cta as u32);
             warps.push(w as u16);
         }
         self.resident_warps += warps.len() as u32;

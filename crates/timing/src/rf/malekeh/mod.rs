@@ -27,6 +27,10 @@
 //!   slot's near/far bit from its own hint: the distance to the register's next read.
 //!   An instruction with more distinct sources than unlocked slots reads the rest from
 //!   the banks without caching them.
+//! - **Reuse distances**: the compiler's static hints by default; with
+//!   `reuse_distances = "trace"`, exact distances on each warp's executed stream from a
+//!   functional profiling pass the runtime runs before each launch ([`trace`]; the paper
+//!   annotated its traces with precise distances, §8).
 //! - **Destinations (§4.2)**: every result is written to the banks. The owner's CCU has
 //!   one write port: in a cycle, the first write request reaching it with a near
 //!   destination keeps that destination (a hit updates the slot, a miss takes one by the
@@ -38,10 +42,12 @@
 //!   first; ties keep GTO's (oldest first) order — GTO with the cache-aware categories.
 //! - **STHLD (§6)**: one counter per core. While every free CCU a warp could take holds
 //!   near values, the allocator refuses ([`RfStall::Design`]) and the counter runs, one
-//!   per cycle; when it reaches STHLD the replacement is allowed (STHLD = 0: at once).
-//!   Any allocation of a CCU to a warp that had none ends the wait and resets the
-//!   counter. Cycles spent waiting are `malekeh_sthld_stall_cycles`.
-//! - **Adaptive STHLD (§7)**: with `adaptive`, each core's [`sthld::SthldController`]
+//!   per cycle; once it is higher than STHLD the replacement is allowed (STHLD = 0: after
+//!   one cycle). Any allocation of a CCU to a warp that had none ends the wait and resets
+//!   the counter. Cycles spent waiting are `malekeh_sthld_stall_cycles`. STHLD is fixed by
+//!   default (`register_file.malekeh.sthld`, 0; see [`MalekehConfig::sthld`]).
+//! - **Adaptive STHLD (§7), an option of ours**: with `adaptive = true`, each core's
+//!   [`sthld::SthldController`]
 //!   sets STHLD at the end of every `interval` cycles from the core's IPC in it (the paper
 //!   keeps one IPC per chip; a core's own IPC is what a per-core counter can see without
 //!   chip-wide wires). The trajectory is in [`RfStats::series`] as
@@ -53,6 +59,7 @@
 //! access an arbiter request. Statistics keys: see [`Malekeh::stats`].
 
 pub mod sthld;
+pub mod trace;
 
 use serde::{Deserialize, Serialize};
 
@@ -81,8 +88,19 @@ pub struct MalekehConfig {
     /// `compiler::reuse_distance` (one per CT slot).
     pub rthld: u32,
     /// STHLD in cycles: the fixed threshold, or the adaptive controller's first value.
+    /// §6: "Only when the counter is higher than STHLD will the CCU be replaced.
+    /// Otherwise, the CCU allocator is stalled and the counter is incremented", so a
+    /// threshold `s` holds a warp `s + 1` cycles. The text gives no number; 0 (the
+    /// default) is the one fixed value its IPC curve supports for every program: §7
+    /// and Figure 3b put the flat region of every curve at the low thresholds ("as the
+    /// STHLD increases ... the IPC increases slightly. However, after some point, the
+    /// IPC begins to drop"), with the knee program-dependent (§6: "This optimum value
+    /// depends on the characteristics of the code being executed"), and 0 still waits
+    /// one cycle, as §6's "Malekeh tries to wait for some cycles" asks.
     pub sthld: u32,
-    /// Adapt STHLD every `interval` cycles (§7); false keeps `sthld` fixed.
+    /// Adapt STHLD every `interval` cycles (§7) with [`sthld::SthldController`]; false
+    /// (the default) keeps `sthld` fixed. The controller's states and deltas are OUR
+    /// design: the paper's Figure 4 is not in its text (see `sthld.rs`).
     pub adaptive: bool,
     /// Cycles per interval of the adaptive controller (§7: 10,000).
     pub interval: u64,
@@ -98,6 +116,22 @@ pub struct MalekehConfig {
     pub cache_aware_issue: bool,
     /// Seed of the random choice among far slots (§4.1).
     pub seed: u64,
+    /// Where the near/far bits come from: `"static"` (the compiler's shortest CFG
+    /// distances, `compiler::reuse_distance`) or `"trace"` (distances on each warp's
+    /// executed stream from a functional profiling pass before each launch, §8's "precise
+    /// reuse distances"; [`trace`]).
+    pub reuse_distances: ReuseDistances,
+}
+
+/// The source of Malekeh's reuse distances.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReuseDistances {
+    /// The compiler's hints (shortest distance over CFG paths).
+    #[default]
+    Static,
+    /// Trace-exact distances from a functional profiling pass.
+    Trace,
 }
 
 impl Default for MalekehConfig {
@@ -106,13 +140,14 @@ impl Default for MalekehConfig {
             entries: 8,
             rthld: 8,
             sthld: 0,
-            adaptive: true,
+            adaptive: false,
             interval: 10_000,
             step: 4,
             max_sthld: 1024,
             small_ipc_change: 0.05,
             cache_aware_issue: true,
             seed: 0x6d61_6c65_6b65_6800,
+            reuse_distances: ReuseDistances::Static,
         }
     }
 }
@@ -142,6 +177,11 @@ impl MalekehConfig {
     /// Whether an operand's hint says near.
     fn near(&self, h: &OperandHint) -> bool {
         h.reuse_distance.is_some_and(|d| u32::from(d) <= self.rthld)
+    }
+
+    /// Whether the runtime must profile each launch for trace-exact distances.
+    pub fn wants_trace(&self) -> bool {
+        self.reuse_distances == ReuseDistances::Trace
     }
 }
 
@@ -218,7 +258,25 @@ struct Counters {
     sthld_stall_cycles: u64,
     sthld_waits: u64,
     intervals: u64,
+    trace_insts: u64,
+    trace_mismatches: u64,
+    trace_missing: u64,
+    hint_agree: u64,
+    hint_disagree: u64,
 }
+
+/// A warp slot's position in its recorded stream.
+#[derive(Clone, Copy, Debug)]
+struct TraceCursor {
+    /// Index of the stream in the trace; [`NO_STREAM`] when the warp follows the static
+    /// hints.
+    stream: u32,
+    pos: u32,
+}
+
+const NO_STREAM: u32 = u32::MAX;
+/// `dst_near[token]`: the bits are the trace's (else the static hints apply).
+const DST_FROM_TRACE: u8 = 0x80;
 
 /// Malekeh's caching collector units over the baseline's banks. See the module docs.
 pub struct Malekeh {
@@ -244,6 +302,13 @@ pub struct Malekeh {
     sm: Option<u32>,
     trajectory: Vec<(u64, u64)>,
     n: Counters,
+    /// The launch's trace-exact distances, with `reuse_distances = "trace"`.
+    trace: Option<std::sync::Arc<trace::ReuseTrace>>,
+    /// Per warp slot.
+    cursor: Vec<TraceCursor>,
+    /// Per in-flight instruction token: its destinations' near bits from the trace
+    /// ([`DST_FROM_TRACE`] set), or 0.
+    dst_near: Vec<u8>,
 }
 
 const REGS_PER_WARP: usize = 256;
@@ -287,6 +352,15 @@ impl Malekeh {
             sm: None,
             trajectory: vec![(0, u64::from(cfg.register_file.malekeh.sthld))],
             n: Counters::default(),
+            trace: None,
+            cursor: vec![
+                TraceCursor {
+                    stream: NO_STREAM,
+                    pos: 0
+                };
+                warps
+            ],
+            dst_near: Vec::new(),
         }
     }
 
@@ -347,10 +421,11 @@ impl Malekeh {
         }
     }
 
-    /// Whether the STHLD counter allows replacing a CCU with near values at `now`.
+    /// Whether the STHLD counter allows replacing a CCU with near values at `now`: the
+    /// counter (cycles stalled so far) is higher than STHLD (§6).
     fn sthld_allows(&self, now: Cycle) -> bool {
         let since = self.waiting_since.unwrap_or(now);
-        (now - since).get() >= u64::from(self.sthld)
+        (now - since).get() > u64::from(self.sthld)
     }
 
     fn flush(&mut self, idx: usize) {
@@ -436,6 +511,49 @@ impl Malekeh {
     }
 }
 
+impl Malekeh {
+    /// The near/far bit of an operand: the trace's when it has one, else the hint's.
+    /// Counts how often the two agree.
+    #[inline]
+    fn operand_near(&mut self, hint: &OperandHint, exact: Option<bool>) -> bool {
+        let fixed = self.cfg.near(hint);
+        match exact {
+            None => fixed,
+            Some(e) => {
+                if e == fixed {
+                    self.n.hint_agree += 1;
+                } else {
+                    self.n.hint_disagree += 1;
+                }
+                e
+            }
+        }
+    }
+
+    /// The warp's next recorded instruction, if it follows its recorded stream; a warp
+    /// that departs from it follows the static hints from then on.
+    #[inline]
+    fn trace_entry(&mut self, warp: WarpSlot, step: &emu::WarpStep) -> Option<trace::TraceEntry> {
+        let t = self.trace.as_ref()?;
+        let c = &mut self.cursor[warp.index()];
+        if c.stream == NO_STREAM {
+            return None;
+        }
+        match t.entry(c.stream as usize, c.pos as usize) {
+            Some(e) if e.is(step.func, step.inst) => {
+                c.pos += 1;
+                self.n.trace_insts += 1;
+                Some(*e)
+            }
+            _ => {
+                c.stream = NO_STREAM;
+                self.n.trace_mismatches += 1;
+                None
+            }
+        }
+    }
+}
+
 impl RegisterFile for Malekeh {
     fn name(&self) -> &'static str {
         "malekeh"
@@ -445,6 +563,21 @@ impl RegisterFile for Malekeh {
         self.scheduler_of[w.warp.index()] = w.scheduler;
         let base = w.warp.index() * REGS_PER_WARP;
         self.class_of[base..base + REGS_PER_WARP].fill(0);
+    }
+
+    fn kernel_started(&mut self, info: &crate::kernel_info::KernelInfo) {
+        self.trace = info.reuse_trace.clone();
+    }
+
+    fn warp_placed(&mut self, warp: WarpSlot, cta: [u32; 3], warp_in_cta: u32) {
+        let stream = self.trace.as_ref().map(|t| t.find(cta, warp_in_cta));
+        if stream == Some(None) {
+            self.n.trace_missing += 1;
+        }
+        self.cursor[warp.index()] = TraceCursor {
+            stream: stream.flatten().map_or(NO_STREAM, |s| s as u32),
+            pos: 0,
+        };
     }
 
     fn warp_exited(&mut self, warp: WarpSlot) {
@@ -527,6 +660,12 @@ impl RegisterFile for Malekeh {
         };
         self.interval_insts += 1;
         self.ccus[idx].last_issue = now;
+        let exact = self.trace_entry(warp, i.step);
+        let t = i.token.0 as usize;
+        if self.dst_near.len() <= t {
+            self.dst_near.resize(t + 1, 0);
+        }
+        self.dst_near[t] = exact.map_or(0, |e| DST_FROM_TRACE | e.dst_bits());
         let mut seen = [0u16; MAX_REGS];
         let mut n_seen = 0;
         let mut reads = [RegOperand {
@@ -536,13 +675,11 @@ impl RegisterFile for Malekeh {
             hint: OperandHint::default(),
         }; MAX_REGS];
         let mut n_reads = 0;
-        for op in i
-            .inst
-            .srcs
-            .iter()
-            .filter(|o| o.file == RegFileKind::General)
-        {
-            let near = self.cfg.near(&op.hint);
+        for (k, op) in i.inst.srcs.iter().enumerate() {
+            if op.file != RegFileKind::General {
+                continue;
+            }
+            let near = self.operand_near(&op.hint, exact.and_then(|e| e.src_near(k)));
             for reg in op.regs() {
                 if seen[..n_seen].contains(&reg) || n_seen == MAX_REGS {
                     continue;
@@ -604,8 +741,14 @@ impl RegisterFile for Malekeh {
         self.inner.request_write(w, now);
         let own = self.owner_of[w.warp.index()];
         let mut port_free = own != NO_CCU && self.ccus[own as usize].write_port_at != Some(now);
-        for op in w.dsts.iter().filter(|o| o.file == RegFileKind::General) {
-            let near = self.cfg.near(&op.hint);
+        let bits = self.dst_near.get(w.token.0 as usize).copied().unwrap_or(0);
+        for (k, op) in w.dsts.iter().enumerate() {
+            if op.file != RegFileKind::General {
+                continue;
+            }
+            let exact = (bits & DST_FROM_TRACE != 0 && k < trace::TRACE_DST_BITS)
+                .then(|| bits & (1 << k) != 0);
+            let near = self.operand_near(&op.hint, exact);
             for reg in op.regs() {
                 self.n.operand_writes += 1;
                 if let Some(c) = self.class_slot(w.warp, reg) {
@@ -676,7 +819,7 @@ impl RegisterFile for Malekeh {
         // A warp refused by STHLD at `now` is allowed once the counter reaches it.
         let wake = self
             .waiting_since
-            .map(|s| s + Cycles::new(u64::from(self.sthld)))
+            .map(|s| s + Cycles::new(u64::from(self.sthld) + 1))
             .filter(|&t| t > now);
         match (inner, wake) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -698,6 +841,10 @@ impl RegisterFile for Malekeh {
     /// `malekeh_invalidations`, `malekeh_evictions_far`/`_lru`, `malekeh_allocations`
     /// (`_near`: of a CCU holding near values), `malekeh_flushes`,
     /// `malekeh_sthld_stall_cycles`, `malekeh_sthld_waits`, `malekeh_intervals`,
+    /// with trace-exact distances `malekeh_trace_insts` (instructions whose bits came
+    /// from the trace), `_trace_mismatches` (warps that departed from their recorded
+    /// stream), `_trace_missing` (warps without one), `_trace_hint_agree`/`_disagree`
+    /// (operands whose static bit equals/differs from the exact one),
     /// `malekeh_ccu_reads`/`_writes`, `malekeh_crossbar_transfers`,
     /// `malekeh_arbiter_requests`; in `series`, the STHLD trajectory.
     fn stats(&self, now: Cycle) -> RfStats {
@@ -731,6 +878,11 @@ impl RegisterFile for Malekeh {
             ("sthld_stall_cycles", n.sthld_stall_cycles + ongoing),
             ("sthld_waits", n.sthld_waits),
             ("intervals", n.intervals),
+            ("trace_insts", n.trace_insts),
+            ("trace_mismatches", n.trace_mismatches),
+            ("trace_missing", n.trace_missing),
+            ("trace_hint_agree", n.hint_agree),
+            ("trace_hint_disagree", n.hint_disagree),
             ("ccu_reads", l.count(Charge::CcuRead)),
             ("ccu_writes", l.count(Charge::CcuWrite)),
             ("crossbar_transfers", l.count(Charge::CrossbarTransfer)),

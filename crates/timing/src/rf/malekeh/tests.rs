@@ -8,9 +8,10 @@ use crate::rf::{Dispatch, DispatchPort, InstToken};
 use crate::Override;
 
 fn cfg(overrides: &[&str]) -> GpuConfig {
-    let mut all = vec!["register_file.malekeh.adaptive=false"];
-    all.extend_from_slice(overrides);
-    let o: Vec<Override> = all.iter().map(|s| Override::parse(s).unwrap()).collect();
+    let o: Vec<Override> = overrides
+        .iter()
+        .map(|s| Override::parse(s).unwrap())
+        .collect();
     GpuConfig::load("rtx2060-scaled", &default_configs_dir(), &o).unwrap()
 }
 
@@ -257,7 +258,7 @@ fn a_warp_issues_into_its_own_ccu_and_others_take_empty_or_far_ones_first() {
 }
 
 #[test]
-fn sthld_zero_replaces_near_ccus_at_once_and_a_threshold_waits_that_long() {
+fn a_near_ccu_is_replaced_once_the_counter_is_higher_than_sthld() {
     for sthld in [0u64, 10] {
         let s = format!("register_file.malekeh.sthld={sthld}");
         let mut h = Harness::new(&["register_file.collector_units=1", &s], 2);
@@ -273,8 +274,9 @@ fn sthld_zero_replaces_near_ccus_at_once_and_a_threshold_waits_that_long() {
                 }
             }
         };
-        assert_eq!(waited, sthld, "STHLD {sthld}");
-        assert_eq!(h.extra("malekeh_sthld_stall_cycles"), sthld);
+        // §6: the counter must be higher than STHLD, so STHLD 0 waits one cycle.
+        assert_eq!(waited, sthld + 1, "STHLD {sthld}");
+        assert_eq!(h.extra("malekeh_sthld_stall_cycles"), sthld + 1);
         // Warp 0's value is gone.
         h.run(5);
         h.issue(0, &[near(1)]);
@@ -295,8 +297,10 @@ fn sthld_waiting_sleeps_until_the_threshold() {
     let now = Cycle::new(h.now);
     assert_eq!(h.try_issue(1, &[far(2)]), Err(RfStall::Design));
     // Nothing else to do: the design wakes the SM when the threshold is reached.
-    assert_eq!(h.rf.next_event(now), Some(now + Cycles::new(40)));
+    assert_eq!(h.rf.next_event(now), Some(now + Cycles::new(41)));
     h.now += 40;
+    assert_eq!(h.try_issue(1, &[far(2)]), Err(RfStall::Design));
+    h.now += 1;
     assert!(h.try_issue(1, &[far(2)]).is_ok());
 }
 
@@ -383,6 +387,43 @@ fn the_adaptive_controller_moves_sthld_at_interval_ends_and_records_it() {
         h.stats().series["malekeh_sthld_sm0"],
         [(0, 0), (100, 8), (200, 16)]
     );
+}
+
+#[test]
+fn a_fixed_sthld_is_the_default_and_never_changes() {
+    let d = MalekehConfig::default();
+    assert_eq!((d.sthld, d.adaptive), (0, false));
+    for sthld in [0u32, 7] {
+        let s = format!("register_file.malekeh.sthld={sthld}");
+        let mut h = Harness::new(
+            &[
+                "register_file.collector_units=1",
+                "register_file.malekeh.interval=50",
+                &s,
+            ],
+            2,
+        );
+        // Intervals of very different IPC (bursts, idle stretches, warps alternating on
+        // the one CCU and waiting for its near values), each of which would move the
+        // adaptive controller.
+        for round in 0u16..6 {
+            for _ in 0..(1 + 10 * round) {
+                while h.try_issue(round % 2, &[near(1), far(2)]).is_err() {
+                    h.step();
+                }
+                h.run(5);
+            }
+            h.run(37 * u64::from(round));
+            assert_eq!(h.rf.sthld(), sthld, "round {round}");
+        }
+        assert!(h.now > 10 * 50, "{} cycles", h.now);
+        assert_eq!(h.extra("malekeh_intervals"), 0);
+        assert_eq!(
+            h.stats().series["malekeh_sthld_sm0"],
+            [(0, u64::from(sthld))]
+        );
+        assert!(h.extra("malekeh_sthld_waits") > 0);
+    }
 }
 
 #[test]
