@@ -20,7 +20,7 @@ __global__ void __launch_bounds__(THREADS)
 lstm_step(const float* __restrict__ wt, const float* __restrict__ bias,
           const float* __restrict__ x, const float* __restrict__ h, const float* __restrict__ c,
           float* __restrict__ h_out, float* __restrict__ c_out, int inputs, int hidden) {
-    __shared__ float xh[MAX_IN][BATCH_PER_CTA];
+    __shared__ __align__(16) float xh[MAX_IN][BATCH_PER_CTA];  // read as float4
     int b0 = blockIdx.y * BATCH_PER_CTA;
     int j = blockIdx.x * THREADS + threadIdx.x;
     int total = inputs + hidden;
