@@ -42,6 +42,9 @@ struct alignas(16) float4 {
     float x, y, z, w;
 };
 static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+struct alignas(16) int4 {
+    int x, y, z, w;
+};
 
 // ---- runtime API ----
 enum cudaError_t { cudaSuccess = 0, cudaErrorCpuCheck = 1 };
@@ -233,6 +236,10 @@ static void cpu_launch(CpuLaunchConfig cfg, void (*kernel)(Params...), Args... a
 
 // ---- device functions ----
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+// The fast intrinsics at the library's precision (tighter than the device's); macros,
+// because glibc declares functions of these names.
+#define __sinf(x) sinf(x)
+#define __cosf(x) cosf(x)
 static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 static inline int max(int a, int b) { return a > b ? a : b; }
 static inline int min(int a, int b) { return a < b ? a : b; }
