@@ -82,10 +82,13 @@ pub fn datapath(op: &Op) -> Datapath {
         | E::IntMad
         | E::FloatAdd
         | E::FloatSimple
+        | E::FloatConvert
         | E::FloatMinMax
         | E::FloatMul
         | E::FloatFma
         | E::DoubleAdd
+        | E::DoubleSimple
+        | E::DoubleConvert
         | E::DoubleMinMax
         | E::DoubleMul
         | E::DoubleFma => Datapath::Alu,

@@ -29,9 +29,13 @@ pub enum ExecClass {
     IntDiv,
     /// FP32 (and FP16) add and subtract.
     FloatAdd,
-    /// FP32 (and FP16) absolute value, negation, sign copy, class tests, compares,
-    /// selects and conversions to or from floats.
+    /// FP32 (and FP16) absolute value, negation, sign copy, class tests, compares and
+    /// selects.
     FloatSimple,
+    /// Conversions with a floating-point side, both sides at most 32 bits (`cvt` between
+    /// f32, f16 and 8- to 32-bit integers; the CUDA C Programming Guide's "all other type
+    /// conversions" row of its arithmetic-instruction throughput table).
+    FloatConvert,
     /// FP32 minimum and maximum.
     FloatMinMax,
     /// FP32 multiply.
@@ -43,8 +47,15 @@ pub enum ExecClass {
     /// Reciprocal, square root, reciprocal square root, sine, cosine, base-2 logarithm
     /// and exponential, hyperbolic tangent (FP32).
     Transcendental,
-    /// FP64 add, subtract, abs, neg, compares, selects, conversions.
+    /// FP64 add and subtract.
     DoubleAdd,
+    /// FP64 absolute value, negation, sign copy, class tests, compares and selects.
+    DoubleSimple,
+    /// Conversions with a floating-point side and a 64-bit side (`cvt` to or from f64,
+    /// and between f32/f16 and 64-bit integers; the throughput table's "type conversions
+    /// from and to 64-bit types" row). Integer-to-integer conversions are
+    /// [`ExecClass::IntSimple`]: hardware widens and narrows integers with moves.
+    DoubleConvert,
     /// FP64 minimum and maximum.
     DoubleMinMax,
     /// FP64 multiply.
@@ -120,7 +131,7 @@ pub fn exec_class(op: &Op) -> ExecClass {
     use ExecClass as E;
     let compare = |ty: ScalarType| {
         if ty == ScalarType::F64 {
-            E::DoubleAdd
+            E::DoubleSimple
         } else if ty.is_float() {
             E::FloatSimple
         } else {
@@ -159,7 +170,7 @@ pub fn exec_class(op: &Op) -> ExecClass {
         Op::Div { .. } | Op::Rem { .. } => E::IntDiv,
         Op::FAdd { ty, .. } | Op::FSub { ty, .. } => by_float_width(*ty, E::FloatAdd, E::DoubleAdd),
         Op::FAbs { ty, .. } | Op::FNeg { ty, .. } | Op::Copysign { ty } | Op::Testp { ty, .. } => {
-            by_float_width(*ty, E::FloatSimple, E::DoubleAdd)
+            by_float_width(*ty, E::FloatSimple, E::DoubleSimple)
         }
         Op::FMin { ty, .. } | Op::FMax { ty, .. } => {
             by_float_width(*ty, E::FloatMinMax, E::DoubleMinMax)
@@ -175,12 +186,12 @@ pub fn exec_class(op: &Op) -> ExecClass {
         }
         Op::Setp { ty, .. } | Op::Set { ty, .. } | Op::Slct { ty, .. } => compare(*ty),
         Op::Cvt { dst, src, .. } => {
-            if *dst == ScalarType::F64 || *src == ScalarType::F64 {
-                E::DoubleAdd
-            } else if dst.is_float() || src.is_float() {
-                E::FloatSimple
-            } else {
+            if !dst.is_float() && !src.is_float() {
                 E::IntSimple
+            } else if dst.bits() == 64 || src.bits() == 64 {
+                E::DoubleConvert
+            } else {
+                E::FloatConvert
             }
         }
         Op::Shfl { .. } => E::Shuffle,
@@ -224,7 +235,10 @@ mod tests {
              div.rn.f32 %f1, %f2, %f3;\nrsqrt.approx.f32 %f1, %f2;\n\
              add.f64 %fd1, %fd2, %fd3;\nsqrt.rn.f64 %fd1, %fd2;\n\
              setp.lt.f32 %p1, %f1, %f2;\nsetp.lt.s32 %p1, %r1, %r2;\n\
-             cvt.rn.f32.s32 %f1, %r1;\nadd.f32 %f1, %f2, %f3;",
+             cvt.rn.f32.s32 %f1, %r1;\nadd.f32 %f1, %f2, %f3;\n\
+             cvt.f64.f32 %fd1, %f1;\ncvt.rn.f32.f64 %f1, %fd1;\ncvt.rn.f64.s32 %fd1, %r1;\n\
+             cvt.rn.f32.s64 %f1, %rd1;\ncvt.u64.u32 %rd1, %r1;\nsetp.lt.f64 %p1, %fd1, %fd2;\n\
+             abs.f64 %fd1, %fd2;",
         );
         use ExecClass as E;
         assert_eq!(
@@ -243,10 +257,25 @@ mod tests {
                 E::DoubleDiv,
                 E::FloatSimple,
                 E::IntSimple,
-                E::FloatSimple,
+                E::FloatConvert,
             ]
         );
-        assert_eq!(c[14..], [E::FloatAdd, E::Return]);
+        // Conversions touching a 64-bit type (on either side, with a float) are the
+        // throughput table's 64-bit conversions; integer widening is a move.
+        assert_eq!(
+            c[14..],
+            [
+                E::FloatAdd,
+                E::DoubleConvert,
+                E::DoubleConvert,
+                E::DoubleConvert,
+                E::DoubleConvert,
+                E::IntSimple,
+                E::DoubleSimple,
+                E::DoubleSimple,
+                E::Return
+            ]
+        );
     }
 
     #[test]

@@ -458,9 +458,15 @@ pub enum OpClass {
     Fp64Div,
     /// Warp shuffles (`shuffle`; falls back to `int`).
     Shuffle,
-    /// FP32 compares, selects, conversions, abs, neg (`fp32_simple`; falls back to
-    /// `fp32`).
+    /// FP32 compares, selects, abs, neg (`fp32_simple`; falls back to `fp32`).
     Fp32Simple,
+    /// FP64 compares, selects, abs, neg (`fp64_simple`; falls back to `fp64`).
+    Fp64Simple,
+    /// Conversions with a float side, both sides at most 32 bits (`cvt`; falls back to
+    /// `fp32_simple`, the class they belonged to before they were timed apart).
+    Convert,
+    /// Conversions with a float side and a 64-bit side (`cvt64`; falls back to `fp64`).
+    Convert64,
 }
 
 impl OpClass {
@@ -474,9 +480,11 @@ impl OpClass {
         match self {
             OpClass::IntSimple | OpClass::IntMinMax | OpClass::Shuffle => OpClass::Int,
             OpClass::IntMad => OpClass::IntMul,
-            OpClass::Fp32MinMax | OpClass::Fp32Fma | OpClass::Fp32Simple => OpClass::Fp32,
+            OpClass::Fp32MinMax | OpClass::Fp32Fma | OpClass::Fp32Simple | OpClass::Convert => {
+                OpClass::Fp32
+            }
             OpClass::Fp32Div => OpClass::Sfu,
-            OpClass::Fp64Div => OpClass::Fp64,
+            OpClass::Fp64Div | OpClass::Fp64Simple | OpClass::Convert64 => OpClass::Fp64,
             c => c,
         }
     }
@@ -529,12 +537,21 @@ pub struct ClassTimings {
     /// [`OpClass::Fp32Simple`] (absent: `fp32`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fp32_simple: Option<ClassTiming>,
+    /// [`OpClass::Fp64Simple`] (absent: `fp64`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp64_simple: Option<ClassTiming>,
+    /// [`OpClass::Convert`] (absent: `fp32_simple`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cvt: Option<ClassTiming>,
+    /// [`OpClass::Convert64`] (absent: `fp64`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cvt64: Option<ClassTiming>,
 }
 
 impl ClassTimings {
     /// Every class with its key name, for validation and reports (optional classes that
     /// are absent resolve to their fallback).
-    pub fn iter(&self) -> [(OpClass, &'static str, &ClassTiming); 17] {
+    pub fn iter(&self) -> [(OpClass, &'static str, &ClassTiming); 20] {
         [
             (OpClass::Fp32, "fp32", &self.fp32),
             (OpClass::Int, "int", &self.int),
@@ -569,6 +586,13 @@ impl ClassTimings {
                 "fp32_simple",
                 self.get(OpClass::Fp32Simple),
             ),
+            (
+                OpClass::Fp64Simple,
+                "fp64_simple",
+                self.get(OpClass::Fp64Simple),
+            ),
+            (OpClass::Convert, "cvt", self.get(OpClass::Convert)),
+            (OpClass::Convert64, "cvt64", self.get(OpClass::Convert64)),
         ]
     }
 
@@ -592,6 +616,12 @@ impl ClassTimings {
             OpClass::Fp64Div => self.fp64_div.as_ref().unwrap_or(&self.fp64),
             OpClass::Shuffle => self.shuffle.as_ref().unwrap_or(&self.int),
             OpClass::Fp32Simple => self.fp32_simple.as_ref().unwrap_or(&self.fp32),
+            OpClass::Fp64Simple => self.fp64_simple.as_ref().unwrap_or(&self.fp64),
+            OpClass::Convert => match &self.cvt {
+                Some(t) => t,
+                None => self.get(OpClass::Fp32Simple),
+            },
+            OpClass::Convert64 => self.cvt64.as_ref().unwrap_or(&self.fp64),
         }
     }
 }
@@ -1787,19 +1817,127 @@ mod tests {
     #[test]
     fn every_opcode_class_refines_one_of_the_eight_coarse_ones_as_its_timing_falls_back() {
         use OpClass::*;
-        // gtx480 gives only the coarse classes: a finer one takes its coarse class's timing.
+        // With only the coarse classes given, a finer one takes its coarse class's timing.
         let g = load("gtx480", &[]).unwrap();
-        for c in [
-            Fp32, Int, IntMul, IntDiv, Sfu, Fp64, Mem, Control, IntSimple, IntMinMax, IntMad,
-            Fp32MinMax, Fp32Fma, Fp32Div, Fp64Div, Shuffle, Fp32Simple,
-        ] {
+        let coarse_only = ClassTimings {
+            int_simple: None,
+            int_min_max: None,
+            int_mad: None,
+            fp32_min_max: None,
+            fp32_fma: None,
+            fp32_div: None,
+            fp64_div: None,
+            shuffle: None,
+            fp32_simple: None,
+            fp64_simple: None,
+            cvt: None,
+            cvt64: None,
+            ..g.pipeline.classes
+        };
+        for (c, _, _) in coarse_only.iter() {
             assert!((c.coarse() as usize) < OpClass::COARSE, "{c:?}");
             assert_eq!(c.coarse().coarse(), c.coarse());
+            assert_eq!(coarse_only.get(c), coarse_only.get(c.coarse()), "{c:?}");
+        }
+        // Conversions fall back to the classes they were timed with before they had
+        // their own: fp32_simple (itself falling back to fp32) and fp64.
+        let with_simple = ClassTimings {
+            fp32_simple: Some(g.pipeline.classes.sfu),
+            ..coarse_only
+        };
+        assert_eq!(with_simple.get(Convert), &g.pipeline.classes.sfu);
+        assert_eq!(coarse_only.get(Convert64), &g.pipeline.classes.fp64);
+        assert_eq!(coarse_only.get(Fp64Simple), &g.pipeline.classes.fp64);
+    }
+
+    /// Results per clock per SM of an opcode class: its units times 32 lanes over its
+    /// initiation interval.
+    fn results_per_clock(g: &GpuConfig, class: OpClass) -> (UnitKind, u32) {
+        let t = g.pipeline.classes.get(class);
+        let units = g.pipeline.units.get(t.unit);
+        (t.unit, units * 32 / t.initiation_interval.get() as u32)
+    }
+
+    #[test]
+    fn conversions_fp64_and_sfu_run_at_the_programming_guides_rates_per_compute_capability() {
+        use OpClass::*;
+        use UnitKind as U;
+        // The CUDA C Programming Guide's arithmetic-instruction throughput table (results
+        // per clock per multiprocessor): rows "32-bit floating-point reciprocal, ...
+        // sine, cosine" (Sfu), "64-bit floating-point add, multiply, multiply-add"
+        // (Fp64), "type conversions from and to 64-bit types" (Convert64), "all other
+        // type conversions" (Convert), for the compute capability of each papers' GPU.
+        // gtx480's FP64 is the GeForce GTX 480's 1/8 of FP32 (4), not the table's 16 for
+        // compute capability 2.0, which is the Tesla part's.
+        type Row = (OpClass, UnitKind, u32);
+        let table: [(&str, [Row; 4]); 4] = [
+            (
+                "gtx480", // 2.0
+                [
+                    (Sfu, U::Sfu, 4),
+                    (Fp64, U::Dp, 4),
+                    (Convert64, U::Sp, 16),
+                    (Convert, U::Sp, 16),
+                ],
+            ),
+            (
+                "maxwell-ltrf", // 5.2
+                [
+                    (Sfu, U::Sfu, 32),
+                    (Fp64, U::Dp, 4),
+                    (Convert64, U::Dp, 4),
+                    (Convert, U::Sfu, 32),
+                ],
+            ),
+            (
+                "qv100", // 7.0
+                [
+                    (Sfu, U::Sfu, 16),
+                    (Fp64, U::Dp, 32),
+                    (Convert64, U::Dp, 16),
+                    (Convert, U::Sfu, 16),
+                ],
+            ),
+            (
+                "rtx2060-scaled", // 7.5
+                [
+                    (Sfu, U::Sfu, 16),
+                    (Fp64, U::Dp, 2),
+                    (Convert64, U::Dp, 2),
+                    (Convert, U::Sfu, 16),
+                ],
+            ),
+        ];
+        for (name, rows) in table {
+            let g = load(name, &[]).unwrap();
+            for (class, unit, rate) in rows {
+                assert_eq!(
+                    results_per_clock(&g, class),
+                    (unit, rate),
+                    "{name} {class:?}"
+                );
+            }
+            // f64 compares, selects, abs and neg run on the FP64 unit at its rate.
             assert_eq!(
-                g.pipeline.classes.get(c),
-                g.pipeline.classes.get(c.coarse()),
-                "{c:?}"
+                results_per_clock(&g, Fp64Simple),
+                results_per_clock(&g, Fp64),
+                "{name}"
             );
+        }
+        // GPGPU-Sim's transcriptions: cvt of any type and the f64 compares are ALU
+        // operations of latency 1 issued every cycle on the SP units; f64 arithmetic is
+        // its DP_OP (on the SFU when the config has no DP unit).
+        for (name, fp64_unit) in [("gpgpusim-gtx480", U::Sfu), ("gpgpusim-qv100", U::Dp)] {
+            let g = load(name, &[]).unwrap();
+            for class in [Convert, Convert64, Fp64Simple] {
+                let t = g.pipeline.classes.get(class);
+                assert_eq!(
+                    (t.unit, t.latency, t.initiation_interval),
+                    (U::Sp, Cycles::new(1), Cycles::new(1)),
+                    "{name} {class:?}"
+                );
+            }
+            assert_eq!(g.pipeline.classes.get(Fp64).unit, fp64_unit, "{name}");
         }
     }
 

@@ -627,6 +627,9 @@ pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<Reus
                 | OpClass::Fp32Fma
                 | OpClass::Fp64
                 | OpClass::Fp64Div
+                | OpClass::Fp64Simple
+                | OpClass::Convert
+                | OpClass::Convert64
         ) =>
         {
             ReuseClass::Alu
@@ -703,10 +706,12 @@ pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<Reus
 
 /// The opcode class of an operation: where it executes and how long it takes. A
 /// projection of [`ir::ExecClass`], the classification the compiler's datapaths share:
-/// FP64 arithmetic (and conversions touching f64) goes to [`OpClass::Fp64`] (division and
-/// roots to [`OpClass::Fp64Div`]); transcendentals to [`OpClass::Sfu`], f32 division to
+/// FP64 arithmetic goes to [`OpClass::Fp64`] (division and roots to [`OpClass::Fp64Div`],
+/// compares, selects, abs and neg to [`OpClass::Fp64Simple`]); conversions with a float
+/// side to [`OpClass::Convert64`] when a side is 64 bits wide, else to
+/// [`OpClass::Convert`]; transcendentals to [`OpClass::Sfu`], f32 division to
 /// [`OpClass::Fp32Div`], f32 fma to [`OpClass::Fp32Fma`], f32 min/max to
-/// [`OpClass::Fp32MinMax`], f32 compares, conversions, abs and neg to
+/// [`OpClass::Fp32MinMax`], f32 compares, abs and neg to
 /// [`OpClass::Fp32Simple`], f32 add, sub and mul to [`OpClass::Fp32`]; integer add/sub to
 /// [`OpClass::Int`], moves, logic, shifts, compares and votes to [`OpClass::IntSimple`],
 /// min/max to [`OpClass::IntMinMax`], multiplies to [`OpClass::IntMul`], multiply-adds to
@@ -725,6 +730,9 @@ pub fn op_class(op: &Op) -> OpClass {
         E::IntDiv => OpClass::IntDiv,
         E::FloatAdd | E::FloatMul => OpClass::Fp32,
         E::FloatSimple => OpClass::Fp32Simple,
+        E::FloatConvert => OpClass::Convert,
+        E::DoubleSimple => OpClass::Fp64Simple,
+        E::DoubleConvert => OpClass::Convert64,
         E::FloatMinMax => OpClass::Fp32MinMax,
         E::FloatFma => OpClass::Fp32Fma,
         E::FloatDiv => OpClass::Fp32Div,
