@@ -282,6 +282,17 @@ fn the_orf_lrf_pass_keeps_a_dependent_chain_out_of_the_mrf() {
     assert_eq!(extra(&s, "orf_lrf_orf_reads"), 3, "st's %r4 and %rd1");
     assert_eq!(extra(&s, "orf_lrf_mrf_operand_reads"), 0);
     assert_eq!((s.register_file.reads, s.register_file.writes), (0, 0));
+    // By width: the 32-bit chain in the LRF and %r4 in the ORF; %rd1, 64-bit, takes two
+    // ORF entries and never the LRF.
+    let x = |k: &str| extra(&s, &format!("orf_lrf_{k}"));
+    assert_eq!(
+        (x("w32_reads"), x("w32_lrf_reads"), x("w32_orf_reads")),
+        (4, 3, 1)
+    );
+    assert_eq!(
+        (x("w64_reads"), x("w64_orf_reads"), x("w64_lrf_reads")),
+        (2, 2, 0)
+    );
 }
 
 /// On every built-in workload kernel, with the pass's annotations: warps leave the active
@@ -312,6 +323,35 @@ fn orf_lrf_annotations_hold_on_every_workload_kernel() {
             c.workload
         );
         assert!(x("operand_reads") > 0, "{}", c.workload);
+        // The breakdowns by value width and by strand length add up to the totals.
+        let sum = |prefixes: &[String], k: &str| -> u64 {
+            prefixes.iter().map(|p| x(&format!("{p}_{k}"))).sum()
+        };
+        let widths = ["w32".to_string(), "w64".to_string()];
+        let strands: Vec<String> = ["1", "2_3", "4_7", "8_15", "16_31", "32up"]
+            .iter()
+            .map(|b| format!("strand_{b}"))
+            .collect();
+        for (k, total) in [
+            ("reads", "operand_reads"),
+            ("orf_reads", "orf_reads"),
+            ("lrf_reads", "lrf_reads"),
+            ("mrf_reads", "mrf_operand_reads"),
+        ] {
+            assert_eq!(sum(&widths, k), x(total), "{} {k}", c.workload);
+            assert_eq!(sum(&strands, k), x(total), "{} {k}", c.workload);
+        }
+        assert_eq!(
+            sum(&strands, "instructions"),
+            s.warp_instructions,
+            "{}",
+            c.workload
+        );
+        assert!(
+            sum(&strands, "strands") >= x("strand_ends"),
+            "{}",
+            c.workload
+        );
     }
 }
 

@@ -50,6 +50,15 @@
 //! `orf_lrf_strand_ends`, `orf_lrf_activations`, `orf_lrf_deactivations`,
 //! `orf_lrf_midstrand_deactivations`, `orf_lrf_stale_reads`. Energy events: `mrf`,
 //! `collector`, `orf`, `lrf` reads and writes.
+//!
+//! Where the hierarchy's reads come from (issue 21 item 5: why the LRF and ORF serve
+//! fewer operands than the paper's): source registers by the width of their value,
+//! `orf_lrf_w32_*` (32-bit values) and `orf_lrf_w64_*` (64-bit and wider, which never fit
+//! the one-entry LRF and take two ORF entries), each `_reads`, `_orf_reads`,
+//! `_lrf_reads`, `_mrf_reads`; and by the length of the dynamic strand they were read in
+//! (the warp's instructions from one strand end to the next), `orf_lrf_strand_<len>_*`
+//! for lengths 1, 2_3, 4_7, 8_15, 16_31, 32up: `_strands`, `_instructions` and the same
+//! four read counts.
 
 use crate::config::GpuConfig;
 use crate::kernel_info::{HierarchyLevel, RegFileKind};
@@ -62,6 +71,61 @@ use crate::rf::{
 };
 use crate::time::Cycle;
 
+/// Source registers by the level that served them.
+#[derive(Clone, Copy, Debug, Default)]
+struct ServedBy {
+    reads: u64,
+    orf: u64,
+    lrf: u64,
+    mrf: u64,
+}
+
+impl ServedBy {
+    #[inline]
+    fn add(&mut self, level: HierarchyLevel, n: u64) {
+        self.reads += n;
+        match level {
+            HierarchyLevel::Main => self.mrf += n,
+            HierarchyLevel::Operand => self.orf += n,
+            HierarchyLevel::LastResult => self.lrf += n,
+        }
+    }
+
+    fn accumulate(&mut self, o: &ServedBy) {
+        self.reads += o.reads;
+        self.orf += o.orf;
+        self.lrf += o.lrf;
+        self.mrf += o.mrf;
+    }
+
+    fn put(&self, prefix: &str, extra: &mut std::collections::BTreeMap<String, u64>) {
+        for (k, v) in [
+            ("reads", self.reads),
+            ("orf_reads", self.orf),
+            ("lrf_reads", self.lrf),
+            ("mrf_reads", self.mrf),
+        ] {
+            extra.insert(format!("orf_lrf_{prefix}_{k}"), v);
+        }
+    }
+}
+
+/// Names of the strand-length buckets: powers of two of instructions, 32 and up last.
+const STRAND_BUCKETS: [&str; 6] = ["1", "2_3", "4_7", "8_15", "16_31", "32up"];
+
+/// The bucket of a strand of `len` instructions.
+fn strand_bucket(len: u32) -> usize {
+    (31 - len.max(1).leading_zeros()).min(5) as usize
+}
+
+/// One strand-length bucket: strands, their instructions and their source registers.
+#[derive(Clone, Copy, Debug, Default)]
+struct StrandBucket {
+    strands: u64,
+    instructions: u64,
+    served: ServedBy,
+}
+
 /// Per warp slot: the current activation's number and, per register, the activation in
 /// which its ORF/LRF copy was written (`u32::MAX`: none).
 #[derive(Clone, Debug, Default)]
@@ -71,6 +135,9 @@ struct WarpLevels {
     lrf: Vec<u32>,
     /// The last accepted instruction ended a strand.
     at_strand_end: bool,
+    /// The dynamic strand in progress: its instructions and source registers so far.
+    strand_instructions: u32,
+    strand_served: ServedBy,
 }
 
 impl WarpLevels {
@@ -108,6 +175,24 @@ struct Counters {
     deactivations: u64,
     midstrand_deactivations: u64,
     stale_reads: u64,
+    /// 32-bit values, and 64-bit and wider ones.
+    by_width: [ServedBy; 2],
+    by_strand: [StrandBucket; STRAND_BUCKETS.len()],
+}
+
+impl Counters {
+    /// Files warp `w`'s strand in progress under its length and starts a new one.
+    fn end_strand(&mut self, w: &mut WarpLevels) {
+        if w.strand_instructions == 0 {
+            return;
+        }
+        let b = &mut self.by_strand[strand_bucket(w.strand_instructions)];
+        b.strands += 1;
+        b.instructions += u64::from(w.strand_instructions);
+        b.served.accumulate(&w.strand_served);
+        w.strand_instructions = 0;
+        w.strand_served = ServedBy::default();
+    }
 }
 
 /// The compiler-managed ORF/LRF in front of the baseline's MRF. See the module docs.
@@ -153,7 +238,9 @@ impl RegisterFile for OrfLrf {
     }
 
     fn warp_exited(&mut self, warp: WarpSlot) {
-        slot(&mut self.warps, warp.index()).invalidate();
+        let w = slot(&mut self.warps, warp.index());
+        self.n.end_strand(w);
+        w.invalidate();
         self.mrf.warp_exited(warp);
     }
 
@@ -189,6 +276,8 @@ impl RegisterFile for OrfLrf {
         {
             let n = u64::from(op.width);
             self.n.operand_reads += n;
+            self.n.by_width[usize::from(op.width > 1)].add(op.hint.level, n);
+            w.strand_served.add(op.hint.level, n);
             let stamps = match op.hint.level {
                 HierarchyLevel::Main => {
                     self.n.mrf_operand_reads += n;
@@ -223,8 +312,10 @@ impl RegisterFile for OrfLrf {
         }
         *slot(&mut self.token_epoch, i.token.0 as usize) = w.epoch;
         w.at_strand_end = i.inst.hint.strand_end;
+        w.strand_instructions += 1;
         if i.inst.hint.strand_end {
             self.n.strand_ends += 1;
+            self.n.end_strand(w);
         }
         let inst = Candidate {
             srcs: to_mrf.as_slice(),
@@ -324,6 +415,16 @@ impl RegisterFile for OrfLrf {
             ("stale_reads", n.stale_reads),
         ] {
             s.extra.insert(format!("orf_lrf_{k}"), v);
+        }
+        n.by_width[0].put("w32", &mut s.extra);
+        n.by_width[1].put("w64", &mut s.extra);
+        for (name, b) in STRAND_BUCKETS.iter().zip(&n.by_strand) {
+            let prefix = format!("strand_{name}");
+            s.extra
+                .insert(format!("orf_lrf_{prefix}_strands"), b.strands);
+            s.extra
+                .insert(format!("orf_lrf_{prefix}_instructions"), b.instructions);
+            b.served.put(&prefix, &mut s.extra);
         }
         s
     }
