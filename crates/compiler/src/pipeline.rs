@@ -230,6 +230,9 @@ pub struct CompiledFunction {
     pub allocation: Allocation,
     /// What the passes said.
     pub annotations: FunctionAnnotations,
+    /// Values the allocation under the cap spilled to local memory (0: none, and the
+    /// function is as written).
+    pub spill_slots: u32,
 }
 
 /// A compiled program: what the emulator loads and what the timing model reads.
@@ -261,7 +264,7 @@ pub fn compile(program: &Program, options: &LoadOptions) -> Result<CompiledProgr
     };
     let mut functions = Vec::with_capacity(program.functions.len());
     for (f, allocation) in program.functions.iter().zip(allocations) {
-        let Some(allocation) = allocation else {
+        let Some((allocation, spill_slots)) = allocation else {
             functions.push(None);
             continue;
         };
@@ -269,12 +272,14 @@ pub fn compile(program: &Program, options: &LoadOptions) -> Result<CompiledProgr
         functions.push(Some(CompiledFunction {
             allocation,
             annotations,
+            spill_slots,
         }));
     }
     Ok(CompiledProgram { program, functions })
 }
 
-type Allocated = (Program, Vec<Option<Allocation>>);
+/// The program and, per function with a body, its allocation and the values spilled.
+type Allocated = (Program, Vec<Option<(Allocation, u32)>>);
 
 fn allocate_with_spill_code(
     program: &Program,
@@ -293,14 +298,15 @@ fn allocate_with_spill_code(
         }
         let alloc = allocate(&IrInput::new(f), &config).map_err(|e| fail(f, e.to_string()))?;
         if alloc.spill_slots.is_empty() && alloc.edits.is_empty() {
-            allocations[i] = Some(alloc);
+            allocations[i] = Some((alloc, 0));
             continue;
         }
+        let spilled = u32::try_from(alloc.spill_slots.len()).unwrap_or(u32::MAX);
         let (g, galloc) = insert_spill_code(f, &alloc).map_err(|e| fail(f, e.to_string()))?;
         check(&IrInput::new(&g), &galloc)
             .map_err(|e| fail(f, format!("spill code rejected by the checker: {e}")))?;
         out.functions[i] = g;
-        allocations[i] = Some(galloc);
+        allocations[i] = Some((galloc, spilled));
     }
     Ok((out, allocations))
 }
@@ -324,10 +330,12 @@ fn renumber(
         stage: stage.clone(),
         message: e.to_string(),
     })?;
+    let alloc_config = options.alloc_config();
     let allocations = out
         .functions
         .iter()
-        .map(|f| {
+        .zip(&program.functions)
+        .map(|(f, input)| {
             if !f.has_body {
                 return Ok(None);
             }
@@ -341,7 +349,13 @@ fn renumber(
                     "the registers the names give are inconsistent: {e}"
                 ))
             })?;
-            Ok(Some(alloc))
+            // The renumbering starts from the allocation under the same cap; its spills
+            // are the program's.
+            let spilled = allocate(&IrInput::new(input), &alloc_config)
+                .map_err(|e| fail(e.to_string()))?
+                .spill_slots
+                .len();
+            Ok(Some((alloc, u32::try_from(spilled).unwrap_or(u32::MAX))))
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok((out, allocations))

@@ -57,6 +57,8 @@ pub struct EmuDevice {
     design_passes: PassSet,
     /// Allocation and annotations of each function of each module, by `FuncId`.
     compiled: HashMap<ModuleId, Vec<Option<CompiledFunction>>>,
+    /// Per module, its functions allocated under `transforms.compare_with` alone.
+    compared: HashMap<ModuleId, Vec<Option<CompiledFunction>>>,
     profiler: Option<SharedProfiler>,
     /// Stray-access warnings of the emulator already handed to the runtime.
     strays_reported: usize,
@@ -108,6 +110,7 @@ impl EmuDevice {
             transforms: ProgramTransforms::default(),
             design_passes: PassSet::default(),
             compiled: HashMap::new(),
+            compared: HashMap::new(),
             profiler: None,
             strays_reported: 0,
             said_host_visible_not_fixed: false,
@@ -336,10 +339,18 @@ impl Device for EmuDevice {
         let id = u32::try_from(self.modules.len())
             .map_err(|_| DeviceError::BadModule("too many modules".into()))?;
         let options = self.transforms.load_options(self.design_passes.clone());
-        let (emu_id, compiled) =
-            transforms::load(&mut self.emu, &self.ptx_file_name, ptx, &options)
-                .map_err(DeviceError::BadModule)?;
+        let (emu_id, compiled, compared) = transforms::load_compared(
+            &mut self.emu,
+            &self.ptx_file_name,
+            ptx,
+            &options,
+            self.transforms.compare_with,
+        )
+        .map_err(DeviceError::BadModule)?;
         self.compiled.insert(ModuleId(id), compiled);
+        if let Some(c) = compared {
+            self.compared.insert(ModuleId(id), c);
+        }
         self.modules.push(emu_id);
         Ok(ModuleId(id))
     }
@@ -396,12 +407,17 @@ impl Device for EmuDevice {
                 .compiled
                 .get(&launch.module)
                 .map_or(&[][..], Vec::as_slice);
-            let info = KernelInfo::from_compiled(program, compiled, kernel.func).map_err(|e| {
-                DeviceError::Simulation {
-                    code: CudaError::LaunchFailure,
-                    message: format!("cannot simulate kernel {}: {e}", demangle(launch.kernel)),
-                }
-            })?;
+            let mut info =
+                KernelInfo::from_compiled(program, compiled, kernel.func).map_err(|e| {
+                    DeviceError::Simulation {
+                        code: CudaError::LaunchFailure,
+                        message: format!("cannot simulate kernel {}: {e}", demangle(launch.kernel)),
+                    }
+                })?;
+            info.before_budget = self
+                .compared
+                .get(&launch.module)
+                .map(|c| timing::kernel_info::AllocationSummary::of(program, c, kernel.func));
             t.infos.insert(key.clone(), info);
         }
         let malekeh = &t.sim.config().register_file.malekeh;

@@ -61,7 +61,7 @@ fn start_runtime() -> Runtime<ActiveDevice> {
         Ok(selection) => {
             let transforms = config
                 .transforms
-                .under_architecture_cap(selection.config.sm.max_registers_per_thread);
+                .under_budget(timing::register_budget::budget(&selection.config));
             let mut device =
                 EmuDevice::new().with_program_settings(transforms, config.profile_registers);
             device.emulator_mut().memory.stray_policy = if config.strict_memory {

@@ -31,6 +31,10 @@ pub use compiler::pipeline::{LtrfRenumber, DEFAULT_MAX_REGISTERS};
 pub struct ProgramTransforms {
     pub max_registers: Option<u32>,
     pub ltrf: Option<LtrfRenumber>,
+    /// A register cap each module is also allocated under, for comparison only: the
+    /// architecture's limit when the GPU config compiles for another budget
+    /// (`compiler.max_registers_per_thread`).
+    pub compare_with: Option<u32>,
 }
 
 impl ProgramTransforms {
@@ -84,6 +88,15 @@ impl ProgramTransforms {
         self
     }
 
+    /// The transforms under the GPU config's register budget
+    /// ([`timing::register_budget::budget`]): its cap as the architecture's, and the
+    /// architecture's own limit to compare with when they differ in rule.
+    pub fn under_budget(self, budget: timing::register_budget::Budget) -> Self {
+        let mut t = self.under_architecture_cap(budget.registers);
+        t.compare_with = budget.compared_with;
+        t
+    }
+
     pub fn is_none(&self) -> bool {
         *self == ProgramTransforms::default()
     }
@@ -111,14 +124,45 @@ pub fn load(
     source: &str,
     options: &LoadOptions,
 ) -> Result<(emu::ModuleId, Vec<Option<CompiledFunction>>), String> {
+    let (id, compiled, _) = load_compared(emu, file_name, source, options, None)?;
+    Ok((id, compiled))
+}
+
+/// [`load`], and with `compare_with` the module's functions also allocated under that
+/// cap alone (no passes, nothing loaded), for the statistics' before-and-after.
+pub fn load_compared(
+    emu: &mut emu::Emulator,
+    file_name: &str,
+    source: &str,
+    options: &LoadOptions,
+    compare_with: Option<u32>,
+) -> Result<LoadedModule, String> {
     let ast = ptx::parse(file_name, source).map_err(|e| e.to_string())?;
     let program = ir::lower(&ast, file_name, source).map_err(|e| e.to_string())?;
     let compiled = compile(&program, options).map_err(|e| e.to_string())?;
+    let compared = match compare_with {
+        Some(cap) => {
+            let o = LoadOptions {
+                max_registers: Some(cap),
+                ..LoadOptions::default()
+            };
+            Some(compile(&program, &o).map_err(|e| e.to_string())?.functions)
+        }
+        None => None,
+    };
     let id = emu
         .load_program(compiled.program)
         .map_err(|e| e.to_string())?;
-    Ok((id, compiled.functions))
+    Ok((id, compiled.functions, compared))
 }
+
+/// A loaded module: its id, its compiled functions, and the functions allocated under
+/// the comparison cap.
+pub type LoadedModule = (
+    emu::ModuleId,
+    Vec<Option<CompiledFunction>>,
+    Option<Vec<Option<CompiledFunction>>>,
+);
 
 #[cfg(test)]
 mod tests {
@@ -226,6 +270,7 @@ mod tests {
         let none = ProgramTransforms::default();
         let user = |n| ProgramTransforms {
             max_registers: Some(n),
+            compare_with: None,
             ltrf: None,
         };
         // Fermi's 63 applies with or without a user cap, and the lower cap wins.
@@ -246,6 +291,7 @@ mod tests {
         let t = ProgramTransforms {
             max_registers: Some(8),
             ltrf: None,
+            compare_with: None,
         };
         let out = apply(t, &program());
         let k = out.program.func_by_name("k").unwrap();
@@ -270,6 +316,7 @@ mod tests {
                 registers_per_interval: 8,
                 banks: 16,
             }),
+            compare_with: None,
         };
         let out = apply(t, &program());
         let k = out.program.func_by_name("k").unwrap();

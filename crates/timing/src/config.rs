@@ -49,6 +49,13 @@ pub struct GpuConfig {
     /// key defaults to its cited value).
     #[serde(default)]
     pub energy: energy::EnergyConfig,
+    /// `[compiler]`: the register budget programs are compiled for
+    /// ([`crate::register_budget`]); absent, the architecture's limit.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::register_budget::CompilerConfig::is_default"
+    )]
+    pub compiler: crate::register_budget::CompilerConfig,
 }
 
 /// `[gpu]`: chip-level parameters.
@@ -304,7 +311,8 @@ pub struct RegisterFileConfig {
     /// first and a write takes the port from a read; `write_ports_per_bank` must then
     /// equal `read_ports_per_bank`).
     pub port_sharing: PortSharing,
-    /// Bank access latency in core cycles (LTRF Table 2 studies 1x to 6.3x).
+    /// Configuration #1's bank access latency in core cycles; a technology's banks take
+    /// a multiple of it (LTRF Table 2 studies 1x to 6.3x).
     pub bank_latency: Cycles,
     /// Register-to-bank mapping.
     pub bank_mapping: BankMapping,
@@ -325,13 +333,21 @@ pub struct RegisterFileConfig {
     /// Ignored by the other designs (`"ideal-unlimited"` has no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ideal_capacity_registers: Option<u64>,
-    /// Main register-file technology: LTRF Table 2's configuration #1…#7. Its capacity
-    /// multiplies `sm.registers` for occupancy, its latency multiplies `bank_latency`
-    /// for every MRF access and its power is the default factor on the MRF's energy per
-    /// access (`energy.mrf_technology_scale`), whatever the design
-    /// ([`crate::rf::ltrf::MrfTechnology`]).
+    /// Main register-file technology: LTRF Table 2's configuration #1…#7, by number or
+    /// preset name. Its capacity multiplies `sm.registers` for occupancy, its banks,
+    /// occupancy, latency relative to `bank_latency` and network are the MRF's (unless
+    /// `[register_file.mrf]` overrides them) and its power is the default factor on the
+    /// MRF's energy per access (`energy.mrf_technology_scale`), whatever the design
+    /// ([`crate::rf::technology`]).
     #[serde(default)]
-    pub technology: crate::rf::ltrf::MrfTechnology,
+    pub technology: crate::rf::technology::MrfTechnology,
+    /// `[register_file.mrf]`: the MRF's banks, occupancy, latency and network, each key
+    /// overriding the technology preset's value ([`crate::rf::technology`]).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::rf::technology::MrfOrganisation::is_default"
+    )]
+    pub mrf: crate::rf::technology::MrfOrganisation,
     /// `[register_file.ltrf]`: the LTRF designs' register-file cache and prefetch.
     #[serde(default)]
     pub ltrf: crate::rf::ltrf::LtrfSettings,
@@ -358,10 +374,26 @@ pub struct RegisterFileConfig {
 }
 
 impl RegisterFileConfig {
-    /// The latency of one main register-file bank access: `bank_latency` scaled by the
-    /// technology's relative latency ([`crate::rf::ltrf::MrfTechnology::latency`]).
+    /// The MRF the banks model: the technology preset with `[register_file.mrf]`'s
+    /// overrides ([`crate::rf::technology::MrfModel`]).
+    pub fn mrf_model(&self) -> crate::rf::technology::MrfModel {
+        crate::rf::technology::MrfModel::new(
+            self.technology,
+            &self.mrf,
+            self.banks,
+            self.bank_latency,
+        )
+    }
+
+    /// The latency of one main register-file access, bank and network, from grant to
+    /// the value at the collector ([`Self::mrf_model`]).
     pub fn mrf_latency(&self) -> Cycles {
-        self.technology.latency(self.bank_latency)
+        self.mrf_model().latency
+    }
+
+    /// MRF banks per SM under the technology (`banks` times its bank multiplier).
+    pub fn mrf_banks(&self) -> u32 {
+        self.mrf_model().banks
     }
 }
 
@@ -1438,6 +1470,8 @@ impl GpuConfig {
             }
         }
         rf.technology.validate()?;
+        crate::register_budget::validate(self)?;
+        crate::rf::technology::MrfModel::validate(rf.technology, &rf.mrf, rf.banks)?;
         rf.ltrf.validate(self)?;
         if rf.rfc.entries_per_thread > 8 {
             return Err(invalid(

@@ -326,7 +326,26 @@ impl TimingSimulator {
             registers_per_thread: info.registers_per_thread,
             shared_bytes: static_shared + u64::from(launch_config.dynamic_shared),
         };
-        let occ = occupancy(&self.cfg, shape);
+        let mut occ = occupancy(&self.cfg, shape);
+        occ.spill_slots = info.spill_slots;
+        if let Some(b) = info.before_budget {
+            let before = occupancy(
+                &self.cfg,
+                CtaShape {
+                    registers_per_thread: b.registers_per_thread,
+                    ..shape
+                },
+            );
+            let budget = crate::register_budget::budget(&self.cfg);
+            occ.before_budget = Some(crate::stats::BeforeBudget {
+                budget: budget.registers,
+                architecture_limit: budget.compared_with.unwrap_or(budget.registers),
+                registers_per_thread: b.registers_per_thread,
+                spill_slots: b.spill_slots,
+                ctas_per_sm: before.ctas_per_sm,
+                theoretical_warps_per_sm: before.theoretical_warps_per_sm,
+            });
+        }
         if occ.ctas_per_sm == 0 {
             return Err(SimError::DoesNotFit {
                 kernel: info.name.clone(),

@@ -310,10 +310,42 @@ pub struct KernelInfo {
     pub registers_per_thread: u32,
     /// Predicate registers per thread.
     pub predicates_per_thread: u32,
+    /// Values the call tree's allocations spilled to local memory (under the budget).
+    pub spill_slots: u32,
+    /// The call tree's registers and spills under the architecture's limit, when the
+    /// program was compiled for another budget ([`crate::register_budget`]).
+    pub before_budget: Option<AllocationSummary>,
     funcs: Vec<FunctionInfo>,
     /// The launch's trace-exact reuse distances (Malekeh with `reuse_distances =
     /// "trace"`), set by the runtime before each launch; `None` otherwise.
     pub reuse_trace: Option<std::sync::Arc<crate::rf::malekeh::trace::ReuseTrace>>,
+}
+
+/// Registers per thread and spilled values of a kernel's call tree under one budget.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct AllocationSummary {
+    /// Architectural registers per thread (the maximum over the call tree).
+    pub registers_per_thread: u32,
+    /// Values spilled (summed over the call tree).
+    pub spill_slots: u32,
+}
+
+impl AllocationSummary {
+    /// The summary of `kernel`'s call tree in a compiled program.
+    pub fn of(
+        program: &Program,
+        functions: &[Option<compiler::pipeline::CompiledFunction>],
+        kernel: FuncId,
+    ) -> AllocationSummary {
+        let mut s = AllocationSummary::default();
+        for f in call_tree(program, kernel) {
+            if let Some(Some(c)) = functions.get(f.index()) {
+                s.registers_per_thread = s.registers_per_thread.max(c.allocation.registers_used);
+                s.spill_slots = s.spill_slots.saturating_add(c.spill_slots);
+            }
+        }
+        s
+    }
 }
 
 impl KernelInfo {
@@ -354,6 +386,8 @@ impl KernelInfo {
             kernel,
             registers_per_thread: regs,
             predicates_per_thread: preds,
+            spill_slots: 0,
+            before_budget: None,
             funcs,
             reuse_trace: None,
         })
@@ -382,6 +416,7 @@ impl KernelInfo {
             let f = program.function(FuncId::new(i));
             func.apply_annotations(f, &c.allocation, &c.annotations)?;
         }
+        info.spill_slots = AllocationSummary::of(program, functions, kernel).spill_slots;
         Ok(info)
     }
 
@@ -438,6 +473,8 @@ impl KernelInfo {
             kernel,
             registers_per_thread: regs,
             predicates_per_thread: preds,
+            spill_slots: 0,
+            before_budget: None,
             funcs,
             reuse_trace: None,
         })

@@ -52,6 +52,7 @@ pub mod limits;
 pub mod memory;
 pub mod occupancy;
 pub mod port;
+pub mod register_budget;
 pub mod rf;
 pub mod run_limits;
 pub mod shared_memory;

@@ -88,6 +88,8 @@ pub fn occupancy(cfg: &GpuConfig, shape: CtaShape) -> OccupancyStats {
         peak_warps_per_sm: 0,
         achieved_warps_per_sm: 0.0,
         achieved_occupancy: 0.0,
+        spill_slots: 0,
+        before_budget: None,
     }
 }
 

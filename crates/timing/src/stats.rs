@@ -187,6 +187,35 @@ pub struct OccupancyStats {
     pub achieved_warps_per_sm: f64,
     /// `achieved_warps_per_sm / sm.max_warps`.
     pub achieved_occupancy: f64,
+    /// Values the kernel's allocation spilled to local memory (absent: none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub spill_slots: u32,
+    /// Compiled for a budget other than the architecture's limit
+    /// (`compiler.max_registers_per_thread`): the same kernel under the architecture's
+    /// limit, before the recompilation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_budget: Option<BeforeBudget>,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
+}
+
+/// A kernel under the architecture's register limit, beside its run under a budget.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BeforeBudget {
+    /// The budget the kernel ran under.
+    pub budget: u32,
+    /// The architecture's limit it is compared with.
+    pub architecture_limit: u32,
+    /// Registers per thread under that limit.
+    pub registers_per_thread: u32,
+    /// Values spilled under that limit.
+    pub spill_slots: u32,
+    /// Resident CTAs per SM under that limit.
+    pub ctas_per_sm: u32,
+    /// Theoretical resident warps per SM under that limit.
+    pub theoretical_warps_per_sm: u32,
 }
 
 /// Wall-clock figures (the only non-deterministic part of a report).

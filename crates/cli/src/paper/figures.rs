@@ -49,7 +49,27 @@ pub struct FigureDef {
     /// The classification of `workloads/classes.toml` the tables break down by.
     #[serde(default)]
     pub classes: Option<String>,
+    /// A maximum-tolerable figure: each row's value per workload is the largest value
+    /// of a swept key up to which the normalized metric stays at or above a ratio.
+    #[serde(default)]
+    pub tolerance: Option<Tolerance>,
     pub rows: Vec<RowDef>,
+}
+
+/// `tolerance = { key = "K", min_ratio = R }`: for each row, its runs that set `K` (and
+/// otherwise exactly the row's `sets`) form a ladder by `K`'s value; a workload's value
+/// is the largest rung such that every rung up to it has the normalized metric at or
+/// above `R` (LTRF §7.2's maximum tolerable latency: `R` = 0.95), 0 when the first rung
+/// fails. The ladder's top is the cap: a workload there may tolerate more, and the
+/// tables say how many are.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Tolerance {
+    pub key: String,
+    pub min_ratio: f64,
+    /// The rungs a `--quick` run keeps (every rung when empty).
+    #[serde(default)]
+    pub quick: Vec<String>,
 }
 
 /// The reference run of a normalized figure: for a run of workload W on config C, the
@@ -237,6 +257,111 @@ pub struct Column<'f> {
     /// `None`: the row selected no run.
     pub label: Option<String>,
     pub values: BTreeMap<String, f64>,
+    /// A tolerance figure's cap: the largest value swept.
+    pub cap: Option<f64>,
+}
+
+impl Column<'_> {
+    /// Workloads whose value reached the cap.
+    fn at_cap(&self) -> usize {
+        self.cap
+            .map_or(0, |cap| self.values.values().filter(|v| **v >= cap).count())
+    }
+
+    fn cell(&self, v: Option<f64>) -> String {
+        match (v, self.cap) {
+            (Some(v), Some(cap)) if v >= cap => format!(">={cap}"),
+            (Some(v), Some(_)) => format!("{v}"),
+            _ => f3(v),
+        }
+    }
+}
+
+/// The ladders of a tolerance figure's row: per config, the runs of `r`'s design that set
+/// `t.key` and otherwise exactly `r.sets`, by the key's value.
+fn ladders<'v>(
+    a: &'v Arrangement,
+    r: &RowDef,
+    t: &Tolerance,
+) -> BTreeMap<String, Vec<(f64, &'v Variant)>> {
+    let prefix = format!("{}=", t.key);
+    let wanted: BTreeSet<&str> = r.sets.iter().map(String::as_str).collect();
+    let mut out: BTreeMap<String, Vec<(f64, &Variant)>> = BTreeMap::new();
+    for v in a.variants.iter().filter(|v| v.2 == r.design) {
+        let mut rung = None;
+        let mut rest = BTreeSet::new();
+        for o in v.1.split_whitespace() {
+            match o.strip_prefix(prefix.as_str()) {
+                Some(x) => rung = x.parse::<f64>().ok(),
+                None => {
+                    rest.insert(o);
+                }
+            }
+        }
+        if let Some(x) = rung.filter(|_| rest == wanted) {
+            out.entry(v.0.clone()).or_default().push((x, v));
+        }
+    }
+    for l in out.values_mut() {
+        l.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    out
+}
+
+/// A tolerance figure's columns for row `r`: one per config.
+fn tolerance_columns<'f>(
+    def: &FigureDef,
+    t: &Tolerance,
+    a: &Arrangement,
+    r: &'f RowDef,
+) -> Vec<Column<'f>> {
+    let multi = a
+        .variants
+        .iter()
+        .map(|v| &v.0)
+        .collect::<BTreeSet<_>>()
+        .len()
+        > 1;
+    let mut cols = Vec::new();
+    for (config, ladder) in ladders(a, r, t) {
+        let cap = ladder.last().map_or(0.0, |l| l.0);
+        let mut values = BTreeMap::new();
+        for w in &a.workloads {
+            let mut tolerable = None;
+            for (x, v) in &ladder {
+                let ok = a
+                    .get(w, v)
+                    .and_then(|p| def.normalized(a, p))
+                    .map(|y| y >= t.min_ratio);
+                match ok {
+                    Some(true) => tolerable = Some(*x),
+                    Some(false) => {
+                        tolerable = tolerable.or(Some(0.0));
+                        break;
+                    }
+                    None => break,
+                }
+            }
+            if let Some(x) = tolerable {
+                values.insert(w.clone(), x);
+            }
+        }
+        let mut label = r.design.clone();
+        if !r.sets.is_empty() {
+            label.push_str(&format!(" [{}]", r.sets.join(" ")));
+        }
+        if multi {
+            label.push_str(&format!(" @{config}"));
+        }
+        label.push_str(&format!(" (cap {cap})"));
+        cols.push(Column {
+            row: r,
+            label: Some(label),
+            values,
+            cap: Some(cap),
+        });
+    }
+    cols
 }
 
 impl Column<'_> {
@@ -264,12 +389,26 @@ pub struct Computed<'f> {
 pub fn compute<'f>(def: &'f FigureDef, a: &Arrangement, classes: &'f Classes) -> Computed<'f> {
     let mut columns = Vec::new();
     for r in &def.rows {
+        if let Some(t) = &def.tolerance {
+            let cols = tolerance_columns(def, t, a, r);
+            if cols.is_empty() {
+                columns.push(Column {
+                    row: r,
+                    label: None,
+                    values: BTreeMap::new(),
+                    cap: None,
+                });
+            }
+            columns.extend(cols);
+            continue;
+        }
         let variants = def.variants_of(a, r);
         if variants.is_empty() {
             columns.push(Column {
                 row: r,
                 label: None,
                 values: BTreeMap::new(),
+                cap: None,
             });
         }
         for v in variants {
@@ -285,6 +424,7 @@ pub fn compute<'f>(def: &'f FigureDef, a: &Arrangement, classes: &'f Classes) ->
                 row: r,
                 label: Some(a.label(v)),
                 values,
+                cap: None,
             });
         }
     }
@@ -392,13 +532,22 @@ impl Computed<'_> {
                 continue;
             };
             let all = c.values_where(|_| true);
+            let note = match c.cap {
+                Some(cap) => format!(
+                    "{} ({} of {} workloads at the {cap} cap)",
+                    c.row.note,
+                    c.at_cap(),
+                    all.len()
+                ),
+                None => c.row.note.clone(),
+            };
             rows.push(vec![
                 label.clone(),
                 f3(s.of(&all)),
                 all.len().to_string(),
                 range(&all),
                 paper,
-                c.row.note.clone(),
+                note,
             ]);
         }
         if let Some(cl) = self.classes {
@@ -462,7 +611,7 @@ impl Computed<'_> {
                 .unwrap_or("-")
                 .to_string();
             let mut r = lead(w.clone(), class);
-            r.extend(cols.iter().map(|c| f3(c.values.get(w).copied())));
+            r.extend(cols.iter().map(|c| c.cell(c.values.get(w).copied())));
             rows.push(r);
         }
         let s = self.def.summary;
@@ -715,6 +864,68 @@ mod known_answers {
         let get = |l: &str| cols.iter().find(|c| c.0.as_deref() == Some(l)).unwrap().1;
         assert!(close(get("baseline [bank_latency=8]"), 0.5));
         assert!(close(get("ltrf [bank_latency=8]"), 0.9));
+    }
+
+    #[test]
+    fn ltrf_max_tolerable_latency_is_the_last_rung_within_5_percent_and_states_the_cap() {
+        let l = |x: u32| format!("register_file.bank_latency={x}");
+        let (l1, l2, l4, l32) = (l(1), l(2), l(4), l(32));
+        let s1 = [l1.as_str()];
+        let s2 = [l2.as_str()];
+        let s4 = [l4.as_str()];
+        let s32 = [l32.as_str()];
+        let t6 = [l4.as_str(), "register_file.technology=6"];
+        let pts = through_a_store(&[
+            row("a", "baseline", &s1, ipc(2.0)),
+            row("b", "baseline", &s1, ipc(1.0)),
+            row("a", "baseline", &s2, ipc(1.8)),
+            // a: within 5% at 1x and 2x, not at 4x, within again at 32x: 2 (the first
+            // loss ends it).
+            row("a", "ltrf", &s1, ipc(2.0)),
+            row("a", "ltrf", &s2, ipc(1.9)),
+            row("a", "ltrf", &s4, ipc(1.8)),
+            row("a", "ltrf", &s32, ipc(1.95)),
+            // b: within 5% everywhere: at the cap.
+            row("b", "ltrf", &s1, ipc(1.0)),
+            row("b", "ltrf", &s2, ipc(1.0)),
+            row("b", "ltrf", &s4, ipc(0.96)),
+            row("b", "ltrf", &s32, ipc(0.951)),
+            // Another key beside the ladder's: not a rung of the row.
+            row("a", "ltrf", &t6, ipc(0.1)),
+            // RFC loses 5% at 1x already: 0.
+            row("a", "rfc", &s1, ipc(1.8)),
+        ]);
+        let cols = figure("ltrf", "max-tolerable-latency", &pts, &Classes::default());
+        let get = |label: &str| {
+            cols.iter()
+                .find(|c| c.0.as_deref() == Some(label))
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{label}: {:?}",
+                        cols.iter().map(|c| &c.0).collect::<Vec<_>>()
+                    )
+                })
+        };
+        let ltrf = get("ltrf (cap 32)");
+        assert_eq!(ltrf.2["a"], 2.0);
+        assert_eq!(ltrf.2["b"], 32.0);
+        assert!(close(ltrf.1, 17.0), "mean of 2 and 32");
+        // The baseline's ladder is 1x (the reference itself) then 2x at 0.9: 1.
+        assert_eq!(get("baseline (cap 2)").2["a"], 1.0);
+        assert_eq!(get("rfc (cap 1)").2["a"], 0.0);
+        // The tables state the cap and how many workloads reach it.
+        let defs = figure_defs().unwrap();
+        let def = defs
+            .iter()
+            .find(|f| f.id == "max-tolerable-latency")
+            .unwrap();
+        let a = Arrangement::new(&pts, "baseline");
+        let none = Classes::default();
+        let c = compute(def, &a, &none);
+        let text = c.headline().render(false);
+        assert!(text.contains("1 of 2 workloads at the 32 cap"), "{text}");
+        let text = c.per_workload().render(false);
+        assert!(text.contains(">=32"), "{text}");
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub mod classes;
 pub mod figures;
 pub mod results;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -180,8 +180,9 @@ fn spec_path(paper: &str) -> Option<PathBuf> {
 /// Cuts `spec` down to the quick subset of `paper`: the workloads of `leave_out` go (a
 /// `*` is expanded to the built-in workloads `builtin` first), and every swept key keeps
 /// only the values some figure of the paper names (a row's `sets` or its `normalize_to`
-/// reference), or all of them when none does. Explicit `points` stay. Groups left without
-/// a workload are dropped.
+/// reference), or all of them when none does; a key a figure's `tolerance` ladders over
+/// keeps its `quick` rungs (all when none are given).
+/// Explicit `points` stay. Groups left without a workload are dropped.
 pub fn quick_subset(
     spec: &mut SweepSpec,
     paper: &str,
@@ -200,6 +201,15 @@ pub fn quick_subset(
         })
         .map(String::as_str)
         .collect();
+    let ladders: BTreeMap<&str, &[String]> = defs
+        .iter()
+        .filter(|f| f.paper == paper)
+        .filter_map(|f| {
+            f.tolerance
+                .as_ref()
+                .map(|t| (t.key.as_str(), t.quick.as_slice()))
+        })
+        .collect();
     for g in &mut spec.groups {
         let mut workloads = Vec::new();
         for w in std::mem::take(&mut g.workloads) {
@@ -215,6 +225,12 @@ pub fn quick_subset(
         workloads.retain(|w| !leave_out.contains(&w.program));
         g.workloads = workloads;
         for (key, values) in &mut g.grid {
+            if let Some(rungs) = ladders.get(key.as_str()) {
+                if !rungs.is_empty() {
+                    values.retain(|v| rungs.contains(v));
+                }
+                continue;
+            }
             let chosen: Vec<String> = values
                 .iter()
                 .filter(|v| named.contains(format!("{key}={v}").as_str()))

@@ -8,9 +8,11 @@
 //!   `write_ports_per_bank` write ports (`port_sharing = "separate"`), or ports shared by
 //!   reads and writes (`"shared"`, GPGPU-Sim's single-ported banks: a granted write
 //!   takes the port from reads in that cycle); one port moves one warp-wide 32-bit
-//!   register per cycle. A bank access takes `bank_latency` cycles and banks are pipelined: a
-//!   port granted at cycle `t` delivers at `t + bank_latency` and is free again at
-//!   `t + 1`. (LTRF's slower MRFs, 1x to 6.3x, are larger `bank_latency` values.)
+//!   register per cycle. The banks, their latency and occupancy are the MRF technology's
+//!   ([`crate::rf::technology::MrfModel`]): a port granted at cycle `t` delivers at
+//!   `t + latency` (bank and network) and is free again at `t + 1` (pipelined) or at
+//!   `t + occupancy`, the bank's own access time (non-pipelined: LTRF Table 2's
+//!   CACTI banks). A read refused because its bank's ports are busy is a bank conflict.
 //! - Register `r` of warp slot `w` lives in bank `(r + w) mod banks` (or `r mod banks`),
 //!   within the warp's scheduler's partition when `partition_by_scheduler` ([`BankMap`]).
 //!   A 64-bit operand is two registers, a 128-bit one four; predicates live in a separate,
@@ -147,10 +149,77 @@ pub(crate) struct SideReadCounts {
     pub conflicts: u64,
 }
 
+/// Ports of non-pipelined MRF banks: each granted port stays taken for `occupancy`
+/// cycles. With an occupancy of one cycle (pipelined banks) nothing is tracked.
+#[derive(Clone, Debug)]
+struct PortTimers {
+    occupancy: Cycles,
+    read_ports: usize,
+    write_ports: usize,
+    /// Per bank, per read port (and, with shared ports, per port): free again at.
+    read_free: Vec<Cycle>,
+    write_free: Vec<Cycle>,
+    shared: bool,
+}
+
+impl PortTimers {
+    fn new(
+        occupancy: Cycles,
+        banks: usize,
+        read_ports: u32,
+        write_ports: u32,
+        shared: bool,
+    ) -> Self {
+        let tracked = occupancy.get() > 1;
+        let (r, w) = (read_ports as usize, write_ports as usize);
+        PortTimers {
+            occupancy,
+            read_ports: r,
+            write_ports: w,
+            read_free: vec![Cycle::ZERO; if tracked { banks * r } else { 0 }],
+            write_free: vec![Cycle::ZERO; if tracked && !shared { banks * w } else { 0 }],
+            shared,
+        }
+    }
+
+    fn tracked(&self) -> bool {
+        !self.read_free.is_empty()
+    }
+
+    /// Ports of each bank still busy at `now`, into the per-cycle use counts.
+    fn load(&self, now: Cycle, reads_used: &mut [u32], writes_used: &mut [u32]) {
+        for (b, ports) in self.read_free.chunks(self.read_ports.max(1)).enumerate() {
+            let busy = ports.iter().filter(|&&t| t > now).count() as u32;
+            if self.shared {
+                writes_used[b] = busy;
+            } else {
+                reads_used[b] = busy;
+            }
+        }
+        for (b, ports) in self.write_free.chunks(self.write_ports.max(1)).enumerate() {
+            writes_used[b] = ports.iter().filter(|&&t| t > now).count() as u32;
+        }
+    }
+
+    /// Takes a free port of MRF bank `b` at `now` (the caller checked that one is).
+    fn take(&mut self, b: usize, write: bool, now: Cycle) {
+        let (free, n) = if write && !self.shared {
+            (&mut self.write_free, self.write_ports)
+        } else {
+            (&mut self.read_free, self.read_ports)
+        };
+        if let Some(t) = free[b * n..(b + 1) * n].iter_mut().find(|t| **t <= now) {
+            *t = now + self.occupancy;
+        }
+    }
+}
+
 /// The banked MRF with operand collectors. See the module docs.
 pub struct Baseline {
     map: BankMap,
     latency: Cycles,
+    /// Non-pipelined MRF banks: when each port is free again.
+    ports: PortTimers,
     /// MRF banks; bank numbers from here on are upper banks.
     mrf_banks: usize,
     upper: UpperBanks,
@@ -213,10 +282,18 @@ impl Baseline {
             }
             _ => collectors.extend((0..rf.collector_units).map(|_| blank(None))),
         }
-        let banks = rf.banks as usize;
+        let mrf = rf.mrf_model();
+        let banks = mrf.banks as usize;
         Baseline {
             map: BankMap::new(cfg),
-            latency: rf.mrf_latency(),
+            latency: mrf.latency,
+            ports: PortTimers::new(
+                mrf.occupancy,
+                banks,
+                rf.read_ports_per_bank,
+                rf.write_ports_per_bank,
+                rf.port_sharing == PortSharing::Shared,
+            ),
             mrf_banks: banks,
             upper: UpperBanks::default(),
             mrf_reads_per_cycle: u32::MAX,
@@ -271,8 +348,34 @@ impl Baseline {
         b.read_ports = u32::MAX;
         b.write_ports = u32::MAX;
         b.shared_ports = false;
+        b.ports = PortTimers::new(Cycles::new(1), 0, 0, 0, false);
         b.stats.design = name.into();
         b
+    }
+
+    /// [`Baseline::accept_banks`], with the reads starting `extra` cycles after the first
+    /// arbitration they would have had (the cycle after `now`): LTRF's
+    /// warp-control-block lookup, a stage between collector allocation and arbitration.
+    pub(crate) fn accept_banks_after(
+        &mut self,
+        token: InstToken,
+        unit: UnitKind,
+        banks: &[u8],
+        now: Cycle,
+        extra: Cycles,
+    ) {
+        self.accept_banks(token, unit, banks, now);
+        if extra.get() == 0 {
+            return;
+        }
+        if let Some(c) = self
+            .collectors
+            .iter_mut()
+            .find(|c| c.busy && c.token == token)
+        {
+            c.start_at = now + Cycles::new(1) + extra;
+            c.ready_at = c.ready_at.max(c.start_at + Cycles::new(1));
+        }
     }
 
     /// [`RegisterFile::accept`], with the instruction's reads starting `extra` cycles
@@ -632,6 +735,9 @@ impl Baseline {
                 self.writes_used[b] += 1;
                 self.ledger.charge(Charge::ArbiterRequest, 1);
                 if mrf {
+                    if self.ports.tracked() {
+                        self.ports.take(b, true, now);
+                    }
                     self.stats.writes_per_bank[b] += 1;
                     self.stats.writes += 1;
                 }
@@ -648,12 +754,15 @@ impl Baseline {
 
     /// Takes a read port of bank `b` for this cycle if one is free (and, at an MRF bank,
     /// the per-cycle MRF read limit allows); counts the read or the conflict.
-    fn grant_read(&mut self, b: usize, mrf_reads: &mut u32) -> bool {
+    fn grant_read(&mut self, b: usize, mrf_reads: &mut u32, now: Cycle) -> bool {
         let mrf = b < self.mrf_banks;
         if self.reads_used[b] < self.read_ports && (!mrf || *mrf_reads < self.mrf_reads_per_cycle) {
             self.reads_used[b] += 1;
             self.ledger.charge(Charge::ArbiterRequest, 1);
             if mrf {
+                if self.ports.tracked() {
+                    self.ports.take(b, false, now);
+                }
                 *mrf_reads += 1;
                 self.stats.reads_per_bank[b] += 1;
                 self.stats.reads += 1;
@@ -676,7 +785,7 @@ impl Baseline {
             if r.done_at.is_some() || r.order != order {
                 continue;
             }
-            if self.grant_read(usize::from(r.bank), mrf_reads) {
+            if self.grant_read(usize::from(r.bank), mrf_reads, now) {
                 self.side_read_counts.granted += 1;
                 self.ledger.transfer(r.moves, 1);
                 self.side_reads[k].done_at = Some(now + self.latency + r.transfer);
@@ -780,6 +889,10 @@ impl RegisterFile for Baseline {
         // Arbitration: writes first (oldest first, background writes last), then reads.
         self.reads_used.iter_mut().for_each(|x| *x = 0);
         self.writes_used.iter_mut().for_each(|x| *x = 0);
+        if self.ports.tracked() {
+            self.ports
+                .load(now, &mut self.reads_used, &mut self.writes_used);
+        }
         for background in [false, true] {
             for k in 0..self.writes.len() {
                 let w = &self.writes[k];
@@ -822,7 +935,7 @@ impl RegisterFile for Baseline {
             let mut kept = 0;
             for k in 0..u.pending as usize {
                 let b = u.banks[k] as usize;
-                if self.grant_read(b, &mut mrf_reads) {
+                if self.grant_read(b, &mut mrf_reads, now) {
                     let source = if b < self.mrf_banks {
                         self.main
                     } else {
@@ -1031,8 +1144,52 @@ mod tests {
     }
 
     #[test]
+    fn a_non_pipelined_bank_of_latency_l_accepts_one_access_every_l_cycles() {
+        // R0, R8, R16 in bank 0 of 8, accepted at 10.
+        for (latency, occupancy, dispatch, conflicts) in [
+            // Non-pipelined (Table 2's CACTI banks, the default): granted at 11, 11 + L,
+            // 11 + 2L; the last delivers L later. Refused: 2 a cycle for L cycles, then
+            // 1 a cycle for L cycles.
+            (4, "non_pipelined", 11 + 3 * 4, 3 * 4),
+            (6, "non_pipelined", 11 + 3 * 6, 3 * 6),
+            // Pipelined: granted at 11, 12, 13.
+            (4, "pipelined", 13 + 4, 3),
+        ] {
+            let c = cfg(&[
+                "register_file.bank_mapping=\"register\"",
+                &format!("register_file.bank_latency={latency}"),
+                &format!("register_file.mrf.occupancy=\"{occupancy}\""),
+            ]);
+            let (mut mem, mut units) = parts(&c, true);
+            let mut rf = Baseline::new(&c);
+            issue(&mut rf, 7, 0, &[r(0), r(8), r(16)], 10);
+            run(&mut rf, &mut mem, &mut units, 11, 60);
+            assert_eq!(
+                units.taken,
+                [(InstToken(7), dispatch)],
+                "L={latency} {occupancy}"
+            );
+            let s = rf.stats(Cycle::new(60));
+            assert_eq!(s.read_bank_conflicts, conflicts, "L={latency} {occupancy}");
+            // A write takes the bank's write port for L cycles too: two writes to bank 0
+            // at 30 complete at 30 + L and 30 + 2L.
+            if occupancy == "non_pipelined" {
+                write(&mut rf, 20, 0, 40);
+                write(&mut rf, 21, 8, 40);
+                let done = run(&mut rf, &mut mem, &mut units, 40, 80);
+                let at = |t: u32| done.iter().find(|(w, _)| *w == InstToken(t)).map(|d| d.1);
+                assert_eq!(at(20), Some(40 + latency), "L={latency}");
+                assert_eq!(at(21), Some(40 + 2 * latency), "L={latency}");
+            }
+        }
+    }
+
+    #[test]
     fn bank_latency_delays_operands_and_writes() {
-        let c = cfg(&["register_file.bank_latency=6"]);
+        let c = cfg(&[
+            "register_file.bank_latency=6",
+            "register_file.mrf.occupancy=\"pipelined\"",
+        ]);
         let (mut mem, mut units) = parts(&c, true);
         let mut rf = Baseline::new(&c);
         issue(&mut rf, 1, 3, &[r(1)], 10);

@@ -17,22 +17,26 @@
 //!   "prefetch operation"), or when the warp comes back into the middle of one (the other
 //!   side of a divergent branch, a return, a reactivation: §5.2 "finds itself in the
 //!   middle of a register-interval") — `can_accept` refuses it with
-//!   [`RfStall::NotResident`] and the design evicts the registers outside the new working
-//!   set (writing back those that must be: below) and reads the missing ones from the MRF
-//!   through the MRF banks: one request per register, arbitrated every cycle after the
-//!   writes with the same ports, conflicts and `bank_latency` as the baseline's operand
-//!   reads ([`crate::rf::BankMap`]). A register already resident stays (its valid bit is set). The
+//!   [`RfStall::NotResident`] and the design evicts the resident registers (writing back
+//!   those that must be: below) and reads the new working set from the MRF through the
+//!   MRF banks: one request per register, arbitrated every cycle after the writes with
+//!   the same ports, conflicts, occupancy and latency as the baseline's operand reads
+//!   ([`crate::rf::BankMap`]). §3.2 writes back and refetches the *entire* working set;
+//!   `ltrf.keep_resident = true` (optimistic) keeps the registers both sets share. The
 //!   warp may issue once every read has delivered into the cache. An activated warp
 //!   prefetches its current interval's working set at once.
+//! - **Warp control block lookup** (§5.1, §5.3): an allocated collector probes the
+//!   WCB's register cache address table before its reads, `ltrf.wcb_lookup_cycles`
+//!   (1: "within one extra clock cycle") later.
 //! - **Inside an interval** every operand read and write hits the warp's partition: the
 //!   cache has `N` banks (§5.1: slot `s` of every partition lives in cache bank `s`, so a
 //!   warp's registers never conflict with each other, but different warps' collectors can),
 //!   each with the MRF banks' port counts and `ltrf.cache_latency`. Operands reach the
 //!   collectors as in the baseline (collector units, rotating arbitration).
 //! - **Writeback.** An evicted register is written back to the MRF when it was modified
-//!   (`ltrf.writeback = "modified"`, a dirty bit per slot) or always
-//!   (`"working_set"`: §3.2 "write back and refetch the entire register working-set",
-//!   the WCB of Figure 12 having no dirty bits); LTRF+ never writes back, nor
+//!   (`ltrf.writeback = "modified"`, a dirty bit per slot: optimistic) or always
+//!   (`"working_set"`, the default: §3.2 "write back and refetch the entire register
+//!   working-set", the WCB of Figure 12 having no dirty bits); LTRF+ never writes back, nor
 //!   prefetches, a register its liveness bit says is dead (a register becomes live when
 //!   written and dead after a source operand whose `dead_after` bit is set). Leaving the
 //!   active set (deactivation) evicts the whole partition; an exited warp writes nothing
@@ -43,11 +47,13 @@
 //!   (`IntervalKind::Oversized`: one instruction touching more than `N` registers) reads
 //!   and writes the MRF directly; so does every instruction when the kernel has no
 //!   interval information. Both are counted, and are zero inside an interval that fits.
-//! - **Narrow crossbar** (§5.2, `ltrf.narrow_crossbar`): the MRF -> cache crossbar is a
-//!   quarter as wide, so MRF reads granted per cycle are limited to a quarter of the
-//!   MRF's read ports (at least one), and a transfer takes 4 cycles instead of 1 (+3).
-//! - **Technology** (Table 2, `register_file.technology`): every MRF access takes
-//!   [`crate::config::RegisterFileConfig::mrf_latency`] cycles; the cache stays fast.
+//! - **Narrow crossbar** (§5.2, `ltrf.narrow_crossbar`, on by default): the MRF -> cache
+//!   crossbar is a quarter as wide as the baseline's, so MRF reads granted per cycle are
+//!   limited to a quarter of configuration #1's read ports (`register_file.banks` times
+//!   the read ports, at least one), and a transfer takes 4 cycles instead of 1 (+3).
+//! - **Technology** (Table 2, `register_file.technology`, [`crate::rf::technology`]):
+//!   the MRF's banks, their occupancy and latency and the network are the technology's;
+//!   the cache stays fast.
 //!
 //! The MRF banks, collectors and arbiter are the baseline's ([`Baseline`]): the cache's
 //! banks are its upper banks ([`Baseline::add_upper_banks`]), prefetches its side reads
@@ -73,119 +79,7 @@ use crate::rf::{
 };
 use crate::time::{Cycle, Cycles};
 
-/// LTRF Table 2: the main register-file configurations, relative to #1 (256 KB, 16 banks
-/// of 16 KB, HP SRAM). Columns: cell technology, capacity, area, power, latency (in
-/// hundredths).
-pub const TABLE2: [TechnologyRow; 7] = [
-    TechnologyRow::new("HP SRAM, 1x banks of 1x, crossbar", 1, 100, 100, 100),
-    TechnologyRow::new("HP SRAM, 1x banks of 8x, crossbar", 8, 800, 800, 125),
-    TechnologyRow::new("HP SRAM, 8x banks, flattened butterfly", 8, 800, 800, 150),
-    TechnologyRow::new("LSTP SRAM, 1x banks of 8x, crossbar", 8, 800, 320, 160),
-    TechnologyRow::new("LSTP SRAM, 8x banks, flattened butterfly", 8, 800, 320, 280),
-    TechnologyRow::new("TFET SRAM, 8x banks, flattened butterfly", 8, 800, 105, 530),
-    TechnologyRow::new("DWM, 8x banks, flattened butterfly", 8, 25, 65, 630),
-];
-
-/// One row of [`TABLE2`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TechnologyRow {
-    /// Cell technology, banks and network.
-    pub description: &'static str,
-    /// Capacity relative to #1.
-    pub capacity: u32,
-    /// Area relative to #1, in hundredths.
-    pub area_percent: u32,
-    /// Power relative to #1, in hundredths.
-    pub power_percent: u32,
-    /// Access latency relative to #1, in hundredths.
-    pub latency_percent: u32,
-}
-
-impl TechnologyRow {
-    const fn new(
-        description: &'static str,
-        capacity: u32,
-        area_percent: u32,
-        power_percent: u32,
-        latency_percent: u32,
-    ) -> Self {
-        TechnologyRow {
-            description,
-            capacity,
-            area_percent,
-            power_percent,
-            latency_percent,
-        }
-    }
-}
-
-/// `register_file.technology`: a configuration number of LTRF Table 2 (1…7, default 1,
-/// the baseline SRAM). It applies to every design.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct MrfTechnology(pub u8);
-
-impl Default for MrfTechnology {
-    fn default() -> Self {
-        MrfTechnology(1)
-    }
-}
-
-impl MrfTechnology {
-    /// Its row of Table 2 (#1 for an invalid number; [`Self::validate`] rejects those).
-    pub fn row(self) -> &'static TechnologyRow {
-        TABLE2
-            .get(usize::from(self.0).wrapping_sub(1))
-            .unwrap_or(&TABLE2[0])
-    }
-
-    /// Registers available for occupancy: `registers` times the relative capacity.
-    pub fn capacity(self, registers: u64) -> u64 {
-        registers.saturating_mul(u64::from(self.row().capacity))
-    }
-
-    /// One MRF access at this technology: `bank_latency` times the relative latency,
-    /// rounded to the nearest cycle (halves up), at least one cycle. With the default
-    /// `bank_latency = 1`, #1…#7 take 1, 1, 2, 2, 3, 5 and 6 cycles.
-    pub fn latency(self, bank_latency: Cycles) -> Cycles {
-        let scaled = (bank_latency.get() * u64::from(self.row().latency_percent) + 50) / 100;
-        Cycles::new(scaled.max(1))
-    }
-
-    /// The factor on the MRF's per-access energy: Table 2's relative power (#1 1, #2/#3
-    /// 8, #4/#5 3.2, #6 1.05, #7 0.65). It is the default of
-    /// `energy.mrf_technology_scale` (filled in when a GPU config is loaded).
-    ///
-    /// Table 2's "power consumption" is the power of the whole register file, normalized
-    /// to #1, from CACTI/NVSim numbers fed into GPGPU-Sim runs of the same workloads, so
-    /// at the same access rate; it includes leakage (LSTP cells' gain over HP is mostly
-    /// standby power, and the paper chose #6 because a 2 MB TFET file "consumes a similar
-    /// amount of power" as the 256 KB baseline). Our energy model has no static term:
-    /// joules are event counts times energy per event. So we carry the ratio over as a
-    /// per-access energy ratio of the MRF's reads and writes, which is exact when the
-    /// file's power is dynamic and the access rate is the baseline's. It makes a slower
-    /// design's MRF no cheaper per second and credits LSTP's leakage saving to every
-    /// access instead; the paper gives no split between the two to do better.
-    pub fn relative_power(self) -> f64 {
-        f64::from(self.row().power_percent) / 100.0
-    }
-
-    /// Rejects numbers outside Table 2.
-    pub fn validate(self) -> Result<(), ConfigError> {
-        if (1..=TABLE2.len()).contains(&usize::from(self.0)) {
-            Ok(())
-        } else {
-            Err(invalid(
-                "register_file.technology",
-                format_args!(
-                    "{} is not a configuration of LTRF Table 2 (1 to {})",
-                    self.0,
-                    TABLE2.len()
-                ),
-            ))
-        }
-    }
-}
+pub use crate::rf::technology::{MrfTechnology, TechnologyRow, TABLE2};
 
 /// What an evicted register costs (`register_file.ltrf.writeback`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -209,10 +103,20 @@ pub struct LtrfSettings {
     pub registers_per_interval: u32,
     /// Cycles of a cache bank access (the baseline SRAM's one cycle).
     pub cache_latency: Cycles,
-    /// Which evicted registers are written back to the MRF.
+    /// Which evicted registers are written back to the MRF (§3.2: the whole working
+    /// set; `"modified"`, a dirty bit per slot, is an optimistic option).
     pub writeback: WritebackPolicy,
-    /// §5.2's crossbar of a quarter of the width between the MRF and the cache.
+    /// §5.2's crossbar of a quarter of the width between the MRF and the cache (on, as
+    /// the paper builds it; off is an optimistic option).
     pub narrow_crossbar: bool,
+    /// Keep the registers of the previous interval's working set that the next one
+    /// also needs, instead of writing back and refetching the entire working set at
+    /// every interval (§3.2); an optimistic option, off by default.
+    pub keep_resident: bool,
+    /// Cycles an operand collector spends probing the warp control block's register
+    /// cache address table before its reads (§5.3: "one extra clock cycle" by CACTI);
+    /// 0 is an optimistic option.
+    pub wcb_lookup_cycles: Cycles,
 }
 
 impl Default for LtrfSettings {
@@ -221,8 +125,10 @@ impl Default for LtrfSettings {
             partitions: 8,
             registers_per_interval: 16,
             cache_latency: Cycles::new(1),
-            writeback: WritebackPolicy::Modified,
-            narrow_crossbar: false,
+            writeback: WritebackPolicy::WorkingSet,
+            narrow_crossbar: true,
+            keep_resident: false,
+            wcb_lookup_cycles: Cycles::new(1),
         }
     }
 }
@@ -298,9 +204,9 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
     let rf = &cfg.register_file;
     let n = rf.ltrf.registers_per_interval;
     let banks = if rf.partition_by_scheduler && cfg.sm.schedulers > 1 {
-        (rf.banks / cfg.sm.schedulers).max(1)
+        (rf.mrf_banks() / cfg.sm.schedulers).max(1)
     } else {
-        rf.banks
+        rf.mrf_banks()
     };
     PassSet {
         liveness_bits: rf.design == RegisterFileDesign::LtrfPlus,
@@ -500,6 +406,10 @@ pub struct Ltrf {
     /// The narrow crossbar's extra transfer cycles of a prefetch.
     fill_extra: Cycles,
     writeback_all: bool,
+    /// Registers the next working set shares with the resident one stay.
+    keep_resident: bool,
+    /// Cycles of the warp-control-block lookup before an instruction's reads.
+    wcb_lookup: Cycles,
     partitions: u32,
     partitions_owned: u32,
     /// Warps with a prefetch not yet delivered.
@@ -523,12 +433,14 @@ impl Ltrf {
             RegisterFileDesign::LtrfConf => "ltrf-conf",
             _ => "ltrf",
         };
-        let banks = rf.banks as usize;
+        let banks = rf.mrf_banks() as usize;
         let n = l.registers_per_interval.min(MAX_REGISTERS_PER_INTERVAL) as usize;
         let mut mrf = Baseline::new(cfg);
         mrf.rename_design(name);
         mrf.add_upper_banks(n, l.cache_latency, Source::LtrfCache);
         if l.narrow_crossbar {
+            // A quarter of the baseline crossbar's width: configuration #1's banks'
+            // ports, whatever the technology's bank count behind it.
             mrf.limit_mrf_reads_per_cycle((rf.banks * rf.read_ports_per_bank / 4).max(1));
         }
         Ltrf {
@@ -539,6 +451,8 @@ impl Ltrf {
             n,
             fill_extra: Cycles::new(if l.narrow_crossbar { 3 } else { 0 }),
             writeback_all: l.writeback == WritebackPolicy::WorkingSet,
+            keep_resident: l.keep_resident,
+            wcb_lookup: l.wcb_lookup_cycles,
             partitions: l.partitions,
             partitions_owned: 0,
             prefetching_warps: 0,
@@ -649,7 +563,7 @@ impl Ltrf {
             let s = m.trailing_zeros() as usize;
             m &= m - 1;
             let r = usize::from(self.warps[w].slot_reg[s]);
-            if want[r / 64] & (1 << (r % 64)) == 0 {
+            if !self.keep_resident || want[r / 64] & (1 << (r % 64)) == 0 {
                 self.evict(w, s, true);
             }
         }
@@ -892,8 +806,13 @@ impl RegisterFile for Ltrf {
                 None => ws.finished = true,
             }
         }
-        self.mrf
-            .accept_banks(i.token, i.inst.unit, &targets[..usize::from(n)], now);
+        self.mrf.accept_banks_after(
+            i.token,
+            i.inst.unit,
+            &targets[..usize::from(n)],
+            now,
+            self.wcb_lookup,
+        );
     }
 
     fn request_write(&mut self, wr: WriteRequest<'_>, now: Cycle) {
@@ -1048,8 +967,39 @@ mod tests {
         }
     }
 
-    /// A design over one function whose instruction `i` is in interval `interval_of[i]`.
+    /// Takes every dispatch and remembers it.
+    #[derive(Default)]
+    struct Recorder(Vec<InstToken>);
+    impl DispatchPort for Recorder {
+        fn try_dispatch(&mut self, d: Dispatch) -> bool {
+            self.0.push(d.token);
+            true
+        }
+    }
+
+    /// The optimistic options (no narrow crossbar, modified-only writeback, resident
+    /// registers kept, no WCB cycle): the mechanism tests below isolate one effect each.
+    const OPTIMISTIC: [&str; 4] = [
+        "register_file.ltrf.narrow_crossbar=false",
+        "register_file.ltrf.writeback=\"modified\"",
+        "register_file.ltrf.keep_resident=true",
+        "register_file.ltrf.wcb_lookup_cycles=0",
+    ];
+
+    /// A design over one function whose instruction `i` is in interval `interval_of[i]`,
+    /// with the optimistic options unless `overrides` say otherwise.
     fn design(overrides: &[&str], interval_of: &[u32], sets: &[&[u16]]) -> (Ltrf, MemorySystem) {
+        let mut o = OPTIMISTIC.to_vec();
+        o.extend_from_slice(overrides);
+        paper_design(&o, interval_of, sets)
+    }
+
+    /// [`design`] with the paper's defaults.
+    fn paper_design(
+        overrides: &[&str],
+        interval_of: &[u32],
+        sets: &[&[u16]],
+    ) -> (Ltrf, MemorySystem) {
         let mut o = vec!["register_file.bank_mapping=\"register\""];
         o.extend_from_slice(overrides);
         let c = cfg(&o);
@@ -1194,15 +1144,17 @@ mod tests {
     fn prefetch_time_grows_with_bank_conflicts_and_mrf_latency() {
         // 8 banks, `r mod 8`: R0, R8, R16, R24 all in bank 0.
         for (set, tech, ready, conflicts) in [
-            (&[0u16, 1, 2, 3][..], 1, 2, 0),
-            (&[0, 8, 16, 24][..], 1, 5, 3 + 2 + 1),
-            (&[0, 8, 1, 9][..], 1, 3, 2),
-            // Table 2 #7: 6.3x of one cycle is 6 cycles.
-            (&[0, 1, 2, 3][..], 7, 7, 0),
-            (&[0, 8, 16, 24][..], 7, 10, 6),
+            (&[0u16, 1, 2, 3][..], "1", 2, 0),
+            (&[0, 8, 16, 24][..], "1", 5, 3 + 2 + 1),
+            (&[0, 8, 1, 9][..], "1", 3, 2),
+            // Table 2 #7 on #1's 8 banks: 6.3x of one cycle is 6 cycles, and the bank
+            // is busy for its 6 (5.8x) cycles: grants at 1, 7, 13, 19.
+            (&[0, 1, 2, 3][..], "\"dwm\"", 7, 0),
+            (&[0, 8, 16, 24][..], "7", 25, 3 * 6 + 2 * 6 + 6),
         ] {
             let t = format!("register_file.technology={tech}");
-            let (mut d, mut mem) = design(&[&t], &[0], &[set]);
+            let (mut d, mut mem) =
+                design(&[&t, "register_file.mrf.bank_multiplier=1"], &[0], &[set]);
             activate(&mut d, &mut mem);
             let c = candidate(&[], &[], Some(0));
             assert_eq!(
@@ -1215,6 +1167,83 @@ mod tests {
                 conflicts,
                 "{set:?}"
             );
+        }
+        // With #7's own 8x banks (64 here), the four land in different banks.
+        let (mut d, mut mem) = design(&["register_file.technology=7"], &[0], &[&[0, 8, 16, 24]]);
+        activate(&mut d, &mut mem);
+        let c = candidate(&[], &[], Some(0));
+        assert_eq!(resident_at(&mut d, &mut mem, &c, 1), 7);
+        assert_eq!(extra(&d, "ltrf_prefetch_bank_conflicts"), 0);
+    }
+
+    #[test]
+    fn the_paper_defaults_refetch_and_write_back_the_working_set_through_a_narrow_crossbar() {
+        // Interval 0 = {R0, R1}, interval 1 = {R1, R2}; R0 is written in interval 0.
+        for (optimistic, writebacks, fetched, first_ready) in [
+            // §3.2: both of interval 0's registers written back, both of interval 1's
+            // fetched. The narrow crossbar (a quarter of 8 ports: 2 reads a cycle) adds 3
+            // cycles to a fill: granted at 1, delivered at 1 + 1 + 3.
+            (false, 2, 2 + 2, 5),
+            // Optimistic: R0 alone written back, R2 alone fetched, one-cycle fills.
+            (true, 1, 2 + 1, 2),
+        ] {
+            let o: &[&str] = if optimistic { &OPTIMISTIC } else { &[] };
+            let (mut d, mut mem) = paper_design(o, &[0, 0, 1], &[&[0, 1], &[1, 2]]);
+            activate(&mut d, &mut mem);
+            let w0 = [r(0)];
+            let c0 = candidate(&[], &w0, Some(0));
+            let t = resident_at(&mut d, &mut mem, &c0, 1);
+            assert_eq!(t, first_ready, "optimistic {optimistic}");
+            issue(&mut d, 1, c0, 1, t);
+            d.request_write(
+                WriteRequest {
+                    token: InstToken(1),
+                    warp: WarpSlot(0),
+                    scheduler: 0,
+                    dsts: &w0,
+                },
+                Cycle::new(t + 1),
+            );
+            run(&mut d, &mut mem, t + 1, t + 6);
+            issue(&mut d, 2, candidate(&[r(0)], &[], None), 2, t + 6);
+            resident_at(&mut d, &mut mem, &candidate(&[], &[], Some(1)), t + 7);
+            assert_eq!(extra(&d, "ltrf_writebacks"), writebacks, "{optimistic}");
+            assert_eq!(
+                extra(&d, "ltrf_registers_prefetched"),
+                fetched,
+                "{optimistic}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_warp_control_block_lookup_delays_an_instructions_reads_by_a_cycle() {
+        for (wcb, dispatch) in [(0, 4), (1, 5)] {
+            let l = format!("register_file.ltrf.wcb_lookup_cycles={wcb}");
+            let (mut d, mut mem) = design(&[&l], &[0, 0], &[&[0, 1]]);
+            activate(&mut d, &mut mem);
+            let srcs = [r(0), r(1)];
+            let c = candidate(&srcs, &[], Some(0));
+            assert_eq!(resident_at(&mut d, &mut mem, &c, 1), 2);
+            issue(&mut d, 1, c, 1, 2);
+            // Reads of the cache granted at 3 (or 4 after the lookup), delivered a cycle
+            // later, dispatched then.
+            let mut at = None;
+            for t in 3..12 {
+                let mut writes = Vec::new();
+                let mut units = Recorder::default();
+                d.cycle(&mut RfCycle {
+                    now: Cycle::new(t),
+                    sm: SmId(0),
+                    memory: &mut mem,
+                    dispatch: &mut units,
+                    writes_done: &mut writes,
+                });
+                if !units.0.is_empty() && at.is_none() {
+                    at = Some(t);
+                }
+            }
+            assert_eq!(at, Some(dispatch), "wcb {wcb}");
         }
     }
 
@@ -1318,12 +1347,30 @@ mod tests {
 
     #[test]
     fn technologies_follow_table_2() {
+        // Every preset loads, by number and by name, on the LTRF GPU (16 banks of #1).
+        let load = |t: &str| {
+            let o = Override::parse(&format!("register_file.technology={t}")).unwrap();
+            GpuConfig::load("maxwell-ltrf", &default_configs_dir(), &[o]).unwrap()
+        };
+        for (i, row) in TABLE2.iter().enumerate() {
+            let by_number = load(&(i + 1).to_string());
+            let by_name = load(&format!("\"{}\"", row.name));
+            assert_eq!(by_number, by_name, "{}", row.name);
+            let m = by_name.register_file.mrf_model();
+            assert_eq!(m.banks, 16 * row.bank_multiplier, "{}", row.name);
+        }
         let lat: Vec<u64> = (1..=7)
-            .map(|t| MrfTechnology(t).latency(Cycles::new(1)).get())
+            .map(|t| load(&t.to_string()).register_file.mrf_latency().get())
             .collect();
         assert_eq!(lat, [1, 1, 2, 2, 3, 5, 6]);
-        assert_eq!(MrfTechnology(6).latency(Cycles::new(10)).get(), 53);
         assert_eq!(MrfTechnology(7).capacity(32768), 262144);
+        // A wrong name is refused, naming the key and the presets.
+        for bad in ["tfet", "\"hp_sram\""] {
+            let o = Override::parse(&format!("register_file.technology={bad}")).unwrap();
+            let e = GpuConfig::load("maxwell-ltrf", &default_configs_dir(), &[o]).unwrap_err();
+            assert_eq!(e.key(), Some("register_file.technology"), "{e}");
+            assert!(e.to_string().contains("tfet-sram"), "{e}");
+        }
         let e = GpuConfig::load(
             "gtx480",
             &default_configs_dir(),

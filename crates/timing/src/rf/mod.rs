@@ -45,7 +45,8 @@
 //!   design, not in the warp's instruction stream); the warp control block (which warps
 //!   own cache partitions) is design state updated by the activate/deactivate hooks of
 //!   the two-level scheduler, which [`scheduling`] selects for the LTRF designs; the slow
-//!   MRF is `register_file.bank_latency` times `register_file.technology`'s latency.
+//!   MRF is `register_file.technology`'s ([`technology`]: banks, occupancy, latency
+//!   relative to `register_file.bank_latency`, network).
 //! - **CERF** ([`cerf`], registers and L1D lines in one storage): under
 //!   `design = "cerf"` the memory system's L1D is the integrated array
 //!   (`GpuConfig::l1d_array`) and register lines share its ways; [`RfCycle::memory`] and
@@ -92,6 +93,7 @@ pub mod ideal;
 pub mod ledger;
 pub mod ltrf;
 pub mod malekeh;
+pub mod technology;
 pub mod wir;
 
 #[cfg(test)]
@@ -527,12 +529,13 @@ impl BankMap {
     pub fn new(cfg: &GpuConfig) -> Self {
         let rf = &cfg.register_file;
         let partitioned = rf.partition_by_scheduler && cfg.sm.schedulers > 1;
+        let banks = rf.mrf_banks();
         BankMap {
-            banks: rf.banks,
+            banks,
             per_partition: if partitioned {
-                (rf.banks / cfg.sm.schedulers).max(1)
+                (banks / cfg.sm.schedulers).max(1)
             } else {
-                rf.banks
+                banks
             },
             partitioned,
             plus_warp: rf.bank_mapping == crate::config::BankMapping::RegisterPlusWarp,

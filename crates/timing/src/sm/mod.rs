@@ -420,7 +420,7 @@ impl Sm {
             + u64::from(sm.max_ctas) * 64
             + u64::from(sm.schedulers) * 256
             + units * 16
-            + u64::from(rf.banks) * 256
+            + u64::from(rf.mrf_banks()) * 256
             + u64::from(rf.collector_units) * (64 + u64::from(rf.operands_per_collector) * 64)
             + tables * 128
     }
