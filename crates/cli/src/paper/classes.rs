@@ -109,7 +109,13 @@ mod tests {
     #[test]
     fn the_shipped_file_parses_and_states_its_criteria() {
         let c = load_default().unwrap();
-        for name in ["cache_sensitivity", "register_limited", "wir_reuse"] {
+        for name in [
+            "cache_sensitivity",
+            "register_limited",
+            "wir_reuse",
+            "long_strands",
+            "operand_bound",
+        ] {
             let cl = c.get(name).unwrap_or_else(|| panic!("{name}"));
             assert!(
                 !cl.criterion.is_empty() && !cl.measured.is_empty(),
@@ -123,6 +129,30 @@ mod tests {
             assert!(
                 cl.workloads.values().all(|a| !a.measured.is_empty()),
                 "{name}"
+            );
+        }
+    }
+
+    /// scripts/workload-classes.py measures every workload, so a workload added without
+    /// re-deriving the classes (or one removed without it) shows up here.
+    #[test]
+    fn every_built_in_workload_is_classified_by_every_classification() {
+        let c = load_default().unwrap();
+        let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../workloads/bin");
+        let mut names: Vec<String> = std::fs::read_dir(&bin)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert!(names.len() >= 40, "{names:?}");
+        for (name, cl) in &c.by_name {
+            let classified: Vec<&String> = cl.workloads.keys().collect();
+            assert_eq!(
+                classified,
+                names.iter().collect::<Vec<_>>(),
+                "{name}: classified workloads differ from workloads/bin"
             );
         }
     }
