@@ -300,6 +300,53 @@ fn every_workload_passes_under_cerf_with_both_policies() {
     assert_eq!(deterministic_part(a), deterministic_part(b));
 }
 
+/// CERF's array shares its banks between registers and lines (issue 22): the line side's
+/// accesses and conflicts are reported; `writes = "write-back"` makes stores dirty lines
+/// that are written back on eviction; `banking = "separate"` reports no bank conflicts
+/// with lines. Every run passes.
+#[test]
+fn cerf_banks_and_write_back_through_regsim_run() {
+    let saxpy = workload("saxpy");
+    let (json, _) = assert_passes(&saxpy, &["--rf", "cerf"], &[]);
+    let x = &json["total"]["register_file"]["extra"];
+    let n = |k: &str| x[k].as_u64().unwrap_or_else(|| panic!("{k} missing: {x}"));
+    assert!(n("cerf_line_tag_lookups") > 0 && n("cerf_line_data_writes") > 0);
+    assert!(n("cerf_register_bank_conflicts_with_lines") > 0, "{x}");
+    assert_eq!(n("cerf_bank_window_overflows"), 0);
+    assert_eq!(
+        n("cerf_state_dirty_entry_cycles"),
+        0,
+        "write-through: never dirty"
+    );
+
+    let wb = [
+        "--rf",
+        "cerf",
+        "--set",
+        "register_file.cerf.writes=\"write-back\"",
+    ];
+    let (json, _) = assert_passes(&saxpy, &wb, &[]);
+    let x = &json["total"]["register_file"]["extra"];
+    let n = |k: &str| x[k].as_u64().unwrap_or_else(|| panic!("{k} missing: {x}"));
+    assert!(
+        n("cerf_cache_to_dirty") > 0 && n("cerf_state_dirty_entry_cycles") > 0,
+        "{x}"
+    );
+    let l1d = &json["total"]["memory"]["l1d"];
+    assert!(l1d["writebacks"].as_u64().is_some_and(|w| w > 0), "{l1d}");
+
+    let sep = [
+        "--rf",
+        "cerf",
+        "--set",
+        "register_file.cerf.banking=\"separate\"",
+    ];
+    let (json, _) = assert_passes(&saxpy, &sep, &[]);
+    let x = &json["total"]["register_file"]["extra"];
+    assert_eq!(x["cerf_register_bank_conflicts_with_lines"], 0, "{x}");
+    assert_eq!(x["cerf_line_data_bank_conflicts"], 0, "{x}");
+}
+
 fn deterministic_part(mut json: serde_json::Value) -> serde_json::Value {
     json.as_object_mut().unwrap().remove("simulation");
     for k in json["kernels"].as_array_mut().unwrap() {

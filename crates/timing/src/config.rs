@@ -202,6 +202,58 @@ pub struct CerfConfig {
     /// §III.D). The paper uses them with `lru-prioritized` only; `false` gives its pure
     /// LRU-fair.
     pub release_dead: bool,
+    /// Whose bandwidth the array's accesses use ([`CerfBanking`]).
+    pub banking: CerfBanking,
+    /// Tag banks (§III.B: 4, each governing a quarter of the sets: the two set-index bits
+    /// next to the block offset select it).
+    pub tag_banks: u32,
+    /// Tag lookups each tag bank serves per cycle; absent: the data banks' line rate
+    /// divided among the tag banks (`banks x read_ports_per_bank / tag_banks`, rounded
+    /// up), §III.B's tag banks that "offer the same lookup rate" as the data banks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tag_lookups_per_bank: Option<u32>,
+    /// The array's write policy for memory data ([`CerfWrites`]).
+    pub writes: CerfWrites,
+}
+
+/// `register_file.cerf.banking`: whose bandwidth CERF's array accesses use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CerfBanking {
+    /// The paper's array (§III.B, §IV "data access bandwidth set equal to the RF"):
+    /// register reads and writes, spills, fills and L1D line accesses share the data
+    /// banks (`register_file.banks` banks with the register file's ports; a line's bank is
+    /// its set modulo the bank count), and every tag lookup takes a tag bank's slot.
+    #[default]
+    #[serde(rename = "integrated")]
+    Integrated,
+    /// Bandwidth for free (the model before issue 22): register accesses use the
+    /// baseline's banks under its bank mapping, L1D lines the L1D's own port, and tag
+    /// lookups are unlimited. For comparison only.
+    #[serde(rename = "separate")]
+    Separate,
+}
+
+/// `register_file.cerf.writes`: the array's write policy for memory data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CerfWrites {
+    /// `[l1d]`'s `write_policy` and `write_allocate` (gtx480: write-through without
+    /// allocation, Fermi's global memory; lines are never dirty).
+    #[default]
+    #[serde(rename = "as-l1d")]
+    AsL1d,
+    /// Write-back with write-allocate: stores make lines `dirty` (Figure 6's state), and a
+    /// dirty line is written to the L2 when a register or other data takes its way.
+    #[serde(rename = "write-back")]
+    WriteBack,
+}
+
+impl CerfConfig {
+    /// Tag lookups per tag bank per cycle for a register file of `banks` banks with
+    /// `read_ports` read ports each (see [`CerfConfig::tag_lookups_per_bank`]).
+    pub fn tag_lookups_per_bank(&self, banks: u32, read_ports: u32) -> u32 {
+        self.tag_lookups_per_bank
+            .unwrap_or_else(|| (banks.saturating_mul(read_ports)).div_ceil(self.tag_banks.max(1)))
+    }
 }
 
 impl Default for CerfConfig {
@@ -211,6 +263,10 @@ impl Default for CerfConfig {
             ways: 4,
             policy: CerfPolicy::default(),
             release_dead: true,
+            banking: CerfBanking::default(),
+            tag_banks: 4,
+            tag_lookups_per_bank: None,
+            writes: CerfWrites::default(),
         }
     }
 }
@@ -1544,6 +1600,19 @@ impl GpuConfig {
                 ));
             }
             validate_cache("register_file.cerf", &self.l1d_array())?;
+            let cerf = &self.register_file.cerf;
+            if cerf.tag_banks == 0 || !cerf.tag_banks.is_power_of_two() {
+                return Err(invalid(
+                    "register_file.cerf.tag_banks",
+                    "must be a power of two (the set-index bits next to the block offset)",
+                ));
+            }
+            if cerf.tag_lookups_per_bank == Some(0) {
+                return Err(invalid(
+                    "register_file.cerf.tag_lookups_per_bank",
+                    "must be at least 1",
+                ));
+            }
         }
         validate_cache("constant_cache", &self.constant_cache)?;
         validate_cache("icache", &self.icache)?;
@@ -1648,6 +1717,10 @@ impl GpuConfig {
             let cerf = &self.register_file.cerf;
             c.size_bytes = cerf.size_bytes.unwrap_or(u64::from(self.sm.registers) * 4);
             c.ways = cerf.ways;
+            if cerf.writes == CerfWrites::WriteBack {
+                c.write_policy = WritePolicy::WriteBack;
+                c.write_allocate = true;
+            }
         }
         c
     }

@@ -56,6 +56,7 @@ use crate::dram::{DramChannel, DramCompletion, DramRequest, DramStats};
 use crate::event::EventQueue;
 use crate::interconnect::{Interconnect, InterconnectStats};
 use crate::l2::AddressMap;
+use crate::rf::cerf_banks::{ArrayBanks, LineData};
 use crate::shared_memory::{SharedMemory, SharedMemoryStats};
 use crate::time::{ClockRatio, Cycle, Cycles, MemCycles};
 use serde::Serialize;
@@ -321,6 +322,8 @@ struct L1Port {
 struct SmMemory {
     l1: [L1Port; 3],
     shared: SharedMemory,
+    /// CERF: the banks of the integrated array (the L1D), shared with the registers.
+    array_banks: Option<ArrayBanks>,
 }
 
 struct Slice {
@@ -423,11 +426,13 @@ impl MemorySystem {
                 let mut m = SmMemory {
                     l1: [port(&l1d), port(&cfg.constant_cache), port(&cfg.icache)],
                     shared: SharedMemory::new(&cfg.shared_memory),
+                    array_banks: None,
                 };
                 if cfg.register_file.design == RegisterFileDesign::Cerf {
                     m.l1[L1::Data.index()]
                         .cache
                         .share_with_registers(cfg.register_file.cerf.policy);
+                    m.array_banks = Some(ArrayBanks::new(cfg));
                 }
                 m
             })
@@ -718,9 +723,30 @@ impl MemorySystem {
         if let Some(e) = w.eviction {
             let bytes = self.cfg.interconnect.control_bytes
                 + e.dirty.count() * self.cfg.l2.slice.sector_bytes;
-            self.send_to_l2(s, self.now, e.line, e.dirty, PacketKind::Write, bytes);
+            let at = self.array_victim_read(s, L1::Data, e.line, self.now);
+            self.send_to_l2(s, at, e.line, e.dirty, PacketKind::Write, bytes);
         }
         Some(w)
+    }
+
+    /// CERF: the banks of SM `sm`'s integrated array (`None` under other designs).
+    pub fn array_banks(&self, sm: SmId) -> Option<&ArrayBanks> {
+        self.sms[sm.0 as usize].array_banks.as_ref()
+    }
+
+    /// CERF: [`Self::array_banks`], for the register side's bookings.
+    pub fn array_banks_mut(&mut self, sm: SmId) -> Option<&mut ArrayBanks> {
+        self.sms[sm.0 as usize].array_banks.as_mut()
+    }
+
+    /// CERF: the data read of a victim of SM `s`'s cache `l1` (dirty data or a spilled
+    /// register going to the L2) from `at` on; returns when it leaves the array (`at`
+    /// without an integrated array).
+    fn array_victim_read(&mut self, s: usize, l1: L1, line: LineAddr, at: Cycle) -> Cycle {
+        match self.sms[s].array_banks.as_mut() {
+            Some(b) if l1 == L1::Data => b.line_data(line, at, LineData::Read),
+            _ => at,
+        }
     }
 
     /// CERF: reads a register line of SM `sm`'s integrated array; false when it is not
@@ -940,7 +966,7 @@ impl MemorySystem {
         let mut new_parts = 0;
         let mut blocked_at = None;
         for (i, la) in lines.iter().enumerate() {
-            let ready = t + latency;
+            let mut ready = t + latency;
             let data_bytes = la.sectors.count() * sector_bytes;
             let cache = &mut self.sms[s].l1[l1.index()].cache;
             let access = match kind {
@@ -957,12 +983,39 @@ impl MemorySystem {
                     None => cache.access(la.line, la.sectors, CacheOp::Write, id),
                 },
             };
+            let m = &mut self.sms[s];
+            if let (Some(banks), L1::Data, false) = (
+                m.array_banks.as_mut(),
+                l1,
+                matches!(access.outcome, Outcome::ReservationFail(_)),
+            ) {
+                // CERF: the lookup takes a tag bank's slot, a hit's read or a store's write
+                // a data bank's port, a dirty victim's read another; the data is late by
+                // what the banks make it wait.
+                let cache = &m.l1[l1.index()].cache;
+                let data = match (kind, access.outcome) {
+                    (AccessKind::Load, Outcome::Hit) => Some(LineData::Read),
+                    (AccessKind::Store, _) if cache.contains(la.line, la.sectors) => {
+                        Some(LineData::Write)
+                    }
+                    _ => None,
+                };
+                let tag = banks.line_lookup(la.line, t);
+                let mut at = tag;
+                if let Some(d) = data {
+                    at = banks.line_data(la.line, tag, d);
+                }
+                if let Some(e) = access.eviction {
+                    at = at.max(banks.line_data(e.line, tag, LineData::Read));
+                }
+                ready = at + latency;
+            }
             match access.outcome {
                 Outcome::ReservationFail(why) => {
                     blocked_at = Some((i, why));
                     break;
                 }
-                Outcome::Hit => hits_ready = Some(ready),
+                Outcome::Hit => hits_ready = Some(hits_ready.map_or(ready, |h| h.max(ready))),
                 Outcome::MshrMerge => new_parts += 1,
                 Outcome::Miss | Outcome::SectorMiss if kind == AccessKind::Load => {
                     new_parts += 1;
@@ -975,7 +1028,9 @@ impl MemorySystem {
                         control,
                     );
                 }
-                Outcome::Miss | Outcome::SectorMiss => hits_ready = Some(ready),
+                Outcome::Miss | Outcome::SectorMiss => {
+                    hits_ready = Some(hits_ready.map_or(ready, |h| h.max(ready)))
+                }
             }
             if access.forward_write {
                 let pkt = if kind == AccessKind::Store && self.cfg.l2.write_ack {
@@ -1066,10 +1121,15 @@ impl MemorySystem {
             self.part_done(id, t);
         }
         self.scratch_ids = ids;
+        if let (Some(banks), L1::Data) = (self.sms[s].array_banks.as_mut(), l1) {
+            // CERF: the fill writes the array (its data went on to the waiting loads).
+            banks.line_data(line, t, LineData::Write);
+        }
         if let Some(e) = eviction {
             let bytes = self.cfg.interconnect.control_bytes
                 + e.dirty.count() * self.cfg.l2.slice.sector_bytes;
-            self.send_to_l2(s, t, e.line, e.dirty, PacketKind::Write, bytes);
+            let at = self.array_victim_read(s, l1, e.line, t);
+            self.send_to_l2(s, at, e.line, e.dirty, PacketKind::Write, bytes);
         }
         let port = &mut self.sms[s].l1[l1.index()];
         if port.blocked.active {

@@ -169,14 +169,27 @@ fn check(design: &str, r: &Run, at: &str) {
         "cerf" => {
             assert_eq!(c(Charge::MrfRead) + c(Charge::MrfWrite), 0, "{at}");
             assert_eq!(d(Source::CerfArray), rf.reads, "{at}");
+            // The array's data banks serve register reads and the L1D side's reads (hits,
+            // victims), register writes and its writes (fills, stores); a refused access
+            // (a bank conflict) is retried or served later, and charged once.
             assert_eq!(
                 c(Charge::CerfDataRead),
-                rf.reads + extra(rf, "cerf_array_hits"),
+                rf.reads + extra(rf, "cerf_line_data_reads"),
+                "{at}"
+            );
+            assert_eq!(
+                c(Charge::CerfDataWrite),
+                rf.writes + extra(rf, "cerf_line_data_writes"),
                 "{at}"
             );
             assert_eq!(
                 c(Charge::CerfTagLookup),
                 extra(rf, "cerf_tag_lookups"),
+                "{at}"
+            );
+            assert_eq!(
+                extra(rf, "cerf_tag_lookups"),
+                extra(rf, "cerf_register_tag_lookups") + extra(rf, "cerf_line_tag_lookups"),
                 "{at}"
             );
             assert_eq!(

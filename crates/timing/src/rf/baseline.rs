@@ -140,6 +140,9 @@ struct UpperBanks {
     write_conflicts: u64,
 }
 
+/// Ports of each bank: (used: reads, writes), (taken elsewhere: reads, writes).
+pub(crate) type PortsUsed<'a> = ((&'a [u32], &'a [u32]), (&'a [u32], &'a [u32]));
+
 /// Side reads granted and refused, over the run.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct SideReadCounts {
@@ -247,6 +250,12 @@ pub struct Baseline {
     main: Source,
     /// What holds the registers of the upper banks ([`Baseline::add_upper_banks`]).
     upper_source: Source,
+    /// Per MRF bank: read and write ports another user of the banks took this cycle
+    /// (CERF's L1D side: [`Baseline::ports_taken_elsewhere`]); empty when none does.
+    taken_reads: Vec<u32>,
+    taken_writes: Vec<u32>,
+    /// Requests refused at a bank whose ports another user had taken some of this cycle.
+    refused_where_taken: u64,
 }
 
 impl Baseline {
@@ -320,7 +329,41 @@ impl Baseline {
             ledger: Ledger::new(OperandBuffer::Collector),
             main: Source::MrfBank,
             upper_source: Source::LtrfCache,
+            taken_reads: Vec::new(),
+            taken_writes: Vec::new(),
+            refused_where_taken: 0,
         }
+    }
+
+    /// The read and write ports of each MRF bank that another user of the banks (CERF's
+    /// L1D side) takes in the next [`RegisterFile::cycle`], to fill in before it; the
+    /// arbiter grants only the rest. Under shared ports, the writes' count is the port's.
+    pub(crate) fn ports_taken_elsewhere(&mut self) -> (&mut [u32], &mut [u32]) {
+        if self.taken_reads.is_empty() {
+            self.taken_reads = vec![0; self.mrf_banks];
+            self.taken_writes = vec![0; self.mrf_banks];
+        }
+        (&mut self.taken_reads, &mut self.taken_writes)
+    }
+
+    /// Ports of each bank in use after the last cycle's arbitration (reads, writes), the
+    /// ports taken elsewhere included, and those taken elsewhere (reads, writes).
+    pub(crate) fn ports_used(&self) -> PortsUsed<'_> {
+        (
+            (&self.reads_used, &self.writes_used),
+            (&self.taken_reads, &self.taken_writes),
+        )
+    }
+
+    /// Requests refused so far at a bank whose ports another user had taken some of in
+    /// that cycle (conflicts with that user's accesses).
+    pub(crate) fn refused_where_taken(&self) -> u64 {
+        self.refused_where_taken
+    }
+
+    fn taken_at(&self, b: usize) -> bool {
+        self.taken_reads.get(b).is_some_and(|&n| n > 0)
+            || self.taken_writes.get(b).is_some_and(|&n| n > 0)
     }
 
     /// The ledger, for the design built on this baseline to record its own structures'
@@ -382,10 +425,16 @@ impl Baseline {
     /// late: the extra pipeline stages of a design in front of operand collection.
     pub(crate) fn accept_after(&mut self, i: IssuedInst<'_>, now: Cycle, extra: Cycles) {
         self.accept(i, now);
+        self.start_reads_after(i.token, now, extra);
+    }
+
+    /// The reads of `token`, accepted at `now`, start `extra` cycles late (see
+    /// [`Baseline::accept_after`]).
+    pub(crate) fn start_reads_after(&mut self, token: InstToken, now: Cycle, extra: Cycles) {
         if let Some(c) = self
             .collectors
             .iter_mut()
-            .find(|c| c.busy && c.token == i.token)
+            .find(|c| c.busy && c.token == token)
         {
             c.start_at = now + extra;
             c.ready_at = c.ready_at.max(now + extra + Cycles::new(1));
@@ -745,6 +794,9 @@ impl Baseline {
                 w.done_at = w.done_at.max(now + self.latency_of(b));
             } else if mrf {
                 self.stats.write_bank_conflicts += 1;
+                if self.taken_at(b) {
+                    self.refused_where_taken += 1;
+                }
             } else {
                 self.upper.write_conflicts += 1;
             }
@@ -771,6 +823,9 @@ impl Baseline {
         } else {
             if mrf {
                 self.stats.read_bank_conflicts += 1;
+                if self.taken_at(b) {
+                    self.refused_where_taken += 1;
+                }
             } else {
                 self.upper.read_conflicts += 1;
             }
@@ -892,6 +947,11 @@ impl RegisterFile for Baseline {
         if self.ports.tracked() {
             self.ports
                 .load(now, &mut self.reads_used, &mut self.writes_used);
+        }
+        // Ports CERF's line accesses took this cycle (all zero for other designs).
+        for (b, (&r, &w)) in self.taken_reads.iter().zip(&self.taken_writes).enumerate() {
+            self.reads_used[b] += r;
+            self.writes_used[b] += w;
         }
         for background in [false, true] {
             for k in 0..self.writes.len() {

@@ -20,13 +20,23 @@
 //!   (the paper's 2 tag-bank bits and 6 set bits next to the block offset); resident
 //!   warps' addresses never exceed the register file's warp registers (tested), and the
 //!   per-address flags are sized for 256 registers per warp slot only as a bound.
-//! - **Banking and bandwidth**: register reads and writes use the baseline's banks,
-//!   collectors and arbiter ([`Baseline`]); the array keeps the MRF's banking (§III.B).
-//!   The tag array is not banked separately: §III.B sizes its banks to "offer the same
-//!   lookup rate" as the data banks and says the data array then never conflicts, so
-//!   there is one serialisation point per access, which we keep at the data banks (the
-//!   baseline's arbiter, whose register-to-bank mapping is the MRF's, not the paper's
-//!   `a mod 4` tag bank). Tag lookups themselves are unlimited per cycle.
+//! - **Banking and bandwidth** (§III.B, §IV "the data access bandwidth in the integrated
+//!   memory is set equal to the RF bandwidth"; `register_file.cerf.banking`): under the
+//!   default `"integrated"`, register reads and writes, spills, fills and the L1D's line
+//!   accesses share the array's data banks (`register_file.banks`, with the register
+//!   file's ports), and every tag lookup, a register's or a line's, takes a slot of one
+//!   of `register_file.cerf.tag_banks` tag banks ([`crate::rf::cerf_banks`]). A line's
+//!   banks follow its set, registers included, so a register's data bank is its
+//!   register address modulo the bank count (not the MRF's `bank_mapping`). The
+//!   baseline's collectors and arbiter ([`Baseline`]) grant the registers' accesses in
+//!   the ports the cycle's line accesses left; line accesses that find their banks busy
+//!   go later and their data is late. `"separate"` is the model before issue 22 (the
+//!   MRF's banks for registers, the L1D's own port for lines, unlimited tag lookups), for
+//!   comparison.
+//! - **Write policy** (`register_file.cerf.writes`): `[l1d]`'s by default (gtx480:
+//!   write-through, never dirty); `"write-back"` makes the array write-back with
+//!   write-allocate, so stores reach Figure 6's `dirty` state and dirty lines are written
+//!   to the L2 when evicted.
 //! - **Tagging stage** (§III.B): one cycle between issue and operand read, in which the
 //!   registers' tags are looked up ([`Baseline::accept_after`]); register writes look up
 //!   their tags too (the entry is allocated then, off the write's critical path).
@@ -57,11 +67,12 @@
 
 use crate::cache::{CacheStats, LineAddr, RegisterLineStats, SectorMask};
 use crate::coalescer::LineAccess;
-use crate::config::{CerfPolicy, GpuConfig};
+use crate::config::{CerfBanking, CerfPolicy, GpuConfig};
 use crate::kernel_info::{RegFileKind, RegOperand};
 use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space};
-use crate::rf::baseline::{Baseline, MAX_REGS};
-use crate::rf::ledger::{Charge, Ledger};
+use crate::rf::baseline::{Baseline, WriteKind, MAX_REGS};
+use crate::rf::cerf_banks::{ArrayBankStats, ArrayGeometry};
+use crate::rf::ledger::{Charge, Ledger, Sink};
 use crate::rf::{
     Candidate, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch, WarpSlot,
     WriteRequest,
@@ -111,8 +122,12 @@ struct TagLookup {
     n: u8,
     /// Bit `k`: `regs[k]` is dead after this read.
     dead: u32,
-    /// Held for a fill since this cycle.
+    /// Held for a fill or a tag bank since this cycle.
     held_since: Option<Cycle>,
+    /// Bit `k`: `regs[k]`'s tag was looked up (its tag bank had a slot).
+    looked: u32,
+    /// Some register was not in the array (the hold waits for a fill or an allocation).
+    missed: bool,
     /// Bit `k`: `regs[k]` was found in the array (its value is latched in the collector,
     /// so a later eviction no longer matters to this instruction).
     got: u32,
@@ -122,6 +137,9 @@ struct TagLookup {
 pub struct Cerf {
     inner: Baseline,
     policy: CerfPolicy,
+    /// Registers and lines share the array's banks (`banking = "integrated"`).
+    integrated: bool,
+    geometry: ArrayGeometry,
     release_dead: bool,
     regs_per_thread: Vec<u32>,
     /// Per warp slot: the first register address of its registers (§III.C's RGen).
@@ -165,6 +183,7 @@ pub struct Cerf {
     last_sample: Cycle,
     array: CacheStats,
     lines: RegisterLineStats,
+    banks: ArrayBankStats,
 }
 
 impl Cerf {
@@ -180,6 +199,8 @@ impl Cerf {
         Cerf {
             inner,
             policy: c.policy,
+            integrated: c.banking == CerfBanking::Integrated,
+            geometry: ArrayGeometry::new(cfg),
             release_dead: c.release_dead,
             regs_per_thread: vec![0; cfg.sm.max_warps as usize],
             base: vec![0; cfg.sm.max_warps as usize],
@@ -211,7 +232,14 @@ impl Cerf {
             last_sample: Cycle::ZERO,
             array: CacheStats::default(),
             lines: RegisterLineStats::default(),
+            banks: ArrayBankStats::default(),
         }
+    }
+
+    /// The data bank of register address `a` (its line's set, like any line's).
+    fn bank_of_addr(&self, a: u32) -> u8 {
+        let sm = self.sm.unwrap_or(SmId(0));
+        self.geometry.data_bank(Self::reg_mem_line(sm, a)) as u8
     }
 
     /// The replacement policy.
@@ -287,17 +315,27 @@ impl Cerf {
         let l = self.lookups[k];
         let mut all = true;
         let mut got = l.got;
+        let mut looked = l.looked;
+        let mut missed = l.missed;
         for i in 0..l.n as usize {
             if got & (1 << i) != 0 {
                 continue;
             }
-            got |= 1 << i;
             let a = l.regs[i];
             let line = Self::reg_mem_line(sm, a);
-            if l.held_since.is_none() {
+            if looked & (1 << i) == 0 {
+                // The tag bank serves a fixed number of lookups per cycle (§III.B).
+                if let Some(banks) = c.memory.array_banks_mut(sm) {
+                    if !banks.register_tag_lookup(line, c.now) {
+                        all = false;
+                        continue;
+                    }
+                }
+                looked |= 1 << i;
                 self.tag_lookups += 1;
                 self.inner.ledger_mut().charge(Charge::CerfTagLookup, 1);
             }
+            got |= 1 << i;
             if c.memory.read_register(sm, line) {
                 if self.filling.get(a as usize).copied().unwrap_or(false) {
                     Self::flag(&mut self.filling, a, false);
@@ -319,15 +357,18 @@ impl Cerf {
                 }
                 got &= !(1 << i);
                 all = false;
+                missed = true;
             } else if spilled && !filling {
                 self.register_misses += 1;
                 self.start_fill(sm, a, c);
                 got &= !(1 << i);
                 all = false;
+                missed = true;
             } else if spilled || filling || self.writes.iter().any(|w| w.addr == a) {
                 // Being filled, or written (its allocation waits for a locked set).
                 got &= !(1 << i);
                 all = false;
+                missed = true;
             } else {
                 // Never written (or written by a load still in flight): the entry is
                 // allocated now, with nothing to fetch.
@@ -335,10 +376,13 @@ impl Cerf {
                 if c.memory.write_register(sm, c.now, line).is_none() {
                     got &= !(1 << i);
                     all = false;
+                    missed = true;
                 }
             }
         }
         self.lookups[k].got = got;
+        self.lookups[k].looked = looked;
+        self.lookups[k].missed = missed;
         if all {
             self.register_hits += u64::from(l.n);
             if self.release_dead {
@@ -477,6 +521,8 @@ impl RegisterFile for Cerf {
             dead: 0,
             held_since: None,
             got: 0,
+            looked: 0,
+            missed: false,
         };
         l.n = self.collect(i.inst.srcs, i.inst.warp, &mut l.regs, &mut l.dead);
         let lanes = match self.lanes.get_mut(i.inst.warp.index()) {
@@ -511,16 +557,34 @@ impl RegisterFile for Cerf {
         self.tagging_cycles += TAG_STAGE;
         // The baseline first arbitrates a collector's reads in the cycle after
         // acceptance; the tagging stage moves that `TAG_STAGE` cycles later.
-        self.inner.accept_after(i, now, Cycles::new(1 + TAG_STAGE));
+        let extra = Cycles::new(1 + TAG_STAGE);
+        if self.integrated {
+            // The reads go to the registers' lines' data banks.
+            let mut banks = [0u8; MAX_REGS];
+            for (b, &a) in banks.iter_mut().zip(&l.regs[..usize::from(l.n)]) {
+                *b = self.bank_of_addr(a);
+            }
+            self.inner
+                .accept_banks(i.token, i.inst.unit, &banks[..usize::from(l.n)], now);
+            self.inner.start_reads_after(i.token, now, extra);
+        } else {
+            self.inner.accept_after(i, now, extra);
+        }
         if l.n > 0 {
             self.lookups.push(l);
         }
     }
 
     fn request_write(&mut self, w: WriteRequest<'_>, now: Cycle) {
+        let mut banks = [0u8; MAX_REGS];
+        let mut n = 0;
         for op in w.dsts.iter().filter(|o| o.file == RegFileKind::General) {
             for r in op.regs() {
                 let a = self.reg_addr(w.warp, r);
+                if n < MAX_REGS {
+                    banks[n] = self.bank_of_addr(a);
+                    n += 1;
+                }
                 let lanes = self
                     .dst_lanes
                     .get(a as usize)
@@ -539,7 +603,14 @@ impl RegisterFile for Cerf {
                 self.operand_writes += 1;
             }
         }
-        self.inner.request_write(w, now);
+        if self.integrated {
+            // Written into the registers' lines' data banks.
+            self.inner.ledger_mut().write(Sink::CerfArray, n as u64);
+            self.inner
+                .push_write_to_banks(w.token, &banks[..n], now, WriteKind::Result);
+        } else {
+            self.inner.request_write(w, now);
+        }
     }
 
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
@@ -569,6 +640,17 @@ impl RegisterFile for Cerf {
         for k in 0..self.writes.len() {
             let mut w = self.writes[k];
             if !w.looked_up {
+                let line = Self::reg_mem_line(sm, w.addr);
+                let slot = c
+                    .memory
+                    .array_banks_mut(sm)
+                    .is_none_or(|b| b.register_tag_lookup(line, now));
+                if !slot {
+                    // No tag bank slot this cycle: retry next cycle.
+                    self.writes[kept] = w;
+                    kept += 1;
+                    continue;
+                }
                 self.tag_lookups += 1;
                 self.inner.ledger_mut().charge(Charge::CerfTagLookup, 1);
                 w.looked_up = true;
@@ -590,7 +672,9 @@ impl RegisterFile for Cerf {
             let token = self.lookups[k].token;
             if self.look_up(k, sm, c) {
                 if let Some(since) = self.lookups[k].held_since {
-                    self.fill_wait_cycles += (now - since).get();
+                    if self.lookups[k].missed {
+                        self.fill_wait_cycles += (now - since).get();
+                    }
                     // Reads go ahead next cycle, like after the tagging stage.
                     self.inner.hold_reads(token, now + Cycles::new(1));
                 }
@@ -604,10 +688,27 @@ impl RegisterFile for Cerf {
             }
         }
 
+        // The data banks' ports that this cycle's line accesses took are not the
+        // registers' to take; the registers' grants are then the lines' to respect.
+        if self.integrated {
+            if let Some(banks) = c.memory.array_banks(sm) {
+                let (r, w) = self.inner.ports_taken_elsewhere();
+                banks.ports_taken(now, r, w);
+            }
+        }
         self.inner.cycle(c);
+        if self.integrated {
+            if let Some(banks) = c.memory.array_banks_mut(sm) {
+                let (used, taken) = self.inner.ports_used();
+                banks.register_grants(now, used, taken);
+            }
+        }
         self.sample(sm, c);
         self.array = *c.memory.l1d_stats(sm);
         self.lines = c.memory.l1d_register_stats(sm);
+        if let Some(b) = c.memory.array_banks(sm) {
+            self.banks = *b.stats();
+        }
     }
 
     fn next_event(&self, now: Cycle) -> Option<Cycle> {
@@ -632,11 +733,12 @@ impl RegisterFile for Cerf {
         let mut s = self.inner.stats(now);
         let a = &self.array;
         let l = &self.lines;
+        let b = &self.banks;
         let [inactive, reg, cache, dirty] = self.state_integral;
         for (k, v) in [
             ("cerf_operand_reads", self.operand_reads),
             ("cerf_operand_writes", self.operand_writes),
-            ("cerf_tag_lookups", self.tag_lookups + a.reads + a.writes),
+            ("cerf_tag_lookups", self.tag_lookups + b.line_tag_lookups),
             ("cerf_register_tag_lookups", self.tag_lookups),
             ("cerf_register_hits", self.register_hits),
             ("cerf_register_misses", self.register_misses),
@@ -666,6 +768,19 @@ impl RegisterFile for Cerf {
             ("cerf_inactive_to_cache", l.data_into_inactive),
             ("cerf_cache_to_dirty", l.cache_to_dirty),
             ("cerf_filled_to_reg", l.adopted),
+            ("cerf_line_tag_lookups", b.line_tag_lookups),
+            ("cerf_line_data_reads", b.line_data_reads),
+            ("cerf_line_data_writes", b.line_data_writes),
+            ("cerf_line_tag_bank_conflicts", b.line_tag_conflicts),
+            ("cerf_line_tag_delay_cycles", b.line_tag_delay_cycles),
+            ("cerf_line_data_bank_conflicts", b.line_data_conflicts),
+            ("cerf_line_data_delay_cycles", b.line_data_delay_cycles),
+            ("cerf_register_tag_bank_conflicts", b.register_tag_conflicts),
+            (
+                "cerf_register_bank_conflicts_with_lines",
+                self.inner.refused_where_taken(),
+            ),
+            ("cerf_bank_window_overflows", b.overflows),
         ] {
             s.extra.insert(k.to_owned(), v);
         }
@@ -678,10 +793,10 @@ impl RegisterFile for Cerf {
     /// memory system's `l1d` events are left out under CERF, so each is charged once).
     fn ledger(&self) -> Ledger {
         let mut l = self.inner.ledger();
-        let a = &self.array;
-        l.charge(Charge::CerfDataRead, a.hits);
-        l.charge(Charge::CerfDataWrite, a.writes + a.misses + a.sector_misses);
-        l.charge(Charge::CerfTagLookup, a.reads + a.writes);
+        let b = &self.banks;
+        l.charge(Charge::CerfDataRead, b.line_data_reads);
+        l.charge(Charge::CerfDataWrite, b.line_data_writes);
+        l.charge(Charge::CerfTagLookup, b.line_tag_lookups);
         l
     }
 }
@@ -693,6 +808,7 @@ mod tests {
     use crate::config::{default_configs_dir, CacheConfig, OpClass, UnitKind, WritePolicy};
     use crate::kernel_info::{InstHint, OperandHint};
     use crate::memory::MemorySystem;
+    use crate::rf::RfStats;
     use crate::rf::{Dispatch, DispatchPort, InstToken};
     use crate::Override;
 
@@ -1108,5 +1224,250 @@ mod tests {
             ],
         );
         assert!(format!("{}", bad.unwrap_err()).contains("register_file.cerf.ways"));
+    }
+
+    fn global(kind: AccessKind, line: LineAddr) -> MemRequest<'static> {
+        let lines: &'static [LineAccess] = Box::leak(Box::new([LineAccess {
+            line,
+            sectors: SectorMask(0xf),
+        }]));
+        MemRequest {
+            kind,
+            space: Space::Global,
+            lines,
+        }
+    }
+
+    /// The cycle at which a load of `line` issued at cycle 0 completes (its fill).
+    fn fill_cycle(c: &GpuConfig, line: LineAddr) -> u64 {
+        let mut mem = MemorySystem::new(c);
+        assert!(mem
+            .issue(SmId(0), Cycle::ZERO, global(AccessKind::Load, line))
+            .is_ok());
+        (1..5000)
+            .find(|&t| mem.completed(Cycle::new(t)).count() > 0)
+            .expect("the load completes")
+    }
+
+    /// Warp 1 (8 registers, addresses 0..8) reads `src` in an instruction accepted at
+    /// `at` (its reads are arbitrated from `at + 2`, after the tagging stage); a load of
+    /// `line` is issued at each cycle of `loads`. Returns the dispatch cycle, the last
+    /// completion of a load after `at`, and the stats.
+    fn read_beside_line(
+        c: &GpuConfig,
+        src: u16,
+        at: u64,
+        loads: &[u64],
+        line: LineAddr,
+    ) -> (u64, Option<u64>, RfStats) {
+        let mut mem = MemorySystem::new(c);
+        let mut rf = Cerf::new(c);
+        let mut units = Units(Vec::new(), 0);
+        rf.warp_launched(WarpLaunch {
+            warp: WarpSlot(1),
+            scheduler: 0,
+            registers_per_thread: 8,
+            cta: 0,
+        });
+        let srcs = [r(src, false)];
+        let cand = Candidate {
+            warp: WarpSlot(1),
+            scheduler: 0,
+            unit: UnitKind::Sp,
+            class: OpClass::Fp32,
+            srcs: &srcs,
+            dsts: &[],
+            hint: InstHint::default(),
+        };
+        let mut done_after = None;
+        for t in 0..at + 40 {
+            if loads.contains(&t) {
+                mem.completed(Cycle::new(t)).for_each(drop);
+                assert!(mem
+                    .issue(SmId(0), Cycle::new(t), global(AccessKind::Load, line))
+                    .is_ok());
+            }
+            for d in mem.completed(Cycle::new(t)) {
+                if t > at {
+                    done_after = Some(d.at.get());
+                }
+            }
+            tick(&mut rf, &mut mem, &mut units, t);
+            if t == at {
+                assert!(rf.can_accept(&cand, Cycle::new(at)).is_ok());
+                let step = emu::WarpStep::default();
+                rf.accept(
+                    IssuedInst {
+                        token: InstToken(3),
+                        inst: cand,
+                        step: &step,
+                    },
+                    Cycle::new(at),
+                );
+            }
+        }
+        assert_eq!(units.0.len(), 1);
+        (units.0[0].1, done_after, rf.stats(Cycle::new(at + 40)))
+    }
+
+    /// With one port per bank shared by reads and writes (GPGPU-Sim's single-ported
+    /// banks), a line fill into data bank 1 and the read of register address 1 (bank 1)
+    /// in the same cycle serialize: the read goes a cycle later. Register address 2
+    /// (bank 2) does not wait, and under `banking = "separate"` nothing waits.
+    #[test]
+    fn register_reads_and_line_fills_to_the_same_bank_in_the_same_cycle_serialize() {
+        let shared = [
+            "register_file.design=\"cerf\"",
+            "register_file.port_sharing=\"shared\"",
+        ];
+        let c = cfg(&shared);
+        // Set 1 of the 256: data bank 1, like register address 1.
+        let line = LineAddr(0x4000_0080);
+        let fill = fill_cycle(&c, line);
+        assert!(fill > 100, "a miss to the L2 and back: {fill}");
+        let at = fill - 2;
+        let (alone, ..) = read_beside_line(&c, 1, at, &[], line);
+        let (same, _, s) = read_beside_line(&c, 1, at, &[0], line);
+        assert_eq!(same, alone + 1, "the fill takes bank 1's port at {fill}");
+        assert_eq!(s.extra["cerf_register_bank_conflicts_with_lines"], 1);
+        assert_eq!(s.read_bank_conflicts, 1);
+        assert_eq!(s.extra["cerf_line_data_writes"], 1);
+        let (other_alone, ..) = read_beside_line(&c, 2, at, &[], line);
+        let (other, ..) = read_beside_line(&c, 2, at, &[0], line);
+        assert_eq!(other, other_alone, "bank 2 is free");
+
+        let mut separate = shared.to_vec();
+        separate.push("register_file.cerf.banking=\"separate\"");
+        let c = cfg(&separate);
+        let (alone, ..) = read_beside_line(&c, 1, at, &[], line);
+        let (same, _, s) = read_beside_line(&c, 1, at, &[0], line);
+        assert_eq!(same, alone, "the pre-issue-22 model: bandwidth for free");
+        assert_eq!(s.read_bank_conflicts, 0);
+    }
+
+    /// With separate read and write ports (gtx480), a line hit (a data read) and a
+    /// register read of the same bank in the same cycle serialize, and the hit's data is
+    /// not late: line accesses of a cycle come first (the LD/ST stage runs before operand
+    /// collection).
+    #[test]
+    fn a_line_hit_and_a_register_read_of_one_bank_serialize() {
+        let c = cfg(&["register_file.design=\"cerf\""]);
+        let line = LineAddr(0x4000_0080);
+        let fill = fill_cycle(&c, line);
+        // The first load brings the line in; the second hits at `at + 2`, when the
+        // register's read is arbitrated.
+        let at = fill + 50;
+        let (alone, none, _) = read_beside_line(&c, 1, at, &[0], line);
+        assert_eq!(none, None);
+        let (read, hit, s) = read_beside_line(&c, 1, at, &[0, at + 2], line);
+        assert_eq!(read, alone + 1);
+        assert_eq!(
+            hit,
+            Some(at + 2 + c.l1d.latency.get()),
+            "the hit is on time"
+        );
+        assert_eq!(s.extra["cerf_register_bank_conflicts_with_lines"], 1);
+        assert_eq!(s.extra["cerf_line_data_reads"], 1);
+    }
+
+    /// Two registers in one tag bank (addresses 0 and 4 of gtx480's 4 tag banks) with
+    /// one lookup per tag bank per cycle: the second lookup waits a cycle.
+    #[test]
+    fn register_tag_lookups_in_one_tag_bank_serialize() {
+        let c = cfg(&[
+            "register_file.design=\"cerf\"",
+            "register_file.cerf.tag_lookups_per_bank=1",
+        ]);
+        let mut mem = MemorySystem::new(&c);
+        let mut rf = Cerf::new(&c);
+        let same = dispatch_cycle(&mut rf, &mut mem, &[r(0, false), r(4, false)]);
+        assert_eq!(
+            rf.stats(Cycle::new(40)).extra["cerf_register_tag_bank_conflicts"],
+            1
+        );
+        let mut mem = MemorySystem::new(&c);
+        let mut rf = Cerf::new(&c);
+        let apart = dispatch_cycle(&mut rf, &mut mem, &[r(0, false), r(1, false)]);
+        assert_eq!(
+            rf.stats(Cycle::new(40)).extra["cerf_register_tag_bank_conflicts"],
+            0
+        );
+        assert_eq!(same, apart + 1);
+        // The default (two lookups per tag bank: the data banks' rate) does not wait.
+        let c = cfg(&["register_file.design=\"cerf\""]);
+        let mut mem = MemorySystem::new(&c);
+        let mut rf = Cerf::new(&c);
+        assert_eq!(
+            dispatch_cycle(&mut rf, &mut mem, &[r(0, false), r(4, false)]),
+            apart
+        );
+    }
+
+    /// Under `writes = "write-back"` a store makes its line `dirty` (write-allocate), and
+    /// registers taking the set's ways evict it: it is written back to the L2. Under the
+    /// default (gtx480's write-through without allocation) the store leaves nothing.
+    #[test]
+    fn a_write_back_line_reaches_the_dirty_state_and_is_written_back_on_eviction() {
+        let one_set = |writes: &str| {
+            cfg(&[
+                "register_file.design=\"cerf\"",
+                &format!("register_file.cerf.writes=\"{writes}\""),
+                "register_file.cerf.size_bytes=512",
+                "energy.cerf_data_read_pj=64",
+                "energy.cerf_data_write_pj=64",
+                "energy.cerf_tag_lookup_pj=10",
+            ])
+        };
+        let c = one_set("write-back");
+        let mut mem = MemorySystem::new(&c);
+        let mut rf = Cerf::new(&c);
+        rf.warp_launched(WarpLaunch {
+            warp: WarpSlot(1),
+            scheduler: 0,
+            registers_per_thread: 8,
+            cta: 0,
+        });
+        let x = LineAddr(0x4000_0000);
+        assert!(mem
+            .issue(SmId(0), Cycle::ZERO, global(AccessKind::Store, x))
+            .is_ok());
+        run(&mut rf, &mut mem, 0, 50, 0);
+        assert_eq!(mem.l1d_state_counts(SmId(0)), [3, 0, 0, 1], "x is dirty");
+        assert_eq!(mem.stats().l2.writes, 0, "nothing written through");
+        // Four registers take the set's four ways: lru-prioritized takes the inactive
+        // ones, then x's, which is written back.
+        for (k, reg) in (1..5).enumerate() {
+            let t = 50 + k as u64;
+            write(&mut rf, reg, u32::MAX, k as u32, t);
+            run(&mut rf, &mut mem, t, t + 1, 0);
+        }
+        run(&mut rf, &mut mem, 60, 1000, 0);
+        assert_eq!(mem.l1d_state_counts(SmId(0)), [0, 4, 0, 0]);
+        let s = rf.stats(Cycle::new(1000));
+        assert_eq!(
+            (s.extra["cerf_cache_to_dirty"], s.extra["cerf_dirty_to_reg"]),
+            (1, 1)
+        );
+        assert_eq!(mem.l1d_stats(SmId(0)).writebacks, 1);
+        assert_eq!(mem.stats().l2.writes, 1, "the dirty line reached the L2");
+        // Its data was read out of the array (a data bank read), the store wrote it.
+        assert_eq!(
+            (
+                s.extra["cerf_line_data_reads"],
+                s.extra["cerf_line_data_writes"]
+            ),
+            (1, 1)
+        );
+
+        let c = one_set("as-l1d");
+        let mut mem = MemorySystem::new(&c);
+        assert!(mem
+            .issue(SmId(0), Cycle::ZERO, global(AccessKind::Store, x))
+            .is_ok());
+        for t in 0..1000 {
+            mem.completed(Cycle::new(t)).for_each(drop);
+        }
+        assert_eq!(mem.l1d_state_counts(SmId(0)), [4, 0, 0, 0]);
+        assert_eq!(mem.stats().l2.writes, 1, "written through");
     }
 }

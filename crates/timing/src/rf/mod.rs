@@ -88,6 +88,7 @@
 pub mod baseline;
 pub mod bow;
 pub mod cerf;
+pub mod cerf_banks;
 pub mod gebhart;
 pub mod ideal;
 pub mod ledger;
