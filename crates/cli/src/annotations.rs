@@ -83,6 +83,7 @@ fn pass_names(p: &PassSet) -> String {
         (p.orf_lrf.is_some(), "orf-lrf"),
         (p.intervals.is_some(), "ltrf-intervals"),
         (p.reuse_distance.is_some(), "reuse-distance"),
+        (p.reuse_bits, "reuse-bits"),
     ]
     .into_iter()
     .filter_map(|(on, n)| on.then_some(n))
@@ -128,6 +129,9 @@ fn hint_words(h: &OperandHint) -> Vec<String> {
     }
     if let Some(d) = h.reuse_distance {
         w.push(format!("reuse={d}"));
+    }
+    if h.reuse {
+        w.push(".reuse".into());
     }
     w
 }
@@ -209,6 +213,7 @@ fn operand_json(o: &RegOperand) -> Value {
         "fills_orf": o.hint.fills_orf,
         "dead_after": o.hint.dead_after,
         "reuse_distance": o.hint.reuse_distance,
+        "reuse_bit": o.hint.reuse,
     })
 }
 

@@ -1,4 +1,5 @@
-//! `regsim compile FILE.ptx --emit ast|cfg|dot|liveness|regalloc|annotations [--json]`: run
+//! `regsim compile FILE.ptx --emit ast|cfg|dot|liveness|regalloc|annotations|control-bits
+//! [--json]`: run
 //! the front end and print one stage's view of every function in the file; `annotations`
 //! runs the load-time pipeline as `regsim run` does for `--gpu`/`--rf`/`--set`
 //! ([`crate::annotations`]).
@@ -69,6 +70,10 @@ enum Emit {
     /// What the timing model reads: every kernel after the load-time pipeline, with the
     /// architectural operands and the hints of the `--rf` design's passes.
     Annotations,
+    /// The control bits regsim's compiler sets for the modern core: the reuse bits of
+    /// the register-file cache (`.reuse` on a source operand; MICRO'25), as
+    /// `--emit annotations --rf reuse-cache` prints them.
+    ControlBits,
 }
 
 pub fn run(args: CompileArgs) -> Result<ExitCode> {
@@ -93,9 +98,13 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
         print_stdout(passes::run(pass, &program, &options, args.json)?.trim_end())?;
         return Ok(ExitCode::SUCCESS);
     }
-    if args.emit == Emit::Annotations {
-        let (_, overrides) = crate::cmd_run::gpu_overrides(args.rf.as_deref(), &args.sets)?;
-        let (config, _) = crate::cmd_run::load_gpu(&args.gpu, args.rf.as_deref(), &overrides)?;
+    if matches!(args.emit, Emit::Annotations | Emit::ControlBits) {
+        let rf = match args.emit {
+            Emit::ControlBits => Some("reuse-cache"),
+            _ => args.rf.as_deref(),
+        };
+        let (_, overrides) = crate::cmd_run::gpu_overrides(rf, &args.sets)?;
+        let (config, _) = crate::cmd_run::load_gpu(&args.gpu, rf, &overrides)?;
         let out = crate::annotations::emit(
             &program,
             &config,
@@ -111,7 +120,7 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
     }
     let functions = selected_functions(&program, args.function.as_deref())?;
     let output = match (args.emit, args.json) {
-        (Emit::Ast | Emit::Annotations, _) => unreachable!("handled above"),
+        (Emit::Ast | Emit::Annotations | Emit::ControlBits, _) => unreachable!("handled above"),
         (Emit::Cfg, false) => functions
             .iter()
             .map(|f| ir::print::function_to_string(Some(&program), f))

@@ -73,6 +73,7 @@ pub struct RunArgs {
     #[arg(long)]
     functional: bool,
     /// The simulated GPU: a config name (`gtx480`, `maxwell-ltrf`, `rtx2060-scaled`,
+    /// `rtx-a6000`, `h100`,
     /// `qv100`; the files in configs/) or the path of a TOML config.
     #[arg(long, value_name = "NAME|PATH", default_value = DEFAULT_GPU)]
     gpu: String,

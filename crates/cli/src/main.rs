@@ -7,6 +7,7 @@
 //! not written). An error is printed with its causes, each once.
 
 mod annotations;
+mod cmd_calibrate;
 mod cmd_compile;
 mod cmd_correlate;
 mod cmd_ptx;
@@ -53,6 +54,9 @@ enum Command {
     Sweep(cmd_sweep::SweepArgs),
     /// Per-kernel cycles and cache misses against a reference simulator's runs.
     Correlate(cmd_correlate::CorrelateArgs),
+    /// Run the built-in calibration microbenchmarks on a simulated GPU and print each
+    /// latency beside the published hardware figure.
+    Calibrate(cmd_calibrate::CalibrateArgs),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +69,7 @@ fn main() -> ExitCode {
         Command::Paper(args) => paper::run(args),
         Command::Sweep(args) => cmd_sweep::run(args),
         Command::Correlate(args) => cmd_correlate::run(args),
+        Command::Calibrate(args) => cmd_calibrate::run(args),
     };
     match result {
         Ok(code) => code,

@@ -466,7 +466,7 @@ fn bad_configs_are_refused_before_the_program_starts() {
         &["--gpu", "nosuch"],
         &[
             "no GPU config named `nosuch`",
-            "available: gpgpusim-gtx480, gpgpusim-qv100, gtx480, maxwell-ltrf, qv100, rtx2060-scaled",
+            "available: gpgpusim-gtx480, gpgpusim-qv100, gtx480, h100, maxwell-ltrf, qv100, rtx-a6000, rtx2060-scaled",
         ],
     );
     // `--rf` names a `register_file.design`: an unknown one is refused with the choices.

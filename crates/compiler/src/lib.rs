@@ -12,6 +12,7 @@ pub mod orf_lrf;
 pub mod pipeline;
 pub mod regalloc;
 pub mod register_profile;
+pub mod reuse_bits;
 pub mod reuse_distance;
 pub mod strands;
 #[cfg(test)]

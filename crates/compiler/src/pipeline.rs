@@ -15,7 +15,8 @@
 //! 2. **Annotation passes**, each only when a [`PassSet`] asks for it (a register-file
 //!    design declares its set; see `timing::rf::required_passes`): liveness bits (CERF,
 //!    LTRF+, RFC), strands (Gebhart §4.1), ORF/LRF allocation (Gebhart §4.2–4.6), LTRF
-//!    register-intervals (§3.3), reuse distances (Malekeh §3–4). They all run on the final
+//!    register-intervals (§3.3), reuse distances (Malekeh §3–4), reuse bits (MICRO'25's
+//!    register-file cache). They all run on the final
 //!    function and allocation of stage 1, so their register numbers are the ones the
 //!    hardware model uses.
 //!
@@ -61,6 +62,8 @@ pub struct PassSet {
     pub intervals: Option<LtrfConfig>,
     /// Reuse distances of every operand (Malekeh).
     pub reuse_distance: Option<ReuseDistanceConfig>,
+    /// Reuse bits of every source operand (the register-file cache of MICRO'25).
+    pub reuse_bits: bool,
     /// Rewrite the program with LTRF's bank-aware renumbering first.
     pub ltrf_renumber: Option<LtrfRenumber>,
 }
@@ -74,6 +77,7 @@ impl PassSet {
             orf_lrf: self.orf_lrf.or(other.orf_lrf),
             intervals: self.intervals.or(other.intervals),
             reuse_distance: self.reuse_distance.or(other.reuse_distance),
+            reuse_bits: self.reuse_bits || other.reuse_bits,
             ltrf_renumber: self.ltrf_renumber.or(other.ltrf_renumber),
         }
     }
@@ -140,6 +144,9 @@ pub struct OperandAnnotation {
     pub dead_after: bool,
     /// Reuse distance: instructions of this thread until the register is next read.
     pub reuse_distance: Option<u32>,
+    /// Reuse bit, sources only: the next instruction reads the register in the same
+    /// operand slot ([`crate::reuse_bits`]).
+    pub reuse: bool,
 }
 
 /// What the passes say about one instruction.
@@ -474,6 +481,14 @@ fn annotate(
         out.interval_of = (0..f.num_insts())
             .map(|i| formed.intervals.interval_of(InstId::new(i)).0)
             .collect();
+    }
+    if passes.reuse_bits {
+        let bits = crate::reuse_bits::compute(f, allocation);
+        for inst in insts.clone() {
+            for (a, &b) in out.uses_mut(inst).iter_mut().zip(&bits[inst.index()]) {
+                a.reuse = b;
+            }
+        }
     }
     if passes.reuse_distance.is_some() {
         let distances = ReuseDistances::compute(f);

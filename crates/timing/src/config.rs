@@ -124,6 +124,32 @@ pub struct SmConfig {
     /// 63 on compute capability 2.x, 255 since 3.5). The allocator allocates every kernel
     /// under min(this, `--max-registers`) and spills what does not fit, as ptxas does.
     pub max_registers_per_thread: u32,
+    /// How a warp waits for a fixed-latency result (default `scoreboard`).
+    #[serde(default, skip_serializing_if = "Dependence::is_scoreboard")]
+    pub dependence: Dependence,
+}
+
+/// `sm.dependence`: when an instruction that reads a fixed-latency result may issue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dependence {
+    /// The scoreboard holds every result's registers until its write to the register
+    /// file completes; a consumer then reads its operands: the collector core's
+    /// (GPGPU-Sim's) serialisation of writeback and operand read.
+    #[default]
+    Scoreboard,
+    /// Compiler-set stall counts (Huerta et al. MICRO'25, issue stage): a result of a
+    /// fixed-latency unit (`sp`, `int`, `dp`) releases its registers `latency` cycles
+    /// after its producer issued, the published issue-to-dependent-issue latency; the
+    /// consumer's operand read overlaps the producer's writeback. Memory and SFU results
+    /// (variable latency, dependence counters in hardware) still wait for their write.
+    StallCounter,
+}
+
+impl Dependence {
+    fn is_scoreboard(&self) -> bool {
+        *self == Dependence::Scoreboard
+    }
 }
 
 /// Which register file design operand delivery uses.
@@ -169,6 +195,11 @@ pub enum RegisterFileDesign {
     /// CERF (Jing et al.): registers and L1D lines in one cache-managed array
     /// (`[register_file.cerf]`).
     Cerf,
+    /// The register-file cache of NVIDIA's cores (Huerta et al. MICRO'25): per bank of a
+    /// processing block one entry of three operand-slot sub-entries, filled by compiler
+    /// reuse bits ([`crate::rf::reuse_cache`]).
+    #[serde(rename = "reuse-cache")]
+    ReuseCache,
 }
 
 /// CERF's replacement policy in the integrated array (§III.D).
@@ -1405,7 +1436,8 @@ impl GpuConfig {
                 | RegisterFileDesign::Ideal
                 | RegisterFileDesign::IdealUnlimited
                 | RegisterFileDesign::Malekeh
-                | RegisterFileDesign::Bow => None,
+                | RegisterFileDesign::Bow
+                | RegisterFileDesign::ReuseCache => None,
             },
         }
     }
@@ -1736,6 +1768,7 @@ impl GpuConfig {
             | RegisterFileDesign::OrfLrf
             | RegisterFileDesign::Malekeh
             | RegisterFileDesign::Bow
+            | RegisterFileDesign::ReuseCache
             | RegisterFileDesign::Wir => self
                 .register_file
                 .technology
@@ -2046,6 +2079,34 @@ mod tests {
             }
             assert_eq!(g.pipeline.classes.get(Fp64).unit, fp64_unit, "{name}");
         }
+    }
+
+    #[test]
+    fn the_modern_configs_load_with_their_published_values() {
+        let a = load("rtx-a6000", &[]).unwrap();
+        assert_eq!(
+            (a.gpu.num_sms, a.sm.max_warps, a.sm.max_threads),
+            (84, 48, 1536)
+        );
+        assert_eq!(a.sm.dependence, Dependence::StallCounter);
+        assert_eq!(a.register_file.banks / a.sm.schedulers, 2);
+        assert_eq!(u64::from(a.l2.slices) * a.l2.slice.size_bytes, 6 << 20);
+        let h = load("h100", &[]).unwrap();
+        assert_eq!(
+            (h.gpu.num_sms, h.sm.max_warps, h.sm.max_threads),
+            (132, 64, 2048)
+        );
+        assert_eq!(u64::from(h.l2.slices) * h.l2.slice.size_bytes, 50 << 20);
+        assert_eq!(h.sm.shared_memory_bytes, 228 << 10);
+        // The collector core stays the default: a config that does not say is unchanged.
+        assert_eq!(
+            load("gtx480", &[]).unwrap().sm.dependence,
+            Dependence::Scoreboard
+        );
+        assert_eq!(
+            load("qv100", &[]).unwrap().sm.dependence,
+            Dependence::StallCounter
+        );
     }
 
     #[test]

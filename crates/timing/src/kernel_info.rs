@@ -58,6 +58,9 @@ pub struct OperandHint {
     /// Malekeh: instructions of this warp until the register is next read (`None`:
     /// unknown or never).
     pub reuse_distance: Option<u16>,
+    /// Register-file cache: the compiler's reuse bit (the next instruction reads this
+    /// register in the same operand slot).
+    pub reuse: bool,
 }
 
 /// A register operand of an instruction, after register allocation.
@@ -224,6 +227,7 @@ impl FunctionInfo {
             reuse_distance: a
                 .reuse_distance
                 .map(|d| u16::try_from(d).unwrap_or(u16::MAX)),
+            reuse: a.reuse,
         };
         for i in 0..self.insts.len().min(f.num_insts()) {
             let id = InstId::new(i);

@@ -33,7 +33,7 @@ const fn limit(key: &'static str, max: u64, value: fn(&GpuConfig) -> u64) -> Lim
 
 /// The size-like keys outside the caches and their bounds.
 pub const LIMITS: &[Limit] = &[
-    limit("gpu.num_sms", 1024, |c| c.gpu.num_sms.into()),
+    limit("gpu.num_sms", 2048, |c| c.gpu.num_sms.into()),
     limit("sm.max_warps", 1024, |c| c.sm.max_warps.into()),
     limit("sm.max_ctas", 1024, |c| c.sm.max_ctas.into()),
     limit("sm.schedulers", 64, |c| c.sm.schedulers.into()),

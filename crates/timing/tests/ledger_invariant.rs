@@ -111,7 +111,9 @@ fn check(design: &str, r: &Run, at: &str) {
     let w = |s: Sink| l.written(s);
     let landed = match design {
         // Every result goes to the main storage; Malekeh also keeps some in its CCU.
-        "baseline" | "ideal" | "ideal-unlimited" | "malekeh" | "bow" => w(Sink::MrfBank),
+        "baseline" | "ideal" | "ideal-unlimited" | "malekeh" | "bow" | "reuse-cache" => {
+            w(Sink::MrfBank)
+        }
         "cerf" => w(Sink::CerfArray),
         "rfc" => w(Sink::MrfBank) + w(Sink::Rfc) + w(Sink::Lrf) + w(Sink::Dropped),
         // One level per result (the compiler's annotation), and the MRF too where it says
@@ -207,6 +209,14 @@ fn check(design: &str, r: &Run, at: &str) {
         "baseline" | "ideal" | "ideal-unlimited" => {
             assert_eq!(d(Source::MrfBank), rf.reads, "{at}");
             assert_eq!(w(Sink::MrfBank), rf.writes, "{at}");
+        }
+        "reuse-cache" => {
+            // A hit is a source the cache's sub-entry serves: no bank read.
+            assert_eq!(d(Source::MrfBank), rf.reads, "{at}");
+            let hits: u64 = (0..3)
+                .map(|k| extra(rf, &format!("reuse_cache_hits_slot{k}")))
+                .sum();
+            assert_eq!(d(Source::OperandBuffer), hits, "{at}");
         }
         "malekeh" => {
             assert_eq!(d(Source::OperandBuffer), extra(rf, "malekeh_hits"), "{at}");

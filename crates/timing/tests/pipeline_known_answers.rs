@@ -345,7 +345,14 @@ fn saxpy(cfg: timing::GpuConfig) -> KernelStats {
 
 #[test]
 fn identical_runs_give_identical_statistics_and_stalls_add_up() {
-    for name in ["gtx480", "maxwell-ltrf", "rtx2060-scaled", "qv100"] {
+    for name in [
+        "gtx480",
+        "maxwell-ltrf",
+        "rtx2060-scaled",
+        "qv100",
+        "rtx-a6000",
+        "h100",
+    ] {
         let cfg = config(name, &[]);
         let scheduler_cycles =
             |s: &KernelStats| s.cycles * u64::from(cfg.gpu.num_sms) * u64::from(cfg.sm.schedulers);

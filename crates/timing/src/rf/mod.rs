@@ -64,6 +64,10 @@
 //!   own value table, and when an instruction is reused it dispatches it with
 //!   [`Dispatch::bypass_execution`], which skips the execution unit and goes straight to
 //!   writeback (the SM still writes back through `request_write`).
+//! - **Reuse cache** ([`reuse_cache`], Huerta et al. MICRO'25): per bank one entry of
+//!   three operand-slot sub-entries in front of the baseline's banks; `accept` looks each
+//!   source up by bank and slot (the compiler's reuse bits, [`RegOperand::hint`], fill
+//!   it) and sends only misses to the arbiter.
 //! - **Extra pipeline stages**: a design that adds a stage delays the readiness of the
 //!   instructions it accepts by that many cycles inside `cycle` (and reports it in
 //!   `next_event`); the SM needs no change.
@@ -94,6 +98,7 @@ pub mod ideal;
 pub mod ledger;
 pub mod ltrf;
 pub mod malekeh;
+pub mod reuse_cache;
 pub mod technology;
 pub mod wir;
 
@@ -451,6 +456,7 @@ pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
         RegisterFileDesign::Bow => Box::new(bow::Bow::new(cfg)),
         RegisterFileDesign::Wir => Box::new(wir::Wir::new(cfg)),
         RegisterFileDesign::Cerf => Box::new(cerf::Cerf::new(cfg)),
+        RegisterFileDesign::ReuseCache => Box::new(reuse_cache::ReuseCache::new(cfg)),
     }
 }
 
@@ -504,6 +510,11 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
             reuse_distance: Some(compiler::reuse_distance::ReuseDistanceConfig {
                 rthld: cfg.register_file.malekeh.rthld,
             }),
+            ..PassSet::default()
+        },
+        // The reuse bits fill the cache (MICRO'25).
+        RegisterFileDesign::ReuseCache => PassSet {
+            reuse_bits: true,
             ..PassSet::default()
         },
         // BOW-WR reads the dead-after bits.

@@ -65,7 +65,7 @@ use ir::{FuncId, InstId};
 use crate::address_map::AddressMap;
 use crate::cache::{LineAddr, SectorMask};
 use crate::coalescer::{CoalescedAccess, Coalescer, LineAccess};
-use crate::config::{GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
+use crate::config::{Dependence, GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
 use crate::kernel_info::KernelInfo;
 use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space, Stall};
 use crate::rf::ledger::OperandCounts;
@@ -193,6 +193,11 @@ struct InFlight {
     memop: u32,
     /// Active lanes (for execution energy: a bypassed instruction gives them back).
     lanes: u32,
+    /// `sm.dependence = "stall_counter"`: the cycle its destinations leave the
+    /// scoreboard (issue plus the class latency), while that release is pending.
+    early_release: Option<Cycle>,
+    /// Its destinations are released by the stall counter, not by its write.
+    stall_counted: bool,
 }
 
 const PART_L1D: u8 = 1;
@@ -238,6 +243,9 @@ enum EventKind {
     AddressReady,
     /// One part of a memory access returned.
     PartDone,
+    /// The stall counter of a fixed-latency producer ran out: its destinations leave
+    /// the scoreboard (`sm.dependence = "stall_counter"`).
+    StallCountDone,
 }
 
 /// Timed events of the SM, ordered by (cycle, sequence).
@@ -335,6 +343,8 @@ pub(crate) struct Sm {
     pipeline: PipelineConfig,
     ibuffer_entries: u8,
     issue_width: u32,
+    /// `sm.dependence = "stall_counter"`.
+    stall_counter: bool,
     icache_line: u64,
     icache_sector: u64,
     warps: Vec<Warp>,
@@ -450,6 +460,7 @@ impl Sm {
             pipeline: cfg.pipeline.clone(),
             ibuffer_entries: sm.ibuffer_entries.min(255) as u8,
             issue_width: sm.issue_width,
+            stall_counter: sm.dependence == Dependence::StallCounter,
             icache_line: u64::from(cfg.icache.line_bytes),
             icache_sector: u64::from(cfg.icache.sector_bytes),
             warps: vec![Warp::empty(); sm.max_warps as usize],
@@ -663,6 +674,7 @@ impl Sm {
             match kind {
                 EventKind::Executed => self.writeback(tok, now, ctx.info),
                 EventKind::AddressReady => self.ldst.push_back(tok),
+                EventKind::StallCountDone => self.stall_count_done(tok, now, ctx.info),
                 EventKind::PartDone => {
                     let m = self.inflight[tok.0 as usize].memop;
                     if let Some(op) = self.memops.get_mut(m as usize) {
@@ -709,7 +721,9 @@ impl Sm {
             let f = self.inflight[tok.0 as usize];
             let ii = ctx.info.inst(f.func, f.inst);
             let dsts = ctx.info.dsts(f.func, ii);
-            self.warps[f.warp as usize].scoreboard.release(dsts);
+            if !f.stall_counted || f.early_release.is_some() {
+                self.warps[f.warp as usize].scoreboard.release(dsts);
+            }
             self.warp_epoch += 1;
             self.retire(tok);
         }
@@ -768,6 +782,22 @@ impl Sm {
                 now,
             );
         }
+    }
+
+    /// The stall counter of instruction `tok` ran out at `now`: its destinations leave
+    /// the scoreboard. A token reused since (its write done first) has another release
+    /// cycle, or none, and is left alone.
+    fn stall_count_done(&mut self, tok: InstToken, now: Cycle, info: &KernelInfo) {
+        let f = self.inflight[tok.0 as usize];
+        if f.early_release != Some(now) {
+            return;
+        }
+        self.inflight[tok.0 as usize].early_release = None;
+        let ii = info.inst(f.func, f.inst);
+        self.warps[f.warp as usize]
+            .scoreboard
+            .release(info.dsts(f.func, ii));
+        self.warp_epoch += 1;
     }
 
     fn retire(&mut self, tok: InstToken) {
@@ -1042,6 +1072,13 @@ impl Sm {
             );
         }
         let scheduler = self.warps[wi].scheduler;
+        // Huerta et al. MICRO'25 (issue stage): the compiler's stall count holds a
+        // consumer of a fixed-latency result for the unit's latency from issue.
+        let stall_counted = self.stall_counter
+            && !dsts.is_empty()
+            && matches!(unit, UnitKind::Sp | UnitKind::Int | UnitKind::Dp);
+        let early_release =
+            stall_counted.then(|| now + self.pipeline.timing(ii.class).latency.max(Cycles::new(1)));
         let token = self.alloc_token(InFlight {
             warp: w,
             func: step.func,
@@ -1049,7 +1086,12 @@ impl Sm {
             class: ii.class,
             memop,
             lanes: step.exec_mask.count_ones(),
+            early_release,
+            stall_counted,
         });
+        if let Some(at) = early_release {
+            self.events.push(at, token, EventKind::StallCountDone);
+        }
         let warp = &mut self.warps[wi];
         warp.scoreboard.reserve(dsts, long);
         warp.inflight += 1;

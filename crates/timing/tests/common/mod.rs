@@ -9,7 +9,7 @@ use timing::config::default_configs_dir;
 use timing::{GpuConfig, KernelInfo, KernelStats, Override, TimingSimulator};
 
 /// Every `register_file.design`.
-pub const DESIGNS: [&str; 12] = [
+pub const DESIGNS: [&str; 13] = [
     "baseline",
     "ideal",
     "ideal-unlimited",
@@ -22,6 +22,7 @@ pub const DESIGNS: [&str; 12] = [
     "malekeh",
     "bow",
     "wir",
+    "reuse-cache",
 ];
 
 pub fn config(name: &str, overrides: &[&str]) -> GpuConfig {

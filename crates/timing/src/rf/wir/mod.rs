@@ -554,6 +554,7 @@ const PHYS_OPERAND: RegOperand = RegOperand {
         fills_orf: false,
         dead_after: false,
         reuse_distance: None,
+        reuse: false,
     },
 };
 

@@ -1,0 +1,415 @@
+//! The register-file cache of NVIDIA's cores since Maxwell, as Huerta et al. describe it
+//! for Ampere ("Dissecting and Modeling the Architecture of Modern GPU Cores", MICRO 2025,
+//! register-file section; issue 25 quotes its findings): each processing block has two
+//! register banks with one 1024-bit read and one 1024-bit write port, and **one cache
+//! entry per bank, with three sub-entries, one per source operand slot**. A source whose
+//! compiler reuse bit is set ([`compiler::reuse_bits`]) is kept in its bank's sub-entry
+//! of its slot; the next read of that bank and slot hits only if it is the same warp and
+//! register, and any other read there replaces (invalidates) it.
+//!
+//! Model, on the baseline's banks and arbiter (a [`Baseline`] inside):
+//! - at accept, for each distinct general source register in slot `k < 3` (the
+//!   instruction's distinct general-register sources in operand order; further operands
+//!   are never cached), with bank `b`: a sub-entry `(b, k)` holding this warp's register
+//!   is a **hit** (no bank read; the ledger records `Source::OperandBuffer`, the value
+//!   waiting by the datapath); otherwise a **miss**, read from the bank, and a valid
+//!   sub-entry of another warp or register is **invalidated**. Afterwards the sub-entry
+//!   holds the register if its reuse bit is set, and is empty if not;
+//! - a result written to a cached register invalidates its sub-entries (the cached value
+//!   is stale), counted apart;
+//! - **conflict bubbles**: an instruction whose bank reads need `n` read cycles in its
+//!   busiest bank (one port: `n` reads) waits `n - 1` extra cycles; the baseline's
+//!   arbiter produces the timing, this counts them per instruction (MICRO'25: a pair of
+//!   dependent FFMAs takes 5, 6 or 7 cycles by register parity; a third source in the
+//!   same bank adds 2).
+//!
+//! Not modelled: the Allocate stage's 3-cycle read-port reservation (the baseline's
+//! collectors and per-cycle arbitration stand in), write-port arbitration with the
+//! result queue.
+
+use crate::config::GpuConfig;
+use crate::kernel_info::RegFileKind;
+use crate::rf::baseline::{Baseline, MAX_REGS};
+use crate::rf::ledger::{Ledger, Source};
+use crate::rf::{
+    Candidate, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch, WarpSlot,
+    WriteRequest,
+};
+use crate::time::Cycle;
+
+/// Operand slots with a sub-entry (MICRO'25: three per entry).
+pub const SLOTS: usize = 3;
+
+/// What a sub-entry holds: the warp and register whose value it kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Held {
+    warp: u16,
+    reg: u16,
+}
+
+/// Counters of the cache.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    hits: [u64; SLOTS],
+    misses: [u64; SLOTS],
+    /// Valid sub-entries replaced by another warp's or register's read.
+    invalidations: u64,
+    /// Sub-entries dropped because their register was written.
+    write_invalidations: u64,
+    /// Sub-entries filled (reuse bit set).
+    fills: u64,
+    /// Extra read cycles instructions needed for bank conflicts.
+    conflict_bubbles: u64,
+    /// Instructions with one and with two or more bubbles.
+    one_bubble: u64,
+    two_bubbles: u64,
+}
+
+/// The reuse-bit register-file cache in front of the baseline's banks.
+pub struct ReuseCache {
+    inner: Baseline,
+    /// Per MRF bank, per slot.
+    entries: Vec<[Option<Held>; SLOTS]>,
+    read_ports: u32,
+    c: Counts,
+}
+
+impl ReuseCache {
+    pub fn new(cfg: &GpuConfig) -> Self {
+        let mut inner = Baseline::new(cfg);
+        inner.rename_design("reuse-cache");
+        ReuseCache {
+            inner,
+            entries: vec![[None; SLOTS]; cfg.register_file.banks as usize],
+            read_ports: cfg.register_file.read_ports_per_bank.max(1),
+            c: Counts::default(),
+        }
+    }
+}
+
+impl RegisterFile for ReuseCache {
+    fn name(&self) -> &'static str {
+        "reuse-cache"
+    }
+
+    fn warp_launched(&mut self, w: WarpLaunch) {
+        self.inner.warp_launched(w);
+    }
+
+    fn warp_exited(&mut self, warp: WarpSlot) {
+        // A slot's next warp must not hit on its predecessor's values.
+        for e in &mut self.entries {
+            for s in e.iter_mut() {
+                if s.is_some_and(|h| h.warp == warp.0) {
+                    *s = None;
+                }
+            }
+        }
+        self.inner.warp_exited(warp);
+    }
+
+    fn can_accept(&mut self, c: &Candidate<'_>, now: Cycle) -> Result<(), RfStall> {
+        self.inner.can_accept(c, now)
+    }
+
+    fn accept(&mut self, i: IssuedInst<'_>, now: Cycle) {
+        let warp = i.inst.warp;
+        let mut seen = [0u16; MAX_REGS];
+        let mut n_seen = 0;
+        let mut banks = [0u8; MAX_REGS];
+        let mut n_banks = 0;
+        let mut per_bank = [0u32; 256];
+        let mut touched = [0u8; MAX_REGS];
+        let mut n_touched = 0;
+        let generals = i
+            .inst
+            .srcs
+            .iter()
+            .filter(|o| o.file == RegFileKind::General);
+        for (slot, op) in generals.enumerate() {
+            for reg in op.regs() {
+                if seen[..n_seen].contains(&reg) || n_seen == MAX_REGS {
+                    continue;
+                }
+                seen[n_seen] = reg;
+                n_seen += 1;
+                let bank = self.inner.bank_of(reg, warp, i.inst.scheduler);
+                let me = Held { warp: warp.0, reg };
+                let hit = if slot < SLOTS {
+                    let entry = &mut self.entries[bank][slot];
+                    let hit = *entry == Some(me);
+                    if hit {
+                        self.c.hits[slot] += 1;
+                    } else {
+                        self.c.misses[slot] += 1;
+                        if entry.is_some() {
+                            self.c.invalidations += 1;
+                        }
+                    }
+                    *entry = if op.hint.reuse {
+                        self.c.fills += u64::from(!hit);
+                        Some(me)
+                    } else {
+                        None
+                    };
+                    hit
+                } else {
+                    false
+                };
+                if hit {
+                    self.inner.ledger_mut().deliver(Source::OperandBuffer, 1);
+                } else {
+                    banks[n_banks] = bank as u8;
+                    n_banks += 1;
+                    if per_bank[bank & 255] == 0 {
+                        touched[n_touched] = bank as u8;
+                        n_touched += 1;
+                    }
+                    per_bank[bank & 255] += 1;
+                }
+            }
+        }
+        let busiest = touched[..n_touched]
+            .iter()
+            .map(|&b| per_bank[usize::from(b)])
+            .max()
+            .unwrap_or(0);
+        let bubbles = u64::from(busiest.div_ceil(self.read_ports).saturating_sub(1));
+        self.c.conflict_bubbles += bubbles;
+        match bubbles {
+            0 => {}
+            1 => self.c.one_bubble += 1,
+            _ => self.c.two_bubbles += 1,
+        }
+        self.inner
+            .accept_banks(i.token, i.inst.unit, &banks[..n_banks], now);
+    }
+
+    fn request_write(&mut self, w: WriteRequest<'_>, now: Cycle) {
+        for op in w.dsts.iter().filter(|o| o.file == RegFileKind::General) {
+            for reg in op.regs() {
+                let bank = self.inner.bank_of(reg, w.warp, w.scheduler);
+                let me = Some(Held {
+                    warp: w.warp.0,
+                    reg,
+                });
+                for s in self.entries[bank].iter_mut() {
+                    if *s == me {
+                        *s = None;
+                        self.c.write_invalidations += 1;
+                    }
+                }
+            }
+        }
+        self.inner.request_write(w, now);
+    }
+
+    fn cycle(&mut self, c: &mut RfCycle<'_>) {
+        self.inner.cycle(c);
+    }
+
+    fn next_event(&self, now: Cycle) -> Option<Cycle> {
+        self.inner.next_event(now)
+    }
+
+    fn is_idle(&self) -> bool {
+        self.inner.is_idle()
+    }
+
+    /// Adds `reuse_cache_hits_slot<k>` / `reuse_cache_misses_slot<k>`,
+    /// `reuse_cache_invalidations` (another read of the bank and slot),
+    /// `reuse_cache_write_invalidations`, `reuse_cache_fills`,
+    /// `reuse_cache_conflict_bubbles` and the instructions with one and with two or more
+    /// bubbles.
+    fn stats(&self, now: Cycle) -> RfStats {
+        let mut s = self.inner.stats(now);
+        let c = &self.c;
+        for k in 0..SLOTS {
+            s.extra
+                .insert(format!("reuse_cache_hits_slot{k}"), c.hits[k]);
+            s.extra
+                .insert(format!("reuse_cache_misses_slot{k}"), c.misses[k]);
+        }
+        for (name, v) in [
+            ("reuse_cache_invalidations", c.invalidations),
+            ("reuse_cache_write_invalidations", c.write_invalidations),
+            ("reuse_cache_fills", c.fills),
+            ("reuse_cache_conflict_bubbles", c.conflict_bubbles),
+            ("reuse_cache_one_bubble_insts", c.one_bubble),
+            ("reuse_cache_two_bubble_insts", c.two_bubbles),
+        ] {
+            s.extra.insert(name.to_string(), v);
+        }
+        s
+    }
+
+    fn ledger(&self) -> Ledger {
+        self.inner.ledger()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{OpClass, UnitKind};
+    use crate::kernel_info::{InstHint, RegOperand};
+    use crate::memory::{MemorySystem, SmId};
+    use crate::rf::{Dispatch, DispatchPort, InstToken};
+
+    fn cfg() -> GpuConfig {
+        crate::rf::test_support::config("rtx-a6000", &["register_file.design=\"reuse-cache\""])
+    }
+
+    fn r(reg: u16, reuse: bool) -> RegOperand {
+        let mut o = crate::rf::test_support::general(reg);
+        o.hint.reuse = reuse;
+        o
+    }
+
+    struct Units {
+        taken: Vec<(InstToken, u64)>,
+        now: u64,
+    }
+    impl DispatchPort for Units {
+        fn try_dispatch(&mut self, d: Dispatch) -> bool {
+            self.taken.push((d.token, self.now));
+            true
+        }
+    }
+
+    fn issue(rf: &mut ReuseCache, token: u32, warp: u16, srcs: &[RegOperand], now: u64) {
+        let step = emu::WarpStep::default();
+        let c = Candidate {
+            warp: WarpSlot(warp),
+            scheduler: 0,
+            unit: UnitKind::Sp,
+            class: OpClass::Fp32,
+            srcs,
+            dsts: &[],
+            hint: InstHint::default(),
+        };
+        assert!(rf.can_accept(&c, Cycle::new(now)).is_ok());
+        rf.accept(
+            IssuedInst {
+                token: InstToken(token),
+                inst: c,
+                step: &step,
+            },
+            Cycle::new(now),
+        );
+    }
+
+    /// Issues `srcs` at 10 and runs to 30: the dispatch cycle.
+    fn dispatch_cycle(rf: &mut ReuseCache, token: u32, srcs: &[RegOperand], at: u64) -> u64 {
+        let c = cfg();
+        let mut mem = MemorySystem::new(&c);
+        let mut units = Units {
+            taken: Vec::new(),
+            now: 0,
+        };
+        issue(rf, token, 0, srcs, at);
+        for t in at + 1..at + 20 {
+            units.now = t;
+            rf.cycle(&mut RfCycle {
+                now: Cycle::new(t),
+                sm: SmId(0),
+                memory: &mut mem,
+                dispatch: &mut units,
+                writes_done: &mut Vec::new(),
+            });
+        }
+        assert_eq!(units.taken.len(), 1);
+        units.taken[0].1
+    }
+
+    fn extra(rf: &ReuseCache, k: &str) -> u64 {
+        rf.stats(Cycle::new(100)).extra[k]
+    }
+
+    /// Two banks per processing block, the bank the register's parity (rtx-a6000):
+    /// R0, R2, R4 share bank 0, R1 is bank 1.
+    #[test]
+    fn one_and_two_bubble_conflicts_delay_dispatch_by_one_and_two_cycles() {
+        let mut rf = ReuseCache::new(&cfg());
+        // R0 and R1: two banks, no bubble: granted at 11, delivered at 12.
+        assert_eq!(
+            dispatch_cycle(&mut rf, 1, &[r(0, false), r(1, false)], 10),
+            12
+        );
+        // R0, R2 (bank 0) and R1: one bubble.
+        assert_eq!(
+            dispatch_cycle(&mut rf, 2, &[r(0, false), r(2, false), r(1, false)], 40),
+            13 + 30
+        );
+        assert_eq!(extra(&rf, "reuse_cache_one_bubble_insts"), 1);
+        // R0, R2, R4 all bank 0: two bubbles.
+        assert_eq!(
+            dispatch_cycle(&mut rf, 3, &[r(0, false), r(2, false), r(4, false)], 70),
+            14 + 60
+        );
+        assert_eq!(extra(&rf, "reuse_cache_two_bubble_insts"), 1);
+        assert_eq!(extra(&rf, "reuse_cache_conflict_bubbles"), 3);
+    }
+
+    #[test]
+    fn a_reused_operand_hits_in_its_slot_and_saves_the_bank_conflict() {
+        let mut rf = ReuseCache::new(&cfg());
+        // R0 (slot 0) and R2 (slot 1) kept; the next instruction reads them in the same
+        // slots with R4: only R4 is read, no bubble, where three bank-0 reads take two.
+        dispatch_cycle(&mut rf, 1, &[r(0, true), r(2, true), r(1, false)], 10);
+        assert_eq!(
+            dispatch_cycle(&mut rf, 2, &[r(0, false), r(2, false), r(4, false)], 40),
+            42
+        );
+        assert_eq!(extra(&rf, "reuse_cache_hits_slot0"), 1);
+        assert_eq!(extra(&rf, "reuse_cache_hits_slot1"), 1);
+        assert_eq!(extra(&rf, "reuse_cache_misses_slot2"), 2);
+        assert_eq!(extra(&rf, "reuse_cache_conflict_bubbles"), 1);
+        // Reuse bits not set on the second: the entries are empty now, so a third read
+        // misses.
+        dispatch_cycle(&mut rf, 3, &[r(0, false)], 70);
+        assert_eq!(extra(&rf, "reuse_cache_misses_slot0"), 2);
+        assert_eq!(rf.ledger().delivered(Source::OperandBuffer), 2);
+    }
+
+    #[test]
+    fn another_read_of_the_bank_and_slot_invalidates_and_other_slots_miss() {
+        let mut rf = ReuseCache::new(&cfg());
+        dispatch_cycle(&mut rf, 1, &[r(0, true)], 10);
+        // R0 in slot 1 instead: a miss (slot 0's entry is not slot 1's); slot 0 kept.
+        dispatch_cycle(&mut rf, 2, &[r(1, false), r(0, false)], 40);
+        assert_eq!(extra(&rf, "reuse_cache_misses_slot1"), 1);
+        // R2 (bank 0) in slot 0: replaces R0, an invalidation.
+        dispatch_cycle(&mut rf, 3, &[r(2, false)], 70);
+        assert_eq!(extra(&rf, "reuse_cache_invalidations"), 1);
+        // R0 in slot 0 again: a miss now.
+        dispatch_cycle(&mut rf, 4, &[r(0, false)], 100);
+        assert_eq!(extra(&rf, "reuse_cache_hits_slot0"), 0);
+        // Slot 0 missed four times: R0, R1, R2, R0.
+        assert_eq!(extra(&rf, "reuse_cache_misses_slot0"), 4);
+        // Another warp's read of the same register and slot misses too.
+        let mut rf = ReuseCache::new(&cfg());
+        dispatch_cycle(&mut rf, 1, &[r(0, true)], 10);
+        let step = emu::WarpStep::default();
+        let srcs = [r(0, false)];
+        let c = Candidate {
+            warp: WarpSlot(4),
+            scheduler: 0,
+            unit: UnitKind::Sp,
+            class: OpClass::Fp32,
+            srcs: &srcs,
+            dsts: &[],
+            hint: InstHint::default(),
+        };
+        rf.accept(
+            IssuedInst {
+                token: InstToken(9),
+                inst: c,
+                step: &step,
+            },
+            Cycle::new(40),
+        );
+        assert_eq!(extra(&rf, "reuse_cache_hits_slot0"), 0);
+        assert_eq!(extra(&rf, "reuse_cache_invalidations"), 1);
+    }
+}
