@@ -11,7 +11,8 @@ scheduler cycles), and the simulation rate against the reference.
 ARGS are `regsim run` arguments (e.g. `--gpu rtx2060-scaled --rf malekeh --set
 register_file.malekeh.adaptive=true`), optionally after `bin:PATH` (another build of
 regsim, e.g. the one before a change). Every program must print PASS; statistics go to
-OUTDIR/LABEL/<workload>.json.
+OUTDIR/LABEL/<workload>.json. WORKLOADS=a,b,... runs a subset; JOBS=N runs N at once
+(2 by default); PER_WORKLOAD=1 adds a table of normalized IPC per workload.
 """
 
 import json
@@ -56,6 +57,9 @@ def hit(t):
 def main():
     regsim, out, ref, *variants = sys.argv[1:]
     variants = dict(v.split("=", 1) for v in variants)
+    global WORKLOADS
+    if os.environ.get("WORKLOADS"):
+        WORKLOADS = os.environ["WORKLOADS"].split(",")
     jobs = int(os.environ.get("JOBS", "2"))
     runs = {}
     with ThreadPoolExecutor(jobs) as ex:

@@ -412,6 +412,17 @@ pub struct RegisterFileConfig {
     pub collector_units: u32,
     /// Source operand slots per collector unit.
     pub operands_per_collector: u32,
+    /// Split the collector units evenly between the warp schedulers (sub-cores), as the
+    /// banks are with `partition_by_scheduler`: an instruction takes a unit of its own
+    /// scheduler's share (Turing's processing blocks each have their own; Malekeh §8
+    /// measures on Accel-Sim's RTX 2060 model, whose collectors belong to a sub-core).
+    /// Every unit count must be a multiple of `sm.schedulers`. Default false: shared.
+    #[serde(default)]
+    pub partition_collectors: bool,
+    /// Instructions the collector units of one scheduler may dispatch per cycle (0, the
+    /// default: no limit beyond the execution units).
+    #[serde(default)]
+    pub dispatch_per_scheduler: u32,
     /// Units per execution-unit type (required when `collectors = "specialised"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub specialised_collectors: Option<SpecialisedCollectors>,
@@ -1532,6 +1543,33 @@ impl GpuConfig {
             "register_file.operands_per_collector",
             rf.operands_per_collector,
         )?;
+        if rf.partition_collectors {
+            let counts: Vec<(String, u32)> = match (rf.collectors, rf.specialised_collectors) {
+                (CollectorKind::Specialised, Some(s)) => [
+                    ("sp", s.sp),
+                    ("int", s.int),
+                    ("sfu", s.sfu),
+                    ("dp", s.dp),
+                    ("mem", s.mem),
+                ]
+                .into_iter()
+                .map(|(k, n)| (format!("register_file.specialised_collectors.{k}"), n))
+                .collect(),
+                _ => vec![("register_file.collector_units".into(), rf.collector_units)],
+            };
+            for (key, n) in counts {
+                if n > 0 && !n.is_multiple_of(sm.schedulers) {
+                    return Err(invalid(
+                        &key,
+                        format_args!(
+                            "{n} units cannot be split evenly between sm.schedulers = {} \
+                             (register_file.partition_collectors = true)",
+                            sm.schedulers
+                        ),
+                    ));
+                }
+            }
+        }
         match rf.collectors {
             CollectorKind::Generic => nonzero("register_file.collector_units", rf.collector_units)?,
             CollectorKind::Specialised => {

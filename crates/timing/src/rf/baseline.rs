@@ -70,6 +70,11 @@ struct Collector {
     start_at: Cycle,
     /// Counts the instructions it has taken (tells an occupant from a later one).
     epoch: u32,
+    /// The scheduler whose instructions it takes (`partition_collectors`), or
+    /// [`ANY_SCHEDULER`].
+    group: u16,
+    /// The scheduler of its instruction.
+    scheduler: u16,
     /// Collectors (index, epoch) whose operands must have arrived before this one may
     /// dispatch (`after[..n_after]`, [`Baseline::wait_for`]: BOW's forwarded sources).
     after: [(u16, u32); MAX_AFTER],
@@ -78,6 +83,10 @@ struct Collector {
 
 /// Most collectors one instruction waits for ([`Baseline::wait_for`]).
 pub(crate) const MAX_AFTER: usize = 8;
+
+/// A collector any scheduler's instructions may take; as a scheduler: one that may take
+/// any collector.
+pub(crate) const ANY_SCHEDULER: u16 = u16::MAX;
 
 /// A register read a design asks for outside the collectors (WIR's verify reads and
 /// dummy moves, LTRF's prefetches): it competes for read ports after writes, before or
@@ -242,6 +251,9 @@ pub struct Baseline {
     busy: usize,
     /// Bit `i` set: collector `i` is busy (the arbiter visits only these).
     busy_collectors: BitSet,
+    /// `dispatch_per_scheduler` (0: no limit) and this cycle's dispatches per scheduler.
+    dispatch_limit: u32,
+    dispatched: Vec<u32>,
     last_integrated: Cycle,
     stats: RfStats,
     /// What the registers did and what it cost (see [`crate::rf::ledger`]).
@@ -273,10 +285,26 @@ impl Baseline {
             conflicted: false,
             start_at: Cycle::ZERO,
             epoch: 0,
+            group: ANY_SCHEDULER,
+            scheduler: ANY_SCHEDULER,
             after: [(0, 0); MAX_AFTER],
             n_after: 0,
         };
-        let mut collectors = Vec::new();
+        let mut collectors: Vec<Collector> = Vec::new();
+        let schedulers = cfg.sm.schedulers.max(1) as usize;
+        // Each kind's units split evenly between the schedulers, in order.
+        let split = |collectors: &mut Vec<Collector>, kind, n: u32| {
+            let n = n as usize;
+            let per = (n / schedulers).max(1);
+            collectors.extend((0..n).map(|j| Collector {
+                group: if rf.partition_collectors {
+                    (j / per).min(schedulers - 1) as u16
+                } else {
+                    ANY_SCHEDULER
+                },
+                ..blank(kind)
+            }));
+        };
         match (rf.collectors, rf.specialised_collectors) {
             (CollectorKind::Specialised, Some(s)) => {
                 for (kind, n) in [
@@ -286,10 +314,10 @@ impl Baseline {
                     (UnitKind::Dp, s.dp),
                     (UnitKind::Mem, s.mem),
                 ] {
-                    collectors.extend((0..n).map(|_| blank(Some(kind))));
+                    split(&mut collectors, Some(kind), n);
                 }
             }
-            _ => collectors.extend((0..rf.collector_units).map(|_| blank(None))),
+            _ => split(&mut collectors, None, rf.collector_units),
         }
         let mrf = rf.mrf_model();
         let banks = mrf.banks as usize;
@@ -317,6 +345,8 @@ impl Baseline {
                 ..RfStats::default()
             },
             busy_collectors: BitSet::new_empty(collectors.len()),
+            dispatch_limit: rf.dispatch_per_scheduler,
+            dispatched: vec![0; schedulers],
             collectors,
             writes: Vec::with_capacity(64),
             side_reads: Vec::with_capacity(16),
@@ -571,8 +601,14 @@ impl Baseline {
         self.stats.design = name.into();
     }
 
-    fn fits(&self, c: &Collector, unit: UnitKind) -> bool {
-        !c.busy && c.kind.is_none_or(|k| k == unit)
+    fn fits(&self, c: &Collector, unit: UnitKind, scheduler: u16) -> bool {
+        !c.busy && self.serves(c, unit, scheduler)
+    }
+
+    /// Whether `c` may ever take an instruction for `unit` from `scheduler`.
+    fn serves(&self, c: &Collector, unit: UnitKind, scheduler: u16) -> bool {
+        c.kind.is_none_or(|k| k == unit)
+            && (c.group == ANY_SCHEDULER || scheduler == ANY_SCHEDULER || c.group == scheduler)
     }
 
     /// Integrates collector occupancy up to `now`.
@@ -592,14 +628,16 @@ impl Baseline {
         self.collectors.len()
     }
 
-    /// Whether collector `idx` is free and may take an instruction for `unit`.
-    pub(crate) fn collector_free_for(&self, idx: usize, unit: UnitKind) -> bool {
-        self.fits(&self.collectors[idx], unit)
+    /// Whether collector `idx` is free and may take an instruction for `unit` from
+    /// `scheduler`.
+    pub(crate) fn collector_free_for(&self, idx: usize, unit: UnitKind, scheduler: u16) -> bool {
+        self.fits(&self.collectors[idx], unit, scheduler)
     }
 
-    /// Whether collector `idx` may ever take an instruction for `unit` (its kind).
-    pub(crate) fn collector_kind_fits(&self, idx: usize, unit: UnitKind) -> bool {
-        self.collectors[idx].kind.is_none_or(|k| k == unit)
+    /// Whether collector `idx` may ever take an instruction for `unit` from `scheduler`
+    /// (its kind and partition).
+    pub(crate) fn collector_kind_fits(&self, idx: usize, unit: UnitKind, scheduler: u16) -> bool {
+        self.serves(&self.collectors[idx], unit, scheduler)
     }
 
     /// Whether collector `idx` holds an instruction not yet dispatched.
@@ -733,6 +771,7 @@ impl Baseline {
         let mut banks = [0u8; MAX_REGS];
         let n = self.banks_of(reads, inst.warp, inst.scheduler, &mut banks);
         self.occupy(idx, token, inst.unit, &banks[..usize::from(n)], now);
+        self.collectors[idx].scheduler = inst.scheduler;
     }
 
     /// [`RegisterFile::accept`] of instruction `token` for `unit` into the first free
@@ -745,7 +784,11 @@ impl Baseline {
         banks: &[u8],
         now: Cycle,
     ) {
-        let Some(idx) = self.collectors.iter().position(|u| self.fits(u, unit)) else {
+        let Some(idx) = self
+            .collectors
+            .iter()
+            .position(|u| self.fits(u, unit, ANY_SCHEDULER))
+        else {
             debug_assert!(false, "accept without a free collector");
             return;
         };
@@ -753,7 +796,7 @@ impl Baseline {
     }
 
     fn occupy(&mut self, idx: usize, token: InstToken, unit: UnitKind, banks: &[u8], now: Cycle) {
-        debug_assert!(self.fits(&self.collectors[idx], unit));
+        debug_assert!(self.fits(&self.collectors[idx], unit, ANY_SCHEDULER));
         self.integrate(now);
         let n = banks.len().min(MAX_REGS);
         let c = &mut self.collectors[idx];
@@ -768,6 +811,7 @@ impl Baseline {
         c.start_at = now;
         c.epoch = c.epoch.wrapping_add(1);
         c.n_after = 0;
+        c.scheduler = ANY_SCHEDULER;
         self.busy += 1;
     }
 
@@ -880,10 +924,14 @@ impl RegisterFile for Baseline {
     fn warp_exited(&mut self, _warp: WarpSlot) {}
 
     fn can_accept(&mut self, c: &Candidate<'_>, _now: Cycle) -> Result<(), RfStall> {
-        if self.collectors.iter().any(|u| self.fits(u, c.unit)) {
+        if self
+            .collectors
+            .iter()
+            .any(|u| self.fits(u, c.unit, c.scheduler))
+        {
             return Ok(());
         }
-        let mine = |u: &&Collector| u.kind.is_none_or(|k| k == c.unit);
+        let mine = |u: &&Collector| self.serves(u, c.unit, c.scheduler);
         if self
             .collectors
             .iter()
@@ -899,8 +947,12 @@ impl RegisterFile for Baseline {
     }
 
     fn accept(&mut self, i: IssuedInst<'_>, now: Cycle) {
-        let unit = i.inst.unit;
-        let Some(idx) = self.collectors.iter().position(|u| self.fits(u, unit)) else {
+        let (unit, scheduler) = (i.inst.unit, i.inst.scheduler);
+        let Some(idx) = self
+            .collectors
+            .iter()
+            .position(|u| self.fits(u, unit, scheduler))
+        else {
             debug_assert!(false, "accept without a free collector");
             return;
         };
@@ -1014,10 +1066,18 @@ impl RegisterFile for Baseline {
         }
         self.arbitrate_side_reads(SideReadOrder::AfterCollectors, now, &mut mrf_reads);
 
-        // Dispatch of units whose operands have all arrived.
+        // Dispatch of units whose operands have all arrived (at most
+        // `dispatch_per_scheduler` per scheduler).
+        if self.dispatch_limit > 0 {
+            self.dispatched.iter_mut().for_each(|d| *d = 0);
+        }
         let mut busy = RoundRobin::new(start, n);
         while let Some(idx) = busy.next(&self.busy_collectors) {
             let u = self.collectors[idx];
+            let s = usize::from(u.scheduler);
+            if self.dispatch_limit > 0 && self.dispatched.get(s) >= Some(&self.dispatch_limit) {
+                continue;
+            }
             if u.busy && u.pending == 0 && u.ready_at <= now && !self.waits(&u, now) {
                 let d = Dispatch {
                     token: u.token,
@@ -1025,6 +1085,9 @@ impl RegisterFile for Baseline {
                     bypass_execution: false,
                 };
                 if c.dispatch.try_dispatch(d) {
+                    if let Some(k) = self.dispatched.get_mut(s) {
+                        *k += 1;
+                    }
                     self.collectors[idx].busy = false;
                     self.busy_collectors.remove(idx);
                     self.busy -= 1;
@@ -1167,6 +1230,100 @@ mod tests {
             },
             Cycle::new(now),
         );
+    }
+
+    #[test]
+    fn partitioned_collectors_serve_only_their_schedulers_instructions() {
+        // rtx2060-scaled: 8 units, 4 schedulers: 2 each.
+        let c = crate::rf::test_support::config(
+            "rtx2060-scaled",
+            &["register_file.partition_collectors=true"],
+        );
+        let mut rf = Baseline::new(&c);
+        let on = |warp: u16, scheduler: u16| Candidate {
+            scheduler,
+            ..candidate(warp, &[], &[])
+        };
+        let step = emu::WarpStep::default();
+        for (t, s) in [(0u32, 0u16), (1, 0), (2, 1)] {
+            let cand = on(t as u16, s);
+            assert!(rf.can_accept(&cand, Cycle::ZERO).is_ok(), "{t}");
+            rf.accept(
+                IssuedInst {
+                    token: InstToken(t),
+                    inst: cand,
+                    step: &step,
+                },
+                Cycle::ZERO,
+            );
+        }
+        // Scheduler 0's two units are taken; six others are free but not its own.
+        assert_eq!(
+            rf.can_accept(&on(5, 0), Cycle::ZERO),
+            Err(RfStall::PipelineBusy)
+        );
+        assert!(rf.can_accept(&on(5, 1), Cycle::ZERO).is_ok());
+        assert!(rf.can_accept(&on(5, 3), Cycle::ZERO).is_ok());
+        // Shared (the default): any unit.
+        let c = crate::rf::test_support::config(
+            "rtx2060-scaled",
+            &["register_file.partition_collectors=false"],
+        );
+        let mut rf = Baseline::new(&c);
+        for t in 0..3u32 {
+            rf.accept(
+                IssuedInst {
+                    token: InstToken(t),
+                    inst: on(0, 0),
+                    step: &step,
+                },
+                Cycle::ZERO,
+            );
+        }
+        assert!(rf.can_accept(&on(5, 0), Cycle::ZERO).is_ok());
+        // Unit counts that do not split are refused, naming the key.
+        let o = [
+            crate::Override::parse("register_file.partition_collectors=true").unwrap(),
+            crate::Override::parse("register_file.collector_units=6").unwrap(),
+        ];
+        let e = GpuConfig::load("rtx2060-scaled", &crate::config::default_configs_dir(), &o)
+            .expect_err("6 units over 4 schedulers")
+            .to_string();
+        assert!(e.contains("register_file.collector_units"), "{e}");
+    }
+
+    #[test]
+    fn a_schedulers_collectors_dispatch_at_most_the_limit_per_cycle() {
+        for (limit, expect) in [(0u32, [1u64, 1, 1]), (1, [1, 2, 1])] {
+            let set = format!("register_file.dispatch_per_scheduler={limit}");
+            let c = crate::rf::test_support::config("rtx2060-scaled", &[&set]);
+            let (mut mem, mut units) = parts(&c, true);
+            let mut rf = Baseline::new(&c);
+            let step = emu::WarpStep::default();
+            // Two instructions of scheduler 0 and one of scheduler 1, nothing to read.
+            for (t, s) in [(0u32, 0u16), (1, 0), (2, 1)] {
+                let cand = Candidate {
+                    scheduler: s,
+                    ..candidate(t as u16, &[], &[])
+                };
+                rf.accept(
+                    IssuedInst {
+                        token: InstToken(t),
+                        inst: cand,
+                        step: &step,
+                    },
+                    Cycle::ZERO,
+                );
+            }
+            run(&mut rf, &mut mem, &mut units, 0, 4);
+            let at: Vec<u64> = (0..3)
+                .map(|t| units.taken.iter().find(|d| d.0 == InstToken(t)).unwrap().1)
+                .collect();
+            // Scheduler 0's two in either order, scheduler 1's beside them.
+            let mut first = [at[0], at[1]];
+            first.sort_unstable();
+            assert_eq!([first[0], first[1], at[2]], expect, "limit {limit}");
+        }
     }
 
     /// Requests the write of instruction `token`'s result, R`reg` of warp 0, at `now`.

@@ -352,7 +352,7 @@ impl RegisterFile for Bow {
         let inst = &i.inst;
         let warp = inst.warp.index();
         let Some(idx) = (0..self.inner.collector_count())
-            .find(|&k| self.inner.collector_free_for(k, inst.unit))
+            .find(|&k| self.inner.collector_free_for(k, inst.unit, inst.scheduler))
         else {
             debug_assert!(false, "accept without a free collector");
             return;

@@ -384,10 +384,11 @@ impl Malekeh {
 
     fn choose(&self, warp: WarpSlot, unit: UnitKind) -> Choice {
         let own = self.owner_of[warp.index()];
+        let scheduler = self.scheduler_of[warp.index()];
         if own != NO_CCU {
             let i = own as usize;
-            if self.inner.collector_kind_fits(i, unit) {
-                return if self.inner.collector_free_for(i, unit) {
+            if self.inner.collector_kind_fits(i, unit, scheduler) {
+                return if self.inner.collector_free_for(i, unit, scheduler) {
                     Choice::Own(i)
                 } else {
                     Choice::OwnBusy(i)
@@ -397,7 +398,7 @@ impl Malekeh {
         // (kind: 0 empty, 1 far only, 2 near; last issue) — the smallest wins.
         let mut best: Option<(u8, Cycle, usize)> = None;
         for (i, c) in self.ccus.iter().enumerate() {
-            if !self.inner.collector_free_for(i, unit) {
+            if !self.inner.collector_free_for(i, unit, scheduler) {
                 continue;
             }
             let kind = if c.owner == NO_WARP || c.valid_mask == 0 {
