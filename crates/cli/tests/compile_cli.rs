@@ -476,3 +476,20 @@ fn emit_annotations_runs_the_passes_of_gebharts_designs() {
     assert!(srcs(&no_lrf).iter().all(|o| o["level"] != "lrf"));
     assert!(srcs(&no_lrf).iter().any(|o| o["level"] == "orf"));
 }
+
+#[test]
+fn ptx_check_accepts_the_modern_compiler_test_data() {
+    let dir = repo_root().join("crates/emu/tests/data/modern");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("crates/emu/tests/data/modern")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 2, "{files:?}");
+    let mut args = vec!["ptx", "check"];
+    args.extend(files.iter().map(String::as_str));
+    let out = regsim(&args);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+}

@@ -140,7 +140,7 @@ impl Default for GpuDescription {
 
 impl GpuDescription {
     /// The GPU a timing config simulates, as `cudaGetDeviceProperties` reports it. The
-    /// compute capability stays 7.0 (the PTX the programs carry); per-SM limits, clocks
+    /// compute capability is `gpu.compute_capability` (default 7.0); per-SM limits, clocks
     /// and cache sizes come from the config. The bus width is chosen so that the usual
     /// peak-bandwidth formula, `2 x memoryClockRate x memoryBusWidth / 8`, gives the
     /// simulated DRAM bandwidth (`dram.channels x dram.bytes_per_cycle` per memory clock).
@@ -151,6 +151,7 @@ impl GpuDescription {
         let shared = cfg.sm.shared_memory_bytes;
         GpuDescription {
             name: format!("regsim {name} (simulated)"),
+            arch: cfg.gpu.compute_capability,
             sm_count: cfg.gpu.num_sms,
             shared_mem_per_block: shared.min(48 << 10),
             shared_mem_per_block_optin: shared,

@@ -636,3 +636,111 @@ fn tld4_gathers_and_txq_answers_through_a_texture_handle() {
         "a query the binding cannot answer is an error: {err}"
     );
 }
+
+// ---- Programs as current compilers emit them for sm_80/sm_90a (PTX ISA 7.8 to 9.x): the
+// committed PTX in `data/modern/` (nvcc 11.8 output beside its `.cu` source, or the LLVM
+// NVPTX back end's form). ----
+
+fn modern_data(name: &str) -> String {
+    let path = format!("{}/tests/data/modern/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn alloc_u32s(emu: &mut Emulator, values: &[u32]) -> u64 {
+    let a = emu
+        .memory
+        .alloc(4 * values.len().max(1) as u64, emu::AllocKind::Device)
+        .unwrap();
+    for (i, v) in values.iter().enumerate() {
+        emu.memory
+            .write_uint(a + 4 * i as u64, 4, *v as u64)
+            .unwrap();
+    }
+    a
+}
+
+#[test]
+fn llvm_one_element_vectors_and_cache_policies_at_isa_8_and_9() {
+    for version in ["8.4", "9.0"] {
+        let text = modern_data("vector1.llvm-sm90a.ptx")
+            .replace(".version 8.4", &format!(".version {version}"));
+        let mut emu = Emulator::new();
+        let m = emu
+            .load_ptx("vector1.ptx", &text)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let k = emu.kernel(m, "triple").unwrap();
+        let input: Vec<u32> = (0..64).map(|i| i * 7 + 1).collect();
+        let a = alloc_u32s(&mut emu, &input);
+        let out = alloc_u32s(&mut emu, &[0; 64]);
+        let p = params(&emu, k, &[a, out]);
+        emu.run(k, LaunchConfig::linear(1, 64), &p).unwrap();
+        let want: Vec<u32> = input.iter().map(|x| 3 * x).collect();
+        assert_eq!(read_u32s(&emu, out, 64), want, "ISA {version}");
+    }
+}
+
+#[test]
+fn nvcc_cache_operators_and_access_property_hints() {
+    let mut emu = Emulator::new();
+    let m = emu
+        .load_ptx("hints.ptx", &modern_data("hints.nvcc-sm80.ptx"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let n = 100u32;
+    let input: Vec<u32> = (0..n).map(|i| (i as f32 * 0.5).to_bits()).collect();
+    let a = alloc_u32s(&mut emu, &input);
+    let out = alloc_u32s(&mut emu, &vec![0; n as usize]);
+    let k = emu.kernel(m, "_Z5hintsPKfPfi").unwrap();
+    let p = params(&emu, k, &[a, out, n as u64]);
+    emu.run(k, LaunchConfig::linear(1, 128), &p).unwrap();
+    let f = |i: u32| i as f32 * 0.5;
+    let got = read_u32s(&emu, out, n as usize);
+    for i in 0..n {
+        let want = f(i) + f((i + 1) % n) + f((i + 2) % n) + f((i + 3) % n);
+        assert_eq!(f32::from_bits(got[i as usize]), want, "hints out[{i}]");
+    }
+    // annotated_ptr<persisting>: createpolicy + .L2::cache_hint loads and stores.
+    let k = emu.kernel(m, "_Z6policyPfi").unwrap();
+    let p = params(&emu, k, &[a, n as u64]);
+    emu.run(k, LaunchConfig::linear(1, 128), &p).unwrap();
+    let got = read_u32s(&emu, a, n as usize);
+    for i in 0..n {
+        assert_eq!(
+            f32::from_bits(got[i as usize]),
+            f(i) * 2.0 + 1.0,
+            "policy p[{i}]"
+        );
+    }
+}
+
+#[test]
+fn cp_async_data_are_visible_only_after_the_wait_that_covers_their_group() {
+    let mut emu = Emulator::new();
+    let m = emu
+        .load_ptx("cp_async.ptx", &modern_data("cp_async.nvcc-sm80.ptx"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let k = emu.kernel(m, "_Z14cp_async_orderPK4int4Pi").unwrap();
+    let input: Vec<u32> = (0..256).map(|i| 1000 + i).collect();
+    let a = alloc_u32s(&mut emu, &input);
+    let out = alloc_u32s(&mut emu, &[0; 224]);
+    let p = params(&emu, k, &[a, out]);
+    emu.run(k, LaunchConfig::linear(1, 32), &p).unwrap();
+    let got = read_u32s(&emu, out, 224);
+    for t in 0..32usize {
+        let lane = |i: usize| got[i * 32 + t] as i32;
+        // Before any wait: neither group is visible.
+        assert_eq!((lane(0), lane(1)), (-1, -2), "lane {t} before the waits");
+        // wait_group 1: the older group is visible, the newer one is not.
+        assert_eq!(lane(2), input[4 * t] as i32, "lane {t} after wait_group 1");
+        assert_eq!(lane(3), -2, "lane {t}: group 2 visible too early");
+        // wait_group 0: both.
+        assert_eq!(
+            lane(4),
+            input[128 + 4 * t + 3] as i32,
+            "lane {t} after wait_group 0"
+        );
+        // An uncommitted copy stays invisible until wait_all; its last 8 bytes are zeros.
+        assert_eq!(lane(5), -3, "lane {t} before wait_all");
+        let want = (input[4 * t] + input[4 * t + 1]) as i32;
+        assert_eq!(lane(6), want, "lane {t} after wait_all (zero fill)");
+    }
+}

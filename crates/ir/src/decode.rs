@@ -144,6 +144,31 @@ impl<'i> Mods<'i> {
     }
 }
 
+/// `.L1::evict_*`, `.L2::evict_*`, `.L2::cache_hint` and `.L2::{64,128,256}B`.
+fn mem_hints(m: &mut Mods<'_>) -> MemHints {
+    use Eviction as E;
+    MemHints {
+        l1: m.pick_other(&[
+            ("L1::evict_normal", E::Normal),
+            ("L1::evict_unchanged", E::Unchanged),
+            ("L1::evict_first", E::First),
+            ("L1::evict_last", E::Last),
+            ("L1::no_allocate", E::NoAllocate),
+        ]),
+        l2: m.pick_other(&[
+            ("L2::evict_normal", E::Normal),
+            ("L2::evict_first", E::First),
+            ("L2::evict_last", E::Last),
+        ]),
+        l2_prefetch: m.pick_other(&[
+            ("L2::64B", PrefetchSize::B64),
+            ("L2::128B", PrefetchSize::B128),
+            ("L2::256B", PrefetchSize::B256),
+        ]),
+        cache_hint: m.other("L2::cache_hint"),
+    }
+}
+
 /// How strictly a register must match the instruction type.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Fit {
@@ -383,6 +408,8 @@ impl FnLower<'_, '_> {
     /// A destination register of type `ty`.
     fn dst(&self, op: &ast::Operand, ty: ScalarType, fit: Fit) -> Result<Operand> {
         match op {
+            // LLVM's NVPTX back end writes scalar loads and stores as `{ %r1 }`.
+            ast::Operand::Vector(items, _) if items.len() == 1 => self.dst(&items[0], ty, fit),
             ast::Operand::Name { name, component } => {
                 let r = self.name_reg(name, *component)?;
                 self.check_fit(r, ty, fit, name.span)?;
@@ -406,6 +433,7 @@ impl FnLower<'_, '_> {
     /// A source register, immediate or (for predicates) negated predicate of type `ty`.
     fn src(&self, op: &ast::Operand, ty: ScalarType, fit: Fit) -> Result<Operand> {
         match op {
+            ast::Operand::Vector(items, _) if items.len() == 1 => self.src(&items[0], ty, fit),
             ast::Operand::Name { name, component } => {
                 let r = self.name_reg(name, *component)?;
                 self.check_fit(r, ty, fit, name.span)?;
@@ -1329,6 +1357,8 @@ impl FnLower<'_, '_> {
                 self.regular(inst, &[], &[U32])?;
                 Op::Nanosleep
             }
+            O::Createpolicy => self.decode_createpolicy(inst, m)?,
+            O::Cp => self.decode_cp(inst, m)?,
             O::Tex | O::Tld4 => self.decode_tex(inst, m)?,
             O::Txq => {
                 let query = m.pick_other(TexQuery::ALL).ok_or_else(|| {
@@ -1353,6 +1383,159 @@ impl FnLower<'_, '_> {
             }
             _ => return Err(DecodeError::new(format!("unsupported instruction '{opc}'"))),
         })
+    }
+
+    fn decode_cp(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        if !m.other("async") {
+            return Err(DecodeError::new(
+                "unsupported instruction 'cp' (only cp.async is supported)",
+            ));
+        }
+        if m.other("bulk") {
+            return Err(DecodeError::new(
+                "unsupported instruction 'cp.async.bulk' (TMA bulk copies are not modelled)",
+            ));
+        }
+        if m.other("commit_group") {
+            self.need_count(inst, 0)?;
+            return Ok(Op::CpAsyncCommit);
+        }
+        if m.other("wait_all") {
+            self.need_count(inst, 0)?;
+            return Ok(Op::CpAsyncWait { all: true });
+        }
+        if m.other("wait_group") {
+            self.need_count(inst, 1)?;
+            match &inst.operands[0] {
+                ast::Operand::Immediate(Immediate::Int(n), _) if (0..=255).contains(n) => {
+                    self.srcs.push(Operand::Imm(*n as u64))
+                }
+                op => {
+                    return Err(DecodeError::at(
+                        op.span(),
+                        "'cp.async.wait_group' needs an integer constant 0..255",
+                    ))
+                }
+            }
+            return Ok(Op::CpAsyncWait { all: false });
+        }
+        let cache = m
+            .pick(&[(Flag::Ca, CacheOp::Ca), (Flag::Cg, CacheOp::Cg)])
+            .ok_or_else(|| DecodeError::new("'cp.async' needs .ca or .cg"))?;
+        let shared = m
+            .take(|x| *x == Modifier::Space(StateSpace::Shared))
+            .is_some()
+            || m.other("shared::cta");
+        if !shared
+            || m.take(|x| *x == Modifier::Space(StateSpace::Global))
+                .is_none()
+        {
+            return Err(DecodeError::new("'cp.async' copies .shared.global only"));
+        }
+        let hints = mem_hints(m);
+        if hints.l1.is_some() || hints.l2.is_some() {
+            return Err(DecodeError::new("'cp.async' takes no eviction priority"));
+        }
+        let n = inst.operands.len() - hints.cache_hint as usize;
+        if !(3..=4).contains(&n) {
+            return Err(DecodeError::new(format!(
+                "'cp.async' expects {} or {} operands, found {}",
+                3 + hints.cache_hint as usize,
+                4 + hints.cache_hint as usize,
+                inst.operands.len()
+            )));
+        }
+        let d = self.address(&inst.operands[0])?;
+        let a = self.address(&inst.operands[1])?;
+        let size = match &inst.operands[2] {
+            ast::Operand::Immediate(Immediate::Int(n @ (4 | 8 | 16)), _) => *n as u8,
+            op => {
+                return Err(DecodeError::at(
+                    op.span(),
+                    "'cp.async' copies 4, 8 or 16 bytes",
+                ))
+            }
+        };
+        if cache == CacheOp::Cg && size != 16 {
+            return Err(DecodeError::new("'cp.async.cg' copies 16 bytes"));
+        }
+        self.srcs.extend([d, a, Operand::Imm(size as u64)]);
+        let src_size = n == 4;
+        if src_size {
+            let s = self.src(&inst.operands[3], U32, Fit::Exact)?;
+            self.srcs.push(s);
+        }
+        self.cache_policy_operand(inst, hints)?;
+        Ok(Op::CpAsync(CpAsync {
+            cache,
+            size,
+            src_size,
+            hints,
+        }))
+    }
+
+    fn decode_createpolicy(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        use Eviction as E;
+        let form = m
+            .pick_other(&[("fractional", 0), ("range", 1), ("cvt", 2)])
+            .ok_or_else(|| DecodeError::new("'createpolicy' needs .fractional, .range or .cvt"))?;
+        let ty = m.need_ty()?;
+        self.check_ty(inst, ty, &[B64])?;
+        let d = self.dst(
+            inst.operands
+                .first()
+                .ok_or_else(|| DecodeError::new("'createpolicy' needs a destination"))?,
+            B64,
+            Fit::Exact,
+        )?;
+        self.dsts.push(d);
+        let kind = if form == 2 {
+            if !m.other("L2") {
+                return Err(DecodeError::new("'createpolicy.cvt' needs .L2"));
+            }
+            self.need_count(inst, 2)?;
+            let a = self.src(&inst.operands[1], B64, Fit::Exact)?;
+            self.srcs.push(a);
+            PolicyKind::Cvt
+        } else {
+            let primary = m
+                .pick_other(&[
+                    ("L2::evict_last", E::Last),
+                    ("L2::evict_normal", E::Normal),
+                    ("L2::evict_first", E::First),
+                    ("L2::evict_unchanged", E::Unchanged),
+                ])
+                .ok_or_else(|| DecodeError::new("'createpolicy' needs a primary priority"))?;
+            let secondary = m.pick_other(&[
+                ("L2::evict_first", E::First),
+                ("L2::evict_unchanged", E::Unchanged),
+            ]);
+            if form == 0 {
+                m.take(|x| *x == Modifier::Space(StateSpace::Global));
+                match inst.operands.len() {
+                    1 => self.srcs.push(Operand::Imm(1.0f32.to_bits() as u64)),
+                    2 => {
+                        let f = self.src(&inst.operands[1], F32, Fit::Exact)?;
+                        self.srcs.push(f);
+                    }
+                    n => {
+                        return Err(DecodeError::new(format!(
+                            "'createpolicy.fractional' expects 1 or 2 operands, found {n}"
+                        )))
+                    }
+                }
+                PolicyKind::Fractional { primary, secondary }
+            } else {
+                m.take(|x| *x == Modifier::Space(StateSpace::Global));
+                self.need_count(inst, 4)?;
+                let a = self.address(&inst.operands[1])?;
+                let p = self.src(&inst.operands[2], U32, Fit::Exact)?;
+                let t = self.src(&inst.operands[3], U32, Fit::Exact)?;
+                self.srcs.extend([a, p, t]);
+                PolicyKind::Range { primary, secondary }
+            }
+        };
+        Ok(Op::CreatePolicy(kind))
     }
 
     fn pred_dst(&self, name: &ast::Ident) -> Result<Operand> {
@@ -1576,6 +1759,7 @@ impl FnLower<'_, '_> {
             ])
             .unwrap_or(CacheOp::Default);
         let nc = opc == Opcode::Ld && m.flag(Flag::Nc);
+        let hints = mem_hints(m);
         let lanes = m.vector().unwrap_or(1);
         let ty = m.need_ty()?;
         if matches!(ty, Pred | S4 | U4 | B128 | Tf32 | E4m3 | E5m2) {
@@ -1619,7 +1803,7 @@ impl FnLower<'_, '_> {
             }
             _ => {}
         }
-        self.need_count(inst, 2)?;
+        self.need_count(inst, 2 + hints.cache_hint as usize)?;
         let access = MemAccess {
             space,
             ty,
@@ -1627,6 +1811,7 @@ impl FnLower<'_, '_> {
             order,
             cache,
             nc,
+            hints,
         };
         if is_load {
             if lanes == 1 {
@@ -1637,6 +1822,7 @@ impl FnLower<'_, '_> {
             }
             let a = self.address(&inst.operands[1])?;
             self.srcs.push(a);
+            self.cache_policy_operand(inst, hints)?;
             Ok(if opc == Opcode::Ld {
                 Op::Ld(access)
             } else {
@@ -1652,8 +1838,20 @@ impl FnLower<'_, '_> {
                 let v = self.vector(&inst.operands[1], lanes, ty, Fit::Wider, false)?;
                 self.srcs.extend(v);
             }
+            self.cache_policy_operand(inst, hints)?;
             Ok(Op::St(access))
         }
+    }
+
+    /// With `.L2::cache_hint`, the last operand is the 64-bit cache policy: a source.
+    fn cache_policy_operand(&mut self, inst: &ast::Instruction, hints: MemHints) -> Result<()> {
+        if hints.cache_hint {
+            if let Some(op) = inst.operands.last() {
+                let p = self.src(op, B64, Fit::Exact)?;
+                self.srcs.push(p);
+            }
+        }
+        Ok(())
     }
 
     fn decode_atomic(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {

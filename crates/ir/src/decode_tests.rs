@@ -612,6 +612,7 @@ fn decoded_fields_are_typed() {
             order: MemOrder::Weak,
             cache: CacheOp::Default,
             nc: true,
+            hints: Default::default(),
         })
     );
     assert_eq!(
@@ -727,8 +728,8 @@ fn rejected_instructions_name_the_problem() {
             "unsupported instruction 'wmma'",
         ),
         (
-            "cp.async.ca.shared.global [%r1], [%rd1], 16;",
-            "unsupported instruction 'cp'",
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], %r2, [%r3];",
+            "unsupported instruction 'cp.async.bulk'",
         ),
         (
             "div.f32 %f1, %f2, %f3;",
@@ -763,8 +764,20 @@ fn rejected_instructions_name_the_problem() {
             "f64 needs a rounding modifier",
         ),
         (
-            "ld.global.L1::evict_last.u32 %r1, [%rd1];",
-            "unsupported modifier '.L1::evict_last' on 'ld'",
+            "ld.global.L1::evict_bogus.u32 %r1, [%rd1];",
+            "unsupported modifier '.L1::evict_bogus' on 'ld'",
+        ),
+        (
+            "ld.global.L2::cache_hint.u32 %r1, [%rd1];",
+            "'ld' expects 3 operands, found 2",
+        ),
+        (
+            "ld.global.u32 {%r1, %r2}, [%rd1];",
+            "expected a destination register",
+        ),
+        (
+            "createpolicy.fractional.b64 %rd1, 0f3F800000;",
+            "'createpolicy' needs a primary priority",
         ),
         (
             "ld.param.u32 %r1, [nosuch];",
@@ -814,4 +827,124 @@ fn errors_are_located_at_line_and_column() {
 fn all_errors_are_reported() {
     let e = error_of("add.bogus.s32 %r1, %r2, %r3;\n  mul.s32 %r1, %r2, %r3;\n  bra $L_none;");
     assert_eq!(e.lines().count(), 3, "{e}");
+}
+
+#[test]
+fn modern_compiler_forms_of_loads_and_stores() {
+    // LLVM's NVPTX back end: one-element vectors and spaces inside the brackets.
+    assert_eq!(
+        roundtrip("@%p1 ld.global.b32 { %r1 }, [ %rd1 + 0 ];"),
+        "@%p1 ld.global.b32 %r1, [%rd1];"
+    );
+    assert_eq!(
+        roundtrip("st.global.b32 [ %rd1 + 4 ], { %r1 };"),
+        "st.global.b32 [%rd1+4], %r1;"
+    );
+    // Eviction priorities, prefetch sizes and the cache-policy operand (a source).
+    assert_eq!(
+        roundtrip("ld.global.L1::evict_last.L2::128B.v2.u32 {%r1, %r2}, [%rd1];"),
+        "ld.global.L1::evict_last.L2::128B.v2.u32 {%r1, %r2}, [%rd1];"
+    );
+    assert_eq!(
+        roundtrip("ld.global.nc.L1::no_allocate.L2::cache_hint.u32 %r1, [%rd1], %rd2;"),
+        "ld.global.nc.L1::no_allocate.L2::cache_hint.u32 %r1, [%rd1], %rd2;"
+    );
+    assert_eq!(
+        roundtrip("st.global.L1::no_allocate.L2::cache_hint.u32 [%rd1], %r1, %rd2;"),
+        "st.global.L1::no_allocate.L2::cache_hint.u32 [%rd1], %r1, %rd2;"
+    );
+    assert_eq!(
+        roundtrip("ld.global.L2::256B.u32 %r1, [%rd1];"),
+        "ld.global.L2::256B.u32 %r1, [%rd1];"
+    );
+}
+
+#[test]
+fn createpolicy_forms_decode() {
+    assert_eq!(
+        roundtrip("createpolicy.fractional.L2::evict_last.b64 %rd1, 0f3F800000;"),
+        "createpolicy.fractional.L2::evict_last.b64 %rd1, 0x3F800000;"
+    );
+    assert_eq!(
+        op_of("createpolicy.fractional.L2::evict_first.L2::evict_unchanged.b64 %rd1;"),
+        Op::CreatePolicy(PolicyKind::Fractional {
+            primary: Eviction::First,
+            secondary: Some(Eviction::Unchanged)
+        })
+    );
+    assert_eq!(
+        op_of("createpolicy.range.global.L2::evict_last.b64 %rd1, [%rd2], %r1, %r2;"),
+        Op::CreatePolicy(PolicyKind::Range {
+            primary: Eviction::Last,
+            secondary: None
+        })
+    );
+    assert_eq!(
+        op_of("createpolicy.cvt.L2.b64 %rd1, %rd2;"),
+        Op::CreatePolicy(PolicyKind::Cvt)
+    );
+    // Different policies encode differently; the encoding keeps the fraction.
+    let half = PolicyKind::Fractional {
+        primary: Eviction::Last,
+        secondary: None,
+    }
+    .encode(0.5f32.to_bits() as u64);
+    assert_eq!(half >> 32, 0.5f32.to_bits() as u64);
+    assert_ne!(half, PolicyKind::Cvt.encode(0.5f32.to_bits() as u64));
+}
+
+#[test]
+fn unsupported_instructions_are_reported_once_per_kernel_and_opcode() {
+    let e = error_of(
+        "wmma.bogus.x %r1;\n  wmma.bogus.y %r1;\n  wmma.bogus.z %r1;\n  \
+         add.bogus.s32 %r1, %r2, %r3;\n  add.bogus.s32 %r1, %r2, %r3;",
+    );
+    assert_eq!(e.lines().count(), 2, "{e}");
+    assert!(e.contains("[and 2 more in this kernel]"), "{e}");
+    assert!(e.contains("[and 1 more in this kernel]"), "{e}");
+}
+
+#[test]
+fn cp_async_forms_decode() {
+    assert_eq!(
+        roundtrip("cp.async.cg.shared.global [%r1], [%rd1], 16, %r2;"),
+        "cp.async.cg.shared.global [%r1], [%rd1], 16, %r2;"
+    );
+    assert_eq!(
+        op_of("cp.async.ca.shared.global.L2::cache_hint.L2::128B [%r1], [%rd1], 4, %rd2;"),
+        Op::CpAsync(CpAsync {
+            cache: CacheOp::Ca,
+            size: 4,
+            src_size: false,
+            hints: MemHints {
+                cache_hint: true,
+                l2_prefetch: Some(PrefetchSize::B128),
+                ..MemHints::default()
+            }
+        })
+    );
+    assert_eq!(op_of("cp.async.commit_group;"), Op::CpAsyncCommit);
+    assert_eq!(op_of("cp.async.wait_all;"), Op::CpAsyncWait { all: true });
+    assert_eq!(
+        roundtrip("cp.async.wait_group 2;"),
+        "cp.async.wait_group 2;"
+    );
+    for (inst, expected) in [
+        (
+            "cp.async.cg.shared.global [%r1], [%rd1], 8;",
+            "'cp.async.cg' copies 16 bytes",
+        ),
+        (
+            "cp.async.ca.shared.global [%r1], [%rd1], 12;",
+            "copies 4, 8 or 16 bytes",
+        ),
+        ("cp.async.wait_group %r1;", "needs an integer constant"),
+        (
+            "cp.async.ca.shared.local [%r1], [%rd1], 4;",
+            "copies .shared.global only",
+        ),
+    ] {
+        let e = error_of(inst);
+        assert!(e.contains(expected), "{inst}: {e}");
+    }
 }

@@ -160,7 +160,8 @@ pub fn exec_class(op: &Op) -> ExecClass {
         | Op::Pack { .. }
         | Op::Unpack { .. }
         | Op::Cvta { .. }
-        | Op::Isspacep { .. } => E::IntSimple,
+        | Op::Isspacep { .. }
+        | Op::CreatePolicy(_) => E::IntSimple,
         Op::Add { .. } | Op::Sub { .. } | Op::Abs { .. } | Op::Neg { .. } => E::IntAdd,
         Op::Min { .. } | Op::Max { .. } => E::IntMinMax,
         Op::Mul { .. } | Op::Mul24 { .. } => E::IntMul,
@@ -196,7 +197,8 @@ pub fn exec_class(op: &Op) -> ExecClass {
         }
         Op::Shfl { .. } => E::Shuffle,
         Op::Vote { .. } | Op::Match { .. } | Op::Redux { .. } | Op::Activemask => E::WarpVote,
-        Op::Ld(_) | Op::Ldu(_) => E::Load,
+        Op::Ld(_) | Op::Ldu(_) | Op::CpAsync(_) => E::Load,
+        Op::CpAsyncCommit | Op::CpAsyncWait { .. } => E::Fence,
         Op::St(_) => E::Store,
         Op::Atom(_) | Op::Red(_) => E::Atomic,
         Op::Prefetch { .. } => E::Prefetch,

@@ -234,6 +234,9 @@ pub(crate) struct FnLower<'a, 'm> {
     /// Operand buffers of the instruction being decoded.
     pub(crate) dsts: Vec<Operand>,
     pub(crate) srcs: Vec<Operand>,
+    /// Unsupported-feature errors reported so far, one per opcode: the opcode, the index
+    /// of its error in the module's list and how many more instructions had one.
+    unsupported: Vec<(&'static str, usize, u32)>,
 }
 
 impl<'a, 'm> FnLower<'a, 'm> {
@@ -255,6 +258,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
             label_pos: Vec::new(),
             dsts: Vec::new(),
             srcs: Vec::new(),
+            unsupported: Vec::new(),
         };
         let (params, size) = cx.params(&ast.params, false);
         let (rets, ret_size) = cx.params(&ast.return_params, true);
@@ -271,13 +275,43 @@ impl<'a, 'm> FnLower<'a, 'm> {
             }
             cfg::split_blocks(&mut cx.f, &cx.label_pos);
         }
+        for &(_, index, more) in &cx.unsupported {
+            if more > 0 {
+                if let Some(e) = cx.module.errors.get_mut(index) {
+                    e.message.push_str(&format!(
+                        " [and {more} more in this {}]",
+                        cx.f.kind.as_str()
+                    ));
+                }
+            }
+        }
         cx.f.compute_effects();
         cx.f
     }
 
     fn func_error(&mut self, at: Span, text: Span, message: String) {
-        let func = Some(self.f.describe());
+        let func = Some(format!(
+            "{} '{}'",
+            self.f.kind.as_str(),
+            crate::error::short_name(&self.f.name)
+        ));
         self.module.error(func, at, text, message);
+    }
+
+    /// Reports a decoding error; an unsupported instruction or modifier is reported once
+    /// per (function, opcode), the first occurrence counting the others.
+    fn decode_error(&mut self, inst: &ast::Instruction, e: DecodeError) {
+        let unsupported =
+            e.message.starts_with("unsupported ") || e.message.contains("not supported");
+        if unsupported {
+            let opcode = inst.opcode.as_str();
+            if let Some(seen) = self.unsupported.iter_mut().find(|(o, ..)| *o == opcode) {
+                seen.2 += 1;
+                return;
+            }
+            self.unsupported.push((opcode, self.module.errors.len(), 0));
+        }
+        self.func_error(e.span.unwrap_or(inst.span), inst.span, e.message);
     }
 
     /// Lays out parameters in declaration order; `.reg` parameters become registers.
@@ -509,7 +543,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
                     span: inst.span,
                 });
             }
-            Err(e) => self.func_error(e.span.unwrap_or(inst.span), inst.span, e.message),
+            Err(e) => self.decode_error(inst, e),
         }
     }
 

@@ -366,8 +366,8 @@ impl CacheOp {
     }
 }
 
-/// A load or store: `ld{.order}{.space}{.cache}{.nc}{.vN}.type`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A load or store: `ld{.order}{.space}{.cache}{.nc}{.hints}{.vN}.type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemAccess {
     pub space: Space,
     pub ty: ScalarType,
@@ -377,6 +377,83 @@ pub struct MemAccess {
     pub cache: CacheOp,
     /// `ld.global.nc`: through the read-only non-coherent cache.
     pub nc: bool,
+    /// Eviction priorities, L2 prefetch size and cache-policy operand (sm_70+/sm_80+).
+    pub hints: MemHints,
+}
+
+/// Hashes as the derived hash did before `hints` existed when the hints are the default:
+/// the timing model's reuse keys (WIR's buffer index) hash operations, and a load
+/// without hints must keep its key so that statistics stay those of earlier results.
+impl std::hash::Hash for MemAccess {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.space.hash(h);
+        self.ty.hash(h);
+        self.lanes.hash(h);
+        self.order.hash(h);
+        self.cache.hash(h);
+        self.nc.hash(h);
+        if self.hints != MemHints::default() {
+            self.hints.hash(h);
+        }
+    }
+}
+
+/// `.L2::64B`, `.L2::128B`, `.L2::256B`: how much the L2 may prefetch around the access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PrefetchSize {
+    B64,
+    B128,
+    B256,
+}
+
+impl PrefetchSize {
+    pub fn bytes(self) -> u32 {
+        match self {
+            PrefetchSize::B64 => 64,
+            PrefetchSize::B128 => 128,
+            PrefetchSize::B256 => 256,
+        }
+    }
+}
+
+/// Eviction priority of a level (ISA §9.7.9.8, "Eviction priority").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Eviction {
+    Normal,
+    Unchanged,
+    First,
+    Last,
+    NoAllocate,
+}
+
+impl Eviction {
+    pub const ALL: &'static [(&'static str, Eviction)] = &[
+        ("evict_normal", Eviction::Normal),
+        ("evict_unchanged", Eviction::Unchanged),
+        ("evict_first", Eviction::First),
+        ("evict_last", Eviction::Last),
+        ("no_allocate", Eviction::NoAllocate),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        Eviction::ALL
+            .iter()
+            .find(|(_, e)| *e == self)
+            .map_or("?", |(s, _)| s)
+    }
+}
+
+/// The performance hints of a load or store: `.L1::evict_*`, `.L2::evict_*`,
+/// `.L2::64B|128B|256B` (prefetch size) and `.L2::cache_hint` (a 64-bit cache-policy
+/// operand after the others). They change no value; the timing model does not model
+/// eviction priorities, so they are kept for printing and reporting only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MemHints {
+    pub l1: Option<Eviction>,
+    pub l2: Option<Eviction>,
+    pub l2_prefetch: Option<PrefetchSize>,
+    /// `.L2::cache_hint`: the last source operand is the policy register.
+    pub cache_hint: bool,
 }
 
 /// Atomic and reduction operations.
@@ -508,6 +585,53 @@ pub enum FenceSem {
     Sc,
     /// `fence.acq_rel.*` (also what plain `fence.scope` means).
     AcqRel,
+}
+
+/// `cp.async.{ca,cg}.shared.global{.L2::cache_hint}{.L2::prefetch}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CpAsync {
+    /// `.ca` (through L1) or `.cg` (L2 only; 16-byte copies).
+    pub cache: CacheOp,
+    /// 4, 8 or 16 bytes.
+    pub size: u8,
+    /// Whether a source-size operand follows the addresses.
+    pub src_size: bool,
+    pub hints: MemHints,
+}
+
+/// How `createpolicy` forms its policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PolicyKind {
+    /// `.fractional.L2::primary{.L2::secondary}`: a fraction of accesses gets `primary`.
+    Fractional {
+        primary: Eviction,
+        secondary: Option<Eviction>,
+    },
+    /// `.range.L2::primary{.L2::secondary}`: accesses within a range get `primary`.
+    Range {
+        primary: Eviction,
+        secondary: Option<Eviction>,
+    },
+    /// `.cvt.L2`: converts a CUDA access property.
+    Cvt,
+}
+
+impl PolicyKind {
+    /// The opaque 64-bit policy value: which form and priorities, and (fractional) the
+    /// fraction's f32 bits. Programs only pass it back to `.L2::cache_hint`, so any
+    /// deterministic encoding is faithful.
+    pub fn encode(self, operand: u64) -> u64 {
+        let code = |e: Option<Eviction>| e.map_or(0, |e| e as u64 + 1);
+        match self {
+            PolicyKind::Fractional { primary, secondary } => {
+                1 | code(Some(primary)) << 4 | code(secondary) << 8 | (operand & 0xFFFF_FFFF) << 32
+            }
+            PolicyKind::Range { primary, secondary } => {
+                2 | code(Some(primary)) << 4 | code(secondary) << 8
+            }
+            PolicyKind::Cvt => 3 | (operand & 0xFFFF_FFFF) << 32,
+        }
+    }
 }
 
 /// `prefetch` targets.
@@ -1047,6 +1171,24 @@ pub enum Op {
         query: TexQuery,
         ty: ScalarType,
     },
+
+    // ---- asynchronous copies and cache policies (ISA §9.7.9.16, §9.7.9.25) ----
+    // Last in the enum: the derived hash numbers variants, and reuse keys hash operations.
+    /// `; [dst(.shared)], [src(.global)], size{, src_size(.u32)}{, policy(.b64)}`: an
+    /// asynchronous copy of `size` bytes into shared memory, zero-filled past `src_size`
+    /// (ISA §9.7.9.25). The data become visible at the `cp.async.wait_group` or
+    /// `cp.async.wait_all` that covers its group.
+    CpAsync(CpAsync),
+    /// `cp.async.commit_group`: closes the warp's open group of copies.
+    CpAsyncCommit,
+    /// `; n(.u32 immediate)` (`wait_group n`): waits until at most `n` committed groups
+    /// are pending; `all` (`wait_all`) commits the open group and waits for every copy.
+    CpAsyncWait {
+        all: bool,
+    },
+    /// `d(.b64); fraction` (`.fractional`), `d; [a], primary, total` (`.range`) or
+    /// `d; a` (`.cvt`): an L2 cache policy for `.L2::cache_hint` (ISA §9.7.9.16).
+    CreatePolicy(PolicyKind),
 }
 
 impl Op {
@@ -1142,6 +1284,8 @@ impl Op {
             Op::Trap => "trap",
             Op::Brkpt => "brkpt",
             Op::Nanosleep => "nanosleep",
+            Op::CreatePolicy(_) => "createpolicy",
+            Op::CpAsync(_) | Op::CpAsyncCommit | Op::CpAsyncWait { .. } => "cp",
             Op::Tex(t) if t.gather.is_some() => "tld4",
             Op::Tex(_) => "tex",
             Op::Txq { .. } => "txq",
@@ -1218,11 +1362,26 @@ impl Mods<'_> {
             }
         }
     }
+    fn hints(&mut self, h: &MemHints) {
+        if let Some(e) = h.l1 {
+            self.push(&format!("L1::{}", e.as_str()));
+        }
+        if let Some(e) = h.l2 {
+            self.push(&format!("L2::{}", e.as_str()));
+        }
+        if h.cache_hint {
+            self.push("L2::cache_hint");
+        }
+        if let Some(b) = h.l2_prefetch {
+            self.push(&format!("L2::{}B", b.bytes()));
+        }
+    }
     fn mem(&mut self, m: &MemAccess) {
         self.order(m.order);
         self.push(m.space.as_str());
         self.push(m.cache.as_str());
         self.flag(m.nc, "nc");
+        self.hints(&m.hints);
         if m.lanes > 1 {
             self.push(&format!("v{}", m.lanes));
         }
@@ -1492,6 +1651,42 @@ impl fmt::Display for Op {
             Op::Call(c) => m.flag(c.uni, "uni"),
             Op::Exit | Op::Trap | Op::Brkpt => {}
             Op::Nanosleep => m.push("u32"),
+            Op::CpAsync(c) => {
+                m.push("async");
+                m.push(c.cache.as_str());
+                m.push("shared");
+                m.push("global");
+                m.hints(&c.hints);
+            }
+            Op::CpAsyncCommit => {
+                m.push("async");
+                m.push("commit_group");
+            }
+            Op::CpAsyncWait { all } => {
+                m.push("async");
+                m.push(if *all { "wait_all" } else { "wait_group" });
+            }
+            Op::CreatePolicy(kind) => {
+                match kind {
+                    PolicyKind::Fractional { primary, secondary }
+                    | PolicyKind::Range { primary, secondary } => {
+                        m.push(if matches!(kind, PolicyKind::Range { .. }) {
+                            "range"
+                        } else {
+                            "fractional"
+                        });
+                        m.push(&format!("L2::{}", primary.as_str()));
+                        if let Some(e) = secondary {
+                            m.push(&format!("L2::{}", e.as_str()));
+                        }
+                    }
+                    PolicyKind::Cvt => {
+                        m.push("cvt");
+                        m.push("L2");
+                    }
+                }
+                m.push("b64");
+            }
             Op::Tex(t) => {
                 if let Some(c) = t.gather {
                     m.push(c.as_str());
@@ -1553,8 +1748,16 @@ mod tests {
             order: MemOrder::Weak,
             cache: CacheOp::Default,
             nc: true,
+            hints: MemHints {
+                l1: Some(Eviction::Last),
+                l2_prefetch: Some(PrefetchSize::B128),
+                ..MemHints::default()
+            },
         });
-        assert_eq!(op.to_string(), "ld.global.nc.v4.f32");
+        assert_eq!(
+            op.to_string(),
+            "ld.global.nc.L1::evict_last.L2::128B.v4.f32"
+        );
         let op = Op::Cvta {
             to_generic: false,
             space: Space::Global,

@@ -72,6 +72,23 @@ pub struct ChipConfig {
     /// front end's launch overhead; default 0). Counted in the kernel's cycles.
     #[serde(default, skip_serializing_if = "Cycles::is_zero")]
     pub kernel_launch_latency: Cycles,
+    /// Compute capability the simulated device reports to programs, as major × 10 +
+    /// minor (`cudaGetDeviceProperties`; default 70, sm_70). Programs that check it
+    /// choose their code paths by it (tensor-core kernels need 80 and above); the
+    /// simulator runs whatever PTX the program carries either way.
+    #[serde(
+        default = "default_compute_capability",
+        skip_serializing_if = "is_default_compute_capability"
+    )]
+    pub compute_capability: u32,
+}
+
+fn default_compute_capability() -> u32 {
+    70
+}
+
+fn is_default_compute_capability(v: &u32) -> bool {
+    *v == default_compute_capability()
 }
 
 /// Warp scheduling policy of each warp scheduler.
@@ -1463,6 +1480,15 @@ impl GpuConfig {
         nonzero("gpu.num_sms", g.num_sms)?;
         nonzero("gpu.core_clock_mhz", g.core_clock_mhz)?;
         nonzero("gpu.memory_clock_mhz", g.memory_clock_mhz)?;
+        if !(10..=99).contains(&g.compute_capability) {
+            return Err(ConfigError::Invalid {
+                key: "gpu.compute_capability".into(),
+                message: format!(
+                    "{} is not a compute capability written as major x 10 + minor (e.g. 80 for 8.0)",
+                    g.compute_capability
+                ),
+            });
+        }
 
         let sm = &self.sm;
         nonzero("sm.max_warps", sm.max_warps)?;
@@ -2237,6 +2263,18 @@ mod tests {
             .all(|s| s == energy::sized::EXPLICIT_SOURCE));
         back.energy.sources = g.energy.sources.clone();
         assert_eq!(back, g);
+    }
+
+    #[test]
+    fn compute_capability_is_a_key_with_a_sm_70_default() {
+        assert_eq!(load("gtx480", &[]).unwrap().gpu.compute_capability, 70);
+        let a = load("gtx480", &["gpu.compute_capability=86"]).unwrap();
+        assert_eq!(a.gpu.compute_capability, 86);
+        let e = load("gtx480", &["gpu.compute_capability=860"]).unwrap_err();
+        assert!(e.to_string().contains("gpu.compute_capability"), "{e}");
+        // The default is not written out, so existing statistics files stay as they were.
+        let text = toml::to_string(&load("gtx480", &[]).unwrap()).unwrap();
+        assert!(!text.contains("compute_capability"), "{text}");
     }
 
     #[test]

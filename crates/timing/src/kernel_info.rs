@@ -138,10 +138,36 @@ pub struct InstInfo {
     pub class: OpClass,
     /// Instruction-level hints.
     pub hint: InstHint,
+    /// Its part in asynchronous copies (`cp.async` and its waits).
+    pub async_copy: AsyncCopyRole,
     srcs_start: u32,
     num_srcs: u8,
     dsts_start: u32,
     num_dsts: u8,
+}
+
+/// What an instruction does with asynchronous global-to-shared copies (Ampere's LDGSTS):
+/// the copy moves data without a register result, and the wait holds its warp until the
+/// warp's copies in flight have completed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AsyncCopyRole {
+    #[default]
+    None,
+    /// `cp.async`.
+    Copy,
+    /// `cp.async.wait_group`/`wait_all`: waits for every copy of the warp in flight (a
+    /// `wait_group n` with n > 0 is timed as `wait_group 0`, a conservative bound).
+    Wait,
+}
+
+impl AsyncCopyRole {
+    pub fn of(op: &Op) -> AsyncCopyRole {
+        match op {
+            Op::CpAsync(_) => AsyncCopyRole::Copy,
+            Op::CpAsyncWait { .. } => AsyncCopyRole::Wait,
+            _ => AsyncCopyRole::None,
+        }
+    }
 }
 
 /// The instruction a warp executes when it runs off the end of a body (the emulator's
@@ -153,6 +179,7 @@ const IMPLICIT_EXIT: InstInfo = InstInfo {
         interval_entry: None,
         reuse: None,
     },
+    async_copy: AsyncCopyRole::None,
     srcs_start: 0,
     num_srcs: 0,
     dsts_start: 0,
@@ -611,6 +638,7 @@ fn build_function(
                 reuse: reuse_key(func, id, class),
                 ..InstHint::default()
             },
+            async_copy: AsyncCopyRole::of(&inst.op),
             srcs_start,
             num_srcs,
             dsts_start,

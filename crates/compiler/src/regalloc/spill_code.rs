@@ -118,6 +118,7 @@ pub fn insert_spill_code(
         order: MemOrder::Weak,
         cache: CacheOp::Default,
         nc: false,
+        hints: Default::default(),
     };
     let temp_of = |inst: InstId, vreg: RegId| -> Result<RegId, SpillCodeError> {
         temp.get(&(inst, vreg))

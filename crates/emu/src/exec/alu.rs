@@ -6,7 +6,7 @@ use ir::op::{self, AtomOp, BarrierKind, BoolOp, Callee, CmpOp, Op, Precision, Sc
 
 use super::{
     lanes, printf, AccessKind, Barrier, Cta, Frame, LaneError, Launch, MemInfo, MemSpace,
-    PendingRed, SimtEntry, StepEvent, Warp, WarpStatus, WARP_SIZE,
+    PendingCopy, PendingRed, SimtEntry, StepEvent, Warp, WarpStatus, WARP_SIZE,
 };
 use crate::error::ErrorKind;
 use crate::memory::{
@@ -1379,6 +1379,119 @@ impl Launch<'_> {
                 }
             }
             Op::Prefetch { .. } | Op::Fence { .. } | Op::Nanosleep | Op::BarWarpSync => {}
+            Op::CpAsync(c) => {
+                let (dst, src) = (src!(0), src!(1));
+                let (Src::Addr { base: dbase, .. }, Src::Addr { base: sbase, .. }) = (dst, src)
+                else {
+                    return Err(unsupported("cp.async: address operands expected"));
+                };
+                let size = u32::from(c.size);
+                step.mem = Some(MemInfo {
+                    space: MemSpace::Global,
+                    kind: AccessKind::Load,
+                    bytes: size,
+                });
+                let sp = Spaces {
+                    global: self.mem,
+                    shared,
+                    local: &mut warp.local,
+                    params: &self.params,
+                };
+                for l in lanes(exec) {
+                    let frame = &warp.frames[frame_i];
+                    let d = effective_address(
+                        Space::Shared,
+                        dbase,
+                        read(frame, &sc, dst, l),
+                        &ef.reg_bits,
+                    );
+                    let a = effective_address(
+                        Space::Global,
+                        sbase,
+                        read(frame, &sc, src, l),
+                        &ef.reg_bits,
+                    );
+                    let valid = if c.src_size {
+                        (read(frame, &sc, src!(3), l) as u32).min(size)
+                    } else {
+                        size
+                    };
+                    step.addrs[l] = a;
+                    step.lane_spaces[l] = MemSpace::Global;
+                    check_aligned(d, size).map_err(|e| (e.into(), Some(l)))?;
+                    check_aligned(a, size).map_err(|e| (e.into(), Some(l)))?;
+                    let Phys::Shared(shared_offset) = resolve(Space::Shared, dbase, d, in_kernel)
+                    else {
+                        return Err((
+                            ErrorKind::Unsupported(
+                                "cp.async: the destination is not shared memory".into(),
+                            ),
+                            Some(l),
+                        ));
+                    };
+                    let p = resolve(Space::Global, sbase, a, in_kernel);
+                    let mut bytes = [0u8; 16];
+                    // Only the source bytes below `src_size` are read: a zero source size
+                    // is how compilers predicate a copy off, often with a wild pointer.
+                    for (i, b) in bytes.iter_mut().enumerate().take(valid as usize) {
+                        *b = sp
+                            .read(offset_phys(p, i as u64), 1, l)
+                            .map_err(|k| (k, Some(l)))? as u8;
+                    }
+                    if self.stray_lane.is_none() && sp.global.has_stray() {
+                        self.stray_lane = Some(l);
+                    }
+                    warp.async_copies.push(PendingCopy {
+                        group: warp.async_groups,
+                        shared_offset,
+                        len: c.size,
+                        bytes,
+                    });
+                }
+            }
+            Op::CpAsyncCommit => {
+                if exec != 0 {
+                    warp.async_groups += 1;
+                }
+            }
+            Op::CpAsyncWait { all } => {
+                if exec != 0 {
+                    let visible_before = if *all {
+                        warp.async_groups += 1;
+                        warp.async_groups
+                    } else {
+                        let n = match src!(0) {
+                            Src::Imm(n) => n as u32,
+                            _ => 0,
+                        };
+                        warp.async_groups.saturating_sub(n)
+                    };
+                    let mut kept = 0;
+                    for i in 0..warp.async_copies.len() {
+                        let c = warp.async_copies[i];
+                        if c.group < visible_before {
+                            for k in 0..c.len as u64 {
+                                shared
+                                    .write_uint(
+                                        "shared",
+                                        c.shared_offset + k,
+                                        1,
+                                        c.bytes[k as usize] as u64,
+                                    )
+                                    .map_err(|e| (e.into(), None))?;
+                            }
+                        } else {
+                            warp.async_copies[kept] = c;
+                            kept += 1;
+                        }
+                    }
+                    warp.async_copies.truncate(kept);
+                }
+            }
+            Op::CreatePolicy(kind) => {
+                let a = src!(0);
+                map!(|l| kind.encode(rd!(a, l)))
+            }
             Op::Atom(a) | Op::Red(a) => {
                 let is_atom = matches!(inst.op, Op::Atom(_));
                 let size = (a.ty.bits() / 8).max(4);

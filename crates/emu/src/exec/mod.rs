@@ -207,6 +207,16 @@ struct PendingRed {
     kind: BarrierKind,
 }
 
+/// One lane's `cp.async` whose data are not visible yet: the shared-memory offset it
+/// writes, the bytes it read (zero-filled past its source size) and its commit group.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PendingCopy {
+    pub group: u32,
+    pub shared_offset: u64,
+    pub len: u8,
+    pub bytes: [u8; 16],
+}
+
 #[derive(Debug)]
 struct Warp {
     index: u32,
@@ -218,6 +228,10 @@ struct Warp {
     carry: u32,
     local: Vec<Vec<u8>>,
     pending_red: Option<PendingRed>,
+    /// `cp.async` copies not yet made visible by a wait, oldest first.
+    async_copies: Vec<PendingCopy>,
+    /// `cp.async.commit_group`s executed: the open group's number.
+    async_groups: u32,
     /// Pc of the barrier the warp waits at (for deadlock reports).
     wait_pc: u32,
     instructions: u64,
@@ -402,6 +416,8 @@ impl<'e> Launch<'e> {
                 carry: 0,
                 local: Vec::new(),
                 pending_red: None,
+                async_copies: Vec::new(),
+                async_groups: 0,
                 wait_pc: 0,
                 instructions: 0,
             };

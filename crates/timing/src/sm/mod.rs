@@ -66,7 +66,7 @@ use crate::address_map::AddressMap;
 use crate::cache::{LineAddr, SectorMask};
 use crate::coalescer::{CoalescedAccess, Coalescer, LineAccess};
 use crate::config::{Dependence, GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
-use crate::kernel_info::KernelInfo;
+use crate::kernel_info::{AsyncCopyRole, KernelInfo};
 use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space, Stall};
 use crate::rf::ledger::OperandCounts;
 use crate::rf::{
@@ -145,6 +145,8 @@ struct Warp {
     at_barrier: bool,
     exited: bool,
     inflight: u32,
+    /// `cp.async` copies issued and not yet completed.
+    async_copies: u32,
     scoreboard: Scoreboard,
     /// The last issued instruction ended a strand (`InstHint::strand_end`).
     strand_ended: bool,
@@ -170,6 +172,7 @@ impl Warp {
             at_barrier: false,
             exited: false,
             inflight: 0,
+            async_copies: 0,
             scoreboard: Scoreboard::default(),
             strand_ended: false,
         }
@@ -198,6 +201,8 @@ struct InFlight {
     early_release: Option<Cycle>,
     /// Its destinations are released by the stall counter, not by its write.
     stall_counted: bool,
+    /// A `cp.async` with a memory side: its warp's count drops when it retires.
+    async_copy: bool,
 }
 
 const PART_L1D: u8 = 1;
@@ -809,6 +814,9 @@ impl Sm {
         let w = f.warp as usize;
         let warp = &mut self.warps[w];
         warp.inflight = warp.inflight.saturating_sub(1);
+        if f.async_copy {
+            warp.async_copies = warp.async_copies.saturating_sub(1);
+        }
         if warp.exited && warp.inflight == 0 {
             self.retire_warp(w);
         }
@@ -872,6 +880,9 @@ impl Sm {
         }
         let warp = &self.warps[w as usize];
         let ii = info.inst(func, pc);
+        if ii.async_copy == AsyncCopyRole::Wait && warp.async_copies > 0 {
+            return Err(StallReason::Memory);
+        }
         let srcs = info.srcs(func, ii);
         let dsts = info.dsts(func, ii);
         if warp.ib_count == 0 {
@@ -1088,11 +1099,15 @@ impl Sm {
             lanes: step.exec_mask.count_ones(),
             early_release,
             stall_counted,
+            async_copy: ii.async_copy == AsyncCopyRole::Copy && memop != NO_MEMOP,
         });
         if let Some(at) = early_release {
             self.events.push(at, token, EventKind::StallCountDone);
         }
         let warp = &mut self.warps[wi];
+        if ii.async_copy == AsyncCopyRole::Copy && memop != NO_MEMOP {
+            warp.async_copies += 1;
+        }
         warp.scoreboard.reserve(dsts, long);
         warp.inflight += 1;
         warp.strand_ended = ii.hint.strand_end;
