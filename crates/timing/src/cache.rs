@@ -1064,6 +1064,103 @@ mod tests {
         LineAddr((i * sets + set) * 128)
     }
 
+    /// The gtx480 L1D, with the given `--set`s.
+    fn gtx480_l1d(sets: &[&str]) -> CacheConfig {
+        let o: Vec<_> = sets
+            .iter()
+            .map(|s| crate::config::Override::parse(s).unwrap())
+            .collect();
+        crate::config::GpuConfig::load("gtx480", &crate::config::default_configs_dir(), &o)
+            .unwrap()
+            .l1d
+    }
+
+    /// A warp's load in the row walk (built-in `matvec_rows`): lane `l` of warp `w` reads
+    /// word `j` of row `32 w + l`, rows 4 KB apart. Returns the outcomes in lane order,
+    /// stopping at the first reservation failure as the LD/ST unit does.
+    fn row_walk_load(c: &mut Cache<u32>, warp: u64, j: u64) -> Vec<Outcome> {
+        let mut out = vec![];
+        for lane in 0..32 {
+            let row = 32 * warp + lane;
+            let addr = row * 4096 + j * 4;
+            let sector = SectorMask::sector(((addr % 128) / 32) as u32);
+            let a = c.access(c.line_of(addr), sector, CacheOp::Read, row as u32);
+            out.push(a.outcome);
+            if let Outcome::ReservationFail(_) = a.outcome {
+                break;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn row_walk_known_answers_for_the_l1d_allocation_rules() {
+        use Outcome::*;
+        use ReservationFailure::*;
+        // Linear sets (the papers' model): the 32 rows of a warp share one 4-way set, so
+        // the fifth line finds every way reserved for a fill in flight.
+        let mut c: Cache<u32> = Cache::new(&gtx480_l1d(&["memory.model=paper"]));
+        let w0 = row_walk_load(&mut c, 0, 0);
+        assert_eq!(
+            w0,
+            [vec![Miss; 4], vec![ReservationFail(NoEvictableWay)]].concat()
+        );
+
+        // Fermi's XOR hash folds row bits 1, 2, 3 (address bits 13-15) and 5 (bit 17) into
+        // the set: warp 0 fills sets 0-7 and warp 1 sets 8-15, four rows a set, so both
+        // are accepted, and they take the 64 MSHRs (one per line in flight): warp 2 is
+        // refused for want of an MSHR, which is looked for before a way.
+        let mut c: Cache<u32> = Cache::new(&gtx480_l1d(&[]));
+        assert_eq!(row_walk_load(&mut c, 0, 0), vec![Miss; 32]);
+        assert_eq!(row_walk_load(&mut c, 1, 0), vec![Miss; 32]);
+        assert_eq!(c.free_mshrs(), 0);
+        assert_eq!(row_walk_load(&mut c, 2, 0), vec![ReservationFail(MshrFull)]);
+        // With MSHRs to spare, warp 2 (rows 64-95) lands on warp 0's sets while their
+        // fills are in flight: the reservation failure of allocate-on-miss.
+        let mut c: Cache<u32> = Cache::new(&gtx480_l1d(&["l1d.mshrs=128"]));
+        row_walk_load(&mut c, 0, 0);
+        row_walk_load(&mut c, 1, 0);
+        assert_eq!(
+            row_walk_load(&mut c, 2, 0),
+            vec![ReservationFail(NoEvictableWay)]
+        );
+        // Line fetch: each fill brings the whole row segment, so the next 31 words of
+        // warp 0 hit...
+        let mut done = vec![];
+        for row in 0..32u64 {
+            c.fill(c.line_of(row * 4096), SectorMask::first(4), &mut done);
+        }
+        assert_eq!(done.len(), 32);
+        assert_eq!(row_walk_load(&mut c, 0, 1), vec![Hit; 32]);
+        // ... unless warp 2 gets there first: its misses evict warp 0's filled lines
+        // (least recently used), and warp 0 misses again.
+        let mut c2: Cache<u32> = Cache::new(&gtx480_l1d(&[]));
+        row_walk_load(&mut c2, 0, 0);
+        for row in 0..32u64 {
+            c2.fill(c2.line_of(row * 4096), SectorMask::first(4), &mut done);
+        }
+        assert_eq!(row_walk_load(&mut c2, 2, 0), vec![Miss; 32]);
+        assert_eq!(
+            row_walk_load(&mut c2, 0, 1)[0],
+            ReservationFail(NoEvictableWay)
+        );
+
+        // Allocate-on-fill reserves no way: warp 2 is accepted while warp 0's fills are in
+        // flight; only the MSHR count refuses it.
+        let on_fill = ["l1d.allocation=on_fill", "l1d.mshrs=128"];
+        let mut c: Cache<u32> = Cache::new(&gtx480_l1d(&on_fill));
+        row_walk_load(&mut c, 0, 0);
+        row_walk_load(&mut c, 1, 0);
+        assert_eq!(row_walk_load(&mut c, 2, 0), vec![Miss; 32]);
+        let mut c: Cache<u32> = Cache::new(&gtx480_l1d(&["l1d.mshrs=40"]));
+        row_walk_load(&mut c, 0, 0);
+        let w1 = row_walk_load(&mut c, 1, 0);
+        assert_eq!(
+            w1,
+            [vec![Miss; 8], vec![ReservationFail(MshrFull)]].concat()
+        );
+    }
+
     #[test]
     fn miss_then_fill_then_hit() {
         let mut c: Cache<u32> = Cache::new(&cfg(4096, 4, 4, 4)); // 8 sets

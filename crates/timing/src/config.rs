@@ -56,6 +56,128 @@ pub struct GpuConfig {
         skip_serializing_if = "crate::register_budget::CompilerConfig::is_default"
     )]
     pub compiler: crate::register_budget::CompilerConfig,
+    /// Which memory-system mechanisms the config uses: its GPU's own, or the simplified
+    /// ones of the papers it reproduces (optional; default: as written).
+    #[serde(default, skip_serializing_if = "MemoryModelConfig::is_default")]
+    pub memory: MemoryModelConfig,
+}
+
+/// `[memory]`: the memory-system model a config selects.
+///
+/// A config describes its GPU's memory mechanisms (set-index hashing, line or sector
+/// fetch, DRAM address mapping, L1 invalidation between kernels, ...) with the ordinary
+/// keys. Where the papers it reproduces simulated a simpler memory system, the config
+/// lists those simplifications in `paper` as `key=value` settings (the syntax of
+/// `--set`), and `model = "paper"` applies them when the config is loaded, before the
+/// user's own `--set`s, which keep the last word.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryModelConfig {
+    /// `hardware` (default): the keys as written; `paper`: with `paper` applied.
+    #[serde(default)]
+    pub model: MemoryModel,
+    /// The papers' simplifications, `key=value` each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paper: Vec<String>,
+}
+
+impl MemoryModelConfig {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// See [`MemoryModelConfig`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryModel {
+    /// The GPU's own mechanisms, as the config's keys say.
+    #[default]
+    Hardware,
+    /// The papers' simplified memory system (`memory.paper` applied).
+    Paper,
+}
+
+/// One of `memory.paper`'s settings: `key=value` (as `--set`), or `unset key` (the key
+/// removed, so that its default applies: e.g. no `dram.address_mapping`).
+enum PaperSetting {
+    Set(Override),
+    Unset(Vec<String>),
+}
+
+impl PaperSetting {
+    fn apply(&self, doc: &mut toml::Table) -> Result<(), ConfigError> {
+        match self {
+            PaperSetting::Set(o) => o.apply(doc),
+            PaperSetting::Unset(path) => {
+                let Some((last, parents)) = path.split_last() else {
+                    return Ok(());
+                };
+                let mut table = doc;
+                for part in parents {
+                    match table.get_mut(part) {
+                        Some(toml::Value::Table(t)) => table = t,
+                        _ => return Ok(()),
+                    }
+                }
+                table.remove(last);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// With `memory.model = "paper"` in `doc`, the `memory.paper` settings, parsed; else none.
+/// A malformed list or entry is an error naming `memory.paper` in `origin`.
+fn paper_memory_settings(
+    doc: &toml::Table,
+    origin: &str,
+) -> Result<Vec<PaperSetting>, ConfigError> {
+    let Some(memory) = doc.get("memory").and_then(toml::Value::as_table) else {
+        return Ok(Vec::new());
+    };
+    if memory.get("model").and_then(toml::Value::as_str) != Some("paper") {
+        return Ok(Vec::new());
+    }
+    let field = |message: String| ConfigError::Field {
+        origin: origin.to_owned(),
+        key: "memory.paper".to_owned(),
+        message,
+    };
+    let Some(list) = memory.get("paper").and_then(toml::Value::as_array) else {
+        return Err(field(
+            "memory.model = \"paper\" needs the list of the papers' settings here".to_owned(),
+        ));
+    };
+    list.iter()
+        .map(|v| {
+            let text = v.as_str().ok_or_else(|| {
+                field(format!(
+                    "`{v}` is not a \"key=value\" or \"unset key\" string"
+                ))
+            })?;
+            let setting = match text.strip_prefix("unset ") {
+                Some(key) => {
+                    let path: Vec<String> = key.trim().split('.').map(str::to_owned).collect();
+                    if path.iter().any(|p| p.trim().is_empty()) {
+                        return Err(field(format!("`{text}`: empty component in the key path")));
+                    }
+                    PaperSetting::Unset(path)
+                }
+                None => PaperSetting::Set(Override::parse(text).map_err(|e| field(e.to_string()))?),
+            };
+            let first = match &setting {
+                PaperSetting::Set(o) => o.path.first(),
+                PaperSetting::Unset(p) => p.first(),
+            };
+            if first.is_some_and(|p| p == "memory") {
+                return Err(field(format!(
+                    "`{text}` may not set the memory model itself"
+                )));
+            }
+            Ok(setting)
+        })
+        .collect()
 }
 
 /// `[gpu]`: chip-level parameters.
@@ -1392,6 +1514,17 @@ impl GpuConfig {
         for o in overrides {
             o.apply(&mut doc)?;
         }
+        // The papers' memory system, when selected (in the file or by an override): its
+        // settings first, then the user's overrides again so that theirs win.
+        let paper = paper_memory_settings(&doc, origin)?;
+        if !paper.is_empty() {
+            for p in &paper {
+                p.apply(&mut doc)?;
+            }
+            for o in overrides {
+                o.apply(&mut doc)?;
+            }
+        }
         // Deserialize from a canonical rendering of the document so that error spans can
         // be mapped back to dotted key paths, whether the key came from the file or from
         // an override.
@@ -2174,6 +2307,68 @@ mod tests {
     }
 
     #[test]
+    fn the_paper_memory_model_restores_the_papers_simplified_mechanisms() {
+        // gtx480 and qv100 use their GPUs' mechanisms by default ...
+        let g = load("gtx480", &[]).unwrap();
+        assert_eq!(g.memory.model, MemoryModel::Hardware);
+        assert_eq!(g.l1d.fetch, FetchGranularity::Line);
+        assert_ne!(g.l1d.set_index, IndexFunction::default());
+        assert!(g.l1d.invalidate_between_kernels && g.l2.fill_on_host_copy);
+        assert!(g.dram.address_mapping.is_some());
+        let q = load("qv100", &[]).unwrap();
+        assert_eq!((q.l1d.size_bytes, q.l1d.ways), (131072, 256));
+        assert_eq!(q.l1d.shared_carveouts.last(), Some(&98304));
+        assert_ne!(q.l2.slice.set_index, IndexFunction::default());
+        // ... and the papers' simplified memory system on request, with the papers'
+        // parameters unchanged.
+        let gp = load("gtx480", &["memory.model=paper"]).unwrap();
+        assert_eq!(gp.memory.model, MemoryModel::Paper);
+        assert_eq!(gp.l1d.fetch, FetchGranularity::Sector);
+        assert_eq!(gp.l1d.set_index, IndexFunction::default());
+        assert!(!gp.l1d.invalidate_between_kernels && !gp.l2.fill_on_host_copy);
+        assert_eq!(
+            (gp.dram.address_mapping.as_ref(), gp.dram.row_bytes),
+            (None, 2048)
+        );
+        assert_eq!(
+            (gp.l1d.size_bytes, gp.l1d.latency),
+            (g.l1d.size_bytes, g.l1d.latency)
+        );
+        let qp = load("qv100", &["memory.model=paper"]).unwrap();
+        assert_eq!((qp.l1d.size_bytes, qp.l1d.ways), (32768, 4));
+        assert!(qp.l1d.shared_carveouts.is_empty());
+        assert_eq!(qp.l2.slice.set_index, IndexFunction::default());
+        assert!(qp.dram.address_mapping.is_none());
+        // The user's own settings win over the paper's.
+        let mixed = load("gtx480", &["memory.model=paper", "l1d.fetch=line"]).unwrap();
+        assert_eq!(mixed.l1d.fetch, FetchGranularity::Line);
+    }
+
+    #[test]
+    fn a_bad_memory_model_or_paper_list_is_refused_naming_the_key() {
+        let e = err_of("gtx480", &["memory.model=simplified"]);
+        assert_eq!(e.key(), Some("memory.model"), "{e}");
+        // A config without the papers' list cannot select it.
+        let e = err_of("gpgpusim-gtx480", &["memory.model=paper"]);
+        assert_eq!(e.key(), Some("memory.paper"), "{e}");
+        for bad in [
+            "memory.paper=[\"l1d.ways\"]",
+            "memory.paper=[3]",
+            "memory.paper=[\"unset l1d..ways\"]",
+            "memory.paper=[\"memory.model=hardware\"]",
+        ] {
+            let e = err_of("gtx480", &["memory.model=paper", bad]);
+            assert_eq!(e.key(), Some("memory.paper"), "{bad}: {e}");
+        }
+        // A setting naming a key that does not exist is the ordinary unknown-key error.
+        let e = err_of(
+            "gtx480",
+            &["memory.model=paper", "memory.paper=[\"l1d.wayz=4\"]"],
+        );
+        assert_eq!(e.key(), Some("l1d.wayz"), "{e}");
+    }
+
+    #[test]
     fn the_four_configs_load_with_their_papers_values() {
         let names = available_configs(&default_configs_dir());
         for n in ["gtx480", "maxwell-ltrf", "qv100", "rtx2060-scaled"] {
@@ -2242,9 +2437,11 @@ mod tests {
             ),
             (80, 64, 4, 65536)
         );
+        // One 128 KB L1D/shared array; shared memory takes up to 96 KB of it per launch.
+        assert_eq!(v.l1d.size_bytes, 128 * 1024);
         assert_eq!(
-            u64::from(v.sm.shared_memory_bytes) + v.l1d.size_bytes,
-            128 * 1024
+            v.l1d.shared_carveouts.last(),
+            Some(&u64::from(v.sm.shared_memory_bytes))
         );
         assert_eq!(v.l2.slice.size_bytes * u64::from(v.l2.slices), 6 << 20);
         assert_eq!(v.pipeline.timing(OpClass::Fp64).latency, Cycles::new(8));
@@ -2282,15 +2479,15 @@ mod tests {
         let g = load(
             "gtx480",
             &[
-                "l1d.ways=8",
+                "l1d.ways=2",
                 "sm.scheduler=two_level",
                 "register_file.bank_latency = 6",
                 "pipeline.classes.fp32.latency=7",
             ],
         )
         .unwrap();
-        assert_eq!(g.l1d.ways, 8);
-        assert_eq!(g.l1d.sets(), 16);
+        assert_eq!(g.l1d.ways, 2);
+        assert_eq!(g.l1d.sets(), 64);
         assert_eq!(g.sm.scheduler, SchedulerPolicy::TwoLevel);
         assert_eq!(g.register_file.bank_latency, Cycles::new(6));
         assert_eq!(g.pipeline.timing(OpClass::Fp32).latency, Cycles::new(7));

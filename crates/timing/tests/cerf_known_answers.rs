@@ -64,7 +64,8 @@ fn sweep(overrides: &[&str], lines: u32, pad: usize, ctas: u32, threads: u32) ->
     let passes = 4u32;
     let ptx = sweep_ptx(lines, pad);
     let (mut emu, k, _) = load(&ptx, "sweep");
-    let mut o = vec!["gpu.num_sms=1"];
+    // CERF's paper simulated the simplified memory system.
+    let mut o = vec!["gpu.num_sms=1", "memory.model=paper"];
     o.extend_from_slice(overrides);
     let cfg = config("gtx480", &o);
     let info = pipeline_info(&emu, k, &cfg);

@@ -9,9 +9,11 @@ use timing::{Cycle, Cycles, GpuConfig, MemRequest, MemorySystem, Override, Reque
 
 const FULL: SectorMask = SectorMask(0b1111);
 
+/// gtx480 with the papers' simplified memory system (address interleaving, linear sets,
+/// sector fetch, a cold L2), which these known answers are computed for, and `overrides`.
 fn config(overrides: &[&str]) -> GpuConfig {
-    let o: Vec<Override> = overrides
-        .iter()
+    let o: Vec<Override> = std::iter::once(&"memory.model=paper")
+        .chain(overrides)
         .map(|s| Override::parse(s).unwrap())
         .collect();
     GpuConfig::load("gtx480", &default_configs_dir(), &o).unwrap()

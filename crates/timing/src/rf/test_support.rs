@@ -5,9 +5,18 @@ use crate::kernel_info::{OperandHint, RegFileKind, RegOperand};
 use crate::Override;
 
 /// GPU config `name` with `overrides` applied (test input: panics if it does not load).
+/// gtx480 and qv100 get the papers' simplified memory system, which the designs' papers
+/// simulated and these tests' answers assume.
 pub(crate) fn config(name: &str, overrides: &[&str]) -> GpuConfig {
-    let o: Vec<Override> = overrides
+    let paper = ["memory.model=paper"];
+    let base: &[&str] = if matches!(name, "gtx480" | "qv100") {
+        &paper
+    } else {
+        &[]
+    };
+    let o: Vec<Override> = base
         .iter()
+        .chain(overrides)
         .map(|s| Override::parse(s).unwrap())
         .collect();
     GpuConfig::load(name, &default_configs_dir(), &o).unwrap()
