@@ -97,7 +97,10 @@ fn ideal_has_the_baseline_occupancy_and_ideal_unlimited_does_not() {
 fn ideal_is_never_slower_where_bank_conflicts_are_the_difference() {
     for workload in ["blackscholes", "nbody"] {
         let paper_memory = ["--set", "memory.model=paper"];
-        let base = run(workload, &[&["--rf", "baseline"][..], &paper_memory].concat());
+        let base = run(
+            workload,
+            &[&["--rf", "baseline"][..], &paper_memory].concat(),
+        );
         let ideal = run(workload, &[&["--rf", "ideal"][..], &paper_memory].concat());
         assert_eq!(occupancies(&ideal), occupancies(&base), "{workload}");
         let conflicts = base["kernels"][0]["register_file"]["read_bank_conflicts"]
