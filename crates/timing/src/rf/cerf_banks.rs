@@ -49,7 +49,9 @@ impl ArrayGeometry {
         let a = cfg.l1d_array();
         ArrayGeometry {
             indexer: Indexer::new(&a.set_index, a.sets(), u64::from(a.line_bytes)),
-            data_banks: u64::from(cfg.register_file.banks.max(1)),
+            // The register file's banks under its technology (LTRF Table 2's multiplier
+            // included): the array's data banks are the register file's.
+            data_banks: u64::from(cfg.register_file.mrf_banks().max(1)),
             tag_banks: u64::from(cfg.register_file.cerf.tag_banks.max(1)),
         }
     }
@@ -189,7 +191,8 @@ impl ArrayBanks {
         let rf = &cfg.register_file;
         let c = &rf.cerf;
         let limited = c.banking == CerfBanking::Integrated;
-        let banks = rf.banks.max(1) as usize;
+        // As [`ArrayGeometry`]: the register file's banks under its technology.
+        let banks = rf.mrf_banks().max(1) as usize;
         let shared_ports = rf.port_sharing == PortSharing::Shared;
         let (reads, writes, tags) = if limited {
             (
@@ -197,7 +200,7 @@ impl ArrayBanks {
                 PortCalendar::new(banks, rf.write_ports_per_bank),
                 PortCalendar::new(
                     c.tag_banks.max(1) as usize,
-                    c.tag_lookups_per_bank(rf.banks, rf.read_ports_per_bank),
+                    c.tag_lookups_per_bank(rf.mrf_banks(), rf.read_ports_per_bank),
                 ),
             )
         } else {

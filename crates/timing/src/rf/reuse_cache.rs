@@ -80,7 +80,8 @@ impl ReuseCache {
         inner.rename_design("reuse-cache");
         ReuseCache {
             inner,
-            entries: vec![[None; SLOTS]; cfg.register_file.banks as usize],
+            // One entry per bank the baseline numbers (the technology's multiplier included).
+            entries: vec![[None; SLOTS]; cfg.register_file.mrf_banks() as usize],
             read_ports: cfg.register_file.read_ports_per_bank.max(1),
             c: Counts::default(),
         }
