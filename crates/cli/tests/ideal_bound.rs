@@ -8,9 +8,8 @@
 
 mod common;
 
-use common::repo_root;
+use common::run_workload_stats;
 use std::path::Path;
-use std::process::Command;
 
 /// Runs a built-in workload under `flags` and returns its statistics; the program must
 /// print PASS.
@@ -22,22 +21,7 @@ fn run(workload: &str, flags: &[&str]) -> serde_json::Value {
         "{workload}-{}.json",
         flags.join("_").replace('/', "_")
     ));
-    let out = Command::new(env!("CARGO_BIN_EXE_regsim"))
-        .arg("run")
-        .args(["--stats", stats.to_str().unwrap()])
-        .args(flags)
-        .arg("--")
-        .arg(repo_root().join("workloads/bin").join(workload))
-        .env_remove("REGSIM_CUDART")
-        .env_remove("REGSIM_CONFIGS")
-        .output()
-        .expect("regsim runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("PASS"),
-        "{workload} {flags:?}: {out:?}"
-    );
-    serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats written")).unwrap()
+    run_workload_stats(workload, flags, &stats)
 }
 
 fn cycles(stats: &serde_json::Value) -> u64 {

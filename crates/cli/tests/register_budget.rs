@@ -7,9 +7,8 @@
 
 mod common;
 
-use common::repo_root;
+use common::run_workload_stats;
 use std::path::Path;
-use std::process::Command;
 
 /// Runs sgemm_regblock on maxwell-ltrf under `sets`; the program must print PASS.
 fn run(sets: &[&str]) -> serde_json::Value {
@@ -17,26 +16,11 @@ fn run(sets: &[&str]) -> serde_json::Value {
         .join(format!("register-budget-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch directory");
     let stats = dir.join(format!("{}.json", sets.join("_").replace(['/', '"'], "_")));
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_regsim"));
-    cmd.arg("run")
-        .args(["--gpu", "maxwell-ltrf", "--rf", "ltrf"])
-        .args(["--stats", stats.to_str().unwrap()]);
+    let mut args = vec!["--gpu", "maxwell-ltrf", "--rf", "ltrf"];
     for s in sets {
-        cmd.args(["--set", s]);
+        args.extend(["--set", s]);
     }
-    let out = cmd
-        .arg("--")
-        .arg(repo_root().join("workloads/bin/sgemm_regblock"))
-        .env_remove("REGSIM_CUDART")
-        .env_remove("REGSIM_CONFIGS")
-        .output()
-        .expect("regsim runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("PASS"),
-        "{sets:?}: {out:?}"
-    );
-    serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats written")).unwrap()
+    run_workload_stats("sgemm_regblock", &args, &stats)
 }
 
 fn occupancy(stats: &serde_json::Value) -> &serde_json::Value {

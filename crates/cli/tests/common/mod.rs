@@ -21,6 +21,29 @@ pub fn regsim(args: &[&str]) -> Output {
         .expect("the regsim binary runs")
 }
 
+/// `regsim run ARGS -- workloads/bin/WORKLOAD` with its statistics written to `stats`;
+/// the program must print PASS. Returns the statistics.
+pub fn run_workload_stats(workload: &str, args: &[&str], stats: &Path) -> serde_json::Value {
+    let program = repo_root().join("workloads/bin").join(workload);
+    let out = Command::new(env!("CARGO_BIN_EXE_regsim"))
+        .arg("run")
+        .args(["--stats", stats.to_str().expect("a UTF-8 path")])
+        .args(args)
+        .arg("--")
+        .arg(program)
+        .env_remove("REGSIM_CUDART")
+        .env_remove("REGSIM_CONFIGS")
+        .output()
+        .expect("the regsim binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("PASS"),
+        "{workload} {args:?}: {out:?}"
+    );
+    serde_json::from_str(&std::fs::read_to_string(stats).expect("stats written"))
+        .expect("the statistics are JSON")
+}
+
 /// Every built-in workload binary, sorted.
 pub fn workloads() -> Vec<PathBuf> {
     let dir = repo_root().join("workloads/bin");
