@@ -35,7 +35,7 @@
 //!   a memory sub-partition breaks each request into 32-byte sector requests before the
 //!   L2 sees them (a 128-byte L1 fill request is four lookups; gpgpu-sim issue #181), so
 //!   regsim's L2 is compared by its per-sector counters
-//!   (`sector_accesses`, `sector_access_misses` of `timing::cache::CacheStats`).
+//!   (`sector_accesses`, `sector_access_misses` of `timing::memory::cache::CacheStats`).
 //! - **L1D**: SM2_GTX480's L1D is not sectored (`-gpgpu_cache:dl1 N:...`, coalescing
 //!   arch 20: requests of up to a 128-byte line), one lookup per line a warp touches, as
 //!   regsim's line-granularity counters (`reads + writes`; `misses + sector_misses`).

@@ -18,9 +18,9 @@ use std::time::Instant;
 
 use emu::{Emulator, KernelRef, LaunchConfig};
 
-use crate::address_map::AddressMap;
 use crate::config::GpuConfig;
 use crate::kernel_info::KernelInfo;
+use crate::memory::address_map::AddressMap;
 use crate::memory::{MemorySystem, SmId};
 use crate::occupancy::{occupancy, CtaShape};
 use crate::rf::ledger::{Ledger, OperandBuffer, OperandCounts};
@@ -357,12 +357,13 @@ impl TimingSimulator {
         }
         self.addresses.refresh(emu.memory.allocations());
         if let Some(m) = emu.module(kernel.module) {
-            self.addresses
-                .set_local_bytes_per_thread(crate::address_map::local_bytes_per_thread(
+            self.addresses.set_local_bytes_per_thread(
+                crate::memory::address_map::local_bytes_per_thread(
                     m,
                     kernel.func,
                     emu.limits.local_bytes_per_thread,
-                ));
+                ),
+            );
         }
         self.memory
             .begin_kernel(u64::from(occ.ctas_per_sm) * shape.shared_bytes);

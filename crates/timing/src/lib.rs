@@ -3,19 +3,20 @@
 //! The functional emulator (`emu`) says *what* a warp instruction does; this crate says
 //! *when*. It owns typed time ([`time`]), the configuration of every modelled component
 //! ([`config`]) and the memory hierarchy, built as standalone components that the SM
-//! pipeline drives through the [`memory::MemorySystem`] façade:
+//! pipeline drives through the [`memory::MemorySystem`] façade. Its components live in the
+//! `memory/` folder:
 //!
 //! | module | models |
 //! |---|---|
-//! | [`coalescer`] | per-lane addresses to 128 B lines with 32 B sector masks |
-//! | [`shared_memory`] | shared-memory banks, broadcast and conflict passes |
-//! | [`cache`] | sectored set-associative cache with LRU and MSHRs (L1D, constant, instruction, L2 slices) |
+//! | [`memory::coalescer`] | per-lane addresses to 128 B lines with 32 B sector masks |
+//! | [`memory::shared_memory`] | shared-memory banks, broadcast and conflict passes |
+//! | [`memory::cache`] | sectored set-associative cache with LRU and MSHRs (L1D, constant, instruction, L2 slices) |
 //! | [`bits`] | precomputed bit gathering and constant division for address decoding |
-//! | [`hashing`] | set-index and channel-index functions: linear, XOR folding, GF(2) polynomial (IPOLY) |
-//! | [`port`] | a first-come-first-served bandwidth resource (bytes per cycle) |
-//! | [`interconnect`] | SM <-> L2 crossbar: latency, bandwidth, queuing |
-//! | [`l2`] | address interleaving over L2 slices |
-//! | [`dram`] | DRAM channels with banks, row buffers and FCFS / FR-FCFS scheduling |
+//! | [`memory::hashing`] | set-index and channel-index functions: linear, XOR folding, GF(2) polynomial (IPOLY) |
+//! | [`memory::port`] | a first-come-first-served bandwidth resource (bytes per cycle) |
+//! | [`memory::interconnect`] | SM <-> L2 crossbar: latency, bandwidth, queuing |
+//! | [`memory::l2`] | address interleaving over L2 slices |
+//! | [`memory::dram`] | DRAM channels with banks, row buffers and FCFS / FR-FCFS scheduling |
 //! | [`memory`] | the façade: requests in, completions out, event-driven |
 //!
 //! On top of it, the SM pipeline and the GPU:
@@ -29,33 +30,23 @@
 //! | [`kernel_info`] | per-kernel static facts: opcode classes, architectural register operands, compiler hints |
 //! | [`limits`] | upper bounds of the config, checked before anything is allocated |
 //! | [`occupancy`] | CTAs per SM from threads, warps, CTAs, shared memory and registers |
-//! | [`address_map`] | deterministic simulated addresses for the emulator's host-pointer allocations |
+//! | [`memory::address_map`] | deterministic simulated addresses for the emulator's host-pointer allocations |
 //! | [`stats`] | per-kernel and total statistics (serde) |
 //!
 //! Invariant: nothing in the memory hierarchy steps a component every cycle. Components keep next-free
 //! times and the façade keeps one event queue ordered by (cycle, sequence number), so
 //! idle cycles cost nothing and identical inputs give identical results.
 
-pub mod address_map;
 pub mod bits;
-pub mod cache;
-pub mod coalescer;
 pub mod config;
-pub mod dram;
-mod event;
 pub mod gpu;
-pub mod hashing;
-pub mod interconnect;
 pub mod kernel_info;
-pub mod l2;
 pub mod limits;
 pub mod memory;
 pub mod occupancy;
-pub mod port;
 pub mod register_budget;
 pub mod rf;
 pub mod run_limits;
-pub mod shared_memory;
 pub mod sm;
 pub mod stats;
 pub mod time;

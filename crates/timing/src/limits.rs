@@ -13,9 +13,9 @@
 //!   ([`host_memory_estimate`]), is at most [`MAX_HOST_BYTES`], which catches
 //!   combinations of keys each within its bound (1024 SMs of 128 MiB L1Ds).
 
-use crate::cache::Cache;
 use crate::config::{invalid, CacheConfig, ConfigError, GpuConfig};
-use crate::dram::DramChannel;
+use crate::memory::cache::Cache;
+use crate::memory::dram::DramChannel;
 use crate::sm::Sm;
 
 /// One bounded key: its dotted path, its largest accepted value, and how to read it.

@@ -467,7 +467,7 @@ fn write_common(
          {:.2} collectors busy on average (summed over SMs)",
         rf.design, rf.reads, rf.writes, rf.read_bank_conflicts, rf.write_bank_conflicts, busy
     )?;
-    let cache = |name: &str, c: &crate::cache::CacheStats| {
+    let cache = |name: &str, c: &crate::memory::cache::CacheStats| {
         format!(
             "{name} {} reads {} writes {} hits {} misses {} merges",
             c.reads, c.writes, c.hits, c.misses, c.mshr_merges

@@ -1,9 +1,9 @@
 //! Known-answer tests of the memory hierarchy through the `MemorySystem` façade: latencies
 //! computed by hand from the config, bandwidth limits, merges and row-buffer effects.
 
-use timing::cache::{LineAddr, SectorMask};
-use timing::coalescer::LineAccess;
 use timing::config::default_configs_dir;
+use timing::memory::cache::{LineAddr, SectorMask};
+use timing::memory::coalescer::LineAccess;
 use timing::memory::{AccessKind, Completion, ServedBy, SmId, Space};
 use timing::{Cycle, Cycles, GpuConfig, MemRequest, MemorySystem, Override, RequestId};
 

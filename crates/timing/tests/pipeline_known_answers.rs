@@ -159,7 +159,7 @@ fn pointer_chase(n: usize, overrides: &[&str]) -> (KernelStats, u64) {
     // channel's address space, as in the memory system's own known-answer test. The
     // timing model sees the allocation at its simulated base (the first one touched is at
     // `GLOBAL_BASE`), never at the host's address, so the offset is computed from that.
-    let first = base + (stride - timing::address_map::GLOBAL_BASE % stride) % stride;
+    let first = base + (stride - timing::memory::address_map::GLOBAL_BASE % stride) % stride;
     for i in 0..n as u64 {
         let here = first + i * stride;
         let next = if i + 1 == n as u64 { 0 } else { here + stride };

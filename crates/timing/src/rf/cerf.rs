@@ -7,7 +7,7 @@
 //!   under `design = "cerf"` it is built with `register_file.cerf.size_bytes` (default
 //!   the register file's 128 KB) and `.ways` (4), so global loads look the array up with
 //!   the L1D's MSHRs, latency and write policy, and register lines share its ways
-//!   ([`crate::cache::Cache::share_with_registers`]). Figure 6's states are the ways'
+//!   ([`crate::memory::cache::Cache::share_with_registers`]). Figure 6's states are the ways'
 //!   (`inactive` empty, `reg`, `cache` clean data, `dirty` data).
 //! - **Register re-indexing** (§III.C): warp register `r` of a warp is register address
 //!   `base + r`, where `base` is the warp's first register address, allocated first-fit
@@ -65,10 +65,10 @@
 //! are sampled every [`SAMPLE_PERIOD`] cycles the design runs, weighted by the time since
 //! the previous sample; register lines are never written back except on eviction.
 
-use crate::cache::{CacheStats, LineAddr, RegisterLineStats, SectorMask};
-use crate::coalescer::LineAccess;
 use crate::config::{CerfBanking, CerfPolicy, GpuConfig};
 use crate::kernel_info::{RegFileKind, RegOperand};
+use crate::memory::cache::{CacheStats, LineAddr, RegisterLineStats, SectorMask};
+use crate::memory::coalescer::LineAccess;
 use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space};
 use crate::rf::baseline::{Baseline, WriteKind, MAX_REGS};
 use crate::rf::cerf_banks::{ArrayBankStats, ArrayGeometry};
@@ -80,7 +80,7 @@ use crate::rf::{
 use crate::time::{Cycle, Cycles};
 
 /// Start of the reg-mem region: above the local-memory window
-/// ([`crate::address_map::LOCAL_BASE`]), far from any global allocation; SM `s`'s
+/// ([`crate::memory::address_map::LOCAL_BASE`]), far from any global allocation; SM `s`'s
 /// registers live at `REG_MEM_BASE + s << 32`.
 pub const REG_MEM_BASE: u64 = 0x7E00_0000_0000_0000;
 /// Bytes of one warp register (and of one array line).
@@ -804,9 +804,9 @@ impl RegisterFile for Cerf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::{Cache, CacheOp, Outcome};
     use crate::config::{default_configs_dir, CacheConfig, OpClass, UnitKind, WritePolicy};
     use crate::kernel_info::{InstHint, OperandHint};
+    use crate::memory::cache::{Cache, CacheOp, Outcome};
     use crate::memory::MemorySystem;
     use crate::rf::RfStats;
     use crate::rf::{Dispatch, DispatchPort, InstToken};

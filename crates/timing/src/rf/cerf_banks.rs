@@ -26,9 +26,9 @@
 //! so a slot from a cycle long past reads as free. Under `banking = "separate"` nothing is
 //! limited and only the counts are kept.
 
-use crate::cache::LineAddr;
 use crate::config::{CerfBanking, GpuConfig, PortSharing};
-use crate::hashing::Indexer;
+use crate::memory::cache::LineAddr;
+use crate::memory::hashing::Indexer;
 use crate::time::Cycle;
 
 /// Cycles ahead of the requested one that a booking may land (a bank that busy is

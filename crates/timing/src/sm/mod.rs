@@ -62,11 +62,11 @@ use std::collections::{BinaryHeap, VecDeque};
 use emu::{AccessKind as EmuAccess, MemSpace, WarpStatus};
 use ir::{FuncId, InstId};
 
-use crate::address_map::AddressMap;
-use crate::cache::{LineAddr, SectorMask};
-use crate::coalescer::{CoalescedAccess, Coalescer, LineAccess};
 use crate::config::{Dependence, GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
 use crate::kernel_info::{AsyncCopyRole, KernelInfo};
+use crate::memory::address_map::AddressMap;
+use crate::memory::cache::{LineAddr, SectorMask};
+use crate::memory::coalescer::{CoalescedAccess, Coalescer, LineAccess};
 use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space, Stall};
 use crate::rf::ledger::OperandCounts;
 use crate::rf::{

@@ -5,13 +5,13 @@
 //! Each cycle the pipeline works on (cycles may be skipped), it calls
 //! [`MemorySystem::completed`] to collect the requests whose data is back, and
 //! [`MemorySystem::issue`] for new warp memory instructions (lines from the
-//! [`crate::coalescer`]). A request is one warp instruction; it completes when its last
+//! [`crate::memory::coalescer`]). A request is one warp instruction; it completes when its last
 //! line is back. When the pipeline has nothing to do, it may jump to
 //! [`MemorySystem::next_event_cycle`]. Cycles passed to the façade never decrease.
 //!
 //! # Timing model: events, not steps
 //! Nothing is stepped per cycle. Bandwidth resources are reservation calendars
-//! ([`crate::port`]); everything else happens in events on one queue ordered by
+//! ([`crate::memory::port`]); everything else happens in events on one queue ordered by
 //! (cycle, sequence number), which makes runs deterministic:
 //!
 //! 1. at issue, the L1 looks up each line, one line per cycle (line `i` at `now + i`,
@@ -20,7 +20,7 @@
 //!    `now + i + latency`;
 //! 2. each L2 slice serves its input queue in order, one packet per cycle; a hit replies
 //!    after `l2.slice.latency`; a miss goes to DRAM after that latency;
-//! 3. each DRAM channel schedules its queue ([`crate::dram`]); read data arriving fills
+//! 3. each DRAM channel schedules its queue ([`crate::memory::dram`]); read data arriving fills
 //!    the L2 `dram.latency` core cycles after the burst, and the L2 replies at once;
 //! 4. a reply (`control_bytes` + data) fills the L1, which completes the waiting lines.
 //!
@@ -46,18 +46,29 @@
 //! at the request's first cycle; the interconnect and L2 run on the core clock; atomics
 //! do not invalidate the L1; no L1 bypass (`ld.cg`) yet.
 
-use crate::cache::{
+pub mod address_map;
+pub mod cache;
+pub mod coalescer;
+pub mod dram;
+mod event;
+pub mod hashing;
+pub mod interconnect;
+pub mod l2;
+pub mod port;
+pub mod shared_memory;
+
+use crate::config::{GpuConfig, RegisterFileDesign, WARP_SIZE};
+use crate::memory::cache::{
     Cache, CacheOp, CacheStats, LineAddr, Outcome, RegisterLineStats, RegisterWrite,
     ReservationFailure, SectorMask,
 };
-use crate::coalescer::{LineAccess, MAX_LINES};
-use crate::config::{GpuConfig, RegisterFileDesign, WARP_SIZE};
-use crate::dram::{DramChannel, DramCompletion, DramRequest, DramStats};
-use crate::event::EventQueue;
-use crate::interconnect::{Interconnect, InterconnectStats};
-use crate::l2::AddressMap;
+use crate::memory::coalescer::{LineAccess, MAX_LINES};
+use crate::memory::dram::{DramChannel, DramCompletion, DramRequest, DramStats};
+use crate::memory::event::EventQueue;
+use crate::memory::interconnect::{Interconnect, InterconnectStats};
+use crate::memory::l2::AddressMap;
+use crate::memory::shared_memory::{SharedMemory, SharedMemoryStats};
 use crate::rf::cerf_banks::{ArrayBanks, LineData};
-use crate::shared_memory::{SharedMemory, SharedMemoryStats};
 use crate::time::{ClockRatio, Cycle, Cycles, MemCycles};
 use serde::Serialize;
 use std::collections::VecDeque;

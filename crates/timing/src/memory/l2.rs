@@ -11,21 +11,21 @@
 //!
 //! **Bit pattern** (`[dram.address_mapping]`, the form of GPGPU-Sim's
 //! `-gpgpu_mem_addr_mapping dramid@N;<pattern>`): the channel is
-//! `(a >> channel_bit) mod channels` (or a [`crate::hashing`] function of `a >>
+//! `(a >> channel_bit) mod channels` (or a [`crate::memory::hashing`] function of `a >>
 //! channel_bit`), and the channel-local address `((a >> channel_bit) / channels) <<
 //! channel_bit | (a mod 2^channel_bit)` is split by the pattern, one letter per bit from
 //! the most significant: `R` row, `B` bank, `C` column, `S` byte within a burst, `0`
 //! unused; each field is its letters' bits gathered in order. The L2 slice within the
 //! channel is the bank's low `log2(slices per channel)` bits, and an L2 slice indexes its
-//! sets by the channel-local address ([`crate::cache::Cache::set_partition`]).
+//! sets by the channel-local address ([`crate::memory::cache::Cache::set_partition`]).
 //!
 //! The slices' caches and queues live in [`crate::memory`]; each is a
-//! [`crate::cache::Cache`] with its own MSHRs.
+//! [`crate::memory::cache::Cache`] with its own MSHRs.
 
 use crate::bits::{BitRuns, Divisor};
-use crate::cache::LineAddr;
 use crate::config::{DramAddressMapping, GpuConfig};
-use crate::hashing::{IndexFunction, Indexer};
+use crate::memory::cache::LineAddr;
+use crate::memory::hashing::{IndexFunction, Indexer};
 
 /// Where a line lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,7 +166,7 @@ impl AddressMap {
     }
 
     /// With a bit pattern: `(channel_bit, channels)` for
-    /// [`crate::cache::Cache::set_partition`] of the L2 slices.
+    /// [`crate::memory::cache::Cache::set_partition`] of the L2 slices.
     pub fn partition(&self) -> Option<(u32, u64)> {
         self.pattern
             .as_ref()

@@ -9,7 +9,7 @@
 
 use crate::bits::Divisor;
 use crate::config::InterconnectConfig;
-use crate::port::BandwidthPort;
+use crate::memory::port::BandwidthPort;
 use crate::time::{Core, Cycle, Cycles};
 use serde::Serialize;
 

@@ -6,8 +6,8 @@
 //! deterministic. Nothing is allocated: the caller owns a [`CoalescedAccess`], a
 //! fixed-capacity array reused across calls.
 
-use crate::cache::{LineAddr, SectorMask};
 use crate::config::WARP_SIZE;
+use crate::memory::cache::{LineAddr, SectorMask};
 use serde::Serialize;
 
 /// Most lines one warp access can touch: every lane straddling a line boundary.

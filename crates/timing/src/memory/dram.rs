@@ -27,7 +27,7 @@
 
 use crate::bits::Divisor;
 use crate::config::{DramConfig, DramSchedulerPolicy};
-use crate::port::BandwidthPort;
+use crate::memory::port::BandwidthPort;
 use crate::time::{Mem, MemCycle, MemCycles};
 use serde::Serialize;
 use std::collections::VecDeque;

@@ -9,7 +9,7 @@
 //! Model:
 //! - lines of `line_bytes` split into sectors of `sector_bytes`; validity and dirtiness
 //!   are per sector and only the missing sectors are fetched (the Fermi/Volta rule);
-//! - set index by the configured function ([`crate::hashing`]: linear, XOR folding or
+//! - set index by the configured function ([`crate::memory::hashing`]: linear, XOR folding or
 //!   GF(2) polynomial), optionally of the address with DRAM channel bits removed
 //!   ([`Cache::set_partition`], for L2 slices);
 //! - a read miss fetches the missing requested sectors, or with `fetch = "line"` every
@@ -40,7 +40,7 @@
 
 use crate::bits::Divisor;
 use crate::config::{AllocationPolicy, CacheConfig, CerfPolicy, FetchGranularity, WritePolicy};
-use crate::hashing::Indexer;
+use crate::memory::hashing::Indexer;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -1398,7 +1398,7 @@ mod tests {
 
     /// Hits after reading, twice, one line per 4 KB row of 32 rows (a warp whose lanes
     /// each walk their own row of a 1024-float matrix) in a 16 KB 4-way cache.
-    fn row_walk_hits(set_index: crate::hashing::IndexFunction) -> u64 {
+    fn row_walk_hits(set_index: crate::memory::hashing::IndexFunction) -> u64 {
         let mut conf = cfg(16384, 4, 64, 8); // 32 sets
         conf.set_index = set_index;
         let mut c: Cache<u32> = Cache::new(&conf);
@@ -1416,7 +1416,7 @@ mod tests {
 
     #[test]
     fn hashed_set_index_keeps_rows_4kb_apart_that_linear_indexing_thrashes() {
-        use crate::hashing::IndexFunction;
+        use crate::memory::hashing::IndexFunction;
         // Linear: all 32 lines in one 4-way set, LRU over 32 > 4: no hit on the reread.
         assert_eq!(row_walk_hits(IndexFunction::Linear), 0);
         // Fermi XOR hash: 8 sets x 4 ways hold all 32 lines.

@@ -1,0 +1,504 @@
+//! The memory system's parameters: the memory model preset, caches (L1D, constant,
+//! instruction, L2 slices), shared memory, the interconnect, the L2 and DRAM.
+
+use super::*;
+use crate::memory::hashing::IndexFunction;
+use crate::time::{Cycles, MemCycles};
+use serde::{Deserialize, Serialize};
+
+/// `[memory]`: the memory-system model a config selects.
+///
+/// A config describes its GPU's memory mechanisms (set-index hashing, line or sector
+/// fetch, DRAM address mapping, L1 invalidation between kernels, ...) with the ordinary
+/// keys. Where the papers it reproduces simulated a simpler memory system, the config
+/// lists those simplifications in `paper` as `key=value` settings (the syntax of
+/// `--set`), and `model = "paper"` applies them when the config is loaded, before the
+/// user's own `--set`s, which keep the last word.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryModelConfig {
+    /// `hardware` (default): the keys as written; `paper`: with `paper` applied.
+    #[serde(default)]
+    pub model: MemoryModel,
+    /// The papers' simplifications, `key=value` each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paper: Vec<String>,
+}
+
+impl MemoryModelConfig {
+    pub(super) fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// See [`MemoryModelConfig`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryModel {
+    /// The GPU's own mechanisms, as the config's keys say.
+    #[default]
+    Hardware,
+    /// The papers' simplified memory system (`memory.paper` applied).
+    Paper,
+}
+
+/// One of `memory.paper`'s settings: `key=value` (as `--set`), or `unset key` (the key
+/// removed, so that its default applies: e.g. no `dram.address_mapping`).
+pub(super) enum PaperSetting {
+    Set(Override),
+    Unset(Vec<String>),
+}
+
+impl PaperSetting {
+    pub(super) fn apply(&self, doc: &mut toml::Table) -> Result<(), ConfigError> {
+        match self {
+            PaperSetting::Set(o) => o.apply(doc),
+            PaperSetting::Unset(path) => {
+                let Some((last, parents)) = path.split_last() else {
+                    return Ok(());
+                };
+                let mut table = doc;
+                for part in parents {
+                    match table.get_mut(part) {
+                        Some(toml::Value::Table(t)) => table = t,
+                        _ => return Ok(()),
+                    }
+                }
+                table.remove(last);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// With `memory.model = "paper"` in `doc`, the `memory.paper` settings, parsed; else none.
+/// A malformed list or entry is an error naming `memory.paper` in `origin`.
+pub(super) fn paper_memory_settings(
+    doc: &toml::Table,
+    origin: &str,
+) -> Result<Vec<PaperSetting>, ConfigError> {
+    let Some(memory) = doc.get("memory").and_then(toml::Value::as_table) else {
+        return Ok(Vec::new());
+    };
+    if memory.get("model").and_then(toml::Value::as_str) != Some("paper") {
+        return Ok(Vec::new());
+    }
+    let field = |message: String| ConfigError::Field {
+        origin: origin.to_owned(),
+        key: "memory.paper".to_owned(),
+        message,
+    };
+    let Some(list) = memory.get("paper").and_then(toml::Value::as_array) else {
+        return Err(field(
+            "memory.model = \"paper\" needs the list of the papers' settings here".to_owned(),
+        ));
+    };
+    list.iter()
+        .map(|v| {
+            let text = v.as_str().ok_or_else(|| {
+                field(format!(
+                    "`{v}` is not a \"key=value\" or \"unset key\" string"
+                ))
+            })?;
+            let setting = match text.strip_prefix("unset ") {
+                Some(key) => {
+                    let path: Vec<String> = key.trim().split('.').map(str::to_owned).collect();
+                    if path.iter().any(|p| p.trim().is_empty()) {
+                        return Err(field(format!("`{text}`: empty component in the key path")));
+                    }
+                    PaperSetting::Unset(path)
+                }
+                None => PaperSetting::Set(Override::parse(text).map_err(|e| field(e.to_string()))?),
+            };
+            let first = match &setting {
+                PaperSetting::Set(o) => o.path.first(),
+                PaperSetting::Unset(p) => p.first(),
+            };
+            if first.is_some_and(|p| p == "memory") {
+                return Err(field(format!(
+                    "`{text}` may not set the memory model itself"
+                )));
+            }
+            Ok(setting)
+        })
+        .collect()
+}
+
+/// What a cache does with writes that hit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WritePolicy {
+    /// Keep dirty data; write it to the next level on eviction.
+    WriteBack,
+    /// Forward every write to the next level; lines are never dirty.
+    WriteThrough,
+}
+
+/// When a missing line gets its place in the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AllocationPolicy {
+    /// Choose and reserve the victim when the miss is detected (a miss to a set whose
+    /// ways are all waiting for fills is a reservation failure).
+    OnMiss,
+    /// Choose the victim when the data arrives.
+    OnFill,
+}
+
+pub(super) fn default_write_policy() -> WritePolicy {
+    WritePolicy::WriteBack
+}
+pub(super) fn default_true() -> bool {
+    true
+}
+pub(super) fn default_allocation() -> AllocationPolicy {
+    AllocationPolicy::OnMiss
+}
+
+/// A set-associative sectored cache (`[l1d]`, `[constant_cache]`, `[icache]`,
+/// `[l2.slice]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    /// Capacity in bytes; equals sets x ways x line_bytes.
+    pub size_bytes: u64,
+    /// Associativity.
+    pub ways: u32,
+    /// Line (tag) size in bytes; a power of two.
+    pub line_bytes: u32,
+    /// Sector size in bytes: the unit of validity and of transfer; divides `line_bytes`.
+    pub sector_bytes: u32,
+    /// Hit latency in core cycles (also when a miss is known and sent on).
+    pub latency: Cycles,
+    /// Miss status holding registers: lines with a fetch in flight.
+    pub mshrs: u32,
+    /// Requests that may wait on one MSHR entry (the first included).
+    pub mshr_max_merge: u32,
+    /// Write policy (default `write_back`; irrelevant for read-only caches).
+    #[serde(default = "default_write_policy")]
+    pub write_policy: WritePolicy,
+    /// Whether a write miss allocates a line (default `true`).
+    #[serde(default = "default_true")]
+    pub write_allocate: bool,
+    /// When a missing line is allocated (default `on_miss`).
+    #[serde(default = "default_allocation")]
+    pub allocation: AllocationPolicy,
+    /// Set-index function (default `linear`: line number modulo sets); see
+    /// [`crate::memory::hashing`].
+    #[serde(default, skip_serializing_if = "is_linear")]
+    pub set_index: IndexFunction,
+    /// What a read miss fetches (default `sector`).
+    #[serde(default, skip_serializing_if = "is_sector_fetch")]
+    pub fetch: FetchGranularity,
+    /// L1D only: the write policy for thread-local data (absent: `write_policy` for
+    /// every space).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_write_policy: Option<WritePolicy>,
+    /// L2 slices: bytes the data array moves per cycle; a hit's data, a write's data
+    /// and a fill each hold it for `ceil(bytes / data_port_bytes)` cycles (default 0:
+    /// one access per cycle whatever its size).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub data_port_bytes: u32,
+    /// Every read hits and nothing is fetched (an idealised cache; default false).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub perfect: bool,
+    /// Drop every line when a kernel starts (default false: contents persist).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub invalidate_between_kernels: bool,
+    /// L1D only: the shared-memory sizes (bytes) the L1D's storage can be split at, the
+    /// L1D and shared memory being one array of `size_bytes`. At each launch the
+    /// smallest carve-out that holds the shared memory of the CTAs resident per SM is
+    /// given to shared memory, and the L1D keeps the remaining ways. Empty (default): the
+    /// L1D is `size_bytes` always.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_carveouts: Vec<u64>,
+}
+
+pub(super) fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// What a read miss asks the next level for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FetchGranularity {
+    /// Only the requested sectors that are missing (sector allocation: Volta's L1D and
+    /// every L2 since Fermi).
+    #[default]
+    Sector,
+    /// Every sector of the line that is not present (line allocation: a miss brings the
+    /// whole line, as Fermi's L1D did).
+    Line,
+}
+
+pub(super) fn is_linear(f: &IndexFunction) -> bool {
+    *f == IndexFunction::Linear
+}
+pub(super) fn is_sector_fetch(f: &FetchGranularity) -> bool {
+    *f == FetchGranularity::Sector
+}
+
+impl CacheConfig {
+    /// Number of sets.
+    pub fn sets(&self) -> u64 {
+        self.size_bytes / (u64::from(self.ways) * u64::from(self.line_bytes))
+    }
+    /// Sectors per line.
+    pub fn sectors_per_line(&self) -> u32 {
+        self.line_bytes / self.sector_bytes
+    }
+}
+
+/// `[shared_memory]`: per-SM scratchpad banks (capacity is `sm.shared_memory_bytes`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedMemoryConfig {
+    /// Number of banks.
+    pub banks: u32,
+    /// Bytes per bank word; consecutive words go to consecutive banks.
+    pub bank_width_bytes: u32,
+    /// Latency of a conflict-free access in core cycles; each extra pass adds one cycle.
+    pub latency: Cycles,
+}
+
+/// `[interconnect]`: crossbar between SMs and L2 slices, one port per SM and per slice in
+/// each direction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterconnectConfig {
+    /// One-way latency in core cycles, excluding serialization and queuing.
+    pub latency: Cycles,
+    /// Bytes per core cycle per port and direction.
+    pub bytes_per_cycle: u32,
+    /// Size of a packet without data (read request, header of a write) in bytes.
+    pub control_bytes: u32,
+    /// Bytes an SM may have queued at its injection port before memory issue stalls.
+    pub input_buffer_bytes: u32,
+    /// Flit size in bytes (default 0: packets are exactly their bytes): a packet is
+    /// carried in whole flits, so it occupies `ceil(bytes / flit_bytes) x flit_bytes`
+    /// bytes of port bandwidth.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub flit_bytes: u32,
+}
+
+/// `[l2]`: the shared last-level cache.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L2Config {
+    /// Number of slices in the whole GPU; a multiple of `dram.channels` (each channel
+    /// serves `slices / channels` consecutive slices).
+    pub slices: u32,
+    /// Consecutive bytes mapped to one slice before moving to the next; a power of two,
+    /// at least a line.
+    pub interleave_bytes: u32,
+    /// Geometry and policies of one slice (`size_bytes` is per slice).
+    pub slice: CacheConfig,
+    /// The L2 acknowledges each store's write with a control packet back to the SM, and
+    /// a store completes (for its warp's retirement, and so for the end of the kernel)
+    /// when its acknowledgements are back (default false: a store completes when the L1
+    /// accepts it).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub write_ack: bool,
+    /// A slice splits every request into its sectors and looks them up one per cycle,
+    /// hit or miss, so a request of `n` sectors holds the slice's input for `n` cycles
+    /// (GPGPU-Sim's sectored L2 breaks each request into 32-byte sector requests). Default
+    /// false: one lookup per request; only data moving through `data_port_bytes` takes
+    /// longer.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sector_lookups: bool,
+    /// A host-to-device copy (`cudaMemcpy` and friends) installs the copied sectors in
+    /// the L2 slices their addresses map to, clean, with the replacement of a normal fill,
+    /// at no cost in time and without counting as L2 accesses, so a kernel's first reads
+    /// of copied inputs can hit (GPGPU-Sim's `-gpgpu_perf_sim_memcpy`). Default false:
+    /// host copies do not touch the caches.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fill_on_host_copy: bool,
+}
+
+/// DRAM request scheduling policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DramSchedulerPolicy {
+    /// First come, first served: the oldest request, when its bank is ready.
+    Fcfs,
+    /// First ready, first come first served (Rixner et al. 2000): row hits first, then
+    /// the oldest request whose bank is ready.
+    FrFcfs,
+}
+
+/// `[dram]`: off-chip memory, one controller per channel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DramConfig {
+    /// Number of channels (memory controllers).
+    pub channels: u32,
+    /// Banks per channel.
+    pub banks: u32,
+    /// Row (page) size per bank in bytes; a power of two, at least an L2 line.
+    pub row_bytes: u32,
+    /// Activate to column command (DRAM clock cycles).
+    pub t_rcd: MemCycles,
+    /// Precharge (DRAM clock cycles).
+    pub t_rp: MemCycles,
+    /// Column access (CAS) latency (DRAM clock cycles).
+    pub t_cl: MemCycles,
+    /// Data bus bytes per DRAM clock cycle per channel.
+    pub bytes_per_cycle: u32,
+    /// Fixed controller and PHY latency in core cycles, added to every read.
+    pub latency: Cycles,
+    /// Request scheduling policy.
+    pub scheduler: DramSchedulerPolicy,
+    /// Pending requests per channel the scheduler considers (oldest first).
+    pub queue_window: u32,
+    /// Column to column command delay, any two banks (DRAM cycles; 0: not modelled).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_ccd: MemCycles,
+    /// Column to column delay within one bank group (0: `t_ccd`).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_ccd_l: MemCycles,
+    /// Activate to activate, different banks of the channel (0: not modelled).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_rrd: MemCycles,
+    /// Activate to precharge of one bank (0: not modelled).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_ras: MemCycles,
+    /// Activate to activate of one bank (0: not modelled).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_rc: MemCycles,
+    /// Write column command to its data (write latency; 0: writes use `t_cl`).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_wl: MemCycles,
+    /// End of write data to the next read column command (write-to-read turnaround).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_wtr: MemCycles,
+    /// End of write data to precharge of that bank (write recovery).
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_wr: MemCycles,
+    /// Read column command to precharge of that bank.
+    #[serde(default, skip_serializing_if = "MemCycles::is_zero")]
+    pub t_rtp: MemCycles,
+    /// Bank groups per channel; bank `b` is in group `b mod bank_groups` (default 1).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub bank_groups: u32,
+    /// Smallest transfer in bytes (burst length x channel width): a request moves a whole
+    /// number of atoms over the bus (0: exactly its bytes).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub atom_bytes: u32,
+    /// Address decoding by bit pattern (see [`crate::memory::l2`]); absent: `l2.interleave_bytes`
+    /// interleaving and rows of `row_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address_mapping: Option<DramAddressMapping>,
+}
+
+/// `[dram.address_mapping]`: where channel, bank, row and column are in an address.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DramAddressMapping {
+    /// The channel is taken from the address at this bit: `(a >> channel_bit)` modulo
+    /// `dram.channels` (or hashed by `channel_index`), and removed from the address,
+    /// leaving the channel-local address `((a >> channel_bit) / channels) << channel_bit
+    /// | (a mod 2^channel_bit)`.
+    pub channel_bit: u32,
+    /// Channel selection function over `a >> channel_bit` (default linear, i.e. modulo);
+    /// a polynomial needs a power-of-two channel count.
+    #[serde(default, skip_serializing_if = "is_linear")]
+    pub channel_index: IndexFunction,
+    /// Bit pattern of the channel-local address, most significant bit first, dots
+    /// ignored: `R` row, `B` bank, `C` column, `S` byte within a burst, `0` unused.
+    /// The bank is the `B` bits in order; its low bits select the L2 slice within the
+    /// channel.
+    pub pattern: String,
+}
+
+pub(super) fn one() -> u32 {
+    1
+}
+pub(super) fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+pub(super) fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
+impl DramConfig {
+    /// Latency of a read whose row is open (DRAM cycles, excluding the burst).
+    pub fn row_hit_latency(&self) -> MemCycles {
+        self.t_cl
+    }
+    /// Latency of a read to a bank with another row open.
+    pub fn row_conflict_latency(&self) -> MemCycles {
+        self.t_rp + self.t_rcd + self.t_cl
+    }
+    /// Latency of a read to a bank with no row open.
+    pub fn row_closed_latency(&self) -> MemCycles {
+        self.t_rcd + self.t_cl
+    }
+}
+
+/// Geometry and policy checks of one cache, keys prefixed by `prefix`.
+pub fn validate_cache(prefix: &str, c: &CacheConfig) -> Result<(), ConfigError> {
+    let key = |k: &str| format!("{prefix}.{k}");
+    crate::limits::check_cache(prefix, c)?;
+    if c.size_bytes == 0 {
+        return Err(invalid(key("size_bytes"), "must be at least 1"));
+    }
+    nonzero(&key("ways"), c.ways)?;
+    power_of_two(&key("line_bytes"), u64::from(c.line_bytes))?;
+    power_of_two(&key("sector_bytes"), u64::from(c.sector_bytes))?;
+    if c.sector_bytes > c.line_bytes {
+        return Err(invalid(
+            key("sector_bytes"),
+            format_args!("must not exceed line_bytes ({})", c.line_bytes),
+        ));
+    }
+    if c.line_bytes / c.sector_bytes > crate::memory::cache::MAX_SECTORS {
+        return Err(invalid(
+            key("sector_bytes"),
+            format_args!(
+                "at most {} sectors per line are supported",
+                crate::memory::cache::MAX_SECTORS
+            ),
+        ));
+    }
+    let way_bytes = u64::from(c.ways) * u64::from(c.line_bytes);
+    if !c.size_bytes.is_multiple_of(way_bytes) {
+        return Err(invalid(
+            key("ways"),
+            format_args!(
+                "ways x line_bytes ({} x {} = {way_bytes}) must divide size_bytes ({})",
+                c.ways, c.line_bytes, c.size_bytes
+            ),
+        ));
+    }
+    let sets = c.size_bytes / way_bytes;
+    if !sets.is_power_of_two() {
+        return Err(invalid(
+            key("size_bytes"),
+            format_args!(
+                "gives {sets} sets (size_bytes / (ways x line_bytes)); the set count must be a \
+                 power of two"
+            ),
+        ));
+    }
+    nonzero_cycles(&key("latency"), c.latency)?;
+    nonzero(&key("mshrs"), c.mshrs)?;
+    nonzero(&key("mshr_max_merge"), c.mshr_max_merge)?;
+    let mut previous = 0;
+    for &b in &c.shared_carveouts {
+        if b < previous || b % (sets * u64::from(c.line_bytes)) != 0 || b >= c.size_bytes {
+            return Err(invalid(
+                key("shared_carveouts"),
+                format_args!(
+                    "{b}: carve-outs must ascend, be whole ways ({} bytes) and leave the \
+                     cache at least one way",
+                    sets * u64::from(c.line_bytes)
+                ),
+            ));
+        }
+        previous = b;
+    }
+    c.set_index
+        .check(sets.trailing_zeros())
+        .map_err(|m| invalid(key("set_index"), m))?;
+    Ok(())
+}
