@@ -221,6 +221,40 @@ fn a_long_cache_latency_costs_simulated_time_not_host_time() {
     );
 }
 
+/// A unit busy for a long time is slept through, not polled: with a 10^6-cycle
+/// initiation interval for fp32, saxpy's collectors wait hundreds of millions of cycles
+/// for their unit. Asked every cycle whether the unit was free, the designs kept the SMs
+/// awake for all of them (the watchdog's 2^24 idle visits ended the run as "no
+/// progress"); told by the dispatch port when it frees, each design sleeps until then and
+/// the run takes about as long as a normal one.
+#[test]
+fn a_long_initiation_interval_costs_simulated_time_not_host_time() {
+    let tmp = scratch("long-interval");
+    for design in ["baseline", "wir", "cerf"] {
+        let stats = tmp.join(format!("{design}.json"));
+        let out = run(
+            &tmp,
+            &[
+                "--rf",
+                design,
+                "--set",
+                "pipeline.classes.fp32.initiation_interval=1000000",
+                "--timeout",
+                "60",
+                "--stats",
+                stats.to_str().unwrap(),
+            ],
+            &workload("saxpy"),
+        );
+        assert_eq!(out.status.code(), Some(0), "{design}: {}", stderr(&out));
+        let json = read_json(&stats);
+        assert!(
+            json["total"]["cycles"].as_u64().unwrap() > 100_000_000,
+            "{design}: {json}"
+        );
+    }
+}
+
 #[test]
 fn sigterm_reaches_the_program_which_leaves_its_statistics_and_no_temporary_directory() {
     let tmp = scratch("sigterm");

@@ -65,6 +65,10 @@ struct Collector {
     ready_at: Cycle,
     /// A read of this unit was refused in its last arbitration.
     conflicted: bool,
+    /// With its operands in, the first cycle an execution unit could take it, as the
+    /// dispatch port said when it last refused it ([`crate::rf::DispatchPort::free_at`]):
+    /// until then it has nothing to do and [`RegisterFile::next_event`] lets it sleep.
+    units_free_at: Cycle,
     /// The first cycle its reads may be arbitrated (later than acceptance when a design
     /// adds pipeline stages in front of operand collection: [`Baseline::accept_after`]).
     start_at: Cycle,
@@ -283,6 +287,7 @@ impl Baseline {
             pending: 0,
             ready_at: Cycle::ZERO,
             conflicted: false,
+            units_free_at: Cycle::ZERO,
             start_at: Cycle::ZERO,
             epoch: 0,
             group: ANY_SCHEDULER,
@@ -808,6 +813,7 @@ impl Baseline {
         c.pending = n as u8;
         c.ready_at = now + Cycles::new(1);
         c.conflicted = false;
+        c.units_free_at = Cycle::ZERO;
         c.start_at = now;
         c.epoch = c.epoch.wrapping_add(1);
         c.n_after = 0;
@@ -1091,6 +1097,8 @@ impl RegisterFile for Baseline {
                     self.collectors[idx].busy = false;
                     self.busy_collectors.remove(idx);
                     self.busy -= 1;
+                } else {
+                    self.collectors[idx].units_free_at = c.dispatch.free_at(d);
                 }
             }
         }
@@ -1114,7 +1122,7 @@ impl RegisterFile for Baseline {
             at(if u.pending > 0 {
                 u.start_at.max(soon)
             } else {
-                u.ready_at.max(soon)
+                u.ready_at.max(u.units_free_at).max(soon)
             });
         }
         next

@@ -220,6 +220,15 @@ pub struct Dispatch {
 pub trait DispatchPort {
     /// Starts `d` on a free unit at this cycle; false (nothing changes) if none is free.
     fn try_dispatch(&mut self, d: Dispatch) -> bool;
+
+    /// After [`DispatchPort::try_dispatch`] refused `d`: the first cycle at which a unit
+    /// that could take it is free, so that a design waiting only for the units sleeps
+    /// until then instead of asking every cycle. A unit's free time only moves later (when
+    /// it takes an instruction), so the answer stays a lower bound until the design asks
+    /// again. The default, `Cycle::ZERO`, means "unknown: ask again next cycle".
+    fn free_at(&self, _d: Dispatch) -> Cycle {
+        Cycle::ZERO
+    }
 }
 
 /// What a design may use and must report during [`RegisterFile::cycle`].

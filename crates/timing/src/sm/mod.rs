@@ -316,15 +316,7 @@ impl DispatchPort for Dispatcher<'_> {
             return true;
         }
         let t = self.pipeline.timing(f.class);
-        let (mut lo, mut hi) = self.unit_range[unit_index(d.unit)];
-        let n = hi - lo;
-        if self.sub_cores > 0 && n >= self.sub_cores && n % self.sub_cores == 0 {
-            // The warp's own sub-core: warps belong to schedulers by id modulo count.
-            let per = n / self.sub_cores;
-            lo += usize::from(f.warp) % self.sub_cores * per;
-            hi = lo + per;
-        }
-        for u in lo..hi {
+        for u in self.units_for(d.unit, f.warp) {
             if self.unit_free[u] <= self.now {
                 self.unit_free[u] = self.now + t.initiation_interval;
                 let kind = if f.class == OpClass::Mem {
@@ -339,6 +331,35 @@ impl DispatchPort for Dispatcher<'_> {
             }
         }
         false
+    }
+
+    fn free_at(&self, d: Dispatch) -> Cycle {
+        let Some(f) = self.inflight.get(d.token.0 as usize) else {
+            return Cycle::ZERO;
+        };
+        if d.bypass_execution {
+            return Cycle::ZERO;
+        }
+        self.units_for(d.unit, f.warp)
+            .map(|u| self.unit_free[u])
+            .min()
+            // No unit of the kind at all: keep asking, as before.
+            .unwrap_or(Cycle::ZERO)
+    }
+}
+
+impl Dispatcher<'_> {
+    /// The units of kind `unit` that warp slot `warp` may use.
+    fn units_for(&self, unit: UnitKind, warp: u16) -> std::ops::Range<usize> {
+        let (mut lo, mut hi) = self.unit_range[unit_index(unit)];
+        let n = hi - lo;
+        if self.sub_cores > 0 && n >= self.sub_cores && n % self.sub_cores == 0 {
+            // The warp's own sub-core: warps belong to schedulers by id modulo count.
+            let per = n / self.sub_cores;
+            lo += usize::from(warp) % self.sub_cores * per;
+            hi = lo + per;
+        }
+        lo..hi
     }
 }
 

@@ -1002,8 +1002,18 @@ impl RegisterFile for Wir {
         if let Some(&(_, t)) = self.bypass.front() {
             at(t.max(soon));
         }
-        if !self.queued.is_empty() || !self.waiting_collector.is_empty() {
-            at(soon);
+        // A queued instruction waits for its entry's producer to retire or the entry to
+        // go, and one waiting for a collector for a collector to dispatch: each happens in
+        // a cycle with progress, after which the SM is evaluated anyway. Asking every
+        // cycle would make a long initiation interval cost host time per cycle.
+        if let Some(&t) = self.waiting_collector.front() {
+            let f = &self.flights[t.0 as usize];
+            let sched = self.warps[f.warp.index()].scheduler;
+            if (0..self.base.collector_count())
+                .any(|i| self.base.collector_free_for(i, f.unit, sched))
+            {
+                at(soon);
+            }
         }
         for &t in &self.completing {
             at(self.flights[t.0 as usize].done_at.max(soon));
