@@ -11,10 +11,14 @@ use std::fmt::Write as _;
 use timing::kernel_info::{HierarchyLevel, InstHint, OperandHint, RegFileKind, RegOperand};
 use timing::{GpuConfig, KernelInfo};
 
-/// The pipeline options `regsim run` would use for `config` with an optional cap.
+/// The pipeline options `regsim run` would use for `config` with an optional cap: the
+/// cap under the config's register budget (`compiler.max_registers_per_thread`, as the
+/// runtime applies it: `cudart::transforms::ProgramTransforms::under_budget`), and the
+/// design's passes.
 pub fn load_options(config: &GpuConfig, max_registers: Option<u32>) -> LoadOptions {
+    let budget = timing::register_budget::budget(config).registers;
     LoadOptions {
-        max_registers,
+        max_registers: compiler::pipeline::cap_under_limit(max_registers, budget),
         passes: timing::rf::required_passes(config),
     }
 }

@@ -55,17 +55,99 @@ fn design_families_are_groups_and_baselines_run_once() {
         per_design(&gebhart),
         expect(&[("baseline", 1), ("rfc", 8 * 2), ("orf-lrf", 8 * 3)])
     );
-    // CERF: the baseline at 16 and 64 KB of L1D, CERF under each policy.
+    // CERF: the baseline at 16 and 64 KB of L1D, CERF under each policy and with the
+    // free-bandwidth array.
     assert_eq!(
         per_design(&points("cerf")),
-        expect(&[("baseline", 2), ("cerf", 2)])
+        expect(&[("baseline", 2), ("cerf", 3)])
     );
-    // WIR: the baseline once, every variant of WIR (its own 25 workloads).
+    // WIR: the baseline once, every variant of WIR and RLPV with the other VSB, over
+    // every workload.
     let wir = points("wir");
-    let n = per_design(&wir)["baseline"];
-    assert_eq!(per_design(&wir)["wir"], 7 * n);
+    assert_eq!(per_design(&wir), expect(&[("baseline", 1), ("wir", 7 + 1)]));
     assert!(wir
         .iter()
         .filter(|p| p.design == "baseline")
         .all(|p| p.sets.is_empty()));
+    // Malekeh: the baseline, Malekeh and BOW over every workload, with Malekeh's two
+    // variants (adaptive STHLD, trace-exact distances) and BOW's (8 windows per SM).
+    assert_eq!(
+        per_design(&points("malekeh")),
+        expect(&[("baseline", 1), ("malekeh", 3), ("bow", 2)])
+    );
+}
+
+/// Each paper's figure covers the class its headline depends on: LTRF's capacity points
+/// (and the recompiled ones) run every register-limited workload, Malekeh's every
+/// operand-bound one, WIR's every high-reuse one, CERF's every cache-sensitive one.
+#[test]
+fn paper_specs_cover_the_classes_of_their_headlines() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let text = std::fs::read_to_string(format!("{root}/workloads/classes.toml")).unwrap();
+    let classes: toml::Table = toml::from_str(&text).unwrap();
+    let members = |classification: &str, class: &str| -> Vec<String> {
+        classes[classification]["workloads"]
+            .as_table()
+            .unwrap()
+            .iter()
+            .filter(|(_, v)| v["class"].as_str() == Some(class))
+            .map(|(w, _)| w.clone())
+            .collect()
+    };
+    let covers = |paper: &str, design: &str, sets: &str, classification: &str, class: &str| {
+        let runs: Vec<String> = points(paper)
+            .into_iter()
+            .filter(|p| {
+                p.design == design
+                    && sets
+                        .split_whitespace()
+                        .all(|o| p.sets.iter().any(|(k, v)| format!("{k}={v}") == o))
+            })
+            .map(|p| p.workload.program)
+            .collect();
+        let class = members(classification, class);
+        assert!(class.len() >= 3, "{classification}: {class:?}");
+        for w in class {
+            assert!(
+                runs.contains(&w),
+                "{paper}: {design} [{sets}] does not run {w}"
+            );
+        }
+    };
+    for tech in ["6", "7"] {
+        let t = format!("register_file.technology={tech}");
+        covers("ltrf", "ltrf", &t, "register_limited", "registers");
+        let recompiled = format!("{t} compiler.max_registers_per_thread=from_capacity");
+        covers("ltrf", "ltrf", &recompiled, "register_limited", "registers");
+        covers(
+            "ltrf",
+            "baseline",
+            &recompiled,
+            "register_limited",
+            "registers",
+        );
+    }
+    covers(
+        "ltrf",
+        "baseline",
+        "sm.registers=69632 compiler.max_registers_per_thread=from_capacity",
+        "register_limited",
+        "registers",
+    );
+    covers("malekeh", "malekeh", "", "operand_bound", "bound");
+    covers("malekeh", "bow", "", "operand_bound", "bound");
+    covers(
+        "wir",
+        "wir",
+        "register_file.wir.variant=\"RLPV\"",
+        "wir_reuse",
+        "high",
+    );
+    covers(
+        "cerf",
+        "cerf",
+        "register_file.cerf.policy=lru-fair",
+        "cache_sensitivity",
+        "sensitive",
+    );
 }

@@ -39,6 +39,15 @@ use crate::{AllocConfig, Allocation, Location};
 /// ptxas's default cap on registers per thread, used when no cap is given.
 pub const DEFAULT_MAX_REGISTERS: u32 = 255;
 
+/// The cap a program is allocated under given a user's cap (`--max-registers`) and the
+/// simulated GPU's limit (its architecture's, or its register budget): the smaller of
+/// the two, and `None` (load as written) when there is no user cap and the limit is
+/// ptxas's default or more.
+pub fn cap_under_limit(user: Option<u32>, limit: u32) -> Option<u32> {
+    let cap = user.unwrap_or(DEFAULT_MAX_REGISTERS).min(limit);
+    (user.is_some() || cap < DEFAULT_MAX_REGISTERS).then_some(cap)
+}
+
 /// LTRF bank-aware renumbering's two parameters (LTRF §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LtrfRenumber {

@@ -78,13 +78,8 @@ impl ProgramTransforms {
     /// spill code, as ptxas would compile it. A cap of ptxas's default or more changes
     /// nothing, so a program that fits runs as written.
     pub fn under_architecture_cap(mut self, architecture_cap: u32) -> Self {
-        let cap = self
-            .max_registers
-            .unwrap_or(DEFAULT_MAX_REGISTERS)
-            .min(architecture_cap);
-        if self.max_registers.is_some() || cap < DEFAULT_MAX_REGISTERS {
-            self.max_registers = Some(cap);
-        }
+        self.max_registers =
+            compiler::pipeline::cap_under_limit(self.max_registers, architecture_cap);
         self
     }
 

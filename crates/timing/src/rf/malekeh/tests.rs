@@ -7,6 +7,9 @@ use crate::memory::{MemorySystem, SmId};
 use crate::rf::{Dispatch, DispatchPort, InstToken};
 use crate::Override;
 
+/// rtx2060-scaled with `overrides`. Its collector units belong to the processing blocks
+/// (`partition_collectors`), and the harness puts every warp on scheduler 0: with
+/// `collector_units = 4` its warps share one CCU, with 8 (the config's) two.
 fn cfg(overrides: &[&str]) -> GpuConfig {
     let o: Vec<Override> = overrides
         .iter()
@@ -236,7 +239,7 @@ fn the_random_choice_among_far_slots_is_seeded() {
 
 #[test]
 fn a_warp_issues_into_its_own_ccu_and_others_take_empty_or_far_ones_first() {
-    let mut h = Harness::new(&["register_file.collector_units=2"], 3);
+    let mut h = Harness::new(&["register_file.collector_units=8"], 3);
     h.issue(0, &[near(1)]); // warp 0 takes a CCU (both empty)
     h.issue(1, &[far(1)]); // warp 1 takes the other one
                            // Warp 0 again: its own CCU, a hit.
@@ -261,7 +264,7 @@ fn a_warp_issues_into_its_own_ccu_and_others_take_empty_or_far_ones_first() {
 fn a_near_ccu_is_replaced_once_the_counter_is_higher_than_sthld() {
     for sthld in [0u64, 10] {
         let s = format!("register_file.malekeh.sthld={sthld}");
-        let mut h = Harness::new(&["register_file.collector_units=1", &s], 2);
+        let mut h = Harness::new(&["register_file.collector_units=4", &s], 2);
         h.issue(0, &[near(1)]);
         let start = h.now;
         // Warp 1 asks every cycle until it gets the CCU holding warp 0's near value.
@@ -288,7 +291,7 @@ fn a_near_ccu_is_replaced_once_the_counter_is_higher_than_sthld() {
 fn sthld_waiting_sleeps_until_the_threshold() {
     let mut h = Harness::new(
         &[
-            "register_file.collector_units=1",
+            "register_file.collector_units=4",
             "register_file.malekeh.sthld=40",
         ],
         2,
@@ -397,7 +400,7 @@ fn a_fixed_sthld_is_the_default_and_never_changes() {
         let s = format!("register_file.malekeh.sthld={sthld}");
         let mut h = Harness::new(
             &[
-                "register_file.collector_units=1",
+                "register_file.collector_units=4",
                 "register_file.malekeh.interval=50",
                 &s,
             ],
