@@ -2,7 +2,8 @@
 # Rebuilds the built-in CUDA workloads. Every directory workloads/<name>/ holding
 # <name>.cu is a workload; for each one this writes, under the output directory:
 #
-#   bin/<name>                   executable: sm_70 SASS plus compute_70 PTX, linked against
+#   bin/<name>                   executable: sm_70 SASS plus compute_70 PTX (or the target a
+#                                `// arch: sm_NN` line of the source names), linked against
 #                                the shared libcudart.so.11.0 (so a replacement runtime can
 #                                be preloaded in its place)
 #   ptx/nvcc/<name>.ptx          nvcc -O2 PTX, no debug information
@@ -81,14 +82,17 @@ registers=$scratch/registers.tsv
 for name in "${names[@]}"; do
     src=workloads/$name/$name.cu
     echo "building $name" >&2
+    # A workload that needs a newer target (tensor cores: sm_80) says so in its source.
+    target=$(sed -n 's|^// arch: \(sm_[0-9a-z]*\)$|\1|p' "$src" | head -n 1)
+    target=${target:-$arch}
 
-    nvcc -O2 -arch="$arch" -ptx -o "$out_dir/ptx/nvcc/$name.ptx" "$src"
-    clang-19 -O2 -x cuda --cuda-device-only --cuda-gpu-arch="$arch" --cuda-path="$cuda_path" \
+    nvcc -O2 -arch="$target" -ptx -o "$out_dir/ptx/nvcc/$name.ptx" "$src"
+    clang-19 -O2 -x cuda --cuda-device-only --cuda-gpu-arch="$target" --cuda-path="$cuda_path" \
         -S -o "$out_dir/ptx/clang/$name.ptx" "$src"
 
     # Registers per entry: ptxas prints "Compiling entry function '<name>'" and, a few
     # lines later, "Used <n> registers". Called (.func) functions get no register line.
-    ptxas -v -arch="$arch" -O3 -o "$scratch/$name.cubin" "$out_dir/ptx/nvcc/$name.ptx" 2>"$scratch/$name.ptxas"
+    ptxas -v -arch="$target" -O3 -o "$scratch/$name.cubin" "$out_dir/ptx/nvcc/$name.ptx" 2>"$scratch/$name.ptxas"
     awk -v workload="$name" '
         /Compiling entry function/ { split($0, q, "\047"); entry = q[2] }
         /Used [0-9]+ registers/ && entry != "" {
@@ -98,7 +102,7 @@ for name in "${names[@]}"; do
         }' "$scratch/$name.ptxas" >>"$registers"
 
     if [ "$build_binaries" -eq 1 ]; then
-        nvcc -O2 -arch="$arch" -cudart shared -o "$out_dir/bin/$name" "$src"
+        nvcc -O2 -arch="$target" -cudart shared -o "$out_dir/bin/$name" "$src"
         # The simulator needs both properties: it reads the embedded PTX and replaces
         # the CUDA runtime library.
         if ! cuobjdump -lptx "$out_dir/bin/$name" | grep -q '^PTX file'; then

@@ -73,7 +73,8 @@ pub fn datapath(op: &Op) -> Datapath {
         E::Transcendental | E::FloatDiv | E::DoubleDiv | E::IntDiv => Datapath::Sfu,
         E::Load | E::Store | E::Atomic | E::Prefetch | E::Fence => Datapath::Mem,
         E::Texture => Datapath::Tex,
-        E::Shuffle | E::WarpVote => Datapath::Warp,
+        // A matrix multiply reads the whole warp's registers: never the private datapath.
+        E::Shuffle | E::WarpVote | E::Tensor => Datapath::Warp,
         E::Branch | E::Call | E::Return | E::Barrier | E::Misc => Datapath::Control,
         E::IntSimple
         | E::IntAdd
@@ -118,6 +119,7 @@ pub fn result_latency(op: &Op, shared_is_long: bool) -> ResultLatency {
     };
     match op {
         Op::Ld(m) | Op::Ldu(m) => space_latency(m.space),
+        Op::WmmaLoad(w) => space_latency(w.space),
         Op::Atom(a) => space_latency(a.space),
         Op::Tex(_) | Op::Txq { .. } => ResultLatency::Long,
         _ => ResultLatency::Short,

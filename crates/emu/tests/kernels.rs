@@ -744,3 +744,171 @@ fn cp_async_data_are_visible_only_after_the_wait_that_covers_their_group() {
         assert_eq!(lane(6), want, "lane {t} after wait_all (zero fill)");
     }
 }
+
+/// f16 bits of a value f16 represents exactly (a normal number or zero).
+fn f16_bits(x: f32) -> u16 {
+    if x == 0.0 {
+        return 0;
+    }
+    let b = x.to_bits();
+    let exp = ((b >> 23) & 0xFF) as i32 - 127 + 15;
+    assert!(
+        (1..31).contains(&exp) && b & 0x1FFF == 0,
+        "{x} is not an f16"
+    );
+    ((b >> 16) & 0x8000) as u16 | (exp as u16) << 10 | ((b >> 13) & 0x3FF) as u16
+}
+
+const MMA_M16N8K16: &str = "
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry mma16(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)
+{
+  .reg .b32 %r<8>;
+  .reg .f32 %f<8>;
+  .reg .b64 %rd<12>;
+  ld.param.u64 %rd1, [pa];
+  ld.param.u64 %rd2, [pb];
+  ld.param.u64 %rd3, [pc];
+  ld.param.u64 %rd4, [pd];
+  mov.u32 %r7, %tid.x;
+  mul.wide.u32 %rd5, %r7, 16;
+  mul.wide.u32 %rd6, %r7, 8;
+  add.s64 %rd7, %rd1, %rd5;
+  ld.global.v4.b32 {%r0, %r1, %r2, %r3}, [%rd7];
+  add.s64 %rd8, %rd2, %rd6;
+  ld.global.v2.b32 {%r4, %r5}, [%rd8];
+  add.s64 %rd9, %rd3, %rd5;
+  ld.global.v4.f32 {%f0, %f1, %f2, %f3}, [%rd9];
+  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f4, %f5, %f6, %f7}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f0, %f1, %f2, %f3};
+  add.s64 %rd10, %rd4, %rd5;
+  st.global.v4.f32 [%rd10], {%f4, %f5, %f6, %f7};
+  ret;
+}
+";
+
+#[test]
+fn mma_sync_m16n8k16_follows_the_isa_fragment_layouts() {
+    // Values that f16 holds exactly; the f32 results are exact too.
+    let a = |i: usize, k: usize| ((i * 5 + k * 3) % 9) as f32 * 0.25 - 1.0;
+    let b = |k: usize, j: usize| ((k * 7 + j) % 5) as f32 * 0.5 - 1.0;
+    let c = |i: usize, j: usize| (i * 8 + j) as f32;
+    let pair = |lo: f32, hi: f32| u32::from(f16_bits(lo)) | u32::from(f16_bits(hi)) << 16;
+    // The ISA's tables ("Matrix Fragments for mma.m16n8k16 with floating point type"),
+    // written out per register: groupID g = lane / 4, threadID_in_group t = lane % 4.
+    let (mut ra, mut rb, mut rc) = (vec![], vec![], vec![]);
+    for lane in 0..32 {
+        let (g, t) = (lane / 4, lane % 4);
+        ra.push(pair(a(g, 2 * t), a(g, 2 * t + 1)));
+        ra.push(pair(a(g + 8, 2 * t), a(g + 8, 2 * t + 1)));
+        ra.push(pair(a(g, 2 * t + 8), a(g, 2 * t + 9)));
+        ra.push(pair(a(g + 8, 2 * t + 8), a(g + 8, 2 * t + 9)));
+        rb.push(pair(b(2 * t, g), b(2 * t + 1, g)));
+        rb.push(pair(b(2 * t + 8, g), b(2 * t + 9, g)));
+        for (i, j) in [
+            (g, 2 * t),
+            (g, 2 * t + 1),
+            (g + 8, 2 * t),
+            (g + 8, 2 * t + 1),
+        ] {
+            rc.push(c(i, j).to_bits());
+        }
+    }
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "mma.ptx", MMA_M16N8K16);
+    let k = emu.kernel(m, "mma16").unwrap();
+    let pa = alloc_u32s(&mut emu, &ra);
+    let pb = alloc_u32s(&mut emu, &rb);
+    let pc = alloc_u32s(&mut emu, &rc);
+    let pd = alloc_u32s(&mut emu, &[0; 128]);
+    let p = params(&emu, k, &[pa, pb, pc, pd]);
+    emu.run(k, LaunchConfig::linear(1, 32), &p).unwrap();
+    let got = read_u32s(&emu, pd, 128);
+    for lane in 0..32 {
+        let (g, t) = (lane / 4, lane % 4);
+        for (e, (i, j)) in [
+            (g, 2 * t),
+            (g, 2 * t + 1),
+            (g + 8, 2 * t),
+            (g + 8, 2 * t + 1),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let want = (0..16).fold(c(i, j), |acc, kk| a(i, kk).mul_add(b(kk, j), acc));
+            assert_eq!(
+                f32::from_bits(got[lane * 4 + e]),
+                want,
+                "D[{i}][{j}] in lane {lane}"
+            );
+        }
+    }
+}
+
+const LDMATRIX: &str = "
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry ldm(.param .u64 pin, .param .u64 pout)
+{
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<8>;
+  .shared .align 16 .b8 tile[512];
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  mov.u32 %r0, %tid.x;
+  mul.wide.u32 %rd3, %r0, 16;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd4];
+  shl.b32 %r5, %r0, 4;
+  mov.u32 %r6, tile;
+  add.s32 %r7, %r6, %r5;
+  st.shared.v4.b32 [%r7], {%r1, %r2, %r3, %r4};
+  bar.sync 0;
+  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r8, %r9, %r10, %r11}, [%r7];
+  ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r12, %r13}, [%r7];
+  mul.wide.u32 %rd5, %r0, 32;
+  add.s64 %rd6, %rd2, %rd5;
+  st.global.v4.b32 [%rd6], {%r8, %r9, %r10, %r11};
+  st.global.v2.b32 [%rd6+16], {%r12, %r13};
+  ret;
+}
+";
+
+#[test]
+fn ldmatrix_gives_each_thread_its_rows_and_their_transpose() {
+    // 32 rows of eight 16-bit elements: element (row r, column c) is r * 8 + c.
+    let input: Vec<u32> = (0..128)
+        .map(|w| {
+            let e = 2 * w as u32;
+            e | (e + 1) << 16
+        })
+        .collect();
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "ldm.ptx", LDMATRIX);
+    let k = emu.kernel(m, "ldm").unwrap();
+    let pin = alloc_u32s(&mut emu, &input);
+    let pout = alloc_u32s(&mut emu, &[0; 256]);
+    let p = params(&emu, k, &[pin, pout]);
+    emu.run(k, LaunchConfig::linear(1, 32), &p).unwrap();
+    let got = read_u32s(&emu, pout, 256);
+    let el = |r: u32, c: u32| r * 8 + c;
+    for lane in 0..32u32 {
+        let (g, t) = (lane / 4, lane % 4);
+        for j in 0..4 {
+            // Matrix j's rows come from lanes 8j..8j+7: thread holds row g, columns 2t, 2t+1.
+            let want = el(8 * j + g, 2 * t) | el(8 * j + g, 2 * t + 1) << 16;
+            assert_eq!(got[(lane * 8 + j) as usize], want, "lane {lane} matrix {j}");
+        }
+        for j in 0..2 {
+            // Transposed: column g, rows 2t and 2t+1.
+            let want = el(8 * j + 2 * t, g) | el(8 * j + 2 * t + 1, g) << 16;
+            assert_eq!(
+                got[(lane * 8 + 4 + j) as usize],
+                want,
+                "lane {lane} trans {j}"
+            );
+        }
+    }
+}

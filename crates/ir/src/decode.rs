@@ -186,6 +186,19 @@ enum Kind {
     Float,
 }
 
+/// `mMnNkK`: a matrix shape modifier.
+fn is_shape(o: &str) -> bool {
+    let rest = match o.strip_prefix('m') {
+        Some(r) => r,
+        None => return false,
+    };
+    let parts: Vec<&str> = rest.split(['n', 'k']).collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
 fn kind(t: ScalarType) -> Kind {
     match t {
         Pred => Kind::Pred,
@@ -1359,6 +1372,9 @@ impl FnLower<'_, '_> {
             }
             O::Createpolicy => self.decode_createpolicy(inst, m)?,
             O::Cp => self.decode_cp(inst, m)?,
+            O::Wmma => self.decode_wmma(inst, m)?,
+            O::Mma => self.decode_mma(inst, m)?,
+            O::Ldmatrix => self.decode_ldmatrix(inst, m)?,
             O::Tex | O::Tld4 => self.decode_tex(inst, m)?,
             O::Txq => {
                 let query = m.pick_other(TexQuery::ALL).ok_or_else(|| {
@@ -1383,6 +1399,285 @@ impl FnLower<'_, '_> {
             }
             _ => return Err(DecodeError::new(format!("unsupported instruction '{opc}'"))),
         })
+    }
+
+    /// The `.mMnNkK` modifier, which must be one of `allowed`.
+    fn mma_shape(
+        &self,
+        inst: &ast::Instruction,
+        m: &mut Mods<'_>,
+        allowed: &[MmaShape],
+    ) -> Result<MmaShape> {
+        let table: Vec<(&str, MmaShape)> = allowed.iter().map(|s| (s.as_str(), *s)).collect();
+        if let Some(s) = m.pick_other(&table) {
+            return Ok(s);
+        }
+        let supported: Vec<String> = allowed.iter().map(|s| format!(".{}", s.as_str())).collect();
+        let found = inst.modifiers.iter().find_map(|x| match x {
+            Modifier::Other(o) if is_shape(o) => Some(o.as_str()),
+            _ => None,
+        });
+        Err(DecodeError::new(match found {
+            Some(o) => format!(
+                "unsupported shape '.{o}' on '{}' (supported: {})",
+                inst.opcode,
+                supported.join(", ")
+            ),
+            None => format!("'{}' needs a shape ({})", inst.opcode, supported.join(", ")),
+        }))
+    }
+
+    fn matrix_layout(&self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<MatrixLayout> {
+        m.pick_other(&[("row", MatrixLayout::Row), ("col", MatrixLayout::Col)])
+            .ok_or_else(|| DecodeError::new(format!("'{}' needs .row or .col", inst.opcode)))
+    }
+
+    /// `.sync.aligned`, which every warp-level matrix instruction carries.
+    fn sync_aligned(&self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<()> {
+        if m.flag(Flag::Sync) && m.flag(Flag::Aligned) {
+            Ok(())
+        } else {
+            Err(DecodeError::new(format!(
+                "'{}' needs .sync.aligned",
+                inst.opcode
+            )))
+        }
+    }
+
+    /// `.global`, `.shared{::cta}` or none (generic).
+    fn matrix_space(&self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Space> {
+        if m.other("shared::cta") {
+            return Ok(Space::Shared);
+        }
+        match m.space() {
+            None => Ok(Space::Generic),
+            Some(StateSpace::Global) => Ok(Space::Global),
+            Some(StateSpace::Shared | StateSpace::SharedCta) => Ok(Space::Shared),
+            Some(s) => Err(DecodeError::new(format!(
+                "'{}' cannot access .{s}",
+                inst.opcode
+            ))),
+        }
+    }
+
+    /// A fragment operand: `n` registers holding elements of `ty` (32-bit registers,
+    /// `.f32` for f32 elements, `.b32` pairs of 16-bit elements otherwise).
+    fn fragment(&mut self, op: &ast::Operand, n: u8, ty: ScalarType, is_dst: bool) -> Result<()> {
+        let reg_ty = if ty == F32 { F32 } else { B32 };
+        let regs = self.vector(op, n, reg_ty, Fit::Exact, is_dst)?;
+        if is_dst {
+            self.dsts.extend(regs);
+        } else {
+            self.srcs.extend(regs);
+        }
+        Ok(())
+    }
+
+    fn decode_wmma(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let load = m.other("load");
+        let store = !load && m.other("store");
+        let mma = !load && !store && m.other("mma");
+        if !(load || store || mma) {
+            return Err(DecodeError::new(
+                "unsupported instruction 'wmma' (wmma.load, wmma.store and wmma.mma are supported)",
+            ));
+        }
+        if mma {
+            return self.decode_matrix_multiply(inst, m, true);
+        }
+        let role = if load {
+            Some(
+                m.pick_other(&[
+                    ("a", MatrixRole::A),
+                    ("b", MatrixRole::B),
+                    ("c", MatrixRole::C),
+                ])
+                .ok_or_else(|| DecodeError::new("'wmma.load' needs .a, .b or .c"))?,
+            )
+        } else {
+            if !m.other("d") {
+                return Err(DecodeError::new("'wmma.store' needs .d"));
+            }
+            None
+        };
+        self.sync_aligned(inst, m)?;
+        let layout = self.matrix_layout(inst, m)?;
+        let shape = self.mma_shape(inst, m, &[MmaShape::M16n16k16])?;
+        let space = self.matrix_space(inst, m)?;
+        let ty = m.need_ty()?;
+        let allowed: &[ScalarType] = match role {
+            Some(MatrixRole::A | MatrixRole::B) => &[F16, Bf16],
+            Some(MatrixRole::C) | None => &[F16, F32],
+        };
+        if !allowed.contains(&ty) {
+            return Err(DecodeError::new(format!(
+                "type .{ty} is not supported by 'wmma.{}' (supported: {})",
+                if load { "load" } else { "store" },
+                allowed
+                    .iter()
+                    .map(|t| format!(".{t}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let w = WmmaMemory {
+            role,
+            layout,
+            shape,
+            space,
+            ty,
+        };
+        let n = inst.operands.len();
+        if !(2..=3).contains(&n) {
+            return Err(DecodeError::new(format!(
+                "'wmma.{}' expects 2 or 3 operands, found {n}",
+                if load { "load" } else { "store" }
+            )));
+        }
+        let (frag, addr) = if load {
+            (&inst.operands[0], &inst.operands[1])
+        } else {
+            (&inst.operands[1], &inst.operands[0])
+        };
+        let a = self.address(addr)?;
+        self.srcs.push(a);
+        self.fragment(frag, w.fragment_regs(), ty, load)?;
+        if n == 3 {
+            let s = self.src(&inst.operands[2], U32, Fit::Exact)?;
+            self.srcs.push(s);
+        } else {
+            // Without a stride the matrix is packed: its leading dimension.
+            let (rows, cols, k) = shape.dims();
+            let (r, c) = match role {
+                Some(MatrixRole::A) => (rows, k),
+                Some(MatrixRole::B) => (k, cols),
+                _ => (rows, cols),
+            };
+            let ld = if layout == MatrixLayout::Row { c } else { r };
+            self.srcs.push(Operand::Imm(u64::from(ld)));
+        }
+        Ok(if load {
+            Op::WmmaLoad(w)
+        } else {
+            Op::WmmaStore(w)
+        })
+    }
+
+    fn decode_mma(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        if m.other("sp") || m.other("sp::ordered_metadata") {
+            return Err(DecodeError::new(
+                "unsupported instruction 'mma.sp' (sparse mma is not modelled)",
+            ));
+        }
+        self.decode_matrix_multiply(inst, m, false)
+    }
+
+    /// `wmma.mma` (`wmma` true) and `mma.sync`.
+    fn decode_matrix_multiply(
+        &mut self,
+        inst: &ast::Instruction,
+        m: &mut Mods<'_>,
+        wmma: bool,
+    ) -> Result<Op> {
+        let name = if wmma { "wmma.mma" } else { "mma" };
+        self.sync_aligned(inst, m)?;
+        let shape = if wmma {
+            self.mma_shape(inst, m, &[MmaShape::M16n16k16])?
+        } else {
+            self.mma_shape(inst, m, &[MmaShape::M16n8k16, MmaShape::M16n8k8])?
+        };
+        let a_layout = self.matrix_layout(inst, m)?;
+        let b_layout = self.matrix_layout(inst, m)?;
+        if !wmma && (a_layout, b_layout) != (MatrixLayout::Row, MatrixLayout::Col) {
+            return Err(DecodeError::new(format!(
+                "'mma.{}' needs .row.col",
+                shape.as_str()
+            )));
+        }
+        let mut tys = Vec::with_capacity(4);
+        while let Some(t) = m.ty() {
+            tys.push(t);
+        }
+        let (d_ty, ab_ty, c_ty) = match tys[..] {
+            [d, c] if wmma => (d, F16, c),
+            [d, a, b, c] if a == b => (d, a, c),
+            [_, a, b, _] => {
+                return Err(DecodeError::new(format!(
+                    "'{name}' with .{a} A and .{b} B is not supported (A and B must have one type)"
+                )))
+            }
+            _ => {
+                return Err(DecodeError::new(format!(
+                    "'{name}' needs its types: .dtype{} .ctype",
+                    if wmma {
+                        " {.atype .btype}"
+                    } else {
+                        " .atype .btype"
+                    }
+                )))
+            }
+        };
+        let accumulators_ok = match ab_ty {
+            F16 => matches!(d_ty, F16 | F32) && matches!(c_ty, F16 | F32),
+            Bf16 => d_ty == F32 && c_ty == F32,
+            _ => {
+                return Err(DecodeError::new(format!(
+                    "type .{ab_ty} is not supported by '{name}' (supported: .f16, .bf16)"
+                )))
+            }
+        };
+        if !accumulators_ok {
+            return Err(DecodeError::new(format!(
+                "'{name}' with .{ab_ty} inputs does not support .{d_ty} D with .{c_ty} C"
+            )));
+        }
+        let op = MmaOp {
+            wmma,
+            shape,
+            a_layout,
+            b_layout,
+            d_ty,
+            ab_ty,
+            c_ty,
+        };
+        self.need_count(inst, 4)?;
+        let [na, nb, nc, nd] = op.regs();
+        self.fragment(&inst.operands[0], nd, d_ty, true)?;
+        self.fragment(&inst.operands[1], na, ab_ty, false)?;
+        self.fragment(&inst.operands[2], nb, ab_ty, false)?;
+        self.fragment(&inst.operands[3], nc, c_ty, false)?;
+        Ok(Op::Mma(op))
+    }
+
+    fn decode_ldmatrix(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        self.sync_aligned(inst, m)?;
+        if !m.other("m8n8") {
+            return Err(DecodeError::new("'ldmatrix' supports the .m8n8 shape only"));
+        }
+        let count = m
+            .pick_other(&[("x1", 1u8), ("x2", 2), ("x4", 4)])
+            .ok_or_else(|| DecodeError::new("'ldmatrix' needs .x1, .x2 or .x4"))?;
+        let trans = m.other("trans");
+        let space = self.matrix_space(inst, m)?;
+        if space == Space::Global {
+            return Err(DecodeError::new("'ldmatrix' reads .shared memory"));
+        }
+        let ty = m.need_ty()?;
+        if ty != B16 {
+            return Err(DecodeError::new(format!(
+                "type .{ty} is not supported by 'ldmatrix' (supported: .b16)"
+            )));
+        }
+        self.need_count(inst, 2)?;
+        let d = self.vector(&inst.operands[0], count, B32, Fit::Exact, true)?;
+        self.dsts.extend(d);
+        let a = self.address(&inst.operands[1])?;
+        self.srcs.push(a);
+        Ok(Op::Ldmatrix(Ldmatrix {
+            count,
+            trans,
+            space,
+        }))
     }
 
     fn decode_cp(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {

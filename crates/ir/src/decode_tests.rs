@@ -725,7 +725,39 @@ fn rejected_instructions_name_the_problem() {
         ("bra $L_nowhere;", "undefined label '$L_nowhere'"),
         (
             "wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1}, [%rd1], 16;",
-            "unsupported instruction 'wmma'",
+            "expected a vector of 8 elements, found 1",
+        ),
+        (
+            "wmma.load.a.sync.aligned.row.m32n8k16.f16 {%r1}, [%rd1], 16;",
+            "unsupported shape '.m32n8k16' on 'wmma' (supported: .m16n16k16)",
+        ),
+        (
+            "mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1}, {%r2}, {%f4, %f5, %f6, %f7};",
+            "unsupported shape '.m16n8k4' on 'mma' (supported: .m16n8k16, .m16n8k8)",
+        ),
+        (
+            "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%r6}, {%r0, %r1, %r2, %r3};",
+            "type .s8 is not supported by 'mma' (supported: .f16, .bf16)",
+        ),
+        (
+            "mma.sync.aligned.m16n8k16.row.col.f16.bf16.bf16.f32 {%r0, %r1}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};",
+            "'mma' with .bf16 inputs does not support .f16 D with .f32 C",
+        ),
+        (
+            "mma.sync.aligned.m16n8k16.col.row.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};",
+            "'mma.m16n8k16' needs .row.col",
+        ),
+        (
+            "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1}, {%r4, %r5}, {%f4, %f5, %f6, %f7}, %r6, 0;",
+            "unsupported instruction 'mma.sp'",
+        ),
+        (
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r0, %r1}, [%r2];",
+            "expected a vector of 4 elements, found 2",
+        ),
+        (
+            "ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 {%r0}, [%r2];",
+            "'ldmatrix' supports the .m8n8 shape only",
         ),
         (
             "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], %r2, [%r3];",
@@ -947,4 +979,65 @@ fn cp_async_forms_decode() {
         let e = error_of(inst);
         assert!(e.contains(expected), "{inst}: {e}");
     }
+}
+
+#[test]
+fn matrix_instructions_decode_with_every_fragment_register() {
+    let a8 = "{%r0, %r1, %r2, %r3, %r4, %r5, %r6, %r7}";
+    let f8 = "{%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}";
+    let load = format!("wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {a8}, [%rd1], %r0;");
+    assert_eq!(
+        roundtrip(&load),
+        format!("wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {a8}, [%rd1], %r0;")
+    );
+    // Without a stride the leading dimension is the packed one.
+    let store = format!("wmma.store.d.sync.aligned.col.m16n16k16.shared.f32 [%rd1], {f8};");
+    assert_eq!(
+        roundtrip(&store),
+        format!("wmma.store.d.sync.aligned.col.m16n16k16.shared.f32 [%rd1], {f8}, 16;")
+    );
+    let bf16 = "wmma.load.b.sync.aligned.col.m16n16k16.bf16 {%r0, %r1, %r2, %r3}, [%rd1], 32;";
+    assert_eq!(roundtrip(bf16), bf16);
+    let mma = format!("wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {f8}, {a8}, {a8}, {f8};");
+    assert_eq!(roundtrip(&mma), mma);
+    let p = lower_body(&mma).unwrap();
+    let f = kernel(&p);
+    // D's 8 registers written; A's and B's 8 each and C's 8 read (repeats included).
+    assert_eq!((f.insts[0].num_dsts, f.insts[0].num_srcs), (8, 24));
+    let sync = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f0, %f1, %f2, %f3}, \
+                {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};";
+    assert_eq!(
+        op_of(sync),
+        Op::Mma(MmaOp {
+            wmma: false,
+            shape: MmaShape::M16n8k16,
+            a_layout: MatrixLayout::Row,
+            b_layout: MatrixLayout::Col,
+            d_ty: ScalarType::F32,
+            ab_ty: ScalarType::Bf16,
+            c_ty: ScalarType::F32,
+        })
+    );
+    let k8 = "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%r0, %r1}, {%r2, %r3}, {%r4}, {%r5, %r6};";
+    assert_eq!(roundtrip(k8), k8);
+    let ld = "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r0, %r1, %r2, %r3}, [%r4];";
+    assert_eq!(roundtrip(ld), ld);
+    assert_eq!(
+        op_of("ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16 {%r0, %r1}, [%r4];"),
+        Op::Ldmatrix(Ldmatrix {
+            count: 2,
+            trans: false,
+            space: Space::Shared
+        })
+    );
+}
+
+#[test]
+fn unsupported_matrix_forms_name_the_kernel_and_instruction() {
+    let e = error_of("wmma.load.a.sync.aligned.row.m8n32k16.f16 {%r1}, [%rd1], 16;");
+    assert!(
+        e.contains("in kernel 'k': unsupported shape '.m8n32k16' on 'wmma'"),
+        "{e}"
+    );
+    assert!(e.contains("(in `wmma.load.a.sync"), "{e}");
 }

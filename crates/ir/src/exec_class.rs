@@ -90,6 +90,9 @@ pub enum ExecClass {
     Barrier,
     /// `trap`, `brkpt`, `nanosleep`.
     Misc,
+    /// Warp-level matrix multiply-accumulate on the tensor cores (`wmma.mma`,
+    /// `mma.sync`): every lane's result reads other lanes' registers.
+    Tensor,
 }
 
 impl ExecClass {
@@ -197,7 +200,9 @@ pub fn exec_class(op: &Op) -> ExecClass {
         }
         Op::Shfl { .. } => E::Shuffle,
         Op::Vote { .. } | Op::Match { .. } | Op::Redux { .. } | Op::Activemask => E::WarpVote,
-        Op::Ld(_) | Op::Ldu(_) | Op::CpAsync(_) => E::Load,
+        Op::Ld(_) | Op::Ldu(_) | Op::CpAsync(_) | Op::WmmaLoad(_) | Op::Ldmatrix(_) => E::Load,
+        Op::Mma(_) => E::Tensor,
+        Op::WmmaStore(_) => E::Store,
         Op::CpAsyncCommit | Op::CpAsyncWait { .. } => E::Fence,
         Op::St(_) => E::Store,
         Op::Atom(_) | Op::Red(_) => E::Atomic,

@@ -599,6 +599,154 @@ pub struct CpAsync {
     pub hints: MemHints,
 }
 
+/// Matrix shapes of the warp-level matrix instructions (ISA §9.7.14): `.mMnNkK`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaShape {
+    /// `wmma` `.m16n16k16`.
+    M16n16k16,
+    /// `mma.sync` `.m16n8k16`.
+    M16n8k16,
+    /// `mma.sync` `.m16n8k8`.
+    M16n8k8,
+}
+
+impl MmaShape {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MmaShape::M16n16k16 => "m16n16k16",
+            MmaShape::M16n8k16 => "m16n8k16",
+            MmaShape::M16n8k8 => "m16n8k8",
+        }
+    }
+
+    /// `(m, n, k)`.
+    pub fn dims(self) -> (u32, u32, u32) {
+        match self {
+            MmaShape::M16n16k16 => (16, 16, 16),
+            MmaShape::M16n8k16 => (16, 8, 16),
+            MmaShape::M16n8k8 => (16, 8, 8),
+        }
+    }
+}
+
+/// Which matrix a `wmma.load` fills: `.a` (m x k), `.b` (k x n) or `.c` (m x n).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MatrixRole {
+    A,
+    B,
+    C,
+}
+
+impl MatrixRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatrixRole::A => "a",
+            MatrixRole::B => "b",
+            MatrixRole::C => "c",
+        }
+    }
+}
+
+/// `.row` (elements of a row are contiguous in memory) or `.col`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MatrixLayout {
+    Row,
+    Col,
+}
+
+impl MatrixLayout {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatrixLayout::Row => "row",
+            MatrixLayout::Col => "col",
+        }
+    }
+}
+
+/// `wmma.load.{a,b,c}.sync.aligned.layout.shape{.space}.type` and
+/// `wmma.store.d.sync.aligned.layout.shape{.space}.type`: one fragment between memory and
+/// registers. `ty` is the element type (`.f16`, `.bf16` or `.f32`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WmmaMemory {
+    /// `None` for a store (`.d`).
+    pub role: Option<MatrixRole>,
+    pub layout: MatrixLayout,
+    pub shape: MmaShape,
+    pub space: Space,
+    pub ty: ScalarType,
+}
+
+impl WmmaMemory {
+    /// 32-bit registers of the fragment (per thread).
+    pub fn fragment_regs(&self) -> u8 {
+        fragment_regs(self.shape, self.role, self.ty)
+    }
+}
+
+/// Registers per thread of a fragment: `role` `None` is the accumulator (C or D).
+pub fn fragment_regs(shape: MmaShape, role: Option<MatrixRole>, ty: ScalarType) -> u8 {
+    let (m, n, k) = shape.dims();
+    let elements = match role {
+        Some(MatrixRole::A) => m * k,
+        Some(MatrixRole::B) => k * n,
+        Some(MatrixRole::C) | None => m * n,
+    };
+    let bits = elements * ty.bits() / 32;
+    // Volta's f16 wmma multiplicand fragments hold every element twice: eight registers
+    // where four carry the matrix (CUDA C++ Programming Guide, `fragment::num_elements`
+    // is 16 for these fragments on every architecture).
+    let replication = if shape == MmaShape::M16n16k16
+        && ty == ScalarType::F16
+        && matches!(role, Some(MatrixRole::A | MatrixRole::B))
+    {
+        2
+    } else {
+        1
+    };
+    (bits / 32 * replication) as u8
+}
+
+/// `wmma.mma.sync.aligned.alayout.blayout.shape.dtype{.atype.btype}.ctype` and
+/// `mma.sync.aligned.shape.row.col.dtype.atype.btype.ctype`: `D = A x B + C` over one
+/// warp. Operands: D's registers, then A's, B's and C's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MmaOp {
+    /// `wmma.mma` (fragments of `wmma.load`) rather than `mma.sync`.
+    pub wmma: bool,
+    pub shape: MmaShape,
+    pub a_layout: MatrixLayout,
+    pub b_layout: MatrixLayout,
+    /// `.f16` or `.f32`.
+    pub d_ty: ScalarType,
+    /// `.f16` or `.bf16` (A and B have the same type).
+    pub ab_ty: ScalarType,
+    /// `.f16` or `.f32`.
+    pub c_ty: ScalarType,
+}
+
+impl MmaOp {
+    /// Registers per thread of A, B, C and D, in that order.
+    pub fn regs(&self) -> [u8; 4] {
+        [
+            fragment_regs(self.shape, Some(MatrixRole::A), self.ab_ty),
+            fragment_regs(self.shape, Some(MatrixRole::B), self.ab_ty),
+            fragment_regs(self.shape, None, self.c_ty),
+            fragment_regs(self.shape, None, self.d_ty),
+        ]
+    }
+}
+
+/// `ldmatrix.sync.aligned.m8n8.xN{.trans}{.shared}.b16`: `count` 8x8 matrices of 16-bit
+/// elements from shared memory, one 32-bit register of each per thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ldmatrix {
+    /// 1, 2 or 4.
+    pub count: u8,
+    pub trans: bool,
+    /// `.shared` or generic.
+    pub space: Space,
+}
+
 /// How `createpolicy` forms its policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PolicyKind {
@@ -1189,6 +1337,16 @@ pub enum Op {
     /// `d(.b64); fraction` (`.fractional`), `d; [a], primary, total` (`.range`) or
     /// `d; a` (`.cvt`): an L2 cache policy for `.L2::cache_hint` (ISA §9.7.9.16).
     CreatePolicy(PolicyKind),
+
+    // ---- warp-level matrix operations (ISA §9.7.14) ----
+    /// `d0..dN; [addr], stride`: a fragment from memory (`wmma.load`).
+    WmmaLoad(WmmaMemory),
+    /// `; [addr], a0..aN, stride`: a fragment to memory (`wmma.store`).
+    WmmaStore(WmmaMemory),
+    /// `d0..; a0.., b0.., c0..`: `wmma.mma` or `mma.sync` (see [`MmaOp::regs`]).
+    Mma(MmaOp),
+    /// `d0..d(count-1); [addr]`
+    Ldmatrix(Ldmatrix),
 }
 
 impl Op {
@@ -1286,6 +1444,10 @@ impl Op {
             Op::Nanosleep => "nanosleep",
             Op::CreatePolicy(_) => "createpolicy",
             Op::CpAsync(_) | Op::CpAsyncCommit | Op::CpAsyncWait { .. } => "cp",
+            Op::WmmaLoad(_) | Op::WmmaStore(_) => "wmma",
+            Op::Mma(m) if m.wmma => "wmma",
+            Op::Mma(_) => "mma",
+            Op::Ldmatrix(_) => "ldmatrix",
             Op::Tex(t) if t.gather.is_some() => "tld4",
             Op::Tex(_) => "tex",
             Op::Txq { .. } => "txq",
@@ -1665,6 +1827,47 @@ impl fmt::Display for Op {
             Op::CpAsyncWait { all } => {
                 m.push("async");
                 m.push(if *all { "wait_all" } else { "wait_group" });
+            }
+            Op::WmmaLoad(w) | Op::WmmaStore(w) => {
+                m.push(w.role.map_or("store", |_| "load"));
+                m.push(w.role.map_or("d", MatrixRole::as_str));
+                m.push("sync");
+                m.push("aligned");
+                m.push(w.layout.as_str());
+                m.push(w.shape.as_str());
+                m.push(w.space.as_str());
+                m.ty(w.ty);
+            }
+            Op::Mma(o) => {
+                if o.wmma {
+                    m.push("mma");
+                }
+                m.push("sync");
+                m.push("aligned");
+                if o.wmma {
+                    m.push(o.a_layout.as_str());
+                    m.push(o.b_layout.as_str());
+                    m.push(o.shape.as_str());
+                } else {
+                    m.push(o.shape.as_str());
+                    m.push(o.a_layout.as_str());
+                    m.push(o.b_layout.as_str());
+                }
+                m.ty(o.d_ty);
+                if !o.wmma || o.ab_ty != ScalarType::F16 {
+                    m.ty(o.ab_ty);
+                    m.ty(o.ab_ty);
+                }
+                m.ty(o.c_ty);
+            }
+            Op::Ldmatrix(l) => {
+                m.push("sync");
+                m.push("aligned");
+                m.push("m8n8");
+                m.push(&format!("x{}", l.count));
+                m.flag(l.trans, "trans");
+                m.push(l.space.as_str());
+                m.push("b16");
             }
             Op::CreatePolicy(kind) => {
                 match kind {

@@ -232,6 +232,31 @@ pub fn inst_to_string(program: Option<&Program>, f: &Function, inst: &Inst) -> S
                 write_operand(&mut out, p, f, e, None);
             }
         }
+        Op::WmmaLoad(_) | Op::Ldmatrix(_) if !srcs.is_empty() => {
+            vector(&mut out, dsts);
+            out.push_str(", ");
+            write_list(&mut out, p, f, srcs, imm_ty, ", ");
+        }
+        Op::WmmaStore(w) if srcs.len() >= 2 => {
+            let n = (w.fragment_regs() as usize).min(srcs.len() - 1);
+            write_operand(&mut out, p, f, &srcs[0], imm_ty);
+            out.push_str(", ");
+            vector(&mut out, &srcs[1..1 + n]);
+            for e in &srcs[1 + n..] {
+                out.push_str(", ");
+                write_operand(&mut out, p, f, e, imm_ty);
+            }
+        }
+        Op::Mma(m) => {
+            vector(&mut out, dsts);
+            let [na, nb, _, _] = m.regs().map(usize::from);
+            let (a, rest) = srcs.split_at(na.min(srcs.len()));
+            let (b, c) = rest.split_at(nb.min(rest.len()));
+            for part in [a, b, c] {
+                out.push_str(", ");
+                vector(&mut out, part);
+            }
+        }
         Op::Txq { .. } => {
             write_list(&mut out, p, f, dsts, None, ", ");
             out.push_str(", [");

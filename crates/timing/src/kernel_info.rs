@@ -781,7 +781,8 @@ pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<Reus
 /// [`OpClass::Convert`]; transcendentals to [`OpClass::Sfu`], f32 division to
 /// [`OpClass::Fp32Div`], f32 fma to [`OpClass::Fp32Fma`], f32 min/max to
 /// [`OpClass::Fp32MinMax`], f32 compares, abs and neg to
-/// [`OpClass::Fp32Simple`], f32 add, sub and mul to [`OpClass::Fp32`]; integer add/sub to
+/// [`OpClass::Fp32Simple`], f32 add, sub and mul to [`OpClass::Fp32`]; matrix
+/// multiply-accumulates to [`OpClass::Tensor`]; integer add/sub to
 /// [`OpClass::Int`], moves, logic, shifts, compares and votes to [`OpClass::IntSimple`],
 /// min/max to [`OpClass::IntMinMax`], multiplies to [`OpClass::IntMul`], multiply-adds to
 /// [`OpClass::IntMad`], division to [`OpClass::IntDiv`], shuffles to [`OpClass::Shuffle`];
@@ -809,6 +810,7 @@ pub fn op_class(op: &Op) -> OpClass {
         E::DoubleAdd | E::DoubleMinMax | E::DoubleMul | E::DoubleFma => OpClass::Fp64,
         E::DoubleDiv => OpClass::Fp64Div,
         E::Shuffle => OpClass::Shuffle,
+        E::Tensor => OpClass::Tensor,
         E::Load | E::Store | E::Atomic | E::Prefetch | E::Texture | E::Fence => OpClass::Mem,
         E::Branch | E::Call | E::Return | E::Barrier | E::Misc => OpClass::Control,
     }

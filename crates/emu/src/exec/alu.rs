@@ -5,7 +5,7 @@ use ir::function::{Dim, SpecialReg};
 use ir::op::{self, AtomOp, BarrierKind, BoolOp, Callee, CmpOp, Op, Precision, ScalarType, Space};
 
 use super::{
-    lanes, printf, AccessKind, Barrier, Cta, Frame, LaneError, Launch, MemInfo, MemSpace,
+    lanes, matrix, printf, AccessKind, Barrier, Cta, Frame, LaneError, Launch, MemInfo, MemSpace,
     PendingCopy, PendingRed, SimtEntry, StepEvent, Warp, WarpStatus, WARP_SIZE,
 };
 use crate::error::ErrorKind;
@@ -708,6 +708,17 @@ impl Launch<'_> {
                 }
             }};
         }
+        // The memory one warp instruction can touch (a macro: the borrows stay per field).
+        macro_rules! spaces {
+            () => {
+                Spaces {
+                    global: self.mem,
+                    shared,
+                    local: &mut warp.local,
+                    params: &self.params,
+                }
+            };
+        }
         macro_rules! map {
             (|$l:ident| $e:expr) => {{
                 for $l in lanes(exec) {
@@ -1316,12 +1327,7 @@ impl Launch<'_> {
                     },
                     bytes: esize * n,
                 });
-                let mut sp = Spaces {
-                    global: self.mem,
-                    shared,
-                    local: &mut warp.local,
-                    params: &self.params,
-                };
+                let mut sp = spaces!();
                 let signed = ma.ty.is_signed_int() && esize < 8;
                 let mut first = true;
                 for l in lanes(exec) {
@@ -1391,12 +1397,7 @@ impl Launch<'_> {
                     kind: AccessKind::Load,
                     bytes: size,
                 });
-                let sp = Spaces {
-                    global: self.mem,
-                    shared,
-                    local: &mut warp.local,
-                    params: &self.params,
-                };
+                let sp = spaces!();
                 for l in lanes(exec) {
                     let frame = &warp.frames[frame_i];
                     let d = effective_address(
@@ -1447,6 +1448,182 @@ impl Launch<'_> {
                         len: c.size,
                         bytes,
                     });
+                }
+            }
+            Op::WmmaLoad(w) | Op::WmmaStore(w) => {
+                let is_store = matches!(inst.op, Op::WmmaStore(_));
+                let addr_src = src!(0);
+                let stride_src = src!(srcs.len().saturating_sub(1));
+                let base = match addr_src {
+                    Src::Addr { base, .. } => base,
+                    _ => Base::Reg(0),
+                };
+                let frag = matrix::Frag::of(w.role);
+                let nregs = (w.fragment_regs() as usize).min(8);
+                let distinct = matrix::distinct_regs(frag, w.shape, w.ty);
+                let esize = w.ty.bits() / 8;
+                let (rows, cols) = frag.dims(w.shape);
+                let (majors, minor) = match w.layout {
+                    op::MatrixLayout::Row => (rows, cols),
+                    op::MatrixLayout::Col => (cols, rows),
+                };
+                // What the memory system sees: the warp covers the tile, each lane a
+                // contiguous share of one row (the hardware's loads move the tile once;
+                // the replicated registers are filled inside the SM).
+                let row_bytes = minor * esize;
+                let chunk = (majors * minor * esize / WARP_SIZE).min(row_bytes).max(1);
+                let lanes_per_row = (row_bytes / chunk).max(1);
+                step.mem = Some(MemInfo {
+                    space: MemSpace::Global,
+                    kind: if is_store {
+                        AccessKind::Store
+                    } else {
+                        AccessKind::Load
+                    },
+                    bytes: chunk,
+                });
+                let mut sp = spaces!();
+                let mut first = true;
+                for l in lanes(exec) {
+                    let frame = &warp.frames[frame_i];
+                    let start = effective_address(
+                        w.space,
+                        base,
+                        read(frame, &sc, addr_src, l),
+                        &ef.reg_bits,
+                    );
+                    let ld = read(frame, &sc, stride_src, l) & 0xFFFF_FFFF;
+                    let lane = l as u32;
+                    step.addrs[l] = start
+                        .wrapping_add(u64::from(lane / lanes_per_row) * ld * u64::from(esize))
+                        .wrapping_add(u64::from(lane % lanes_per_row * chunk));
+                    let p0 = resolve(w.space, base, start, in_kernel);
+                    step.lane_spaces[l] = phys_space(p0, w.space);
+                    if first {
+                        if let Some(m) = step.mem.as_mut() {
+                            m.space = step.lane_spaces[l];
+                        }
+                        first = false;
+                    }
+                    let mut regs = [0u32; 8];
+                    if is_store {
+                        for (i, r) in regs.iter_mut().enumerate().take(nregs) {
+                            *r = read(frame, &sc, src!(1 + i), l) as u32;
+                        }
+                    }
+                    for e in 0..frag.elements(w.shape) {
+                        let (r, c) = matrix::coords(frag, w.shape, lane, e);
+                        let a = start.wrapping_add(
+                            matrix::element_offset(w.layout, ld, r, c) * u64::from(esize),
+                        );
+                        check_aligned(a, esize).map_err(|e| (e.into(), Some(l)))?;
+                        let p = resolve(w.space, base, a, in_kernel);
+                        if is_store {
+                            let v = u64::from(matrix::get(&regs, w.ty, e));
+                            sp.write(p, esize, l, v).map_err(|k| (k, Some(l)))?;
+                        } else {
+                            let v = sp.read(p, esize, l).map_err(|k| (k, Some(l)))?;
+                            matrix::set(&mut regs, w.ty, e, v as u32);
+                        }
+                    }
+                    if self.stray_lane.is_none() && sp.global.has_stray() {
+                        self.stray_lane = Some(l);
+                    }
+                    if !is_store {
+                        matrix::replicate(&mut regs[..nregs], distinct);
+                        for (i, v) in regs.iter().enumerate().take(nregs) {
+                            if let Some(Src::Reg(r)) = dsts.get(i) {
+                                warp.frames[frame_i].regs[*r as usize * 32 + l] = u64::from(*v);
+                            }
+                        }
+                    }
+                }
+            }
+            Op::Mma(o) => {
+                let [na, nb, nc, nd] = o.regs().map(usize::from);
+                if na.max(nb).max(nc).max(nd) > 8 || srcs.len() < na + nb + nc {
+                    return Err(unsupported(format!("{}: malformed fragments", inst.op)));
+                }
+                let frame = &warp.frames[frame_i];
+                let gather = |start: usize, n: usize| {
+                    let mut out = [[0u32; 8]; 32];
+                    for (lane, regs) in out.iter_mut().enumerate() {
+                        for (i, r) in regs.iter_mut().enumerate().take(n) {
+                            *r = read(frame, &sc, srcs[start + i], lane) as u32;
+                        }
+                    }
+                    out
+                };
+                let a = gather(0, na);
+                let b = gather(na, nb);
+                let c = gather(na + nb, nc);
+                let d = matrix::multiply(o, &a, &b, &c);
+                for l in lanes(exec) {
+                    for (i, v) in d[l].iter().enumerate().take(nd) {
+                        if let Some(&dst) = dsts.get(i) {
+                            wr!(dst, l, u64::from(*v));
+                        }
+                    }
+                }
+            }
+            Op::Ldmatrix(lm) => {
+                let addr_src = src!(0);
+                let base = match addr_src {
+                    Src::Addr { base, .. } => base,
+                    _ => Base::Reg(0),
+                };
+                let sources = 8 * usize::from(lm.count.min(4));
+                step.mem = Some(MemInfo {
+                    space: MemSpace::Shared,
+                    kind: AccessKind::Load,
+                    bytes: 16,
+                });
+                let sp = spaces!();
+                // Lanes 0..8·count give the rows' addresses (ISA: threads 8j..8j+7 give
+                // matrix j's rows), whether or not they hold results.
+                let mut rows = [[0u16; 8]; 32];
+                let mut row_addr = [0u64; 32];
+                let mut row_space = [MemSpace::Shared; 32];
+                for i in 0..sources {
+                    let frame = &warp.frames[frame_i];
+                    let a = effective_address(
+                        lm.space,
+                        base,
+                        read(frame, &sc, addr_src, i),
+                        &ef.reg_bits,
+                    );
+                    check_aligned(a, 16).map_err(|e| (e.into(), Some(i)))?;
+                    let p = resolve(lm.space, base, a, in_kernel);
+                    row_addr[i] = a;
+                    row_space[i] = phys_space(p, lm.space);
+                    for (j, x) in rows[i].iter_mut().enumerate() {
+                        *x = sp
+                            .read(offset_phys(p, 2 * j as u64), 2, i)
+                            .map_err(|k| (k, Some(i)))? as u16;
+                    }
+                }
+                if self.stray_lane.is_none() && sp.global.has_stray() {
+                    self.stray_lane = Some(0);
+                }
+                let mut first = true;
+                for l in lanes(exec) {
+                    step.addrs[l] = row_addr[l % sources];
+                    step.lane_spaces[l] = row_space[l % sources];
+                    if first {
+                        if let Some(m) = step.mem.as_mut() {
+                            m.space = step.lane_spaces[l];
+                        }
+                        first = false;
+                    }
+                    for j in 0..u32::from(lm.count) {
+                        if let Some(&dst) = dsts.get(j as usize) {
+                            wr!(
+                                dst,
+                                l,
+                                u64::from(matrix::ldmatrix_reg(lm, &rows, l as u32, j))
+                            );
+                        }
+                    }
                 }
             }
             Op::CpAsyncCommit => {
@@ -1505,12 +1682,7 @@ impl Launch<'_> {
                     kind: AccessKind::Atomic,
                     bytes: size,
                 });
-                let mut sp = Spaces {
-                    global: self.mem,
-                    shared,
-                    local: &mut warp.local,
-                    params: &self.params,
-                };
+                let mut sp = spaces!();
                 let m = mask_bits(size * 8);
                 for l in lanes(exec) {
                     let addr = effective_address(

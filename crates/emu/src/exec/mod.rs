@@ -14,6 +14,7 @@
 //! one contiguous 256-byte row.
 
 mod alu;
+mod matrix;
 pub mod printf;
 
 use std::io::Write;

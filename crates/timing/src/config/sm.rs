@@ -185,6 +185,10 @@ pub enum OpClass {
     Convert,
     /// Conversions with a float side and a 64-bit side (`cvt64`; falls back to `fp64`).
     Convert64,
+    /// Warp-level matrix multiply-accumulate on the tensor cores: `wmma.mma` and
+    /// `mma.sync` (`tensor`; falls back to `fp32_fma`). One timing for every shape and
+    /// type (see `ClassTimings::tensor`).
+    Tensor,
 }
 
 impl OpClass {
@@ -198,9 +202,11 @@ impl OpClass {
         match self {
             OpClass::IntSimple | OpClass::IntMinMax | OpClass::Shuffle => OpClass::Int,
             OpClass::IntMad => OpClass::IntMul,
-            OpClass::Fp32MinMax | OpClass::Fp32Fma | OpClass::Fp32Simple | OpClass::Convert => {
-                OpClass::Fp32
-            }
+            OpClass::Fp32MinMax
+            | OpClass::Fp32Fma
+            | OpClass::Fp32Simple
+            | OpClass::Convert
+            | OpClass::Tensor => OpClass::Fp32,
             OpClass::Fp32Div => OpClass::Sfu,
             OpClass::Fp64Div | OpClass::Fp64Simple | OpClass::Convert64 => OpClass::Fp64,
             c => c,
@@ -264,12 +270,21 @@ pub struct ClassTimings {
     /// [`OpClass::Convert64`] (absent: `fp64`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cvt64: Option<ClassTiming>,
+    /// [`OpClass::Tensor`] (absent: `fp32_fma`). The unit is one of the SM's unit types
+    /// (regsim has no separate tensor pipe: a config names the unit whose issue slots the
+    /// tensor cores share, `dp` in the shipped configs); `initiation_interval` is the
+    /// cycles one unit takes per warp-wide m16n8k16 (2,048 multiply-adds) at the
+    /// published dense FP16 rate, and `latency` the issue-to-result time. `wmma`
+    /// m16n16k16 (twice the work) and m16n8k8 (half) take the same timing: per-shape
+    /// timing is not modelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor: Option<ClassTiming>,
 }
 
 impl ClassTimings {
     /// Every class with its key name, for validation and reports (optional classes that
     /// are absent resolve to their fallback).
-    pub fn iter(&self) -> [(OpClass, &'static str, &ClassTiming); 20] {
+    pub fn iter(&self) -> [(OpClass, &'static str, &ClassTiming); 21] {
         [
             (OpClass::Fp32, "fp32", &self.fp32),
             (OpClass::Int, "int", &self.int),
@@ -311,6 +326,7 @@ impl ClassTimings {
             ),
             (OpClass::Convert, "cvt", self.get(OpClass::Convert)),
             (OpClass::Convert64, "cvt64", self.get(OpClass::Convert64)),
+            (OpClass::Tensor, "tensor", self.get(OpClass::Tensor)),
         ]
     }
 
@@ -340,6 +356,10 @@ impl ClassTimings {
                 None => self.get(OpClass::Fp32Simple),
             },
             OpClass::Convert64 => self.cvt64.as_ref().unwrap_or(&self.fp64),
+            OpClass::Tensor => match &self.tensor {
+                Some(t) => t,
+                None => self.get(OpClass::Fp32Fma),
+            },
         }
     }
 }

@@ -1,0 +1,148 @@
+//! Tensor-core instructions under every register-file design: a fragment is several
+//! registers, and every one of them reaches the design as a read (A, B, C) or a write (D),
+//! which is what a register-file study measures. One warp executes one `mma.sync`
+//! m16n8k16 (ten source registers, four results); the same kernel without the `mma`
+//! is the control, so the difference in the SM's operand counts is exactly the fragment.
+
+mod common;
+
+use common::*;
+use compiler::pipeline::{compile, LoadOptions};
+use emu::LaunchConfig;
+use timing::config::OpClass;
+use timing::kernel_info::KernelInfo;
+use timing::{GpuConfig, TimingSimulator};
+
+const MMA: &str = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f4, %f5, %f6, %f7}, \
+                   {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f0, %f1, %f2, %f3};";
+
+fn kernel(with_mma: bool) -> String {
+    format!(
+        ".version 8.0
+.target sm_80
+.address_size 64
+.visible .entry mma16(.param .u64 pd)
+{{
+  .reg .b32 %r<8>;
+  .reg .f32 %f<8>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [pd];
+  mov.b32 %r0, 0x3C003C00;
+  mov.b32 %r1, 0x3C003C00;
+  mov.b32 %r2, 0x3C003C00;
+  mov.b32 %r3, 0x3C003C00;
+  mov.b32 %r4, 0x40004000;
+  mov.b32 %r5, 0x40004000;
+  mov.f32 %f0, 0f3F000000;
+  mov.f32 %f1, 0f3F000000;
+  mov.f32 %f2, 0f3F000000;
+  mov.f32 %f3, 0f3F000000;
+  {}
+  mov.u32 %r7, %tid.x;
+  mul.wide.u32 %rd2, %r7, 16;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.v4.f32 [%rd3], {{%f4, %f5, %f6, %f7}};
+  ret;
+}}
+",
+        if with_mma { MMA } else { "" }
+    )
+}
+
+fn design_config(design: &str) -> GpuConfig {
+    config("gtx480", &[&format!("register_file.design=\"{design}\"")])
+}
+
+/// Runs one warp; returns the SM's operand counts, the register file's statistics and
+/// the stored results.
+fn run_one(
+    design: &str,
+    with_mma: bool,
+) -> (
+    timing::rf::ledger::OperandCounts,
+    timing::rf::RfStats,
+    Vec<u32>,
+) {
+    let cfg = design_config(design);
+    let (mut emu, k, _) = load(&kernel(with_mma), "mma16");
+    let program = &emu.module(k.module).expect("module").program;
+    let options = LoadOptions {
+        max_registers: None,
+        passes: timing::rf::required_passes(&cfg),
+    };
+    let compiled = compile(program, &options).unwrap_or_else(|e| panic!("{e}"));
+    let info = KernelInfo::from_compiled(&compiled.program, &compiled.functions, k.func)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = alloc_u32(&mut emu, &[0; 128]);
+    let p = params(&emu, k, &[out]);
+    let mut sim = TimingSimulator::new(cfg);
+    let s = sim
+        .simulate_kernel(&mut emu, k, LaunchConfig::linear(1, 32), &p, &info)
+        .unwrap_or_else(|e| panic!("{design}: {e}"));
+    (
+        sim.operand_counts(),
+        s.register_file,
+        read_u32(&emu, out, 128),
+    )
+}
+
+#[test]
+fn every_design_reads_and_writes_every_fragment_register() {
+    for design in DESIGNS {
+        let (with, rf_with, got) = run_one(design, true);
+        let (without, rf_without, _) = run_one(design, false);
+        // A (4) + B (2) + C (4) registers read, D (4) written.
+        assert_eq!(
+            with.source_registers - without.source_registers,
+            10,
+            "{design}: fragment sources"
+        );
+        assert_eq!(
+            with.result_registers - without.result_registers,
+            4,
+            "{design}: fragment results"
+        );
+        // Ones times twos over k = 16, plus 0.5: a design changes timing, never values.
+        assert!(
+            got.iter().all(|&v| f32::from_bits(v) == 32.5),
+            "{design}: {:?}",
+            &got[..4]
+        );
+        if design == "baseline" {
+            assert_eq!(rf_with.reads - rf_without.reads, 10, "baseline bank reads");
+            assert_eq!(
+                rf_with.writes - rf_without.writes,
+                4,
+                "baseline bank writes"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_tensor_class_takes_its_configured_latency() {
+    let (emu, k, info) = load(&kernel(true), "mma16");
+    let _ = emu;
+    let mma = (0..)
+        .map(ir::InstId::new)
+        .find(|&i| info.inst(k.func, i).class == OpClass::Tensor)
+        .expect("the mma is a tensor-class instruction");
+    assert_eq!(info.srcs(k.func, info.inst(k.func, mma)).len(), 10);
+    assert_eq!(info.dsts(k.func, info.inst(k.func, mma)).len(), 4);
+    // A longer tensor latency delays the dependent store by the difference, once the
+    // mma is on the critical path.
+    let cycles = |latency: u32| {
+        let cfg = config(
+            "gtx480",
+            &[&format!(
+                "pipeline.classes.tensor={{ unit = \"sp\", latency = {latency}, initiation_interval = 2 }}"
+            )],
+        );
+        let (mut emu, k, info) = load(&kernel(true), "mma16");
+        let out = alloc_u32(&mut emu, &[0; 128]);
+        let p = params(&emu, k, &[out]);
+        run_warm(cfg, &mut emu, k, &info, LaunchConfig::linear(1, 32), &p).cycles
+    };
+    // (Below about 80 cycles the kernel's other latencies hide the mma's.)
+    assert_eq!(cycles(230) - cycles(130), 100);
+}
