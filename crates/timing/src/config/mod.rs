@@ -584,6 +584,12 @@ impl GpuConfig {
             let cerf = &self.register_file.cerf;
             c.size_bytes = cerf.size_bytes.unwrap_or(u64::from(self.sm.registers) * 4);
             c.ways = cerf.ways;
+            // Ours: CERF's array holds registers and L1D lines (CERF Table I); the paper's
+            // Fermi-class SM keeps shared memory in its own storage, so the array takes
+            // none of a unified L1's shared-memory carve-outs (the `[l1d]` carve-outs of
+            // qv100/rtx-a6000/h100 are whole ways of a different geometry). Shared memory
+            // keeps its own banks as on every config.
+            c.shared_carveouts.clear();
             if cerf.writes == CerfWrites::WriteBack {
                 c.write_policy = WritePolicy::WriteBack;
                 c.write_allocate = true;

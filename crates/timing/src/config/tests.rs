@@ -697,3 +697,14 @@ fn new_mechanism_keys_are_checked() {
     let e = err_of("gpgpusim-qv100", &["l1d.shared_carveouts=[0, 100]"]);
     assert_eq!(e.key(), Some("l1d.shared_carveouts"), "{e}");
 }
+
+/// CERF's array takes none of a unified L1's shared-memory carve-outs, so the design
+/// loads on every shipped config (qv100, rtx-a6000 and h100 refused it before).
+#[test]
+fn cerf_loads_on_every_shipped_config() {
+    for name in available_configs(&default_configs_dir()) {
+        let c = load(&name, &["register_file.design=\"cerf\""])
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(c.l1d_array().shared_carveouts.is_empty(), "{name}");
+    }
+}

@@ -536,7 +536,7 @@ impl MemorySystem {
     /// leave (the smallest carve-out holding `shared_bytes_per_sm`; the largest if none
     /// does). Dirty lines dropped are written to the L2.
     pub fn begin_kernel(&mut self, shared_bytes_per_sm: u64) {
-        let l1d = &self.cfg.l1d;
+        let l1d = &self.cfg.l1d_array();
         let data_ways = (!l1d.shared_carveouts.is_empty()).then(|| {
             let way_bytes = l1d.sets() * u64::from(l1d.line_bytes);
             let carveout = l1d
