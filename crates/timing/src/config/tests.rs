@@ -152,6 +152,12 @@ fn the_modern_configs_load_with_their_published_values() {
     );
     assert_eq!(a.sm.dependence, Dependence::StallCounter);
     assert_eq!(a.register_file.banks / a.sm.schedulers, 2);
+    for c in [&a, &load("h100", &[]).unwrap()] {
+        assert_eq!(c.sm.core, Core::Modern);
+        assert_eq!(c.sm.scheduler, SchedulerPolicy::Gty);
+        assert_eq!(c.register_file.design, RegisterFileDesign::ReuseCache);
+    }
+    assert_eq!(load("qv100", &[]).unwrap().sm.core, Core::Collector);
     assert_eq!(u64::from(a.l2.slices) * a.l2.slice.size_bytes, 6 << 20);
     let h = load("h100", &[]).unwrap();
     assert_eq!(
@@ -696,4 +702,13 @@ fn new_mechanism_keys_are_checked() {
     assert_eq!(e.key(), Some("dram.address_mapping.pattern"), "{e}");
     let e = err_of("gpgpusim-qv100", &["l1d.shared_carveouts=[0, 100]"]);
     assert_eq!(e.key(), Some("l1d.shared_carveouts"), "{e}");
+}
+
+#[test]
+fn the_modern_core_needs_stall_counts() {
+    let e = err_of("rtx-a6000", &["sm.dependence=scoreboard"]).to_string();
+    assert!(e.contains("sm.core") && e.contains("stall_counter"), "{e}");
+    assert!(load("gtx480", &["sm.core=modern", "sm.dependence=stall_counter"]).is_ok());
+    let e = err_of("gtx480", &["sm.core=modern_core"]).to_string();
+    assert!(e.contains("sm.core"), "{e}");
 }
