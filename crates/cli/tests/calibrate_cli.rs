@@ -87,3 +87,25 @@ fn a_table_names_each_source_and_a_bad_gpu_is_an_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-gpu"));
 }
+
+/// The modern core on rtx-a6000 (issue 25): one warp issues independent FFMAs about one
+/// per cycle only with its front end refilling the buffer every cycle and the reuse cache
+/// serving the two repeated sources; without the cache every FFMA reads two sources from
+/// one bank (one bubble), and the collector core's fetch waits for an empty buffer.
+#[test]
+fn the_modern_core_needs_its_reuse_cache_and_front_end_for_one_ffma_per_cycle() {
+    let indep = |args: &[&str]| {
+        let mut a = vec!["--gpu", "rtx-a6000", "--json"];
+        a.extend_from_slice(args);
+        let v = results(&calibrate(&a));
+        let dep = row(&v, "fp32_dep")["error"].as_f64().unwrap();
+        assert!(dep.abs() <= 0.10, "fp32_dep {dep} with {args:?}");
+        row(&v, "fp32_indep")["measured"].as_f64().unwrap()
+    };
+    let modern = indep(&[]);
+    assert!(modern < 1.35, "{modern}");
+    let no_cache = indep(&["--rf", "baseline"]);
+    assert!(no_cache > 2.0, "{no_cache}");
+    let collector = indep(&["--set", "sm.core=collector", "--set", "sm.scheduler=gto"]);
+    assert!(collector > 1.6, "{collector}");
+}

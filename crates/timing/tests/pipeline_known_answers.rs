@@ -440,6 +440,12 @@ fn cycle_skipping_is_exact() {
         // the launch latency and hashed channels.
         ("gpgpusim-gtx480", vec![]),
         ("gpgpusim-qv100", vec!["gpu.num_sms=8"]),
+        // The modern core: Allocate stages that free on their own, per-sub-core fetch.
+        ("rtx-a6000", vec!["gpu.num_sms=8"]),
+        (
+            "rtx-a6000",
+            vec!["gpu.num_sms=8", "register_file.design=\"baseline\""],
+        ),
     ] {
         let run_with = |skip: bool| saxpy_stats(config(name, &overrides), skip);
         assert_eq!(run_with(true), run_with(false), "{name}");

@@ -25,6 +25,10 @@ fn every_workload_kernel_runs_on_every_config_and_matches_functional_results() {
             ("rtx2060-scaled", vec![]),
             ("qv100", vec!["gpu.num_sms=16"]),
             ("rtx-a6000", vec!["gpu.num_sms=16"]),
+            (
+                "rtx-a6000",
+                vec!["gpu.num_sms=16", "register_file.design=\"baseline\""],
+            ),
             ("gtx480", vec!["register_file.design=\"ideal\""]),
             ("gpgpusim-gtx480", vec![]),
             ("gpgpusim-qv100", vec!["gpu.num_sms=16"]),

@@ -262,6 +262,12 @@ impl GpuConfig {
         }
 
         let sm = &self.sm;
+        if sm.core == Core::Modern && sm.dependence != Dependence::StallCounter {
+            return Err(invalid(
+                "sm.core",
+                "\"modern\" has no scoreboard for fixed-latency results: it needs sm.dependence = \"stall_counter\"",
+            ));
+        }
         nonzero("sm.max_warps", sm.max_warps)?;
         nonzero("sm.max_threads", sm.max_threads)?;
         if u64::from(sm.max_threads) > u64::from(sm.max_warps) * u64::from(WARP_SIZE) {

@@ -17,6 +17,10 @@ pub enum SchedulerPolicy {
     /// active set; a warp waiting on a long-latency operation is demoted to the pending
     /// set. The active set size is `sm.active_warps`.
     TwoLevel,
+    /// Greedy then youngest (Huerta et al., "Dissecting and Modeling the Architecture of
+    /// Modern GPU Cores", MICRO 2025, arXiv:2503.20481, issue-scheduler section): keep
+    /// issuing from one warp until it stalls, then the youngest ready warp.
+    Gty,
 }
 
 /// `[sm]`: per-SM resources, occupancy limits and the front end.
@@ -58,6 +62,33 @@ pub struct SmConfig {
     /// How a warp waits for a fixed-latency result (default `scoreboard`).
     #[serde(default, skip_serializing_if = "Dependence::is_scoreboard")]
     pub dependence: Dependence,
+    /// Which core the SM is (default `collector`).
+    #[serde(default, skip_serializing_if = "Core::is_collector")]
+    pub core: Core,
+}
+
+/// `sm.core`: how an issued instruction reaches its register-file banks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Core {
+    /// GPGPU-Sim's core: an issued instruction waits in an operand collector unit while
+    /// the banks' arbiter grants its reads, so the scheduler issues past bank conflicts.
+    #[default]
+    Collector,
+    /// NVIDIA's core since Volta as Huerta et al. (MICRO 2025, arXiv:2503.20481) model
+    /// it: no operand collectors; each sub-core's Allocate stage reserves its two banks'
+    /// read ports for an issued instruction, and a bank conflict stalls that sub-core's
+    /// issue for its bubbles ([`crate::sm::allocate`]). Needs
+    /// `sm.dependence = "stall_counter"`. Designs that are operand-collector designs
+    /// (Malekeh's CCUs, BOW's windows, LTRF, CERF, the RFC, ORF/LRF, WIR) keep their
+    /// collectors; `baseline` is the banks without the reuse cache.
+    Modern,
+}
+
+impl Core {
+    fn is_collector(&self) -> bool {
+        *self == Core::Collector
+    }
 }
 
 /// `sm.dependence`: when an instruction that reads a fixed-latency result may issue.

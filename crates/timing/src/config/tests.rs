@@ -152,6 +152,12 @@ fn the_modern_configs_load_with_their_published_values() {
     );
     assert_eq!(a.sm.dependence, Dependence::StallCounter);
     assert_eq!(a.register_file.banks / a.sm.schedulers, 2);
+    for c in [&a, &load("h100", &[]).unwrap()] {
+        assert_eq!(c.sm.core, Core::Modern);
+        assert_eq!(c.sm.scheduler, SchedulerPolicy::Gty);
+        assert_eq!(c.register_file.design, RegisterFileDesign::ReuseCache);
+    }
+    assert_eq!(load("qv100", &[]).unwrap().sm.core, Core::Collector);
     assert_eq!(u64::from(a.l2.slices) * a.l2.slice.size_bytes, 6 << 20);
     let h = load("h100", &[]).unwrap();
     assert_eq!(
@@ -707,4 +713,13 @@ fn cerf_loads_on_every_shipped_config() {
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(c.l1d_array().shared_carveouts.is_empty(), "{name}");
     }
+}
+
+#[test]
+fn the_modern_core_needs_stall_counts() {
+    let e = err_of("rtx-a6000", &["sm.dependence=scoreboard"]).to_string();
+    assert!(e.contains("sm.core") && e.contains("stall_counter"), "{e}");
+    assert!(load("gtx480", &["sm.core=modern", "sm.dependence=stall_counter"]).is_ok());
+    let e = err_of("gtx480", &["sm.core=modern_core"]).to_string();
+    assert!(e.contains("sm.core"), "{e}");
 }

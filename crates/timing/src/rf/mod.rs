@@ -452,6 +452,11 @@ pub trait RegisterFile: Send {
 /// The design selected by `cfg.register_file.design`, for SM `sm`.
 pub fn build(cfg: &GpuConfig) -> Box<dyn RegisterFile> {
     match cfg.register_file.design {
+        // The modern core has no collectors in front of its banks: its baseline is the
+        // reuse cache's Allocate stage and banks with the cache off.
+        RegisterFileDesign::Baseline if cfg.sm.core == crate::config::Core::Modern => {
+            Box::new(reuse_cache::ReuseCache::without_cache(cfg))
+        }
         RegisterFileDesign::Baseline => Box::new(baseline::Baseline::new(cfg)),
         RegisterFileDesign::Ideal | RegisterFileDesign::IdealUnlimited => {
             Box::new(ideal::Ideal::new(cfg))

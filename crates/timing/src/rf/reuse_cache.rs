@@ -23,11 +23,18 @@
 //!   dependent FFMAs takes 5, 6 or 7 cycles by register parity; a third source in the
 //!   same bank adds 2).
 //!
-//! Not modelled: the Allocate stage's 3-cycle read-port reservation (the baseline's
-//! collectors and per-cycle arbitration stand in), write-port arbitration with the
-//! result queue.
+//! On the modern core (`sm.core = "modern"`) the bubbles stall the sub-core's issue
+//! through its Allocate stage ([`crate::sm::allocate`]): the sub-core issues nothing else
+//! until the instruction's reads have their ports. The baseline's collectors remain as
+//! the latches between the reads and the execution units (`collector_units`); on the
+//! collector core they buffer the instruction while the scheduler issues past it. On the
+//! modern core, `register_file.design = "baseline"` is this design with the cache off
+//! (every source read from its bank, the same Allocate stage): the reuse cache's
+//! "off" against "on".
+//!
+//! Not modelled: write-port arbitration with the result queue.
 
-use crate::config::GpuConfig;
+use crate::config::{Core, GpuConfig};
 use crate::kernel_info::RegFileKind;
 use crate::rf::baseline::{Baseline, MAX_REGS};
 use crate::rf::ledger::{Ledger, Source};
@@ -35,6 +42,7 @@ use crate::rf::{
     Candidate, IssuedInst, RegisterFile, RfCycle, RfStall, RfStats, WarpLaunch, WarpSlot,
     WriteRequest,
 };
+use crate::sm::allocate::{self, AllocateStage};
 use crate::time::Cycle;
 
 /// Operand slots with a sub-entry (MICRO'25: three per entry).
@@ -72,6 +80,10 @@ pub struct ReuseCache {
     entries: Vec<[Option<Held>; SLOTS]>,
     read_ports: u32,
     c: Counts,
+    /// False: every source is read from its bank (the modern core's `baseline`).
+    cache: bool,
+    /// The modern core's Allocate stages; `None` on the collector core.
+    allocate: Option<AllocateStage>,
 }
 
 impl ReuseCache {
@@ -79,6 +91,8 @@ impl ReuseCache {
         let mut inner = Baseline::new(cfg);
         inner.rename_design("reuse-cache");
         ReuseCache {
+            cache: true,
+            allocate: (cfg.sm.core == Core::Modern).then(|| AllocateStage::new(cfg.sm.schedulers)),
             inner,
             // One entry per bank the baseline numbers (the technology's multiplier included).
             entries: vec![[None; SLOTS]; cfg.register_file.mrf_banks() as usize],
@@ -86,11 +100,23 @@ impl ReuseCache {
             c: Counts::default(),
         }
     }
+
+    /// The modern core's `baseline`: the same banks and Allocate stage, no cache.
+    pub fn without_cache(cfg: &GpuConfig) -> Self {
+        let mut rf = ReuseCache::new(cfg);
+        rf.inner.rename_design("baseline");
+        rf.cache = false;
+        rf
+    }
 }
 
 impl RegisterFile for ReuseCache {
     fn name(&self) -> &'static str {
-        "reuse-cache"
+        if self.cache {
+            "reuse-cache"
+        } else {
+            "baseline"
+        }
     }
 
     fn warp_launched(&mut self, w: WarpLaunch) {
@@ -110,6 +136,11 @@ impl RegisterFile for ReuseCache {
     }
 
     fn can_accept(&mut self, c: &Candidate<'_>, now: Cycle) -> Result<(), RfStall> {
+        if let Some(a) = &self.allocate {
+            if !a.is_free(c.scheduler, now) {
+                return Err(RfStall::BankConflict);
+            }
+        }
         self.inner.can_accept(c, now)
     }
 
@@ -136,7 +167,7 @@ impl RegisterFile for ReuseCache {
                 n_seen += 1;
                 let bank = self.inner.bank_of(reg, warp, i.inst.scheduler);
                 let me = Held { warp: warp.0, reg };
-                let hit = if slot < SLOTS {
+                let hit = if self.cache && slot < SLOTS {
                     let entry = &mut self.entries[bank][slot];
                     let hit = *entry == Some(me);
                     if hit {
@@ -175,7 +206,11 @@ impl RegisterFile for ReuseCache {
             .map(|&b| per_bank[usize::from(b)])
             .max()
             .unwrap_or(0);
-        let bubbles = u64::from(busiest.div_ceil(self.read_ports).saturating_sub(1));
+        let b = allocate::bubbles(busiest, self.read_ports);
+        if let Some(a) = &mut self.allocate {
+            a.allocate(i.inst.scheduler, b, now);
+        }
+        let bubbles = u64::from(b);
         self.c.conflict_bubbles += bubbles;
         match bubbles {
             0 => {}
@@ -210,7 +245,11 @@ impl RegisterFile for ReuseCache {
     }
 
     fn next_event(&self, now: Cycle) -> Option<Cycle> {
-        self.inner.next_event(now)
+        let stage = self.allocate.as_ref().and_then(|a| a.next_free(now));
+        match (self.inner.next_event(now), stage) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn is_idle(&self) -> bool {
@@ -225,6 +264,9 @@ impl RegisterFile for ReuseCache {
     fn stats(&self, now: Cycle) -> RfStats {
         let mut s = self.inner.stats(now);
         let c = &self.c;
+        if !self.cache {
+            return s;
+        }
         for k in 0..SLOTS {
             s.extra
                 .insert(format!("reuse_cache_hits_slot{k}"), c.hits[k]);
@@ -350,6 +392,82 @@ mod tests {
         );
         assert_eq!(extra(&rf, "reuse_cache_two_bubble_insts"), 1);
         assert_eq!(extra(&rf, "reuse_cache_conflict_bubbles"), 3);
+    }
+
+    fn candidate(scheduler: u16, srcs: &[RegOperand]) -> Candidate<'_> {
+        Candidate {
+            warp: WarpSlot(scheduler),
+            scheduler,
+            unit: UnitKind::Sp,
+            class: OpClass::Fp32,
+            srcs,
+            dsts: &[],
+            hint: InstHint::default(),
+        }
+    }
+
+    /// MICRO'25 §5.3: no collectors on the modern core; a conflict's bubbles stall the
+    /// sub-core's issue, not only the instruction.
+    #[test]
+    fn on_the_modern_core_bubbles_hold_the_sub_cores_issue() {
+        let mut rf = ReuseCache::new(&cfg());
+        // R0, R2, R4 all in bank 0: two bubbles.
+        issue(&mut rf, 1, 0, &[r(0, false), r(2, false), r(4, false)], 10);
+        let srcs = [r(1, false)];
+        for (t, free) in [(11, false), (12, false), (13, true)] {
+            let got = rf.can_accept(&candidate(0, &srcs), Cycle::new(t));
+            assert_eq!(got.is_ok(), free, "cycle {t}: {got:?}");
+            if !free {
+                assert_eq!(got, Err(RfStall::BankConflict));
+            }
+        }
+        // Another sub-core has its own banks and stage.
+        assert!(rf.can_accept(&candidate(1, &srcs), Cycle::new(11)).is_ok());
+        // The SM sleeps until the stage frees.
+        assert!(rf.next_event(Cycle::new(11)) <= Some(Cycle::new(13)));
+        // A one-bubble instruction holds it one cycle.
+        issue(&mut rf, 2, 0, &[r(0, false), r(2, false), r(1, false)], 20);
+        assert!(rf.can_accept(&candidate(0, &srcs), Cycle::new(21)).is_err());
+        assert!(rf.can_accept(&candidate(0, &srcs), Cycle::new(22)).is_ok());
+    }
+
+    #[test]
+    fn on_the_collector_core_the_scheduler_issues_past_the_bubbles() {
+        let c = crate::rf::test_support::config(
+            "rtx-a6000",
+            &[
+                "sm.core=\"collector\"",
+                "register_file.design=\"reuse-cache\"",
+            ],
+        );
+        let mut rf = ReuseCache::new(&c);
+        issue(&mut rf, 1, 0, &[r(0, false), r(2, false), r(4, false)], 10);
+        assert!(rf
+            .can_accept(&candidate(0, &[r(1, false)]), Cycle::new(11))
+            .is_ok());
+    }
+
+    /// The modern core's `baseline`: the same stage, every source from its bank.
+    #[test]
+    fn the_modern_baseline_is_the_stage_without_the_cache() {
+        let c =
+            crate::rf::test_support::config("rtx-a6000", &["register_file.design=\"baseline\""]);
+        let rf = crate::rf::build(&c);
+        assert_eq!(rf.name(), "baseline");
+        let mut rf = ReuseCache::without_cache(&c);
+        // Reuse bits set, but nothing is kept: R0 and R2 conflict again.
+        dispatch_cycle(&mut rf, 1, &[r(0, true), r(2, true), r(1, false)], 10);
+        assert_eq!(
+            dispatch_cycle(&mut rf, 2, &[r(0, false), r(2, false), r(1, false)], 40),
+            43
+        );
+        assert!(rf
+            .can_accept(&candidate(0, &[r(1, false)]), Cycle::new(41))
+            .is_err());
+        assert_eq!(rf.ledger().delivered(Source::OperandBuffer), 0);
+        let s = rf.stats(Cycle::new(100));
+        assert_eq!(s.design, "baseline");
+        assert!(!s.extra.contains_key("reuse_cache_hits_slot0"));
     }
 
     #[test]

@@ -51,6 +51,8 @@
 //!   memory retries); memory completions wake it. Skipped cycles are attributed to the
 //!   stall reasons of the last evaluated cycle, which are unchanged by construction.
 
+pub mod allocate;
+mod front_end;
 pub mod scheduler;
 pub mod scoreboard;
 
@@ -62,7 +64,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use emu::{AccessKind as EmuAccess, MemSpace, WarpStatus};
 use ir::{FuncId, InstId};
 
-use crate::config::{Dependence, GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
+use crate::config::{Core, Dependence, GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
 use crate::kernel_info::{AsyncCopyRole, KernelInfo};
 use crate::memory::address_map::AddressMap;
 use crate::memory::cache::{LineAddr, SectorMask};
@@ -129,6 +131,9 @@ pub struct SmStats {
     pub resident_warp_cycles: u64,
     /// The most warps resident at once.
     pub peak_resident_warps: u32,
+    /// Modern core: fetches that hit and missed the sub-cores' L0 instruction caches.
+    pub l0_icache_hits: u64,
+    pub l0_icache_misses: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -153,9 +158,10 @@ struct Warp {
 }
 
 impl Warp {
-    /// Live, not exited, its instruction buffer empty and no fetch pending.
-    fn wants_fetch(&self) -> bool {
-        self.live && !self.exited && self.ib_count == 0 && !self.fetch_pending
+    /// Live, not exited, fewer than `refill_below` instructions buffered (1: empty) and
+    /// no fetch pending.
+    fn wants_fetch(&self, refill_below: u8) -> bool {
+        self.live && !self.exited && self.ib_count < refill_below && !self.fetch_pending
     }
 
     fn empty() -> Self {
@@ -371,6 +377,11 @@ pub(crate) struct Sm {
     issue_width: u32,
     /// `sm.dependence = "stall_counter"`.
     stall_counter: bool,
+    /// A warp fetches when it holds fewer buffered instructions than this: 1 (an empty
+    /// buffer) on the collector core, the whole buffer on the modern core.
+    refill_below: u8,
+    /// The modern core's per-sub-core fetch and L0 instruction caches.
+    front_end: Option<front_end::FrontEnd>,
     icache_line: u64,
     icache_sector: u64,
     warps: Vec<Warp>,
@@ -487,6 +498,12 @@ impl Sm {
             ibuffer_entries: sm.ibuffer_entries.min(255) as u8,
             issue_width: sm.issue_width,
             stall_counter: sm.dependence == Dependence::StallCounter,
+            refill_below: if sm.core == Core::Modern {
+                sm.ibuffer_entries.clamp(1, 255) as u8
+            } else {
+                1
+            },
+            front_end: (sm.core == Core::Modern).then(|| front_end::FrontEnd::new(cfg)),
             icache_line: u64::from(cfg.icache.line_bytes),
             icache_sector: u64::from(cfg.icache.sector_bytes),
             warps: vec![Warp::empty(); sm.max_warps as usize],
@@ -671,8 +688,12 @@ impl Sm {
                 let warp = &mut self.warps[w as usize];
                 if warp.live && warp.fetch_pending {
                     warp.fetch_pending = false;
+                    // A refill of a buffer that still held instructions (the modern
+                    // core's) does not delay them.
+                    if warp.ib_count == 0 {
+                        warp.ib_ready = at + Cycles::new(1);
+                    }
                     warp.ib_count = self.ibuffer_entries.max(1);
-                    warp.ib_ready = at + Cycles::new(1);
                     self.sync_fetchable(w as usize);
                 }
             }
@@ -1291,54 +1312,66 @@ impl Sm {
 
     /// Recomputes warp slot `w`'s bit of `fetchable`.
     fn sync_fetchable(&mut self, w: usize) {
-        if self.warps[w].wants_fetch() {
+        if self.warps[w].wants_fetch(self.refill_below) {
             self.fetchable.insert(w);
         } else {
             self.fetchable.remove(w);
         }
     }
 
-    /// Fetch: one warp with an empty buffer reads its next instructions. Returns progress.
+    /// Fetch: one warp with an empty buffer reads its next instructions (the modern core:
+    /// one warp per sub-core, [`front_end`]). Returns progress.
     fn fetch_stage(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
         let n = self.warps.len();
-        debug_assert!((0..n).all(|w| self.warps[w].wants_fetch() == self.fetchable.contains(w)));
+        debug_assert!((0..n).all(|w| {
+            self.warps[w].wants_fetch(self.refill_below) == self.fetchable.contains(w)
+        }));
+        if self.front_end.is_some() {
+            return self.fetch_per_sub_core(now, ctx);
+        }
         // Round robin from `fetch_rr`: the first warp wanting a fetch tries.
         if let Some(w) = bits::RoundRobin::new(self.fetch_rr, n).next(&self.fetchable) {
-            let warp = &self.warps[w];
-            // Instruction fetch moves whole lines (a miss fills every sector).
-            let addr = inst_address(warp.func, warp.pc);
-            let line = addr & !(self.icache_line - 1);
-            let lines = [LineAccess {
-                line: LineAddr(line),
-                sectors: SectorMask::first((self.icache_line / self.icache_sector) as u32),
-            }];
-            let req = MemRequest {
-                kind: AccessKind::Load,
-                space: Space::Inst,
-                lines: &lines,
-            };
-            return match ctx.memory.issue(self.id, now, req) {
-                Ok(id) => {
-                    let i = id.index();
-                    if ctx.owners.len() <= i {
-                        ctx.owners.resize(i + 1, None);
-                    }
-                    ctx.owners[i] = Some((self.id.0 as u16, Owner::Fetch(w as u16)));
-                    self.warps[w].fetch_pending = true;
-                    self.sync_fetchable(w);
-                    self.fetch_rr = w + 1;
-                    true
-                }
-                Err(stall) => {
-                    self.fetch_retry = stall
-                        .retry_at()
-                        .or_else(|| ctx.memory.next_event_cycle())
-                        .unwrap_or(now + Cycles::new(1));
-                    false
-                }
-            };
+            return self.fetch_from_icache(w, now, ctx);
         }
         false
+    }
+
+    /// Warp `w` reads the instruction cache line of its PC through the memory system.
+    /// Returns whether the request was accepted.
+    fn fetch_from_icache(&mut self, w: usize, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
+        let warp = &self.warps[w];
+        // Instruction fetch moves whole lines (a miss fills every sector).
+        let addr = inst_address(warp.func, warp.pc);
+        let line = addr & !(self.icache_line - 1);
+        let lines = [LineAccess {
+            line: LineAddr(line),
+            sectors: SectorMask::first((self.icache_line / self.icache_sector) as u32),
+        }];
+        let req = MemRequest {
+            kind: AccessKind::Load,
+            space: Space::Inst,
+            lines: &lines,
+        };
+        match ctx.memory.issue(self.id, now, req) {
+            Ok(id) => {
+                let i = id.index();
+                if ctx.owners.len() <= i {
+                    ctx.owners.resize(i + 1, None);
+                }
+                ctx.owners[i] = Some((self.id.0 as u16, Owner::Fetch(w as u16)));
+                self.warps[w].fetch_pending = true;
+                self.sync_fetchable(w);
+                self.fetch_rr = w + 1;
+                true
+            }
+            Err(stall) => {
+                self.fetch_retry = stall
+                    .retry_at()
+                    .or_else(|| ctx.memory.next_event_cycle())
+                    .unwrap_or(now + Cycles::new(1));
+                false
+            }
+        }
     }
 }
 

@@ -4,6 +4,9 @@
 //! - **LRR** (loose round robin): start after the warp that issued last.
 //! - **GTO** (greedy then oldest, Rogers et al. MICRO'12): the warp that issued last
 //!   first, then the others oldest first (by launch order).
+//! - **GTY** (greedy then youngest, Huerta et al. MICRO'25, arXiv:2503.20481, the issue
+//!   scheduler of NVIDIA's cores since Volta): the warp that issued last first, then the
+//!   others youngest first.
 //! - **Two-level** (Narasiman et al. MICRO'11; Gebhart et al. ISCA'11 §2.2 / MICRO'11
 //!   §4.1): only the *active set* (at most `sm.active_warps`) may issue, round robin.
 //!   An active warp whose next instruction depends on a long-latency operation (a global
@@ -166,6 +169,13 @@ impl WarpScheduler {
                 let g = self.greedy;
                 order.extend(self.warps.iter().copied().filter(|&w| Some(w) != g));
             }
+            SchedulerPolicy::Gty => {
+                if let Some(g) = self.greedy {
+                    order.push(g);
+                }
+                let g = self.greedy;
+                order.extend(self.warps.iter().rev().copied().filter(|&w| Some(w) != g));
+            }
             SchedulerPolicy::TwoLevel => {
                 let n = self.active.len();
                 if n > 0 {
@@ -185,7 +195,7 @@ impl WarpScheduler {
                     self.rr = i + 1;
                 }
             }
-            SchedulerPolicy::Gto => self.greedy = Some(w),
+            SchedulerPolicy::Gto | SchedulerPolicy::Gty => self.greedy = Some(w),
             SchedulerPolicy::TwoLevel => {
                 if let Some(i) = self.active.iter().position(|&x| x == w) {
                     self.rr = i + 1;
@@ -213,16 +223,24 @@ mod tests {
     }
 
     #[test]
-    fn gto_keeps_the_greedy_warp_then_oldest() {
-        let mut s = WarpScheduler::new(SchedulerPolicy::Gto, 0);
-        for w in [3, 1, 2] {
-            s.add(w);
+    fn gto_and_gty_keep_the_greedy_warp_then_the_oldest_or_youngest() {
+        for (policy, before, after) in [
+            (SchedulerPolicy::Gto, [3, 1, 2], [1, 3, 2]),
+            (SchedulerPolicy::Gty, [2, 1, 3], [1, 2, 3]),
+        ] {
+            let mut s = WarpScheduler::new(policy, 0);
+            for w in [3, 1, 2] {
+                s.add(w);
+            }
+            assert_eq!(s.order(), &before, "{policy:?}");
+            s.issued(1);
+            assert_eq!(s.order(), &after, "{policy:?}");
+            s.remove(1);
+            assert_eq!(
+                s.order()[0],
+                if policy == SchedulerPolicy::Gto { 3 } else { 2 }
+            );
         }
-        assert_eq!(s.order(), &[3, 1, 2]);
-        s.issued(2);
-        assert_eq!(s.order(), &[2, 3, 1]);
-        s.remove(2);
-        assert_eq!(s.order(), &[3, 1]);
     }
 
     #[test]
