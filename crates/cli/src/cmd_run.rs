@@ -135,6 +135,13 @@ pub struct RunArgs {
     /// located warning on stderr and in the statistics (`memory_warnings`).
     #[arg(long)]
     strict_memory: bool,
+    /// Threads stepping the SMs (timing mode; default 1). The statistics are identical
+    /// for every count. Only the SM-private start of each cycle runs in parallel so far,
+    /// which does not yet pay for its synchronization (docs/parallel.md); `regsim sweep`
+    /// runs one simulation per core and passes 1.
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u16).range(1..=timing::parallel::MAX_THREADS as i64))]
+    threads: Option<u16>,
     /// The program to run and its arguments (after `--`).
     #[arg(
         value_name = "PROGRAM ARGS",
@@ -327,6 +334,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     // The progress line is for a person watching a terminal, never for a log file.
     let progress = mode == Mode::Timing && std::io::stderr().is_terminal();
     cmd.env("REGSIM_PROGRESS", if progress { "1" } else { "0" });
+    match args.threads {
+        Some(n) => cmd.env("REGSIM_THREADS", n.to_string()),
+        None => cmd.env_remove("REGSIM_THREADS"),
+    };
     // If we are killed (a sweep's timeout, SIGKILL), the program must not run on alone.
     regsim::sweep::runner::die_with_parent(&mut cmd);
     let mut child = cmd

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{repo_root, workloads};
+use common::{repo_root, without_wall_clock, workloads};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -70,11 +70,7 @@ fn run(bin: &Path, host: Host, tag: &str) -> (String, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = std::fs::read_to_string(&stats).expect("stats");
-    let kept: Vec<&str> = text
-        .lines()
-        .filter(|l| !l.contains("\"wall_seconds\"") && !l.contains("_per_second\""))
-        .collect();
-    (stdout, kept.join("\n"))
+    (stdout, without_wall_clock(&text))
 }
 
 fn hosts() -> Vec<(Host, &'static str)> {

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use timing::config::{default_configs_dir, GpuConfig, Override};
+use timing::parallel::MAX_THREADS;
 
 use crate::transforms::ProgramTransforms;
 
@@ -54,6 +55,8 @@ pub struct Config {
     /// `REGSIM_PROGRESS`: show the running kernel, its cycles and the rate on one
     /// updating stderr line.
     pub progress: bool,
+    /// `REGSIM_THREADS`: threads stepping the SMs (timing mode); `None`: one.
+    pub threads: Option<usize>,
     /// Warnings about the environment itself, printed once at start-up.
     pub warnings: Vec<String>,
 }
@@ -148,6 +151,19 @@ impl Config {
         config.limits = RunBounds::from_lookup(&lookup, &mut config.warnings);
         config.progress =
             matches!(lookup("REGSIM_PROGRESS").as_deref(), Some(v) if !v.is_empty() && v != "0");
+        config.threads = match lookup("REGSIM_THREADS").filter(|v| !v.trim().is_empty()) {
+            None => None,
+            Some(text) => match text.trim().parse::<usize>() {
+                Ok(n) if (1..=MAX_THREADS).contains(&n) => Some(n),
+                _ => {
+                    config.warnings.push(format!(
+                        "REGSIM_THREADS={text:?} is not a thread count from 1 to {MAX_THREADS}; \
+                         using one"
+                    ));
+                    None
+                }
+            },
+        };
         match lookup("REGSIM_MODE").as_deref() {
             None | Some("") | Some("functional") => {}
             Some("timing") => config.mode = Mode::Timing,
@@ -189,6 +205,28 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thread_count_from_the_environment() {
+        let with = |v: Option<&str>| {
+            let v = v.map(str::to_owned);
+            Config::from_lookup(move |k| (k == "REGSIM_THREADS").then(|| v.clone()).flatten())
+        };
+        assert_eq!(with(None).threads, None);
+        assert_eq!(with(Some("")).threads, None);
+        let c = with(Some(" 4 "));
+        assert_eq!(c.threads, Some(4));
+        assert!(c.warnings.is_empty());
+        for bad in ["0", "many", "-2", "100000"] {
+            let c = with(Some(bad));
+            assert_eq!(c.threads, None, "{bad}");
+            assert!(
+                c.warnings.iter().any(|w| w.contains("REGSIM_THREADS")),
+                "{bad}: {:?}",
+                c.warnings
+            );
+        }
+    }
 
     #[test]
     fn reads_the_contract_variables() {

@@ -50,7 +50,7 @@ extern "C" fn write_stats_at_exit() {
 /// naming the problem), and in timing mode the timing model on it.
 fn start_runtime() -> Runtime<ActiveDevice> {
     let started = std::time::Instant::now();
-    let config = Config::from_env();
+    let mut config = Config::from_env();
     run_control::install_signal_handlers();
     let deadline = config
         .limits
@@ -73,6 +73,14 @@ fn start_runtime() -> Runtime<ActiveDevice> {
                 device = device.with_timing(selection.config.clone());
                 if let Some(sim) = device.timing_mut() {
                     sim.set_limits(run_control::timing_limits(&config.limits, started));
+                    // One by default: the parallel part of a cycle is small so far, and
+                    // its synchronization costs more than it saves (docs/parallel.md).
+                    let threads = config.threads.unwrap_or(1);
+                    if let Err(e) = sim.set_threads(threads) {
+                        config.warnings.push(format!(
+                            "cannot start {threads} simulation threads ({e}); using one"
+                        ));
+                    }
                     if config.progress {
                         sim.set_progress_hook(run_control::progress_hook());
                     }

@@ -56,6 +56,9 @@
 //! - `REGSIM_PROGRESS` — if set and not `0`, an updating status line on stderr while a
 //!   kernel simulates (kernel, cycles, warp instructions, rate); `regsim run` sets it when
 //!   stderr is a terminal.
+//! - `REGSIM_THREADS` — threads that step the SMs in timing mode (`regsim run
+//!   --threads`); unset: 1. Statistics are the same for every count
+//!   (`timing::parallel`).
 //!
 //! SIGINT, SIGTERM and SIGHUP (unless the program handles them) end the run the same way,
 //! statistics written, and the program then dies of the signal.

@@ -7,7 +7,9 @@
 //!   whenever a CTA retires, waiting CTAs are placed the same way, to start the next
 //!   cycle. Deterministic.
 //! - **Main loop**: at each cycle, completed memory requests are routed to their SMs,
-//!   then every SM that is awake runs one cycle ([`crate::sm`]), in SM order. When every
+//!   then every SM that is awake runs one cycle ([`crate::sm`]), in SM order (with
+//!   `--threads`, the SM-private first part of those cycles runs in parallel first:
+//!   [`crate::parallel`]). When every
 //!   SM sleeps, time jumps to the earliest SM wake-up or memory event. The kernel ends in
 //!   the cycle its last CTA retires; memory traffic still in flight (posted stores)
 //!   continues under the next kernel.
@@ -23,6 +25,7 @@ use crate::kernel_info::KernelInfo;
 use crate::memory::address_map::AddressMap;
 use crate::memory::{MemorySystem, SmId};
 use crate::occupancy::{occupancy, CtaShape};
+use crate::parallel::SmThreads;
 use crate::rf::ledger::{Ledger, OperandBuffer, OperandCounts};
 use crate::rf::{EnergyEvent, RfStats};
 use crate::run_limits::{
@@ -129,6 +132,8 @@ pub struct TimingSimulator {
     progress: Option<ProgressHook>,
     /// A kernel was stopped by a limit; its CTAs are still on the SMs.
     stopped: bool,
+    /// The threads that step the SMs ([`crate::parallel`]).
+    threads: SmThreads,
 }
 
 const _: () = {
@@ -155,7 +160,21 @@ impl TimingSimulator {
             limits: RunLimits::default(),
             progress: None,
             stopped: false,
+            threads: SmThreads::serial(),
         }
+    }
+
+    /// Steps the SMs on `threads` threads (1, the default, steps them on the calling
+    /// thread). Every statistic and value is the same for every count
+    /// ([`crate::parallel`]). Fails only if the threads cannot be started.
+    pub fn set_threads(&mut self, threads: usize) -> Result<(), rayon::ThreadPoolBuildError> {
+        self.threads = SmThreads::new(threads)?;
+        Ok(())
+    }
+
+    /// The number of threads stepping the SMs.
+    pub fn threads(&self) -> usize {
+        self.threads.threads()
     }
 
     /// With `false`, every SM is evaluated in every cycle and time never jumps: much
@@ -449,6 +468,9 @@ impl TimingSimulator {
             }
             let mut any_retired = false;
             let issued_before = issued;
+            let private_done = self
+                .threads
+                .private_phase(&mut self.sms, &wake.at, now, info);
             {
                 let mut ctx = Ctx {
                     launch: &mut launch,
@@ -462,7 +484,11 @@ impl TimingSimulator {
                 while let Some(i) = wake.next_due(from, now) {
                     let sm = &mut self.sms[i];
                     let before = sm.stats.warp_instructions;
-                    sm.cycle(now, &mut ctx)?;
+                    if private_done {
+                        sm.cycle_shared(now, &mut ctx)?;
+                    } else {
+                        sm.cycle(now, &mut ctx)?;
+                    }
                     issued += sm.stats.warp_instructions - before;
                     wake.set(i, sm.next_wake);
                     // Only a cycle retires a CTA.

@@ -44,6 +44,7 @@ pub mod kernel_info;
 pub mod limits;
 pub mod memory;
 pub mod occupancy;
+pub mod parallel;
 pub mod register_budget;
 pub mod rf;
 pub mod run_limits;

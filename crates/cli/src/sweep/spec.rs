@@ -207,6 +207,16 @@ impl RunPoint {
                 args.push(limit.to_string().into());
             }
         }
+        // The sweep runs one simulation per core: each steps its SMs on one thread,
+        // unless the spec's own `run_args` say otherwise.
+        if !self
+            .run_args
+            .iter()
+            .any(|a| a == "--threads" || a.starts_with("--threads="))
+        {
+            args.push("--threads".into());
+            args.push("1".into());
+        }
         args.extend(self.run_args.iter().map(Into::into));
         args.push("--".into());
         args.push(self.program.clone().into());
@@ -973,6 +983,16 @@ mod tests {
         let args = timed(&["--timeout", "9"]);
         assert_eq!(args.iter().filter(|a| *a == "--timeout").count(), 1);
         assert!(args.contains(&"9".to_string()));
+
+        // Each simulation steps its SMs on one thread (the sweep runs one per core),
+        // unless the spec's own run_args ask for more.
+        let args = timed(&[]);
+        let at = args.iter().position(|a| a == "--threads").unwrap();
+        assert_eq!(args[at + 1], "1");
+        assert!(at < args.iter().position(|a| a == "--").unwrap());
+        let args = timed(&["--threads", "4"]);
+        assert_eq!(args.iter().filter(|a| *a == "--threads").count(), 1);
+        assert!(args.contains(&"4".to_string()));
 
         // A bad value is refused when expanding, naming the spec and the override.
         let mut bad = s_builtin.clone();

@@ -44,6 +44,16 @@ pub fn run_workload_stats(workload: &str, args: &[&str], stats: &Path) -> serde_
         .expect("the statistics are JSON")
 }
 
+/// A statistics file's text without its wall-clock lines (`wall_seconds`, rates per
+/// second), which differ between identical simulations.
+pub fn without_wall_clock(stats: &str) -> String {
+    let kept: Vec<&str> = stats
+        .lines()
+        .filter(|l| !l.contains("\"wall_seconds\"") && !l.contains("_per_second\""))
+        .collect();
+    kept.join("\n")
+}
+
 /// Every built-in workload binary, sorted.
 pub fn workloads() -> Vec<PathBuf> {
     let dir = repo_root().join("workloads/bin");

@@ -437,6 +437,8 @@ pub(crate) struct Sm {
     pub stats: SmStats,
     /// Register operands issued and written back, counted here apart from the design.
     operands: OperandCounts,
+    /// Whether this cycle's [`Sm::cycle_private`] part changed anything.
+    private_progress: bool,
 }
 
 impl Sm {
@@ -537,6 +539,7 @@ impl Sm {
             always_awake: false,
             stats: SmStats::default(),
             operands: OperandCounts::default(),
+            private_progress: false,
         }
     }
 
@@ -710,8 +713,17 @@ impl Sm {
         self.next_wake = self.next_wake.min(at);
     }
 
-    /// One cycle of the SM at `now`.
+    /// One cycle of the SM at `now`: [`Sm::cycle_private`], then [`Sm::cycle_shared`].
     pub fn cycle(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> Result<(), emu::ExecError> {
+        self.cycle_private(now, ctx.info);
+        self.cycle_shared(now, ctx)
+    }
+
+    /// The first part of a cycle at `now`, which reads and writes nothing outside this SM
+    /// (stall accounting and the writeback stage), so the SMs due in a cycle may run it
+    /// in parallel before their [`Sm::cycle_shared`] parts run in SM order
+    /// ([`crate::parallel`]).
+    pub fn cycle_private(&mut self, now: Cycle, info: &KernelInfo) {
         self.account_gap(now);
         let mut progress = false;
 
@@ -719,20 +731,31 @@ impl Sm {
         while let Some((tok, kind)) = self.events.pop_due(now) {
             progress = true;
             match kind {
-                EventKind::Executed => self.writeback(tok, now, ctx.info),
+                EventKind::Executed => self.writeback(tok, now, info),
                 EventKind::AddressReady => self.ldst.push_back(tok),
-                EventKind::StallCountDone => self.stall_count_done(tok, now, ctx.info),
+                EventKind::StallCountDone => self.stall_count_done(tok, now, info),
                 EventKind::PartDone => {
                     let m = self.inflight[tok.0 as usize].memop;
                     if let Some(op) = self.memops.get_mut(m as usize) {
                         op.outstanding = op.outstanding.saturating_sub(1);
                         if op.outstanding == 0 && op.issued == op.parts {
-                            self.writeback(tok, now, ctx.info);
+                            self.writeback(tok, now, info);
                         }
                     }
                 }
             }
         }
+        self.private_progress = progress;
+    }
+
+    /// The rest of the cycle at `now`, after [`Sm::cycle_private`]: the stages that use
+    /// the memory system and the emulator, shared by all SMs.
+    pub fn cycle_shared(
+        &mut self,
+        now: Cycle,
+        ctx: &mut Ctx<'_, '_>,
+    ) -> Result<(), emu::ExecError> {
+        let mut progress = std::mem::take(&mut self.private_progress);
 
         // 2. Execute: the LD/ST stage.
         progress |= self.ldst_stage(now, ctx);
