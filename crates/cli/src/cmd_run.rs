@@ -1,7 +1,8 @@
 //! `regsim run [--functional] [--gpu NAME|PATH] [--rf DESIGN] [--set KEY=VALUE]...
 //! [--max-registers N] [--ltrf-renumber [--registers-per-interval N] [--banks B]]
 //! [--profile-registers] [--stats FILE.json] [--summary] [--max-cycles N]
-//! [--max-instructions N] [--timeout SECONDS] -- PROGRAM ARGS...`: run an
+//! [--max-instructions N] [--timeout SECONDS] [--sample | --sample-check]
+//! -- PROGRAM ARGS...`: run an
 //! unmodified CUDA program (built with `nvcc -cudart shared`) with regsim's CUDA runtime,
 //! in timing mode (the cycle-level model; the default) or functionally (values only, much
 //! faster).
@@ -46,6 +47,10 @@
 //! and the rate (`REGSIM_PROGRESS`), so a long simulation is told from a program busy in
 //! its own code. `--stats` into a directory that does not exist is refused before the
 //! program starts; statistics asked for and not written make a non-zero exit.
+//!
+//! Sampled simulation (`--sample`, `[sampling]` in the config, docs/sampling.md):
+//! `--sample-check` runs the program twice, in full and then sampled, and compares them
+//! (`crate::sample_check`); the program's output appears twice.
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -142,6 +147,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..=timing::parallel::MAX_THREADS as i64))]
     threads: Option<u16>,
+    /// Sampled simulation: shorthand for `--set sampling.enabled=true` (before the
+    /// `--set`s). Each launch's first CTA waves are simulated in detail and the rest
+    /// executed functionally and extrapolated; repeated launches are estimated from a
+    /// detailed one. Statistics carry the estimate and its 95% bound (`sampling`);
+    /// docs/sampling.md.
+    #[arg(long, conflicts_with = "functional")]
+    sample: bool,
+    /// Run the program twice, in full and sampled, and report the sampled estimate's true
+    /// error against the full run's cycles, and both host times (stderr, and
+    /// `sample_check` in the --stats file, which holds the sampled run's statistics).
+    #[arg(long, conflicts_with = "functional")]
+    sample_check: bool,
     /// The program to run and its arguments (after `--`).
     #[arg(
         value_name = "PROGRAM ARGS",
@@ -265,13 +282,72 @@ pub(crate) fn load_gpu(
     Ok((config, dir))
 }
 
-pub fn run(args: RunArgs) -> Result<ExitCode> {
+pub fn run(mut args: RunArgs) -> Result<ExitCode> {
+    if args.sample || args.sample_check {
+        args.set.insert(0, "sampling.enabled=true".into());
+    }
+    let gpu = choose_gpu(&args)?;
+    let stats = match &args.stats {
+        Some(path) => Some(prepare_stats_file(path)?),
+        None => None,
+    };
+    if !args.sample_check {
+        return Ok(exit_code(run_once(&args, &gpu, stats.as_deref())?));
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("regsim-sample-check-")
+        .tempdir()
+        .context("creating a temporary directory for the full run's statistics")?;
+    let full_stats = dir.path().join("full.json");
+    let sampled_stats = stats.unwrap_or_else(|| dir.path().join("sampled.json"));
+    let full_gpu = GpuChoice {
+        path: gpu.path.clone(),
+        overrides: gpu
+            .overrides
+            .iter()
+            .cloned()
+            .chain(std::iter::once("sampling.enabled=false".to_string()))
+            .collect(),
+    };
+    let mut seconds = [0.0; 2];
+    let runs = [
+        ("full", &full_gpu, full_stats.as_path()),
+        ("sampled", &gpu, sampled_stats.as_path()),
+    ];
+    for (took, (what, choice, path)) in seconds.iter_mut().zip(runs) {
+        let started = std::time::Instant::now();
+        let code = run_once(&args, choice, Some(path))?;
+        *took = started.elapsed().as_secs_f64();
+        if code != 0 {
+            eprintln!("regsim: the {what} run exited with status {code}; no comparison");
+            return Ok(exit_code(code));
+        }
+    }
+    let [full_seconds, sampled_seconds] = seconds;
+    let check = crate::sample_check::compare_files(
+        &full_stats,
+        &sampled_stats,
+        full_seconds,
+        sampled_seconds,
+    )?;
+    eprint!("{}", check.summary());
+    crate::sample_check::record(&sampled_stats, &check)?;
+    Ok(exit_code(0))
+}
+
+/// Our exit status for a program's.
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
+}
+
+/// Runs the program once with the GPU config `gpu`, writing statistics to `stats`
+/// (already prepared); returns its exit status (a signal `n` as 128 + n).
+fn run_once(args: &RunArgs, gpu: &GpuChoice, stats: Option<&Path>) -> Result<i32> {
     let mode = if args.functional {
         Mode::Functional
     } else {
         Mode::default()
     };
-    let gpu = choose_gpu(&args)?;
     let (program_arg, program_args) = args
         .command
         .split_first()
@@ -279,11 +355,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let program = find_program(Path::new(program_arg))?;
     check_program(&program)?;
     let library = find_runtime()?;
-
-    let stats = match &args.stats {
-        Some(path) => Some(prepare_stats_file(path)?),
-        None => None,
-    };
 
     let lib_dir = tempfile::Builder::new()
         .prefix("regsim-run-")
@@ -306,7 +377,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         .env("REGSIM_GPU", &gpu.path)
         .env("REGSIM_SET", gpu.overrides.join("\n"))
         .env("REGSIM_SUMMARY", if args.summary { "1" } else { "0" });
-    match &stats {
+    match stats {
         Some(p) => cmd.env("REGSIM_STATS", p),
         None => cmd.env_remove("REGSIM_STATS"),
     };
@@ -364,7 +435,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         );
         code = i32::from(LIMIT_EXIT_STATUS);
     }
-    if let Some(path) = &stats {
+    if let Some(path) = stats {
         if path.exists() {
             let complete = record_program(path, &program, program_args, status)?;
             if !complete {
@@ -386,7 +457,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             }
         }
     }
-    Ok(ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1)))
+    Ok(code)
 }
 
 /// The statistics file as an absolute path, checked writable before the program runs (a

@@ -19,6 +19,7 @@ mod paper;
 mod passes;
 mod regalloc;
 mod report_html;
+mod sample_check;
 mod source;
 
 use clap::{Parser, Subcommand};

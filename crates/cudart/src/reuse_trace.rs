@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use emu::memory::snapshot::Snapshot;
 use emu::memory::MemError;
 use emu::{Emulator, KernelRef, LaunchConfig, StepObserver, WarpStep};
 use timing::rf::malekeh::trace::ExecutedStep;
@@ -30,46 +31,6 @@ impl StepObserver for Recorder {
     }
 }
 
-/// Device memory as it was before the pass.
-struct Snapshot {
-    contents: Vec<(u64, Vec<u8>)>,
-    strays: usize,
-}
-
-impl Snapshot {
-    fn take(emu: &Emulator) -> Result<Self, MemError> {
-        let mut contents = Vec::new();
-        for (base, len) in emu.memory.allocations().collect::<Vec<_>>() {
-            let mut bytes = vec![0; len as usize];
-            emu.memory.read(base, &mut bytes)?;
-            contents.push((base, bytes));
-        }
-        Ok(Snapshot {
-            contents,
-            strays: emu.memory.stray_warnings.len(),
-        })
-    }
-
-    fn restore(self, emu: &mut Emulator) -> Result<(), MemError> {
-        let before: Vec<u64> = self.contents.iter().map(|(b, _)| *b).collect();
-        let added: Vec<u64> = emu
-            .memory
-            .allocations()
-            .map(|(b, _)| b)
-            .filter(|b| before.binary_search(b).is_err())
-            .collect();
-        for b in added {
-            emu.memory.free(b)?;
-        }
-        for (base, bytes) in &self.contents {
-            emu.memory.write(*base, bytes)?;
-        }
-        emu.memory.stray_warnings.truncate(self.strays);
-        emu.memory.take_stray();
-        Ok(())
-    }
-}
-
 /// Runs `kernel` functionally and returns every warp's stream, leaving the emulator's
 /// memory as it found it; `None` when the kernel faults in the pass (the timed run
 /// faults the same way and reports it). An error only when the memory cannot be copied
@@ -80,14 +41,14 @@ pub fn profile_streams(
     config: LaunchConfig,
     params: &[u8],
 ) -> Result<Option<Streams>, MemError> {
-    let snapshot = Snapshot::take(emu)?;
+    let snapshot = Snapshot::take(&emu.memory)?;
     let recorder = Recorder::default();
     let observer = emu.step_observer.replace(Box::new(recorder.clone()));
     let printf = std::mem::replace(&mut emu.printf_sink, Box::new(std::io::sink()));
     let run = emu.run(kernel, config, params);
     emu.step_observer = observer;
     emu.printf_sink = printf;
-    snapshot.restore(emu)?;
+    snapshot.restore(&mut emu.memory)?;
     if run.is_err() {
         return Ok(None);
     }

@@ -31,6 +31,7 @@ use crate::rf::{EnergyEvent, RfStats};
 use crate::run_limits::{
     Progress, ProgressHook, RunLimits, StopReason, WarpStates, CHECK_INTERVAL, PROGRESS_INTERVAL,
 };
+use crate::sampling::{self, LaunchKey, Plan, Sampler};
 use crate::sm::{Ctx, Owner, Sm};
 use crate::stats::{
     energy_events_since, execution_energy_events, ipc, memory_add, memory_energy_events,
@@ -134,6 +135,8 @@ pub struct TimingSimulator {
     stopped: bool,
     /// The threads that step the SMs ([`crate::parallel`]).
     threads: SmThreads,
+    /// Sampled simulation's clusters, when `[sampling]` is enabled.
+    sampler: Option<Sampler>,
 }
 
 const _: () = {
@@ -148,6 +151,10 @@ impl TimingSimulator {
             .map(|i| Sm::new(SmId(i), &cfg))
             .collect();
         TimingSimulator {
+            sampler: cfg
+                .sampling
+                .enabled
+                .then(|| Sampler::new(cfg.sampling.clone())),
             memory: MemorySystem::new(&cfg),
             cfg,
             sms,
@@ -249,6 +256,7 @@ impl TimingSimulator {
             merge_energy_events(&mut t.energy_events, &k.energy_events);
         }
         t.ipc = ipc(t.warp_instructions, t.cycles);
+        t.sampling = crate::sampling::TotalSample::of(&self.kernels);
         t
     }
 
@@ -340,6 +348,35 @@ impl TimingSimulator {
                 kernel: info.name.clone(),
             });
         }
+        let key = LaunchKey {
+            name: info.name.clone(),
+            grid: launch_config.grid,
+            block: launch_config.block,
+            dynamic_shared: launch_config.dynamic_shared,
+        };
+        if let Some(sampler) = &mut self.sampler {
+            if sampler.plan(&key) == Plan::Estimated {
+                let estimate = sampling::try_estimate(
+                    sampler,
+                    emu,
+                    kernel,
+                    launch_config,
+                    params,
+                    &key,
+                    self.now.get(),
+                )?;
+                if let Some(mut stats) = estimate {
+                    let wall_seconds = wall.elapsed().as_secs_f64();
+                    self.wall_seconds += wall_seconds;
+                    stats.simulation = SimulationStats {
+                        wall_seconds,
+                        warp_instructions_per_second: rate(stats.warp_instructions, wall_seconds),
+                    };
+                    self.kernels.push(stats.clone());
+                    return Ok(stats);
+                }
+            }
+        }
         let shape = CtaShape {
             threads: launch_config.threads_per_cta(),
             registers_per_thread: info.registers_per_thread,
@@ -389,6 +426,10 @@ impl TimingSimulator {
         let mem_before = self.memory.stats();
         let rf_before = self.rf_stats();
         let rf_events_before = self.register_file_energy_events();
+        let recording = self
+            .sampler
+            .is_some()
+            .then(|| sampling::BbvRecording::start(emu));
         let mut launch = emu.launch(kernel, launch_config, params)?;
         let start = self.now;
         for sm in &mut self.sms {
@@ -401,6 +442,12 @@ impl TimingSimulator {
         let mut rr = 0usize;
         let n = self.sms.len();
         let warps_per_cta = shape.warps() as usize;
+        let wave = u64::from(occ.ctas_per_sm) * n as u64;
+        let detailed_ctas = self
+            .sampler
+            .as_ref()
+            .map_or(total_ctas, |s| s.detailed_ctas(total_ctas, wave));
+        let mut retirements = Vec::new();
         // CTAs start after the launch overhead.
         let first = start + self.cfg.gpu.kernel_launch_latency;
         let mut now = first;
@@ -409,7 +456,7 @@ impl TimingSimulator {
                          next_cta: &mut u64,
                          now: Cycle|
          -> Result<(), SimError> {
-            while *next_cta < total_ctas {
+            while *next_cta < detailed_ctas {
                 let Some(s) = (0..n).map(|j| (rr + j) % n).find(|&s| {
                     sms[s].resident_ctas() < occ.ctas_per_sm
                         && sms[s].free_warp_slots() >= warps_per_cta
@@ -498,7 +545,14 @@ impl TimingSimulator {
             }
             if any_retired {
                 let resident: u64 = self.sms.iter().map(|s| u64::from(s.resident_ctas())).sum();
-                if next_cta == total_ctas && resident == 0 {
+                if self.sampler.is_some() {
+                    retirements.push(sampling::Retirement {
+                        cycle: (now - start).get(),
+                        retired: next_cta - resident,
+                        issued,
+                    });
+                }
+                if next_cta == detailed_ctas && resident == 0 {
                     break KernelEnd::Done(now);
                 }
                 place(&mut self.sms, &mut launch, &mut next_cta, now)?;
@@ -583,14 +637,21 @@ impl TimingSimulator {
             now = next.max(now + Cycles::new(1));
         };
 
+        let mut rest = emu::RunStats::default();
         let (end, stop) = match end {
-            KernelEnd::Done(end) => (end, None),
+            KernelEnd::Done(end) => {
+                if detailed_ctas < total_ctas {
+                    rest = launch.run_ctas(detailed_ctas..total_ctas)?;
+                }
+                (end, None)
+            }
             KernelEnd::Stopped(end, reason) => {
                 let warps = warp_states(&self.sms, &launch);
                 (end, Some((reason, warps)))
             }
         };
         drop(launch);
+        let bbv = recording.map(|r| r.finish(emu));
         let begun = KernelBegun {
             name: info.name.clone(),
             launch_config,
@@ -616,6 +677,22 @@ impl TimingSimulator {
                 warps,
                 stats: Box::new(stats),
             });
+        }
+        if let (Some(sampler), Some(bbv)) = (&mut self.sampler, bbv) {
+            let run = sampling::DetailedRun {
+                wave,
+                detailed_ctas,
+                total_ctas,
+                retirements,
+                rest,
+            };
+            let relative_bound = sampling::finish_detailed(&mut stats, &run);
+            let index = self.kernels.len() - 1;
+            let cluster = sampler.add_detailed(key, bbv, index, &stats, relative_bound);
+            if let Some(s) = &mut stats.sampling {
+                s.cluster = cluster;
+            }
+            self.kernels[index] = stats.clone();
         }
         Ok(stats)
     }
@@ -697,6 +774,7 @@ impl TimingSimulator {
                 wall_seconds,
                 warp_instructions_per_second: rate(warp_instructions, wall_seconds),
             },
+            sampling: None,
         };
         self.kernels.push(stats.clone());
         stats

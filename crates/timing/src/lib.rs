@@ -48,6 +48,7 @@ pub mod parallel;
 pub mod register_budget;
 pub mod rf;
 pub mod run_limits;
+pub mod sampling;
 pub mod sm;
 pub mod stats;
 pub mod time;

@@ -267,6 +267,10 @@ pub struct KernelStats {
     pub energy_events: Vec<EnergyEvent>,
     /// Wall-clock figures of this kernel.
     pub simulation: SimulationStats,
+    /// Under sampled simulation: what was simulated in detail, the estimate and its
+    /// bound ([`crate::sampling`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<crate::sampling::KernelSample>,
 }
 
 /// Totals over all simulated kernels.
@@ -290,6 +294,9 @@ pub struct TotalStats {
     pub memory: MemoryStats,
     /// Energy-relevant event counts, summed over kernels.
     pub energy_events: Vec<EnergyEvent>,
+    /// Under sampled simulation: the launches sampled, the estimate and its bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<crate::sampling::TotalSample>,
 }
 
 /// Everything a run reports: the JSON `--stats` document.

@@ -438,8 +438,16 @@ impl<'e> Launch<'e> {
     /// Runs every CTA of the grid in order, warps round-robin in slices, and returns the
     /// instruction counts.
     pub fn run_functional(&mut self) -> ExecResult<RunStats> {
+        self.run_ctas(0..self.config.num_ctas())?;
+        Ok(self.stats)
+    }
+
+    /// Runs CTAs `ctas` (linear indices) one after another, warps round-robin in slices,
+    /// and returns their instruction counts.
+    pub fn run_ctas(&mut self, ctas: std::ops::Range<u64>) -> ExecResult<RunStats> {
         const SLICE: u32 = 256;
-        for linear in 0..self.config.num_ctas() {
+        let before = self.stats;
+        for linear in ctas {
             let mut cta = self.start_cta(linear)?;
             loop {
                 let mut progressed = false;
@@ -459,7 +467,10 @@ impl<'e> Launch<'e> {
                 }
             }
         }
-        Ok(self.stats)
+        Ok(RunStats {
+            warp_instructions: self.stats.warp_instructions - before.warp_instructions,
+            thread_instructions: self.stats.thread_instructions - before.thread_instructions,
+        })
     }
 
     /// The PTX line of instruction `inst` of function `func` of the launched module.

@@ -18,6 +18,7 @@ mod error;
 mod location;
 mod memory;
 mod register_file;
+mod sampling;
 mod sm;
 #[cfg(test)]
 mod tests;
@@ -26,6 +27,7 @@ pub use error::*;
 pub use location::*;
 pub use memory::*;
 pub use register_file::*;
+pub use sampling::*;
 pub use sm::*;
 
 /// Threads per warp. Fixed: the emulator and the coalescer assume 32 lanes.
@@ -72,6 +74,9 @@ pub struct GpuConfig {
     /// ones of the papers it reproduces (optional; default: as written).
     #[serde(default, skip_serializing_if = "MemoryModelConfig::is_default")]
     pub memory: MemoryModelConfig,
+    /// `[sampling]`: sampled simulation (optional; default off).
+    #[serde(default, skip_serializing_if = "SamplingConfig::is_default")]
+    pub sampling: SamplingConfig,
 }
 
 /// `[gpu]`: chip-level parameters.
@@ -244,6 +249,7 @@ impl GpuConfig {
     /// Checks for impossible values; the error names the key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         crate::limits::check(self)?;
+        self.sampling.validate()?;
         if let Err(energy::EnergyError::Invalid { key, message }) = self.energy.validate() {
             return Err(invalid(format!("energy.{key}"), message));
         }

@@ -1,0 +1,72 @@
+//! `[sampling]`: sampled simulation ([`crate::sampling`]): which parts of a program are
+//! simulated in detail and which are executed functionally and estimated.
+
+use super::*;
+use serde::{Deserialize, Serialize};
+
+/// `[sampling]`. Off by default: every CTA of every launch is simulated in detail.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SamplingConfig {
+    /// Sample: simulate a subset of each launch, and one representative of repeated
+    /// launches, in detail; execute the rest functionally and estimate its cycles.
+    pub enabled: bool,
+    /// CTA waves (SMs x CTAs per SM) of a launch simulated in detail before its other
+    /// CTAs are executed functionally; at least 3: the first warms the caches up, the
+    /// waves up to the last detailed CTA's start measure the steady rate, the last
+    /// drains. A launch of no more CTAs is simulated in full.
+    pub waves: u32,
+    /// Launches of one kernel signature (name, grid, block, dynamic shared memory)
+    /// simulated in detail before later launches of the same signature and basic-block
+    /// vector are estimated from them (the first of them runs on cold caches).
+    pub launches: u32,
+    /// Largest distance between basic-block vectors (per-instruction execution counts,
+    /// each normalised to sum 1; Manhattan distance, 0 to 2) at which a launch counts as
+    /// a repeat of a detailed one.
+    pub bbv_distance: f64,
+}
+
+impl Default for SamplingConfig {
+    fn default() -> Self {
+        SamplingConfig {
+            enabled: false,
+            waves: 5,
+            launches: 2,
+            bbv_distance: 0.005,
+        }
+    }
+}
+
+impl SamplingConfig {
+    pub(super) fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    pub(super) fn validate(&self) -> Result<(), ConfigError> {
+        if !(3..=1_000_000).contains(&self.waves) {
+            return Err(invalid(
+                "sampling.waves",
+                format_args!(
+                    "{} waves: at least 3 are needed (warm-up, measurement, drain), at most 1000000",
+                    self.waves
+                ),
+            ));
+        }
+        if !(1..=1_000_000).contains(&self.launches) {
+            return Err(invalid(
+                "sampling.launches",
+                format_args!("{} launches: between 1 and 1000000", self.launches),
+            ));
+        }
+        if !(0.0..=2.0).contains(&self.bbv_distance) {
+            return Err(invalid(
+                "sampling.bbv_distance",
+                format_args!(
+                    "{}: a Manhattan distance between normalised vectors lies in 0..=2",
+                    self.bbv_distance
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
