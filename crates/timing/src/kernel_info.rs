@@ -711,6 +711,15 @@ pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<Reus
     ) {
         return None;
     }
+    // Ours: WIR predates tensor cores. Matrix instructions and their fragment loads are
+    // warp-wide (a lane's result depends on other lanes' registers and on the opaque
+    // wmma fragment layout), so they are never reuse candidates.
+    if matches!(
+        inst.op,
+        Op::WmmaLoad(_) | Op::WmmaStore(_) | Op::Mma(_) | Op::Ldmatrix(_)
+    ) {
+        return None;
+    }
     let is_pred = |r: RegId| func.reg(r).class == RegClass::Pred;
     if func
         .defs(id)

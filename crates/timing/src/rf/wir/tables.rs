@@ -15,8 +15,11 @@ pub(crate) const NO_REG: u32 = u32::MAX;
 /// Source registers (32-bit) one reuse-buffer tag holds at most.
 pub(crate) const MAX_TAG_SRCS: usize = 8;
 
-/// Destination registers (32-bit) one instruction writes at most in this model.
-pub(crate) const MAX_RESULTS: usize = 4;
+/// Destination registers (32-bit) one instruction writes at most: 8, a tensor-core
+/// fragment (`wmma.load.c`/`wmma.mma` with f32 accumulators). With 4, the fifth to
+/// eighth registers of a fragment kept their old rename mappings and later readers saw
+/// stale values (77 `wir_value_mismatches` on wmma_gemm).
+pub(crate) const MAX_RESULTS: usize = 8;
 
 /// A warp register's value: one 32-bit word per lane.
 pub(crate) type WarpValue = [u32; 32];
