@@ -253,6 +253,11 @@ impl TimingSimulator {
             t.stalls.accumulate(&k.stalls);
             t.register_file.accumulate(&k.register_file);
             memory_add(&mut t.memory, &k.memory);
+            if let Some(l0) = &k.l0_icache {
+                t.l0_icache
+                    .get_or_insert_with(Default::default)
+                    .accumulate(l0);
+            }
             merge_energy_events(&mut t.energy_events, &k.energy_events);
         }
         t.ipc = ipc(t.warp_instructions, t.cycles);
@@ -721,7 +726,10 @@ impl TimingSimulator {
         let mut stalls = StallBreakdown::default();
         let mut warp_cycles = 0u64;
         let mut lanes_by_class = [0u64; crate::config::OpClass::COARSE];
+        let mut l0 = crate::stats::L0IcacheStats::default();
         for sm in &self.sms {
+            l0.hits += sm.stats.l0_icache_hits;
+            l0.misses += sm.stats.l0_icache_misses;
             // Execution energy: lanes that reached an execution unit.
             for ((t, s), b) in lanes_by_class
                 .iter_mut()
@@ -769,6 +777,7 @@ impl TimingSimulator {
             stalls,
             register_file: self.rf_stats().since(&rf_before),
             memory,
+            l0_icache: (self.cfg.sm.core == crate::config::Core::Modern).then_some(l0),
             energy_events,
             simulation: SimulationStats {
                 wall_seconds,

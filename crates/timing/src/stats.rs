@@ -231,6 +231,24 @@ fn is_true(b: &bool) -> bool {
     *b
 }
 
+/// The modern core's L0 instruction caches (`sm.core = "modern"`, one per sub-core),
+/// summed over sub-cores and SMs: fetches that hit and missed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct L0IcacheStats {
+    /// Fetches whose line was in the sub-core's L0.
+    pub hits: u64,
+    /// Fetches that went to the SM's instruction cache.
+    pub misses: u64,
+}
+
+impl L0IcacheStats {
+    /// Adds `other`'s counts.
+    pub fn accumulate(&mut self, other: &L0IcacheStats) {
+        self.hits += other.hits;
+        self.misses += other.misses;
+    }
+}
+
 /// One kernel launch.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KernelStats {
@@ -262,6 +280,9 @@ pub struct KernelStats {
     pub register_file: RfStats,
     /// Memory hierarchy counters during the kernel.
     pub memory: MemoryStats,
+    /// The modern core's L0 instruction caches; absent on the collector core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l0_icache: Option<L0IcacheStats>,
     /// Energy-relevant event counts of the kernel (register-file design events, memory
     /// accesses, active lanes per opcode class), sorted; the energy crate prices them.
     pub energy_events: Vec<EnergyEvent>,
@@ -292,6 +313,10 @@ pub struct TotalStats {
     pub register_file: RfStats,
     /// Memory hierarchy counters.
     pub memory: MemoryStats,
+    /// The modern core's L0 instruction caches, summed over kernels; absent on the
+    /// collector core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l0_icache: Option<L0IcacheStats>,
     /// Energy-relevant event counts, summed over kernels.
     pub energy_events: Vec<EnergyEvent>,
     /// Under sampled simulation: the launches sampled, the estimate and its bound.

@@ -544,3 +544,20 @@ fn cycle_skipping_is_exact_under_every_design() {
     }
     assert!(differ.is_empty(), "cycle skipping changed: {differ:?}");
 }
+
+/// The modern core reports its L0 instruction caches: every fetch of a warp instruction
+/// is an L0 lookup (after `run_warm`'s first run the chain's lines are all in the L0);
+/// the collector core has no L0 and reports none.
+#[test]
+fn the_modern_core_reports_its_l0_instruction_caches() {
+    let s = run_chain_on("rtx-a6000", 200, &[]);
+    let l0 = s.l0_icache.expect("rtx-a6000 runs the modern core");
+    let fetches = l0.hits + l0.misses;
+    assert!(
+        fetches >= s.warp_instructions && fetches <= s.warp_instructions + 8,
+        "{l0:?} for {} warp instructions",
+        s.warp_instructions
+    );
+    assert!(l0.hits > 200, "{l0:?}");
+    assert_eq!(run_chain(200, &[]).l0_icache, None);
+}
