@@ -728,8 +728,7 @@ impl TimingSimulator {
         let mut lanes_by_class = [0u64; crate::config::OpClass::COARSE];
         let mut l0 = crate::stats::L0IcacheStats::default();
         for sm in &self.sms {
-            l0.hits += sm.stats.l0_icache_hits;
-            l0.misses += sm.stats.l0_icache_misses;
+            l0.accumulate(&sm.stats.l0_icache);
             // Execution energy: lanes that reached an execution unit.
             for ((t, s), b) in lanes_by_class
                 .iter_mut()

@@ -107,11 +107,11 @@ impl Sm {
             let warp = &self.warps[w];
             let line = inst_address(warp.func, warp.pc) / self.icache_line;
             if fe.l0[s].hit(line) {
-                self.stats.l0_icache_hits += 1;
+                self.stats.l0_icache.hits += 1;
                 self.warps[w].fetch_pending = true;
                 self.memory_done(Owner::Fetch(w as u16), now + Cycles::new(1));
             } else if self.fetch_from_icache(w, now, ctx) {
-                self.stats.l0_icache_misses += 1;
+                self.stats.l0_icache.misses += 1;
                 fe.l0[s].install(line);
             } else {
                 // The SM's instruction cache refused; the sub-core tries again.

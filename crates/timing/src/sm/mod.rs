@@ -132,8 +132,7 @@ pub struct SmStats {
     /// The most warps resident at once.
     pub peak_resident_warps: u32,
     /// Modern core: fetches that hit and missed the sub-cores' L0 instruction caches.
-    pub l0_icache_hits: u64,
-    pub l0_icache_misses: u64,
+    pub l0_icache: crate::stats::L0IcacheStats,
 }
 
 #[derive(Clone, Copy, Debug)]
