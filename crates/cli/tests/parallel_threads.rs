@@ -2,7 +2,7 @@
 //! for every thread count (`timing::parallel`), under every register-file design.
 //!
 //! The fast test covers two workloads (atomics, barriers and shared memory) under every
-//! design with 1, 2 and 4 threads. The long one covers every built-in workload under every
+//! design with 1, 2, 4 and 8 threads. The long one covers every built-in workload under every
 //! design with 1, 2, 4 and 8 threads; it is ignored by default:
 //! `cargo nextest run --release -p regsim --test parallel_threads --run-ignored all`.
 
@@ -99,7 +99,7 @@ fn statistics_are_identical_for_every_thread_count() {
         .iter()
         .map(|w| repo_root().join("workloads/bin").join(w))
         .collect();
-    let differ = differences(&programs, &[2, 4]);
+    let differ = differences(&programs, &[2, 4, 8]);
     assert!(differ.is_empty(), "threads changed the results: {differ:?}");
 }
 
