@@ -3,14 +3,15 @@
 # every built-in workload whose one-thread run takes at least --min-seconds of wall time.
 #
 #   scripts/parallel-speedup.sh [--gpu NAME|PATH]... [--rf DESIGN] [--threads N]
-#                               [--min-seconds S] [--repeat K] [NAME...]
+#                               [--min-seconds S] [--repeat K] [--large] [NAME...]
 #
 # For each config (default gtx480) and workload (all of workloads/bin, or NAME...), runs
 # `--threads 1`; if that took at least S seconds (default 2), runs `--threads N` (default
 # 2), checks that both printed PASS and that their statistics are identical (wall-clock
 # fields aside), and prints one row: one-thread and N-thread wall seconds and their ratio.
-# With --repeat K each side is the best of K runs. Shorter workloads are counted, not
-# timed twice. Exits 1 if a run failed or two statistics differ.
+# With --repeat K each side is the best of K runs; --large runs the workloads' large
+# inputs (more of them reach S). Shorter workloads are counted, not timed twice. Exits 1
+# if a run failed or two statistics differ.
 #
 # Only meaningful on a quiet machine with at least N free cores: the ratio is wall time
 # against wall time, measured in one invocation so both sides see the same machine.
@@ -25,6 +26,7 @@ rf=baseline
 threads=2
 min_seconds=2
 repeat=1
+program_args=()
 names=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -33,6 +35,7 @@ while [ $# -gt 0 ]; do
         --threads) [ $# -ge 2 ] || usage; threads=$2; shift 2 ;;
         --min-seconds) [ $# -ge 2 ] || usage; min_seconds=$2; shift 2 ;;
         --repeat) [ $# -ge 2 ] || usage; repeat=$2; shift 2 ;;
+        --large) program_args=(--large); shift ;;
         -h|--help) usage ;;
         -*) echo "parallel-speedup.sh: unknown option $1" >&2; usage ;;
         *) names+=("$1"); shift ;;
@@ -59,7 +62,8 @@ run() {
     for _ in $(seq "$repeat"); do
         t0=$(date +%s%N)
         if ! "$regsim" run --gpu "$gpu" --rf "$rf" --threads "$n" --stats "$tmp/$tag.raw" \
-            -- "workloads/bin/$name" >"$tmp/$tag.out" 2>"$tmp/$tag.err" \
+            -- "workloads/bin/$name" ${program_args[@]+"${program_args[@]}"} \
+            >"$tmp/$tag.out" 2>"$tmp/$tag.err" \
             || [ "$(tail -n 1 "$tmp/$tag.out")" != PASS ]; then
             echo "$name on $gpu with --threads $n failed:" >&2
             tail -n 5 "$tmp/$tag.err" >&2
