@@ -44,6 +44,21 @@ pub enum FilterMode {
     Linear,
 }
 
+/// The coordinates of one texture fetch, for [`TextureBinding::fetch_address`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TexCoords {
+    /// Integer texel coordinates (no filtering).
+    Int(i32, i32),
+    /// Float coordinates; `footprint`: a `tld4` gather (the 2x2 footprint whatever the
+    /// filter mode).
+    Float {
+        u: f32,
+        v: f32,
+        two_d: bool,
+        footprint: bool,
+    },
+}
+
 /// One bound texture: where its texels are and how to sample them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TextureBinding {
@@ -267,6 +282,62 @@ impl TextureBinding {
                 return None
             }
         })
+    }
+
+    /// Where a fetch reads, for the timing model's texture cache: the address of the
+    /// first texel of its footprint after addressing (the point-sampled texel, or the
+    /// upper-left one of a bilinear or `tld4` footprint, whose other texels are its
+    /// neighbours), or `base` when that texel lies outside a border-mode texture.
+    /// `coords` are the fetch's coordinates as [`Self::sample`], [`Self::gather`]
+    /// (`footprint` true) or [`Self::fetch_int`] (`TexCoords::Int`) take them.
+    pub fn fetch_address(&self, coords: TexCoords) -> u64 {
+        let (x, y) = match coords {
+            TexCoords::Int(x, y) => (i64::from(x), i64::from(y)),
+            TexCoords::Float {
+                u,
+                v,
+                two_d,
+                footprint,
+            } => {
+                let (mut x, mut y) = (u, if two_d { v } else { 0.0 });
+                if self.normalized_coords {
+                    x *= self.width as f32;
+                    y *= self.height as f32;
+                }
+                let corner = footprint || self.filter == FilterMode::Linear;
+                let (x, y) = if corner { (x - 0.5, y - 0.5) } else { (x, y) };
+                (x.floor() as i64, if two_d { y.floor() as i64 } else { 0 })
+            }
+        };
+        match (
+            self.wrap_coord(x, self.width, self.address_mode[0]),
+            self.wrap_coord(y, self.height, self.address_mode[1]),
+        ) {
+            (Some(x), Some(y)) => self.base + y as u64 * self.pitch + x as u64 * self.texel_bytes(),
+            _ => self.base,
+        }
+    }
+
+    /// Texels across and rows of a fetch's footprint: 1 x 1 when point-sampled, 2 x 1
+    /// for a bilinear 1D fetch, 2 x 2 for a bilinear 2D fetch or a `tld4` gather.
+    pub fn footprint(&self, coords: TexCoords) -> (u64, u64) {
+        match coords {
+            TexCoords::Int(..) => (1, 1),
+            TexCoords::Float {
+                two_d, footprint, ..
+            } => {
+                if footprint || self.filter == FilterMode::Linear {
+                    (2, if two_d { 2 } else { 1 })
+                } else {
+                    (1, 1)
+                }
+            }
+        }
+    }
+
+    /// Bytes of one texel (all channels).
+    pub fn texel_bytes(&self) -> u64 {
+        self.format.bytes() * u64::from(self.channels)
     }
 
     /// Fetches at integer coordinates (`tex` with `.s32` coordinates: no filtering).
