@@ -427,6 +427,41 @@ mod tests {
         }
     }
 
+    #[test]
+    fn fetch_address_is_the_footprints_first_texel_after_addressing() {
+        // 8 x 4 texels of 4 bytes in rows of 64 bytes, at 0x1000.
+        let mut b = binding_at(0x1000, 8, 4);
+        b.pitch = 64;
+        let float = |u, v, footprint| TexCoords::Float {
+            u,
+            v,
+            two_d: true,
+            footprint,
+        };
+        // Point sampling: the texel containing (3.7, 2.2).
+        assert_eq!(
+            b.fetch_address(float(3.7, 2.2, false)),
+            0x1000 + 2 * 64 + 3 * 4
+        );
+        assert_eq!(b.footprint(float(3.7, 2.2, false)), (1, 1));
+        // Bilinear or tld4: the upper-left texel, centres at +0.5 (x0 = 3, y0 = 1).
+        assert_eq!(b.fetch_address(float(3.7, 2.2, true)), 0x1000 + 64 + 3 * 4);
+        b.filter = FilterMode::Linear;
+        assert_eq!(b.fetch_address(float(3.7, 2.2, false)), 0x1000 + 64 + 3 * 4);
+        assert_eq!(b.footprint(float(3.7, 2.2, false)), (2, 2));
+        // Clamp, wrap and border at the edges; integer coordinates are texels.
+        assert_eq!(b.fetch_address(TexCoords::Int(-5, 9)), 0x1000 + 3 * 64);
+        assert_eq!(b.footprint(TexCoords::Int(-5, 9)), (1, 1));
+        b.address_mode = [AddressMode::Wrap; 2];
+        assert_eq!(b.fetch_address(TexCoords::Int(9, 5)), 0x1000 + 64 + 4);
+        b.address_mode = [AddressMode::Border; 2];
+        assert_eq!(
+            b.fetch_address(TexCoords::Int(8, 0)),
+            0x1000,
+            "outside: the base"
+        );
+    }
+
     fn binding_at(base: u64, width: u64, height: u64) -> TextureBinding {
         TextureBinding {
             base,
