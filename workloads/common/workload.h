@@ -79,3 +79,12 @@ static inline int report_fail(const char* fmt, ...) {
 }
 
 static inline double abs_d(double x) { return x < 0 ? -x : x; }
+
+static inline int clamp_i(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+// `n` floats uniform in [0, 1) from `rng`, in malloc'ed memory the caller frees.
+static inline float* random_unit_floats(Lcg& rng, int n) {
+    float* p = (float*)malloc(sizeof(float) * n);
+    for (int i = 0; i < n; ++i) p[i] = rng.unit();
+    return p;
+}

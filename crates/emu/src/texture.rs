@@ -44,6 +44,21 @@ pub enum FilterMode {
     Linear,
 }
 
+/// The coordinates of one texture fetch, for [`TextureBinding::fetch_address`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TexCoords {
+    /// Integer texel coordinates (no filtering).
+    Int(i32, i32),
+    /// Float coordinates; `footprint`: a `tld4` gather (the 2x2 footprint whatever the
+    /// filter mode).
+    Float {
+        u: f32,
+        v: f32,
+        two_d: bool,
+        footprint: bool,
+    },
+}
+
 /// One bound texture: where its texels are and how to sample them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TextureBinding {
@@ -269,6 +284,62 @@ impl TextureBinding {
         })
     }
 
+    /// Where a fetch reads, for the timing model's texture cache: the address of the
+    /// first texel of its footprint after addressing (the point-sampled texel, or the
+    /// upper-left one of a bilinear or `tld4` footprint, whose other texels are its
+    /// neighbours), or `base` when that texel lies outside a border-mode texture.
+    /// `coords` are the fetch's coordinates as [`Self::sample`], [`Self::gather`]
+    /// (`footprint` true) or [`Self::fetch_int`] (`TexCoords::Int`) take them.
+    pub fn fetch_address(&self, coords: TexCoords) -> u64 {
+        let (x, y) = match coords {
+            TexCoords::Int(x, y) => (i64::from(x), i64::from(y)),
+            TexCoords::Float {
+                u,
+                v,
+                two_d,
+                footprint,
+            } => {
+                let (mut x, mut y) = (u, if two_d { v } else { 0.0 });
+                if self.normalized_coords {
+                    x *= self.width as f32;
+                    y *= self.height as f32;
+                }
+                let corner = footprint || self.filter == FilterMode::Linear;
+                let (x, y) = if corner { (x - 0.5, y - 0.5) } else { (x, y) };
+                (x.floor() as i64, if two_d { y.floor() as i64 } else { 0 })
+            }
+        };
+        match (
+            self.wrap_coord(x, self.width, self.address_mode[0]),
+            self.wrap_coord(y, self.height, self.address_mode[1]),
+        ) {
+            (Some(x), Some(y)) => self.base + y as u64 * self.pitch + x as u64 * self.texel_bytes(),
+            _ => self.base,
+        }
+    }
+
+    /// Texels across and rows of a fetch's footprint: 1 x 1 when point-sampled, 2 x 1
+    /// for a bilinear 1D fetch, 2 x 2 for a bilinear 2D fetch or a `tld4` gather.
+    pub fn footprint(&self, coords: TexCoords) -> (u64, u64) {
+        match coords {
+            TexCoords::Int(..) => (1, 1),
+            TexCoords::Float {
+                two_d, footprint, ..
+            } => {
+                if footprint || self.filter == FilterMode::Linear {
+                    (2, if two_d { 2 } else { 1 })
+                } else {
+                    (1, 1)
+                }
+            }
+        }
+    }
+
+    /// Bytes of one texel (all channels).
+    pub fn texel_bytes(&self) -> u64 {
+        self.format.bytes() * u64::from(self.channels)
+    }
+
     /// Fetches at integer coordinates (`tex` with `.s32` coordinates: no filtering).
     pub fn fetch_int(
         &self,
@@ -354,6 +425,41 @@ mod tests {
             pitch: 16 * w,
             ..binding_at(base, w, h)
         }
+    }
+
+    #[test]
+    fn fetch_address_is_the_footprints_first_texel_after_addressing() {
+        // 8 x 4 texels of 4 bytes in rows of 64 bytes, at 0x1000.
+        let mut b = binding_at(0x1000, 8, 4);
+        b.pitch = 64;
+        let float = |u, v, footprint| TexCoords::Float {
+            u,
+            v,
+            two_d: true,
+            footprint,
+        };
+        // Point sampling: the texel containing (3.7, 2.2).
+        assert_eq!(
+            b.fetch_address(float(3.7, 2.2, false)),
+            0x1000 + 2 * 64 + 3 * 4
+        );
+        assert_eq!(b.footprint(float(3.7, 2.2, false)), (1, 1));
+        // Bilinear or tld4: the upper-left texel, centres at +0.5 (x0 = 3, y0 = 1).
+        assert_eq!(b.fetch_address(float(3.7, 2.2, true)), 0x1000 + 64 + 3 * 4);
+        b.filter = FilterMode::Linear;
+        assert_eq!(b.fetch_address(float(3.7, 2.2, false)), 0x1000 + 64 + 3 * 4);
+        assert_eq!(b.footprint(float(3.7, 2.2, false)), (2, 2));
+        // Clamp, wrap and border at the edges; integer coordinates are texels.
+        assert_eq!(b.fetch_address(TexCoords::Int(-5, 9)), 0x1000 + 3 * 64);
+        assert_eq!(b.footprint(TexCoords::Int(-5, 9)), (1, 1));
+        b.address_mode = [AddressMode::Wrap; 2];
+        assert_eq!(b.fetch_address(TexCoords::Int(9, 5)), 0x1000 + 64 + 4);
+        b.address_mode = [AddressMode::Border; 2];
+        assert_eq!(
+            b.fetch_address(TexCoords::Int(8, 0)),
+            0x1000,
+            "outside: the base"
+        );
     }
 
     fn binding_at(base: u64, width: u64, height: u64) -> TextureBinding {

@@ -132,7 +132,10 @@ pub fn check(cfg: &GpuConfig) -> Result<(), ConfigError> {
         ("constant_cache", &cfg.constant_cache),
         ("icache", &cfg.icache),
         ("l2.slice", &cfg.l2.slice),
-    ] {
+    ]
+    .into_iter()
+    .chain(cfg.texture_cache.as_ref().map(|t| ("texture_cache", t)))
+    {
         check_cache(prefix, c)?;
     }
     // Every integer leaf of the config, found through its serialized form so that a key
@@ -196,7 +199,10 @@ pub fn host_memory_estimate(cfg: &GpuConfig) -> u64 {
     let per_sm = Sm::memory_estimate(cfg)
         .saturating_add(Cache::<u64>::memory_estimate(&cfg.l1d_array()))
         .saturating_add(Cache::<u64>::memory_estimate(&cfg.constant_cache))
-        .saturating_add(Cache::<u64>::memory_estimate(&cfg.icache));
+        .saturating_add(Cache::<u64>::memory_estimate(&cfg.icache))
+        .saturating_add(Cache::<u64>::memory_estimate(
+            cfg.texture_cache.as_ref().unwrap_or(&cfg.constant_cache),
+        ));
     let l2 = u64::from(cfg.l2.slices).saturating_mul(Cache::<u64>::memory_estimate(&cfg.l2.slice));
     let dram =
         u64::from(cfg.dram.channels).saturating_mul(DramChannel::<u64>::memory_estimate(&cfg.dram));

@@ -419,6 +419,7 @@ pub fn memory_add(total: &mut MemoryStats, k: &MemoryStats) {
     total.l1d += k.l1d;
     total.constant_cache += k.constant_cache;
     total.icache += k.icache;
+    total.texture_cache += k.texture_cache;
     total.l2 += k.l2;
     total.shared_memory += k.shared_memory;
     total.dram += k.dram;
@@ -451,6 +452,7 @@ pub fn memory_since(after: &MemoryStats, before: &MemoryStats) -> MemoryStats {
     sub!(d.l2, a.l2, b.l2; reads, writes, hits, misses, sector_misses, mshr_merges,
          reservation_fails, evictions, writebacks, sectors_fetched,
          sector_accesses, sector_access_misses, sector_pending_hits);
+    d.texture_cache = a.texture_cache.since(&b.texture_cache);
     sub!(d.shared_memory, a.shared_memory, b.shared_memory; accesses, passes, bank_conflicts);
     sub!(d.interconnect, a.interconnect, b.interconnect; packets_to_l2, bytes_to_l2,
          packets_to_sm, bytes_to_sm, queue_cycles);

@@ -20,6 +20,7 @@ use crate::semantics::exact::Rounding;
 use crate::semantics::float::{self as fl, FpMode, Transcendental};
 use crate::semantics::half::{self, HalfKind, HalfOp};
 use crate::semantics::int::{self, IntType};
+use crate::texture::TexCoords;
 
 /// Where a lane's access lands.
 #[derive(Clone, Copy, Debug)]
@@ -2089,6 +2090,30 @@ impl Launch<'_> {
                     let c0 = rd!(coords.first().copied().unwrap_or(Src::Imm(0)), l);
                     let c1 = rd!(coords.get(1).copied().unwrap_or(Src::Imm(0)), l);
                     let (u, v) = (f32::from_bits(c0 as u32), f32::from_bits(c1 as u32));
+                    let float = |footprint| TexCoords::Float {
+                        u,
+                        v,
+                        two_d,
+                        footprint,
+                    };
+                    let coords = match t.gather {
+                        Some(_) => float(true),
+                        None if t.coord_ty == ScalarType::F32 => float(false),
+                        None => TexCoords::Int(c0 as i32, c1 as i32),
+                    };
+                    step.addrs[l] = binding.fetch_address(coords);
+                    step.lane_spaces[l] = MemSpace::Texture;
+                    if step.mem.is_none() {
+                        // A filtered or gathered footprint is two texels wide and, in 2D,
+                        // two rows high (the first lane's binding speaks for the warp).
+                        let (wide, rows) = binding.footprint(coords);
+                        step.texture_row_pitch = if rows == 2 { binding.pitch } else { 0 };
+                        step.mem = Some(MemInfo {
+                            space: MemSpace::Texture,
+                            kind: AccessKind::Load,
+                            bytes: (binding.texel_bytes() * wide) as u32,
+                        });
+                    }
                     let values = match t.gather {
                         Some(comp) => {
                             let c = match comp {

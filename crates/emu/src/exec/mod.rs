@@ -79,6 +79,9 @@ pub enum MemSpace {
     Local,
     Const,
     Param,
+    /// A texture fetch's texels (`tex`, `tld4`): global memory read through the texture
+    /// path; the lane's address is [`crate::texture::TextureBinding::fetch_address`].
+    Texture,
 }
 
 /// Whether an access reads, writes or does both atomically.
@@ -139,6 +142,10 @@ pub struct WarpStep {
     /// Per-lane address (valid for lanes in `exec_mask` when `mem` is `Some`).
     pub addrs: [u64; 32],
     pub lane_spaces: [MemSpace; 32],
+    /// A texture fetch whose footprint is two texel rows (bilinear 2D filtering, `tld4`):
+    /// the bytes between the rows, the second row's texels being `addrs[lane] +
+    /// texture_row_pitch`; 0 for one row. Valid when `mem` is a texture fetch.
+    pub texture_row_pitch: u64,
     /// Destination registers written and their per-lane values after the instruction.
     pub num_dsts: u8,
     pub dst_regs: [RegId; 4],
@@ -158,6 +165,7 @@ impl Default for WarpStep {
             mem: None,
             addrs: [0; 32],
             lane_spaces: [MemSpace::Global; 32],
+            texture_row_pitch: 0,
             num_dsts: 0,
             dst_regs: [RegId(0); 4],
             dst_values: [[0; 32]; 4],

@@ -53,6 +53,11 @@ pub struct GpuConfig {
     pub constant_cache: CacheConfig,
     /// Per-SM instruction cache.
     pub icache: CacheConfig,
+    /// Per-SM texture cache (read-only; `tex` and `tld4` fetches). Absent: texture
+    /// fetches have no memory side and finish with the `mem` class's latency (the timing
+    /// model before the texture path); every shipped config has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub texture_cache: Option<CacheConfig>,
     /// The SM <-> L2 interconnect.
     pub interconnect: InterconnectConfig,
     /// The shared L2, split into address-interleaved slices.
@@ -495,13 +500,19 @@ impl GpuConfig {
         }
         validate_cache("constant_cache", &self.constant_cache)?;
         validate_cache("icache", &self.icache)?;
+        if let Some(t) = &self.texture_cache {
+            validate_cache("texture_cache", t)?;
+        }
         validate_cache("l2.slice", &self.l2.slice)?;
         let l2 = &self.l2.slice;
         for (name, c) in [
             ("l1d", &self.l1d),
             ("constant_cache", &self.constant_cache),
             ("icache", &self.icache),
-        ] {
+        ]
+        .into_iter()
+        .chain(self.texture_cache.as_ref().map(|t| ("texture_cache", t)))
+        {
             if c.line_bytes != l2.line_bytes {
                 return Err(invalid(
                     format!("{name}.line_bytes"),

@@ -56,6 +56,7 @@ pub mod interconnect;
 pub mod l2;
 pub mod port;
 pub mod shared_memory;
+pub mod texture_cache;
 
 use crate::config::{GpuConfig, RegisterFileDesign, WARP_SIZE};
 use crate::memory::cache::{
@@ -68,6 +69,7 @@ use crate::memory::event::EventQueue;
 use crate::memory::interconnect::{Interconnect, InterconnectStats};
 use crate::memory::l2::AddressMap;
 use crate::memory::shared_memory::{SharedMemory, SharedMemoryStats};
+use crate::memory::texture_cache::TextureStats;
 use crate::rf::cerf_banks::{ArrayBanks, LineData};
 use crate::time::{ClockRatio, Cycle, Cycles, MemCycles};
 use serde::Serialize;
@@ -111,6 +113,9 @@ pub enum Space {
     Const,
     /// Instruction fetch, through the instruction cache (loads only).
     Inst,
+    /// Texture fetches, through the texture cache (loads only; see
+    /// [`crate::memory::texture_cache`]).
+    Texture,
 }
 
 /// One warp memory instruction: the coalesced lines of its lanes.
@@ -189,6 +194,9 @@ pub struct MemoryStats {
     pub interconnect: InterconnectStats,
     /// DRAM channels.
     pub dram: DramStats,
+    /// Texture caches and their L2 reads (left out of the stats file when unused).
+    #[serde(skip_serializing_if = "TextureStats::is_unused")]
+    pub texture_cache: TextureStats,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -196,6 +204,7 @@ enum L1 {
     Data,
     Const,
     Inst,
+    Texture,
 }
 
 impl L1 {
@@ -331,7 +340,7 @@ struct L1Port {
 }
 
 struct SmMemory {
-    l1: [L1Port; 3],
+    l1: [L1Port; 4],
     shared: SharedMemory,
     /// CERF: the banks of the integrated array (the L1D), shared with the registers.
     array_banks: Option<ArrayBanks>,
@@ -408,6 +417,8 @@ pub struct MemorySystem {
     scratch_ids: Vec<RequestId>,
     scratch_targets: Vec<L2Target>,
     scratch_dram: Vec<DramCompletion<DramToken>>,
+    /// Read requests and their sectors the texture caches sent to the L2.
+    texture_l2_reads: (u64, u64),
 }
 
 impl MemorySystem {
@@ -435,7 +446,14 @@ impl MemorySystem {
         let sms = (0..cfg.gpu.num_sms)
             .map(|_| {
                 let mut m = SmMemory {
-                    l1: [port(&l1d), port(&cfg.constant_cache), port(&cfg.icache)],
+                    // Without `[texture_cache]` no request names `Space::Texture`: the
+                    // fourth port stands idle (a copy of the constant cache's geometry).
+                    l1: [
+                        port(&l1d),
+                        port(&cfg.constant_cache),
+                        port(&cfg.icache),
+                        port(cfg.texture_cache.as_ref().unwrap_or(&cfg.constant_cache)),
+                    ],
                     shared: SharedMemory::new(&cfg.shared_memory),
                     array_banks: None,
                 };
@@ -492,6 +510,7 @@ impl MemorySystem {
             scratch_ids: Vec::with_capacity(64),
             scratch_targets: Vec::with_capacity(64),
             scratch_dram: Vec::with_capacity(64),
+            texture_l2_reads: (0, 0),
         }
     }
 
@@ -574,6 +593,7 @@ impl MemorySystem {
         let l1 = match (req.kind, req.space) {
             (AccessKind::Load, Space::Const) => L1::Const,
             (AccessKind::Load, Space::Inst) => L1::Inst,
+            (AccessKind::Load, Space::Texture) => L1::Texture,
             _ => L1::Data,
         };
         let port = &self.sms[s].l1[l1.index()];
@@ -700,11 +720,13 @@ impl MemorySystem {
             m.l1d += *sm.l1[L1::Data.index()].cache.stats();
             m.constant_cache += *sm.l1[L1::Const.index()].cache.stats();
             m.icache += *sm.l1[L1::Inst.index()].cache.stats();
+            m.texture_cache.cache += *sm.l1[L1::Texture.index()].cache.stats();
             m.shared_memory += *sm.shared.stats();
         }
         for s in &self.slices {
             m.l2 += *s.cache.stats();
         }
+        (m.texture_cache.l2_reads, m.texture_cache.l2_read_sectors) = self.texture_l2_reads;
         m.interconnect = *self.icnt.stats();
         for c in &self.channels {
             m.dram += *c.dram.stats();
@@ -1030,6 +1052,10 @@ impl MemorySystem {
                 Outcome::MshrMerge => new_parts += 1,
                 Outcome::Miss | Outcome::SectorMiss if kind == AccessKind::Load => {
                     new_parts += 1;
+                    if l1 == L1::Texture {
+                        self.texture_l2_reads.0 += 1;
+                        self.texture_l2_reads.1 += u64::from(access.fetch.count());
+                    }
                     self.send_to_l2(
                         s,
                         ready,

@@ -213,6 +213,9 @@ struct InFlight {
 const PART_L1D: u8 = 1;
 const PART_CONST: u8 = 2;
 const PART_SHARED: u8 = 4;
+const PART_TEXTURE: u8 = 8;
+/// A texture footprint's second row of texels (`WarpStep::texture_row_pitch`).
+const PART_TEXTURE_ROW2: u8 = 16;
 
 /// The memory side of one warp memory instruction, captured at issue.
 struct MemOp {
@@ -220,6 +223,8 @@ struct MemOp {
     l1d_space: Space,
     l1d: CoalescedAccess,
     konst: CoalescedAccess,
+    /// A texture fetch's texels: the footprint's first row, and its second if any.
+    texture: [CoalescedAccess; 2],
     shared_mask: u32,
     shared_addrs: [u64; WARP_SIZE as usize],
     bytes: u32,
@@ -235,6 +240,7 @@ impl MemOp {
             l1d_space: Space::Global,
             l1d: CoalescedAccess::default(),
             konst: CoalescedAccess::default(),
+            texture: [CoalescedAccess::default(), CoalescedAccess::default()],
             shared_mask: 0,
             shared_addrs: [0; WARP_SIZE as usize],
             bytes: 0,
@@ -1140,10 +1146,10 @@ impl Sm {
             let warp_id = u64::from(self.id.0) * self.warps.len() as u64 + u64::from(w);
             build_memop(
                 &mut self.memops[memop as usize],
-                &mut self.coalescer,
-                ctx.addresses,
+                (&mut self.coalescer, ctx.addresses),
                 warp_id,
                 step,
+                ctx.memory.config().texture_cache.is_some(),
             );
         }
         let scheduler = self.warps[wi].scheduler;
@@ -1261,7 +1267,13 @@ impl Sm {
             // Stores complete when accepted, or with `l2.write_ack` when acknowledged.
             let waits = kind != AccessKind::Store || ctx.memory.config().l2.write_ack;
             let mut blocked = None;
-            for part in [PART_L1D, PART_CONST, PART_SHARED] {
+            for part in [
+                PART_L1D,
+                PART_CONST,
+                PART_SHARED,
+                PART_TEXTURE,
+                PART_TEXTURE_ROW2,
+            ] {
                 if op.parts & part == 0 || op.issued & part != 0 {
                     continue;
                 }
@@ -1274,10 +1286,11 @@ impl Sm {
                             }
                         })
                 } else {
-                    let (space, lines) = if part == PART_L1D {
-                        (op.l1d_space, op.l1d.lines())
-                    } else {
-                        (Space::Const, op.konst.lines())
+                    let (space, lines) = match part {
+                        PART_L1D => (op.l1d_space, op.l1d.lines()),
+                        PART_TEXTURE => (Space::Texture, op.texture[0].lines()),
+                        PART_TEXTURE_ROW2 => (Space::Texture, op.texture[1].lines()),
+                        _ => (Space::Const, op.konst.lines()),
                     };
                     ctx.memory
                         .issue(self.id, now, MemRequest { kind, space, lines })
@@ -1325,7 +1338,8 @@ impl Sm {
                 self.writeback(tok, now, ctx.info);
             }
         } else {
-            // No memory side (texture, fence, prefetch, guarded off).
+            // No memory side (fence, prefetch, guarded off; a texture fetch on a config
+            // without a texture cache).
             self.ldst.pop_front();
             self.writeback(tok, now, ctx.info);
         }
@@ -1398,23 +1412,28 @@ impl Sm {
 }
 
 /// Whether an executed warp instruction is a long-latency operation (a load or atomic on
-/// global or local memory): the scoreboard's and the two-level scheduler's definition.
+/// global or local memory, a texture fetch): the scoreboard's and the two-level
+/// scheduler's definition.
 pub(crate) fn is_long_latency(step: &emu::WarpStep) -> bool {
     step.mem.is_some_and(|mi| {
         matches!(mi.kind, EmuAccess::Load | EmuAccess::Atomic)
-            && matches!(mi.space, MemSpace::Global | MemSpace::Local)
+            && matches!(
+                mi.space,
+                MemSpace::Global | MemSpace::Local | MemSpace::Texture
+            )
     })
 }
 
 /// Captures the memory side of an executed warp instruction: lanes split by state
-/// space, addresses made simulated ([`AddressMap`]), global/local and constant/parameter
-/// lanes coalesced.
+/// space, addresses made simulated ([`AddressMap`]), global/local, constant/parameter
+/// and texture lanes coalesced (texture lanes only with a texture cache,
+/// `texture_path`).
 fn build_memop(
     op: &mut MemOp,
-    coalescer: &mut Coalescer,
-    addresses: &mut AddressMap,
+    (coalescer, addresses): (&mut Coalescer, &mut AddressMap),
     warp_id: u64,
     step: &emu::WarpStep,
+    texture_path: bool,
 ) {
     use emu::memory::{LOCAL_WINDOW, PARAM_WINDOW, WINDOW_SIZE};
     let in_window = |a: u64, base: u64| {
@@ -1433,8 +1452,10 @@ fn build_memop(
     op.issued = 0;
     op.outstanding = 0;
     let (mut l1d_mask, mut const_mask, mut shared_mask) = (0u32, 0u32, 0u32);
+    let mut texture_mask = 0u32;
     let mut l1d_addrs = [0u64; WARP_SIZE as usize];
     let mut const_addrs = [0u64; WARP_SIZE as usize];
+    let mut texture_addrs = [0u64; WARP_SIZE as usize];
     op.l1d_space = Space::Global;
     let mut first_l1d = true;
     let mut m = step.exec_mask;
@@ -1468,6 +1489,10 @@ fn build_memop(
                 const_mask |= 1 << l;
                 const_addrs[l] = PARAM_BASE + in_window(a, PARAM_WINDOW);
             }
+            MemSpace::Texture => {
+                texture_mask |= (texture_path as u32) << l;
+                texture_addrs[l] = addresses.global(a);
+            }
         }
     }
     if l1d_mask != 0 {
@@ -1477,6 +1502,17 @@ fn build_memop(
     if const_mask != 0 && mi.kind == EmuAccess::Load {
         coalescer.coalesce(const_mask, &const_addrs, mi.bytes, &mut op.konst);
         op.parts |= PART_CONST;
+    }
+    if texture_mask != 0 {
+        coalescer.coalesce(texture_mask, &texture_addrs, mi.bytes, &mut op.texture[0]);
+        op.parts |= PART_TEXTURE;
+        if step.texture_row_pitch != 0 {
+            for a in &mut texture_addrs {
+                *a += step.texture_row_pitch;
+            }
+            coalescer.coalesce(texture_mask, &texture_addrs, mi.bytes, &mut op.texture[1]);
+            op.parts |= PART_TEXTURE_ROW2;
+        }
     }
     if shared_mask != 0 {
         op.shared_mask = shared_mask;
