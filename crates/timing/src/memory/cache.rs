@@ -282,6 +282,10 @@ struct MshrEntry<T> {
 
 const FREE: u64 = u64::MAX;
 
+/// Caches with at least this many ways find a line's way through a hash index instead
+/// of scanning its set: a 256-way L1 (qv100, h100) would compare 256 tags per lookup.
+const WAY_INDEX_MIN_WAYS: usize = 32;
+
 /// Hashes a line address for the MSHR index: a multiply and a fold, which spreads
 /// aligned addresses (low bits zero) over the table. Lookups only: iteration order never
 /// matters.
@@ -317,8 +321,13 @@ pub struct Cache<T> {
     line_fetch: bool,
     lines: Vec<Line>,
     /// The address of each way's line, [`FREE`] when the way holds none: the tag array
-    /// lookups scan (compact, so that highly associative caches scan fast).
+    /// lookups scan (compact, so that highly associative caches scan fast). Written only
+    /// through [`Cache::set_tag`].
     tags: Vec<u64>,
+    /// With [`WAY_INDEX_MIN_WAYS`] ways or more: the way of each line in `tags` (a line
+    /// is in at most one way, and only in its own set). Lookups only: iteration order
+    /// never matters.
+    way_index: Option<HashMap<u64, u32, BuildHasherDefault<LineHasher>>>,
     /// The MSHR entry of each line with a fetch in flight. A hash map, not a scan of the
     /// entries: an L2 slice has hundreds, and a memory-bound run looks one up for every
     /// miss and every fill (scanning them was a fifth of such a run's time).
@@ -342,7 +351,11 @@ impl<T: Copy> Cache<T> {
     /// targets), for [`crate::limits::host_memory_estimate`].
     pub fn memory_estimate(cfg: &CacheConfig) -> u64 {
         let lines = cfg.size_bytes / u64::from(cfg.line_bytes.max(1));
-        let per_line = (std::mem::size_of::<Line>() + std::mem::size_of::<u64>()) as u64;
+        let mut per_line = (std::mem::size_of::<Line>() + std::mem::size_of::<u64>()) as u64;
+        if cfg.ways as usize >= WAY_INDEX_MIN_WAYS {
+            // A hash table entry (line, way) and its control byte, at 7/8 load.
+            per_line += 20;
+        }
         let per_mshr = (std::mem::size_of::<MshrEntry<T>>() + 2 * std::mem::size_of::<u64>())
             as u64
             + u64::from(cfg.mshr_max_merge) * std::mem::size_of::<(T, SectorMask)>() as u64;
@@ -366,6 +379,9 @@ impl<T: Copy> Cache<T> {
             line_fetch: cfg.fetch == FetchGranularity::Line,
             lines: vec![Line::default(); sets * ways],
             tags: vec![FREE; sets * ways],
+            way_index: (ways >= WAY_INDEX_MIN_WAYS && !cfg.perfect).then(|| {
+                HashMap::with_capacity_and_hasher(sets * ways, BuildHasherDefault::default())
+            }),
             mshr_index: HashMap::with_capacity_and_hasher(
                 cfg.mshrs as usize,
                 BuildHasherDefault::default(),
@@ -432,11 +448,49 @@ impl<T: Copy> Cache<T> {
 
     /// [`Self::find_way`] in the set at `base` (`line`'s: callers that also need the set
     /// compute it once).
+    #[inline]
     fn find_way_in(&self, base: usize, line: LineAddr) -> Option<usize> {
-        self.tags[base..base + self.ways]
+        if let Some(index) = &self.way_index {
+            let way = index.get(&line.0).map(|&w| w as usize);
+            debug_assert!(way.is_none_or(|w| (base..base + self.ways).contains(&w)));
+            return way;
+        }
+        let tags = &self.tags[base..base + self.ways];
+        if tags.len() < 8 {
+            return tags.iter().position(|&t| t == line.0).map(|w| base + w);
+        }
+        // Eight tags at a time without an early exit, which the compiler turns into
+        // vector compares: a 256-way L1 (qv100, h100) scans its set on every access.
+        let mut chunks = tags.chunks_exact(8);
+        let mut at = base;
+        for chunk in &mut chunks {
+            let hits = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |m, (i, &t)| m | u32::from(t == line.0) << i);
+            if hits != 0 {
+                return Some(at + hits.trailing_zeros() as usize);
+            }
+            at += 8;
+        }
+        chunks
+            .remainder()
             .iter()
             .position(|&t| t == line.0)
-            .map(|w| base + w)
+            .map(|w| at + w)
+    }
+
+    /// Makes `tag` (a line address or [`FREE`]) way `way`'s, keeping the way index.
+    fn set_tag(&mut self, way: usize, tag: u64) {
+        let old = std::mem::replace(&mut self.tags[way], tag);
+        if let Some(index) = &mut self.way_index {
+            if old != FREE {
+                index.remove(&old);
+            }
+            if tag != FREE {
+                index.insert(tag, way as u32);
+            }
+        }
     }
 
     fn find_mshr(&self, line: LineAddr) -> Option<usize> {
@@ -513,7 +567,7 @@ impl<T: Copy> Cache<T> {
             }
         }
         let eviction = self.evict(old);
-        self.tags[way] = line.0;
+        self.set_tag(way, line.0);
         self.lines[way] = Line {
             present: true,
             locked: false,
@@ -877,9 +931,9 @@ impl<T: Copy> Cache<T> {
                 *l = Line::default();
             }
         }
-        for (t, l) in self.tags.iter_mut().zip(&self.lines) {
-            if !l.present {
-                *t = FREE;
+        for w in 0..self.lines.len() {
+            if !self.lines[w].present && self.tags[w] != FREE {
+                self.set_tag(w, FREE);
             }
         }
     }
@@ -941,7 +995,7 @@ impl<T: Copy> Cache<T> {
                 (victim, false, eviction)
             }
         };
-        self.tags[way] = line.0;
+        self.set_tag(way, line.0);
         let l = &mut self.lines[way];
         let keep_lock = hit_or_adopted(l, line) && l.locked;
         *l = Line {
@@ -984,7 +1038,7 @@ impl<T: Copy> Cache<T> {
         if let Some(w) = self.find_way(line) {
             if self.lines[w].register && !self.lines[w].locked {
                 self.lines[w] = Line::default();
-                self.tags[w] = FREE;
+                self.set_tag(w, FREE);
                 self.register_stats.released += 1;
             }
         }
@@ -1023,7 +1077,7 @@ impl<T: Copy> Cache<T> {
                     }
                 }
                 self.lines[w] = Line::default();
-                self.tags[w] = FREE;
+                self.set_tag(w, FREE);
             }
         }
         self.data_ways = n;
@@ -1256,6 +1310,61 @@ mod tests {
         assert_eq!(e, None);
         assert_eq!(c.stats().writebacks, 1);
         assert!(!c.contains(addr(3, 1, sets), SectorMask::EMPTY));
+    }
+
+    /// The way index of a highly associative cache answers as a scan of the tags would,
+    /// through misses, fills, evictions of dirty lines, data-way reservation and
+    /// invalidation; and the cache behaves as one below the index threshold does.
+    #[test]
+    fn the_way_index_agrees_with_a_scan_of_the_tags() {
+        let (ways, sets) = (WAY_INDEX_MIN_WAYS as u32 * 2, 4u64);
+        let size = u64::from(ways) * sets * 128;
+        let mut indexed: Cache<u32> = Cache::new(&cfg(size, ways, 512, 4));
+        assert!(indexed.way_index.is_some());
+        let scan = |c: &Cache<u32>, line: LineAddr| {
+            let base = c.set_base(line);
+            c.tags[base..base + c.ways]
+                .iter()
+                .position(|&t| t == line.0)
+                .map(|w| base + w)
+        };
+        let check = |c: &Cache<u32>| {
+            for i in 0..3 * u64::from(ways) {
+                for set in 0..sets {
+                    let line = addr(set, i, sets);
+                    assert_eq!(c.find_way(line), scan(c, line), "line {line:?}");
+                }
+            }
+        };
+        let mut done = vec![];
+        let mut x: u64 = 99;
+        let mut filled = 0;
+        for step in 0..4000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let line = addr((x >> 33) % sets, (x >> 40) % (2 * u64::from(ways)), sets);
+            let op = if (x >> 20).is_multiple_of(4) {
+                CacheOp::Write
+            } else {
+                CacheOp::Read
+            };
+            let a = indexed.access(line, ALL, op, step);
+            if matches!(a.outcome, Outcome::Miss | Outcome::SectorMiss) {
+                indexed.fill(line, a.fetch, &mut done);
+                filled += 1;
+            }
+            if step % 1000 == 999 {
+                check(&indexed);
+                let mut evicted = vec![];
+                assert!(indexed.set_data_ways(ways as usize / 2 + step as usize % 3, &mut evicted));
+                check(&indexed);
+                indexed.invalidate(&mut evicted);
+                check(&indexed);
+            }
+        }
+        check(&indexed);
+        assert!(filled > 1000 && indexed.stats().evictions > 100);
     }
 
     #[test]

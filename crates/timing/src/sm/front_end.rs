@@ -97,11 +97,7 @@ impl Sm {
         let per_sub = self.warps.len().div_ceil(subs);
         let mut progress = false;
         for s in 0..subs {
-            // Warp slots of sub-core `s` are s, s + subs, ... (slot modulo schedulers).
-            let pick = (0..per_sub)
-                .map(|k| s + subs * ((fe.rr[s] + k) % per_sub))
-                .find(|&w| w < self.warps.len() && self.fetchable.contains(w));
-            let Some(w) = pick else {
+            let Some(w) = self.next_fetchable(s, subs, fe.rr[s]) else {
                 continue;
             };
             let warp = &self.warps[w];
@@ -122,6 +118,26 @@ impl Sm {
         }
         self.front_end = Some(fe);
         progress
+    }
+
+    /// Sub-core `s`'s first fetchable warp in round-robin order from its `from`-th warp
+    /// slot: its slots are s, s + subs, ... (slot modulo schedulers), so the order is the
+    /// fetchable slots from `s + subs * from` up, then from `s` up to there. Walks the
+    /// members of `fetchable` (a memory-bound SM has few), not every slot.
+    fn next_fetchable(&self, s: usize, subs: usize, from: usize) -> Option<usize> {
+        let start = s + subs * from;
+        let ours = |lo: usize, hi: usize| {
+            let mut at = lo;
+            while let Some(w) = self.fetchable.next_member(at).filter(|&w| w < hi) {
+                if w % subs == s {
+                    return Some(w);
+                }
+                at = w + 1;
+            }
+            None
+        };
+        let n = self.warps.len();
+        ours(start, n).or_else(|| ours(s, start.min(n)))
     }
 }
 
