@@ -35,6 +35,8 @@ pub enum ErrorKind {
     Launch(String),
     #[error("texture: {0}")]
     Texture(String),
+    #[error("mbarrier: {0}")]
+    Mbarrier(String),
     #[error("warp {0} cannot execute: it has exited or waits at a barrier")]
     WarpNotReady(u32),
 }

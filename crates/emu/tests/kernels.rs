@@ -846,24 +846,35 @@ fn mma_sync_m16n8k16_follows_the_isa_fragment_layouts() {
     }
 }
 
-const LDMATRIX: &str = "
-.version 8.0
-.target sm_80
+/// A one-CTA kernel `name(pin, pout)` for ISA 8.0 on `target`: each thread loads 16 bytes
+/// of `pin` into `%r1..%r4` and points `%r7` at its 16 bytes of the shared `tile`; `body`
+/// follows.
+fn tile_kernel(target: &str, name: &str, body: &str) -> String {
+    format!(
+        ".version 8.0
+.target {target}
 .address_size 64
-.visible .entry ldm(.param .u64 pin, .param .u64 pout)
-{
-  .reg .b32 %r<16>;
+.visible .entry {name}(.param .u64 pin, .param .u64 pout)
+{{
+  .reg .b32 %r<20>;
   .reg .b64 %rd<8>;
-  .shared .align 16 .b8 tile[512];
+  .shared .align 16 .b8 tile[1024];
   ld.param.u64 %rd1, [pin];
   ld.param.u64 %rd2, [pout];
   mov.u32 %r0, %tid.x;
   mul.wide.u32 %rd3, %r0, 16;
   add.s64 %rd4, %rd1, %rd3;
-  ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd4];
+  ld.global.v4.b32 {{%r1, %r2, %r3, %r4}}, [%rd4];
   shl.b32 %r5, %r0, 4;
   mov.u32 %r6, tile;
   add.s32 %r7, %r6, %r5;
+{body}}}
+"
+    )
+}
+
+/// After `tile_kernel`'s prologue: ldmatrix x4 and x2.trans of the stored tile.
+const LDMATRIX: &str = "
   st.shared.v4.b32 [%r7], {%r1, %r2, %r3, %r4};
   bar.sync 0;
   ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r8, %r9, %r10, %r11}, [%r7];
@@ -873,7 +884,6 @@ const LDMATRIX: &str = "
   st.global.v4.b32 [%rd6], {%r8, %r9, %r10, %r11};
   st.global.v2.b32 [%rd6+16], {%r12, %r13};
   ret;
-}
 ";
 
 #[test]
@@ -886,7 +896,7 @@ fn ldmatrix_gives_each_thread_its_rows_and_their_transpose() {
         })
         .collect();
     let mut emu = Emulator::new();
-    let m = load(&mut emu, "ldm.ptx", LDMATRIX);
+    let m = load(&mut emu, "ldm.ptx", &tile_kernel("sm_80", "ldm", LDMATRIX));
     let k = emu.kernel(m, "ldm").unwrap();
     let pin = alloc_u32s(&mut emu, &input);
     let pout = alloc_u32s(&mut emu, &[0; 256]);
@@ -911,4 +921,407 @@ fn ldmatrix_gives_each_thread_its_rows_and_their_transpose() {
             );
         }
     }
+}
+
+/// The producer/consumer ring of `data/modern/mbarrier_ring.sm90.ptx` (mbarriers and
+/// elect.sync, PTX ISA 8.0).
+fn mbarrier_ring() -> String {
+    modern_data("mbarrier_ring.sm90.ptx")
+}
+
+#[test]
+fn mbarrier_ring_passes_every_block_from_producer_to_consumer_in_order() {
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "ring.ptx", &mbarrier_ring());
+    let k = emu.kernel(m, "ring").unwrap();
+    let n = 9u32;
+    let input: Vec<u32> = (0..32 * n).map(|i| 7 * i + 3).collect();
+    let pin = alloc_u32s(&mut emu, &input);
+    let pout = alloc_u32s(&mut emu, &vec![0; input.len()]);
+    let p = params(&emu, k, &[pin, pout, n as u64]);
+    emu.run(k, LaunchConfig::linear(2, 64), &p).unwrap();
+    assert_eq!(read_u32s(&emu, pout, input.len()), input);
+}
+
+/// elect.sync with a partial member mask; arrive tokens, pending_count, test_wait with a
+/// state, arrive_drop.
+const MBARRIER_COUNTS: &str = "
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry counts(.param .u64 pout)
+{
+  .reg .b32 %r<20>;
+  .reg .b64 %rd<10>;
+  .reg .pred %p<8>;
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [pout];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 16;
+  add.s64 %rd3, %rd1, %rd2;
+  elect.sync %r2|%p1, 0xfffffff0;
+  selp.u32 %r3, 1, 0, %p1;
+  setp.eq.u32 %p2, %r1, 0;
+  @%p2 mbarrier.init.shared.b64 [bar], 40;
+  mbarrier.arrive.shared.b64 %rd4, [bar];
+  mbarrier.pending_count.b64 %r4, %rd4;
+  mbarrier.test_wait.shared.b64 %p3, [bar], %rd4;
+  setp.lt.u32 %p4, %r1, 8;
+  @%p4 mbarrier.arrive_drop.shared.b64 %rd5, [bar];
+  mbarrier.test_wait.shared.b64 %p5, [bar], %rd4;
+  selp.u32 %r5, 1, 0, %p3;
+  selp.u32 %r6, 2, 0, %p5;
+  or.b32 %r7, %r5, %r6;
+  st.global.v4.u32 [%rd3], {%r2, %r3, %r4, %r7};
+  ret;
+}
+";
+
+#[test]
+fn elect_picks_the_lowest_member_and_mbarrier_counts_arrivals() {
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "counts.ptx", MBARRIER_COUNTS);
+    let k = emu.kernel(m, "counts").unwrap();
+    let pout = alloc_u32s(&mut emu, &[0; 128]);
+    let p = params(&emu, k, &[pout]);
+    emu.run(k, LaunchConfig::linear(1, 32), &p).unwrap();
+    let got = read_u32s(&emu, pout, 128);
+    for lane in 0..32u32 {
+        let row = &got[4 * lane as usize..4 * lane as usize + 4];
+        // Leader: lane 4, the lowest lane of the mask 0xfffffff0.
+        assert_eq!(row[0], 4, "lane {lane} leader");
+        assert_eq!(row[1], u32::from(lane == 4), "lane {lane} is-leader");
+        // Lanes arrive in order: lane l leaves 40 - (l + 1) pending.
+        assert_eq!(row[2], 40 - (lane + 1), "lane {lane} pending count");
+        // Incomplete after the 32 arrivals, complete after 8 more (arrive_drop).
+        assert_eq!(row[3], 2, "lane {lane} test_wait before/after");
+    }
+}
+
+#[test]
+fn an_over_arrived_mbarrier_is_an_error_naming_the_lane() {
+    // 16 expected; arrivals of 3: lanes 0-4 leave 13, 10, 7, 4, 1 pending, lane 5 over-arrives.
+    let text = MBARRIER_COUNTS
+        .replace(
+            "@%p2 mbarrier.init.shared.b64 [bar], 40;",
+            "@%p2 mbarrier.init.shared.b64 [bar], 16;",
+        )
+        .replace(
+            "mbarrier.arrive.shared.b64 %rd4, [bar];",
+            "mbarrier.arrive.shared.b64 %rd4, [bar], 3;",
+        );
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "over.ptx", &text);
+    let k = emu.kernel(m, "counts").unwrap();
+    let pout = alloc_u32s(&mut emu, &[0; 128]);
+    let p = params(&emu, k, &[pout]);
+    let e = emu.run(k, LaunchConfig::linear(1, 32), &p).unwrap_err();
+    assert!(
+        matches!(e.kind, ErrorKind::Mbarrier(_)) && e.location.lane == Some(5),
+        "{e}"
+    );
+    assert!(e.to_string().contains("pending arrivals"), "{e}");
+}
+
+/// After `tile_kernel`'s prologue: stmatrix x4 and x2.trans, read back.
+const STMATRIX: &str = "
+  stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r7], {%r1, %r2, %r3, %r4};
+  add.s32 %r8, %r7, 512;
+  stmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 [%r8], {%r1, %r2};
+  bar.sync 0;
+  ld.shared.v4.b32 {%r9, %r10, %r11, %r12}, [%r7];
+  ld.shared.v4.b32 {%r13, %r14, %r15, %r16}, [%r8];
+  mul.wide.u32 %rd5, %r0, 32;
+  add.s64 %rd6, %rd2, %rd5;
+  st.global.v4.b32 [%rd6], {%r9, %r10, %r11, %r12};
+  st.global.v4.b32 [%rd6+16], {%r13, %r14, %r15, %r16};
+  ret;
+";
+
+#[test]
+fn stmatrix_writes_each_threads_fragment_to_its_rows_and_their_transpose() {
+    // Lane l's register j holds the 16-bit values 1000·j + 2l and 1000·j + 2l + 1.
+    let mut input = vec![0u32; 128];
+    for lane in 0..32u32 {
+        for j in 0..4u32 {
+            let v = 1000 * j + 2 * lane;
+            input[(lane * 4 + j) as usize] = v | (v + 1) << 16;
+        }
+    }
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "stm.ptx", &tile_kernel("sm_90", "stm", STMATRIX));
+    let k = emu.kernel(m, "stm").unwrap();
+    let pin = alloc_u32s(&mut emu, &input);
+    let pout = alloc_u32s(&mut emu, &[0; 256]);
+    let p = params(&emu, k, &[pin, pout]);
+    emu.run(k, LaunchConfig::linear(1, 32), &p).unwrap();
+    let got = read_u32s(&emu, pout, 256);
+    // The 16-bit element c of the row at lane i's address.
+    let elem = |i: u32, c: u32, second: bool| {
+        let w = got[(i * 8 + if second { 4 } else { 0 } + c / 2) as usize];
+        (w >> (16 * (c % 2))) & 0xFFFF
+    };
+    for i in 0..32u32 {
+        let (j, r) = (i / 8, i % 8);
+        for c in 0..8 {
+            // ISA: row r of matrix j is held by lanes 4r..4r+3, two columns each.
+            let lane = 4 * r + c / 2;
+            assert_eq!(
+                elem(i, c, false),
+                1000 * j + 2 * lane + c % 2,
+                "row {i} col {c}"
+            );
+            if j < 2 {
+                // Transposed: lane 4c + r/2 holds column c, rows r & !1 and r | 1.
+                let lane = 4 * c + r / 2;
+                assert_eq!(
+                    elem(i, c, true),
+                    1000 * j + 2 * lane + r % 2,
+                    "trans row {i} col {c}"
+                );
+            }
+        }
+    }
+}
+
+/// Device memory holding `values`, each `size` bytes little-endian.
+fn alloc_sized(emu: &mut Emulator, values: &[u64], size: u64) -> u64 {
+    let a = emu
+        .memory
+        .alloc(size * values.len().max(1) as u64, emu::AllocKind::Device)
+        .unwrap();
+    for (i, v) in values.iter().enumerate() {
+        emu.memory
+            .write_uint(a + size * i as u64, size as u32, *v)
+            .unwrap();
+    }
+    a
+}
+
+/// Runs one kernel of `mma_shapes.nvcc-sm80.ptx` (nvcc 11.8 from `mma_shapes.cu`, whose
+/// threads gather fragments with the ISA's formulas): A, B and C as raw element bits of
+/// `sizes` bytes each; returns D's raw bits (C's size), row-major.
+fn run_mma_shape(kernel: &str, a: &[u64], b: &[u64], c: &[u64], sizes: [u64; 3]) -> Vec<u64> {
+    let mut emu = Emulator::new();
+    let m = load(
+        &mut emu,
+        "mma_shapes.ptx",
+        &modern_data("mma_shapes.nvcc-sm80.ptx"),
+    );
+    let k = emu
+        .kernel(m, kernel)
+        .unwrap_or_else(|| panic!("no kernel {kernel}"));
+    let pa = alloc_sized(&mut emu, a, sizes[0]);
+    let pb = alloc_sized(&mut emu, b, sizes[1]);
+    let pc = alloc_sized(&mut emu, c, sizes[2]);
+    let pd = alloc_sized(&mut emu, &vec![0; c.len()], sizes[2]);
+    let p = params(&emu, k, &[pa, pb, pc, pd]);
+    emu.run(k, LaunchConfig::linear(1, 32), &p).unwrap();
+    (0..c.len() as u64)
+        .map(|i| {
+            emu.memory
+                .read_uint(pd + sizes[2] * i, sizes[2] as u32)
+                .unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn nvcc_mma_tf32_shapes_match_a_cpu_product() {
+    for (kernel, k) in [
+        ("_Z12tf32_m16n8k8PKfS0_S0_Pf", 8u32),
+        ("_Z12tf32_m16n8k4PKfS0_S0_Pf", 4),
+    ] {
+        // Values tf32 holds exactly (11 significant bits), so the f32 FMA chain is exact.
+        let av = |i: u32, kk: u32| ((i * 3 + kk * 5) % 13) as f32 * 0.125 - 0.75;
+        let bv = |kk: u32, j: u32| ((kk * 7 + j) % 9) as f32 * 0.5 - 2.0;
+        let cv = |i: u32, j: u32| (i * 8 + j) as f32;
+        let a: Vec<u64> = (0..16 * k)
+            .map(|x| av(x / k, x % k).to_bits().into())
+            .collect();
+        let b: Vec<u64> = (0..k * 8)
+            .map(|x| bv(x / 8, x % 8).to_bits().into())
+            .collect();
+        let c: Vec<u64> = (0..128)
+            .map(|x| cv(x / 8, x % 8).to_bits().into())
+            .collect();
+        let d = run_mma_shape(kernel, &a, &b, &c, [4, 4, 4]);
+        for i in 0..16 {
+            for j in 0..8 {
+                let want = (0..k).fold(cv(i, j), |acc, kk| acc + av(i, kk) * bv(kk, j));
+                let got = f32::from_bits(d[(i * 8 + j) as usize] as u32);
+                assert_eq!(got, want, "{kernel} D[{i}][{j}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn nvcc_mma_integer_shapes_match_a_cpu_product_and_saturate() {
+    // s8 x s8, m16n8k16.
+    let av = |i: u32, kk: u32| ((i * 5 + kk * 3) % 17) as i64 - 8;
+    let bv = |kk: u32, j: u32| ((kk * 11 + j * 7) % 23) as i64 - 11;
+    let cv = |i: u32, j: u32| (i as i64 - 4) * 100 + j as i64;
+    let a: Vec<u64> = (0..256).map(|x| av(x / 16, x % 16) as u8 as u64).collect();
+    let b: Vec<u64> = (0..128).map(|x| bv(x / 8, x % 8) as u8 as u64).collect();
+    let c: Vec<u64> = (0..128).map(|x| cv(x / 8, x % 8) as u32 as u64).collect();
+    let d = run_mma_shape("_Z11s8_m16n8k16PKaS0_PKiPi", &a, &b, &c, [1, 1, 4]);
+    for i in 0..16 {
+        for j in 0..8 {
+            let want = (0..16).fold(cv(i, j), |acc, kk| acc + av(i, kk) * bv(kk, j));
+            assert_eq!(
+                d[(i * 8 + j) as usize] as u32 as i32 as i64,
+                want,
+                "s8 D[{i}][{j}]"
+            );
+        }
+    }
+    // u8 x s8, m16n8k32 with .satfinite; rows 0 and 1 of C sit near the s32 limits.
+    let av = |i: u32, kk: u32| ((i * 13 + kk * 7) % 256) as i64;
+    let bv = |kk: u32, j: u32| ((kk * 5 + j * 3) % 256) as i64 - 128;
+    let cv = |i: u32, j: u32| match i {
+        0 => i32::MAX as i64 - j as i64,
+        1 => i32::MIN as i64 + j as i64,
+        _ => i as i64 * 1000 - j as i64,
+    };
+    let a: Vec<u64> = (0..512).map(|x| av(x / 32, x % 32) as u64).collect();
+    let b: Vec<u64> = (0..256).map(|x| bv(x / 8, x % 8) as u8 as u64).collect();
+    let c: Vec<u64> = (0..128)
+        .map(|x| cv(x / 8, x % 8) as i32 as u32 as u64)
+        .collect();
+    let d = run_mma_shape(
+        "_Z23u8s8_m16n8k32_satfinitePKhPKaPKiPi",
+        &a,
+        &b,
+        &c,
+        [1, 1, 4],
+    );
+    let mut saturated = 0;
+    for i in 0..16 {
+        for j in 0..8 {
+            let exact = (0..32).fold(cv(i, j), |acc, kk| acc + av(i, kk) * bv(kk, j));
+            let want = exact.clamp(i32::MIN as i64, i32::MAX as i64);
+            saturated += usize::from(want != exact);
+            assert_eq!(
+                d[(i * 8 + j) as usize] as u32 as i32 as i64,
+                want,
+                "u8s8 D[{i}][{j}]"
+            );
+        }
+    }
+    assert!(saturated > 0, "the test reaches the saturation");
+}
+
+#[test]
+fn nvcc_mma_f64_m8n8k4_matches_an_fma_chain() {
+    let av = |i: u32, kk: u32| 1.0 + f64::from(i * 4 + kk) / 7.0;
+    let bv = |kk: u32, j: u32| f64::from(kk + 2) / 3.0 - f64::from(j);
+    let cv = |i: u32, j: u32| f64::from(i) * 0.1 + f64::from(j);
+    let a: Vec<u64> = (0..32).map(|x| av(x / 4, x % 4).to_bits()).collect();
+    let b: Vec<u64> = (0..32).map(|x| bv(x / 8, x % 8).to_bits()).collect();
+    let c: Vec<u64> = (0..64).map(|x| cv(x / 8, x % 8).to_bits()).collect();
+    let d = run_mma_shape("_Z10f64_m8n8k4PKdS0_S0_Pd", &a, &b, &c, [8, 8, 8]);
+    for i in 0..8 {
+        for j in 0..8 {
+            let want = (0..4).fold(cv(i, j), |acc, kk| av(i, kk).mul_add(bv(kk, j), acc));
+            assert_eq!(f64::from_bits(d[(i * 8 + j) as usize]), want, "D[{i}][{j}]");
+        }
+    }
+}
+
+/// bf16 and bf16x2 conversions and arithmetic as sm_80/sm_90 code emits them, and their
+/// f16x2 counterparts: one thread, inputs from `pin` (f32 bits), 16 words out.
+const BF16_OPS: &str = "
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry bf16ops(.param .u64 pin, .param .u64 pout)
+{
+  .reg .b16 %h<12>;
+  .reg .b32 %r<24>;
+  .reg .f32 %f<8>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1];
+  cvt.rn.bf16.f32 %h1, %f1;
+  cvt.rn.bf16x2.f32 %r1, %f2, %f3;
+  cvt.f32.bf16 %f5, %h1;
+  mov.b32 %r2, {%h1, %h1};
+  fma.rn.bf16x2 %r3, %r1, %r2, %r1;
+  cvt.rn.bf16.f32 %h2, %f4;
+  fma.rn.bf16 %h3, %h1, %h2, %h1;
+  max.bf16 %h4, %h1, %h2;
+  min.bf16x2 %r4, %r1, %r2;
+  neg.bf16 %h5, %h2;
+  abs.bf16x2 %r5, %r1;
+  add.rn.bf16 %h6, %h1, %h2;
+  mul.rn.bf16x2 %r6, %r1, %r1;
+  cvt.rn.f16x2.f32 %r7, %f2, %f3;
+  fma.rn.f16x2 %r8, %r7, %r7, %r7;
+  max.f16x2 %r9, %r7, %r8;
+  neg.f16x2 %r10, %r7;
+  cvt.u32.u16 %r11, %h1;
+  cvt.u32.u16 %r12, %h3;
+  cvt.u32.u16 %r13, %h4;
+  cvt.u32.u16 %r14, %h5;
+  cvt.u32.u16 %r15, %h6;
+  mov.b32 %r16, %f5;
+  st.global.v4.b32 [%rd2], {%r11, %r1, %r16, %r3};
+  st.global.v4.b32 [%rd2+16], {%r12, %r13, %r4, %r14};
+  st.global.v4.b32 [%rd2+32], {%r5, %r15, %r6, %r7};
+  st.global.v4.b32 [%rd2+48], {%r8, %r9, %r10, %r10};
+  ret;
+}
+";
+
+#[test]
+fn bf16_conversions_and_arithmetic_give_the_hand_computed_bits() {
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "bf16.ptx", BF16_OPS);
+    let k = emu.kernel(m, "bf16ops").unwrap();
+    // 1 + 2^-8 + 2^-9 rounds up to 1 + 2^-7 in bf16 (0x3F81); 2.5 (0x4020); -3 (0xC040);
+    // 0.5 (0x3F00).
+    let x = 1.0f32 + 2f32.powi(-8) + 2f32.powi(-9);
+    let pin = alloc_u32s(
+        &mut emu,
+        &[
+            x.to_bits(),
+            2.5f32.to_bits(),
+            (-3.0f32).to_bits(),
+            0.5f32.to_bits(),
+        ],
+    );
+    let pout = alloc_u32s(&mut emu, &[0; 16]);
+    let p = params(&emu, k, &[pin, pout]);
+    emu.run(k, LaunchConfig::linear(1, 1), &p).unwrap();
+    let got = read_u32s(&emu, pout, 16);
+    let h1 = 0x3F81u32; // 1.0078125
+    assert_eq!(got[0], h1, "cvt.rn.bf16.f32 rounds to nearest even");
+    // cvt.rn.bf16x2.f32 d, a, b: a in the upper half, b in the lower.
+    assert_eq!(got[1], 0x4020_C040, "cvt.rn.bf16x2.f32");
+    assert_eq!(f32::from_bits(got[2]), 1.0078125, "cvt.f32.bf16 is exact");
+    // fma.rn.bf16x2, one rounding (ulp 2^-5 in [4, 8)): -3 * 1.0078125 - 3 = -6.0234375
+    // -> -6.03125 (0xC0C1); 2.5 * 1.0078125 + 2.5 = 5.01953125 -> 5.03125 (0x40A1).
+    assert_eq!(got[3], 0x40A1_C0C1, "fma.rn.bf16x2");
+    // fma.rn.bf16: 1.0078125 * 0.5 + 1.0078125 = 1.51171875, halfway between 1.5078125
+    // (odd mantissa 0x41) and 1.515625 (even, 0x42): to even, 0x3FC2.
+    assert_eq!(got[4], 0x3FC2, "fma.rn.bf16");
+    assert_eq!(got[5], h1, "max.bf16");
+    assert_eq!(
+        got[6], 0x3F81_C040,
+        "min.bf16x2: (2.5, 1.0078) -> 1.0078; (-3, 1.0078) -> -3"
+    );
+    assert_eq!(got[7], 0xBF00, "neg.bf16");
+    assert_eq!(got[8], 0x4020_4040, "abs.bf16x2");
+    // add.rn.bf16: 1.0078125 + 0.5 = 1.5078125 (0x3FC1).
+    assert_eq!(got[9], 0x3FC1, "add.rn.bf16");
+    // mul.rn.bf16x2: 2.5^2 = 6.25 (0x40C8), (-3)^2 = 9 (0x4110).
+    assert_eq!(got[10], 0x40C8_4110, "mul.rn.bf16x2");
+    // f16x2: cvt packs 2.5 (0x4100) high and -3 (0xC200) low.
+    assert_eq!(got[11], 0x4100_C200, "cvt.rn.f16x2.f32");
+    // fma.rn.f16x2 x*x + x: 2.5 -> 8.75 (0x4860), -3 -> 6 (0x4600).
+    assert_eq!(got[12], 0x4860_4600, "fma.rn.f16x2");
+    assert_eq!(got[13], 0x4860_4600, "max.f16x2");
+    assert_eq!(got[14], 0xC100_4200, "neg.f16x2");
 }

@@ -1231,6 +1231,17 @@ impl FnLower<'_, '_> {
                     scope,
                 }
             }
+            O::Fence if m.other("proxy") => self.decode_fence_proxy(inst, m)?,
+            O::Fence if m.other("mbarrier_init") => {
+                // The only form (ISA 8.0): `fence.mbarrier_init.release.cluster`.
+                if !(m.flag(Flag::Release) && m.flag(Flag::Cluster)) {
+                    return Err(DecodeError::new(
+                        "'fence.mbarrier_init' needs .release.cluster",
+                    ));
+                }
+                self.need_count(inst, 0)?;
+                Op::FenceProxy(ProxyFence::MbarrierInit)
+            }
             O::Fence => {
                 let sem = if m.flag(Flag::Sc) {
                     FenceSem::Sc
@@ -1374,7 +1385,38 @@ impl FnLower<'_, '_> {
             O::Cp => self.decode_cp(inst, m)?,
             O::Wmma => self.decode_wmma(inst, m)?,
             O::Mma => self.decode_mma(inst, m)?,
-            O::Ldmatrix => self.decode_ldmatrix(inst, m)?,
+            O::Ldmatrix => self.decode_matrix8x8(inst, m, false)?,
+            O::Stmatrix => self.decode_matrix8x8(inst, m, true)?,
+            O::Mbarrier => self.decode_mbarrier(inst, m)?,
+            O::Elect => {
+                if !m.flag(Flag::Sync) {
+                    return Err(DecodeError::new("'elect' needs .sync"));
+                }
+                self.need_count(inst, 2)?;
+                match &inst.operands[0] {
+                    ast::Operand::PredicatePair(..) => {
+                        self.value_and_pred_dst(&inst.operands[0], B32)?
+                    }
+                    op => {
+                        return Err(DecodeError::at(
+                            op.span(),
+                            "'elect.sync' needs 'd|p' destinations",
+                        ))
+                    }
+                }
+                let mask = self.src(&inst.operands[1], U32, Fit::Exact)?;
+                self.srcs.push(mask);
+                Op::Elect
+            }
+            O::Griddepcontrol => {
+                let wait = m
+                    .pick_other(&[("wait", true), ("launch_dependents", false)])
+                    .ok_or_else(|| {
+                        DecodeError::new("'griddepcontrol' needs .wait or .launch_dependents")
+                    })?;
+                self.need_count(inst, 0)?;
+                Op::GridDepControl { wait }
+            }
             O::Tex | O::Tld4 => self.decode_tex(inst, m)?,
             O::Txq => {
                 let query = m.pick_other(TexQuery::ALL).ok_or_else(|| {
@@ -1463,7 +1505,10 @@ impl FnLower<'_, '_> {
     /// A fragment operand: `n` registers holding elements of `ty` (32-bit registers,
     /// `.f32` for f32 elements, `.b32` pairs of 16-bit elements otherwise).
     fn fragment(&mut self, op: &ast::Operand, n: u8, ty: ScalarType, is_dst: bool) -> Result<()> {
-        let reg_ty = if ty == F32 { F32 } else { B32 };
+        let reg_ty = match ty {
+            F32 | F64 => ty,
+            _ => B32,
+        };
         let regs = self.vector(op, n, reg_ty, Fit::Exact, is_dst)?;
         if is_dst {
             self.dsts.extend(regs);
@@ -1584,7 +1629,17 @@ impl FnLower<'_, '_> {
         let shape = if wmma {
             self.mma_shape(inst, m, &[MmaShape::M16n16k16])?
         } else {
-            self.mma_shape(inst, m, &[MmaShape::M16n8k16, MmaShape::M16n8k8])?
+            self.mma_shape(
+                inst,
+                m,
+                &[
+                    MmaShape::M16n8k16,
+                    MmaShape::M16n8k8,
+                    MmaShape::M16n8k4,
+                    MmaShape::M16n8k32,
+                    MmaShape::M8n8k4,
+                ],
+            )?
         };
         let a_layout = self.matrix_layout(inst, m)?;
         let b_layout = self.matrix_layout(inst, m)?;
@@ -1594,13 +1649,15 @@ impl FnLower<'_, '_> {
                 shape.as_str()
             )));
         }
+        let satfinite = !wmma && m.flag(Flag::Satfinite);
         let mut tys = Vec::with_capacity(4);
         while let Some(t) = m.ty() {
             tys.push(t);
         }
-        let (d_ty, ab_ty, c_ty) = match tys[..] {
-            [d, c] if wmma => (d, F16, c),
-            [d, a, b, c] if a == b => (d, a, c),
+        let int8 = |t: ScalarType| matches!(t, S8 | U8);
+        let (d_ty, ab_ty, b_ty, c_ty) = match tys[..] {
+            [d, c] if wmma => (d, F16, F16, c),
+            [d, a, b, c] if a == b || (!wmma && int8(a) && int8(b)) => (d, a, b, c),
             [_, a, b, _] => {
                 return Err(DecodeError::new(format!(
                     "'{name}' with .{a} A and .{b} B is not supported (A and B must have one type)"
@@ -1617,18 +1674,43 @@ impl FnLower<'_, '_> {
                 )))
             }
         };
-        let accumulators_ok = match ab_ty {
-            F16 => matches!(d_ty, F16 | F32) && matches!(c_ty, F16 | F32),
-            Bf16 => d_ty == F32 && c_ty == F32,
+        use MmaShape as S;
+        // (shapes, accumulator types) each input type supports.
+        let (shapes, accumulators): (&[MmaShape], &[ScalarType]) = match ab_ty {
+            F16 => (&[S::M16n16k16, S::M16n8k16, S::M16n8k8], &[F16, F32]),
+            Bf16 => (&[S::M16n16k16, S::M16n8k16, S::M16n8k8], &[F32]),
+            Tf32 if !wmma => (&[S::M16n8k8, S::M16n8k4], &[F32]),
+            S8 | U8 if !wmma => (&[S::M16n8k16, S::M16n8k32], &[S32]),
+            F64 if !wmma => (&[S::M8n8k4], &[F64]),
             _ => {
                 return Err(DecodeError::new(format!(
-                    "type .{ab_ty} is not supported by '{name}' (supported: .f16, .bf16)"
+                    "type .{ab_ty} is not supported by '{name}' (supported: .f16, .bf16{})",
+                    if wmma { "" } else { ", .tf32, .s8, .u8, .f64" }
                 )))
             }
         };
+        if !shapes.contains(&shape) {
+            return Err(DecodeError::new(format!(
+                "'{name}' with .{ab_ty} inputs does not support .{} (supported: {})",
+                shape.as_str(),
+                shapes
+                    .iter()
+                    .map(|s| format!(".{}", s.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let accumulators_ok = accumulators.contains(&d_ty)
+            && accumulators.contains(&c_ty)
+            && (ab_ty != Bf16 || d_ty == c_ty);
         if !accumulators_ok {
             return Err(DecodeError::new(format!(
                 "'{name}' with .{ab_ty} inputs does not support .{d_ty} D with .{c_ty} C"
+            )));
+        }
+        if satfinite && !int8(ab_ty) {
+            return Err(DecodeError::new(format!(
+                "'{name}' with .{ab_ty} inputs does not take .satfinite"
             )));
         }
         let op = MmaOp {
@@ -1638,46 +1720,229 @@ impl FnLower<'_, '_> {
             b_layout,
             d_ty,
             ab_ty,
+            b_ty,
             c_ty,
+            satfinite,
         };
         self.need_count(inst, 4)?;
         let [na, nb, nc, nd] = op.regs();
         self.fragment(&inst.operands[0], nd, d_ty, true)?;
         self.fragment(&inst.operands[1], na, ab_ty, false)?;
-        self.fragment(&inst.operands[2], nb, ab_ty, false)?;
+        self.fragment(&inst.operands[2], nb, b_ty, false)?;
         self.fragment(&inst.operands[3], nc, c_ty, false)?;
         Ok(Op::Mma(op))
     }
 
-    fn decode_ldmatrix(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+    /// `ldmatrix.sync.aligned.m8n8.xN{.trans}{.shared{::cta}}.b16 {d..}, [p]` and
+    /// (`store`) `stmatrix.sync.aligned.m8n8.xN{.trans}{.shared{::cta}}.b16 [p], {r..}`
+    /// (ISA 7.8).
+    fn decode_matrix8x8(
+        &mut self,
+        inst: &ast::Instruction,
+        m: &mut Mods<'_>,
+        store: bool,
+    ) -> Result<Op> {
+        let name = if store { "stmatrix" } else { "ldmatrix" };
         self.sync_aligned(inst, m)?;
         if !m.other("m8n8") {
-            return Err(DecodeError::new("'ldmatrix' supports the .m8n8 shape only"));
+            return Err(DecodeError::new(format!(
+                "'{name}' supports the .m8n8 shape only"
+            )));
         }
         let count = m
             .pick_other(&[("x1", 1u8), ("x2", 2), ("x4", 4)])
-            .ok_or_else(|| DecodeError::new("'ldmatrix' needs .x1, .x2 or .x4"))?;
+            .ok_or_else(|| DecodeError::new(format!("'{name}' needs .x1, .x2 or .x4")))?;
         let trans = m.other("trans");
         let space = self.matrix_space(inst, m)?;
         if space == Space::Global {
-            return Err(DecodeError::new("'ldmatrix' reads .shared memory"));
+            return Err(DecodeError::new(format!(
+                "'{name}' accesses .shared memory"
+            )));
         }
         let ty = m.need_ty()?;
         if ty != B16 {
             return Err(DecodeError::new(format!(
-                "type .{ty} is not supported by 'ldmatrix' (supported: .b16)"
+                "type .{ty} is not supported by '{name}' (supported: .b16)"
             )));
         }
         self.need_count(inst, 2)?;
-        let d = self.vector(&inst.operands[0], count, B32, Fit::Exact, true)?;
-        self.dsts.extend(d);
-        let a = self.address(&inst.operands[1])?;
+        let (regs, addr) = if store {
+            (&inst.operands[1], &inst.operands[0])
+        } else {
+            (&inst.operands[0], &inst.operands[1])
+        };
+        let a = self.address(addr)?;
         self.srcs.push(a);
-        Ok(Op::Ldmatrix(Ldmatrix {
+        let r = self.vector(regs, count, B32, Fit::Exact, !store)?;
+        let l = Ldmatrix {
             count,
             trans,
             space,
-        }))
+        };
+        Ok(if store {
+            self.srcs.extend(r);
+            Op::Stmatrix(l)
+        } else {
+            self.dsts.extend(r);
+            Op::Ldmatrix(l)
+        })
+    }
+
+    /// `fence.proxy.alias` and `fence.proxy.async{.global, .shared::{cta,cluster}}`.
+    fn decode_fence_proxy(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let fence = if m.other("alias") {
+            ProxyFence::Alias
+        } else if m.other("async") {
+            let space = if m.other("shared::cta") {
+                Space::Shared
+            } else {
+                match m.space() {
+                    None => Space::Generic,
+                    Some(StateSpace::Global) => Space::Global,
+                    Some(StateSpace::Shared | StateSpace::SharedCta) => Space::Shared,
+                    Some(StateSpace::SharedCluster) => Space::SharedCluster,
+                    Some(s) => {
+                        return Err(DecodeError::new(format!(
+                            "'fence.proxy.async' cannot name .{s}"
+                        )))
+                    }
+                }
+            };
+            ProxyFence::Async(space)
+        } else {
+            return Err(DecodeError::new(
+                "unsupported 'fence.proxy' form (.alias and .async are supported; \
+                 tensormap proxies are not modelled)",
+            ));
+        };
+        self.need_count(inst, 0)?;
+        Ok(Op::FenceProxy(fence))
+    }
+
+    /// `mbarrier.{init, arrive, arrive_drop, expect_tx, complete_tx, test_wait, try_wait,
+    /// pending_count, inval}` (ISA §9.7.13.15).
+    fn decode_mbarrier(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let arrive = m.flag(Flag::Arrive);
+        let kind = if arrive || m.other("arrive_drop") {
+            MbarrierKind::Arrive {
+                drop: !arrive,
+                no_complete: m.other("noComplete"),
+                expect_tx: m.other("expect_tx"),
+            }
+        } else if let Some(k) = m.pick_other(&[
+            ("init", MbarrierKind::Init),
+            ("expect_tx", MbarrierKind::ExpectTx),
+            ("complete_tx", MbarrierKind::CompleteTx),
+            ("pending_count", MbarrierKind::PendingCount),
+            ("inval", MbarrierKind::Inval),
+        ]) {
+            k
+        } else if let Some(try_wait) = m.pick_other(&[("test_wait", false), ("try_wait", true)]) {
+            MbarrierKind::Wait {
+                try_wait,
+                parity: m.other("parity"),
+            }
+        } else {
+            return Err(DecodeError::new(
+                "unsupported instruction 'mbarrier' (init, arrive, arrive_drop, expect_tx, \
+                 complete_tx, test_wait, try_wait, pending_count and inval are supported)",
+            ));
+        };
+        // Ordering qualifiers: see `MbarrierKind`.
+        m.pick(&[
+            (Flag::Release, ()),
+            (Flag::Acquire, ()),
+            (Flag::Relaxed, ()),
+        ]);
+        m.pick(&[(Flag::Cta, ()), (Flag::Cluster, ())]);
+        let space = if kind == MbarrierKind::PendingCount {
+            Space::Generic
+        } else {
+            self.mbarrier_space(inst, m)?
+        };
+        let ty = m.need_ty()?;
+        self.check_ty(inst, ty, &[B64])?;
+        let n = inst.operands.len();
+        let ops = &inst.operands;
+        let count_ok = match kind {
+            MbarrierKind::Init | MbarrierKind::ExpectTx | MbarrierKind::CompleteTx => n == 2,
+            MbarrierKind::Arrive {
+                expect_tx: true, ..
+            } => n == 3,
+            MbarrierKind::Arrive { no_complete, .. } => n == 3 || (n == 2 && !no_complete),
+            MbarrierKind::Wait { try_wait, .. } => n == 3 || (try_wait && n == 4),
+            MbarrierKind::PendingCount => n == 2,
+            MbarrierKind::Inval => n == 1,
+            MbarrierKind::CpAsyncArrive { .. } => n == 1,
+        };
+        if !count_ok {
+            return Err(DecodeError::new(format!(
+                "wrong number of operands ({n}) for '{}'",
+                Op::Mbarrier(Mbarrier { kind, space })
+            )));
+        }
+        match kind {
+            MbarrierKind::PendingCount => {
+                let d = self.dst(&ops[0], U32, Fit::Exact)?;
+                let s = self.src(&ops[1], B64, Fit::Exact)?;
+                self.dsts.push(d);
+                self.srcs.push(s);
+            }
+            MbarrierKind::Arrive { .. } => {
+                let d = self.dst_or_sink(&ops[0], B64, Fit::Exact)?;
+                self.dsts.push(d);
+                let a = self.address(&ops[1])?;
+                self.srcs.push(a);
+                if n == 3 {
+                    let c = self.src(&ops[2], U32, Fit::Exact)?;
+                    self.srcs.push(c);
+                }
+            }
+            MbarrierKind::Wait { parity, .. } => {
+                let p = match &ops[0] {
+                    ast::Operand::Name { name, .. } => self.pred_dst(name)?,
+                    op => {
+                        return Err(DecodeError::at(
+                            op.span(),
+                            "expected a predicate destination",
+                        ))
+                    }
+                };
+                self.dsts.push(p);
+                let a = self.address(&ops[1])?;
+                let s = self.src(&ops[2], if parity { U32 } else { B64 }, Fit::Exact)?;
+                self.srcs.extend([a, s]);
+                if n == 4 {
+                    let h = self.src(&ops[3], U32, Fit::Exact)?;
+                    self.srcs.push(h);
+                }
+            }
+            _ => {
+                let a = self.address(&ops[0])?;
+                self.srcs.push(a);
+                if n == 2 {
+                    let c = self.src(&ops[1], U32, Fit::Exact)?;
+                    self.srcs.push(c);
+                }
+            }
+        }
+        Ok(Op::Mbarrier(Mbarrier { kind, space }))
+    }
+
+    /// An mbarrier's state space: `.shared{::cta}` or generic.
+    fn mbarrier_space(&self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Space> {
+        if m.other("shared::cta") {
+            return Ok(Space::Shared);
+        }
+        match m.space() {
+            None => Ok(Space::Generic),
+            Some(StateSpace::Shared | StateSpace::SharedCta) => Ok(Space::Shared),
+            Some(s) => Err(DecodeError::new(format!(
+                "'{}' on .{s} is not supported (mbarriers live in the CTA's .shared memory; \
+                 clusters are not modelled)",
+                inst.opcode
+            ))),
+        }
     }
 
     fn decode_cp(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
@@ -1685,6 +1950,22 @@ impl FnLower<'_, '_> {
             return Err(DecodeError::new(
                 "unsupported instruction 'cp' (only cp.async is supported)",
             ));
+        }
+        if m.other("mbarrier") {
+            if !m.flag(Flag::Arrive) {
+                return Err(DecodeError::new("'cp.async.mbarrier' needs .arrive"));
+            }
+            let noinc = m.other("noinc");
+            let space = self.mbarrier_space(inst, m)?;
+            let ty = m.need_ty()?;
+            self.check_ty(inst, ty, &[B64])?;
+            self.need_count(inst, 1)?;
+            let a = self.address(&inst.operands[0])?;
+            self.srcs.push(a);
+            return Ok(Op::Mbarrier(Mbarrier {
+                kind: MbarrierKind::CpAsyncArrive { noinc },
+                space,
+            }));
         }
         if m.other("bulk") {
             return Err(DecodeError::new(

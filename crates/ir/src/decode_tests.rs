@@ -2,6 +2,7 @@
 //! printed form shows the decoded op, its modifiers in canonical order and the resolved
 //! operands. Negative cases assert the located error message.
 
+use crate::exec_class::{exec_class, ExecClass};
 use crate::op::*;
 use crate::print::inst_to_string;
 use crate::{lower, Function, Operand, Program};
@@ -732,12 +733,12 @@ fn rejected_instructions_name_the_problem() {
             "unsupported shape '.m32n8k16' on 'wmma' (supported: .m16n16k16)",
         ),
         (
-            "mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1}, {%r2}, {%f4, %f5, %f6, %f7};",
-            "unsupported shape '.m16n8k4' on 'mma' (supported: .m16n8k16, .m16n8k8)",
+            "mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 {%r0, %r1}, {%r2}, {%r3}, {%r0, %r1};",
+            "unsupported shape '.m8n8k32' on 'mma' (supported: .m16n8k16, .m16n8k8, .m16n8k4, .m16n8k32, .m8n8k4)",
         ),
         (
-            "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%r6}, {%r0, %r1, %r2, %r3};",
-            "type .s8 is not supported by 'mma' (supported: .f16, .bf16)",
+            "mma.sync.aligned.m16n8k16.row.col.s32.e4m3.e4m3.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%r6}, {%r0, %r1, %r2, %r3};",
+            "type .e4m3 is not supported by 'mma' (supported: .f16, .bf16, .tf32, .s8, .u8, .f64)",
         ),
         (
             "mma.sync.aligned.m16n8k16.row.col.f16.bf16.bf16.f32 {%r0, %r1}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};",
@@ -1015,7 +1016,9 @@ fn matrix_instructions_decode_with_every_fragment_register() {
             b_layout: MatrixLayout::Col,
             d_ty: ScalarType::F32,
             ab_ty: ScalarType::Bf16,
+            b_ty: ScalarType::Bf16,
             c_ty: ScalarType::F32,
+            satfinite: false,
         })
     );
     let k8 = "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%r0, %r1}, {%r2, %r3}, {%r4}, {%r5, %r6};";
@@ -1040,4 +1043,181 @@ fn unsupported_matrix_forms_name_the_kernel_and_instruction() {
         "{e}"
     );
     assert!(e.contains("(in `wmma.load.a.sync"), "{e}");
+}
+
+#[test]
+fn mbarrier_elect_proxy_fences_and_griddepcontrol() {
+    check_all(&[
+        (
+            "mbarrier.init.shared::cta.b64 [%rd1], 32;",
+            "mbarrier.init.shared.b64 [%rd1], 32;",
+        ),
+        (
+            "mbarrier.arrive.release.cta.shared::cta.b64 %rd2, [%rd1];",
+            "mbarrier.arrive.shared.b64 %rd2, [%rd1];",
+        ),
+        (
+            "mbarrier.arrive.shared.b64 %rd2, [%rd1], %r1;",
+            "mbarrier.arrive.shared.b64 %rd2, [%rd1], %r1;",
+        ),
+        (
+            "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%rd1], 128;",
+            "mbarrier.arrive.expect_tx.shared.b64 _, [%rd1], 128;",
+        ),
+        (
+            "mbarrier.arrive_drop.noComplete.b64 %rd2, [%rd1], 2;",
+            "mbarrier.arrive_drop.noComplete.b64 %rd2, [%rd1], 2;",
+        ),
+        (
+            "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%rd1], %r1;",
+            "mbarrier.expect_tx.shared.b64 [%rd1], %r1;",
+        ),
+        (
+            "mbarrier.complete_tx.shared.b64 [%rd1], 16;",
+            "mbarrier.complete_tx.shared.b64 [%rd1], 16;",
+        ),
+        (
+            "mbarrier.test_wait.shared.b64 %p1, [%rd1], %rd2;",
+            "mbarrier.test_wait.shared.b64 %p1, [%rd1], %rd2;",
+        ),
+        (
+            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %p1, [%rd1], %r1, 1000;",
+            "mbarrier.try_wait.parity.shared.b64 %p1, [%rd1], %r1, 1000;",
+        ),
+        (
+            "mbarrier.pending_count.b64 %r1, %rd2;",
+            "mbarrier.pending_count.b64 %r1, %rd2;",
+        ),
+        (
+            "mbarrier.inval.shared.b64 [%rd1];",
+            "mbarrier.inval.shared.b64 [%rd1];",
+        ),
+        (
+            "cp.async.mbarrier.arrive.noinc.shared.b64 [%rd1];",
+            "cp.async.mbarrier.arrive.noinc.shared.b64 [%rd1];",
+        ),
+        ("elect.sync %r1|%p1, -1;", "elect.sync %r1|%p1, 0xFFFFFFFF;"),
+        ("elect.sync _|%p1, %r2;", "elect.sync _|%p1, %r2;"),
+        ("fence.proxy.async;", "fence.proxy.async;"),
+        (
+            "fence.proxy.async.shared::cta;",
+            "fence.proxy.async.shared::cta;",
+        ),
+        ("fence.proxy.async.global;", "fence.proxy.async.global;"),
+        ("fence.proxy.alias;", "fence.proxy.alias;"),
+        (
+            "fence.mbarrier_init.release.cluster;",
+            "fence.mbarrier_init.release.cluster;",
+        ),
+        ("griddepcontrol.wait;", "griddepcontrol.wait;"),
+        (
+            "griddepcontrol.launch_dependents;",
+            "griddepcontrol.launch_dependents;",
+        ),
+        (
+            "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%rd1], {%r1, %r2};",
+            "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%rd1], {%r1, %r2};",
+        ),
+    ]);
+    assert_eq!(
+        exec_class(&op_of(
+            "mbarrier.try_wait.parity.shared.b64 %p1, [%rd1], %r1;"
+        )),
+        ExecClass::Load
+    );
+    assert_eq!(
+        exec_class(&op_of("mbarrier.arrive.shared.b64 %rd2, [%rd1];")),
+        ExecClass::Atomic
+    );
+    assert_eq!(
+        exec_class(&op_of("elect.sync %r1|%p1, -1;")),
+        ExecClass::WarpVote
+    );
+}
+
+#[test]
+fn unsupported_mbarrier_and_fence_forms_are_named() {
+    for (inst, want) in [
+        (
+            "mbarrier.arrive.shared::cluster.b64 _, [%rd1];",
+            "clusters are not modelled",
+        ),
+        ("mbarrier.init.shared.b32 [%rd1], 1;", "type .b32"),
+        (
+            "mbarrier.test_wait.shared.b64 %p1, [%rd1];",
+            "wrong number of operands",
+        ),
+        (
+            "mbarrier.arrive.noComplete.shared.b64 %rd2, [%rd1];",
+            "wrong number of operands",
+        ),
+        (
+            "fence.proxy.tensormap::generic.release.gpu;",
+            "tensormap proxies are not modelled",
+        ),
+        ("fence.mbarrier_init.cluster;", "needs .release.cluster"),
+        ("elect.sync %r1, -1;", "'d|p' destinations"),
+        ("griddepcontrol;", ".wait or .launch_dependents"),
+        (
+            "stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 [%rd1], {%r1};",
+            "m8n8 shape only",
+        ),
+    ] {
+        let e = error_of(inst);
+        assert!(e.contains(want), "{inst}: {e}");
+    }
+}
+
+#[test]
+fn mma_tf32_integer_and_f64_shapes() {
+    check_all(&[
+        (
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};",
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};",
+        ),
+        (
+            "mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1}, {%r2}, {%f4, %f5, %f6, %f7};",
+            "mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1}, {%r2}, {%f4, %f5, %f6, %f7};",
+        ),
+        (
+            "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%s0, %s1}, {%s2, %s3, %r0, %r1};",
+            "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.u8.s8.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%s0, %s1}, {%s2, %s3, %r0, %r1};",
+        ),
+        (
+            "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd0, %fd1}, {%fd2}, {%fd3}, {%fd0, %fd1};",
+            "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd0, %fd1}, {%fd2}, {%fd3}, {%fd0, %fd1};",
+        ),
+    ]);
+    let Op::Mma(o) = op_of(
+        "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%r6}, {%r0, %r1, %r2, %r3};",
+    ) else {
+        panic!("not an mma")
+    };
+    // A: 2 registers of four s8, B: 1, C and D: 4 s32.
+    assert_eq!(o.regs(), [2, 1, 4, 4]);
+    for (inst, want) in [
+        (
+            "mma.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};",
+            "with .tf32 inputs does not support .m16n8k16 (supported: .m16n8k8, .m16n8k4)",
+        ),
+        (
+            "mma.sync.aligned.m16n8k8.row.col.satfinite.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};",
+            "does not take .satfinite",
+        ),
+        (
+            "mma.sync.aligned.m16n8k16.row.col.f32.s8.s8.s32 {%f0, %f1, %f2, %f3}, {%r4, %r5}, {%r6}, {%r0, %r1, %r2, %r3};",
+            "does not support .f32 D with .s32 C",
+        ),
+        (
+            "mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%r0, %r1}, {%r4}, {%r6}, {%r0, %r1};",
+            "unsupported shape '.m8n8k16'",
+        ),
+        (
+            "mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%r0, %r1}, {%r0, %r1, %r2, %r3};",
+            "unsupported shape '.m16n8k64'",
+        ),
+    ] {
+        let e = error_of(inst);
+        assert!(e.contains(want), "{inst}: {e}");
+    }
 }

@@ -9,7 +9,7 @@
 //! apart from votes; loads, stores, atomics, prefetches, texture operations and fences
 //! on the memory pipeline; branches, calls, returns and barriers as control.
 
-use crate::op::{Op, ScalarType};
+use crate::op::{MbarrierKind, Op, ScalarType};
 
 /// The hardware class of an operation (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -199,7 +199,19 @@ pub fn exec_class(op: &Op) -> ExecClass {
             }
         }
         Op::Shfl { .. } => E::Shuffle,
-        Op::Vote { .. } | Op::Match { .. } | Op::Redux { .. } | Op::Activemask => E::WarpVote,
+        Op::Vote { .. } | Op::Match { .. } | Op::Redux { .. } | Op::Activemask | Op::Elect => {
+            E::WarpVote
+        }
+        // An mbarrier is a word of shared memory that each lane updates atomically; a wait
+        // reads it; the pending count only decodes a register.
+        Op::Mbarrier(b) => match b.kind {
+            MbarrierKind::Wait { .. } => E::Load,
+            MbarrierKind::PendingCount => E::IntSimple,
+            _ => E::Atomic,
+        },
+        Op::Stmatrix(_) => E::Store,
+        Op::FenceProxy(_) => E::Fence,
+        Op::GridDepControl { .. } => E::Misc,
         Op::Ld(_) | Op::Ldu(_) | Op::CpAsync(_) | Op::WmmaLoad(_) | Op::Ldmatrix(_) => E::Load,
         Op::Mma(_) => E::Tensor,
         Op::WmmaStore(_) => E::Store,

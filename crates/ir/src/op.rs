@@ -608,6 +608,12 @@ pub enum MmaShape {
     M16n8k16,
     /// `mma.sync` `.m16n8k8`.
     M16n8k8,
+    /// `mma.sync` `.m16n8k4` (tf32).
+    M16n8k4,
+    /// `mma.sync` `.m16n8k32` (8-bit integers).
+    M16n8k32,
+    /// `mma.sync` `.m8n8k4` (f64).
+    M8n8k4,
 }
 
 impl MmaShape {
@@ -616,6 +622,9 @@ impl MmaShape {
             MmaShape::M16n16k16 => "m16n16k16",
             MmaShape::M16n8k16 => "m16n8k16",
             MmaShape::M16n8k8 => "m16n8k8",
+            MmaShape::M16n8k4 => "m16n8k4",
+            MmaShape::M16n8k32 => "m16n8k32",
+            MmaShape::M8n8k4 => "m8n8k4",
         }
     }
 
@@ -625,6 +634,9 @@ impl MmaShape {
             MmaShape::M16n16k16 => (16, 16, 16),
             MmaShape::M16n8k16 => (16, 8, 16),
             MmaShape::M16n8k8 => (16, 8, 8),
+            MmaShape::M16n8k4 => (16, 8, 4),
+            MmaShape::M16n8k32 => (16, 8, 32),
+            MmaShape::M8n8k4 => (8, 8, 4),
         }
     }
 }
@@ -692,6 +704,8 @@ pub fn fragment_regs(shape: MmaShape, role: Option<MatrixRole>, ty: ScalarType) 
         Some(MatrixRole::C) | None => m * n,
     };
     let bits = elements * ty.bits() / 32;
+    // f64 elements take a 64-bit register each; everything else packs into 32 bits.
+    let reg_bits = if ty.bits() == 64 { 64 } else { 32 };
     // Volta's f16 wmma multiplicand fragments hold every element twice: eight registers
     // where four carry the matrix (CUDA C++ Programming Guide, `fragment::num_elements`
     // is 16 for these fragments on every architecture).
@@ -703,7 +717,7 @@ pub fn fragment_regs(shape: MmaShape, role: Option<MatrixRole>, ty: ScalarType) 
     } else {
         1
     };
-    (bits / 32 * replication) as u8
+    (bits / reg_bits * replication) as u8
 }
 
 /// `wmma.mma.sync.aligned.alayout.blayout.shape.dtype{.atype.btype}.ctype` and
@@ -716,12 +730,16 @@ pub struct MmaOp {
     pub shape: MmaShape,
     pub a_layout: MatrixLayout,
     pub b_layout: MatrixLayout,
-    /// `.f16` or `.f32`.
+    /// `.f16`, `.f32`, `.s32` or `.f64`.
     pub d_ty: ScalarType,
-    /// `.f16` or `.bf16` (A and B have the same type).
+    /// A's type: `.f16`, `.bf16`, `.tf32`, `.s8`, `.u8` or `.f64`.
     pub ab_ty: ScalarType,
-    /// `.f16` or `.f32`.
+    /// B's type: A's, except that `.s8` and `.u8` mix.
+    pub b_ty: ScalarType,
+    /// `.f16`, `.f32`, `.s32` or `.f64`.
     pub c_ty: ScalarType,
+    /// `.satfinite` (integer types): D saturates to the s32 range instead of wrapping.
+    pub satfinite: bool,
 }
 
 impl MmaOp {
@@ -729,15 +747,16 @@ impl MmaOp {
     pub fn regs(&self) -> [u8; 4] {
         [
             fragment_regs(self.shape, Some(MatrixRole::A), self.ab_ty),
-            fragment_regs(self.shape, Some(MatrixRole::B), self.ab_ty),
+            fragment_regs(self.shape, Some(MatrixRole::B), self.b_ty),
             fragment_regs(self.shape, None, self.c_ty),
             fragment_regs(self.shape, None, self.d_ty),
         ]
     }
 }
 
-/// `ldmatrix.sync.aligned.m8n8.xN{.trans}{.shared}.b16`: `count` 8x8 matrices of 16-bit
-/// elements from shared memory, one 32-bit register of each per thread.
+/// `ldmatrix.sync.aligned.m8n8.xN{.trans}{.shared}.b16` (and `stmatrix`, its inverse):
+/// `count` 8x8 matrices of 16-bit elements between shared memory and one 32-bit register
+/// of each per thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Ldmatrix {
     /// 1, 2 or 4.
@@ -745,6 +764,59 @@ pub struct Ldmatrix {
     pub trans: bool,
     /// `.shared` or generic.
     pub space: Space,
+}
+
+/// What an `mbarrier` instruction does (ISA §9.7.13.15). The `.sem` and `.scope`
+/// qualifiers are accepted and dropped: the emulator performs each lane's operation
+/// atomically, in lane order, which every ordering the qualifiers allow includes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MbarrierKind {
+    /// `; [addr], count`
+    Init,
+    /// `state; [addr]{, count}`, or with `expect_tx` `state; [addr], txCount`: an
+    /// arrive-on operation. `drop` (`arrive_drop`) also lowers the expected count of later
+    /// phases; `no_complete` (`.noComplete`) promises the arrival does not complete the
+    /// phase.
+    Arrive {
+        drop: bool,
+        no_complete: bool,
+        expect_tx: bool,
+    },
+    /// `; [addr], txCount`
+    ExpectTx,
+    /// `; [addr], txCount`
+    CompleteTx,
+    /// `p; [addr], state` or with `parity` `p; [addr], phaseParity`, then an optional
+    /// suspend-time hint (`try_wait`).
+    Wait { try_wait: bool, parity: bool },
+    /// `count; state`
+    PendingCount,
+    /// `; [addr]`
+    Inval,
+    /// `cp.async.mbarrier.arrive{.noinc}`: `; [addr]`: an arrive-on operation once the
+    /// thread's earlier `cp.async` copies are complete.
+    CpAsyncArrive { noinc: bool },
+}
+
+/// `mbarrier.*.b64` and `cp.async.mbarrier.arrive.b64` on a barrier object in `.shared`
+/// (or generic) memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Mbarrier {
+    pub kind: MbarrierKind,
+    /// `.shared` (also `.shared::cta`) or generic.
+    pub space: Space,
+}
+
+/// Which proxies a `fence.proxy` orders (ISA §9.7.13.4), or `fence.mbarrier_init`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProxyFence {
+    /// `fence.proxy.alias`
+    Alias,
+    /// `fence.proxy.async` with no state space, `.global`, `.shared::cta` or
+    /// `.shared::cluster` (the space's `as_str`; empty for all).
+    Async(Space),
+    /// `fence.mbarrier_init.release.cluster`
+    MbarrierInit,
 }
 
 /// How `createpolicy` forms its policy.
@@ -1347,6 +1419,19 @@ pub enum Op {
     Mma(MmaOp),
     /// `d0..d(count-1); [addr]`
     Ldmatrix(Ldmatrix),
+    /// `; [addr], r0..r(count-1)`
+    Stmatrix(Ldmatrix),
+    /// See [`MbarrierKind`] for each kind's operands.
+    Mbarrier(Mbarrier),
+    /// `d, p; membermask` (`elect.sync d|p, membermask`): the leader's lane id in `d`
+    /// (or `_`), true in `p` for the leader only.
+    Elect,
+    /// `fence.proxy.*`, `fence.mbarrier_init.*`
+    FenceProxy(ProxyFence),
+    /// `griddepcontrol.wait` (`wait`) or `griddepcontrol.launch_dependents`.
+    GridDepControl {
+        wait: bool,
+    },
 }
 
 impl Op {
@@ -1448,6 +1533,12 @@ impl Op {
             Op::Mma(m) if m.wmma => "wmma",
             Op::Mma(_) => "mma",
             Op::Ldmatrix(_) => "ldmatrix",
+            Op::Stmatrix(_) => "stmatrix",
+            Op::Mbarrier(b) if matches!(b.kind, MbarrierKind::CpAsyncArrive { .. }) => "cp",
+            Op::Mbarrier(_) => "mbarrier",
+            Op::Elect => "elect",
+            Op::FenceProxy(_) => "fence",
+            Op::GridDepControl { .. } => "griddepcontrol",
             Op::Tex(t) if t.gather.is_some() => "tld4",
             Op::Tex(_) => "tex",
             Op::Txq { .. } => "txq",
@@ -1853,14 +1944,68 @@ impl fmt::Display for Op {
                     m.push(o.a_layout.as_str());
                     m.push(o.b_layout.as_str());
                 }
+                m.flag(o.satfinite, "satfinite");
                 m.ty(o.d_ty);
                 if !o.wmma || o.ab_ty != ScalarType::F16 {
                     m.ty(o.ab_ty);
-                    m.ty(o.ab_ty);
+                    m.ty(o.b_ty);
                 }
                 m.ty(o.c_ty);
             }
-            Op::Ldmatrix(l) => {
+            Op::Mbarrier(b) => {
+                match b.kind {
+                    MbarrierKind::Init => m.push("init"),
+                    MbarrierKind::Arrive {
+                        drop,
+                        no_complete,
+                        expect_tx,
+                    } => {
+                        m.push(if drop { "arrive_drop" } else { "arrive" });
+                        m.flag(no_complete, "noComplete");
+                        m.flag(expect_tx, "expect_tx");
+                    }
+                    MbarrierKind::ExpectTx => m.push("expect_tx"),
+                    MbarrierKind::CompleteTx => m.push("complete_tx"),
+                    MbarrierKind::Wait { try_wait, parity } => {
+                        m.push(if try_wait { "try_wait" } else { "test_wait" });
+                        m.flag(parity, "parity");
+                    }
+                    MbarrierKind::PendingCount => m.push("pending_count"),
+                    MbarrierKind::Inval => m.push("inval"),
+                    MbarrierKind::CpAsyncArrive { noinc } => {
+                        m.push("async");
+                        m.push("mbarrier");
+                        m.push("arrive");
+                        m.flag(noinc, "noinc");
+                    }
+                }
+                if b.kind != MbarrierKind::PendingCount {
+                    m.push(b.space.as_str());
+                }
+                m.push("b64");
+            }
+            Op::Elect => m.push("sync"),
+            Op::FenceProxy(p) => match p {
+                ProxyFence::Alias => {
+                    m.push("proxy");
+                    m.push("alias");
+                }
+                ProxyFence::Async(space) => {
+                    m.push("proxy");
+                    m.push("async");
+                    m.push(match space {
+                        Space::Shared => "shared::cta",
+                        s => s.as_str(),
+                    });
+                }
+                ProxyFence::MbarrierInit => {
+                    m.push("mbarrier_init");
+                    m.push("release");
+                    m.push("cluster");
+                }
+            },
+            Op::GridDepControl { wait } => m.push(if *wait { "wait" } else { "launch_dependents" }),
+            Op::Ldmatrix(l) | Op::Stmatrix(l) => {
                 m.push("sync");
                 m.push("aligned");
                 m.push("m8n8");

@@ -257,6 +257,11 @@ pub fn inst_to_string(program: Option<&Program>, f: &Function, inst: &Inst) -> S
                 vector(&mut out, part);
             }
         }
+        Op::Stmatrix(_) if !srcs.is_empty() => {
+            write_operand(&mut out, p, f, &srcs[0], imm_ty);
+            out.push_str(", ");
+            vector(&mut out, &srcs[1..]);
+        }
         Op::Txq { .. } => {
             write_list(&mut out, p, f, dsts, None, ", ");
             out.push_str(", [");
@@ -266,7 +271,7 @@ pub fn inst_to_string(program: Option<&Program>, f: &Function, inst: &Inst) -> S
         _ => {
             let pair = matches!(
                 inst.op,
-                Op::Setp { .. } | Op::Shfl { .. } | Op::Match { .. }
+                Op::Setp { .. } | Op::Shfl { .. } | Op::Match { .. } | Op::Elect
             ) && dsts.len() == 2;
             write_list(&mut out, p, f, dsts, imm_ty, if pair { "|" } else { ", " });
             if !dsts.is_empty() && !srcs.is_empty() {

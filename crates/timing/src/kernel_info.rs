@@ -707,7 +707,12 @@ pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<Reus
     };
     if matches!(
         inst.op,
-        Op::Shfl { .. } | Op::Vote { .. } | Op::Match { .. } | Op::Activemask | Op::Redux { .. }
+        Op::Shfl { .. }
+            | Op::Vote { .. }
+            | Op::Match { .. }
+            | Op::Activemask
+            | Op::Redux { .. }
+            | Op::Elect
     ) {
         return None;
     }

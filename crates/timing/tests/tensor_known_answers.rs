@@ -7,10 +7,8 @@
 mod common;
 
 use common::*;
-use compiler::pipeline::{compile, LoadOptions};
 use emu::LaunchConfig;
 use timing::config::OpClass;
-use timing::kernel_info::KernelInfo;
 use timing::{GpuConfig, TimingSimulator};
 
 const MMA: &str = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f4, %f5, %f6, %f7}, \
@@ -65,14 +63,7 @@ fn run_one(
 ) {
     let cfg = design_config(design);
     let (mut emu, k, _) = load(&kernel(with_mma), "mma16");
-    let program = &emu.module(k.module).expect("module").program;
-    let options = LoadOptions {
-        max_registers: None,
-        passes: timing::rf::required_passes(&cfg),
-    };
-    let compiled = compile(program, &options).unwrap_or_else(|e| panic!("{e}"));
-    let info = KernelInfo::from_compiled(&compiled.program, &compiled.functions, k.func)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let info = compiled_info(&emu, k, &cfg);
     let out = alloc_u32(&mut emu, &[0; 128]);
     let p = params(&emu, k, &[out]);
     let mut sim = TimingSimulator::new(cfg);
@@ -145,4 +136,85 @@ fn the_tensor_class_takes_its_configured_latency() {
     };
     // (Below about 80 cycles the kernel's other latencies hide the mma's.)
     assert_eq!(cycles(230) - cycles(130), 100);
+}
+
+/// The kernels of `crates/emu/tests/data/modern/mma_shapes.nvcc-sm80.ptx` (nvcc 11.8:
+/// tf32, 8-bit integer and f64 `mma.sync`) and the bytes of their A, B, C and D elements.
+const SHAPE_KERNELS: [(&str, [u64; 3]); 5] = [
+    ("_Z12tf32_m16n8k8PKfS0_S0_Pf", [4, 4, 4]),
+    ("_Z12tf32_m16n8k4PKfS0_S0_Pf", [4, 4, 4]),
+    ("_Z11s8_m16n8k16PKaS0_PKiPi", [1, 1, 4]),
+    ("_Z23u8s8_m16n8k32_satfinitePKhPKaPKiPi", [1, 1, 4]),
+    ("_Z10f64_m8n8k4PKdS0_S0_Pd", [8, 8, 8]),
+];
+
+/// D of one of `SHAPE_KERNELS` on 1 warp, in timing mode under `design` (`None`: the
+/// functional emulator alone), from fixed pseudo-random inputs.
+fn shape_kernel_d(kernel: &str, sizes: [u64; 3], design: Option<&str>) -> Vec<u64> {
+    let path = format!(
+        "{}/../emu/tests/data/modern/mma_shapes.nvcc-sm80.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let (mut emu, k, _) = load(&text, kernel);
+    let mut alloc = |n: u64, size: u64, seed: u64| {
+        let a = emu
+            .memory
+            .alloc(n * size, emu::AllocKind::Device)
+            .expect("alloc");
+        for i in 0..n {
+            let x = (i * 2_654_435_761 + seed * 97) % 251;
+            let v = if size == 8 {
+                (x as f64 / 8.0 - 15.0).to_bits()
+            } else if size == 4 && kernel.contains("tf32") {
+                u64::from((x as f32 / 16.0 - 7.0).to_bits())
+            } else {
+                x
+            };
+            emu.memory
+                .write_uint(a + i * size, size as u32, v)
+                .expect("write");
+        }
+        a
+    };
+    let pa = alloc(512, sizes[0], 1);
+    let pb = alloc(256, sizes[1], 2);
+    let pc = alloc(128, sizes[2], 3);
+    let pd = alloc(128, sizes[2], 4);
+    let p = params(&emu, k, &[pa, pb, pc, pd]);
+    let launch = LaunchConfig::linear(1, 32);
+    match design {
+        None => {
+            emu.run(k, launch, &p).unwrap_or_else(|e| panic!("{e}"));
+        }
+        Some(design) => {
+            let cfg = design_config(design);
+            let info = compiled_info(&emu, k, &cfg);
+            TimingSimulator::new(cfg)
+                .simulate_kernel(&mut emu, k, launch, &p, &info)
+                .unwrap_or_else(|e| panic!("{kernel} under {design}: {e}"));
+        }
+    }
+    (0..128)
+        .map(|i| {
+            emu.memory
+                .read_uint(pd + sizes[2] * i, sizes[2] as u32)
+                .expect("read")
+        })
+        .collect()
+}
+
+#[test]
+fn every_design_computes_the_tf32_integer_and_f64_shapes_as_the_emulator_does() {
+    for (kernel, sizes) in SHAPE_KERNELS {
+        let want = shape_kernel_d(kernel, sizes, None);
+        assert!(want.iter().any(|&x| x != 0), "{kernel}: a non-trivial D");
+        for design in DESIGNS {
+            assert_eq!(
+                shape_kernel_d(kernel, sizes, Some(design)),
+                want,
+                "{kernel} under {design}"
+            );
+        }
+    }
 }

@@ -5,8 +5,8 @@ use ir::function::{Dim, SpecialReg};
 use ir::op::{self, AtomOp, BarrierKind, BoolOp, Callee, CmpOp, Op, Precision, ScalarType, Space};
 
 use super::{
-    lanes, matrix, printf, AccessKind, Barrier, Cta, Frame, LaneError, Launch, MemInfo, MemSpace,
-    PendingCopy, PendingRed, SimtEntry, StepEvent, Warp, WarpStatus, WARP_SIZE,
+    lanes, matrix, mbarrier, printf, AccessKind, Barrier, Cta, Frame, LaneError, Launch, MemInfo,
+    MemSpace, PendingCopy, PendingRed, SimtEntry, StepEvent, Warp, WarpStatus, WARP_SIZE,
 };
 use crate::error::ErrorKind;
 use crate::memory::{
@@ -21,6 +21,31 @@ use crate::semantics::float::{self as fl, FpMode, Transcendental};
 use crate::semantics::half::{self, HalfKind, HalfOp};
 use crate::semantics::int::{self, IntType};
 use crate::texture::TexCoords;
+
+/// Makes the warp's `cp.async` copies of commit groups below `visible_before` visible in
+/// shared memory, oldest first, and keeps the rest pending.
+fn complete_copies(
+    warp: &mut Warp,
+    shared: &mut FlatSpace,
+    visible_before: u32,
+) -> Result<(), LaneError> {
+    let mut kept = 0;
+    for i in 0..warp.async_copies.len() {
+        let c = warp.async_copies[i];
+        if c.group < visible_before {
+            for k in 0..c.len as u64 {
+                shared
+                    .write_uint("shared", c.shared_offset + k, 1, c.bytes[k as usize] as u64)
+                    .map_err(|e| (e.into(), None))?;
+            }
+        } else {
+            warp.async_copies[kept] = c;
+            kept += 1;
+        }
+    }
+    warp.async_copies.truncate(kept);
+    Ok(())
+}
 
 /// Where a lane's access lands.
 #[derive(Clone, Copy, Debug)]
@@ -1385,7 +1410,14 @@ impl Launch<'_> {
                     }
                 }
             }
-            Op::Prefetch { .. } | Op::Fence { .. } | Op::Nanosleep | Op::BarWarpSync => {}
+            // Proxy fences order the generic and async proxies, which the emulator's
+            // memory never separates; dependent grids run after their primaries finish.
+            Op::Prefetch { .. }
+            | Op::Fence { .. }
+            | Op::FenceProxy(_)
+            | Op::GridDepControl { .. }
+            | Op::Nanosleep
+            | Op::BarWarpSync => {}
             Op::CpAsync(c) => {
                 let (dst, src) = (src!(0), src!(1));
                 let (Src::Addr { base: dbase, .. }, Src::Addr { base: sbase, .. }) = (dst, src)
@@ -1513,7 +1545,7 @@ impl Launch<'_> {
                         }
                     }
                     for e in 0..frag.elements(w.shape) {
-                        let (r, c) = matrix::coords(frag, w.shape, lane, e);
+                        let (r, c) = matrix::coords(frag, w.shape, w.ty, lane, e);
                         let a = start.wrapping_add(
                             matrix::element_offset(w.layout, ld, r, c) * u64::from(esize),
                         );
@@ -1547,10 +1579,10 @@ impl Launch<'_> {
                 }
                 let frame = &warp.frames[frame_i];
                 let gather = |start: usize, n: usize| {
-                    let mut out = [[0u32; 8]; 32];
+                    let mut out = [[0u64; 8]; 32];
                     for (lane, regs) in out.iter_mut().enumerate() {
                         for (i, r) in regs.iter_mut().enumerate().take(n) {
-                            *r = read(frame, &sc, srcs[start + i], lane) as u32;
+                            *r = read(frame, &sc, srcs[start + i], lane);
                         }
                     }
                     out
@@ -1562,24 +1594,42 @@ impl Launch<'_> {
                 for l in lanes(exec) {
                     for (i, v) in d[l].iter().enumerate().take(nd) {
                         if let Some(&dst) = dsts.get(i) {
-                            wr!(dst, l, u64::from(*v));
+                            wr!(dst, l, *v);
                         }
                     }
                 }
             }
-            Op::Ldmatrix(lm) => {
+            Op::Ldmatrix(lm) | Op::Stmatrix(lm) => {
+                let is_store = matches!(inst.op, Op::Stmatrix(_));
                 let addr_src = src!(0);
                 let base = match addr_src {
                     Src::Addr { base, .. } => base,
                     _ => Base::Reg(0),
                 };
-                let sources = 8 * usize::from(lm.count.min(4));
+                let count = usize::from(lm.count.min(4));
+                let sources = 8 * count;
                 step.mem = Some(MemInfo {
                     space: MemSpace::Shared,
-                    kind: AccessKind::Load,
+                    kind: if is_store {
+                        AccessKind::Store
+                    } else {
+                        AccessKind::Load
+                    },
                     bytes: 16,
                 });
-                let sp = spaces!();
+                // stmatrix: every lane's registers (the instruction is warp-wide).
+                let mut regs = [[0u32; 4]; 32];
+                if is_store {
+                    if srcs.len() < 1 + count {
+                        return Err(unsupported(format!("{}: malformed operands", inst.op)));
+                    }
+                    for (lane, r) in regs.iter_mut().enumerate() {
+                        for (j, x) in r.iter_mut().enumerate().take(count) {
+                            *x = rd!(srcs[1 + j], lane) as u32;
+                        }
+                    }
+                }
+                let mut sp = spaces!();
                 // Lanes 0..8·count give the rows' addresses (ISA: threads 8j..8j+7 give
                 // matrix j's rows), whether or not they hold results.
                 let mut rows = [[0u16; 8]; 32];
@@ -1597,10 +1647,15 @@ impl Launch<'_> {
                     let p = resolve(lm.space, base, a, in_kernel);
                     row_addr[i] = a;
                     row_space[i] = phys_space(p, lm.space);
-                    for (j, x) in rows[i].iter_mut().enumerate() {
-                        *x = sp
-                            .read(offset_phys(p, 2 * j as u64), 2, i)
-                            .map_err(|k| (k, Some(i)))? as u16;
+                    for (c, x) in rows[i].iter_mut().enumerate() {
+                        let at = offset_phys(p, 2 * c as u64);
+                        if is_store {
+                            let (j, r) = ((i / 8) as u32, (i % 8) as u32);
+                            let v = matrix::stmatrix_element(lm, &regs, j, r, c as u32);
+                            sp.write(at, 2, i, u64::from(v)).map_err(|k| (k, Some(i)))?;
+                        } else {
+                            *x = sp.read(at, 2, i).map_err(|k| (k, Some(i)))? as u16;
+                        }
                     }
                 }
                 if self.stray_lane.is_none() && sp.global.has_stray() {
@@ -1615,6 +1670,9 @@ impl Launch<'_> {
                             m.space = step.lane_spaces[l];
                         }
                         first = false;
+                    }
+                    if is_store {
+                        continue;
                     }
                     for j in 0..u32::from(lm.count) {
                         if let Some(&dst) = dsts.get(j as usize) {
@@ -1644,26 +1702,126 @@ impl Launch<'_> {
                         };
                         warp.async_groups.saturating_sub(n)
                     };
-                    let mut kept = 0;
-                    for i in 0..warp.async_copies.len() {
-                        let c = warp.async_copies[i];
-                        if c.group < visible_before {
-                            for k in 0..c.len as u64 {
-                                shared
-                                    .write_uint(
-                                        "shared",
-                                        c.shared_offset + k,
-                                        1,
-                                        c.bytes[k as usize] as u64,
-                                    )
-                                    .map_err(|e| (e.into(), None))?;
-                            }
-                        } else {
-                            warp.async_copies[kept] = c;
-                            kept += 1;
+                    complete_copies(warp, shared, visible_before)?;
+                }
+            }
+            Op::Mbarrier(b) if b.kind == op::MbarrierKind::PendingCount => {
+                let s = src!(0);
+                map!(|l| mbarrier::pending_count(rd!(s, l)))
+            }
+            Op::Mbarrier(b) => {
+                use op::MbarrierKind as K;
+                let (addr_src, base) = match src!(0) {
+                    s @ Src::Addr { base, .. } => (s, base),
+                    s => (s, Base::Reg(0)),
+                };
+                if let K::CpAsyncArrive { .. } = b.kind {
+                    // The arrive waits for the thread's earlier copies: they complete now.
+                    complete_copies(warp, shared, u32::MAX)?;
+                }
+                step.mem = Some(MemInfo {
+                    space: MemSpace::Shared,
+                    kind: if matches!(b.kind, K::Wait { .. }) {
+                        AccessKind::Load
+                    } else {
+                        AccessKind::Atomic
+                    },
+                    bytes: 8,
+                });
+                let mut sp = spaces!();
+                for l in lanes(exec) {
+                    let frame = &warp.frames[frame_i];
+                    let arg = |i: usize| srcs.get(i).map(|&s| read(frame, &sc, s, l) as u32);
+                    let addr = effective_address(
+                        b.space,
+                        base,
+                        read(frame, &sc, addr_src, l),
+                        &ef.reg_bits,
+                    );
+                    step.addrs[l] = addr;
+                    step.lane_spaces[l] = MemSpace::Shared;
+                    check_aligned(addr, 8).map_err(|e| (e.into(), Some(l)))?;
+                    let p = resolve(b.space, base, addr, in_kernel);
+                    let Phys::Shared(offset) = p else {
+                        return Err((
+                            ErrorKind::Mbarrier(format!(
+                                "the mbarrier object at {addr:#x} is not in shared memory"
+                            )),
+                            Some(l),
+                        ));
+                    };
+                    let bad = |m: String| {
+                        (
+                            ErrorKind::Mbarrier(format!(
+                                "{m} (mbarrier at shared offset {offset:#x})"
+                            )),
+                            Some(l),
+                        )
+                    };
+                    let word = sp.read(p, 8, l).map_err(|k| (k, Some(l)))?;
+                    let (new, result) = match b.kind {
+                        K::Init => (
+                            mbarrier::init(u64::from(arg(1).unwrap_or(0))).map_err(bad)?,
+                            None,
+                        ),
+                        K::Arrive {
+                            drop,
+                            no_complete,
+                            expect_tx,
+                        } => {
+                            let (count, tx) = if expect_tx {
+                                (1, arg(1).unwrap_or(0))
+                            } else {
+                                (arg(1).unwrap_or(1), 0)
+                            };
+                            let (w, token) = mbarrier::arrive(
+                                word,
+                                u64::from(count),
+                                u64::from(tx),
+                                drop,
+                                no_complete,
+                            )
+                            .map_err(bad)?;
+                            (w, Some(token))
                         }
+                        K::ExpectTx | K::CompleteTx => {
+                            let tx = i64::from(arg(1).unwrap_or(0));
+                            let delta = if b.kind == K::ExpectTx { tx } else { -tx };
+                            (mbarrier::change_tx(word, delta).map_err(bad)?, None)
+                        }
+                        K::Wait { parity, .. } => {
+                            let operand = srcs.get(1).map_or(0, |&s| read(frame, &sc, s, l));
+                            let done = mbarrier::phase_complete(word, operand, parity);
+                            (word, Some(u64::from(done)))
+                        }
+                        K::Inval => (0, None),
+                        K::CpAsyncArrive { noinc: true } => (
+                            mbarrier::arrive(word, 1, 0, false, false).map_err(bad)?.0,
+                            None,
+                        ),
+                        K::CpAsyncArrive { noinc: false } => {
+                            mbarrier::check_initialised(word).map_err(bad)?;
+                            (word, None)
+                        }
+                        K::PendingCount => (word, None),
+                    };
+                    if new != word {
+                        sp.write(p, 8, l, new).map_err(|k| (k, Some(l)))?;
                     }
-                    warp.async_copies.truncate(kept);
+                    if let (Some(v), Some(&Src::Reg(r))) = (result, dsts.first()) {
+                        warp.frames[frame_i].regs[r as usize * 32 + l] = v;
+                    }
+                }
+            }
+            Op::Elect => {
+                let mask_src = src!(0);
+                // The leader: the lowest active lane that the member mask names.
+                let leader = lanes(exec).find(|&l| (rd!(mask_src, l) >> l) & 1 == 1);
+                for l in lanes(exec) {
+                    wr!(dsts[0], l, leader.unwrap_or(0) as u64);
+                    if let Some(&p) = dsts.get(1) {
+                        wr!(p, l, u64::from(leader == Some(l)));
+                    }
                 }
             }
             Op::CreatePolicy(kind) => {

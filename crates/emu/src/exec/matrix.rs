@@ -70,25 +70,85 @@ impl Frag {
     }
 }
 
-/// `(row, column)` of element `e` of `lane`'s fragment (see the module docs).
-pub(super) fn coords(frag: Frag, shape: MmaShape, lane: u32, e: u32) -> (u32, u32) {
+/// `(row, column)` of element `e` of `lane`'s fragment whose elements are of type `ty`
+/// (see the module docs).
+pub(super) fn coords(frag: Frag, shape: MmaShape, ty: ScalarType, lane: u32, e: u32) -> (u32, u32) {
+    use MmaShape as S;
+    use ScalarType::{Tf32, S8, U8};
     let (g, t) = (lane / 4, lane % 4);
     match (frag, shape) {
-        (Frag::A, MmaShape::M16n8k16 | MmaShape::M16n16k16) => {
+        // tf32 ("Matrix Fragments for mma.m16n8k8", ".tf32"; "…for mma.m16n8k4").
+        (Frag::A, S::M16n8k8) if ty == Tf32 => (g + 8 * (e % 2), t + 4 * (e / 2)),
+        (Frag::B, S::M16n8k8) if ty == Tf32 => (t + 4 * e, g),
+        (Frag::A, S::M16n8k4) => (g + 8 * e, t),
+        (Frag::B, S::M16n8k4) => (t, g),
+        // 8-bit integers ("…for mma.m16n8k16 with integer type"; "…for mma.m16n8k32").
+        (Frag::A, S::M16n8k16) if matches!(ty, S8 | U8) => (g + 8 * (e / 4), 4 * t + e % 4),
+        (Frag::B, S::M16n8k16) if matches!(ty, S8 | U8) => (4 * t + e, g),
+        (Frag::A, S::M16n8k32) => (g + 8 * ((e / 4) % 2), 4 * t + e % 4 + 16 * (e / 8)),
+        (Frag::B, S::M16n8k32) => (4 * t + e % 4 + 16 * (e / 4), g),
+        // f64 ("…for mma.m8n8k4 with .f64 floating point type").
+        (Frag::A, S::M8n8k4) => (g, t),
+        (Frag::B, S::M8n8k4) => (t, g),
+        (Frag::Acc, S::M8n8k4) => (g, 2 * t + e),
+        // 16-bit floating-point inputs.
+        (Frag::A, S::M16n8k16 | S::M16n16k16) => {
             (g + 8 * ((e / 2) % 2), 2 * t + e % 2 + 8 * (e / 4))
         }
-        (Frag::A, MmaShape::M16n8k8) => (g + 8 * (e / 2), 2 * t + e % 2),
-        (Frag::B, MmaShape::M16n8k16) => (2 * t + e % 2 + 8 * (e / 2), g),
-        (Frag::B, MmaShape::M16n8k8) => (2 * t + e, g),
-        (Frag::B, MmaShape::M16n16k16) => {
-            let (k, n) = coords(Frag::B, MmaShape::M16n8k16, lane, e % 4);
+        (Frag::A, S::M16n8k8) => (g + 8 * (e / 2), 2 * t + e % 2),
+        (Frag::B, S::M16n8k16) => (2 * t + e % 2 + 8 * (e / 2), g),
+        (Frag::B, S::M16n8k8) => (2 * t + e, g),
+        (Frag::B, S::M16n16k16) => {
+            let (k, n) = coords(Frag::B, S::M16n8k16, ty, lane, e % 4);
             (k, n + 8 * (e / 4))
         }
-        (Frag::Acc, MmaShape::M16n16k16) => {
-            let (r, c) = coords(Frag::Acc, MmaShape::M16n8k16, lane, e % 4);
+        (Frag::Acc, S::M16n16k16) => {
+            let (r, c) = coords(Frag::Acc, S::M16n8k16, ty, lane, e % 4);
             (r, c + 8 * (e / 4))
         }
         (Frag::Acc, _) => (g + 8 * (e / 2), 2 * t + e % 2),
+    }
+}
+
+/// Bits of one element of `ty` in a fragment register.
+fn element_bits(ty: ScalarType) -> u32 {
+    match ty {
+        ScalarType::S8 | ScalarType::U8 => 8,
+        ScalarType::F16 | ScalarType::Bf16 => 16,
+        ScalarType::F64 => 64,
+        _ => 32,
+    }
+}
+
+/// Element `e` of an `mma.sync` fragment from its registers' values (`regs[i]` is
+/// register `i`): 8- and 16-bit elements pack low to high into 32-bit registers, wider
+/// ones take a register each.
+#[inline]
+pub(super) fn get_bits(regs: &[u64], ty: ScalarType, e: u32) -> u64 {
+    let bits = element_bits(ty);
+    let per = (32 / bits).max(1);
+    let r = regs.get((e / per) as usize).copied().unwrap_or(0);
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    };
+    (r >> (bits * (e % per))) & mask
+}
+
+/// Sets element `e` (the raw bits of `ty`) in the registers' values.
+#[inline]
+pub(super) fn set_bits(regs: &mut [u64], ty: ScalarType, e: u32, v: u64) {
+    let bits = element_bits(ty);
+    let per = (32 / bits).max(1);
+    if let Some(r) = regs.get_mut((e / per) as usize) {
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1 << bits) - 1
+        };
+        let shift = bits * (e % per);
+        *r = (*r & !(mask << shift)) | ((v & mask) << shift);
     }
 }
 
@@ -160,52 +220,90 @@ pub(super) fn element_offset(layout: MatrixLayout, ld: u64, row: u32, col: u32) 
     }
 }
 
+/// The value of an input or accumulator element. Every type converts to f64 exactly:
+/// tf32 is f32 with its 13 low mantissa bits ignored (the tensor core reads 19 bits), and
+/// 8-bit and 32-bit integers are integers below 2^53.
+fn value(bits: u64, ty: ScalarType) -> f64 {
+    match ty {
+        ScalarType::F64 => f64::from_bits(bits),
+        ScalarType::Tf32 => f64::from(f32::from_bits(bits as u32 & 0xFFFF_E000)),
+        ScalarType::S8 => f64::from(bits as u8 as i8),
+        ScalarType::U8 => f64::from(bits as u8),
+        ScalarType::S32 => f64::from(bits as u32 as i32),
+        t => f64::from(to_f32(bits as u32, t)),
+    }
+}
+
 /// `D = A x B + C` for the whole warp: `a`, `b` and `c` are every lane's source registers
 /// (`[lane][register]`); returns every lane's D registers.
+///
+/// f16, bf16 and tf32 inputs accumulate in f32 (an f32 FMA chain, see the module docs),
+/// f64 in an f64 FMA chain; 8-bit integers exactly, then D wraps to s32 or, with
+/// `.satfinite`, saturates to its range.
 pub(super) fn multiply(
     op: &MmaOp,
-    a: &[[u32; 8]; 32],
-    b: &[[u32; 8]; 32],
-    c: &[[u32; 8]; 32],
-) -> [[u32; 8]; 32] {
+    a: &[[u64; 8]; 32],
+    b: &[[u64; 8]; 32],
+    c: &[[u64; 8]; 32],
+) -> [[u64; 8]; 32] {
     let shape = op.shape;
-    let (m, n, k) = shape.dims();
-    let (m, n, k) = (m as usize, n as usize, k as usize);
-    // Matrices row-major in f32, at most 16 x 16.
-    let mut am = [0f32; 256];
-    let mut bm = [0f32; 256];
-    let mut cm = [0f32; 256];
+    let (_, n, k) = shape.dims();
+    let (n, k) = (n as usize, k as usize);
+    // Matrices row-major, at most 16 x 32 (A), 32 x 8 or 16 x 16 (B), 16 x 16 (C).
+    let mut am = [0f64; 512];
+    let mut bm = [0f64; 256];
+    let mut cm = [0f64; 256];
     for lane in 0..32u32 {
         let l = lane as usize;
         for e in 0..Frag::A.elements(shape) {
-            let (r, col) = coords(Frag::A, shape, lane, e);
-            am[r as usize * k + col as usize] = to_f32(get(&a[l], op.ab_ty, e), op.ab_ty);
+            let (r, col) = coords(Frag::A, shape, op.ab_ty, lane, e);
+            am[r as usize * k + col as usize] = value(get_bits(&a[l], op.ab_ty, e), op.ab_ty);
         }
         for e in 0..Frag::B.elements(shape) {
-            let (r, col) = coords(Frag::B, shape, lane, e);
-            bm[r as usize * n + col as usize] = to_f32(get(&b[l], op.ab_ty, e), op.ab_ty);
+            let (r, col) = coords(Frag::B, shape, op.b_ty, lane, e);
+            bm[r as usize * n + col as usize] = value(get_bits(&b[l], op.b_ty, e), op.b_ty);
         }
         for e in 0..Frag::Acc.elements(shape) {
-            let (r, col) = coords(Frag::Acc, shape, lane, e);
-            cm[r as usize * n + col as usize] = to_f32(get(&c[l], op.c_ty, e), op.c_ty);
+            let (r, col) = coords(Frag::Acc, shape, op.c_ty, lane, e);
+            cm[r as usize * n + col as usize] = value(get_bits(&c[l], op.c_ty, e), op.c_ty);
         }
     }
-    let mut dm = [0f32; 256];
-    for i in 0..m {
-        for j in 0..n {
-            let mut acc = cm[i * n + j];
-            for kk in 0..k {
-                acc = am[i * k + kk].mul_add(bm[kk * n + j], acc);
+    let element = |i: usize, j: usize| -> u64 {
+        let (row, col) = (&am[i * k..(i + 1) * k], (0..k).map(|kk| bm[kk * n + j]));
+        let cv = cm[i * n + j];
+        match op.d_ty {
+            ScalarType::F64 => row
+                .iter()
+                .zip(col)
+                .fold(cv, |acc, (x, y)| x.mul_add(y, acc))
+                .to_bits(),
+            ScalarType::S32 => {
+                let sum = row
+                    .iter()
+                    .zip(col)
+                    .fold(cv as i64, |acc, (x, y)| acc + (*x as i64) * (y as i64));
+                let d = if op.satfinite {
+                    sum.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+                } else {
+                    sum as i32
+                };
+                u64::from(d as u32)
             }
-            dm[i * n + j] = acc;
+            t => {
+                let acc = row
+                    .iter()
+                    .zip(col)
+                    .fold(cv as f32, |acc, (x, y)| (*x as f32).mul_add(y as f32, acc));
+                u64::from(from_f32(acc, t))
+            }
         }
-    }
-    let mut d = [[0u32; 8]; 32];
+    };
+    let mut d = [[0u64; 8]; 32];
     for lane in 0..32u32 {
         for e in 0..Frag::Acc.elements(shape) {
-            let (r, col) = coords(Frag::Acc, shape, lane, e);
-            let v = from_f32(dm[r as usize * n + col as usize], op.d_ty);
-            set(&mut d[lane as usize], op.d_ty, e, v);
+            let (r, col) = coords(Frag::Acc, shape, op.d_ty, lane, e);
+            let v = element(r as usize, col as usize);
+            set_bits(&mut d[lane as usize], op.d_ty, e, v);
         }
     }
     d
@@ -231,6 +329,20 @@ pub(super) fn ldmatrix_reg(l: &Ldmatrix, rows: &[[u16; 8]; 32], lane: u32, j: u3
     u32::from(lo) | (u32::from(hi) << 16)
 }
 
+/// `stmatrix`: the 16-bit element at row `r`, column `c` of matrix `j` as stored, from
+/// every lane's registers (`regs[lane][j]`); the inverse of [`ldmatrix_reg`].
+pub(super) fn stmatrix_element(l: &Ldmatrix, regs: &[[u32; 4]; 32], j: u32, r: u32, c: u32) -> u16 {
+    // Without .trans lane 4r + c/2 holds row r, columns c & !1 and c | 1; with .trans
+    // lane 4c + r/2 holds column c, rows r & !1 and r | 1.
+    let (lane, half) = if l.trans {
+        (4 * c + r / 2, r % 2)
+    } else {
+        (4 * r + c / 2, c % 2)
+    };
+    let v = regs[lane as usize][j as usize];
+    (v >> (16 * half)) as u16
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,19 +356,35 @@ mod tests {
             b_layout: MatrixLayout::Col,
             d_ty: d,
             ab_ty: ab,
+            b_ty: ab,
             c_ty: c,
+            satfinite: false,
         }
     }
 
+    /// Every (shape, input type) `mma.sync`/`wmma` supports.
+    const SHAPES: [(MmaShape, ScalarType); 10] = [
+        (MmaShape::M16n8k16, F16),
+        (MmaShape::M16n8k8, F16),
+        (MmaShape::M16n16k16, F16),
+        (MmaShape::M16n8k8, Tf32),
+        (MmaShape::M16n8k4, Tf32),
+        (MmaShape::M16n8k16, S8),
+        (MmaShape::M16n8k32, U8),
+        (MmaShape::M8n8k4, F64),
+        (MmaShape::M16n8k16, Bf16),
+        (MmaShape::M16n8k8, Bf16),
+    ];
+
     #[test]
     fn every_element_of_every_fragment_has_exactly_one_owner() {
-        for shape in [MmaShape::M16n8k16, MmaShape::M16n8k8, MmaShape::M16n16k16] {
+        for (shape, ty) in SHAPES {
             for frag in [Frag::A, Frag::B, Frag::Acc] {
                 let (r, c) = frag.dims(shape);
                 let mut seen = vec![0u32; (r * c) as usize];
                 for lane in 0..32 {
                     for e in 0..frag.elements(shape) {
-                        let (i, j) = coords(frag, shape, lane, e);
+                        let (i, j) = coords(frag, shape, ty, lane, e);
                         assert!(i < r && j < c, "{frag:?} {shape:?} lane {lane} e {e}");
                         seen[(i * c + j) as usize] += 1;
                     }
@@ -270,24 +398,60 @@ mod tests {
     fn the_isa_layouts_of_m16n8k16() {
         // Lane 5: groupID 1, threadID_in_group 1. a2 is row g+8, column 2t; a5 is row g,
         // column 2t+1+8; b3 is row 2t+1+8, column g; c3 is row g+8, column 2t+1.
-        assert_eq!(coords(Frag::A, MmaShape::M16n8k16, 5, 2), (9, 2));
-        assert_eq!(coords(Frag::A, MmaShape::M16n8k16, 5, 5), (1, 11));
-        assert_eq!(coords(Frag::B, MmaShape::M16n8k16, 5, 3), (11, 1));
-        assert_eq!(coords(Frag::Acc, MmaShape::M16n8k16, 5, 3), (9, 3));
-        assert_eq!(coords(Frag::B, MmaShape::M16n8k8, 5, 1), (3, 1));
+        assert_eq!(coords(Frag::A, MmaShape::M16n8k16, F16, 5, 2), (9, 2));
+        assert_eq!(coords(Frag::A, MmaShape::M16n8k16, F16, 5, 5), (1, 11));
+        assert_eq!(coords(Frag::B, MmaShape::M16n8k16, F16, 5, 3), (11, 1));
+        assert_eq!(coords(Frag::Acc, MmaShape::M16n8k16, F32, 5, 3), (9, 3));
+        assert_eq!(coords(Frag::B, MmaShape::M16n8k8, F16, 5, 1), (3, 1));
+    }
+
+    #[test]
+    fn the_isa_layouts_of_tf32_integer_and_f64_shapes() {
+        // Lane 6: groupID 1, threadID_in_group 2, from the ISA's row/column formulas.
+        // m16n8k8 .tf32: a1 row g+8, col t; a2 row g, col t+4; b1 row t+4, col g.
+        assert_eq!(coords(Frag::A, MmaShape::M16n8k8, Tf32, 6, 1), (9, 2));
+        assert_eq!(coords(Frag::A, MmaShape::M16n8k8, Tf32, 6, 2), (1, 6));
+        assert_eq!(coords(Frag::B, MmaShape::M16n8k8, Tf32, 6, 1), (6, 1));
+        // m16n8k4 .tf32: a1 row g+8, col t; b0 row t, col g.
+        assert_eq!(coords(Frag::A, MmaShape::M16n8k4, Tf32, 6, 1), (9, 2));
+        assert_eq!(coords(Frag::B, MmaShape::M16n8k4, Tf32, 6, 0), (2, 1));
+        // m16n8k16 .s8: a5 row g+8, col 4t+1; b3 row 4t+3, col g.
+        assert_eq!(coords(Frag::A, MmaShape::M16n8k16, S8, 6, 5), (9, 9));
+        assert_eq!(coords(Frag::B, MmaShape::M16n8k16, S8, 6, 3), (11, 1));
+        // m16n8k32 .u8: a6 row g+8, col 4t+2; a9 row g, col 4t+1+16; a13 row g+8,
+        // col 4t+1+16; b6 row 4t+2+16, col g.
+        assert_eq!(coords(Frag::A, MmaShape::M16n8k32, U8, 6, 6), (9, 10));
+        assert_eq!(coords(Frag::A, MmaShape::M16n8k32, U8, 6, 9), (1, 25));
+        assert_eq!(coords(Frag::A, MmaShape::M16n8k32, U8, 6, 13), (9, 25));
+        assert_eq!(coords(Frag::B, MmaShape::M16n8k32, U8, 6, 6), (26, 1));
+        // m16n8k32 C/D .s32: c3 row g+8, col 2t+1.
+        assert_eq!(coords(Frag::Acc, MmaShape::M16n8k32, S32, 6, 3), (9, 5));
+        // m8n8k4 .f64: a0 row g, col t; b0 row t, col g; c1 row g, col 2t+1.
+        assert_eq!(coords(Frag::A, MmaShape::M8n8k4, F64, 6, 0), (1, 2));
+        assert_eq!(coords(Frag::B, MmaShape::M8n8k4, F64, 6, 0), (2, 1));
+        assert_eq!(coords(Frag::Acc, MmaShape::M8n8k4, F64, 6, 1), (1, 5));
     }
 
     /// Builds every lane's registers of a fragment from a row-major matrix of raw bits.
-    fn pack(frag: Frag, shape: MmaShape, ty: ScalarType, m: &[u32]) -> [[u32; 8]; 32] {
+    fn pack(frag: Frag, shape: MmaShape, ty: ScalarType, m: &[u64]) -> [[u64; 8]; 32] {
         let (_, cols) = frag.dims(shape);
-        let mut out = [[0u32; 8]; 32];
+        let mut out = [[0u64; 8]; 32];
         for lane in 0..32 {
             for e in 0..frag.elements(shape) {
-                let (i, j) = coords(frag, shape, lane, e);
-                set(&mut out[lane as usize], ty, e, m[(i * cols + j) as usize]);
+                let (i, j) = coords(frag, shape, ty, lane, e);
+                set_bits(&mut out[lane as usize], ty, e, m[(i * cols + j) as usize]);
             }
         }
         out
+    }
+
+    /// D's raw bits at (i, j), wherever the layout puts them.
+    fn d_at(d: &[[u64; 8]; 32], shape: MmaShape, ty: ScalarType, i: u32, j: u32) -> u64 {
+        let (lane, e) = (0..32)
+            .flat_map(|l| (0..Frag::Acc.elements(shape)).map(move |e| (l, e)))
+            .find(|&(l, e)| coords(Frag::Acc, shape, ty, l, e) == (i, j))
+            .unwrap();
+        get_bits(&d[lane as usize], ty, e)
     }
 
     fn f16(x: f32) -> u32 {
@@ -318,14 +482,14 @@ mod tests {
                 Bf16 => bf16(x),
                 _ => f16(x),
             };
-            let a: Vec<u32> = (0..m * k)
-                .map(|x| enc(val(x / k, x % k, 1), ab_ty))
+            let a: Vec<u64> = (0..m * k)
+                .map(|x| u64::from(enc(val(x / k, x % k, 1), ab_ty)))
                 .collect();
-            let b: Vec<u32> = (0..k * n)
-                .map(|x| enc(val(x / n, x % n, 2), ab_ty))
+            let b: Vec<u64> = (0..k * n)
+                .map(|x| u64::from(enc(val(x / n, x % n, 2), ab_ty)))
                 .collect();
-            let c: Vec<u32> = (0..m * n)
-                .map(|x| enc(val(x / n, x % n, 5) * 3.0, c_ty))
+            let c: Vec<u64> = (0..m * n)
+                .map(|x| u64::from(enc(val(x / n, x % n, 5) * 3.0, c_ty)))
                 .collect();
             let d = multiply(
                 &o,
@@ -335,45 +499,153 @@ mod tests {
             );
             for i in 0..m {
                 for j in 0..n {
-                    let mut acc = to_f32(c[(i * n + j) as usize], c_ty);
+                    let mut acc = to_f32(c[(i * n + j) as usize] as u32, c_ty);
                     for kk in 0..k {
-                        let x = to_f32(a[(i * k + kk) as usize], ab_ty);
-                        let y = to_f32(b[(kk * n + j) as usize], ab_ty);
+                        let x = to_f32(a[(i * k + kk) as usize] as u32, ab_ty);
+                        let y = to_f32(b[(kk * n + j) as usize] as u32, ab_ty);
                         acc = x.mul_add(y, acc);
                     }
-                    let want = from_f32(acc, d_ty);
-                    // Find the lane and element holding D[i][j].
-                    let (lane, e) = (0..32)
-                        .flat_map(|l| (0..Frag::Acc.elements(shape)).map(move |e| (l, e)))
-                        .find(|&(l, e)| coords(Frag::Acc, shape, l, e) == (i, j))
-                        .unwrap();
-                    assert_eq!(get(&d[lane as usize], d_ty, e), want, "{shape:?} {i},{j}");
+                    let want = u64::from(from_f32(acc, d_ty));
+                    assert_eq!(d_at(&d, shape, d_ty, i, j), want, "{shape:?} {i},{j}");
                 }
             }
         }
         // A hand-computed value: all-ones A and B with C = 0.5 give k + 0.5.
         let o = op(MmaShape::M16n8k16, F32, F16, F32);
-        let ones = [[0x3C00_3C00u32; 8]; 32];
-        let c = [[0.5f32.to_bits(); 8]; 32];
+        let ones = [[0x3C00_3C00u64; 8]; 32];
+        let c = [[u64::from(0.5f32.to_bits()); 8]; 32];
         let d = multiply(&o, &ones, &ones, &c);
-        assert_eq!(f32::from_bits(d[31][3]), 16.5);
+        assert_eq!(f32::from_bits(d[31][3] as u32), 16.5);
     }
 
     #[test]
     fn f16_accumulators_round_to_nearest_even_once() {
         // 2048 + 1 is not an f16; the f32 sum is exact and rounds to 2048 (even).
         let o = op(MmaShape::M16n8k8, F16, F16, F16);
-        let mut a = [[0u32; 8]; 32];
-        let mut b = [[0u32; 8]; 32];
+        let mut a = [[0u64; 8]; 32];
+        let mut b = [[0u64; 8]; 32];
         // Lane 0 holds A[0][0..2] and B[0..2][0].
-        a[0][0] = f16(1.0);
-        b[0][0] = f16(1.0);
-        let c = [[f16(2048.0) | f16(2048.0) << 16; 8]; 32];
+        a[0][0] = u64::from(f16(1.0));
+        b[0][0] = u64::from(f16(1.0));
+        let c = [[u64::from(f16(2048.0) | f16(2048.0) << 16); 8]; 32];
         let d = multiply(&o, &a, &b, &c);
-        assert_eq!(get(&d[0], F16, 0), f16(2048.0));
-        a[0][0] = f16(3.0);
+        assert_eq!(get_bits(&d[0], F16, 0), u64::from(f16(2048.0)));
+        a[0][0] = u64::from(f16(3.0));
         let d = multiply(&o, &a, &b, &c);
-        assert_eq!(get(&d[0], F16, 0), f16(2052.0));
+        assert_eq!(get_bits(&d[0], F16, 0), u64::from(f16(2052.0)));
+    }
+
+    /// Runs `op` on row-major matrices of raw element bits; returns D row-major.
+    fn run(o: &MmaOp, a: &[u64], b: &[u64], c: &[u64]) -> Vec<u64> {
+        let s = o.shape;
+        let d = multiply(
+            o,
+            &pack(Frag::A, s, o.ab_ty, a),
+            &pack(Frag::B, s, o.b_ty, b),
+            &pack(Frag::Acc, s, o.c_ty, c),
+        );
+        let (m, n, _) = s.dims();
+        (0..m * n)
+            .map(|x| d_at(&d, s, o.d_ty, x / n, x % n))
+            .collect()
+    }
+
+    #[test]
+    fn tf32_inputs_ignore_their_low_13_mantissa_bits() {
+        for shape in [MmaShape::M16n8k8, MmaShape::M16n8k4] {
+            let o = op(shape, F32, Tf32, F32);
+            let (m, n, k) = shape.dims();
+            // A = 1 + 2^-20 (below tf32's precision: read as 1), B = 1.5 + 2^-10 (kept).
+            let a = vec![u64::from((1.0f32 + 2f32.powi(-20)).to_bits()); (m * k) as usize];
+            let b = vec![u64::from((1.5f32 + 2f32.powi(-10)).to_bits()); (k * n) as usize];
+            let c = vec![u64::from(0.25f32.to_bits()); (m * n) as usize];
+            let want = k as f32 * (1.5 + 2f32.powi(-10)) + 0.25;
+            for (x, d) in run(&o, &a, &b, &c).into_iter().enumerate() {
+                assert_eq!(f32::from_bits(d as u32), want, "{shape:?} element {x}");
+            }
+        }
+    }
+
+    #[test]
+    fn integer_products_are_exact_and_wrap_or_saturate() {
+        for (shape, a_ty, b_ty) in [
+            (MmaShape::M16n8k16, S8, S8),
+            (MmaShape::M16n8k32, S8, U8),
+            (MmaShape::M16n8k32, U8, U8),
+        ] {
+            let mut o = op(shape, S32, a_ty, S32);
+            o.b_ty = b_ty;
+            let (m, n, k) = shape.dims();
+            // A[i][kk] = (i + kk) % 7 - 3 (or as u8: + 3), B[kk][j] = 200 - kk - j.
+            let av = |i: u32, kk: u32| {
+                let v = ((i + kk) % 7) as i64 - 3;
+                if a_ty == U8 {
+                    v + 3
+                } else {
+                    v
+                }
+            };
+            let bv = |kk: u32, j: u32| {
+                let v = 200 - kk as i64 - j as i64;
+                if b_ty == S8 {
+                    v - 128
+                } else {
+                    v
+                }
+            };
+            let a: Vec<u64> = (0..m * k).map(|x| av(x / k, x % k) as u8 as u64).collect();
+            let b: Vec<u64> = (0..k * n).map(|x| bv(x / n, x % n) as u8 as u64).collect();
+            let cv = |i: u32, j: u32| i as i64 * 1000 - j as i64;
+            let c: Vec<u64> = (0..m * n)
+                .map(|x| cv(x / n, x % n) as i32 as u32 as u64)
+                .collect();
+            let d = run(&o, &a, &b, &c);
+            for i in 0..m {
+                for j in 0..n {
+                    let want = (0..k).fold(cv(i, j), |acc, kk| acc + av(i, kk) * bv(kk, j));
+                    assert_eq!(
+                        d[(i * n + j) as usize] as u32 as i32 as i64,
+                        want,
+                        "{shape:?} {a_ty:?}x{b_ty:?} D[{i}][{j}]"
+                    );
+                }
+            }
+        }
+        // Near the s32 limit: 2^31 - 10 + 16 * (1 * 1) wraps, or saturates with .satfinite.
+        let mut o = op(MmaShape::M16n8k16, S32, S8, S32);
+        let ones = vec![1u64; 256];
+        let c = vec![u64::from((i32::MAX - 10) as u32); 128];
+        assert_eq!(run(&o, &ones, &ones, &c)[0] as u32, (i32::MIN + 5) as u32);
+        o.satfinite = true;
+        assert_eq!(run(&o, &ones, &ones, &c)[0] as u32, i32::MAX as u32);
+        let minus = vec![u64::from((-1i8) as u8); 256];
+        let c = vec![u64::from((i32::MIN + 3) as u32); 128];
+        assert_eq!(run(&o, &minus, &ones, &c)[0] as u32, i32::MIN as u32);
+    }
+
+    #[test]
+    fn f64_m8n8k4_is_an_f64_fma_chain() {
+        let o = op(MmaShape::M8n8k4, F64, F64, F64);
+        let av = |i: u32, kk: u32| 1.0 + f64::from(i * 4 + kk) * 2f64.powi(-40);
+        let bv = |kk: u32, j: u32| f64::from(kk + 1) / 3.0 + f64::from(j);
+        let a: Vec<u64> = (0..32).map(|x| av(x / 4, x % 4).to_bits()).collect();
+        let b: Vec<u64> = (0..32).map(|x| bv(x / 8, x % 8).to_bits()).collect();
+        let c: Vec<u64> = (0..64).map(|x| (f64::from(x) * 0.1).to_bits()).collect();
+        let d = run(&o, &a, &b, &c);
+        for i in 0..8 {
+            for j in 0..8 {
+                let want = (0..4).fold(f64::from(i * 8 + j) * 0.1, |acc, kk| {
+                    av(i, kk).mul_add(bv(kk, j), acc)
+                });
+                assert_eq!(f64::from_bits(d[(i * 8 + j) as usize]), want, "D[{i}][{j}]");
+            }
+        }
+        // Hand-computed: all-ones A and B, C = 0.5: k + 0.5.
+        let one = vec![1f64.to_bits(); 64];
+        let half = vec![0.5f64.to_bits(); 64];
+        assert!(run(&o, &one, &one, &half)
+            .iter()
+            .all(|&x| f64::from_bits(x) == 4.5));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 mod alu;
 mod matrix;
+mod mbarrier;
 pub mod printf;
 
 use std::io::Write;

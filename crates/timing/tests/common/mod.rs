@@ -67,6 +67,19 @@ pub fn load(ptx: &str, name: &str) -> (Emulator, KernelRef, KernelInfo) {
     (emu, k, info)
 }
 
+/// The kernel's info compiled with the passes `cfg`'s register-file design needs, as
+/// `regsim run` compiles it.
+pub fn compiled_info(emu: &Emulator, k: KernelRef, cfg: &GpuConfig) -> KernelInfo {
+    let program = &emu.module(k.module).expect("module").program;
+    let options = compiler::pipeline::LoadOptions {
+        max_registers: None,
+        passes: timing::rf::required_passes(cfg),
+    };
+    let compiled = compiler::pipeline::compile(program, &options).unwrap_or_else(|e| panic!("{e}"));
+    KernelInfo::from_compiled(&compiled.program, &compiled.functions, k.func)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 pub fn alloc_f32(emu: &mut Emulator, values: &[f32]) -> u64 {
     let a = emu
         .memory
