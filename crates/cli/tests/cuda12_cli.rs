@@ -24,6 +24,18 @@ fn regsim_run(args: &[&str], program: &Path) -> Output {
     common::regsim(&all)
 }
 
+/// `regsim run --gpu GPU MODE -- PROGRAM`, which must exit 0: its stdout and stderr.
+fn run_ok(program: &Path, gpu: &str, mode: &str) -> (String, String) {
+    let out = regsim_run(&["--gpu", gpu, mode], program);
+    let (so, se) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{gpu}\nstdout:\n{so}\nstderr:\n{se}"
+    );
+    (so, se)
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -41,13 +53,7 @@ fn a_cuda_12_program_loads_the_runtime_as_libcudart_so_12() {
         ("h100", "--functional", "9.0"),
         ("rtx-a6000", "--summary", "8.6"),
     ] {
-        let out = regsim_run(&["--gpu", gpu, mode], &exe);
-        let (so, se) = (text(&out.stdout), text(&out.stderr));
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{gpu}\nstdout:\n{so}\nstderr:\n{se}"
-        );
+        let (so, se) = run_ok(&exe, gpu, mode);
         assert!(so.ends_with("PASS\n"), "{so}");
         assert!(!so.contains("FAILED"), "{so}");
         assert!(so.contains("runtime 12090 driver 12090"), "{so}");
@@ -122,4 +128,30 @@ fn a_script_finds_every_soname() {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let out = regsim_run(&["--functional"], &script);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_driver_api_program_loads_ptx_at_run_time() {
+    // `driver_api` links libcuda.so.1 only (no CUDA runtime, no device code in the file).
+    let exe = program("driver_api");
+    for (gpu, mode, capability) in [
+        ("gtx480", "--functional", "7.0"),
+        ("rtx-a6000", "--summary", "8.6"),
+    ] {
+        let (so, se) = run_ok(&exe, gpu, mode);
+        assert_eq!(
+            so,
+            format!(
+                "device regsim {gpu} (simulated), compute capability {capability}\n\
+                 bad PTX: CUDA_ERROR_INVALID_PTX\nPASS\n"
+            )
+        );
+        // The bad module's error names the line; the good kernel ran once.
+        assert!(se.contains("error: unknown opcode 'frobnicate'"), "{se}");
+        assert_eq!(
+            se.matches("regsim: kernel scale grid (8,1,1)").count(),
+            1,
+            "{se}"
+        );
+    }
 }

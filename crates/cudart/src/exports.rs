@@ -1161,3 +1161,4 @@ macro_rules! unsupported {
 include!("unsupported_list.rs");
 
 mod cuda12;
+mod driver;

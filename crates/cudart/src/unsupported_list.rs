@@ -56,8 +56,6 @@ unsupported! {
     cudaGLUnmapBufferObject
     cudaGLUnmapBufferObjectAsync
     cudaGLUnregisterBufferObject
-    cudaGetDriverEntryPoint
-    cudaGetDriverEntryPoint_ptsz
     cudaGetExportTable
     cudaGetFuncBySymbol
     cudaGetMipmappedArrayLevel

@@ -18,6 +18,8 @@ $NVCC launch_refusals.cu -o bin/launch_refusals
 # The same kernel with the CUDA runtime linked statically (nvcc's default): regsim run
 # must refuse it and say how to rebuild.
 nvcc -O2 -arch=sm_70 unsupported_api.cu -o bin/static_cudart
+# A driver-API program (host code only; it loads its kernel as PTX text at run time).
+g++ -O2 -x c++ driver_api.cu -lcuda -o bin/driver_api
 # CUDA 12 programs, built by clang-19 against the directory scripts/install-cuda12-toolchain.sh
 # assembles (CUDA12_PATH, default ~/.local/cuda-12.9): regsim run must give them its
 # runtime as libcudart.so.12.

@@ -3,6 +3,7 @@
 // libcudart.so.12 and see the CUDA 12 API. Prints one line per check, then PASS.
 #include <cstdio>
 #include <cstring>
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 // nvcc 12's launch stubs call these; clang's do not, so the program calls them itself.
@@ -85,6 +86,19 @@ int main() {
     int wrong = 0;
     for (int i = 0; i < n; i++) wrong += hy[i] != 6.0f * i + 1.0f;
     check(wrong == 0, "results");
+
+    // The driver API, reached through the runtime, sees the runtime's memory.
+    void *entry = nullptr;
+    cudaDriverEntryPointQueryResult status;
+    CUDA(cudaGetDriverEntryPoint("cuMemcpyDtoH", &entry, cudaEnableDefault, &status));
+    check(entry != nullptr && status == cudaDriverEntryPointSuccess, "driver entry point");
+    float via_driver[n];
+    typedef CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+    check(entry && ((MemcpyDtoH)entry)(via_driver, (CUdeviceptr)y, sizeof via_driver) == CUDA_SUCCESS &&
+              memcmp(via_driver, hy, sizeof hy) == 0,
+          "cuMemcpyDtoH of a cudaMalloc'd buffer");
+    CUDA(cudaGetDriverEntryPoint("cuNoSuchFunction", &entry, cudaEnableDefault, &status));
+    check(entry == nullptr && status == cudaDriverEntryPointSymbolNotFound, "unknown entry point");
     CUDA(cudaFreeAsync(y, 0));
     CUDA(cudaFree(x));
     printf(failures == 0 ? "PASS\n" : "FAIL\n");
