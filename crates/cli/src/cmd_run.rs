@@ -24,9 +24,13 @@
 //! looked up in `$REGSIM_CONFIGS`, else the `configs/` of the repository this executable
 //! was built in, else the source tree's (`timing::config::find_configs_dir`).
 //!
-//! The program loads `libcudart.so.11.0` at start. We make a private temporary directory
-//! holding a symlink of that name to our runtime (crate `cudart`, built as `libcudart.so`
-//! beside the `regsim` executable, or the file named by `REGSIM_CUDART`), put the directory
+//! The program loads `libcudart.so.11.0` (CUDA 11), `libcudart.so.12` (CUDA 12) or the
+//! driver API's `libcuda.so.1` at start. We make a private temporary directory holding
+//! symlinks of those names to our runtime (crate `cudart`, built as `libcudart.so` beside
+//! the `regsim` executable, or the file named by `REGSIM_CUDART`; for CUDA 12 a copy
+//! retagged `libcudart.so.12` by [`elf::retag_cudart`], cached beside it), the driver
+//! API's name always on the same file as the runtime the program loads, so that both APIs
+//! share one device (docs/cuda12.md). We put the directory
 //! first on `LD_LIBRARY_PATH`, and pass the settings in the environment contract the
 //! runtime documents (`REGSIM_MODE`, `REGSIM_GPU` as an absolute path, `REGSIM_SET` with
 //! one override per line, `REGSIM_STATS`, `REGSIM_SUMMARY`). The program keeps its stdin,
@@ -65,8 +69,7 @@ use timing::config::{find_configs_dir, ConfigError, GpuConfig, Override};
 
 use crate::elf::{self, ElfError};
 
-/// The soname nvcc-built programs of CUDA 11.x load.
-const CUDART_SONAME: &str = "libcudart.so.11.0";
+use cudart::soname::{CUDART_11, CUDART_12, LIBCUDA};
 /// Environment variable naming the runtime library to use instead of the one built
 /// beside `regsim`.
 const CUDART_OVERRIDE: &str = "REGSIM_CUDART";
@@ -353,7 +356,7 @@ fn run_once(args: &RunArgs, gpu: &GpuChoice, stats: Option<&Path>) -> Result<i32
         .split_first()
         .ok_or_else(|| anyhow!("no program given: regsim run -- PROGRAM ARGS..."))?;
     let program = find_program(Path::new(program_arg))?;
-    check_program(&program)?;
+    let needs = check_program(&program)?;
     let library = find_runtime()?;
 
     let lib_dir = tempfile::Builder::new()
@@ -362,8 +365,7 @@ fn run_once(args: &RunArgs, gpu: &GpuChoice, stats: Option<&Path>) -> Result<i32
         .context("creating a temporary directory for the runtime library")?;
     std::fs::set_permissions(lib_dir.path(), std::fs::Permissions::from_mode(0o700))
         .context("making the temporary directory private")?;
-    std::os::unix::fs::symlink(&library, lib_dir.path().join(CUDART_SONAME))
-        .context("linking the runtime library into the temporary directory")?;
+    provide_runtime(lib_dir.path(), &library, needs)?;
     let mut search_path = OsString::from(lib_dir.path());
     if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|p| !p.is_empty()) {
         search_path.push(":");
@@ -629,12 +631,24 @@ fn find_program(name: &Path) -> Result<PathBuf> {
         })
 }
 
-/// Refuses programs that would never load our runtime, with the reason and the fix.
-fn check_program(program: &Path) -> Result<()> {
+/// Which runtime a program loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RuntimeNeeds {
+    /// `libcudart.so.11.0`, or only the driver API's `libcuda.so.1`.
+    Cuda11,
+    /// `libcudart.so.12`.
+    Cuda12,
+    /// A script: the programs it starts may load either.
+    Any,
+}
+
+/// Refuses programs that would never load our runtime, with the reason and the fix; says
+/// which soname the others load.
+fn check_program(program: &Path) -> Result<RuntimeNeeds> {
     let bytes = std::fs::read(program).with_context(|| format!("reading {}", program.display()))?;
     if bytes.starts_with(b"#!") {
         // A script: the programs it starts inherit LD_LIBRARY_PATH.
-        return Ok(());
+        return Ok(RuntimeNeeds::Any);
     }
     let summary = match elf::summarize(&bytes) {
         Ok(s) => s,
@@ -644,8 +658,15 @@ fn check_program(program: &Path) -> Result<()> {
         ),
         Err(e) => bail!("{}: {e}", program.display()),
     };
-    if summary.needed.iter().any(|n| n == CUDART_SONAME) {
-        return Ok(());
+    let needs = |name: &str| summary.needed.iter().any(|n| n == name);
+    match (needs(CUDART_11), needs(CUDART_12)) {
+        (true, true) => bail!(
+            "{} needs both {CUDART_11} and {CUDART_12}; one process can use only one CUDA runtime",
+            program.display()
+        ),
+        (true, false) => return Ok(RuntimeNeeds::Cuda11),
+        (false, true) => return Ok(RuntimeNeeds::Cuda12),
+        (false, false) => {}
     }
     if let Some(other) = summary
         .needed
@@ -653,8 +674,9 @@ fn check_program(program: &Path) -> Result<()> {
         .find(|n| n.starts_with("libcudart.so"))
     {
         bail!(
-            "{} needs {other}, but regsim provides the CUDA 11 runtime ({CUDART_SONAME}); \
-             rebuild it with a CUDA 11.x nvcc and -cudart shared",
+            "{} needs {other}, but regsim provides the CUDA 11 and 12 runtimes ({CUDART_11}, \
+             {CUDART_12}); rebuild it with CUDA 11.x or 12.x and a shared runtime (nvcc \
+             -cudart shared, or clang with -lcudart)",
             program.display()
         );
     }
@@ -665,11 +687,85 @@ fn check_program(program: &Path) -> Result<()> {
             program.display()
         );
     }
+    // The driver API, linked or opened at run time (`dlopen("libcuda.so.1")`).
+    if needs(LIBCUDA) || contains(&bytes, LIBCUDA.as_bytes()) {
+        return Ok(RuntimeNeeds::Cuda11);
+    }
     bail!(
-        "{} is not a CUDA program: it neither loads {CUDART_SONAME} nor contains device code \
-         (CUDA programs must be built with `nvcc -cudart shared`)",
+        "{} is not a CUDA program: it neither loads {CUDART_11}, {CUDART_12} or {LIBCUDA} nor \
+         contains device code (CUDA programs must be built with `nvcc -cudart shared`)",
         program.display()
     )
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Links the sonames the program may load into `dir`: the runtime it needs and
+/// `libcuda.so.1`, both on the same file so that the runtime and driver APIs share one
+/// device (the dynamic loader loads a file once, whatever name it is found under).
+fn provide_runtime(dir: &Path, library: &Path, needs: RuntimeNeeds) -> Result<()> {
+    let link = |target: &Path, name: &str| {
+        std::os::unix::fs::symlink(target, dir.join(name))
+            .with_context(|| format!("linking the runtime library as {name}"))
+    };
+    match needs {
+        RuntimeNeeds::Cuda11 => {
+            link(library, CUDART_11)?;
+            link(library, LIBCUDA)
+        }
+        RuntimeNeeds::Cuda12 => {
+            let retagged = retagged_runtime(library, dir)?;
+            link(&retagged, CUDART_12)?;
+            link(&retagged, LIBCUDA)
+        }
+        RuntimeNeeds::Any => {
+            link(library, CUDART_11)?;
+            link(library, LIBCUDA)?;
+            let retagged = retagged_runtime(library, dir)?;
+            link(&retagged, CUDART_12)
+        }
+    }
+}
+
+/// The runtime retagged as `libcudart.so.12`: cached in `regsim-cuda12/` beside the
+/// library while it is newer than the library, else (where we may not write beside the
+/// library) written under `scratch`.
+fn retagged_runtime(library: &Path, scratch: &Path) -> Result<PathBuf> {
+    let modified = |p: &Path| p.metadata().and_then(|m| m.modified()).ok();
+    let cache_dir = library
+        .parent()
+        .map(|d| d.join("regsim-cuda12"))
+        .unwrap_or_else(|| scratch.join("cuda12"));
+    let cached = cache_dir.join(CUDART_12);
+    if let (Some(lib_time), Some(cache_time)) = (modified(library), modified(&cached)) {
+        if cache_time >= lib_time {
+            return Ok(cached);
+        }
+    }
+    let bytes = std::fs::read(library)
+        .with_context(|| format!("reading the runtime library {}", library.display()))?;
+    let retagged = elf::retag_cudart(&bytes)
+        .map_err(|e| anyhow!("cannot make {CUDART_12} from {}: {e}", library.display()))?;
+    // Written under a unique name and renamed: concurrent runs never see half a file.
+    let write_into = |dir: &Path| -> std::io::Result<PathBuf> {
+        std::fs::create_dir_all(dir)?;
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".libcudart-")
+            .tempfile_in(dir)?;
+        std::io::Write::write_all(&mut tmp, &retagged)?;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o755))?;
+        let target = dir.join(CUDART_12);
+        tmp.persist(&target).map_err(|e| e.error)?;
+        Ok(target)
+    };
+    match write_into(&cache_dir) {
+        Ok(path) => Ok(path),
+        Err(_) => write_into(&scratch.join("cuda12"))
+            .with_context(|| format!("writing {CUDART_12} into {}", scratch.display())),
+    }
 }
 
 /// Our runtime library: `REGSIM_CUDART`, or `libcudart.so` beside the `regsim` executable

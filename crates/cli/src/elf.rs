@@ -33,8 +33,10 @@ impl fmt::Display for ElfError {
 }
 
 const SHT_DYNAMIC: u32 = 6;
+const SHT_GNU_VERDEF: u32 = 0x6fff_fffd;
 const DT_NULL: u64 = 0;
 const DT_NEEDED: u64 = 1;
+const DT_SONAME: u64 = 14;
 
 struct Reader<'a>(&'a [u8]);
 
@@ -82,26 +84,43 @@ struct Section {
     link: u64,
 }
 
-pub fn summarize(file: &[u8]) -> Result<ElfSummary, ElfError> {
-    if file.get(..4) != Some(b"\x7fELF".as_slice()) {
-        return Err(ElfError::NotElf);
+/// The section table of a 64-bit little-endian ELF file.
+struct Sections<'a> {
+    r: Reader<'a>,
+    shoff: u64,
+    shentsize: u64,
+    count: u64,
+    names_index: u64,
+}
+
+impl<'a> Sections<'a> {
+    fn of(file: &'a [u8]) -> Result<Sections<'a>, ElfError> {
+        if file.get(..4) != Some(b"\x7fELF".as_slice()) {
+            return Err(ElfError::NotElf);
+        }
+        // EI_CLASS 2 = 64-bit, EI_DATA 1 = little-endian.
+        if file.get(4) != Some(&2) || file.get(5) != Some(&1) {
+            return Err(ElfError::UnsupportedClass);
+        }
+        let r = Reader(file);
+        let s = Sections {
+            shoff: r.u64(0x28, "section header offset")?,
+            shentsize: r.u16(0x3a, "section header size")?,
+            count: r.u16(0x3c, "section count")?,
+            names_index: r.u16(0x3e, "section name table index")?,
+            r,
+        };
+        if s.count > 0 && s.shentsize < 0x40 {
+            return Err(ElfError::Malformed("section header size"));
+        }
+        Ok(s)
     }
-    // EI_CLASS 2 = 64-bit, EI_DATA 1 = little-endian.
-    if file.get(4) != Some(&2) || file.get(5) != Some(&1) {
-        return Err(ElfError::UnsupportedClass);
-    }
-    let r = Reader(file);
-    let shoff = r.u64(0x28, "section header offset")?;
-    let shentsize = r.u16(0x3a, "section header size")?;
-    let shnum = r.u16(0x3c, "section count")?;
-    let shstrndx = r.u16(0x3e, "section name table index")?;
-    if shnum > 0 && shentsize < 0x40 {
-        return Err(ElfError::Malformed("section header size"));
-    }
-    let section = |i: u64| -> Result<Section, ElfError> {
+
+    fn get(&self, i: u64) -> Result<Section, ElfError> {
+        let r = &self.r;
         let at = i
-            .checked_mul(shentsize)
-            .and_then(|o| o.checked_add(shoff))
+            .checked_mul(self.shentsize)
+            .and_then(|o| o.checked_add(self.shoff))
             .ok_or(ElfError::Malformed("section header offset"))?;
         Ok(Section {
             name: r.u32(at, "section header")?,
@@ -110,7 +129,14 @@ pub fn summarize(file: &[u8]) -> Result<ElfSummary, ElfError> {
             size: r.u64(at + 0x20, "section header")?,
             link: r.u32(at + 0x28, "section header")?,
         })
-    };
+    }
+}
+
+pub fn summarize(file: &[u8]) -> Result<ElfSummary, ElfError> {
+    let table = Sections::of(file)?;
+    let r = Reader(file);
+    let (shnum, shstrndx) = (table.count, table.names_index);
+    let section = |i: u64| table.get(i);
     let names = if shstrndx < shnum {
         Some(section(shstrndx)?)
     } else {
@@ -147,6 +173,104 @@ pub fn summarize(file: &[u8]) -> Result<ElfSummary, ElfError> {
         }
     }
     Ok(summary)
+}
+
+/// A copy of regsim's runtime library (linked as `libcudart.so.11.0`) that CUDA 12
+/// programs load as `libcudart.so.12`: the version definition named `libcudart.so.11.0`
+/// (name and `vd_hash`), the soname, and the library's API marker
+/// (`cudart::soname::MARK_11`) rewritten. The new name is shorter: it is written over the
+/// old string and padded with NULs, so no table moves.
+pub fn retag_cudart(lib: &[u8]) -> Result<Vec<u8>, ElfError> {
+    use cudart::soname::{CUDART_11, CUDART_12, MARK_11, MARK_12};
+    let table = Sections::of(lib)?;
+    let r = Reader(lib);
+    let mut out = lib.to_vec();
+    let old = [CUDART_11.as_bytes(), b"\0"].concat();
+    let new = CUDART_12.as_bytes();
+    // Offsets of strings that hold the old name, and of the hashes to rewrite.
+    let mut names = Vec::new();
+    let mut hashes = Vec::new();
+    for i in 0..table.count {
+        let s = table.get(i)?;
+        if s.kind == SHT_GNU_VERDEF {
+            let strtab = table.get(s.link)?.offset;
+            let end = s.offset.saturating_add(s.size);
+            let mut at = s.offset;
+            loop {
+                // Elf64_Verdef: version, flags, ndx, cnt (2 bytes each), hash, aux, next.
+                let aux = r.u32(at + 12, "version definition")?;
+                let next = r.u32(at + 16, "version definition")?;
+                let name = strtab.saturating_add(r.u32(at + aux, "version name")?);
+                if r.bytes(name, old.len() as u64, "version name").ok() == Some(&old[..]) {
+                    names.push(name);
+                    hashes.push(at + 8);
+                }
+                if next == 0 {
+                    break;
+                }
+                at = at.saturating_add(next);
+                if at >= end {
+                    return Err(ElfError::Malformed("version definition chain"));
+                }
+            }
+        } else if s.kind == SHT_DYNAMIC {
+            let strtab = table.get(s.link)?.offset;
+            let entries = r.bytes(s.offset, s.size, "dynamic section")?;
+            for (k, _) in entries.chunks_exact(16).enumerate() {
+                let at = s.offset + 16 * k as u64;
+                match r.u64(at, "dynamic entry")? {
+                    DT_NULL => break,
+                    DT_SONAME => names.push(strtab.saturating_add(r.u64(at + 8, "soname")?)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    if hashes.is_empty() {
+        return Err(ElfError::Malformed(
+            "no version definition libcudart.so.11.0",
+        ));
+    }
+    let at = |offset: u64| usize::try_from(offset).map_err(|_| ElfError::Malformed("offset"));
+    for hash in hashes {
+        let hash = at(hash)?;
+        out[hash..hash + 4].copy_from_slice(&elf_hash(new).to_le_bytes());
+    }
+    for name in names {
+        let name = at(name)?;
+        if out.get(name..name + old.len()) == Some(&old[..]) {
+            out[name..name + old.len()].fill(0);
+            out[name..name + new.len()].copy_from_slice(new);
+        }
+    }
+    let mut marks = out
+        .windows(MARK_11.len())
+        .enumerate()
+        .filter(|(_, w)| w == MARK_11)
+        .map(|(i, _)| i);
+    match (marks.next(), marks.next()) {
+        (Some(mark), None) => out[mark..mark + MARK_12.len()].copy_from_slice(MARK_12),
+        _ => {
+            return Err(ElfError::Malformed(
+                "not regsim's runtime library (API marker)",
+            ))
+        }
+    }
+    Ok(out)
+}
+
+/// The System V ABI's ELF hash, which `vd_hash` holds for a version name.
+fn elf_hash(name: &[u8]) -> u32 {
+    let mut h: u32 = 0;
+    for &c in name {
+        h = (h << 4).wrapping_add(u32::from(c));
+        let g = h & 0xf000_0000;
+        if g != 0 {
+            h ^= g >> 24;
+        }
+        h &= !g;
+    }
+    h
 }
 
 #[cfg(test)]
@@ -229,6 +353,23 @@ mod tests {
         let mut bad = full.clone();
         bad[0x28..0x30].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(matches!(summarize(&bad), Err(ElfError::Malformed(_))));
+    }
+
+    #[test]
+    fn elf_hash_of_known_version_names() {
+        // vd_hash values readelf -V prints for these names.
+        assert_eq!(elf_hash(b"GLIBC_2.2.5"), 0x09691a75);
+        assert_eq!(elf_hash(b"libcudart.so.11.0"), 0x03db_2de0);
+    }
+
+    #[test]
+    fn retagging_refuses_other_files() {
+        assert_eq!(retag_cudart(b"text"), Err(ElfError::NotElf));
+        // An ELF file with no libcudart.so.11.0 version definition.
+        assert!(matches!(
+            retag_cudart(&elf(&["libc.so.6"], false)),
+            Err(ElfError::Malformed(_))
+        ));
     }
 
     #[test]

@@ -964,6 +964,9 @@ cuda_fn!(fn cudaGetDeviceProperties(rt, prop: *mut CudaDeviceProp, device: c_int
     if device != 0 {
         return Err(CudaError::InvalidDevice);
     }
+    if crate::soname::api_major() >= 12 {
+        return cuda12::device_properties_v12(rt, prop.cast());
+    }
     put(prop, rt.gpu.properties())
 });
 
@@ -1041,11 +1044,9 @@ cuda_fn!(fn cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(rt, num_block
     put(num_blocks, rt.occupancy(func as u64, block_size, dynamic_smem)?)
 });
 
-/// CUDA 11.8, encoded as 1000 × major + 10 × minor.
-const CUDA_VERSION: c_int = 11080;
-
-cuda_fn!(fn cudaDriverGetVersion(_rt, version: *mut c_int) { put(version, CUDA_VERSION) });
-cuda_fn!(fn cudaRuntimeGetVersion(_rt, version: *mut c_int) { put(version, CUDA_VERSION) });
+// 1000 × major + 10 × minor, of the CUDA version the loaded soname serves.
+cuda_fn!(fn cudaDriverGetVersion(_rt, version: *mut c_int) { put(version, cuda12::cuda_version()) });
+cuda_fn!(fn cudaRuntimeGetVersion(_rt, version: *mut c_int) { put(version, cuda12::cuda_version()) });
 
 cuda_fn!(fn cudaDeviceReset(rt) {
     rt.reset();
@@ -1158,3 +1159,6 @@ macro_rules! unsupported {
 }
 
 include!("unsupported_list.rs");
+
+mod cuda12;
+mod driver;

@@ -123,6 +123,7 @@ pub mod props;
 pub mod reuse_trace;
 pub mod run_control;
 pub mod runtime;
+pub mod soname;
 pub mod stats;
 pub mod texture;
 pub mod transforms;

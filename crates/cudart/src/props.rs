@@ -91,6 +91,30 @@ pub struct CudaDeviceProp {
     pub reservedSharedMemPerBlock: usize,
 }
 
+/// CUDA 12's `struct cudaDeviceProp` (1032 bytes): CUDA 11.8's fields unchanged, then the
+/// fields CUDA 12.0 added and a reserved tail. `cudaGetDeviceProperties_v2` writes it, and
+/// so does `cudaGetDeviceProperties` when the library is loaded as `libcudart.so.12`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+#[allow(non_snake_case)]
+pub struct CudaDevicePropV12 {
+    pub base: CudaDeviceProp,
+    pub hostRegisterSupported: c_int,
+    pub sparseCudaArraySupported: c_int,
+    pub hostRegisterReadOnlySupported: c_int,
+    pub timelineSemaphoreInteropSupported: c_int,
+    pub memoryPoolsSupported: c_int,
+    pub gpuDirectRDMASupported: c_int,
+    pub gpuDirectRDMAFlushWritesOptions: u32,
+    pub gpuDirectRDMAWritesOrdering: c_int,
+    pub memoryPoolSupportedHandleTypes: u32,
+    pub deferredMappingCudaArraySupported: c_int,
+    pub ipcEventSupported: c_int,
+    pub clusterLaunch: c_int,
+    pub unifiedFunctionPointers: c_int,
+    pub reserved: [c_int; 63],
+}
+
 /// The simulated GPU as programs see it. The defaults describe a Volta-class sm_70 part
 /// (the V100's published limits); a GPU config file will override them.
 #[derive(Debug, Clone, PartialEq)]
@@ -251,6 +275,17 @@ impl GpuDescription {
         p
     }
 
+    /// The CUDA 12 layout: the 11.8 fields, stream-ordered allocation (which the runtime
+    /// implements), and thread-block clusters on sm_90 and newer.
+    pub fn properties_v12(&self) -> CudaDevicePropV12 {
+        // SAFETY: plain integers and byte arrays; all-zero is valid.
+        let mut p: CudaDevicePropV12 = unsafe { std::mem::zeroed() };
+        p.base = self.properties();
+        p.memoryPoolsSupported = 1;
+        p.clusterLaunch = c_int::from(self.arch >= 90);
+        p
+    }
+
     /// `cudaDeviceGetAttribute`: the value of attribute number `attr` (CUDA 11.8's
     /// `cudaDeviceAttr`), or `None` for a number that is not an attribute.
     pub fn attribute(&self, attr: c_int) -> Option<c_int> {
@@ -345,6 +380,24 @@ impl GpuDescription {
 mod tests {
     use super::*;
     use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn cuda_12_layout_extends_the_11_8_one() {
+        // offsetof() against CUDA 12.9's driver_types.h.
+        assert_eq!(size_of::<CudaDevicePropV12>(), 1032);
+        assert_eq!(offset_of!(CudaDevicePropV12, hostRegisterSupported), 728);
+        assert_eq!(offset_of!(CudaDevicePropV12, memoryPoolsSupported), 744);
+        assert_eq!(offset_of!(CudaDevicePropV12, clusterLaunch), 772);
+        assert_eq!(offset_of!(CudaDevicePropV12, reserved), 780);
+        let mut gpu = GpuDescription {
+            arch: 90,
+            ..GpuDescription::default()
+        };
+        let p = gpu.properties_v12();
+        assert_eq!((p.base.major, p.base.minor, p.clusterLaunch), (9, 0, 1));
+        gpu.arch = 80;
+        assert_eq!(gpu.properties_v12().clusterLaunch, 0);
+    }
 
     #[test]
     fn layout_matches_cuda_11_8() {

@@ -59,6 +59,14 @@ pub struct CallConfig {
     pub stream: u64,
 }
 
+/// What `cuModuleLoadData` was given.
+#[derive(Debug, Clone, Copy)]
+pub enum ModuleImage<'a> {
+    Ptx(&'a str),
+    /// A fatbinary container (`0xBA55ED50`), as embedded in programs.
+    Fatbin(&'a [u8]),
+}
+
 #[derive(Debug)]
 struct LoadedModule {
     id: ModuleId,
@@ -351,6 +359,36 @@ impl<D: Device> Runtime<D> {
             });
         self.fatbins.push(FatbinRecord { ptx, module: None });
         self.fatbins.len() - 1
+    }
+
+    /// The driver API's `cuModuleLoadData`: a module from PTX text (what a program that
+    /// compiles kernels at run time loads) or a fatbinary container, loaded at once so that
+    /// bad PTX fails here as it does on a GPU. Returns the module's index.
+    pub fn load_module_image(&mut self, image: ModuleImage<'_>) -> CudaResult<usize> {
+        self.check_sticky()?;
+        let index = match image {
+            ModuleImage::Ptx(text) => {
+                self.fatbins.push(FatbinRecord {
+                    ptx: Ok(text.to_string()),
+                    module: None,
+                });
+                self.fatbins.len() - 1
+            }
+            ModuleImage::Fatbin(container) => self.register_fatbin(container),
+        };
+        self.module(index)?;
+        Ok(index)
+    }
+
+    /// The driver API's `cuModuleGetFunction`: a new handle for kernel `name` of module
+    /// `module`, launched like a registered host stub.
+    pub fn module_function(&mut self, module: usize, name: &str) -> CudaResult<u64> {
+        if !self.module(module)?.signatures.contains_key(name) {
+            return Err(CudaError::InvalidSymbol);
+        }
+        let handle = self.new_handle();
+        self.register_function(module, handle, name.to_string());
+        Ok(handle)
     }
 
     pub fn register_function(&mut self, fatbin: usize, host_fn: u64, name: String) {

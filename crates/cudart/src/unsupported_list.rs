@@ -56,8 +56,6 @@ unsupported! {
     cudaGLUnmapBufferObject
     cudaGLUnmapBufferObjectAsync
     cudaGLUnregisterBufferObject
-    cudaGetDriverEntryPoint
-    cudaGetDriverEntryPoint_ptsz
     cudaGetExportTable
     cudaGetFuncBySymbol
     cudaGetMipmappedArrayLevel
@@ -175,8 +173,6 @@ unsupported! {
     cudaLaunchCooperativeKernel_ptsz
     cudaLaunchHostFunc
     cudaLaunchHostFunc_ptsz
-    cudaLaunchKernelExC
-    cudaLaunchKernelExC_ptsz
     cudaMalloc3D
     cudaMalloc3DArray
     cudaMallocFromPoolAsync
@@ -294,4 +290,47 @@ unsupported! {
     cudaWaitExternalSemaphoresAsync_ptsz
     cudaWaitExternalSemaphoresAsync_v2
     cudaWaitExternalSemaphoresAsync_v2_ptsz
+}
+
+// Exports CUDA 12.9's libcudart.so.12 added (from `objdump -T`), so that CUDA 12 programs
+// load too; one name per line.
+unsupported! {
+    __cudaRegisterUnifiedTable
+    cudaDeviceRegisterAsyncNotification
+    cudaDeviceUnregisterAsyncNotification
+    cudaFuncGetName
+    cudaFuncGetParamInfo
+    cudaGraphAddDependencies_v2
+    cudaGraphAddNode
+    cudaGraphAddNode_v2
+    cudaGraphConditionalHandleCreate
+    cudaGraphExecGetFlags
+    cudaGraphExecNodeSetParams
+    cudaGraphGetEdges_v2
+    cudaGraphInstantiateWithParams
+    cudaGraphInstantiateWithParams_ptsz
+    cudaGraphNodeGetDependencies_v2
+    cudaGraphNodeGetDependentNodes_v2
+    cudaGraphNodeSetParams
+    cudaGraphRemoveDependencies_v2
+    cudaKernelSetAttributeForDevice
+    cudaLibraryEnumerateKernels
+    cudaLibraryGetGlobal
+    cudaLibraryGetKernel
+    cudaLibraryGetKernelCount
+    cudaLibraryGetManaged
+    cudaLibraryGetUnifiedFunction
+    cudaLibraryLoadData
+    cudaLibraryLoadFromFile
+    cudaLibraryUnload
+    cudaMemcpy3DBatchAsync
+    cudaMemcpy3DBatchAsync_ptsz
+    cudaMemcpyBatchAsync
+    cudaMemcpyBatchAsync_ptsz
+    cudaStreamBeginCaptureToGraph
+    cudaStreamBeginCaptureToGraph_ptsz
+    cudaStreamGetCaptureInfo_v3
+    cudaStreamGetCaptureInfo_v3_ptsz
+    cudaStreamUpdateCaptureDependencies_v2
+    cudaStreamUpdateCaptureDependencies_v2_ptsz
 }

@@ -18,3 +18,15 @@ $NVCC launch_refusals.cu -o bin/launch_refusals
 # The same kernel with the CUDA runtime linked statically (nvcc's default): regsim run
 # must refuse it and say how to rebuild.
 nvcc -O2 -arch=sm_70 unsupported_api.cu -o bin/static_cudart
+# A driver-API program (host code only; it loads its kernel as PTX text at run time).
+g++ -O2 -x c++ driver_api.cu -lcuda -o bin/driver_api
+# CUDA 12 programs, built by clang-19 against the directory scripts/install-cuda12-toolchain.sh
+# assembles (CUDA12_PATH, default ~/.local/cuda-12.9): regsim run must give them its
+# runtime as libcudart.so.12.
+cuda12=${CUDA12_PATH:-$HOME/.local/cuda-12.9}
+if [ -f "$cuda12/include/cuda_runtime.h" ]; then
+    CLANG12="clang++-19 -O2 -x cuda --cuda-path=$cuda12 -isystem $cuda12/include --cuda-gpu-arch=sm_80 --cuda-gpu-arch=sm_90 -Wno-unknown-cuda-version -L$cuda12/lib64"
+    $CLANG12 cuda12_runtime.cu -lcudart -o bin/cuda12_runtime
+else
+    echo "skipped the CUDA 12 programs: no toolchain in $cuda12 (scripts/install-cuda12-toolchain.sh)" >&2
+fi
