@@ -47,8 +47,12 @@ fn kernel(with_mma: bool) -> String {
     )
 }
 
-fn design_config(design: &str) -> GpuConfig {
-    config("gtx480", &[&format!("register_file.design=\"{design}\"")])
+fn design_config(design: &str, extra: &[&str]) -> GpuConfig {
+    let d = format!("register_file.design=\"{design}\"");
+    let o: Vec<&str> = std::iter::once(d.as_str())
+        .chain(extra.iter().copied())
+        .collect();
+    config("gtx480", &o)
 }
 
 /// Runs one warp; returns the SM's operand counts, the register file's statistics and
@@ -61,7 +65,24 @@ fn run_one(
     timing::rf::RfStats,
     Vec<u32>,
 ) {
-    let cfg = design_config(design);
+    run_with(design, with_mma, &[]).0
+}
+
+/// [`run_one`] under config overrides `extra`, with the register file's ledger.
+#[allow(clippy::type_complexity)]
+fn run_with(
+    design: &str,
+    with_mma: bool,
+    extra: &[&str],
+) -> (
+    (
+        timing::rf::ledger::OperandCounts,
+        timing::rf::RfStats,
+        Vec<u32>,
+    ),
+    timing::rf::ledger::Ledger,
+) {
+    let cfg = design_config(design, extra);
     let (mut emu, k, _) = load(&kernel(with_mma), "mma16");
     let info = compiled_info(&emu, k, &cfg);
     let out = alloc_u32(&mut emu, &[0; 128]);
@@ -71,9 +92,12 @@ fn run_one(
         .simulate_kernel(&mut emu, k, LaunchConfig::linear(1, 32), &p, &info)
         .unwrap_or_else(|e| panic!("{design}: {e}"));
     (
-        sim.operand_counts(),
-        s.register_file,
-        read_u32(&emu, out, 128),
+        (
+            sim.operand_counts(),
+            s.register_file,
+            read_u32(&emu, out, 128),
+        ),
+        sim.register_file_ledger(),
     )
 }
 
@@ -188,7 +212,7 @@ fn shape_kernel_d(kernel: &str, sizes: [u64; 3], design: Option<&str>) -> Vec<u6
             emu.run(k, launch, &p).unwrap_or_else(|e| panic!("{e}"));
         }
         Some(design) => {
-            let cfg = design_config(design);
+            let cfg = design_config(design, &[]);
             let info = compiled_info(&emu, k, &cfg);
             TimingSimulator::new(cfg)
                 .simulate_kernel(&mut emu, k, launch, &p, &info)
@@ -215,6 +239,25 @@ fn every_design_computes_the_tf32_integer_and_f64_shapes_as_the_emulator_does() 
                 want,
                 "{kernel} under {design}"
             );
+
+#[test]
+fn an_mma_with_seven_operand_slots_takes_seven_bank_reads_and_delivers_its_fragments() {
+    // `register_file.tensor_operand_slots = 7` (Turing's HMMA): the ten fragment
+    // registers are read in seven bank accesses that together deliver all ten.
+    let slots = ["register_file.tensor_operand_slots=7"];
+    for design in ["baseline", "malekeh", "bow"] {
+        let ((_, rf, got), ledger) = run_with(design, true, &slots);
+        let ((_, rf_ten, _), ledger_ten) = run_with(design, true, &[]);
+        assert!(got.iter().all(|&v| f32::from_bits(v) == 32.5), "{design}");
+        assert_eq!(
+            ledger.delivered_total(),
+            ledger_ten.delivered_total(),
+            "{design}"
+        );
+        if design == "baseline" {
+            assert_eq!(rf_ten.reads - rf.reads, 3, "baseline: 10 reads become 7");
+        } else {
+            assert!(rf.reads <= rf_ten.reads, "{design}");
         }
     }
 }

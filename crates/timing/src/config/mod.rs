@@ -357,6 +357,7 @@ impl GpuConfig {
             "register_file.operands_per_collector",
             rf.operands_per_collector,
         )?;
+        validate_operand_reads(rf)?;
         if rf.partition_collectors {
             let counts: Vec<(String, u32)> = match (rf.collectors, rf.specialised_collectors) {
                 (CollectorKind::Specialised, Some(s)) => [
@@ -650,6 +651,44 @@ impl GpuConfig {
             RegisterFileDesign::IdealUnlimited => u64::MAX,
         }
     }
+}
+
+/// `register_file.wide_operand_reads` and `tensor_operand_slots`: in range, and only with
+/// the designs whose collectors read the instruction's own operands (the per-operand rule)
+/// or any register list in operand order (the tensor slots).
+fn validate_operand_reads(rf: &RegisterFileConfig) -> Result<(), ConfigError> {
+    use RegisterFileDesign as D;
+    let plain = matches!(rf.design, D::Baseline | D::Ideal | D::IdealUnlimited);
+    if rf.wide_operand_reads != WideOperandReads::PerRegister && !plain {
+        return Err(invalid(
+            "register_file.wide_operand_reads",
+            format_args!(
+                "\"per_operand\" is modelled for the baseline and ideal designs only, not \
+                 design = {:?}",
+                rf.design
+            ),
+        ));
+    }
+    if let Some(n) = rf.tensor_operand_slots {
+        let max = crate::rf::baseline::MAX_REGS as u32;
+        if n == 0 || n > max {
+            return Err(invalid(
+                "register_file.tensor_operand_slots",
+                format_args!("must be between 1 and {max}, not {n}"),
+            ));
+        }
+        if !(plain || matches!(rf.design, D::Malekeh | D::Bow)) {
+            return Err(invalid(
+                "register_file.tensor_operand_slots",
+                format_args!(
+                    "is modelled for the baseline, ideal, malekeh and bow designs only, not \
+                     design = {:?}",
+                    rf.design
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn nonzero(key: &str, v: u32) -> Result<(), ConfigError> {

@@ -217,6 +217,27 @@ pub enum CollectorKind {
     Specialised,
 }
 
+/// How many bank reads a source operand wider than 32 bits (a 64-bit pair, a 128-bit
+/// quad) costs the collector units.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WideOperandReads {
+    /// Each 32-bit register of the operand is its own bank read (an f64 FMA's three
+    /// pairs are six reads), in the bank of that register: GPGPU-Sim-style 32-bit banks.
+    #[default]
+    PerRegister,
+    /// The whole operand is one read, in the bank of its first register (banks as wide
+    /// as the widest operand); the read delivers all its registers.
+    PerOperand,
+}
+
+impl WideOperandReads {
+    /// Whether this is the default (left out of serialized configs).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 /// Collector units per execution-unit type, for `collectors = "specialised"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -271,6 +292,17 @@ pub struct RegisterFileConfig {
     /// Every unit count must be a multiple of `sm.schedulers`. Default false: shared.
     #[serde(default)]
     pub partition_collectors: bool,
+    /// How many bank reads a 64- or 128-bit source operand costs ([`WideOperandReads`]).
+    #[serde(default, skip_serializing_if = "WideOperandReads::is_default")]
+    pub wide_operand_reads: WideOperandReads,
+    /// Bank reads of a matrix (`tensor` class: `wmma.mma`, `mma.sync`) instruction's
+    /// sources: absent, one per source register it names (a `wmma.mma` m16n16k16 f32
+    /// names 24, of which the collector takes the first 20); `n`, at most `n` operand
+    /// slots: its source registers (after `wide_operand_reads`) split in order into `n`
+    /// groups as even as possible, each one read in the bank of its first register that
+    /// delivers the group. Turing's HMMA.1688 has 7 source slots (Malekeh §2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_operand_slots: Option<u32>,
     /// Instructions the collector units of one scheduler may dispatch per cycle (0, the
     /// default: no limit beyond the execution units).
     #[serde(default)]

@@ -18,6 +18,12 @@
 //!   A 64-bit operand is two registers, a 128-bit one four; predicates live in a separate,
 //!   unbanked file and cost nothing here. A register read by two operands of one
 //!   instruction is read once.
+//! - Operand reads ([`Baseline::read_plan`]): each source register is one bank read
+//!   (`wide_operand_reads = "per_register"`), or a whole 64- or 128-bit operand is one
+//!   read in its first register's bank (`"per_operand"`: banks as wide as the operand);
+//!   a matrix (`tensor`) instruction makes at most `tensor_operand_slots` reads, its
+//!   registers grouped in order (Turing's HMMA: 7 source slots, Malekeh §2). A read
+//!   that delivers several registers counts them all in the ledger.
 //! - Collector units: `collector_units` generic units, or per execution-unit type
 //!   (`specialised_collectors`). An issued instruction takes a free unit of its kind
 //!   (else the warp stalls: [`RfStall`]); the unit requests all its registers; each cycle
@@ -37,7 +43,7 @@
 //! per cycle ([`Baseline::limit_mrf_reads_per_cycle`]).
 
 use crate::bits::RoundRobin;
-use crate::config::{CollectorKind, GpuConfig, PortSharing, UnitKind};
+use crate::config::{CollectorKind, GpuConfig, OpClass, PortSharing, UnitKind, WideOperandReads};
 use crate::kernel_info::{RegFileKind, RegOperand};
 use crate::rf::ledger::{Charge, Ledger, OperandBuffer, Sink, Source, Transfer};
 use crate::rf::{
@@ -61,6 +67,9 @@ struct Collector {
     /// order: MRF banks, then any upper banks ([`Baseline::add_upper_banks`]).
     banks: [u8; MAX_REGS],
     pending: u8,
+    /// Registers each read of `banks` delivers (more than one for a wide read:
+    /// `register_file.wide_operand_reads`, `tensor_operand_slots`).
+    delivers: [u8; MAX_REGS],
     /// When the last granted read delivers.
     ready_at: Cycle,
     /// A read of this unit was refused in its last arbitration.
@@ -258,6 +267,9 @@ pub struct Baseline {
     /// `dispatch_per_scheduler` (0: no limit) and this cycle's dispatches per scheduler.
     dispatch_limit: u32,
     dispatched: Vec<u32>,
+    /// `register_file.wide_operand_reads` and `tensor_operand_slots` (0: none).
+    wide_reads: WideOperandReads,
+    tensor_slots: usize,
     last_integrated: Cycle,
     stats: RfStats,
     /// What the registers did and what it cost (see [`crate::rf::ledger`]).
@@ -284,6 +296,7 @@ impl Baseline {
             token: InstToken(0),
             unit: UnitKind::Sp,
             banks: [0; MAX_REGS],
+            delivers: [1; MAX_REGS],
             pending: 0,
             ready_at: Cycle::ZERO,
             conflicted: false,
@@ -352,6 +365,8 @@ impl Baseline {
             busy_collectors: BitSet::new_empty(collectors.len()),
             dispatch_limit: rf.dispatch_per_scheduler,
             dispatched: vec![0; schedulers],
+            wide_reads: rf.wide_operand_reads,
+            tensor_slots: rf.tensor_operand_slots.map_or(0, |n| n as usize),
             collectors,
             writes: Vec::with_capacity(64),
             side_reads: Vec::with_capacity(16),
@@ -774,9 +789,12 @@ impl Baseline {
         now: Cycle,
     ) {
         let mut banks = [0u8; MAX_REGS];
-        let n = self.banks_of(reads, inst.warp, inst.scheduler, &mut banks);
-        self.occupy(idx, token, inst.unit, &banks[..usize::from(n)], now);
-        self.collectors[idx].scheduler = inst.scheduler;
+        let mut delivers = [1u8; MAX_REGS];
+        let n = self.read_plan(reads, inst, &mut banks, &mut delivers);
+        self.occupy(idx, token, inst.unit, &banks[..n], now);
+        let c = &mut self.collectors[idx];
+        c.delivers = delivers;
+        c.scheduler = inst.scheduler;
     }
 
     /// [`RegisterFile::accept`] of instruction `token` for `unit` into the first free
@@ -810,6 +828,7 @@ impl Baseline {
         c.token = token;
         c.unit = unit;
         c.banks[..n].copy_from_slice(&banks[..n]);
+        c.delivers = [1; MAX_REGS];
         c.pending = n as u8;
         c.ready_at = now + Cycles::new(1);
         c.conflicted = false;
@@ -917,6 +936,48 @@ impl Baseline {
             }
         }
         n as u8
+    }
+}
+
+impl Baseline {
+    /// The bank reads collecting `reads` for `inst` costs: one per register
+    /// ([`Baseline::banks_of`]), or one per wide operand (`wide_operand_reads`), and for a
+    /// matrix instruction at most `tensor_operand_slots` reads, consecutive registers
+    /// grouped. Fills each read's bank and the registers it delivers; returns the count.
+    fn read_plan(
+        &self,
+        reads: &[RegOperand],
+        inst: &Candidate<'_>,
+        banks: &mut [u8; MAX_REGS],
+        delivers: &mut [u8; MAX_REGS],
+    ) -> usize {
+        let (warp, scheduler) = (inst.warp, inst.scheduler);
+        let mut n = if self.wide_reads == WideOperandReads::PerRegister {
+            usize::from(self.banks_of(reads, warp, scheduler, banks))
+        } else {
+            let mut n = 0;
+            for op in reads.iter().filter(|o| o.file == RegFileKind::General) {
+                if n < MAX_REGS {
+                    banks[n] = self.map.bank(op.reg, warp, scheduler) as u8;
+                    delivers[n] = op.width;
+                    n += 1;
+                }
+            }
+            n
+        };
+        let slots = self.tensor_slots;
+        if inst.class == OpClass::Tensor && slots > 0 && n > slots {
+            // Group g takes reads [g n / slots, (g + 1) n / slots): as even as possible,
+            // in order, read in the bank of its first register.
+            for g in 0..slots {
+                let (from, to) = (g * n / slots, (g + 1) * n / slots);
+                let got: u8 = delivers[from..to].iter().sum();
+                banks[g] = banks[from];
+                delivers[g] = got;
+            }
+            n = slots;
+        }
+        n
     }
 }
 
@@ -1059,11 +1120,12 @@ impl RegisterFile for Baseline {
                     } else {
                         self.upper_source
                     };
-                    self.ledger.deliver(source, 1);
+                    self.ledger.deliver(source, u64::from(u.delivers[k]));
                     u.ready_at = u.ready_at.max(now + self.latency_of(b));
                 } else {
                     u.conflicted = true;
                     u.banks[kept] = b as u8;
+                    u.delivers[kept] = u.delivers[k];
                     kept += 1;
                 }
             }
@@ -1238,6 +1300,98 @@ mod tests {
             },
             Cycle::new(now),
         );
+    }
+
+    /// Bank reads and ledger deliveries of one instruction of `class` reading `srcs`,
+    /// run to dispatch alone under `overrides` of gtx480.
+    fn reads_of(overrides: &[&str], class: OpClass, srcs: &[RegOperand]) -> (u64, u64) {
+        let c = cfg(overrides);
+        let (mut mem, mut units) = parts(&c, true);
+        let mut rf = Baseline::new(&c);
+        let step = emu::WarpStep::default();
+        let cand = Candidate {
+            class,
+            ..candidate(0, srcs, &[])
+        };
+        assert!(rf.can_accept(&cand, Cycle::ZERO).is_ok());
+        rf.accept(
+            IssuedInst {
+                token: InstToken(0),
+                inst: cand,
+                step: &step,
+            },
+            Cycle::ZERO,
+        );
+        run(&mut rf, &mut mem, &mut units, 1, 40);
+        assert_eq!(units.taken.len(), 1, "dispatched");
+        (
+            rf.stats(Cycle::new(40)).reads,
+            rf.ledger().delivered_total(),
+        )
+    }
+
+    fn wide(reg: u16, width: u8) -> RegOperand {
+        RegOperand { width, ..r(reg) }
+    }
+
+    #[test]
+    fn an_f64_fma_reads_six_registers_per_register_and_three_per_operand() {
+        let fma = [wide(2, 2), wide(4, 2), wide(6, 2)];
+        assert_eq!(reads_of(&[], OpClass::Fp64, &fma), (6, 6));
+        let per_operand = ["register_file.wide_operand_reads=\"per_operand\""];
+        // Three reads, each delivering its pair.
+        assert_eq!(reads_of(&per_operand, OpClass::Fp64, &fma), (3, 6));
+    }
+
+    #[test]
+    fn a_matrix_instruction_with_n_operand_slots_takes_n_bank_reads() {
+        // mma.sync m16n8k8 f32: A two registers, B one, C four (seven), and more.
+        let srcs: Vec<RegOperand> = (10..22).map(r).collect();
+        assert_eq!(reads_of(&[], OpClass::Tensor, &srcs), (12, 12));
+        for n in [1u64, 5, 7, 12] {
+            let slots = format!("register_file.tensor_operand_slots={n}");
+            assert_eq!(
+                reads_of(&[slots.as_str()], OpClass::Tensor, &srcs),
+                (n, 12),
+                "{n} slots"
+            );
+            // Only matrix instructions are grouped.
+            assert_eq!(reads_of(&[slots.as_str()], OpClass::Fp32, &srcs), (12, 12));
+        }
+        // Fewer registers than slots: one read each.
+        let seven = ["register_file.tensor_operand_slots=7"];
+        assert_eq!(reads_of(&seven, OpClass::Tensor, &srcs[..3]), (3, 3));
+    }
+
+    #[test]
+    fn operand_read_keys_out_of_range_or_with_other_designs_are_refused() {
+        let load = |o: &[&str]| {
+            let o: Vec<crate::Override> = o
+                .iter()
+                .map(|s| crate::Override::parse(s).unwrap())
+                .collect();
+            GpuConfig::load("rtx2060-scaled", &crate::config::default_configs_dir(), &o)
+        };
+        for bad in [
+            &["register_file.tensor_operand_slots=0"][..],
+            &["register_file.tensor_operand_slots=21"],
+            &[
+                "register_file.tensor_operand_slots=7",
+                "register_file.design=\"ltrf\"",
+            ],
+            &[
+                "register_file.wide_operand_reads=\"per_operand\"",
+                "register_file.design=\"malekeh\"",
+            ],
+        ] {
+            let e = load(bad).expect_err("refused").to_string();
+            assert!(e.contains("register_file."), "{bad:?}: {e}");
+        }
+        assert!(load(&[
+            "register_file.tensor_operand_slots=7",
+            "register_file.design=\"bow\""
+        ])
+        .is_ok());
     }
 
     #[test]
