@@ -24,13 +24,15 @@ pub fn load_options(config: &GpuConfig, max_registers: Option<u32>) -> LoadOptio
 }
 
 /// Compiles `program` as the runtime would and prints the kernels selected by `only`
-/// (all kernels when `None`), as text or JSON.
+/// (all kernels when `None`), as text or JSON; with `control_bits`, also the control
+/// bits the compiler sets under `config`'s latencies ([`timing::control_bits`]).
 pub fn emit(
     program: &Program,
     config: &GpuConfig,
     max_registers: Option<u32>,
     only: Option<&str>,
     as_json: bool,
+    control_bits: bool,
 ) -> Result<String> {
     let options = load_options(config, max_registers);
     let compiled = compile(program, &options).map_err(|e| anyhow!("{e}"))?;
@@ -47,14 +49,24 @@ pub fn emit(
         });
     }
     let mut text = format!(
-        "design {} (passes: {})\n",
+        "design {} (passes: {}{})\n",
         design_name(config),
-        pass_names(&options.passes)
+        pass_names(&options.passes),
+        if control_bits { ", control-bits" } else { "" }
     );
     let mut all = Vec::new();
     for k in kernels {
-        let info = KernelInfo::from_compiled(p, &compiled.functions, k)
+        let mut info = KernelInfo::from_compiled(p, &compiled.functions, k)
             .map_err(|e| anyhow!("{}: {e}", p.function(k).name))?;
+        if control_bits {
+            timing::control_bits::attach(&mut info, p, &config.pipeline, |f| {
+                compiled
+                    .functions
+                    .get(f.index())
+                    .and_then(Option::as_ref)
+                    .map(|c| &c.allocation)
+            });
+        }
         if as_json {
             all.push(kernel_json(p, &info, k));
         } else {
@@ -149,8 +161,11 @@ fn operand_text(o: &RegOperand) -> String {
     }
 }
 
-fn inst_words(h: &InstHint) -> String {
+fn inst_words(h: &InstHint, control_bits: bool) -> String {
     let mut w = Vec::new();
+    if control_bits {
+        w.push(h.control.to_text());
+    }
     if let Some(n) = h.interval_entry {
         w.push(format!("enters interval {n}"));
     }
@@ -186,7 +201,7 @@ fn kernel_text(out: &mut String, p: &Program, info: &KernelInfo, k: FuncId) {
             let ii = info.inst(f, InstId::new(i));
             let srcs: Vec<String> = info.srcs(f, ii).iter().map(operand_text).collect();
             let dsts: Vec<String> = info.dsts(f, ii).iter().map(operand_text).collect();
-            let extra = inst_words(&ii.hint);
+            let extra = inst_words(&ii.hint, info.control_bits);
             let _ = writeln!(
                 out,
                 "  {i:4}  {:<44} dst {:<22} src {}{}",
@@ -232,6 +247,15 @@ fn kernel_json(p: &Program, info: &KernelInfo, k: FuncId) -> Value {
                 .enumerate()
                 .map(|(i, inst)| {
                     let ii = info.inst(f, InstId::new(i));
+                    let c = ii.hint.control;
+                    let control = info.control_bits.then(|| {
+                        json!({
+                            "stall": c.stall,
+                            "yield": c.yield_,
+                            "write_counter": c.write_counter,
+                            "wait_mask": c.wait_mask,
+                        })
+                    });
                     json!({
                         "inst": i,
                         "text": ir::print::inst_to_string(Some(p), func, inst),
@@ -239,6 +263,7 @@ fn kernel_json(p: &Program, info: &KernelInfo, k: FuncId) -> Value {
                         "interval_entry": ii.hint.interval_entry,
                         "srcs": info.srcs(f, ii).iter().map(operand_json).collect::<Vec<_>>(),
                         "dsts": info.dsts(f, ii).iter().map(operand_json).collect::<Vec<_>>(),
+                        "control": control,
                     })
                 })
                 .collect();

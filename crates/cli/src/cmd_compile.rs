@@ -40,9 +40,10 @@ pub struct CompileArgs {
     /// options). With `--emit annotations`: a GPU config override, as in `regsim run`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// With `--emit annotations`: the simulated GPU config (name or path).
-    #[arg(long, value_name = "NAME|PATH", default_value = "gtx480")]
-    gpu: String,
+    /// With `--emit annotations` (default gtx480) or `control-bits` (default rtx-a6000):
+    /// the simulated GPU config (name or path).
+    #[arg(long, value_name = "NAME|PATH")]
+    gpu: Option<String>,
     /// With `--emit annotations`: the register-file design whose passes run.
     #[arg(long, value_name = "DESIGN")]
     rf: Option<String>,
@@ -70,9 +71,10 @@ enum Emit {
     /// What the timing model reads: every kernel after the load-time pipeline, with the
     /// architectural operands and the hints of the `--rf` design's passes.
     Annotations,
-    /// The control bits regsim's compiler sets for the modern core: the reuse bits of
-    /// the register-file cache (`.reuse` on a source operand; MICRO'25), as
-    /// `--emit annotations --rf reuse-cache` prints them.
+    /// The control bits regsim's compiler sets for the modern core (MICRO'25): per
+    /// instruction the stall count, the yield bit, the dependence counter it writes and
+    /// the counters it waits for (under `--gpu`'s latencies), beside the reuse bits of
+    /// the register-file cache (`.reuse` on a source operand).
     ControlBits,
 }
 
@@ -99,18 +101,22 @@ pub fn run(args: CompileArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if matches!(args.emit, Emit::Annotations | Emit::ControlBits) {
-        let rf = match args.emit {
-            Emit::ControlBits => Some("reuse-cache"),
-            _ => args.rf.as_deref(),
+        let control_bits = args.emit == Emit::ControlBits;
+        let (rf, default_gpu) = if control_bits {
+            (Some("reuse-cache"), "rtx-a6000")
+        } else {
+            (args.rf.as_deref(), "gtx480")
         };
         let (_, overrides) = crate::cmd_run::gpu_overrides(rf, &args.sets)?;
-        let (config, _) = crate::cmd_run::load_gpu(&args.gpu, rf, &overrides)?;
+        let gpu = args.gpu.as_deref().unwrap_or(default_gpu);
+        let (config, _) = crate::cmd_run::load_gpu(gpu, rf, &overrides)?;
         let out = crate::annotations::emit(
             &program,
             &config,
             args.max_registers,
             args.function.as_deref(),
             args.json,
+            control_bits,
         )?;
         print_stdout(out.trim_end())?;
         return Ok(ExitCode::SUCCESS);

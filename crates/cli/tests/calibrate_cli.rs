@@ -106,6 +106,14 @@ fn the_modern_core_needs_its_reuse_cache_and_front_end_for_one_ffma_per_cycle() 
     assert!(modern < 1.35, "{modern}");
     let no_cache = indep(&["--rf", "baseline"]);
     assert!(no_cache > 2.0, "{no_cache}");
-    let collector = indep(&["--set", "sm.core=collector", "--set", "sm.scheduler=gto"]);
+    // The collector core has no control bits: it takes the scoreboard with stall counts.
+    let collector = indep(&[
+        "--set",
+        "sm.core=collector",
+        "--set",
+        "sm.dependence=stall_counter",
+        "--set",
+        "sm.scheduler=gto",
+    ]);
     assert!(collector > 1.6, "{collector}");
 }

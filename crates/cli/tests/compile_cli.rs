@@ -493,3 +493,57 @@ fn ptx_check_accepts_the_modern_compiler_test_data() {
     let out = regsim(&args);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
 }
+
+#[test]
+fn emit_control_bits_prints_stall_counts_counters_and_reuse_bits() {
+    let out = regsim(&[
+        "compile",
+        "workloads/ptx/nvcc/saxpy.ptx",
+        "--emit",
+        "control-bits",
+        "--json",
+    ]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(v["design"], "reuse-cache");
+    let insts = v["kernels"][0]["functions"][0]["instructions"]
+        .as_array()
+        .expect("list");
+    let control = |i: &serde_json::Value| i["control"].clone();
+    // Every instruction has a stall count in the 4-bit field's range 1..=15.
+    for i in insts {
+        let s = control(i)["stall"].as_u64().expect("stall");
+        assert!((1..=15).contains(&s), "{i}");
+    }
+    // The global load takes a counter and the instruction that reads its value waits
+    // for it.
+    let ld = insts
+        .iter()
+        .position(|i| i["text"].as_str().unwrap().starts_with("ld.global"))
+        .expect("a global load");
+    let c = control(&insts[ld])["write_counter"]
+        .as_u64()
+        .expect("counter");
+    assert!(
+        insts[ld + 1..]
+            .iter()
+            .any(|i| control(i)["wait_mask"].as_u64().unwrap() & (1 << c) != 0),
+        "nobody waits for SB{c}"
+    );
+    // Text: the bits beside the instruction; a collector config has no control bits in
+    // `--emit annotations`.
+    let text = stdout(&regsim(&[
+        "compile",
+        "workloads/ptx/nvcc/saxpy.ptx",
+        "--emit",
+        "control-bits",
+    ]));
+    assert!(text.contains("wr=SB") && text.contains("wait=SB") && text.contains("stall="));
+    let text = stdout(&regsim(&[
+        "compile",
+        "workloads/ptx/nvcc/saxpy.ptx",
+        "--emit",
+        "annotations",
+    ]));
+    assert!(!text.contains("stall="), "{text}");
+}

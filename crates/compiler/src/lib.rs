@@ -5,6 +5,7 @@
 //! Invariant: every pass that assigns or renames registers is checked by an independent
 //! checker that proves the virtual-register dataflow is preserved.
 
+pub mod control_bits;
 pub mod inst_info;
 pub mod liveness_bits;
 pub mod ltrf;

@@ -414,6 +414,15 @@ impl Device for EmuDevice {
                         message: format!("cannot simulate kernel {}: {e}", demangle(launch.kernel)),
                     }
                 })?;
+            let config = t.sim.config();
+            if config.sm.dependence == timing::config::Dependence::ControlBits {
+                timing::control_bits::attach(&mut info, program, &config.pipeline, |f| {
+                    compiled
+                        .get(f.index())
+                        .and_then(Option::as_ref)
+                        .map(|c| &c.allocation)
+                });
+            }
             info.before_budget = self
                 .compared
                 .get(&launch.module)

@@ -96,6 +96,9 @@ pub struct InstHint {
     /// that is all its result depends on ([`ReuseKey`]); `None` for instructions that
     /// may never reuse a result.
     pub reuse: Option<ReuseKey>,
+    /// The compiler's control bits for the modern core's `sm.dependence =
+    /// "control_bits"` ([`crate::control_bits`]); all zero until attached.
+    pub control: compiler::control_bits::ControlBits,
 }
 
 /// What kind of work a reusable instruction does (WIR reports reuse by class, and loads
@@ -178,6 +181,12 @@ const IMPLICIT_EXIT: InstInfo = InstInfo {
         strand_end: false,
         interval_entry: None,
         reuse: None,
+        control: compiler::control_bits::ControlBits {
+            stall: 0,
+            yield_: false,
+            write_counter: None,
+            wait_mask: 0,
+        },
     },
     async_copy: AsyncCopyRole::None,
     srcs_start: 0,
@@ -350,6 +359,10 @@ pub struct KernelInfo {
     /// The launch's trace-exact reuse distances (Malekeh with `reuse_distances =
     /// "trace"`), set by the runtime before each launch; `None` otherwise.
     pub reuse_trace: Option<std::sync::Arc<crate::rf::malekeh::trace::ReuseTrace>>,
+    /// The instructions carry control bits ([`crate::control_bits::attach`]); without
+    /// them `sm.dependence = "control_bits"` falls back to the scoreboard with stall
+    /// counts (`"stall_counter"`).
+    pub control_bits: bool,
 }
 
 /// Registers per thread and spilled values of a kernel's call tree under one budget.
@@ -421,6 +434,7 @@ impl KernelInfo {
             before_budget: None,
             funcs,
             reuse_trace: None,
+            control_bits: false,
         })
     }
 
@@ -508,6 +522,7 @@ impl KernelInfo {
             before_budget: None,
             funcs,
             reuse_trace: None,
+            control_bits: false,
         })
     }
 

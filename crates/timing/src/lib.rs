@@ -39,6 +39,7 @@
 
 pub mod bits;
 pub mod config;
+pub mod control_bits;
 pub mod gpu;
 pub mod kernel_info;
 pub mod limits;

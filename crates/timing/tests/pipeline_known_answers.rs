@@ -11,19 +11,6 @@ use timing::{KernelInfo, KernelStats};
 
 const HEADER: &str = ".version 7.0\n.target sm_70\n.address_size 64\n";
 
-/// `n` dependent `add.s32` on one register, then a store.
-fn add_chain(n: usize) -> String {
-    let mut s = format!(
-        "{HEADER}.visible .entry chain(.param .u64 out)\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<2>;\n\
-         ld.param.u64 %rd1, [out];\nmov.u32 %r1, 0;\n"
-    );
-    for _ in 0..n {
-        s.push_str("add.s32 %r1, %r1, 1;\n");
-    }
-    s.push_str("st.global.u32 [%rd1], %r1;\nret;\n}\n");
-    s
-}
-
 fn run_chain(n: usize, overrides: &[&str]) -> KernelStats {
     run_chain_on("gtx480", n, overrides)
 }

@@ -273,10 +273,16 @@ impl GpuConfig {
         }
 
         let sm = &self.sm;
-        if sm.core == Core::Modern && sm.dependence != Dependence::StallCounter {
+        if sm.core == Core::Modern && sm.dependence == Dependence::Scoreboard {
             return Err(invalid(
                 "sm.core",
-                "\"modern\" has no scoreboard for fixed-latency results: it needs sm.dependence = \"stall_counter\"",
+                "\"modern\" has no scoreboard for fixed-latency results: it needs sm.dependence = \"stall_counter\" or \"control_bits\"",
+            ));
+        }
+        if sm.dependence == Dependence::ControlBits && sm.core != Core::Modern {
+            return Err(invalid(
+                "sm.dependence",
+                "\"control_bits\" are the modern core's: it needs sm.core = \"modern\"",
             ));
         }
         nonzero("sm.max_warps", sm.max_warps)?;

@@ -106,6 +106,13 @@ pub enum Dependence {
     /// consumer's operand read overlaps the producer's writeback. Memory and SFU results
     /// (variable latency, dependence counters in hardware) still wait for their write.
     StallCounter,
+    /// The compiler's control bits (Huerta et al. MICRO'25, issue stage and "Control
+    /// bits"; [`compiler::control_bits`]): after an instruction issues its warp waits its
+    /// stall count, which covers fixed-latency results; variable-latency producers
+    /// increment one of six dependence counters per warp at issue and decrement it when
+    /// their result is written, and an instruction issues only when the counters of its
+    /// wait mask are zero. No scoreboard check. Needs `sm.core = "modern"`.
+    ControlBits,
 }
 
 impl Dependence {

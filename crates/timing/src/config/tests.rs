@@ -150,7 +150,7 @@ fn the_modern_configs_load_with_their_published_values() {
         (a.gpu.num_sms, a.sm.max_warps, a.sm.max_threads),
         (84, 48, 1536)
     );
-    assert_eq!(a.sm.dependence, Dependence::StallCounter);
+    assert_eq!(a.sm.dependence, Dependence::ControlBits);
     assert_eq!(a.register_file.banks / a.sm.schedulers, 2);
     for c in [&a, &load("h100", &[]).unwrap()] {
         assert_eq!(c.sm.core, Core::Modern);
@@ -720,6 +720,10 @@ fn the_modern_core_needs_stall_counts() {
     let e = err_of("rtx-a6000", &["sm.dependence=scoreboard"]).to_string();
     assert!(e.contains("sm.core") && e.contains("stall_counter"), "{e}");
     assert!(load("gtx480", &["sm.core=modern", "sm.dependence=stall_counter"]).is_ok());
+    assert!(load("rtx-a6000", &["sm.dependence=stall_counter"]).is_ok());
+    // Control bits are the modern core's.
+    let e = err_of("qv100", &["sm.dependence=control_bits"]).to_string();
+    assert!(e.contains("sm.dependence") && e.contains("modern"), "{e}");
     let e = err_of("gtx480", &["sm.core=modern_core"]).to_string();
     assert!(e.contains("sm.core"), "{e}");
 }

@@ -52,6 +52,7 @@
 //!   stall reasons of the last evaluated cycle, which are unchanged by construction.
 
 pub mod allocate;
+mod dependence;
 mod front_end;
 pub mod scheduler;
 pub mod scoreboard;
@@ -152,6 +153,8 @@ struct Warp {
     /// `cp.async` copies issued and not yet completed.
     async_copies: u32,
     scoreboard: Scoreboard,
+    /// `sm.dependence = "control_bits"`: its dependence counters and stall hold.
+    deps: dependence::DependenceCounters,
     /// The last issued instruction ended a strand (`InstHint::strand_end`).
     strand_ended: bool,
 }
@@ -179,6 +182,7 @@ impl Warp {
             inflight: 0,
             async_copies: 0,
             scoreboard: Scoreboard::default(),
+            deps: dependence::DependenceCounters::default(),
             strand_ended: false,
         }
     }
@@ -208,6 +212,9 @@ struct InFlight {
     stall_counted: bool,
     /// A `cp.async` with a memory side: its warp's count drops when it retires.
     async_copy: bool,
+    /// `sm.dependence = "control_bits"`: the dependence counter its retirement
+    /// decrements.
+    counter: Option<u8>,
 }
 
 const PART_L1D: u8 = 1;
@@ -262,6 +269,9 @@ enum EventKind {
     /// The stall counter of a fixed-latency producer ran out: its destinations leave
     /// the scoreboard (`sm.dependence = "stall_counter"`).
     StallCountDone,
+    /// A warp's stall count ran out (`sm.dependence = "control_bits"`): its next
+    /// instruction may issue, so the issue stage must look again.
+    HoldOver,
 }
 
 /// Timed events of the SM, ordered by (cycle, sequence).
@@ -380,8 +390,14 @@ pub(crate) struct Sm {
     pipeline: PipelineConfig,
     ibuffer_entries: u8,
     issue_width: u32,
-    /// `sm.dependence = "stall_counter"`.
+    /// `sm.dependence = "stall_counter"` or `"control_bits"`: fixed-latency results
+    /// leave the scoreboard after their latency.
     stall_counter: bool,
+    /// `sm.dependence = "control_bits"`: issue waits on the compiler's stall counts and
+    /// dependence counters instead of the scoreboard (when the kernel has them).
+    control_bits: bool,
+    /// The instruction just issued set its yield bit.
+    yielded: bool,
     /// A warp fetches when it holds fewer buffered instructions than this: 1 (an empty
     /// buffer) on the collector core, the whole buffer on the modern core.
     refill_below: u8,
@@ -504,7 +520,12 @@ impl Sm {
             pipeline: cfg.pipeline.clone(),
             ibuffer_entries: sm.ibuffer_entries.min(255) as u8,
             issue_width: sm.issue_width,
-            stall_counter: sm.dependence == Dependence::StallCounter,
+            stall_counter: matches!(
+                sm.dependence,
+                Dependence::StallCounter | Dependence::ControlBits
+            ),
+            control_bits: sm.dependence == Dependence::ControlBits,
+            yielded: false,
             refill_below: if sm.core == Core::Modern {
                 sm.ibuffer_entries.clamp(1, 255) as u8
             } else {
@@ -739,6 +760,7 @@ impl Sm {
                 EventKind::Executed => self.writeback(tok, now, info),
                 EventKind::AddressReady => self.ldst.push_back(tok),
                 EventKind::StallCountDone => self.stall_count_done(tok, now, info),
+                EventKind::HoldOver => self.warp_epoch += 1,
                 EventKind::PartDone => {
                     let m = self.inflight[tok.0 as usize].memop;
                     if let Some(op) = self.memops.get_mut(m as usize) {
@@ -883,6 +905,11 @@ impl Sm {
         self.free_tokens.push(tok.0);
         let w = f.warp as usize;
         let warp = &mut self.warps[w];
+        if let Some(c) = f.counter {
+            warp.deps.written(c);
+            self.warp_epoch += 1;
+        }
+        let warp = &mut self.warps[w];
         warp.inflight = warp.inflight.saturating_sub(1);
         if f.async_copy {
             warp.async_copies = warp.async_copies.saturating_sub(1);
@@ -938,15 +965,28 @@ impl Sm {
         // Operands are looked up only when the scoreboard's memo does not answer (a warp
         // waiting on memory is checked again each time its SM is evaluated).
         let (func, pc) = (warp.func, warp.pc);
-        let key = u64::from(func.0) << 32 | u64::from(pc.0);
-        let hazard = warp.scoreboard.check_memo(key, || {
-            let ii = info.inst(func, pc);
-            (info.srcs(func, ii), info.dsts(func, ii))
-        });
-        match hazard {
-            Hazard::Short => return Err(StallReason::Scoreboard),
-            Hazard::Long => return Err(StallReason::Memory),
-            Hazard::None => {}
+        if self.control_bits && info.control_bits {
+            // MICRO'25: the wait mask's counters and the stall count, no scoreboard.
+            // A stall hold ends by an event (`HoldOver`) that bumps the epoch.
+            let mask = info.inst(func, pc).hint.control.wait_mask;
+            match warp.deps.wait(mask, now) {
+                Some(dependence::Wait::Memory) => return Err(StallReason::Memory),
+                Some(dependence::Wait::Counter | dependence::Wait::Stall) => {
+                    return Err(StallReason::Scoreboard)
+                }
+                None => {}
+            }
+        } else {
+            let key = u64::from(func.0) << 32 | u64::from(pc.0);
+            let hazard = warp.scoreboard.check_memo(key, || {
+                let ii = info.inst(func, pc);
+                (info.srcs(func, ii), info.dsts(func, ii))
+            });
+            match hazard {
+                Hazard::Short => return Err(StallReason::Scoreboard),
+                Hazard::Long => return Err(StallReason::Memory),
+                Hazard::None => {}
+            }
         }
         let warp = &self.warps[w as usize];
         let ii = info.inst(func, pc);
@@ -1084,6 +1124,9 @@ impl Sm {
                     self.issue(w, now, ctx)?;
                 }
                 self.schedulers[s].issued(w);
+                if std::mem::take(&mut self.yielded) {
+                    self.schedulers[s].yield_greedy(w);
+                }
                 self.stats.stalls.issued += 1;
                 // Skipped cycles never follow an issue cycle; Idle is a placeholder.
                 self.reasons[s] = StallReason::Idle;
@@ -1160,6 +1203,12 @@ impl Sm {
             && matches!(unit, UnitKind::Sp | UnitKind::Int | UnitKind::Dp);
         let early_release =
             stall_counted.then(|| now + self.pipeline.timing(ii.class).latency.max(Cycles::new(1)));
+        let controlled = self.control_bits && info.control_bits;
+        let counter = if controlled {
+            ii.hint.control.write_counter
+        } else {
+            None
+        };
         let token = self.alloc_token(InFlight {
             warp: w,
             func: step.func,
@@ -1170,9 +1219,19 @@ impl Sm {
             early_release,
             stall_counted,
             async_copy: ii.async_copy == AsyncCopyRole::Copy && memop != NO_MEMOP,
+            counter,
         });
         if let Some(at) = early_release {
             self.events.push(at, token, EventKind::StallCountDone);
+        }
+        let warp = &mut self.warps[wi];
+        if controlled {
+            let bits = ii.hint.control;
+            let hold = warp.deps.issued(bits, now, ii.class == OpClass::Mem);
+            if hold > now + Cycles::new(1) {
+                self.events.push(hold, token, EventKind::HoldOver);
+            }
+            self.yielded = bits.yield_;
         }
         let warp = &mut self.warps[wi];
         if ii.async_copy == AsyncCopyRole::Copy && memop != NO_MEMOP {

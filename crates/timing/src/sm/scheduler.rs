@@ -187,6 +187,15 @@ impl WarpScheduler {
         }
     }
 
+    /// `w` issued an instruction with the yield bit (MICRO'25 control bits; the rule for
+    /// setting it is ours, [`compiler::control_bits`]): it loses the greedy policies'
+    /// priority, so the next pick starts from the other warps' order.
+    pub fn yield_greedy(&mut self, w: u16) {
+        if self.greedy == Some(w) {
+            self.greedy = None;
+        }
+    }
+
     /// Records that `w` issued this cycle.
     pub fn issued(&mut self, w: u16) {
         match self.policy {

@@ -143,3 +143,18 @@ pub fn run_warm(
     sim.simulate_kernel(emu, k, launch, p, info)
         .unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// A kernel `chain(.param .u64 out)`: `n` dependent `add.s32` on one register, then a
+/// store of the result.
+pub fn add_chain(n: usize) -> String {
+    let mut s = String::from(
+        ".version 7.0\n.target sm_70\n.address_size 64\n\
+         .visible .entry chain(.param .u64 out)\n{\n.reg .b32 %r<4>;\n.reg .b64 %rd<2>;\n\
+         ld.param.u64 %rd1, [out];\nmov.u32 %r1, 0;\n",
+    );
+    for _ in 0..n {
+        s.push_str("add.s32 %r1, %r1, 1;\n");
+    }
+    s.push_str("st.global.u32 [%rd1], %r1;\nret;\n}\n");
+    s
+}
