@@ -239,6 +239,9 @@ fn every_design_computes_the_tf32_integer_and_f64_shapes_as_the_emulator_does() 
                 want,
                 "{kernel} under {design}"
             );
+        }
+    }
+}
 
 #[test]
 fn an_mma_with_seven_operand_slots_takes_seven_bank_reads_and_delivers_its_fragments() {
