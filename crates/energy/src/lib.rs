@@ -33,8 +33,9 @@
 //! are placeholders for a study to override, and the report says so.
 //!
 //! # Sized structures
-//! The per-access energy of the RFC, ORF, LTRF cache, CERF array and WIR tables follows
-//! their configured size ([`sized`]): a GPU config fills them in from the papers' tables
+//! The per-access energy of the RFC, ORF, LTRF cache, CERF array, WIR tables, L1D, L2
+//! slices and shared memory follows their configured size ([`sized`]; the caches by CERF
+//! Table III's rows and a square-root capacity law): a GPU config fills them in from the papers' tables
 //! when it is loaded, an explicit `energy.*` value wins, and [`EnergyConfig::sources`]
 //! (written into every report) says which table row each one came from.
 
@@ -213,17 +214,21 @@ pub struct EnergyConfig {
     /// in every design), so no event of this kind is reported; the key is kept so that
     /// existing configs still load.
     pub wir_verify_read_read_pj: f64,
-    /// L1D read (data + tag): CERF Table III, 0.72 + 0.47 pJ, on our MRF read's scale.
+    /// L1D read (data + tag): CERF Table III, 0.72 + 0.47 pJ for its 16 KB L1D, on our
+    /// MRF read's scale, times sqrt(`l1d.size_bytes` / 16 KB) ([`sized`]).
     pub l1d_read_pj: f64,
-    /// L1D write (data + tag): CERF Table III, 0.61 + 0.64 pJ, scaled.
+    /// L1D write (data + tag): CERF Table III, 0.61 + 0.64 pJ, scaled as the read.
     pub l1d_write_pj: f64,
-    /// L2 read (data + tag): CERF Table III, 5.52 + 1.05 pJ, scaled.
+    /// L2 read (data + tag): CERF Table III, 5.52 + 1.05 pJ for a 64 KB slice, on our
+    /// scale, times sqrt(`l2.slice.size_bytes` / 64 KB).
     pub l2_read_pj: f64,
-    /// L2 write (data + tag): CERF Table III, 3.95 + 1.91 pJ, scaled.
+    /// L2 write (data + tag): CERF Table III, 3.95 + 1.91 pJ, scaled as the read.
     pub l2_write_pj: f64,
-    /// One conflict-free pass of the shared memory banks. No paper gives a figure; Fermi
-    /// carves shared memory out of the L1D's SRAM, so CERF Table III's L1D data read
-    /// (0.72 pJ, scaled), without the tag.
+    /// One conflict-free pass of the shared memory banks. No paper gives a figure; the
+    /// shared memory sits in the L1D's kind of SRAM (Fermi carves it out of the same
+    /// array), so CERF Table III's 16 KB L1D data read (0.72 pJ, on our scale), without
+    /// the tag, times sqrt(array / 16 KB) for the array it lives in ([`sized`]); the
+    /// default is the GTX 480's separate 48 KB.
     pub shared_memory_access_pj: f64,
     /// DRAM, per byte read. None of the five papers gives DRAM energy (CERF leaves it
     /// out on purpose). Default 20 pJ/bit = 160 pJ/byte, the order of magnitude usually
@@ -332,11 +337,13 @@ impl Default for EnergyConfig {
             wir_vsb_write_pj: sized::WIR_VSB_PJ,
             wir_verify_cache_lookup_pj: sized::WIR_VERIFY_CACHE_PJ,
             wir_verify_read_read_pj: mrf_read,
-            l1d_read_pj: cerf_scaled(0.72 + 0.47),
-            l1d_write_pj: cerf_scaled(0.61 + 0.64),
-            l2_read_pj: cerf_scaled(5.52 + 1.05),
-            l2_write_pj: cerf_scaled(3.95 + 1.91),
-            shared_memory_access_pj: cerf_scaled(0.72),
+            l1d_read_pj: cerf_scaled(sized::CERF_L1D_READ_PJ),
+            l1d_write_pj: cerf_scaled(sized::CERF_L1D_WRITE_PJ),
+            l2_read_pj: cerf_scaled(sized::CERF_L2_READ_PJ),
+            l2_write_pj: cerf_scaled(sized::CERF_L2_WRITE_PJ),
+            // 48 KB of shared memory against Table III's 16 KB L1D data row.
+            shared_memory_access_pj: cerf_scaled(sized::CERF_L1D_DATA_READ_PJ)
+                * sized::sram_scale(48 * 1024, sized::CERF_L1D_BYTES),
             dram_read_byte_pj: 160.0,
             dram_write_byte_pj: 160.0,
             execute_fp32_pj: fp64 / 4.0,

@@ -28,9 +28,27 @@
 //!   256 entries, value signature buffer 256, verify cache 8); another size is refused,
 //!   naming the key.
 //!
+//! - The L1D (`l1d.size_bytes`), an L2 slice (`l2.slice.size_bytes`) and the shared
+//!   memory's SRAM array (the L1D's array when the L1D has `shared_carveouts`, the two
+//!   being one array; `sm.shared_memory_bytes` otherwise): CERF Table III's rows at the
+//!   capacities of CERF's Table I (a 16 KB L1D, data plus tag; a 64 KB L2 slice, data plus
+//!   tag; the shared memory as the L1D's data row, without the tag), on our MRF read's
+//!   scale, times the square root of the configured capacity over the row's
+//!   ([`sram_scale`]). The square-root law is the usual CACTI-derived approximation for
+//!   the dynamic energy of an SRAM access, whose bitlines and wordlines grow with the
+//!   side of the array: the figures commonly quoted from Horowitz's ISSCC 2014 keynote
+//!   (45 nm, 64-bit access: 8 KB ≈ 10 pJ, 32 KB ≈ 20 pJ, 1 MB ≈ 100 pJ) follow it within
+//!   15%. It uses capacity only: associativity and line size are Table I's (4-way /
+//!   8-way, 128-byte lines) whatever the config says, a stated limit. A capacity more
+//!   than [`SRAM_SCALING_RANGE`]× away from the row either way is refused, naming the
+//!   key (every built-in config is inside: L1D 16–256 KB, L2 slices 64–640 KB). Table
+//!   III's own L1D and RF rows (16 KB at 0.72 pJ, 128 KB at 4.62 pJ) are differently
+//!   organised arrays (a 4 KB RF bank per access against a cache way), so they are not
+//!   used to fit the law.
+//!
 //! A refusal applies only to the structures the configured design uses (a WIR table size
-//! does not stop a baseline run) and is lifted by setting every energy it names
-//! explicitly.
+//! does not stop a baseline run; every design uses the caches and shared memory) and is
+//! lifted by setting every energy it names explicitly.
 
 use std::collections::BTreeMap;
 
@@ -64,6 +82,28 @@ pub const RFC_TAG_TO_DATA_READ: f64 = CERF_TAG_READ_PJ / crate::CERF_RF_READ_PJ;
 pub(crate) fn rfc_tag_lookup(entries: u32) -> f64 {
     let k = (entries.clamp(1, TABLE3_MAX_ENTRIES) - 1) as usize;
     RFC_TAG_TO_DATA_READ * per_warp(gebhart::TABLE3_ORF_READ_PJ[k])
+}
+
+/// CERF Table I's capacities, which its Table III's cache rows are for: a 16 KB L1D and
+/// 64 KB L2 slices ("64KBx12").
+pub const CERF_L1D_BYTES: u64 = 16 * 1024;
+pub const CERF_L2_SLICE_BYTES: u64 = 64 * 1024;
+
+/// How far from its Table III row (in capacity, either way) a cache's energy is scaled
+/// by [`sram_scale`] before it is refused: 16×, which covers every built-in config.
+pub const SRAM_SCALING_RANGE: u64 = 16;
+
+/// CERF Table III, pJ per access in CERF's technology: L1D data and tag, L2 data and tag.
+pub(crate) const CERF_L1D_READ_PJ: f64 = 0.72 + 0.47;
+pub(crate) const CERF_L1D_WRITE_PJ: f64 = 0.61 + 0.64;
+pub(crate) const CERF_L1D_DATA_READ_PJ: f64 = 0.72;
+pub(crate) const CERF_L2_READ_PJ: f64 = 5.52 + 1.05;
+pub(crate) const CERF_L2_WRITE_PJ: f64 = 3.95 + 1.91;
+
+/// The square-root capacity law (see the module docs): the factor on the energy per
+/// access of an SRAM of `row_bytes` for one of `bytes`.
+pub fn sram_scale(bytes: u64, row_bytes: u64) -> f64 {
+    (bytes as f64 / row_bytes as f64).sqrt()
 }
 
 /// WIR Table II's table sizes, which its Table III's energies are for.
@@ -102,6 +142,13 @@ pub struct StructureSizes {
     pub wir_vsb_entries: u32,
     /// `register_file.wir.verify_cache_entries`.
     pub wir_verify_cache_entries: u32,
+    /// `l1d.size_bytes` (0: no L1D, nothing to price).
+    pub l1d_bytes: u64,
+    /// `l2.slice.size_bytes` (0: nothing to price).
+    pub l2_slice_bytes: u64,
+    /// The SRAM array the shared memory lives in: `l1d.size_bytes` when the L1D has
+    /// shared carve-outs (one array), `sm.shared_memory_bytes` otherwise.
+    pub shared_memory_array_bytes: u64,
     /// The family the configured design uses, if any.
     pub used: Option<SizedStructure>,
 }
@@ -109,7 +156,8 @@ pub struct StructureSizes {
 impl Default for StructureSizes {
     /// The sizes [`EnergyConfig::default`] is priced at: the GTX 480 config's defaults
     /// (a 6-entry RFC, a 3-entry ORF, 16 registers per LTRF interval, a 128 KB CERF
-    /// array the size of the register file, WIR Table II's tables).
+    /// array the size of the register file, WIR Table II's tables, a 16 KB L1D, 64 KB L2
+    /// slices, 48 KB of shared memory).
     fn default() -> Self {
         StructureSizes {
             rfc_entries_per_thread: 6,
@@ -120,6 +168,9 @@ impl Default for StructureSizes {
             wir_reuse_buffer_entries: WIR_REUSE_BUFFER_ENTRIES,
             wir_vsb_entries: WIR_VSB_ENTRIES,
             wir_verify_cache_entries: WIR_VERIFY_CACHE_ENTRIES,
+            l1d_bytes: CERF_L1D_BYTES,
+            l2_slice_bytes: CERF_L2_SLICE_BYTES,
+            shared_memory_array_bytes: 48 * 1024,
             used: None,
         }
     }
@@ -159,7 +210,8 @@ type Uncovered = (Vec<&'static str>, String);
 
 /// One structure's priced values, or the size a table does not cover.
 struct Lookup {
-    family: SizedStructure,
+    /// The design family that uses the structure; `None`: every design does.
+    family: Option<SizedStructure>,
     size_key: &'static str,
     size: u64,
     row: Result<Vec<Priced>, Uncovered>,
@@ -181,7 +233,7 @@ fn table3_row(entries: u32) -> String {
 
 /// A Table 3 structure of `entries` per thread (0: absent, nothing to price).
 fn table3_lookup(
-    family: SizedStructure,
+    family: Option<SizedStructure>,
     size_key: &'static str,
     entries: u32,
     keys: [&'static str; 2],
@@ -220,14 +272,14 @@ impl StructureSizes {
         use SizedStructure::*;
         let mut v = Vec::new();
         v.extend(table3_lookup(
-            Rfc,
+            Some(Rfc),
             "register_file.rfc.entries_per_thread",
             self.rfc_entries_per_thread,
             ["rfc_read_pj", "rfc_write_pj"],
             Some("rfc_tag_lookup_pj"),
         ));
         v.extend(table3_lookup(
-            Orf,
+            Some(Orf),
             "register_file.orf_lrf.orf_entries",
             self.orf_entries_per_thread,
             ["orf_read_pj", "orf_write_pj"],
@@ -246,7 +298,7 @@ impl StructureSizes {
             )
         };
         v.push(Lookup {
-            family: LtrfCache,
+            family: Some(LtrfCache),
             size_key: "register_file.ltrf.registers_per_interval",
             size: n.into(),
             row: Ok(vec![
@@ -260,7 +312,7 @@ impl StructureSizes {
             "cerf_tag_lookup_pj",
         ];
         v.push(Lookup {
-            family: Cerf,
+            family: Some(Cerf),
             size_key: "register_file.cerf.size_bytes",
             size: self.cerf_array_bytes,
             row: if self.cerf_array_bytes == self.register_file_bytes {
@@ -292,7 +344,7 @@ impl StructureSizes {
         let wir = |size_key, size: u32, paper: u32, keys: Vec<(&'static str, f64)>, name| {
             let source = format!("WIR Table III, {name}; Table II's {paper} entries");
             Lookup {
-                family: Wir,
+                family: Some(Wir),
                 size_key,
                 size: size.into(),
                 row: if size == paper {
@@ -335,8 +387,82 @@ impl StructureSizes {
             vec![("wir_verify_cache_lookup_pj", WIR_VERIFY_CACHE_PJ)],
             "verify cache",
         ));
+        v.extend(sram_lookup(
+            "l1d.size_bytes",
+            self.l1d_bytes,
+            CERF_L1D_BYTES,
+            "16KB L1D data + L1D tag rows",
+            &[
+                ("l1d_read_pj", CERF_L1D_READ_PJ),
+                ("l1d_write_pj", CERF_L1D_WRITE_PJ),
+            ],
+        ));
+        v.extend(sram_lookup(
+            "l2.slice.size_bytes",
+            self.l2_slice_bytes,
+            CERF_L2_SLICE_BYTES,
+            "L2 data + L2 tag rows (64KB slices, Table I)",
+            &[
+                ("l2_read_pj", CERF_L2_READ_PJ),
+                ("l2_write_pj", CERF_L2_WRITE_PJ),
+            ],
+        ));
+        v.extend(sram_lookup(
+            "sm.shared_memory_bytes",
+            self.shared_memory_array_bytes,
+            CERF_L1D_BYTES,
+            "16KB L1D data row (the shared memory's SRAM, without a tag)",
+            &[("shared_memory_access_pj", CERF_L1D_DATA_READ_PJ)],
+        ));
         v
     }
+}
+
+/// A cache-like SRAM of `bytes` priced from CERF Table III's row for `row_bytes` by the
+/// square-root law, within [`SRAM_SCALING_RANGE`] of the row (0 bytes: nothing to price).
+fn sram_lookup(
+    size_key: &'static str,
+    bytes: u64,
+    row_bytes: u64,
+    row: &str,
+    values: &[(&'static str, f64)],
+) -> Option<Lookup> {
+    if bytes == 0 {
+        return None;
+    }
+    let (low, high) = (
+        row_bytes / SRAM_SCALING_RANGE,
+        row_bytes * SRAM_SCALING_RANGE,
+    );
+    let row = if (low..=high).contains(&bytes) {
+        let scale = sram_scale(bytes, row_bytes);
+        let source = if bytes == row_bytes {
+            format!("CERF Table III, {row}")
+        } else {
+            format!(
+                "CERF Table III, {row}, × sqrt({bytes} / {row_bytes}) = {scale:.3} \
+                 (square-root capacity law)"
+            )
+        };
+        Ok(values
+            .iter()
+            .map(|&(k, pj)| (k, cerf_scaled(pj) * scale, source.clone()))
+            .collect())
+    } else {
+        Err((
+            values.iter().map(|&(k, _)| k).collect(),
+            format!(
+                "CERF Table III's {row} scaled by the square root of capacity cover {low} to \
+                 {high} bytes"
+            ),
+        ))
+    };
+    Some(Lookup {
+        family: None,
+        size_key,
+        size: bytes,
+        row,
+    })
 }
 
 /// WIR Table III, pJ per operation.
@@ -382,7 +508,8 @@ impl EnergyConfig {
                 Err((keys, covered)) => {
                     let missing: Vec<&'static str> =
                         keys.iter().copied().filter(|k| !explicit(k)).collect();
-                    if sizes.used == Some(lookup.family) && !missing.is_empty() {
+                    let used = lookup.family.is_none() || sizes.used == lookup.family;
+                    if used && !missing.is_empty() {
                         return Err(UncoveredSize {
                             size_key: lookup.size_key,
                             size: lookup.size,
@@ -425,6 +552,11 @@ impl EnergyConfig {
             "wir_vsb_lookup_pj" => &mut self.wir_vsb_lookup_pj,
             "wir_vsb_write_pj" => &mut self.wir_vsb_write_pj,
             "wir_verify_cache_lookup_pj" => &mut self.wir_verify_cache_lookup_pj,
+            "l1d_read_pj" => &mut self.l1d_read_pj,
+            "l1d_write_pj" => &mut self.l1d_write_pj,
+            "l2_read_pj" => &mut self.l2_read_pj,
+            "l2_write_pj" => &mut self.l2_write_pj,
+            "shared_memory_access_pj" => &mut self.shared_memory_access_pj,
             // Every key `lookups` names is above; a test checks that each one is set.
             _ => return,
         };
@@ -652,6 +784,100 @@ mod tests {
         assert_eq!(e.missing, ["wir_vsb_lookup_pj", "wir_vsb_write_pj"]);
     }
 
+    /// CERF Table III on our scale: pJ × 64 / 4.62 (our MRF read over the RF's).
+    fn cerf(pj: f64) -> f64 {
+        pj / 4.62 * 64.0
+    }
+
+    fn caches(l1d: u64, l2: u64, shared: u64) -> Result<EnergyConfig, UncoveredSize> {
+        filled(
+            StructureSizes {
+                l1d_bytes: l1d,
+                l2_slice_bytes: l2,
+                shared_memory_array_bytes: shared,
+                ..StructureSizes::default()
+            },
+            &[],
+        )
+    }
+
+    #[test]
+    fn table_iii_cache_sizes_give_table_iii_numbers() {
+        let c = caches(16 * 1024, 64 * 1024, 16 * 1024).unwrap();
+        assert!(close(c.l1d_read_pj, cerf(0.72 + 0.47)));
+        assert!(close(c.l1d_write_pj, cerf(0.61 + 0.64)));
+        assert!(close(c.l2_read_pj, cerf(5.52 + 1.05)));
+        assert!(close(c.l2_write_pj, cerf(3.95 + 1.91)));
+        assert!(close(c.shared_memory_access_pj, cerf(0.72)));
+        assert_eq!(
+            c.sources["l1d_read_pj"],
+            "CERF Table III, 16KB L1D data + L1D tag rows"
+        );
+        assert!(c.sources["l2_write_pj"].starts_with("CERF Table III, L2 data + L2 tag rows"));
+        // The GTX 480 default: 48 KB of shared memory, sqrt(3) of the 16 KB row.
+        let d = EnergyConfig::default();
+        assert!(close(d.shared_memory_access_pj, cerf(0.72) * 3f64.sqrt()));
+        assert!(d.sources["shared_memory_access_pj"].contains("× sqrt(49152 / 16384) = 1.732"));
+    }
+
+    #[test]
+    fn a_larger_cache_costs_more_per_access_by_the_square_root_of_capacity() {
+        let small = caches(16 * 1024, 64 * 1024, 48 * 1024).unwrap();
+        let big = caches(64 * 1024, 256 * 1024, 192 * 1024).unwrap();
+        // 4× the capacity, 2× the energy per access, for every cache key.
+        for key in [
+            "l1d_read_pj",
+            "l1d_write_pj",
+            "l2_read_pj",
+            "l2_write_pj",
+            "shared_memory_access_pj",
+        ] {
+            let pj = |c: &EnergyConfig| c.kinds().into_iter().find(|k| k.key == key).unwrap().pj;
+            assert!(close(pj(&big), 2.0 * pj(&small)), "{key}");
+        }
+        assert!(big.l1d_read_pj > small.l1d_read_pj);
+        assert_eq!(
+            big.sources["l1d_read_pj"],
+            "CERF Table III, 16KB L1D data + L1D tag rows, × sqrt(65536 / 16384) = 2.000 \
+             (square-root capacity law)"
+        );
+        // The law against the SRAM figures it is taken from (Horowitz, ISSCC 2014: 8 KB
+        // 10 pJ, 32 KB 20 pJ, 1 MB 100 pJ): within 15%.
+        for (kb, pj) in [(32.0, 20.0), (1024.0, 100.0)] {
+            let law = 10.0 * sram_scale(kb as u64 * 1024, 8 * 1024);
+            assert!((law / pj - 1.0).abs() < 0.15, "{kb} KB: {law}");
+        }
+    }
+
+    #[test]
+    fn a_cache_outside_the_scaling_range_is_refused_naming_the_key() {
+        // 16× either way is covered; beyond is refused whatever the design.
+        assert!(caches(1024, 64 * 1024, 48 * 1024).is_ok());
+        assert!(caches(256 * 1024, 64 * 1024, 48 * 1024).is_ok());
+        let e = caches(512 * 1024, 64 * 1024, 48 * 1024).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "l1d.size_bytes: is 524288, but CERF Table III's 16KB L1D data + L1D tag rows \
+             scaled by the square root of capacity cover 1024 to 262144 bytes; set \
+             energy.l1d_read_pj and energy.l1d_write_pj explicitly to price that size"
+        );
+        let e = caches(16 * 1024, 2 * 1024 * 1024, 48 * 1024).unwrap_err();
+        assert_eq!(e.size_key, "l2.slice.size_bytes");
+        let e = caches(16 * 1024, 64 * 1024, 512).unwrap_err();
+        assert_eq!(e.size_key, "sm.shared_memory_bytes");
+        assert_eq!(e.missing, ["shared_memory_access_pj"]);
+        // Setting the energies lifts the refusal; no size (0) prices nothing.
+        let mut c = EnergyConfig::default();
+        let sizes = StructureSizes {
+            l1d_bytes: 512 * 1024,
+            ..StructureSizes::default()
+        };
+        c.fill_sized(&sizes, |k| k.starts_with("l1d_")).unwrap();
+        assert_eq!(c.sources["l1d_read_pj"], EXPLICIT_SOURCE);
+        let c = caches(0, 64 * 1024, 48 * 1024).unwrap();
+        assert!(!c.sources.contains_key("l1d_read_pj"));
+    }
+
     #[test]
     fn every_priced_key_sets_its_field() {
         // Sizes whose rows differ from the defaults, so an unset field would show.
@@ -659,6 +885,9 @@ mod tests {
             rfc_entries_per_thread: 1,
             orf_entries_per_thread: 8,
             ltrf_registers_per_interval: 2,
+            l1d_bytes: 32 * 1024,
+            l2_slice_bytes: 128 * 1024,
+            shared_memory_array_bytes: 16 * 1024,
             ..StructureSizes::default()
         };
         let c = filled(sizes, &[]).unwrap();

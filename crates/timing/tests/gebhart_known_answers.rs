@@ -295,6 +295,51 @@ fn the_orf_lrf_pass_keeps_a_dependent_chain_out_of_the_mrf() {
     );
 }
 
+/// Address arithmetic: `mul.wide` → `add.s64` → store. %rd2 is written and read by
+/// integer ALU instructions only (the hardware's IMAD/IMAD.HI and IADD/IADD.X pairs).
+const ADDRESS: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [p];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}
+"#;
+
+/// `register_file.orf_lrf.split_64bit_integers`: %rd2 (64-bit, integer ALU only) is read
+/// from the LRF as its two halves; by default it never is. The address %rd3 feeds the
+/// store (the memory unit) and stays out of the LRF either way.
+#[test]
+fn split_64bit_integers_serves_address_arithmetic_halves_from_the_lrf() {
+    let w64_lrf = |more: &[&str]| {
+        let mut o = vec!["register_file.design=\"orf-lrf\"", TWO_LEVEL];
+        o.extend_from_slice(more);
+        let cfg = config("gtx480", &o);
+        let (mut emu, k, _) = load(ADDRESS, "k");
+        let info = compiled_info(&emu, k, &cfg);
+        let buf = common::alloc_u32(&mut emu, &[0; 32]);
+        let p = params(&emu, k, &[buf]);
+        let s = run(cfg, &mut emu, k, &info, one_warp(), &p);
+        assert_eq!(extra(&s, "orf_lrf_stale_reads"), 0);
+        let x = |k: &str| extra(&s, &format!("orf_lrf_{k}"));
+        (x("w64_lrf_reads"), x("w64_reads"))
+    };
+    assert_eq!(w64_lrf(&[]), (0, 6), "%rd1, %rd2, %rd3: 2 registers each");
+    assert_eq!(
+        w64_lrf(&["register_file.orf_lrf.split_64bit_integers=true"]),
+        (2, 6),
+        "%rd2's two halves"
+    );
+}
+
 /// On every built-in workload kernel, with the pass's annotations: warps leave the active
 /// set only at strand ends, and the counts add up: every operand is served by exactly one
 /// level, and the MRF's bank reads are the operands sent to it.

@@ -39,11 +39,24 @@ pub fn allocate(f: &Function, config: &OrfLrfConfig) -> Annotations {
     }
 }
 
+/// Integer ALU arithmetic (moves and selects included): what the hardware runs as a pair
+/// of 32-bit instructions on a 64-bit value's halves.
+pub(super) fn is_integer_alu(op: &ir::Op) -> bool {
+    use ir::ExecClass as E;
+    matches!(
+        ir::exec_class(op),
+        E::IntSimple | E::IntAdd | E::IntMinMax | E::IntMul | E::IntMad
+    )
+}
+
 /// Everything the allocator asks about the function, computed once.
 pub(super) struct Facts<'a> {
     pub f: &'a Function,
     pub strands: &'a Strands,
     unit: Vec<Datapath>,
+    /// Per instruction: integer ALU arithmetic, which the hardware runs on 32-bit halves
+    /// of a 64-bit value (`split_64bit_integers`).
+    integer: Vec<bool>,
     long: Vec<bool>,
     /// Per register: 32-bit registers it occupies (0 for predicates).
     units: Vec<u8>,
@@ -140,6 +153,7 @@ impl<'a> Facts<'a> {
             f,
             strands,
             unit: f.insts.iter().map(|i| datapath(&i.op)).collect(),
+            integer: f.insts.iter().map(|i| is_integer_alu(&i.op)).collect(),
             long: f
                 .insts
                 .iter()
@@ -571,17 +585,23 @@ impl<'f, 'a> Placer<'f, 'a> {
     /// The LRF bank the candidate would use, if it may use the LRF at all.
     fn lrf_banks(&self, c: &Candidate) -> Vec<u8> {
         let facts = self.facts;
-        if self.config.lrf == LrfMode::None || c.kind == Kind::ReadOperand || c.units != 1 {
+        if self.config.lrf == LrfMode::None
+            || c.kind == Kind::ReadOperand
+            || c.units == 0
+            || c.units > self.config.lrf_max_units()
+        {
             return Vec::new();
         }
-        let private_reads = c
-            .reads
-            .iter()
-            .all(|&u| facts.unit[facts.use_inst[u as usize].index()].is_private());
+        // Only the private ALU reaches the LRF; a 64-bit value enters it as its halves
+        // only if every instruction that writes or reads it works on halves.
+        let ok = |i: InstId| {
+            facts.unit[i.index()].is_private() && (c.units == 1 || facts.integer[i.index()])
+        };
+        let private_reads = c.reads.iter().all(|&u| ok(facts.use_inst[u as usize]));
         let private_writes = self
             .writers(c, &c.reads)
             .iter()
-            .all(|&d| facts.unit[facts.def_inst[d as usize].index()].is_private());
+            .all(|&d| ok(facts.def_inst[d as usize]));
         if !private_reads || !private_writes {
             return Vec::new();
         }

@@ -180,6 +180,13 @@ impl Verify<'_> {
         ) == ResultLatency::Long;
         let n_orf = self.config.orf_entries;
         let banks = self.config.lrf.banks();
+        // Registers an LRF entry may hold here: a 64-bit value only as halves, which only
+        // integer ALU instructions produce and read.
+        let lrf_units = if super::allocate::is_integer_alu(&f.inst(inst).op) {
+            self.config.lrf_max_units()
+        } else {
+            1
+        };
         let sites = self.a.sites.uses(inst);
         for (k, &r) in f.uses(inst).iter().enumerate() {
             let units = self.units[r.index()];
@@ -204,7 +211,7 @@ impl Verify<'_> {
                             format!("{name} read from the LRF by the {} unit", unit.as_str()),
                         );
                     }
-                    if units != 1 || bank >= banks {
+                    if units == 0 || units > lrf_units || bank >= banks {
                         self.error(
                             inst,
                             format!("{name} ({units} registers) in LRF bank {bank} of {banks}"),
@@ -262,7 +269,7 @@ impl Verify<'_> {
                 }
             }
             if let Some(b) = w.lrf {
-                if !unit.is_private() || units != 1 || b >= banks {
+                if !unit.is_private() || units == 0 || units > lrf_units || b >= banks {
                     self.error(
                         inst,
                         format!(

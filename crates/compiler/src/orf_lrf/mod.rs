@@ -30,7 +30,9 @@
 //! - §4.6: the LRF is allocated first, by the same ranking with LRF energies and full ranges
 //!   only; a value goes to the LRF or the ORF, never both (the MRF as well if needed). Only
 //!   the private ALU datapath reaches the LRF: values produced or read there by the SFU,
-//!   MEM or TEX units, or by control and warp-wide instructions, never use it. With a split
+//!   MEM or TEX units, or by control and warp-wide instructions, never use it. A 64-bit
+//!   value never does either, unless [`OrfLrfConfig::split_64bit_integers`] lets a 64-bit
+//!   integer value in as its two 32-bit halves. With a split
 //!   LRF ([`LrfMode::Split`]) each of the operand slots A, B, C has its own one-entry bank;
 //!   a value read in more than one slot stays out of it.
 //!
@@ -112,6 +114,18 @@ pub struct OrfLrfConfig {
     /// §4.5: let ORF and LRF values cross forward branches inside a strand; without it a
     /// value's ORF reads must be in the blocks of its writes (§4.2's baseline).
     pub forward_branches: bool,
+    /// Let a 64-bit value computed and read only by integer ALU instructions use the
+    /// LRF, as its two 32-bit halves (default false: a 64-bit value never fits the
+    /// one-entry LRF). The hardware runs 64-bit integer arithmetic — PTX's address
+    /// arithmetic, `mul.wide`, 64-bit moves and selects — as a pair of 32-bit
+    /// instructions on the halves (IADD/IADD.X, IMAD/IMAD.HI), so each half is a 32-bit
+    /// result that an LRF entry can hold; FP64 instructions read a register pair as one
+    /// 64-bit operand, so doubles stay out. The pass keeps one level per operand, so both
+    /// halves go to the same LRF bank and are priced as two 32-bit accesses: an upper
+    /// bound, which assumes the pair's instructions can be ordered so that each half is
+    /// read before the other is written (issue 21 item 5, docs/results/notes/gebhart.md).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub split_64bit_integers: bool,
     pub strands: StrandConfig,
     pub energy: EnergyModel,
     /// The register allocator's settings (a cap may force spill code, which the pass then
@@ -127,6 +141,7 @@ impl Default for OrfLrfConfig {
             partial_range: true,
             read_operands: true,
             forward_branches: true,
+            split_64bit_integers: false,
             strands: StrandConfig::default(),
             energy: EnergyModel::default(),
             registers: AllocConfig::default(),
@@ -135,6 +150,16 @@ impl Default for OrfLrfConfig {
 }
 
 impl OrfLrfConfig {
+    /// 32-bit registers a value in one LRF entry may have: 2 with
+    /// [`Self::split_64bit_integers`] (two halves, integer values only), 1 otherwise.
+    pub fn lrf_max_units(&self) -> u8 {
+        if self.split_64bit_integers {
+            2
+        } else {
+            1
+        }
+    }
+
     /// Checks the ranges the energy tables cover.
     pub fn validate(&self) -> Result<(), OrfLrfError> {
         if self.orf_entries > 8 {

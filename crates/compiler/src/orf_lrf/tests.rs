@@ -316,3 +316,65 @@ DONE:",
         }
     }
 }
+
+#[test]
+fn split_64bit_integers_lets_address_arithmetic_halves_into_the_lrf() {
+    // `mul.wide` → `add.s64` → load: the hardware's IMAD/IMAD.HI and IADD/IADD.X pairs.
+    // %rd2 is written and read by integer ALU instructions only, in slot b; %rd3 feeds
+    // the load (the MEM unit); the f64 chain %fd1 → %fd2 is FP64, which reads pairs whole.
+    let p = lower(
+        ".version 7.8\n.target sm_70\n.address_size 64\n\
+         .visible .entry k(.param .u64 a, .param .f64 x)\n{\n\
+         .reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n.reg .f64 %fd<8>;\n\
+         ld.param.u64 %rd1, [a];\nld.param.f64 %fd1, [x];\nmov.u32 %r1, %tid.x;\n\
+         mul.wide.s32 %rd2, %r1, 8;\n\
+         add.s64 %rd3, %rd1, %rd2;\n\
+         ld.global.f64 %fd2, [%rd3];\n\
+         add.f64 %fd3, %fd2, %fd1;\n\
+         mul.f64 %fd4, %fd3, %fd3;\n\
+         st.global.f64 [%rd3], %fd4;\nret;\n}\n",
+    );
+    let whole = run(&p, &OrfLrfConfig::default());
+    let halves_config = OrfLrfConfig {
+        split_64bit_integers: true,
+        ..OrfLrfConfig::default()
+    };
+    let halves = run(&p, &halves_config);
+    let in_lrf = |a: &Annotations, reg: &str| {
+        reads_of(&p, a, reg)
+            .iter()
+            .any(|r| matches!(r, ReadFrom::Lrf { .. }))
+    };
+    // By default no 64-bit value is in the LRF.
+    for reg in ["%rd2", "%rd3", "%fd3"] {
+        assert!(!in_lrf(&whole, reg), "{reg}");
+    }
+    // With halves, the integer product is (slot b of the add), written there too.
+    assert_eq!(
+        reads_of(&p, &halves, "%rd2"),
+        vec![ReadFrom::Lrf { bank: 1 }]
+    );
+    assert!(writes_of(&p, &halves, "%rd2")
+        .iter()
+        .all(|w| w.lrf == Some(1)));
+    // The address feeds the MEM unit and the double is FP64: still out.
+    assert!(!in_lrf(&halves, "%rd3"));
+    assert!(!in_lrf(&halves, "%fd3"));
+
+    // The checker accepts the halves only with the option, and never for an FP64 value.
+    let f = &p.functions[0];
+    assert!(check(f, &halves, &OrfLrfConfig::default()).is_err());
+    let mul = (0..f.num_insts())
+        .map(InstId::new)
+        .find(|&i| ir::print::inst_to_string(Some(&p), f, f.inst(i)).starts_with("mul.f64"))
+        .expect("the mul.f64");
+    let mut fp64 = whole.clone();
+    fp64.reads[fp64.sites.first_use(mul)] = ReadFrom::Lrf { bank: 0 };
+    let errors = check(f, &fp64, &halves_config).expect_err("an FP64 value in the LRF");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.what.contains("(2 registers) in LRF bank")),
+        "{errors:?}"
+    );
+}

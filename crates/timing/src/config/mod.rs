@@ -233,6 +233,13 @@ impl GpuConfig {
             wir_reuse_buffer_entries: rf.wir.reuse_buffer_entries,
             wir_vsb_entries: rf.wir.vsb_entries,
             wir_verify_cache_entries: rf.wir.verify_cache_entries,
+            l1d_bytes: self.l1d.size_bytes,
+            l2_slice_bytes: self.l2.slice.size_bytes,
+            shared_memory_array_bytes: if self.l1d.shared_carveouts.is_empty() {
+                self.sm.shared_memory_bytes.into()
+            } else {
+                self.l1d.size_bytes
+            },
             used: match rf.design {
                 RegisterFileDesign::Rfc => Some(SizedStructure::Rfc),
                 RegisterFileDesign::OrfLrf => Some(SizedStructure::Orf),

@@ -518,6 +518,37 @@ fn energy_keys_override_and_unknown_ones_are_named() {
 }
 
 #[test]
+fn cache_energies_follow_each_configs_capacities() {
+    // CERF Table III on our scale: pJ × 64 / 4.62.
+    let cerf = |pj: f64| pj / 4.62 * 64.0;
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+    let gtx = load("gtx480", &[]).unwrap().energy;
+    assert!(close(gtx.l1d_read_pj, cerf(0.72 + 0.47)));
+    assert!(close(gtx.l2_read_pj, cerf(5.52 + 1.05)));
+    // 48 KB of shared memory beside a 16 KB L1D: sqrt(3) of the L1D data row.
+    assert!(close(gtx.shared_memory_access_pj, cerf(0.72) * 3f64.sqrt()));
+    // H100: a 256 KB L1D/shared array (16× Table III's L1D) and 640 KB L2 slices.
+    let h100 = load("h100", &[]).unwrap().energy;
+    assert!(close(h100.l1d_read_pj, 4.0 * gtx.l1d_read_pj));
+    assert!(close(h100.shared_memory_access_pj, 4.0 * cerf(0.72)));
+    assert!(close(h100.l2_write_pj, 10f64.sqrt() * gtx.l2_write_pj));
+    assert!(h100.sources["l2_write_pj"].contains("sqrt(655360 / 65536) = 3.162"));
+    // Beyond 16× the row: refused, naming the key, unless the energies are set.
+    let big = ["l1d.size_bytes=524288"];
+    let e = err_of("gtx480", &big);
+    assert_eq!(e.key(), Some("l1d.size_bytes"), "{e}");
+    assert!(e.to_string().contains("energy.l1d_write_pj"), "{e}");
+    let set = load(
+        "gtx480",
+        &[big[0], "energy.l1d_read_pj=80", "energy.l1d_write_pj=90"],
+    )
+    .unwrap()
+    .energy;
+    assert_eq!(set.l1d_read_pj, 80.0);
+    assert_eq!(set.sources["l1d_read_pj"], energy::sized::EXPLICIT_SOURCE);
+}
+
+#[test]
 fn loading_by_path_works_and_unknown_names_list_the_available_ones() {
     let p = default_configs_dir().join("qv100.toml");
     assert_eq!(load(&p.display().to_string(), &[]).unwrap().gpu.num_sms, 80);
