@@ -151,8 +151,8 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u16).range(1..=timing::parallel::MAX_THREADS as i64))]
     threads: Option<u16>,
     /// Sampled simulation: shorthand for `--set sampling.enabled=true` (before the
-    /// `--set`s). Each launch's first CTA waves are simulated in detail and the rest
-    /// executed functionally and extrapolated; repeated launches are estimated from a
+    /// `--set`s). A long launch's CTAs are simulated in detail in one sample per
+    /// stratum of its grid and the rest executed functionally and extrapolated; repeated launches are estimated from a
     /// detailed one. Statistics carry the estimate and its 95% bound (`sampling`);
     /// docs/sampling.md.
     #[arg(long, conflicts_with = "functional")]

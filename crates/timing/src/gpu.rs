@@ -434,7 +434,7 @@ impl TimingSimulator {
         let recording = self
             .sampler
             .is_some()
-            .then(|| sampling::BbvRecording::start(emu));
+            .then(|| sampling::BbvRecording::start_counting(emu, Some(launch_config.grid)));
         let mut launch = emu.launch(kernel, launch_config, params)?;
         let start = self.now;
         for sm in &mut self.sms {
@@ -443,39 +443,82 @@ impl TimingSimulator {
         }
 
         let total_ctas = launch_config.num_ctas();
-        let mut next_cta = 0u64;
         let mut rr = 0usize;
         let n = self.sms.len();
         let warps_per_cta = shape.warps() as usize;
         let wave = u64::from(occ.ctas_per_sm) * n as u64;
-        let detailed_ctas = self
-            .sampler
-            .as_ref()
-            .map_or(total_ctas, |s| s.detailed_ctas(total_ctas, wave));
-        let mut retirements = Vec::new();
+        let (plan, warm_ctas) = self.sampler.as_ref().map_or_else(
+            || (sampling::CtaPlan::full(total_ctas), 0),
+            |s| (s.plan_ctas(total_ctas, wave), s.warm_ctas(wave)),
+        );
+        // The sample being placed and the next CTA of it.
+        let mut sample = 0usize;
+        let mut next_cta = plan.samples[0].start;
+        let mut placed = Vec::new();
+        let mut rest = emu::RunStats::default();
+        let sampled = !plan.is_full();
         // CTAs start after the launch overhead.
         let first = start + self.cfg.gpu.kernel_launch_latency;
         let mut now = first;
         let mut place = |sms: &mut [Sm],
                          launch: &mut emu::Launch<'_>,
+                         memory: &mut MemorySystem,
+                         addresses: &mut AddressMap,
                          next_cta: &mut u64,
-                         now: Cycle|
+                         now: Cycle,
+                         issued: u64|
          -> Result<(), SimError> {
-            while *next_cta < detailed_ctas {
+            loop {
                 let Some(s) = (0..n).map(|j| (rr + j) % n).find(|&s| {
                     sms[s].resident_ctas() < occ.ctas_per_sm
                         && sms[s].free_warp_slots() >= warps_per_cta
                 }) else {
                     break;
                 };
+                if *next_cta == plan.samples[sample].end {
+                    // The sample is placed: execute the CTAs up to the next one
+                    // functionally, warming the caches with the last of them.
+                    let Some(following) = plan.samples.get(sample + 1) else {
+                        break;
+                    };
+                    let (skipped, touched) = sampling::skip_ctas(
+                        launch,
+                        recording.as_ref(),
+                        *next_cta..following.start,
+                        following.start.saturating_sub(warm_ctas),
+                    )?;
+                    rest.warp_instructions += skipped.warp_instructions;
+                    rest.thread_instructions += skipped.thread_instructions;
+                    for t in touched {
+                        let addr = addresses.global(t.sector);
+                        memory.warm((t.cta % n as u64) as usize, addr, t.store);
+                    }
+                    sample += 1;
+                    *next_cta = following.start;
+                }
                 let cta = launch.start_cta(*next_cta)?;
                 sms[s].launch_cta(cta, info, now);
+                if sampled {
+                    placed.push(sampling::Placement {
+                        cta: *next_cta,
+                        cycle: (now - start).get(),
+                        issued,
+                    });
+                }
                 *next_cta += 1;
                 rr = (s + 1) % n;
             }
             Ok(())
         };
-        place(&mut self.sms, &mut launch, &mut next_cta, now)?;
+        place(
+            &mut self.sms,
+            &mut launch,
+            &mut self.memory,
+            &mut self.addresses,
+            &mut next_cta,
+            now,
+            0,
+        )?;
         for sm in &mut self.sms {
             // CTAs placed before the first cycle start at `first`.
             if sm.next_wake != Cycle::NEVER {
@@ -550,17 +593,18 @@ impl TimingSimulator {
             }
             if any_retired {
                 let resident: u64 = self.sms.iter().map(|s| u64::from(s.resident_ctas())).sum();
-                if self.sampler.is_some() {
-                    retirements.push(sampling::Retirement {
-                        cycle: (now - start).get(),
-                        retired: next_cta - resident,
-                        issued,
-                    });
-                }
-                if next_cta == detailed_ctas && resident == 0 {
+                if next_cta == plan.total_end() && resident == 0 {
                     break KernelEnd::Done(now);
                 }
-                place(&mut self.sms, &mut launch, &mut next_cta, now)?;
+                place(
+                    &mut self.sms,
+                    &mut launch,
+                    &mut self.memory,
+                    &mut self.addresses,
+                    &mut next_cta,
+                    now,
+                    issued,
+                )?;
                 for (i, sm) in self.sms.iter().enumerate() {
                     wake.set(i, sm.next_wake);
                 }
@@ -642,21 +686,15 @@ impl TimingSimulator {
             now = next.max(now + Cycles::new(1));
         };
 
-        let mut rest = emu::RunStats::default();
         let (end, stop) = match end {
-            KernelEnd::Done(end) => {
-                if detailed_ctas < total_ctas {
-                    rest = launch.run_ctas(detailed_ctas..total_ctas)?;
-                }
-                (end, None)
-            }
+            KernelEnd::Done(end) => (end, None),
             KernelEnd::Stopped(end, reason) => {
                 let warps = warp_states(&self.sms, &launch);
                 (end, Some((reason, warps)))
             }
         };
         drop(launch);
-        let bbv = recording.map(|r| r.finish(emu));
+        let recorded = recording.map(|r| r.finish_counts(emu));
         let begun = KernelBegun {
             name: info.name.clone(),
             launch_config,
@@ -683,12 +721,11 @@ impl TimingSimulator {
                 stats: Box::new(stats),
             });
         }
-        if let (Some(sampler), Some(bbv)) = (&mut self.sampler, bbv) {
+        if let (Some(sampler), Some((bbv, cta_instructions))) = (&mut self.sampler, recorded) {
             let run = sampling::DetailedRun {
-                wave,
-                detailed_ctas,
-                total_ctas,
-                retirements,
+                plan,
+                placed,
+                cta_instructions,
                 rest,
             };
             let relative_bound = sampling::finish_detailed(&mut stats, &run);

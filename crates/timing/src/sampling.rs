@@ -1,39 +1,42 @@
-//! Sampled simulation (`[sampling]`, `regsim run --sample`): a launch's first CTA waves
-//! are simulated in detail and its other CTAs executed functionally, with their cycles
-//! extrapolated; repeated launches of one kernel are clustered and later members are
+//! Sampled simulation (`[sampling]`, `regsim run --sample`): parts of a long launch's
+//! CTAs are simulated in detail and the others executed functionally, with their cycles
+//! estimated; repeated launches of one kernel are clustered and later members are
 //! executed functionally and estimated from a detailed one. In the spirit of TBPoint
-//! (thread-block sampling with warm-up, and launches grouped by what they execute), not
-//! its algorithm.
+//! (thread-block sampling with warm-up, and launches grouped by what they execute) and
+//! of SMARTS (systematic samples with functional warming), not their algorithms.
 //!
-//! - **Within a launch**: with `W` = SMs x CTAs per SM, the first `waves x W` CTAs are
-//!   simulated in detail. The first wave warms the caches; from the retirement of the
-//!   `W`-th CTA to that of the `(m - W)`-th (when the last detailed CTA started) the GPU
-//!   runs in steady state, and that window, cut into intervals, gives cycles per warp
-//!   instruction (a ratio estimator). The CTAs left are executed functionally (values and
-//!   instruction counts exact) and their warp instructions priced at that rate: the
-//!   estimate adds them to the detailed part's cycles (a fluid extrapolation: CTAs go on
-//!   retiring at the steady rate). How the remaining CTAs' last wave meets the end is
-//!   unknown: between up to a wave of them hidden in the detailed part's drain and all
-//!   of them in whole waves after it. The bound at 95% confidence is the farther of
-//!   those two from the estimate plus Student's t times the standard error of the
-//!   remaining time (the intervals' residual variance, both from estimating the rate and
-//!   from the remaining run's own variation).
+//! - **Within a launch** ([`CtaPlan`]): with `W` = SMs x CTAs per SM, a launch's CTAs
+//!   (in launch order, the order the GPU takes them in) are cut into `strata` strata,
+//!   and `waves x W` consecutive CTAs of each are simulated in detail: the first sample
+//!   at the launch's start, the last at its end, the others spread evenly. Detailed
+//!   samples follow each other without draining the GPU: when a sample's last CTA is
+//!   placed, the next free slot first executes the CTAs up to the next sample
+//!   functionally (values and instruction counts exact), the last `warm_waves x W` of
+//!   them recording the global sectors they touch, which are installed in the L2 and
+//!   the L1Ds ([`crate::memory::MemorySystem::warm`]); then the next sample's CTAs are
+//!   placed. A sample's first wave replaces the previous sample's CTAs on the SMs; its
+//!   rate (cycles per warp instruction issued) is measured from then to the next
+//!   sample's first placement (whole waves of placements, so lockstep waves are
+//!   measured whole). Estimate: the detailed run's cycles plus every stratum's skipped
+//!   warp instructions at its own rate ([`extrapolate`]). Bound at 95% confidence:
+//!   Student's `t(strata - 1)` times the standard error, each stratum's rate variance
+//!   estimated from its neighbours' (successive differences, as for systematic
+//!   samples).
 //! - **Across launches**: a launch's signature is its kernel name, grid, block and
 //!   dynamic shared memory, and its basic-block vector (per-instruction execution counts,
 //!   normalised; recorded by an emulator step observer). The first `launches` launches
 //!   of a signature are simulated (and sampled) in detail and form a cluster; a later
-//!   launch of that signature runs functionally and is estimated from the cluster's
-//!   latest detailed member, scaled by warp instructions. Its bound adds the detailed
-//!   members' spread of cycles per instruction and the vector distance. A launch whose
-//!   vector lies farther than `bbv_distance` from every cluster of its signature is
-//!   still estimated from the nearest (with that distance in its bound), and the next
-//!   launch of the signature is simulated in detail, starting a new cluster.
+//!   launch of that signature runs functionally on trial and, if its vector and warp
+//!   instruction count lie within `bbv_distance` of the cluster, is estimated from the
+//!   cluster's latest detailed member, scaled by warp instructions. Its bound adds the
+//!   detailed members' spread of cycles per instruction and the distances. Otherwise the
+//!   trial is undone and the launch simulated in detail, joining or starting a cluster.
 //!
 //! The estimate stands in a kernel's `cycles` (and `ipc`); warp and thread instructions
 //! are exact; energy events are scaled by warp instructions; the other counters
 //! (memory, register file, stalls, occupancy) are those of the detailed part. What was
-//! simulated in detail, the estimate and the bound are in `sampling` of each kernel and
-//! of the total. Estimated parts do not advance the simulated clock.
+//! simulated in detail (the CTA ranges), the estimate and the bound are in `sampling` of
+//! each kernel and of the total. Estimated parts do not advance the simulated clock.
 
 use std::sync::{Arc, Mutex};
 
@@ -66,18 +69,128 @@ pub fn t95(dof: usize) -> f64 {
     }
 }
 
-/// How many intervals the steady window is cut into (at most).
-const INTERVALS: u64 = 12;
+/// A run of consecutive CTAs simulated in detail, `start..end`. Its first wave(s)
+/// (`start..measure_from`) warm up: they replace the previous sample's CTAs on the SMs.
+/// The stratum's rate is measured from the placement of CTA `measure_from` to that of
+/// CTA `measure_until` (whole waves later: the next sample's first CTA, or for the
+/// last sample the start of its final, draining wave).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CtaSample {
+    pub start: u64,
+    pub measure_from: u64,
+    pub measure_until: u64,
+    pub end: u64,
+}
 
-/// The GPU's state after a retirement event of a detailed launch.
+/// Which CTAs of a launch run in detail: one sample in each stratum (a contiguous run of
+/// CTAs in launch order), the first at the launch's start (it fills the GPU: one more
+/// warm-up wave), the last at its end (it drains it: one more wave after the measured
+/// ones), the others shifted evenly in between, so that the detailed run never drains
+/// before the launch's end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CtaPlan {
+    pub samples: Vec<CtaSample>,
+    /// Stratum `h` is CTAs `bounds[h]..bounds[h + 1]`; sample `h` lies inside it.
+    pub bounds: Vec<u64>,
+    pub total: u64,
+}
+
+impl CtaPlan {
+    /// Every CTA in detail.
+    pub fn full(total: u64) -> Self {
+        CtaPlan {
+            samples: vec![CtaSample {
+                start: 0,
+                measure_from: 0,
+                measure_until: total,
+                end: total,
+            }],
+            bounds: vec![0, total],
+            total,
+        }
+    }
+
+    /// `strata` samples of `waves` waves of `wave` CTAs (one warm-up wave, the others
+    /// measured; the first and the last sample one wave longer) over a launch of
+    /// `total` CTAs; the whole launch when that would leave fewer than half of them to
+    /// skip.
+    pub fn stratified(total: u64, wave: u64, strata: u64, waves: u64) -> Self {
+        let wave = wave.max(1);
+        let measured = wave * (waves.max(2) - 1);
+        let length = wave + measured;
+        let strata = strata.max(2);
+        if total < 2 * (strata * length + 2 * wave) {
+            return CtaPlan::full(total);
+        }
+        let bounds: Vec<u64> = (0..=strata).map(|h| total * h / strata).collect();
+        let last = strata - 1;
+        let mut samples: Vec<CtaSample> = (0..strata)
+            .map(|h| {
+                let (lo, hi) = (bounds[h as usize], bounds[h as usize + 1]);
+                let (start, warm, len) = if h == 0 {
+                    (0, 2 * wave, length + wave)
+                } else if h == last {
+                    (hi - length - wave, wave, length + wave)
+                } else {
+                    (lo + (hi - lo - length) * h / last, wave, length)
+                };
+                CtaSample {
+                    start,
+                    measure_from: start + warm,
+                    measure_until: start + warm + measured,
+                    end: start + len,
+                }
+            })
+            .collect();
+        for h in 0..last as usize {
+            samples[h].measure_until = samples[h + 1].start;
+        }
+        CtaPlan {
+            samples,
+            bounds,
+            total,
+        }
+    }
+
+    /// Whether every CTA runs in detail.
+    pub fn is_full(&self) -> bool {
+        self.samples.len() == 1 && self.samples[0].start == 0 && self.samples[0].end == self.total
+    }
+
+    /// The CTA after the last one simulated in detail.
+    pub fn total_end(&self) -> u64 {
+        self.samples.last().map_or(0, |s| s.end)
+    }
+
+    /// CTAs simulated in detail.
+    pub fn detailed_ctas(&self) -> u64 {
+        self.samples.iter().map(|s| s.end - s.start).sum()
+    }
+
+    /// The CTAs run in detail, as `[start, end)` pairs.
+    pub fn ranges(&self) -> Vec<[u64; 2]> {
+        self.samples.iter().map(|s| [s.start, s.end]).collect()
+    }
+}
+
+/// One stratum as measured: the warp instructions of its skipped CTAs, and the cycles and
+/// warp instructions of its sample's measured part.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Retirement {
-    /// Cycles since the launch started.
-    pub cycle: u64,
-    /// CTAs retired so far.
-    pub retired: u64,
-    /// Warp instructions issued so far.
-    pub issued: u64,
+pub struct Stratum {
+    pub skipped_instructions: f64,
+    pub span_cycles: f64,
+    pub span_instructions: f64,
+}
+
+impl Stratum {
+    /// Cycles per warp instruction (0 if nothing was measured).
+    fn rate(&self) -> f64 {
+        if self.span_instructions > 0.0 {
+            self.span_cycles / self.span_instructions
+        } else {
+            0.0
+        }
+    }
 }
 
 /// An extrapolated launch: its cycles and the half-width of the 95% interval.
@@ -85,93 +198,100 @@ pub struct Retirement {
 pub struct Extrapolation {
     pub cycles: f64,
     pub bound: f64,
-    /// Intervals of the steady window the rate was measured on.
-    pub intervals: usize,
 }
 
-/// Extrapolates a launch of which the first `detailed_ctas` (a whole number of waves of
-/// `wave` CTAs, at least three) were simulated in `detailed_cycles`, with `remaining_ctas`
-/// CTAs of `remaining_instructions` warp instructions executed functionally.
-/// `retirements` are the detailed run's, in order.
-pub fn extrapolate(
-    retirements: &[Retirement],
-    wave: u64,
-    detailed_ctas: u64,
-    detailed_cycles: u64,
-    remaining_ctas: u64,
-    remaining_instructions: u64,
-) -> Extrapolation {
-    let from = wave;
-    let to = detailed_ctas.saturating_sub(wave);
-    let at = |target: u64| retirements.iter().find(|r| r.retired >= target).copied();
-    let window = to.saturating_sub(from);
-    let j = window.min(INTERVALS);
-    let mut points = Vec::new();
-    if j > 0 {
-        for k in 0..=j {
-            if let Some(r) = at(from + window * k / j) {
-                points.push(r);
-            }
-        }
-    }
-    // Intervals: (cycles, instructions), empty ones dropped.
-    let intervals: Vec<(f64, f64)> = points
-        .windows(2)
-        .map(|p| {
-            (
-                (p[1].cycle - p[0].cycle) as f64,
-                (p[1].issued - p[0].issued) as f64,
-            )
-        })
-        .filter(|&(c, i)| c > 0.0 && i > 0.0)
-        .collect();
-    let (sum_c, sum_i) = intervals
-        .iter()
-        .fold((0.0, 0.0), |(c, i), &(dc, di)| (c + dc, i + di));
+/// The stratified estimate of a launch whose samples ran in `detailed_cycles` (one
+/// continuous detailed run: the GPU never drained between samples): every stratum's
+/// skipped warp instructions priced at its own sample's cycles per instruction. With one
+/// sample per stratum the variance within a stratum is estimated from the differences
+/// between neighbouring strata's rates (the successive-difference estimator of
+/// systematic sampling; a trend along the grid shows up as variance, so the bound errs
+/// wide), and the strata are independent: the bound is `t(S - 1)` standard errors.
+pub fn extrapolate(detailed_cycles: u64, strata: &[Stratum]) -> Extrapolation {
+    let rates: Vec<f64> = strata.iter().map(Stratum::rate).collect();
     let detailed = detailed_cycles as f64;
-    let rest_i = remaining_instructions as f64;
-    if intervals.len() < 2 || sum_i == 0.0 {
-        // No steady window to measure: price the rest at the whole detailed run's rate
-        // and claim nothing about it.
-        let issued = retirements.last().map_or(0, |r| r.issued) as f64;
-        let cpi = if issued > 0.0 { detailed / issued } else { 0.0 };
-        let rest = rest_i * cpi;
+    let cycles = detailed
+        + strata
+            .iter()
+            .zip(&rates)
+            .map(|(s, r)| s.skipped_instructions * r)
+            .sum::<f64>();
+    if strata.len() < 2 {
+        // No second stratum to compare with: claim nothing about the skipped part.
         return Extrapolation {
-            cycles: detailed + rest,
-            bound: rest,
-            intervals: intervals.len(),
+            cycles,
+            bound: cycles - detailed,
         };
     }
-    let n = intervals.len();
-    let cpi = sum_c / sum_i;
-    let mean_i = sum_i / n as f64;
-    let s2 = intervals
-        .iter()
-        .map(|&(c, i)| (c - cpi * i).powi(2))
-        .sum::<f64>()
-        / (n - 1) as f64;
-    // The remaining run spans `k` intervals' worth of instructions: the rate's error
-    // scales with k, the run's own variation with its square root.
-    let k = rest_i / mean_i;
-    let variance = k * k * s2 / n as f64 + k * s2;
-    let fluid = detailed + rest_i * cpi;
-    // The same rate per CTA, to count in waves.
-    let per_cta = if remaining_ctas > 0 {
-        rest_i * cpi / remaining_ctas as f64
-    } else {
-        0.0
-    };
-    let wave = wave.max(1);
-    // At most: the remaining CTAs run in whole waves after the detailed ones drained.
-    let whole_waves = detailed + (remaining_ctas.div_ceil(wave) * wave) as f64 * per_cta;
-    // At least: up to a wave of them fits into the slots the detailed ones' drain leaves.
-    let overlapped = detailed + remaining_ctas.saturating_sub(wave) as f64 * per_cta;
-    let shape = (whole_waves - fluid).max(fluid - overlapped);
+    let variance: f64 = (0..strata.len())
+        .map(|h| {
+            let neighbours: Vec<f64> = [h.checked_sub(1), Some(h + 1)]
+                .into_iter()
+                .flatten()
+                .filter_map(|j| rates.get(j))
+                .map(|r| (rates[h] - r).powi(2) / 2.0)
+                .collect();
+            let v = neighbours.iter().sum::<f64>() / neighbours.len() as f64;
+            strata[h].skipped_instructions.powi(2) * v
+        })
+        .sum();
     Extrapolation {
-        cycles: fluid,
-        bound: shape + t95(n - 1) * variance.sqrt(),
-        intervals: n,
+        cycles,
+        bound: t95(strata.len() - 1) * variance.sqrt(),
     }
+}
+
+/// A detailed CTA's placement on an SM: when, and how many warp instructions the
+/// launch had issued by then.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub cta: u64,
+    /// Cycles since the launch's start.
+    pub cycle: u64,
+    pub issued: u64,
+}
+
+/// The strata of `plan` measured: `placed` holds every detailed CTA's placement, in
+/// order; `cta_instructions` the warp instructions of every CTA of the launch. A
+/// sample's measured span runs from the placement of CTA `measure_from` to that of CTA
+/// `measure_until` (whole waves of placements, so that CTAs moving in lockstep waves
+/// are measured over whole waves too); its rate is the cycles per warp instruction
+/// issued meanwhile.
+pub fn measure_strata(
+    plan: &CtaPlan,
+    placed: &[Placement],
+    cta_instructions: &[u64],
+) -> Vec<Stratum> {
+    let at = |cta: u64| {
+        placed
+            .binary_search_by_key(&cta, |p| p.cta)
+            .ok()
+            .map(|i| placed[i])
+    };
+    let instructions = |r: std::ops::Range<u64>| -> f64 {
+        r.filter_map(|c| cta_instructions.get(c as usize))
+            .map(|&i| i as f64)
+            .sum()
+    };
+    plan.samples
+        .iter()
+        .enumerate()
+        .map(|(h, s)| {
+            let (lo, hi) = (plan.bounds[h], plan.bounds[h + 1]);
+            let (span_cycles, span_instructions) = match (at(s.measure_from), at(s.measure_until)) {
+                (Some(a), Some(b)) => (
+                    b.cycle.saturating_sub(a.cycle) as f64,
+                    b.issued.saturating_sub(a.issued) as f64,
+                ),
+                _ => (0.0, 0.0),
+            };
+            Stratum {
+                skipped_instructions: instructions(lo..s.start) + instructions(s.end..hi),
+                span_cycles,
+                span_instructions,
+            }
+        })
+        .collect()
 }
 
 /// A launch's basic-block vector: warp instructions executed per (function,
@@ -222,19 +342,78 @@ impl Bbv {
     }
 }
 
-/// What the recording observer shares with [`BbvRecording`]: the vector so far and the
-/// observer it stands in front of.
-type Shared = Arc<Mutex<(Bbv, Option<Box<dyn StepObserver>>)>>;
+/// What a launch's recording collects besides its vector: warp instructions per CTA
+/// (linear index) and, while warming is on, the global sectors its CTAs touch.
+#[derive(Default)]
+struct Recorded {
+    bbv: Bbv,
+    /// The grid, to number CTAs; `None`: no per-CTA counts.
+    grid: Option<[u32; 3]>,
+    cta_instructions: Vec<u64>,
+    warming: bool,
+    /// `(cta, sector address, store)` of global accesses while warming, in order.
+    touched: Vec<Touch>,
+}
 
-/// The step observer that records a launch's [`Bbv`], passing every step on to the
-/// observer it replaced.
+/// A global access recorded for warming the caches: the CTA, the address of the sector
+/// (emulator address, aligned down to [`WARM_SECTOR`] bytes) and whether it was a store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Touch {
+    pub cta: u64,
+    pub sector: u64,
+    pub store: bool,
+}
+
+/// The granularity of recorded accesses: the smallest sector of any config's caches.
+pub const WARM_SECTOR: u64 = 32;
+
+/// What the recording observer shares with [`BbvRecording`]: what it recorded and the
+/// observer it stands in front of.
+type Shared = Arc<Mutex<(Recorded, Option<Box<dyn StepObserver>>)>>;
+
+/// The step observer that records a launch's [`Bbv`] (and per-CTA counts and touched
+/// sectors), passing every step on to the observer it replaced.
 struct BbvObserver(Shared);
 
 impl StepObserver for BbvObserver {
     fn observe(&mut self, cta: [u32; 3], warp: u32, step: &WarpStep) {
         if let Ok(mut shared) = self.0.lock() {
-            let (bbv, inner) = &mut *shared;
-            bbv.add(step.func.index(), step.inst.index());
+            let (rec, inner) = &mut *shared;
+            rec.bbv.add(step.func.index(), step.inst.index());
+            if let Some([gx, gy, _]) = rec.grid {
+                let linear = u64::from(cta[0])
+                    + u64::from(gx) * (u64::from(cta[1]) + u64::from(gy) * u64::from(cta[2]));
+                if let Some(n) = rec.cta_instructions.get_mut(linear as usize) {
+                    *n += 1;
+                }
+                if rec.warming {
+                    if let Some(mem) = &step.mem {
+                        let store = mem.kind != emu::AccessKind::Load;
+                        let mut last = u64::MAX;
+                        for lane in 0..32 {
+                            if step.exec_mask & (1 << lane) == 0
+                                || step.lane_spaces[lane] != emu::MemSpace::Global
+                            {
+                                continue;
+                            }
+                            let a = step.addrs[lane];
+                            let end = a + u64::from(mem.bytes.max(1)) - 1;
+                            let mut sector = a - a % WARM_SECTOR;
+                            while sector <= end {
+                                if sector != last {
+                                    rec.touched.push(Touch {
+                                        cta: linear,
+                                        sector,
+                                        store,
+                                    });
+                                    last = sector;
+                                }
+                                sector += WARM_SECTOR;
+                            }
+                        }
+                    }
+                }
+            }
             if let Some(o) = inner {
                 o.observe(cta, warp, step);
             }
@@ -248,33 +427,70 @@ pub struct BbvRecording(Shared);
 
 impl BbvRecording {
     pub fn start(emu: &mut Emulator) -> Self {
-        let shared: Shared = Arc::new(Mutex::new((Bbv::default(), emu.step_observer.take())));
+        Self::start_counting(emu, None)
+    }
+
+    /// Also counts warp instructions per CTA of a launch of `grid`, and records touched
+    /// sectors while [`BbvRecording::set_warming`] is on.
+    pub fn start_counting(emu: &mut Emulator, grid: Option<[u32; 3]>) -> Self {
+        let ctas = grid.map_or(0, |g| g.iter().map(|&d| d as usize).product());
+        let rec = Recorded {
+            grid,
+            cta_instructions: vec![0; ctas],
+            ..Recorded::default()
+        };
+        let shared: Shared = Arc::new(Mutex::new((rec, emu.step_observer.take())));
         emu.step_observer = Some(Box::new(BbvObserver(Arc::clone(&shared))));
         BbvRecording(shared)
     }
 
-    /// The recorded vector; `emu` gets its previous observer back.
-    pub fn finish(self, emu: &mut Emulator) -> Bbv {
+    /// Records (`true`) or stops recording the global sectors executed CTAs touch.
+    pub fn set_warming(&self, on: bool) {
+        if let Ok(mut shared) = self.0.lock() {
+            shared.0.warming = on;
+        }
+    }
+
+    /// The sectors recorded since the last call.
+    pub fn take_touched(&self) -> Vec<Touch> {
+        self.0
+            .lock()
+            .map(|mut s| std::mem::take(&mut s.0.touched))
+            .unwrap_or_default()
+    }
+
+    /// The recorded vector and warp instructions per CTA; `emu` gets its previous
+    /// observer back.
+    pub fn finish_counts(self, emu: &mut Emulator) -> (Bbv, Vec<u64>) {
         drop(emu.step_observer.take());
         match self.0.lock() {
             Ok(mut shared) => {
                 emu.step_observer = shared.1.take();
-                std::mem::take(&mut shared.0)
+                let rec = std::mem::take(&mut shared.0);
+                (rec.bbv, rec.cta_instructions)
             }
-            Err(_) => Bbv::default(),
+            Err(_) => (Bbv::default(), Vec::new()),
         }
+    }
+
+    /// The recorded vector; `emu` gets its previous observer back.
+    pub fn finish(self, emu: &mut Emulator) -> Bbv {
+        self.finish_counts(emu).0
     }
 }
 
 /// What sampling did with one launch, in its statistics (`sampling`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KernelSample {
-    /// `full` (every CTA in detail), `ctas` (the first `detailed_ctas` in detail, the
+    /// `full` (every CTA in detail), `ctas` (the CTAs of `detailed` in detail, the
     /// rest functionally) or `cluster` (functionally, estimated from launch
     /// `representative`).
     pub method: &'static str,
-    /// The CTAs simulated in detail: linear indices `0..detailed_ctas`.
+    /// CTAs simulated in detail.
     pub detailed_ctas: u64,
+    /// Which: `[start, end)` ranges of linear CTA indices (one per stratum; empty for
+    /// `cluster`); the rest ran functionally.
+    pub detailed: Vec<[u64; 2]>,
     /// The launch's CTAs.
     pub total_ctas: u64,
     /// Cycles simulated in detail.
@@ -403,17 +619,20 @@ impl Sampler {
         }
     }
 
-    /// CTAs of a launch of `total` CTAs to simulate in detail, with `wave` CTAs resident
-    /// at once: all of them, or the first `waves` waves.
-    pub fn detailed_ctas(&self, total: u64, wave: u64) -> u64 {
-        let m = wave.saturating_mul(u64::from(self.cfg.waves));
-        // The steady window needs at least two CTAs.
-        let m = m.max(2 * wave + 2);
-        if total <= m {
-            total
-        } else {
-            m
-        }
+    /// The CTAs of a launch of `total` CTAs to simulate in detail, with `wave` CTAs
+    /// resident at once.
+    pub fn plan_ctas(&self, total: u64, wave: u64) -> CtaPlan {
+        CtaPlan::stratified(
+            total,
+            wave,
+            u64::from(self.cfg.strata),
+            u64::from(self.cfg.waves),
+        )
+    }
+
+    /// CTAs recorded to warm the caches before a sample: `warm_waves` waves.
+    pub fn warm_ctas(&self, wave: u64) -> u64 {
+        wave.saturating_mul(u64::from(self.cfg.warm_waves))
     }
 
     /// Whether a launch of `key` is simulated, or tried functionally and estimated if it
@@ -517,6 +736,7 @@ impl Sampler {
         stats.sampling = Some(KernelSample {
             method: "cluster",
             detailed_ctas: 0,
+            detailed: Vec::new(),
             total_ctas,
             detailed_cycles: 0,
             detailed_warp_instructions: 0,
@@ -534,13 +754,12 @@ impl Sampler {
 
 /// A detailed launch's sampling record, for [`finish_detailed`].
 pub struct DetailedRun {
-    /// CTAs resident at once (SMs x CTAs per SM).
-    pub wave: u64,
-    pub detailed_ctas: u64,
-    pub total_ctas: u64,
-    /// The detailed part's retirements.
-    pub retirements: Vec<Retirement>,
-    /// The CTAs after the detailed ones, executed functionally.
+    pub plan: CtaPlan,
+    /// Every detailed CTA's placement, in order.
+    pub placed: Vec<Placement>,
+    /// Warp instructions of every CTA of the launch.
+    pub cta_instructions: Vec<u64>,
+    /// The CTAs skipped, executed functionally.
     pub rest: RunStats,
 }
 
@@ -550,25 +769,19 @@ pub struct DetailedRun {
 pub fn finish_detailed(stats: &mut KernelStats, run: &DetailedRun) -> f64 {
     let detailed_cycles = stats.cycles;
     let detailed_warp_instructions = stats.warp_instructions;
-    let remaining = run.total_ctas - run.detailed_ctas;
-    let (cycles, bound, method) = if remaining == 0 {
-        (detailed_cycles, 0, "full")
-    } else {
-        let e = extrapolate(
-            &run.retirements,
-            run.wave,
-            run.detailed_ctas,
-            detailed_cycles,
-            remaining,
-            run.rest.warp_instructions,
-        );
+    let sampled = !run.plan.is_full();
+    let (cycles, bound, method) = if sampled {
+        let strata = measure_strata(&run.plan, &run.placed, &run.cta_instructions);
+        let e = extrapolate(detailed_cycles, &strata);
         (
             e.cycles.round().max(1.0) as u64,
             e.bound.ceil() as u64,
             "ctas",
         )
+    } else {
+        (detailed_cycles, 0, "full")
     };
-    if remaining > 0 {
+    if sampled {
         let warp = detailed_warp_instructions + run.rest.warp_instructions;
         scale_energy_events(
             &mut stats.energy_events,
@@ -581,8 +794,9 @@ pub fn finish_detailed(stats: &mut KernelStats, run: &DetailedRun) -> f64 {
     }
     stats.sampling = Some(KernelSample {
         method,
-        detailed_ctas: run.detailed_ctas,
-        total_ctas: run.total_ctas,
+        detailed_ctas: run.plan.detailed_ctas(),
+        detailed: run.plan.ranges(),
+        total_ctas: run.plan.total,
         detailed_cycles,
         detailed_warp_instructions,
         estimated_cycles: cycles,
@@ -594,6 +808,35 @@ pub fn finish_detailed(stats: &mut KernelStats, run: &DetailedRun) -> f64 {
         bbv_distance: None,
     });
     ratio(bound, cycles)
+}
+
+/// Executes the skipped CTAs `ctas` of `launch` functionally; with `warm_from`, records
+/// the global sectors the CTAs from `warm_from` on touch and returns them, for the
+/// caches to be warmed with before the next detailed CTAs.
+pub fn skip_ctas(
+    launch: &mut emu::Launch<'_>,
+    recording: Option<&BbvRecording>,
+    ctas: std::ops::Range<u64>,
+    warm_from: u64,
+) -> Result<(RunStats, Vec<Touch>), emu::ExecError> {
+    let warm_from = warm_from.clamp(ctas.start, ctas.end);
+    let cold = launch.run_ctas(ctas.start..warm_from)?;
+    if let Some(r) = recording {
+        r.set_warming(true);
+    }
+    let warm = launch.run_ctas(warm_from..ctas.end);
+    let touched = recording.map(|r| {
+        r.set_warming(false);
+        r.take_touched()
+    });
+    let warm = warm?;
+    Ok((
+        RunStats {
+            warp_instructions: cold.warp_instructions + warm.warp_instructions,
+            thread_instructions: cold.thread_instructions + warm.thread_instructions,
+        },
+        touched.unwrap_or_default(),
+    ))
 }
 
 /// Executes a whole launch functionally, recording its vector: what an estimated launch
@@ -680,71 +923,136 @@ pub fn scale_energy_events(events: &mut [EnergyEvent], factor: f64) {
 mod tests {
     use super::*;
 
-    /// Retirements of a launch whose CTAs all take `d` cycles and `i` warp instructions,
-    /// `wave` at a time, in lockstep waves.
-    fn lockstep(ctas: u64, wave: u64, d: u64, i: u64) -> Vec<Retirement> {
-        (1..=ctas.div_ceil(wave))
-            .map(|w| Retirement {
-                cycle: w * d,
-                retired: (w * wave).min(ctas),
-                issued: (w * wave).min(ctas) * i,
-            })
-            .collect()
-    }
-
     #[test]
-    fn uniform_waves_extrapolate_exactly_when_the_rest_is_whole_waves() {
-        let r = lockstep(50, 10, 100, 7);
-        let e = extrapolate(&r, 10, 50, 500, 150, 150 * 7);
-        assert_eq!(e.cycles, 2000.0);
-        // Up to a wave of the rest might have hidden in the drain.
-        assert_eq!(e.bound, 100.0);
-    }
-
-    #[test]
-    fn a_partial_last_wave_is_inside_the_bound() {
-        // 205 CTAs in lockstep waves of 10 take 21 waves; the fluid estimate says 20.5.
-        let r = lockstep(50, 10, 100, 7);
-        let e = extrapolate(&r, 10, 50, 500, 155, 155 * 7);
-        let truth = 2100.0;
-        assert!((e.cycles - truth).abs() <= e.bound, "{e:?}");
-        assert!(e.bound <= 100.0, "{e:?}");
-    }
-
-    #[test]
-    fn noisy_intervals_widen_the_bound_and_noise_free_ones_do_not() {
-        let mut r = Vec::new();
-        let (mut c, mut n) = (0, 0);
-        for k in 1..=60u64 {
-            c += if k % 2 == 0 { 30 } else { 10 };
-            n += 100;
-            r.push(Retirement {
-                cycle: c,
-                retired: k,
-                issued: n,
-            });
-        }
-        let noisy = extrapolate(&r, 10, 60, c, 600, 60_000);
-        assert!(noisy.bound > 0.0);
-        assert!(noisy.intervals >= 2);
-        // 20 cycles per 100 instructions on average.
-        let rest = noisy.cycles - c as f64;
-        assert!((rest - 12_000.0).abs() < 1_500.0, "{noisy:?}");
-    }
-
-    #[test]
-    fn without_a_steady_window_the_whole_rest_is_the_bound() {
-        let r = [Retirement {
-            cycle: 100,
-            retired: 3,
-            issued: 30,
-        }];
-        let e = extrapolate(&r, 1, 3, 100, 10, 100);
-        assert!(
-            (e.cycles - (100.0 + 100.0 * 100.0 / 30.0)).abs() < 1e-9,
-            "{e:?}"
+    fn samples_lie_one_per_stratum_first_at_the_start_last_at_the_end() {
+        let p = CtaPlan::stratified(1000, 10, 4, 2);
+        assert_eq!(p.bounds, vec![0, 250, 500, 750, 1000]);
+        let got: Vec<[u64; 4]> = p
+            .samples
+            .iter()
+            .map(|s| [s.start, s.measure_from, s.measure_until, s.end])
+            .collect();
+        // The first sample warms up for two waves (the fill, then one), the last drains
+        // for one; the middle ones are shifted by a third of their strata's slack.
+        assert_eq!(
+            got,
+            vec![
+                [0, 20, 326, 30],
+                [326, 336, 653, 346],
+                [653, 663, 970, 673],
+                [970, 980, 990, 1000],
+            ]
         );
-        assert!((e.bound - (e.cycles - 100.0)).abs() < 1e-9, "{e:?}");
+        assert_eq!(p.detailed_ctas(), 100);
+        assert!(!p.is_full());
+        // Fewer than half the CTAs left to skip: all in detail.
+        assert!(CtaPlan::stratified(199, 10, 4, 2).is_full());
+        assert!(!CtaPlan::stratified(200, 10, 4, 2).is_full());
+    }
+
+    /// A fluid model of a launch with a known answer: `slots` CTAs resident at once, CTA
+    /// `i` runs for `cost(i)` cycles issuing `instructions(i)` warp instructions evenly;
+    /// a free slot takes the next CTA of `ctas`. Returns the placements (with the
+    /// instructions issued by then) and the cycle the last CTA ends.
+    fn fluid(
+        ctas: &[u64],
+        slots: usize,
+        cost: impl Fn(u64) -> f64,
+        instructions: impl Fn(u64) -> u64,
+    ) -> (Vec<Placement>, f64) {
+        let mut free = vec![0.0f64; slots];
+        let mut started: Vec<(f64, f64, f64)> = Vec::new();
+        let mut placed = Vec::new();
+        for &c in ctas {
+            let (slot, &t) = free
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.total_cmp(b.1))
+                .expect("slots");
+            let issued: f64 = started
+                .iter()
+                .map(|&(s, d, n)| n * ((t - s) / d).clamp(0.0, 1.0))
+                .sum();
+            placed.push(Placement {
+                cta: c,
+                cycle: t.round() as u64,
+                issued: issued.round() as u64,
+            });
+            started.push((t, cost(c), instructions(c) as f64));
+            free[slot] = t + cost(c);
+        }
+        (placed, free.iter().copied().fold(0.0, f64::max))
+    }
+
+    /// The sampled estimate of the fluid model against its full run.
+    fn fluid_check(
+        total: u64,
+        wave: u64,
+        cost: impl Fn(u64) -> f64 + Copy,
+        instructions: impl Fn(u64) -> u64 + Copy,
+    ) -> (f64, f64, f64) {
+        let all: Vec<u64> = (0..total).collect();
+        let (_, truth) = fluid(&all, wave as usize, cost, instructions);
+        let plan = CtaPlan::stratified(total, wave, 8, 2);
+        assert!(!plan.is_full());
+        let detailed: Vec<u64> = plan.samples.iter().flat_map(|s| s.start..s.end).collect();
+        let (placed, cycles) = fluid(&detailed, wave as usize, cost, instructions);
+        let counts: Vec<u64> = all.iter().map(|&c| instructions(c)).collect();
+        let strata = measure_strata(&plan, &placed, &counts);
+        let e = extrapolate(cycles.round() as u64, &strata);
+        (truth, e.cycles, e.bound)
+    }
+
+    #[test]
+    fn uniform_ctas_in_lockstep_waves_are_estimated_exactly() {
+        // 2000 CTAs of 1000 cycles, 20 at a time: 100 waves.
+        let (truth, estimate, bound) = fluid_check(2000, 20, |_| 1000.0, |_| 100);
+        assert_eq!(truth, 100_000.0);
+        assert!((estimate - truth).abs() < 0.01 * truth, "{estimate}");
+        assert!(
+            (estimate - truth).abs() <= bound + 1.0,
+            "{estimate} {bound}"
+        );
+    }
+
+    #[test]
+    fn a_trend_along_the_grid_is_followed_and_bounded() {
+        // CTAs get 2.5x dearer from the grid's start to its end, with a ripple of 129
+        // CTAs (a grid row) on top: a prefix would see only the cheap start.
+        let cost = |c: u64| {
+            let x = c as f64 / 6000.0;
+            800.0 * (1.0 + 1.5 * x) * (1.0 + 0.2 * (c as f64 * std::f64::consts::TAU / 129.0).sin())
+        };
+        let (truth, estimate, bound) = fluid_check(6000, 30, cost, |c| 100 + c % 7);
+        let error = (estimate - truth) / truth;
+        assert!(error.abs() < 0.03, "error {error}");
+        assert!(
+            (estimate - truth).abs() <= bound,
+            "{estimate} vs {truth} ± {bound}"
+        );
+        // The trend counts as variance: wide, but not useless.
+        assert!(bound / truth < 0.25, "bound {bound} of {truth}");
+    }
+
+    #[test]
+    fn strata_of_one_rate_have_no_bound_and_differing_ones_do() {
+        let stratum = |skipped: f64, cycles: f64| Stratum {
+            skipped_instructions: skipped,
+            span_cycles: cycles,
+            span_instructions: 100.0,
+        };
+        let same = extrapolate(500, &[stratum(1000.0, 50.0), stratum(1000.0, 50.0)]);
+        assert_eq!(same.cycles, 1500.0);
+        assert_eq!(same.bound, 0.0);
+        // Rates 0.5 and 0.7: each stratum's variance (0.2^2 / 2) times its skipped
+        // instructions squared, t(1) = 12.706 standard errors.
+        let two = extrapolate(500, &[stratum(1000.0, 50.0), stratum(1000.0, 70.0)]);
+        assert!((two.cycles - 1700.0).abs() < 1e-9);
+        let expected = 12.706 * (2.0 * 1000.0f64.powi(2) * 0.02).sqrt();
+        assert!((two.bound - expected).abs() < 1e-6, "{two:?} {expected}");
+        // One stratum: nothing to compare with, the whole skipped part is the bound.
+        let one = extrapolate(500, &[stratum(1000.0, 50.0)]);
+        assert_eq!((one.cycles, one.bound), (1000.0, 500.0));
     }
 
     #[test]
@@ -771,18 +1079,5 @@ mod tests {
         a.add(0, 2);
         let d = a.distance(&b);
         assert!((d - 0.5).abs() < 1e-12, "{d}");
-    }
-
-    #[test]
-    fn detailed_ctas_are_whole_waves_or_the_whole_launch() {
-        let s = Sampler::new(SamplingConfig {
-            enabled: true,
-            ..SamplingConfig::default()
-        });
-        assert_eq!(s.detailed_ctas(1000, 30), 150);
-        assert_eq!(s.detailed_ctas(150, 30), 150);
-        assert_eq!(s.detailed_ctas(100, 30), 100);
-        // One CTA at a time: the window still holds two.
-        assert_eq!(s.detailed_ctas(1000, 1), 5);
     }
 }

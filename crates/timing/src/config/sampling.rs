@@ -11,11 +11,17 @@ pub struct SamplingConfig {
     /// Sample: simulate a subset of each launch, and one representative of repeated
     /// launches, in detail; execute the rest functionally and estimate its cycles.
     pub enabled: bool,
-    /// CTA waves (SMs x CTAs per SM) of a launch simulated in detail before its other
-    /// CTAs are executed functionally; at least 3: the first warms the caches up, the
-    /// waves up to the last detailed CTA's start measure the steady rate, the last
-    /// drains. A launch of no more CTAs is simulated in full.
+    /// Strata a long launch's CTAs (in launch order) are cut into; one sample of
+    /// `waves` waves is simulated in detail in each, the others are executed
+    /// functionally and priced at their stratum's rate. A launch that would leave fewer
+    /// than half of its CTAs to skip is simulated in full.
+    pub strata: u32,
+    /// CTA waves (SMs x CTAs per SM) in each sample; at least 2: the first warms up
+    /// (it replaces the previous sample's CTAs on the SMs), the others measure.
     pub waves: u32,
+    /// Waves of skipped CTAs just before each sample whose global accesses warm the L1
+    /// data caches and the L2 (functionally: tags installed, no time, no counts).
+    pub warm_waves: u32,
     /// Launches of one kernel signature (name, grid, block, dynamic shared memory)
     /// simulated in detail before later launches of the same signature and basic-block
     /// vector are estimated from them (the first of them runs on cold caches).
@@ -30,7 +36,9 @@ impl Default for SamplingConfig {
     fn default() -> Self {
         SamplingConfig {
             enabled: false,
-            waves: 5,
+            strata: 8,
+            waves: 2,
+            warm_waves: 2,
             launches: 2,
             bbv_distance: 0.005,
         }
@@ -43,13 +51,25 @@ impl SamplingConfig {
     }
 
     pub(super) fn validate(&self) -> Result<(), ConfigError> {
-        if !(3..=1_000_000).contains(&self.waves) {
+        if !(2..=10_000).contains(&self.strata) {
+            return Err(invalid(
+                "sampling.strata",
+                format_args!("{} strata: between 2 and 10000", self.strata),
+            ));
+        }
+        if !(2..=1_000_000).contains(&self.waves) {
             return Err(invalid(
                 "sampling.waves",
                 format_args!(
-                    "{} waves: at least 3 are needed (warm-up, measurement, drain), at most 1000000",
+                    "{} waves: at least 2 are needed (warm-up, measurement), at most 1000000",
                     self.waves
                 ),
+            ));
+        }
+        if self.warm_waves > 1_000_000 {
+            return Err(invalid(
+                "sampling.warm_waves",
+                format_args!("{} waves: at most 1000000", self.warm_waves),
             ));
         }
         if !(1..=1_000_000).contains(&self.launches) {

@@ -549,6 +549,34 @@ impl MemorySystem {
         installed
     }
 
+    /// Functional warming for sampled simulation ([`crate::sampling`]): the sector at
+    /// simulated address `addr`, touched by a CTA executed functionally that would have
+    /// run on SM `sm`, is installed in the L2 (dirty for a store) and, for a load, in
+    /// that SM's L1D (not under CERF, whose L1D holds registers too). No time and no
+    /// access counted; displaced dirty lines are dropped without traffic, as for
+    /// [`MemorySystem::host_write`].
+    pub fn warm(&mut self, sm: usize, addr: u64, store: bool) {
+        let sector_bytes = u64::from(self.cfg.l2.slice.sector_bytes);
+        let line_bytes = u64::from(self.cfg.l2.slice.line_bytes);
+        let line = LineAddr(addr - addr % line_bytes);
+        let sectors = SectorMask::sector(((addr % line_bytes) / sector_bytes) as u32);
+        let slice = self.map.slice(line);
+        let cache = &mut self.slices[slice].cache;
+        cache.install_clean(line, sectors);
+        if store {
+            cache.mark_dirty(line, sectors);
+        }
+        if let (false, Some(m)) = (store, self.sms.get_mut(sm)) {
+            if m.array_banks.is_none() {
+                let l1 = &mut m.l1[L1::Data.index()].cache;
+                let l1_line = LineAddr(addr - addr % u64::from(l1.config().line_bytes));
+                let l1_sector = u64::from(l1.config().sector_bytes);
+                let s = ((addr - l1_line.0) / l1_sector) as u32;
+                l1.install_clean(l1_line, SectorMask::sector(s));
+            }
+        }
+    }
+
     /// Prepares the L1 caches for a kernel whose resident CTAs use `shared_bytes_per_sm`
     /// bytes of shared memory per SM: invalidates the caches configured with
     /// `invalidate_between_kernels`, and gives the L1D the ways its `shared_carveouts`
