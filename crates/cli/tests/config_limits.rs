@@ -85,6 +85,9 @@ fn values_at_the_bounds_run() {
         vec![
             "l1d.size_bytes=134217728".to_owned(),
             "l1d.ways=128".to_owned(),
+            // Far outside the energy tables' sizes: priced explicitly, as the load error asks.
+            "energy.l1d_read_pj=1000".to_owned(),
+            "energy.l1d_write_pj=1000".to_owned(),
         ],
     ] {
         let out = run_limited(4_000_000, &sets, Duration::from_secs(60));

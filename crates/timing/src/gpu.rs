@@ -468,13 +468,10 @@ impl TimingSimulator {
                          now: Cycle,
                          issued: u64|
          -> Result<(), SimError> {
-            loop {
-                let Some(s) = (0..n).map(|j| (rr + j) % n).find(|&s| {
-                    sms[s].resident_ctas() < occ.ctas_per_sm
-                        && sms[s].free_warp_slots() >= warps_per_cta
-                }) else {
-                    break;
-                };
+            while let Some(s) = (0..n).map(|j| (rr + j) % n).find(|&s| {
+                sms[s].resident_ctas() < occ.ctas_per_sm
+                    && sms[s].free_warp_slots() >= warps_per_cta
+            }) {
                 if *next_cta == plan.samples[sample].end {
                     // The sample is placed: execute the CTAs up to the next one
                     // functionally, warming the caches with the last of them.

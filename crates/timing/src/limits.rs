@@ -279,7 +279,12 @@ mod tests {
             "l1d",
             &CacheConfig {
                 line_bytes: 32,
-                ..load("gtx480", &["l1d.size_bytes=67108864"]).unwrap().l1d
+                ..load(
+                    "gtx480",
+                    &["l1d.size_bytes=67108864", PRICED_L1D_READ, PRICED_L1D_WRITE],
+                )
+                .unwrap()
+                .l1d
             },
         )
         .unwrap_err()
@@ -289,6 +294,11 @@ mod tests {
             "{e}"
         );
     }
+
+    /// An L1D far outside the energy tables' sizes must be priced explicitly (the load
+    /// error says so); these tests are about the size bounds, not the prices.
+    const PRICED_L1D_READ: &str = "energy.l1d_read_pj=1000";
+    const PRICED_L1D_WRITE: &str = "energy.l1d_write_pj=1000";
 
     #[test]
     fn combinations_within_each_bound_are_refused_by_their_memory_estimate() {
@@ -309,6 +319,15 @@ mod tests {
         assert!(e.contains("limit of 16384 MiB"), "{e}");
         // Each alone is accepted.
         load("gtx480", &["gpu.num_sms=1024"]).unwrap();
-        load("gtx480", &["l1d.size_bytes=134217728", "l1d.ways=128"]).unwrap();
+        load(
+            "gtx480",
+            &[
+                "l1d.size_bytes=134217728",
+                "l1d.ways=128",
+                PRICED_L1D_READ,
+                PRICED_L1D_WRITE,
+            ],
+        )
+        .unwrap();
     }
 }

@@ -437,6 +437,7 @@ mod tests {
             "rtx-a6000",
             &[
                 "sm.core=\"collector\"",
+                "sm.dependence=\"stall_counter\"",
                 "register_file.design=\"reuse-cache\"",
             ],
         );
