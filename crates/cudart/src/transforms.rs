@@ -164,39 +164,8 @@ mod tests {
     use super::*;
 
     /// A kernel with more simultaneously live values than 8 registers hold.
-    const PTX: &str = "\
-.version 7.8
-.target sm_70
-.address_size 64
-.visible .entry k(.param .u64 out)
-{
-\t.reg .b32 %r<20>;
-\t.reg .b64 %rd<4>;
-\tld.param.u64 %rd1, [out];
-\tmov.u32 %r1, %tid.x;
-\tadd.u32 %r2, %r1, 1;
-\tadd.u32 %r3, %r1, 2;
-\tadd.u32 %r4, %r1, 3;
-\tadd.u32 %r5, %r1, 4;
-\tadd.u32 %r6, %r1, 5;
-\tadd.u32 %r7, %r1, 6;
-\tadd.u32 %r8, %r1, 7;
-\tadd.u32 %r9, %r1, 8;
-\tadd.u32 %r10, %r1, 9;
-\tadd.u32 %r11, %r2, %r3;
-\tadd.u32 %r12, %r11, %r4;
-\tadd.u32 %r13, %r12, %r5;
-\tadd.u32 %r14, %r13, %r6;
-\tadd.u32 %r15, %r14, %r7;
-\tadd.u32 %r16, %r15, %r8;
-\tadd.u32 %r17, %r16, %r9;
-\tadd.u32 %r18, %r17, %r10;
-\tmul.wide.u32 %rd2, %r1, 4;
-\tadd.u64 %rd3, %rd1, %rd2;
-\tst.global.u32 [%rd3], %r18;
-\tret;
-}
-";
+    /// (The compiler's pipeline tests use the same kernel.)
+    const PTX: &str = include_str!("../../compiler/testdata/register_pressure.ptx");
 
     use compiler::pipeline::CompiledProgram;
     use ir::Program;
