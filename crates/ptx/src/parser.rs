@@ -1289,6 +1289,11 @@ impl<'a> Parser<'a> {
                         component: None,
                     };
                     self.bump();
+                    // `[tex, ]` would print as the plain address `[tex]`: a comma must be
+                    // followed by the coordinates (or sampler).
+                    if self.at(TokenKind::RBracket) {
+                        return Err(self.expected("an operand after ',' in the texture operand"));
+                    }
                     let mut items = vec![first];
                     items.extend(self.operand_sequence(
                         TokenKind::RBracket,

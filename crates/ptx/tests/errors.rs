@@ -150,6 +150,17 @@ fn bad_vector_component() {
     );
 }
 
+/// `[tex, ]` is neither an address nor a texture operand: accepting it as a one-element
+/// texture operand made the canonical print `[tex]` parse to a different tree (found by
+/// the `parse` fuzz target).
+#[test]
+fn texture_operand_with_nothing_after_the_comma() {
+    assert_eq!(
+        headline(&kernel("\tld.global.s8 %r1, [gm, ];")),
+        "kernel.ptx:6:25: error: expected an operand after ',' in the texture operand, found ']'"
+    );
+}
+
 #[test]
 fn module_level_junk() {
     assert_eq!(
