@@ -3,8 +3,10 @@
 //! the statistics so far marked incomplete (completed kernels kept whole); SIGTERM to
 //! `regsim run` reaches the program, which leaves its statistics, and the temporary
 //! runtime directory is removed; `--timeout` ends a program that does not stop by
-//! itself. (A kernel that never ends is tested at the timing-crate level,
-//! `crates/timing/tests/run_limits.rs`: no committed CUDA program loops forever.)
+//! itself; a CUDA program whose kernel never ends stops at `--max-cycles` and at
+//! `--timeout`, and one whose two warps wait at different barriers is reported as a
+//! deadlock with each warp's state (`tests/programs/never_ends.cu`; the timing-crate
+//! side is `crates/timing/tests/run_limits.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -16,6 +18,11 @@ fn repo_root() -> PathBuf {
 
 fn workload(name: &str) -> PathBuf {
     repo_root().join("workloads/bin").join(name)
+}
+
+/// A committed test program of `tests/programs/bin` (built by `tests/programs/build.sh`).
+fn program(name: &str) -> PathBuf {
+    repo_root().join("crates/cli/tests/programs/bin").join(name)
 }
 
 /// A fresh scratch directory (also the temporary directory of the runs).
@@ -305,6 +312,78 @@ fn a_program_that_outlives_its_timeout_is_killed_with_status_124() {
     assert_eq!(out.status.code(), Some(124), "{se}");
     assert!(
         se.contains("did not stop at its time limit (0.5 s) and was killed"),
+        "{se}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
+}
+
+/// `tests/programs/never_ends` spins on a flag nothing sets: each limit stops it with the
+/// kernel named, exit status 124 and incomplete statistics (the cycle limit at an exact
+/// cycle, with each live warp's state).
+#[test]
+fn a_kernel_that_never_ends_stops_at_each_limit() {
+    for (limit, value, says) in [
+        (
+            "--max-cycles",
+            "20000",
+            "regsim: run stopped: kernel wait_for_flag(int const volatile*, int*) stopped at \
+             cycle 19999: the cycle limit (20000 cycles) was reached; 2 warps live (",
+        ),
+        (
+            "--timeout",
+            "1",
+            "the time limit (1 s) was reached; 2 warps live (",
+        ),
+    ] {
+        let tmp = scratch(&format!("spin{limit}"));
+        let stats = tmp.join("s.json");
+        let started = Instant::now();
+        let out = run(
+            &tmp,
+            &[limit, value, "--stats", stats.to_str().unwrap()],
+            &program("never_ends"),
+        );
+        let se = stderr(&out);
+        assert_eq!(out.status.code(), Some(124), "{limit}: {se}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{limit}: {se}");
+        assert!(se.contains(says), "{limit}: {se}");
+        assert!(
+            se.contains("SM 0 CTA (0,0,0) warp 1 (next: PTX line "),
+            "{se}"
+        );
+        let json = read_json(&stats);
+        assert_eq!(json["complete"], false, "{limit}");
+        assert_eq!(json["program"]["exit_code"], 124, "{limit}");
+        if limit == "--max-cycles" {
+            assert_eq!(json["kernels"][0]["cycles"], 20000);
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "{limit}");
+        assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
+    }
+}
+
+#[test]
+fn a_two_warp_barrier_deadlock_is_reported_with_each_warps_state() {
+    let tmp = scratch("deadlock");
+    let started = Instant::now();
+    let out = regsim_run(&tmp, &[], &program("never_ends"))
+        .arg("deadlock")
+        .output()
+        .expect("regsim runs");
+    let se = stderr(&out);
+    // The program sees a failed launch and exits with its own error status.
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(
+        se.contains(
+            "kernel split_barrier(int*), PTX line 63 (bar.sync %r1, 64;), CTA (0,0,0): \
+             barrier 1 deadlock: warps [0] wait at it, warps [1] never arrive"
+        ),
+        "{se}"
+    );
+    assert!(
+        se.contains("warp 0 (next: PTX line 65) waits at barrier 1")
+            && se.contains("warp 1 (next: PTX line 65) waits at barrier 2"),
         "{se}"
     );
     assert!(started.elapsed() < Duration::from_secs(30));

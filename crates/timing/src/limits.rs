@@ -40,6 +40,12 @@ pub const LIMITS: &[Limit] = &[
     limit("sm.active_warps", 1024, |c| c.sm.active_warps.into()),
     limit("sm.issue_width", 64, |c| c.sm.issue_width.into()),
     limit("sm.ibuffer_entries", 255, |c| c.sm.ibuffer_entries.into()),
+    // 4 Mi 32-bit registers (16 MiB) per SM: 64x a 256 KB file, 8x LTRF's 8x file. WIR
+    // keeps a value per physical warp register, so the file's size is host memory.
+    limit("sm.registers", 1 << 22, |c| c.sm.registers.into()),
+    limit("register_file.ideal_capacity_registers", 1 << 22, |c| {
+        c.register_file.ideal_capacity_registers.unwrap_or(0)
+    }),
     limit("register_file.banks", 1024, |c| {
         c.register_file.banks.into()
     }),
@@ -66,6 +72,9 @@ pub const LIMITS: &[Limit] = &[
     }),
     limit("register_file.wir.retry_queue_entries", 1 << 16, |c| {
         c.register_file.wir.retry_queue_entries.into()
+    }),
+    limit("register_file.cerf.tag_banks", 1024, |c| {
+        c.register_file.cerf.tag_banks.into()
     }),
     limit("register_file.wir.front_stages", 64, |c| {
         c.register_file.wir.front_stages.into()
@@ -329,5 +338,28 @@ mod tests {
             ],
         )
         .unwrap();
+    }
+
+    /// WIR keeps a value per physical warp register: a large file on many SMs is refused
+    /// by its memory estimate, the same file under the baseline (which allocates nothing
+    /// per register) is not, and a file over the bound is refused under any design.
+    #[test]
+    fn wir_sizes_its_physical_registers_in_the_memory_estimate() {
+        let big = ["gpu.num_sms=2048", "sm.registers=4194304"];
+        let e = load("gtx480", &[big[0], big[1], "register_file.design=wir"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("gpu: the model of this GPU would take about"),
+            "{e}"
+        );
+        load("gtx480", &big).unwrap();
+        let e = load("gtx480", &["sm.registers=2147483648"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("sm.registers: 2147483648 is over the limit of 4194304"),
+            "{e}"
+        );
     }
 }

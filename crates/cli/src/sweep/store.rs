@@ -711,6 +711,29 @@ pub(crate) mod tests {
         assert!(format!("{err:#}").contains("notes.txt"), "{err:#}");
     }
 
+    /// `--status` and `--export` open the store read-only: they work on a store nobody may
+    /// write, and they cannot write it even where the permissions would let them (as root,
+    /// for whom the CLI test's `chmod 0444` changes nothing).
+    #[test]
+    fn a_read_only_store_refuses_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        Store::open(&path)
+            .unwrap()
+            .record(&[record("a", RunStatus::Ok, 100)])
+            .unwrap();
+        let store = Store::open_read_only(&path).unwrap();
+        assert_eq!(store.records().unwrap().len(), 1);
+        let err = store
+            .conn
+            .execute("DELETE FROM runs", [])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("readonly"), "{err}");
+        drop(store);
+        assert_eq!(Store::open(&path).unwrap().records().unwrap().len(), 1);
+    }
+
     #[test]
     fn refuses_a_newer_schema() {
         let dir = tempfile::tempdir().unwrap();

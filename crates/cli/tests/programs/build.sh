@@ -15,6 +15,9 @@ $NVCC barrier_exit.cu -o bin/barrier_exit
 $NVCC barrier_slot_reuse.cu -o bin/barrier_slot_reuse
 $NVCC stray_access.cu -o bin/stray_access
 $NVCC launch_refusals.cu -o bin/launch_refusals
+# Issue 26, kernels that never end: spinning on a flag nothing sets, and (`deadlock`) a
+# two-warp deadlock on named barriers.
+$NVCC never_ends.cu -o bin/never_ends
 # The same kernel with the CUDA runtime linked statically (nvcc's default): regsim run
 # must refuse it and say how to rebuild.
 nvcc -O2 -arch=sm_70 unsupported_api.cu -o bin/static_cudart

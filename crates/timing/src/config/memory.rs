@@ -455,7 +455,11 @@ pub fn validate_cache(prefix: &str, c: &CacheConfig) -> Result<(), ConfigError> 
         return Err(invalid(
             key("sector_bytes"),
             format_args!(
-                "at most {} sectors per line are supported",
+                "{} ({}) / sector_bytes ({}) is {} sectors per line; at most {} are supported",
+                key("line_bytes"),
+                c.line_bytes,
+                c.sector_bytes,
+                c.line_bytes / c.sector_bytes,
                 crate::memory::cache::MAX_SECTORS
             ),
         ));

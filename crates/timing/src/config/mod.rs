@@ -560,7 +560,11 @@ impl GpuConfig {
         if ic.input_buffer_bytes < max_packet {
             return Err(invalid(
                 "interconnect.input_buffer_bytes",
-                format_args!("must hold at least one write packet ({max_packet} bytes)"),
+                format_args!(
+                    "must hold at least one write packet: interconnect.control_bytes ({}) + \
+                     l2.slice.line_bytes ({}) = {max_packet} bytes",
+                    ic.control_bytes, l2.line_bytes
+                ),
             ));
         }
 

@@ -485,7 +485,14 @@ impl Sm {
         .map(u64::from)
         .iter()
         .sum::<u64>();
+        // WIR's physical warp registers: a value, its flags and reference counts each.
+        let wir_registers = if rf.design == crate::config::RegisterFileDesign::Wir {
+            u64::from(sm.registers) / u64::from(crate::config::WARP_SIZE) * (128 + 32)
+        } else {
+            0
+        };
         std::mem::size_of::<Self>() as u64
+            + wir_registers
             + warps
             + u64::from(sm.max_ctas) * 64
             + u64::from(sm.schedulers) * 256
