@@ -35,7 +35,7 @@
 //! # Sized structures
 //! The per-access energy of the RFC, ORF, LTRF cache, CERF array, WIR tables, L1D, L2
 //! slices and shared memory follows their configured size ([`sized`]; the caches by CERF
-//! Table III's rows and a square-root capacity law): a GPU config fills them in from the papers' tables
+//! Table III's rows, their capacity, associativity and line size): a GPU config fills them in from the papers' tables
 //! when it is loaded, an explicit `energy.*` value wins, and [`EnergyConfig::sources`]
 //! (written into every report) says which table row each one came from.
 
@@ -122,6 +122,13 @@ pub struct EnergyConfig {
     /// [`Self::mrf_scale`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mrf_technology_scale: Option<f64>,
+    /// The associativity the L1D's energy is priced at ([`sized`]: the tag lookup reads
+    /// one tag per way); absent (the default), `l1d.ways`. For configs whose `l1d.ways`
+    /// is a modelling device rather than the hardware's (4 sets over the whole array, so
+    /// that shared-memory carve-outs are whole ways), which the rule would price as a
+    /// 256-way tag lookup.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l1d_priced_ways: Option<u32>,
     /// An operand read out of a collector unit into the execution unit. Gebhart Table 3,
     /// one-entry row (a one-register flip-flop buffer per thread, the closest
     /// characterised structure to an operand buffer): 0.7 pJ × 8. No paper gives a
@@ -214,13 +221,14 @@ pub struct EnergyConfig {
     /// in every design), so no event of this kind is reported; the key is kept so that
     /// existing configs still load.
     pub wir_verify_read_read_pj: f64,
-    /// L1D read (data + tag): CERF Table III, 0.72 + 0.47 pJ for its 16 KB L1D, on our
-    /// MRF read's scale, times sqrt(`l1d.size_bytes` / 16 KB) ([`sized`]).
+    /// L1D read (data + tag): CERF Table III, 0.72 + 0.47 pJ for its 16 KB 4-way L1D of
+    /// 128-byte lines, on our MRF read's scale; another capacity, associativity or line
+    /// size scales the data and tag rows by the bits-sensed rule ([`sized`]).
     pub l1d_read_pj: f64,
     /// L1D write (data + tag): CERF Table III, 0.61 + 0.64 pJ, scaled as the read.
     pub l1d_write_pj: f64,
-    /// L2 read (data + tag): CERF Table III, 5.52 + 1.05 pJ for a 64 KB slice, on our
-    /// scale, times sqrt(`l2.slice.size_bytes` / 64 KB).
+    /// L2 read (data + tag): CERF Table III, 5.52 + 1.05 pJ for a 64 KB 8-way slice of
+    /// 128-byte lines, on our scale, scaled as the L1D's by its slice's organisation.
     pub l2_read_pj: f64,
     /// L2 write (data + tag): CERF Table III, 3.95 + 1.91 pJ, scaled as the read.
     pub l2_write_pj: f64,
@@ -309,6 +317,7 @@ impl Default for EnergyConfig {
             mrf_read_pj: mrf_read,
             mrf_write_pj: mrf_write,
             mrf_technology_scale: None,
+            l1d_priced_ways: None,
             collector_read_pj: per_warp(one_r),
             collector_write_pj: per_warp(one_w),
             crossbar_transfer_pj: wire_pj(MRF_DISTANCE_MM),
@@ -337,10 +346,10 @@ impl Default for EnergyConfig {
             wir_vsb_write_pj: sized::WIR_VSB_PJ,
             wir_verify_cache_lookup_pj: sized::WIR_VERIFY_CACHE_PJ,
             wir_verify_read_read_pj: mrf_read,
-            l1d_read_pj: cerf_scaled(sized::CERF_L1D_READ_PJ),
-            l1d_write_pj: cerf_scaled(sized::CERF_L1D_WRITE_PJ),
-            l2_read_pj: cerf_scaled(sized::CERF_L2_READ_PJ),
-            l2_write_pj: cerf_scaled(sized::CERF_L2_WRITE_PJ),
+            l1d_read_pj: cerf_scaled(sized::data_plus_tag(sized::CERF_L1D_READ_PJ)),
+            l1d_write_pj: cerf_scaled(sized::data_plus_tag(sized::CERF_L1D_WRITE_PJ)),
+            l2_read_pj: cerf_scaled(sized::data_plus_tag(sized::CERF_L2_READ_PJ)),
+            l2_write_pj: cerf_scaled(sized::data_plus_tag(sized::CERF_L2_WRITE_PJ)),
             // 48 KB of shared memory against Table III's 16 KB L1D data row.
             shared_memory_access_pj: cerf_scaled(sized::CERF_L1D_DATA_READ_PJ)
                 * sized::sram_scale(48 * 1024, sized::CERF_L1D_BYTES),

@@ -234,7 +234,12 @@ impl GpuConfig {
             wir_vsb_entries: rf.wir.vsb_entries,
             wir_verify_cache_entries: rf.wir.verify_cache_entries,
             l1d_bytes: self.l1d.size_bytes,
+            l1d_ways: self.energy.l1d_priced_ways.unwrap_or(self.l1d.ways),
+            l1d_ways_priced_explicitly: self.energy.l1d_priced_ways.is_some(),
+            l1d_line_bytes: self.l1d.line_bytes,
             l2_slice_bytes: self.l2.slice.size_bytes,
+            l2_ways: self.l2.slice.ways,
+            l2_line_bytes: self.l2.slice.line_bytes,
             shared_memory_array_bytes: if self.l1d.shared_carveouts.is_empty() {
                 self.sm.shared_memory_bytes.into()
             } else {

@@ -527,12 +527,53 @@ fn cache_energies_follow_each_configs_capacities() {
     assert!(close(gtx.l2_read_pj, cerf(5.52 + 1.05)));
     // 48 KB of shared memory beside a 16 KB L1D: sqrt(3) of the L1D data row.
     assert!(close(gtx.shared_memory_access_pj, cerf(0.72) * 3f64.sqrt()));
-    // H100: a 256 KB L1D/shared array (16× Table III's L1D) and 640 KB L2 slices.
+    // H100: a 256 KB L1D/shared array (16× Table III's L1D), priced at Table I's 4 ways
+    // (`energy.l1d_priced_ways`: its 256 ways are a modelling device), and 640 KB 20-way
+    // L2 slices: the data row × sqrt(10), the tag row × 20/8 ways × sqrt(10) (ten times
+    // the lines).
     let h100 = load("h100", &[]).unwrap().energy;
     assert!(close(h100.l1d_read_pj, 4.0 * gtx.l1d_read_pj));
     assert!(close(h100.shared_memory_access_pj, 4.0 * cerf(0.72)));
-    assert!(close(h100.l2_write_pj, 10f64.sqrt() * gtx.l2_write_pj));
-    assert!(h100.sources["l2_write_pj"].contains("sqrt(655360 / 65536) = 3.162"));
+    let ten = 10f64.sqrt();
+    assert!(close(
+        h100.l2_write_pj,
+        cerf(3.95) * ten + cerf(1.91) * 2.5 * ten
+    ));
+    assert!(
+        h100.sources["l2_write_pj"].contains("20 ways, 128-byte lines"),
+        "{}",
+        h100.sources["l2_write_pj"]
+    );
+    // The L1D priced at its configured 256 ways is refused, naming the key.
+    for config in ["qv100", "rtx-a6000", "h100", "gpgpusim-qv100"] {
+        let e = err_of(config, &["energy.l1d_priced_ways=256"]);
+        assert_eq!(e.key(), Some("energy.l1d_priced_ways"), "{config}: {e}");
+        assert_eq!(load(config, &[]).unwrap().energy.l1d_priced_ways, Some(4));
+    }
+    // Associativity and line size: a 32 KB 8-way L1D (32 sets, as gtx480's hashed index
+    // needs) pays twice the tag row on top of the capacity; 64-byte lines (every level's,
+    // lines moving whole) sense half the data and hold twice the tags.
+    let two = 2f64.sqrt();
+    let eight = load("gtx480", &["l1d.ways=8", "l1d.size_bytes=32768"])
+        .unwrap()
+        .energy;
+    assert!(close(
+        eight.l1d_read_pj,
+        cerf(0.72) * two + 2.0 * two * cerf(0.47)
+    ));
+    let lines = [
+        "l1d.line_bytes=64",
+        "l2.slice.line_bytes=64",
+        "constant_cache.line_bytes=64",
+        "icache.line_bytes=64",
+        "texture_cache.line_bytes=64",
+    ];
+    let short = load("gtx480", &lines).unwrap().energy;
+    assert!(close(
+        short.l1d_read_pj,
+        0.5 * cerf(0.72) + two * cerf(0.47)
+    ));
+    assert!(close(short.l2_read_pj, 0.5 * cerf(5.52) + two * cerf(1.05)));
     // Beyond 16× the row: refused, naming the key, unless the energies are set.
     let big = ["l1d.size_bytes=524288"];
     let e = err_of("gtx480", &big);
