@@ -675,9 +675,10 @@ impl GpuConfig {
     }
 }
 
-/// `register_file.wide_operand_reads` and `tensor_operand_slots`: in range, and only with
-/// the designs whose collectors read the instruction's own operands (the per-operand rule)
-/// or any register list in operand order (the tensor slots).
+/// `register_file.wide_operand_reads`, `tensor_operand_slots` and `multi_collector`: in
+/// range, and only with the designs whose collectors read the instruction's own operands
+/// (the per-operand rule, the units spanned) or any register list in operand order (the
+/// tensor slots).
 fn validate_operand_reads(rf: &RegisterFileConfig) -> Result<(), ConfigError> {
     use RegisterFileDesign as D;
     let plain = matches!(rf.design, D::Baseline | D::Ideal | D::IdealUnlimited);
@@ -687,6 +688,15 @@ fn validate_operand_reads(rf: &RegisterFileConfig) -> Result<(), ConfigError> {
             format_args!(
                 "\"per_operand\" is modelled for the baseline and ideal designs only, not \
                  design = {:?}",
+                rf.design
+            ),
+        ));
+    }
+    if rf.multi_collector && !plain {
+        return Err(invalid(
+            "register_file.multi_collector",
+            format_args!(
+                "is modelled for the baseline and ideal designs only, not design = {:?}",
                 rf.design
             ),
         ));

@@ -297,12 +297,21 @@ pub struct RegisterFileConfig {
     pub wide_operand_reads: WideOperandReads,
     /// Bank reads of a matrix (`tensor` class: `wmma.mma`, `mma.sync`) instruction's
     /// sources: absent, one per source register it names (a `wmma.mma` m16n16k16 f32
-    /// names 24, of which the collector takes the first 20); `n`, at most `n` operand
+    /// names 24); `n`, at most `n` operand
     /// slots: its source registers (after `wide_operand_reads`) split in order into `n`
     /// groups as even as possible, each one read in the bank of its first register that
     /// delivers the group. Turing's HMMA.1688 has 7 source slots (Malekeh §2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tensor_operand_slots: Option<u32>,
+    /// An instruction whose bank reads (after `wide_operand_reads` and
+    /// `tensor_operand_slots`) exceed `operands_per_collector` takes several collector
+    /// units of its kind and partition, ⌈reads / operands_per_collector⌉ (at most as many
+    /// as serve it), which collect their shares in parallel and dispatch it once, when
+    /// all have arrived; it issues only when that many are free. Default false: one unit
+    /// holds every operand of an instruction (`operands_per_collector` sizes energy only).
+    /// Baseline and ideal designs only.
+    #[serde(default, skip_serializing_if = "super::memory::is_false")]
+    pub multi_collector: bool,
     /// Instructions the collector units of one scheduler may dispatch per cycle (0, the
     /// default: no limit beyond the execution units).
     #[serde(default)]

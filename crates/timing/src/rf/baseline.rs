@@ -26,7 +26,10 @@
 //!   that delivers several registers counts them all in the ledger.
 //! - Collector units: `collector_units` generic units, or per execution-unit type
 //!   (`specialised_collectors`). An issued instruction takes a free unit of its kind
-//!   (else the warp stalls: [`RfStall`]); the unit requests all its registers; each cycle
+//!   (else the warp stalls: [`RfStall`]), or with `multi_collector` as many as its reads
+//!   need at `operands_per_collector` each (at most as many as serve it), which collect
+//!   their shares in parallel and dispatch it together, through the first
+//!   ([`Baseline::accept_spanning`]); the unit requests all its registers; each cycle
 //!   the arbiter first grants pending writes (oldest first) to write ports, then reads
 //!   (collectors in rotating order, operands in order) to read ports; every request that
 //!   finds its bank's ports taken is counted as a bank conflict and retried next cycle.
@@ -53,8 +56,9 @@ use crate::rf::{
 use crate::time::{Cycle, Cycles};
 use ir::analysis::bitset::BitSet;
 
-/// Registers one instruction reads or writes at most (four 128-bit operands).
-pub(crate) const MAX_REGS: usize = 20;
+/// Registers one instruction reads or writes at most: a `wmma.mma` m16n16k16 with f32
+/// accumulators reads 24 (A, B and C eight each); 32 fills a write's `u32` mask.
+pub(crate) const MAX_REGS: usize = 32;
 
 #[derive(Clone, Copy, Debug)]
 struct Collector {
@@ -92,7 +96,15 @@ struct Collector {
     /// dispatch (`after[..n_after]`, [`Baseline::wait_for`]: BOW's forwarded sources).
     after: [(u16, u32); MAX_AFTER],
     n_after: u8,
+    /// `multi_collector`: the collector whose instruction this one collects a share of
+    /// ([`NO_LEAD`]: its own instruction), and, of a lead, the units its instruction
+    /// spans, itself included.
+    lead: u16,
+    span: u8,
 }
+
+/// A collector that collects its own instruction's operands ([`Collector::lead`]).
+const NO_LEAD: u16 = u16::MAX;
 
 /// Most collectors one instruction waits for ([`Baseline::wait_for`]).
 pub(crate) const MAX_AFTER: usize = 8;
@@ -270,6 +282,11 @@ pub struct Baseline {
     /// `register_file.wide_operand_reads` and `tensor_operand_slots` (0: none).
     wide_reads: WideOperandReads,
     tensor_slots: usize,
+    /// `operands_per_collector` under `multi_collector` (0: one unit per instruction).
+    unit_slots: usize,
+    /// Under `multi_collector`: instructions that took several units, the units they
+    /// took, and instructions that needed more units than serve them.
+    spans: [u64; 3],
     last_integrated: Cycle,
     stats: RfStats,
     /// What the registers did and what it cost (see [`crate::rf::ledger`]).
@@ -307,6 +324,8 @@ impl Baseline {
             scheduler: ANY_SCHEDULER,
             after: [(0, 0); MAX_AFTER],
             n_after: 0,
+            lead: NO_LEAD,
+            span: 1,
         };
         let mut collectors: Vec<Collector> = Vec::new();
         let schedulers = cfg.sm.schedulers.max(1) as usize;
@@ -367,6 +386,12 @@ impl Baseline {
             dispatched: vec![0; schedulers],
             wide_reads: rf.wide_operand_reads,
             tensor_slots: rf.tensor_operand_slots.map_or(0, |n| n as usize),
+            unit_slots: if rf.multi_collector {
+                rf.operands_per_collector.max(1) as usize
+            } else {
+                0
+            },
+            spans: [0; 3],
             collectors,
             writes: Vec::with_capacity(64),
             side_reads: Vec::with_capacity(16),
@@ -836,6 +861,8 @@ impl Baseline {
         c.start_at = now;
         c.epoch = c.epoch.wrapping_add(1);
         c.n_after = 0;
+        c.lead = NO_LEAD;
+        c.span = 1;
         c.scheduler = ANY_SCHEDULER;
         self.busy += 1;
     }
@@ -939,7 +966,102 @@ impl Baseline {
     }
 }
 
+/// `multi_collector`'s counters in [`RfStats::extra`]: instructions that took several
+/// collector units, the units they took, and instructions that needed more units than
+/// serve them (whose units then hold more than `operands_per_collector` reads each).
+const SPAN_COUNTERS: [&str; 3] = [
+    "multi_collector_instructions",
+    "multi_collector_units",
+    "multi_collector_slot_overflows",
+];
+
 impl Baseline {
+    /// Under `multi_collector`: the units an instruction of `n` bank reads for `unit` of
+    /// `scheduler` takes (⌈n / operands_per_collector⌉, at most as many as serve it), and
+    /// whether it needed more than serve it.
+    fn units_for(&self, n: usize, unit: UnitKind, scheduler: u16) -> (usize, bool) {
+        let serving = self
+            .collectors
+            .iter()
+            .filter(|c| self.serves(c, unit, scheduler))
+            .count();
+        let k = n.div_ceil(self.unit_slots).max(1);
+        (k.min(serving.max(1)), k > serving)
+    }
+
+    /// Under `multi_collector`: whether enough units are free for `c`'s reads.
+    fn enough_free_units(&self, c: &Candidate<'_>) -> bool {
+        let mut banks = [0u8; MAX_REGS];
+        let mut delivers = [1u8; MAX_REGS];
+        let n = self.read_plan(c.srcs, c, &mut banks, &mut delivers);
+        let (k, _) = self.units_for(n, c.unit, c.scheduler);
+        self.collectors
+            .iter()
+            .filter(|u| self.fits(u, c.unit, c.scheduler))
+            .take(k)
+            .count()
+            == k
+    }
+
+    /// [`RegisterFile::accept`] under `multi_collector`: the first free units that fit
+    /// take the instruction's reads in order, split as evenly as possible; the first is
+    /// the lead, which dispatches it once every unit's reads have arrived.
+    fn accept_spanning(&mut self, token: InstToken, inst: &Candidate<'_>, now: Cycle) {
+        let mut banks = [0u8; MAX_REGS];
+        let mut delivers = [1u8; MAX_REGS];
+        let n = self.read_plan(inst.srcs, inst, &mut banks, &mut delivers);
+        let (k, overflow) = self.units_for(n, inst.unit, inst.scheduler);
+        let mut units = [0usize; MAX_REGS];
+        let mut got = 0;
+        for (i, u) in self.collectors.iter().enumerate() {
+            if got < k && self.fits(u, inst.unit, inst.scheduler) {
+                units[got] = i;
+                got += 1;
+            }
+        }
+        if got < k {
+            debug_assert!(false, "accept without enough free collectors");
+            return;
+        }
+        let lead = units[0];
+        for (j, &idx) in units[..k].iter().enumerate() {
+            let (from, to) = (j * n / k, (j + 1) * n / k);
+            self.occupy(idx, token, inst.unit, &banks[from..to], now);
+            let c = &mut self.collectors[idx];
+            c.delivers[..to - from].copy_from_slice(&delivers[from..to]);
+            c.scheduler = inst.scheduler;
+            if j > 0 {
+                c.lead = lead as u16;
+            }
+        }
+        self.collectors[lead].span = k as u8;
+        if k > 1 {
+            self.spans[0] += 1;
+            self.spans[1] += k as u64;
+        }
+        self.spans[2] += u64::from(overflow);
+    }
+
+    /// Whether a unit collecting a share of lead `idx`'s instruction still waits for
+    /// reads at `now`.
+    fn shares_pending(&self, idx: usize, now: Cycle) -> bool {
+        self.collectors
+            .iter()
+            .any(|c| c.busy && usize::from(c.lead) == idx && !(c.pending == 0 && c.ready_at <= now))
+    }
+
+    /// Frees the units that collected shares of lead `idx`'s instruction (dispatched).
+    fn free_shares(&mut self, idx: usize) {
+        for i in 0..self.collectors.len() {
+            let c = &mut self.collectors[i];
+            if c.busy && usize::from(c.lead) == idx {
+                c.busy = false;
+                self.busy_collectors.remove(i);
+                self.busy -= 1;
+            }
+        }
+    }
+
     /// The bank reads collecting `reads` for `inst` costs: one per register
     /// ([`Baseline::banks_of`]), or one per wide operand (`wide_operand_reads`), and for a
     /// matrix instruction at most `tensor_operand_slots` reads, consecutive registers
@@ -991,11 +1113,14 @@ impl RegisterFile for Baseline {
     fn warp_exited(&mut self, _warp: WarpSlot) {}
 
     fn can_accept(&mut self, c: &Candidate<'_>, _now: Cycle) -> Result<(), RfStall> {
-        if self
-            .collectors
-            .iter()
-            .any(|u| self.fits(u, c.unit, c.scheduler))
-        {
+        let enough = if self.unit_slots == 0 {
+            self.collectors
+                .iter()
+                .any(|u| self.fits(u, c.unit, c.scheduler))
+        } else {
+            self.enough_free_units(c)
+        };
+        if enough {
             return Ok(());
         }
         let mine = |u: &&Collector| self.serves(u, c.unit, c.scheduler);
@@ -1003,10 +1128,15 @@ impl RegisterFile for Baseline {
             .collectors
             .iter()
             .filter(mine)
-            .any(|u| u.pending > 0 && u.conflicted)
+            .any(|u| u.busy && u.pending > 0 && u.conflicted)
         {
             Err(RfStall::BankConflict)
-        } else if self.collectors.iter().filter(mine).any(|u| u.pending == 0) {
+        } else if self
+            .collectors
+            .iter()
+            .filter(mine)
+            .any(|u| u.busy && u.pending == 0)
+        {
             Err(RfStall::PipelineBusy)
         } else {
             Err(RfStall::NoFreeCollector)
@@ -1014,6 +1144,10 @@ impl RegisterFile for Baseline {
     }
 
     fn accept(&mut self, i: IssuedInst<'_>, now: Cycle) {
+        if self.unit_slots > 0 {
+            self.accept_spanning(i.token, &i.inst, now);
+            return;
+        }
         let (unit, scheduler) = (i.inst.unit, i.inst.scheduler);
         let Some(idx) = self
             .collectors
@@ -1142,11 +1276,20 @@ impl RegisterFile for Baseline {
         let mut busy = RoundRobin::new(start, n);
         while let Some(idx) = busy.next(&self.busy_collectors) {
             let u = self.collectors[idx];
+            if u.lead != NO_LEAD {
+                // A share of another unit's instruction: that unit dispatches it.
+                continue;
+            }
             let s = usize::from(u.scheduler);
             if self.dispatch_limit > 0 && self.dispatched.get(s) >= Some(&self.dispatch_limit) {
                 continue;
             }
-            if u.busy && u.pending == 0 && u.ready_at <= now && !self.waits(&u, now) {
+            if u.busy
+                && u.pending == 0
+                && u.ready_at <= now
+                && !self.waits(&u, now)
+                && (u.span == 1 || !self.shares_pending(idx, now))
+            {
                 let d = Dispatch {
                     token: u.token,
                     unit: u.unit,
@@ -1159,6 +1302,9 @@ impl RegisterFile for Baseline {
                     self.collectors[idx].busy = false;
                     self.busy_collectors.remove(idx);
                     self.busy -= 1;
+                    if u.span > 1 {
+                        self.free_shares(idx);
+                    }
                 } else {
                     self.collectors[idx].units_free_at = c.dispatch.free_at(d);
                 }
@@ -1181,11 +1327,14 @@ impl RegisterFile for Baseline {
             at(r.done_at.map_or(soon, |t| t.max(soon)));
         }
         for u in self.collectors.iter().filter(|u| u.busy) {
-            at(if u.pending > 0 {
-                u.start_at.max(soon)
-            } else {
-                u.ready_at.max(u.units_free_at).max(soon)
-            });
+            if u.pending > 0 {
+                at(u.start_at.max(soon));
+            } else if u.lead == NO_LEAD {
+                at(u.ready_at.max(u.units_free_at).max(soon));
+            } else if u.ready_at > now {
+                // A collected share: its lead dispatches, once this has arrived.
+                at(u.ready_at);
+            }
         }
         next
     }
@@ -1201,6 +1350,11 @@ impl RegisterFile for Baseline {
             s.collector_busy_cycles += self.busy as u64 * dt;
             if self.busy == self.collectors.len() && self.busy > 0 {
                 s.collectors_full_cycles += dt;
+            }
+        }
+        if self.unit_slots > 0 {
+            for (k, v) in SPAN_COUNTERS.iter().zip(self.spans) {
+                s.extra.insert((*k).into(), v);
             }
         }
         s
@@ -1289,17 +1443,7 @@ mod tests {
     }
 
     fn issue(rf: &mut Baseline, token: u32, warp: u16, srcs: &[RegOperand], now: u64) {
-        let step = emu::WarpStep::default();
-        let c = candidate(warp, srcs, &[]);
-        assert!(rf.can_accept(&c, Cycle::new(now)).is_ok());
-        rf.accept(
-            IssuedInst {
-                token: InstToken(token),
-                inst: c,
-                step: &step,
-            },
-            Cycle::new(now),
-        );
+        assert!(try_issue(rf, token, warp, srcs, now));
     }
 
     /// Bank reads and ledger deliveries of one instruction of `class` reading `srcs`,
@@ -1364,6 +1508,96 @@ mod tests {
     }
 
     #[test]
+    fn a_wmma_mma_with_f32_accumulators_reads_all_24_fragment_registers() {
+        // A, B and C eight registers each (the collector took only the first 20 before).
+        let srcs: Vec<RegOperand> = (10..34).map(r).collect();
+        assert_eq!(reads_of(&[], OpClass::Tensor, &srcs), (24, 24));
+    }
+
+    /// Issues `srcs` as instruction `token` of warp `warp` if the design accepts it.
+    fn try_issue(rf: &mut Baseline, token: u32, warp: u16, srcs: &[RegOperand], now: u64) -> bool {
+        crate::rf::test_support::try_accept(rf, token, candidate(warp, srcs, &[]), now)
+    }
+
+    #[test]
+    fn with_multi_collector_an_instruction_wider_than_a_unit_takes_several() {
+        // gtx480: 8 generic units of 3 operand slots. An f64 FMA reads 6 registers: two
+        // units; four such instructions take all 8, and a fifth waits.
+        let fma = [wide(2, 2), wide(4, 2), wide(6, 2)];
+        let on = ["register_file.multi_collector=true"];
+        let c = cfg(&on);
+        let (mut mem, mut units) = parts(&c, true);
+        let mut rf = Baseline::new(&c);
+        for t in 0..4 {
+            assert!(try_issue(&mut rf, t, t as u16, &fma, 0), "{t}");
+        }
+        assert!(!try_issue(&mut rf, 4, 4, &fma, 0), "all 8 units taken");
+        let s = rf.stats(Cycle::ZERO);
+        assert_eq!(s.extra["multi_collector_instructions"], 4);
+        assert_eq!(s.extra["multi_collector_units"], 8);
+        assert_eq!(s.extra["multi_collector_slot_overflows"], 0);
+        // Each dispatches once, with all 6 registers read.
+        run(&mut rf, &mut mem, &mut units, 1, 40);
+        assert_eq!(units.taken.len(), 4);
+        assert_eq!(rf.stats(Cycle::new(40)).reads, 24);
+        assert!(rf.is_idle(), "every unit freed");
+        assert!(try_issue(&mut rf, 4, 4, &fma, 40));
+        // Off (the default): one unit each, so eight are accepted, and no counters.
+        let c = cfg(&[]);
+        let mut rf = Baseline::new(&c);
+        for t in 0..8 {
+            assert!(try_issue(&mut rf, t, t as u16, &fma, 0), "{t}");
+        }
+        assert!(!rf
+            .stats(Cycle::ZERO)
+            .extra
+            .contains_key("multi_collector_units"));
+    }
+
+    #[test]
+    fn a_spanning_instruction_dispatches_only_when_every_share_has_arrived() {
+        // Six registers all in bank 0 (register + warp mod 8): one port, one read per
+        // cycle, so the last arrives at cycle 6 whether one unit or two collect them.
+        let srcs: Vec<RegOperand> = (0..6).map(|k| r(8 * k)).collect();
+        let mut when = Vec::new();
+        for o in [&[][..], &["register_file.multi_collector=true"]] {
+            let c = cfg(o);
+            let (mut mem, mut units) = parts(&c, true);
+            let mut rf = Baseline::new(&c);
+            assert!(try_issue(&mut rf, 0, 0, &srcs, 0));
+            run(&mut rf, &mut mem, &mut units, 1, 40);
+            assert_eq!(units.taken.len(), 1, "{o:?}: dispatched once");
+            when.push(units.taken[0].1);
+        }
+        assert_eq!(when[0], when[1]);
+        assert!(when[0] >= 6, "{when:?}");
+    }
+
+    #[test]
+    fn an_instruction_needing_more_units_than_serve_it_takes_them_all() {
+        // Two units of 3 slots and 24 reads: eight needed, both taken, counted.
+        let c = cfg(&[
+            "register_file.multi_collector=true",
+            "register_file.collector_units=2",
+        ]);
+        let (mut mem, mut units) = parts(&c, true);
+        let mut rf = Baseline::new(&c);
+        let srcs: Vec<RegOperand> = (10..34).map(r).collect();
+        let tensor = Candidate {
+            class: OpClass::Tensor,
+            ..candidate(0, &srcs, &[])
+        };
+        assert!(crate::rf::test_support::try_accept(&mut rf, 0, tensor, 0));
+        assert!(!try_issue(&mut rf, 1, 1, &[r(1)], 0), "no unit left");
+        run(&mut rf, &mut mem, &mut units, 1, 60);
+        assert_eq!(units.taken.len(), 1);
+        let s = rf.stats(Cycle::new(60));
+        assert_eq!(s.reads, 24);
+        assert_eq!(s.extra["multi_collector_units"], 2);
+        assert_eq!(s.extra["multi_collector_slot_overflows"], 1);
+    }
+
+    #[test]
     fn operand_read_keys_out_of_range_or_with_other_designs_are_refused() {
         let load = |o: &[&str]| {
             let o: Vec<crate::Override> = o
@@ -1374,7 +1608,11 @@ mod tests {
         };
         for bad in [
             &["register_file.tensor_operand_slots=0"][..],
-            &["register_file.tensor_operand_slots=21"],
+            &["register_file.tensor_operand_slots=33"],
+            &[
+                "register_file.multi_collector=true",
+                "register_file.design=\"malekeh\"",
+            ],
             &[
                 "register_file.tensor_operand_slots=7",
                 "register_file.design=\"ltrf\"",

@@ -321,7 +321,6 @@ mod tests {
     }
 
     fn issue(rf: &mut ReuseCache, token: u32, warp: u16, srcs: &[RegOperand], now: u64) {
-        let step = emu::WarpStep::default();
         let c = Candidate {
             warp: WarpSlot(warp),
             scheduler: 0,
@@ -331,15 +330,7 @@ mod tests {
             dsts: &[],
             hint: InstHint::default(),
         };
-        assert!(rf.can_accept(&c, Cycle::new(now)).is_ok());
-        rf.accept(
-            IssuedInst {
-                token: InstToken(token),
-                inst: c,
-                step: &step,
-            },
-            Cycle::new(now),
-        );
+        assert!(crate::rf::test_support::try_accept(rf, token, c, now));
     }
 
     /// Issues `srcs` at 10 and runs to 30: the dispatch cycle.

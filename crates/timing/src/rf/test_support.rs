@@ -2,6 +2,8 @@
 
 use crate::config::{default_configs_dir, GpuConfig};
 use crate::kernel_info::{OperandHint, RegFileKind, RegOperand};
+use crate::rf::{Candidate, InstToken, IssuedInst, RegisterFile};
+use crate::time::Cycle;
 use crate::Override;
 
 /// GPU config `name` with `overrides` applied (test input: panics if it does not load).
@@ -30,4 +32,27 @@ pub(crate) fn general(reg: u16) -> RegOperand {
         width: 1,
         hint: OperandHint::default(),
     }
+}
+
+/// Issues candidate `c` as instruction `token` at cycle `now` if `rf` accepts it; returns
+/// whether it did.
+pub(crate) fn try_accept(
+    rf: &mut impl RegisterFile,
+    token: u32,
+    c: Candidate<'_>,
+    now: u64,
+) -> bool {
+    if rf.can_accept(&c, Cycle::new(now)).is_err() {
+        return false;
+    }
+    let step = emu::WarpStep::default();
+    rf.accept(
+        IssuedInst {
+            token: InstToken(token),
+            inst: c,
+            step: &step,
+        },
+        Cycle::new(now),
+    );
+    true
 }
