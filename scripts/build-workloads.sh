@@ -17,7 +17,13 @@
 # Usage: scripts/build-workloads.sh [--out-dir DIR] [--no-binaries]
 #   --out-dir DIR   write the outputs under DIR instead of workloads/
 #   --no-binaries   only PTX and the register table
-# Environment: CUDA_PATH, the toolkit root given to clang (default /usr/lib/cuda).
+# A workload that compiles a library says so on a line of its source, and gets the
+# library's headers from the CUDA 12 directory of scripts/install-cuda12-toolchain.sh
+# (never copied into the repository):
+#   `// cccl`     CUB 2.8/Thrust/libcu++ of CUDA 12.9 (DIR/cccl/include)
+#   `// cutlass`  CUTLASS (DIR/cutlass/include)
+# Environment: CUDA_PATH, the toolkit root given to clang (default /usr/lib/cuda);
+# CUDA12_PATH, that CUDA 12 directory (default ~/.local/cuda-12.9).
 set -euo pipefail
 export LC_ALL=C
 
@@ -44,6 +50,7 @@ while [ $# -gt 0 ]; do
 done
 
 cuda_path=${CUDA_PATH:-/usr/lib/cuda}
+cuda12_path=${CUDA12_PATH:-$HOME/.local/cuda-12.9}
 arch=sm_70
 tools=(nvcc ptxas clang-19)
 if [ "$build_binaries" -eq 1 ]; then tools+=(cuobjdump objdump); fi
@@ -85,10 +92,21 @@ for name in "${names[@]}"; do
     # A workload that needs a newer target (tensor cores: sm_80) says so in its source.
     target=$(sed -n 's|^// arch: \(sm_[0-9a-z]*\)$|\1|p' "$src" | head -n 1)
     target=${target:-$arch}
+    # Library headers the source asks for (`// cccl`, `// cutlass`).
+    includes=()
+    for library in cccl cutlass; do
+        if grep -q "^// $library\b" "$src"; then
+            if [ ! -d "$cuda12_path/$library/include" ]; then
+                echo "error: $name needs $cuda12_path/$library/include; run scripts/install-cuda12-toolchain.sh" >&2
+                exit 1
+            fi
+            includes+=(-I "$cuda12_path/$library/include")
+        fi
+    done
 
-    nvcc -O2 -arch="$target" -ptx -o "$out_dir/ptx/nvcc/$name.ptx" "$src"
+    nvcc -O2 -arch="$target" "${includes[@]}" -ptx -o "$out_dir/ptx/nvcc/$name.ptx" "$src"
     clang-19 -O2 -x cuda --cuda-device-only --cuda-gpu-arch="$target" --cuda-path="$cuda_path" \
-        -S -o "$out_dir/ptx/clang/$name.ptx" "$src"
+        "${includes[@]}" -S -o "$out_dir/ptx/clang/$name.ptx" "$src"
 
     # Registers per entry: ptxas prints "Compiling entry function '<name>'" and, a few
     # lines later, "Used <n> registers". Called (.func) functions get no register line.
@@ -102,7 +120,7 @@ for name in "${names[@]}"; do
         }' "$scratch/$name.ptxas" >>"$registers"
 
     if [ "$build_binaries" -eq 1 ]; then
-        nvcc -O2 -arch="$target" -cudart shared -o "$out_dir/bin/$name" "$src"
+        nvcc -O2 -arch="$target" "${includes[@]}" -cudart shared -o "$out_dir/bin/$name" "$src"
         # The simulator needs both properties: it reads the embedded PTX and replaces
         # the CUDA runtime library.
         if ! cuobjdump -lptx "$out_dir/bin/$name" | grep -q '^PTX file'; then

@@ -9,6 +9,11 @@
 #   bin/fatbinary        CUDA 11.8's (the wheels carry none; it packs 12.x cubins and PTX)
 #   lib64/libcudart.so   NVIDIA's libcudart.so.12, to link against (regsim run replaces it)
 #   lib64/stubs/libcuda.so  the driver API stub of the CUDA 11.8 toolkit, if installed
+#   cccl/include/        CCCL alone (CUB 2.8, Thrust, libcu++; links into include/), so
+#                        that CUDA 11.8's nvcc compiles CUB 2.x without CUDA 12's runtime
+#                        headers (scripts/build-workloads.sh, `// cccl` workloads)
+#   cutlass/include/     CUTLASS's headers, from the pinned nvidia-cutlass wheel
+#                        (scripts/build-workloads.sh, `// cutlass` workloads)
 #   version.txt
 #
 # There is no CUDA 12 nvcc on the index; clang-19 is the compiler. Build a program with
@@ -31,6 +36,7 @@ wheels=(
     nvidia-cuda-runtime-cu12==12.9.79
     nvidia-cuda-nvcc-cu12==12.9.86
     nvidia-cuda-cccl-cu12==12.9.27
+    nvidia-cutlass==4.2.0.0
 )
 
 for tool in python3 clang-19 fatbinary; do
@@ -43,7 +49,8 @@ if ! python3 -m pip --version >/dev/null 2>&1; then
     echo "error: python3 has no pip (Debian: apt-get install python3-pip)" >&2
     exit 1
 fi
-if [ -x "$dest/bin/ptxas" ] && [ -f "$dest/include/cuda_runtime.h" ] && [ -f "$dest/lib64/libcudart.so.12" ]; then
+if [ -x "$dest/bin/ptxas" ] && [ -f "$dest/include/cuda_runtime.h" ] && [ -f "$dest/lib64/libcudart.so.12" ] \
+    && [ -f "$dest/cccl/include/cub/version.cuh" ] && [ -f "$dest/cutlass/include/cutlass/version.h" ]; then
     echo "CUDA 12 toolchain already in $dest"
     exit 0
 fi
@@ -72,6 +79,13 @@ if [ -f "$stub" ]; then
     mkdir -p "$dest/lib64/stubs"
     ln -sf "$stub" "$dest/lib64/stubs/libcuda.so"
 fi
+mkdir -p "$dest/cccl/include"
+for dir in cub thrust cuda nv; do
+    ln -sfn "../../include/$dir" "$dest/cccl/include/$dir"
+done
+rm -rf "$dest/cutlass"
+mkdir -p "$dest/cutlass"
+cp -r "$scratch/tree/cutlass_library/source/include" "$dest/cutlass/include"
 echo "CUDA Version 12.9.79" >"$dest/version.txt"
 
 # A smoke test: the directory must build a kernel for sm_80 and sm_90.

@@ -29,6 +29,8 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 if [ "${REGSIM_SKIP_TOOLKIT:-0}" != 1 ]; then
     step "CUDA toolkit (needed to regenerate the workloads' PTX)"
     bash scripts/install-cuda-toolkit.sh
+    step "CUDA 12 headers and CUTLASS (the library workloads' dependencies)"
+    bash scripts/install-cuda12-toolchain.sh
     step "regenerated workload PTX matches the committed files"
     bash scripts/check-workload-ptx.sh
 else

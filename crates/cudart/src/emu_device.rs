@@ -558,7 +558,7 @@ impl Device for EmuDevice {
             .map(|v| v.size)
             .sum::<u64>();
         Ok(KernelResources {
-            shared_bytes: loaded.static_shared as usize,
+            shared_bytes: loaded.kernel_static_shared(k.func) as usize,
             const_bytes: const_bytes as usize,
             local_bytes: loaded
                 .funcs

@@ -999,6 +999,9 @@ const FALLBACK_REGISTERS: c_int = 16;
 cuda_fn!(fn cudaFuncGetAttributes(rt, attr: *mut FuncAttributes, func: *const c_void) {
     let res = rt.kernel_resources(func as u64)?;
     let arch = c_int::try_from(rt.gpu.arch).unwrap_or(0);
+    // The PTX's own target, as a GPU reports it for JIT-compiled PTX; the binary is the
+    // device's.
+    let ptx_arch = rt.kernel_ptx_arch(func as u64).and_then(|a| c_int::try_from(a).ok()).unwrap_or(arch);
     put(attr, FuncAttributes {
         shared_size_bytes: res.shared_bytes,
         const_size_bytes: res.const_bytes,
@@ -1006,7 +1009,7 @@ cuda_fn!(fn cudaFuncGetAttributes(rt, attr: *mut FuncAttributes, func: *const c_
         max_threads_per_block: c_int::try_from(rt.gpu.max_threads_per_block).unwrap_or(1024),
         // From the simulator's own register allocator, as ptxas would report them.
         num_regs: res.registers.and_then(|r| c_int::try_from(r).ok()).unwrap_or(FALLBACK_REGISTERS),
-        ptx_version: arch,
+        ptx_version: ptx_arch,
         binary_version: arch,
         cache_mode_ca: 0,
         max_dynamic_shared_size_bytes: c_int::try_from(rt.gpu.shared_mem_per_block).unwrap_or(0),

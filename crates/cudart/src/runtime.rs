@@ -77,6 +77,10 @@ struct LoadedModule {
 struct FatbinRecord {
     /// The selected PTX, or the message explaining why there is none.
     ptx: Result<String, String>,
+    /// The compute capability that PTX targets (80 for `compute_80`), which
+    /// `cudaFuncGetAttributes` reports as `ptxVersion`: CUB picks its tuning policy by it
+    /// and refuses (`cudaErrorInvalidDeviceFunction`) a version it was not compiled for.
+    ptx_arch: Option<u32>,
     module: Option<Result<LoadedModule, CudaError>>,
 }
 
@@ -343,11 +347,13 @@ impl<D: Device> Runtime<D> {
     /// `__cudaRegisterFatBinary` with the container bytes; returns the handle index.
     pub fn register_fatbin(&mut self, container: &[u8]) -> usize {
         let target = self.gpu.arch;
+        let mut ptx_arch = None;
         let ptx = FatBinary::parse(container)
             .map_err(|e| e.to_string())
             .and_then(|fb| {
                 let choice = fb.select_ptx(target).map_err(|e| e.to_string())?;
                 let arch = choice.entry.arch;
+                ptx_arch = Some(arch);
                 let text = choice.entry.ptx_text().map_err(|e| e.to_string())?;
                 if choice.newer_than_target {
                     self.say(&format!(
@@ -357,7 +363,11 @@ impl<D: Device> Runtime<D> {
                 }
                 Ok(text)
             });
-        self.fatbins.push(FatbinRecord { ptx, module: None });
+        self.fatbins.push(FatbinRecord {
+            ptx,
+            ptx_arch,
+            module: None,
+        });
         self.fatbins.len() - 1
     }
 
@@ -370,6 +380,7 @@ impl<D: Device> Runtime<D> {
             ModuleImage::Ptx(text) => {
                 self.fatbins.push(FatbinRecord {
                     ptx: Ok(text.to_string()),
+                    ptx_arch: ptx_target_arch(text),
                     module: None,
                 });
                 self.fatbins.len() - 1
@@ -1142,6 +1153,13 @@ impl<D: Device> Runtime<D> {
             .map_err(|e| self.device_error(e))
     }
 
+    /// The compute capability of the PTX the kernel registered for `host_fn` was loaded
+    /// from (`cudaFuncAttributes::ptxVersion`), when its fatbinary or `.target` says.
+    pub fn kernel_ptx_arch(&self, host_fn: u64) -> Option<u32> {
+        let kernel = self.functions.get(&host_fn)?;
+        self.fatbins.get(kernel.fatbin)?.ptx_arch
+    }
+
     pub fn check_function(&self, host_fn: u64) -> CudaResult<()> {
         self.check_sticky()?;
         self.functions
@@ -1201,6 +1219,20 @@ impl<D: Device> Runtime<D> {
     pub fn current_device(&self) -> i32 {
         self.current_device
     }
+}
+
+/// The compute capability a PTX module's `.target` directive names (`sm_80`, `sm_90a`:
+/// 80, 90), for PTX text loaded without a fatbinary's architecture field.
+fn ptx_target_arch(text: &str) -> Option<u32> {
+    let line = text
+        .lines()
+        .map(str::trim_start)
+        .find(|l| l.starts_with(".target"))?;
+    let sm = line
+        .split([' ', '\t', ','])
+        .find_map(|w| w.strip_prefix("sm_"))?;
+    let digits: String = sm.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
 }
 
 #[cfg(test)]
@@ -1400,6 +1432,32 @@ mod tests {
             rt.occupancy(0x2000, 256, 0),
             Err(CudaError::InvalidDeviceFunction)
         );
+    }
+
+    #[test]
+    fn ptx_version_of_a_kernel_is_its_ptx_target_not_the_gpu() {
+        let (mut rt, _, _) = runtime(false);
+        // The fatbinary's PTX is compute_70 whatever GPU runs it.
+        let fb = rt.register_fatbin(&container(PTX));
+        rt.register_function(fb, 0x1000, "_Z1kifPf".to_string());
+        assert_eq!(rt.kernel_ptx_arch(0x1000), Some(70));
+        assert_eq!(rt.kernel_ptx_arch(0x2000), None);
+        // PTX text loaded by the driver API: its `.target`.
+        let text = PTX.replace(".target sm_70", ".target sm_90a");
+        let module = rt.load_module_image(ModuleImage::Ptx(&text)).unwrap();
+        let handle = rt.module_function(module, "_Z1kifPf").unwrap();
+        assert_eq!(rt.kernel_ptx_arch(handle), Some(90));
+    }
+
+    #[test]
+    fn ptx_target_arch_reads_the_target_directive() {
+        assert_eq!(ptx_target_arch(".version 8.5\n.target sm_80\n"), Some(80));
+        assert_eq!(
+            ptx_target_arch(".version 8.0\n  .target sm_90a, debug\n"),
+            Some(90)
+        );
+        assert_eq!(ptx_target_arch(".version 8.0\n"), None);
+        assert_eq!(ptx_target_arch(".target sm_\n"), None);
     }
 
     #[test]

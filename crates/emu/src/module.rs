@@ -77,10 +77,21 @@ pub struct LoadedModule {
     /// offset for `.shared`, 0 for others.
     pub var_addr: Vec<u64>,
     pub funcs: Vec<ExecFunction>,
-    /// Bytes of static shared memory every CTA gets (module and function-scope `.shared`).
+    /// Bytes of the shared address space every CTA of this module gets: module-scope
+    /// `.shared` and every function's, each at its own offset, before the dynamic part.
     pub static_shared: u64,
+    /// Bytes of static shared memory a kernel declares, per function (indexed like
+    /// `funcs`; 0 for device functions): module-scope `.shared`, the kernel's own, and the
+    /// device functions' (any kernel may call them). What CUDA reports and an SM
+    /// allocates per CTA; the other kernels' variables take addresses in
+    /// [`Self::static_shared`] but never space, since a CTA runs one kernel.
+    pub kernel_shared: Vec<u64>,
     /// Offset where dynamic (`extern .shared []`) shared memory starts.
     pub dynamic_shared_base: u64,
+}
+
+fn is_sized_shared(v: &Variable) -> bool {
+    v.space == VarSpace::Shared && !v.unsized_array && v.size > 0
 }
 
 fn align_up(x: u64, a: u64) -> u64 {
@@ -123,11 +134,12 @@ impl LoadedModule {
         }
         // Function-scope shared variables: one module-wide layout (a CTA runs one kernel,
         // but the kernel may call device functions that declare their own).
+        let module_scope_shared = shared_top;
         let mut func_shared: Vec<Vec<u64>> = Vec::new();
         for f in &program.functions {
             let mut offs = vec![0u64; f.vars.len()];
             for (i, v) in f.vars.iter().enumerate() {
-                if v.space == VarSpace::Shared && !v.unsized_array && v.size > 0 {
+                if is_sized_shared(v) {
                     shared_top = align_up(shared_top, v.align as u64);
                     offs[i] = shared_top;
                     shared_top += v.size;
@@ -136,6 +148,30 @@ impl LoadedModule {
             }
             func_shared.push(offs);
         }
+        // A kernel's footprint: the same layout without the other kernels' variables (so a
+        // module with one kernel gets exactly `shared_top`).
+        let kernel_shared = program
+            .functions
+            .iter()
+            .enumerate()
+            .map(|(k, kernel)| {
+                if kernel.kind != FunctionKind::Kernel {
+                    return 0;
+                }
+                let mut top = module_scope_shared;
+                let reachable = program
+                    .functions
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, f)| i == k || f.kind != FunctionKind::Kernel);
+                for (_, f) in reachable {
+                    for v in f.vars.iter().filter(|v| is_sized_shared(v)) {
+                        top = align_up(top, v.align as u64) + v.size;
+                    }
+                }
+                top
+            })
+            .collect();
         let dynamic_base = align_up(shared_top, max_align.max(16));
         for i in unsized_shared {
             var_addr[i] = dynamic_base;
@@ -183,8 +219,18 @@ impl LoadedModule {
             var_addr,
             funcs,
             static_shared: shared_top,
+            kernel_shared,
             dynamic_shared_base: dynamic_base,
         })
+    }
+
+    /// Bytes of static shared memory a CTA of kernel `func` occupies
+    /// ([`Self::kernel_shared`]).
+    pub fn kernel_static_shared(&self, func: FuncId) -> u64 {
+        self.kernel_shared
+            .get(func.index())
+            .copied()
+            .unwrap_or(self.static_shared)
     }
 
     /// Frees the module's variables.

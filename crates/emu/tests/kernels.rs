@@ -1325,3 +1325,40 @@ fn bf16_conversions_and_arithmetic_give_the_hand_computed_bits() {
     assert_eq!(got[13], 0x4860_4600, "max.f16x2");
     assert_eq!(got[14], 0xC100_4200, "neg.f16x2");
 }
+
+/// A CTA runs one kernel, so a kernel's static shared footprint is its own variables,
+/// the module's and the device functions', not every kernel's (CUB's and CUTLASS's
+/// modules hold many kernels with 30 KB tiles each: summed, none would launch).
+#[test]
+fn static_shared_memory_is_per_kernel() {
+    let ptx = "\
+.version 8.0
+.target sm_80
+.address_size 64
+.shared .align 4 .b8 common[8];
+.func helper()
+{
+\t.shared .align 4 .b8 scratch[100];
+\tret;
+}
+.visible .entry first(.param .u64 out)
+{
+\t.shared .align 16 .b8 tile_a[30000];
+\tret;
+}
+.visible .entry second(.param .u64 out)
+{
+\t.shared .align 16 .b8 tile_b[20000];
+\tret;
+}
+";
+    let mut emu = Emulator::new();
+    let id = load(&mut emu, "two_kernels.ptx", ptx);
+    let module = emu.module(id).expect("loaded");
+    let first = emu.kernel(id, "first").expect("first").func;
+    let second = emu.kernel(id, "second").expect("second").func;
+    // common 0..8, scratch 8..108, tile_a 112..30112, tile_b 30112..50112.
+    assert_eq!(module.static_shared, 50_112);
+    assert_eq!(module.kernel_static_shared(first), 30_112);
+    assert_eq!(module.kernel_static_shared(second), 8 + 100 + 4 + 20_000);
+}

@@ -337,7 +337,9 @@ impl TimingSimulator {
         info: &KernelInfo,
     ) -> Result<KernelStats, SimError> {
         let wall = Instant::now();
-        let static_shared = emu.module(kernel.module).map_or(0, |m| m.static_shared);
+        let static_shared = emu
+            .module(kernel.module)
+            .map_or(0, |m| m.kernel_static_shared(kernel.func));
         let launched = emu
             .module(kernel.module)
             .and_then(|m| m.program.functions.get(kernel.func.index()))

@@ -921,7 +921,13 @@ impl Sm {
         if f.async_copy {
             warp.async_copies = warp.async_copies.saturating_sub(1);
         }
-        if warp.exited && warp.inflight == 0 {
+        let done = warp.exited && warp.inflight == 0;
+        if f.async_copy {
+            // A `cp.async.wait` of this warp may issue now: schedulers that found nothing
+            // to issue re-examine their warps only when the epoch moves.
+            self.warp_epoch += 1;
+        }
+        if done {
             self.retire_warp(w);
         }
     }
