@@ -23,15 +23,18 @@ pub enum Metric {
     L1dMisses,
     L2Accesses,
     L2Misses,
+    /// L1D reservation failures, one per cycle an access is refused (GPGPU-Sim's count).
+    L1dReservationFails,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 5] = [
+    pub const ALL: [Metric; 6] = [
         Metric::Cycles,
         Metric::L1dAccesses,
         Metric::L1dMisses,
         Metric::L2Accesses,
         Metric::L2Misses,
+        Metric::L1dReservationFails,
     ];
 
     /// A short label for tables and plots.
@@ -42,6 +45,7 @@ impl Metric {
             Metric::L1dMisses => "L1D misses",
             Metric::L2Accesses => "L2 accesses",
             Metric::L2Misses => "L2 misses",
+            Metric::L1dReservationFails => "L1D reservation fails",
         }
     }
 }
@@ -73,6 +77,9 @@ pub struct KernelRow {
     pub reference_l2_misses: Option<u64>,
     pub regsim_l2_misses: u64,
     pub l2_misses_error_percent: Option<f64>,
+    pub reference_l1d_reservation_fails: Option<u64>,
+    pub regsim_l1d_reservation_fails: u64,
+    pub l1d_reservation_fails_error_percent: Option<f64>,
 }
 
 impl KernelRow {
@@ -90,6 +97,9 @@ impl KernelRow {
                 .reference_l2_accesses
                 .map(|r| (r, self.regsim_l2_accesses)),
             Metric::L2Misses => self.reference_l2_misses.map(|r| (r, self.regsim_l2_misses)),
+            Metric::L1dReservationFails => self
+                .reference_l1d_reservation_fails
+                .map(|r| (r, self.regsim_l1d_reservation_fails)),
         }
     }
 
@@ -472,6 +482,12 @@ fn compare_program(
             reference_l2_misses: r.l2_misses,
             regsim_l2_misses: k.l2_misses,
             l2_misses_error_percent: error(r.l2_misses, k.l2_misses),
+            reference_l1d_reservation_fails: r.l1d_reservation_fails,
+            regsim_l1d_reservation_fails: k.l1d_reservation_fails,
+            l1d_reservation_fails_error_percent: error(
+                r.l1d_reservation_fails,
+                k.l1d_reservation_fails,
+            ),
         });
     }
     ProgramStatus::Compared {
@@ -505,6 +521,7 @@ pub(crate) mod tests {
                     l1d_misses: l1d,
                     l2_accesses: l1d.map(|l| l / 5),
                     l2_misses: l1d.map(|l| l / 10),
+                    l1d_reservation_fails: l1d.map(|l| l / 2),
                 })
                 .collect(),
         }
@@ -527,6 +544,7 @@ pub(crate) mod tests {
                     l1d_misses: l1d,
                     l2_accesses: l1d / 5,
                     l2_misses: l1d / 10,
+                    l1d_reservation_fails: l1d / 2,
                 })
                 .collect(),
             file: PathBuf::from(format!("{program}.json")),

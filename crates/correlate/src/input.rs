@@ -19,7 +19,8 @@
 //!
 //! A regsim statistics file (`regsim run --stats`) holds `program` (`name`, `args`,
 //! `exit_code` or `signal`), `gpu.name`, `gpu.config` and `kernels` in launch order with
-//! `mangled`, `name`, `cycles` and `memory.l1d` / `memory.l2` counters of that launch.
+//! `mangled`, `name`, `cycles` and `memory.l1d` / `memory.l2` counters of that launch,
+//! and `memory.l1d_reservation_fail_cycles` when its L1Ds refused accesses.
 //!
 //! A `.json` file of neither kind (a summary, a config dump) is skipped with a
 //! [`Skipped`] note saying why, so that a glob over a results directory still compares
@@ -30,7 +31,9 @@
 //! printed `accesses` are the lookups of status HIT, HIT_RESERVED (an MSHR hit, its
 //! "pending hit"), MISS and SECTOR_MISS, its `misses` those of status MISS or SECTOR_MISS
 //! (gpgpu-sim pull request #96), and reservation failures are counted apart (and the
-//! request retried). What a lookup covers differs by level:
+//! request retried, every cycle: `L1D_total_cache_reservation_fails` counts each refused
+//! try, so it is compared with regsim's refused cycles,
+//! `memory.l1d_reservation_fail_cycles.total`, not with its attempts). What a lookup covers differs by level:
 //! - **L2**: both SM2_GTX480 and SM7_QV100 have a sectored L2 (`-gpgpu_cache:dl2 S:...`);
 //!   a memory sub-partition breaks each request into 32-byte sector requests before the
 //!   L2 sees them (a 128-byte L1 fill request is four lookups; gpgpu-sim issue #181), so
@@ -207,6 +210,9 @@ pub struct ReferenceKernel {
     pub l2_accesses: Option<u64>,
     /// L2 (sector) misses of this launch (cumulative difference), when recorded.
     pub l2_misses: Option<u64>,
+    /// L1D reservation failures of this launch (cumulative difference), when recorded:
+    /// one per cycle the LD/ST unit's retry of a refused access failed.
+    pub l1d_reservation_fails: Option<u64>,
 }
 
 /// One program's reference run.
@@ -298,7 +304,7 @@ impl ReferenceProgram {
             .as_array()
             .ok_or_else(|| shape(path, "no `kernels` list"))?;
         let mut kernels = Vec::with_capacity(launches.len());
-        let mut before = [Some(0u64); 4];
+        let mut before = [Some(0u64); 5];
         for (i, k) in launches.iter().enumerate() {
             let at = |what: &str| shape(path, format!("kernels[{i}]: no `{what}`"));
             let number = |v: &Value, what: &str| {
@@ -322,7 +328,7 @@ impl ReferenceProgram {
                 *before = now;
                 Ok(value)
             };
-            let [l1d_a, l1d_m, l2_a, l2_m] = &mut before;
+            let [l1d_a, l1d_m, l2_a, l2_m, l1d_rf] = &mut before;
             kernels.push(ReferenceKernel {
                 mangled: mangled.to_string(),
                 cycles,
@@ -331,6 +337,7 @@ impl ReferenceProgram {
                 l1d_misses: per_launch("L1D_total_cache_misses", l1d_m)?,
                 l2_accesses: per_launch("L2_total_cache_accesses", l2_a)?,
                 l2_misses: per_launch("L2_total_cache_misses", l2_m)?,
+                l1d_reservation_fails: per_launch("L1D_total_cache_reservation_fails", l1d_rf)?,
             });
         }
         Ok(ReferenceProgram {
@@ -447,6 +454,9 @@ pub struct RegsimKernel {
     pub l2_accesses: u64,
     /// L2 sector misses (`sector_access_misses`).
     pub l2_misses: u64,
+    /// L1D reservation failures counted per refused cycle
+    /// (`memory.l1d_reservation_fail_cycles.total`; absent, as when there were none: 0).
+    pub l1d_reservation_fails: u64,
 }
 
 /// One program's regsim run, from a timing-mode statistics file.
@@ -546,6 +556,9 @@ impl RegsimProgram {
                 l1d_misses: counter("l1d", l1d_misses)?,
                 l2_accesses: counter("l2", &["sector_accesses"])?,
                 l2_misses: counter("l2", &["sector_access_misses"])?,
+                l1d_reservation_fails: k["memory"]["l1d_reservation_fail_cycles"]["total"]
+                    .as_u64()
+                    .unwrap_or(0),
             });
         }
         Ok(RegsimProgram {
@@ -612,10 +625,12 @@ mod tests {
             "kernels": [
                 {"kernel": "_Z3fooPf", "gpu_sim_cycle": 4377, "gpu_sim_insn": 1000,
                  "cumulative": {"L1D_total_cache_accesses": 9000, "L1D_total_cache_misses": 2137,
-                                "L2_total_cache_accesses": 300, "L2_total_cache_misses": 28}},
+                                "L2_total_cache_accesses": 300, "L2_total_cache_misses": 28,
+                                "L1D_total_cache_reservation_fails": 500}},
                 {"kernel": "_Z3fooPf", "gpu_sim_cycle": 1038, "gpu_sim_insn": 50,
                  "cumulative": {"L1D_total_cache_accesses": 9010, "L1D_total_cache_misses": 2140,
-                                "L2_total_cache_accesses": 304, "L2_total_cache_misses": 29}},
+                                "L2_total_cache_accesses": 304, "L2_total_cache_misses": 29,
+                                "L1D_total_cache_reservation_fails": 520}},
             ]
         })
     }
@@ -650,6 +665,8 @@ mod tests {
                 (1038, Some(10), Some(3), Some(4), Some(1))
             ]
         );
+        let fails: Vec<_> = r.kernels.iter().map(|k| k.l1d_reservation_fails).collect();
+        assert_eq!(fails, [Some(500), Some(20)]);
     }
 
     #[test]
@@ -929,7 +946,12 @@ mod tests {
         j["gpu"]["config"]["l1d"] = json!({});
         let r = RegsimProgram::from_json(&j, Path::new("s.json")).unwrap();
         assert!(r.l1d_per_sector);
-        assert_eq!(counts(&r), (19000, 7000, 8800, 120));
+        assert_eq!(counts(&r), (19000, 7000, 8800, 120)); // Reservation failures per refused cycle; a run without any leaves the section out.
+        assert_eq!(r.kernels[0].l1d_reservation_fails, 0);
+        j["kernels"][0]["memory"]["l1d_reservation_fail_cycles"] =
+            json!({"line_alloc_fail": 30, "mshr_entry_fail": 12, "total": 42});
+        let r = RegsimProgram::from_json(&j, Path::new("s.json")).unwrap();
+        assert_eq!(r.kernels[0].l1d_reservation_fails, 42);
     }
 
     #[test]

@@ -274,6 +274,7 @@ mod tests {
                 "L1D misses: 2 kernels, MAPE 35.0%, Pearson correlation 1.000",
                 "L2 accesses: 2 kernels, MAPE 35.0%, Pearson correlation 1.000",
                 "L2 misses: 2 kernels, MAPE 35.0%, Pearson correlation 1.000",
+                "L1D reservation fails: 2 kernels, MAPE 35.0%, Pearson correlation 1.000",
             ]
         );
         let md = render(&correlate(&refs, &runs), true);
@@ -313,7 +314,7 @@ mod tests {
             lines,
             "cycles: no kernels compared\nL1D accesses: no kernels compared\n\
              L1D misses: no kernels compared\nL2 accesses: no kernels compared\n\
-             L2 misses: no kernels compared\n"
+             L2 misses: no kernels compared\nL1D reservation fails: no kernels compared\n"
         );
         let runs = [run("a", &[("k1", 110, 3)])];
         let lines = summary_lines(&correlate(&refs, &runs));

@@ -453,6 +453,9 @@ pub fn memory_since(after: &MemoryStats, before: &MemoryStats) -> MemoryStats {
          reservation_fails, evictions, writebacks, sectors_fetched,
          sector_accesses, sector_access_misses, sector_pending_hits);
     d.texture_cache = a.texture_cache.since(&b.texture_cache);
+    d.l1d_reservation_fail_cycles = a
+        .l1d_reservation_fail_cycles
+        .since(&b.l1d_reservation_fail_cycles);
     sub!(d.shared_memory, a.shared_memory, b.shared_memory; accesses, passes, bank_conflicts);
     sub!(d.interconnect, a.interconnect, b.interconnect; packets_to_l2, bytes_to_l2,
          packets_to_sm, bytes_to_sm, queue_cycles);

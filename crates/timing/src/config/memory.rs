@@ -212,6 +212,12 @@ pub struct CacheConfig {
     /// L1D is `size_bytes` always.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shared_carveouts: Vec<u64>,
+    /// L1D only: entries of the miss queue between the cache and the interconnect
+    /// (GPGPU-Sim: the last field of `-gpgpu_cache:dl1`); a lookup that needs an entry
+    /// when none is free is a reservation failure (see [`crate::memory::miss_queue`]).
+    /// 0 (default): unbounded. Otherwise at least 2 (a read miss needs two).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub miss_queue_entries: u32,
 }
 
 pub(super) fn is_false(b: &bool) -> bool {
@@ -487,6 +493,13 @@ pub fn validate_cache(prefix: &str, c: &CacheConfig) -> Result<(), ConfigError> 
     nonzero_cycles(&key("latency"), c.latency)?;
     nonzero(&key("mshrs"), c.mshrs)?;
     nonzero(&key("mshr_max_merge"), c.mshr_max_merge)?;
+    if c.miss_queue_entries == 1 {
+        return Err(invalid(
+            key("miss_queue_entries"),
+            "must be 0 (unbounded) or at least 2: a read miss needs room for its request \
+             and a write-back",
+        ));
+    }
     let mut previous = 0;
     for &b in &c.shared_carveouts {
         if b < previous || b % (sets * u64::from(c.line_bytes)) != 0 || b >= c.size_bytes {

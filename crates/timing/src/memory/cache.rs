@@ -114,6 +114,9 @@ pub enum ReservationFailure {
     MergeFull,
     /// Allocate-on-miss found every way of the set locked by an outstanding fill.
     NoEvictableWay,
+    /// The L1D's miss queue had no room for the request below
+    /// ([`crate::memory::miss_queue`]; decided by the memory system, not the cache).
+    MissQueueFull,
 }
 
 /// How an access went.
@@ -1108,6 +1111,7 @@ mod tests {
             perfect: false,
             invalidate_between_kernels: false,
             shared_carveouts: Vec::new(),
+            miss_queue_entries: 0,
         }
     }
 

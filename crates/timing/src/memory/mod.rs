@@ -54,11 +54,12 @@ mod event;
 pub mod hashing;
 pub mod interconnect;
 pub mod l2;
+pub mod miss_queue;
 pub mod port;
 pub mod shared_memory;
 pub mod texture_cache;
 
-use crate::config::{GpuConfig, RegisterFileDesign, WARP_SIZE};
+use crate::config::{CacheConfig, GpuConfig, RegisterFileDesign, WritePolicy, WARP_SIZE};
 use crate::memory::cache::{
     Cache, CacheOp, CacheStats, LineAddr, Outcome, RegisterLineStats, RegisterWrite,
     ReservationFailure, SectorMask,
@@ -68,6 +69,7 @@ use crate::memory::dram::{DramChannel, DramCompletion, DramRequest, DramStats};
 use crate::memory::event::EventQueue;
 use crate::memory::interconnect::{Interconnect, InterconnectStats};
 use crate::memory::l2::AddressMap;
+use crate::memory::miss_queue::{MissQueue, ReservationFailCycles};
 use crate::memory::shared_memory::{SharedMemory, SharedMemoryStats};
 use crate::memory::texture_cache::TextureStats;
 use crate::rf::cerf_banks::{ArrayBanks, LineData};
@@ -197,6 +199,10 @@ pub struct MemoryStats {
     /// Texture caches and their L2 reads (left out of the stats file when unused).
     #[serde(skip_serializing_if = "TextureStats::is_unused")]
     pub texture_cache: TextureStats,
+    /// Cycles the L1 data caches refused their head access, by kind, as GPGPU-Sim counts
+    /// reservation failures (left out of the stats file when there were none).
+    #[serde(skip_serializing_if = "ReservationFailCycles::is_zero")]
+    pub l1d_reservation_fail_cycles: ReservationFailCycles,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -234,6 +240,17 @@ enum PacketKind {
     /// A store's write that the L2 acknowledges (`l2.write_ack`).
     AckedWrite(RequestId),
     Atomic(RequestId),
+}
+
+impl PacketKind {
+    /// The L1 whose miss queue the packet waits in (atomics bypass the L1s).
+    fn miss_queue_of(self) -> Option<L1> {
+        match self {
+            PacketKind::Read(l1) => Some(l1),
+            PacketKind::Write | PacketKind::AckedWrite(_) => Some(L1::Data),
+            PacketKind::Atomic(_) => None,
+        }
+    }
 }
 
 /// A packet from an SM to an L2 slice.
@@ -331,12 +348,18 @@ struct Blocked {
     why: ReservationFailure,
     /// Since the last attempt, the cache changed in a way that may clear `why`.
     changed: bool,
+    /// The cycle of the last failed attempt: the blocked stretch counted from here.
+    since: Cycle,
+    /// A retry scheduled for a miss-queue entry's departure (`Cycle::NEVER`: none).
+    queue_retry: Cycle,
 }
 
 struct L1Port {
     cache: Cache<RequestId>,
     free: Cycle,
     blocked: Blocked,
+    miss_queue: MissQueue,
+    fail_cycles: ReservationFailCycles,
 }
 
 struct SmMemory {
@@ -424,7 +447,7 @@ pub struct MemorySystem {
 impl MemorySystem {
     /// An idle, empty memory system for a validated config.
     pub fn new(cfg: &GpuConfig) -> Self {
-        let port = |c| L1Port {
+        let port = |c: &CacheConfig| L1Port {
             cache: Cache::new(c),
             free: Cycle::ZERO,
             blocked: Blocked {
@@ -439,7 +462,14 @@ impl MemorySystem {
                 }; MAX_LINES],
                 why: ReservationFailure::MshrFull,
                 changed: false,
+                since: Cycle::ZERO,
+                queue_retry: Cycle::NEVER,
             },
+            miss_queue: MissQueue::new(
+                c.miss_queue_entries,
+                c.fetch == crate::config::FetchGranularity::Sector,
+            ),
+            fail_cycles: ReservationFailCycles::default(),
         };
         // Under CERF the L1D is the integrated register-file array (`GpuConfig::l1d_array`).
         let l1d = cfg.l1d_array();
@@ -746,6 +776,7 @@ impl MemorySystem {
         let mut m = MemoryStats::default();
         for sm in &self.sms {
             m.l1d += *sm.l1[L1::Data.index()].cache.stats();
+            m.l1d_reservation_fail_cycles += sm.l1[L1::Data.index()].fail_cycles;
             m.constant_cache += *sm.l1[L1::Const.index()].cache.stats();
             m.icache += *sm.l1[L1::Inst.index()].cache.stats();
             m.texture_cache.cache += *sm.l1[L1::Texture.index()].cache.stats();
@@ -936,6 +967,10 @@ impl MemorySystem {
                 let sm = packet.sm as usize;
                 self.pending_injection[sm].leave(t, bytes);
                 let start = self.icnt.leave_sm(sm, t, bytes);
+                if let (Some(l1), true) = (packet.kind.miss_queue_of(), start > t) {
+                    let queue = &mut self.sms[sm].l1[l1.index()].miss_queue;
+                    queue.enter(start, packet.sectors);
+                }
                 let event = Event::IcntEnterSlice {
                     slice,
                     packet,
@@ -1019,7 +1054,16 @@ impl MemorySystem {
         } else {
             None
         };
-        let latency = self.sms[s].l1[l1.index()].cache.config().latency;
+        let port = &mut self.sms[s].l1[l1.index()];
+        let latency = port.cache.config().latency;
+        let write_policy = local_policy.unwrap_or(port.cache.config().write_policy);
+        if port.blocked.active {
+            // A retry: the blocked stretch since the last failure is one refused try per
+            // cycle in GPGPU-Sim's LD/ST unit.
+            let b = &port.blocked;
+            let cycles = start.saturating_since(b.since).get();
+            port.fail_cycles.add(b.why, cycles);
+        }
         let control = self.cfg.interconnect.control_bytes;
         let sector_bytes = self.cfg.l2.slice.sector_bytes;
         let mut t = start;
@@ -1029,7 +1073,28 @@ impl MemorySystem {
         for (i, la) in lines.iter().enumerate() {
             let mut ready = t + latency;
             let data_bytes = la.sectors.count() * sector_bytes;
-            let cache = &mut self.sms[s].l1[l1.index()].cache;
+            let port = &mut self.sms[s].l1[l1.index()];
+            if port.miss_queue.is_bounded() && kind != AccessKind::Atomic {
+                // GPGPU-Sim's rule: a read that does not hit needs its entries and one
+                // more, a write that goes below (write-through, or a miss) its entries.
+                let entries = port.miss_queue.entries(la.sectors);
+                let needed = match kind {
+                    AccessKind::Load if !port.cache.contains(la.line, la.sectors) => entries + 1,
+                    AccessKind::Store
+                        if write_policy == WritePolicy::WriteThrough
+                            || !port.cache.contains(la.line, la.sectors) =>
+                    {
+                        entries
+                    }
+                    _ => 0,
+                };
+                if needed > 0 && !port.miss_queue.has_room(t, needed) {
+                    port.cache.count_reservation_fail();
+                    blocked_at = Some((i, ReservationFailure::MissQueueFull));
+                    break;
+                }
+            }
+            let cache = &mut port.cache;
             let access = match kind {
                 AccessKind::Atomic => {
                     new_parts += 1;
@@ -1127,11 +1192,21 @@ impl MemorySystem {
                 b.lines[..rest.len()].copy_from_slice(rest);
                 b.why = why;
                 b.changed = false;
+                b.since = t;
                 b.active = true;
                 b.id = id;
                 b.kind = kind;
                 b.local = local;
                 b.len = rest.len();
+                if why == ReservationFailure::MissQueueFull {
+                    // Nothing but a departure makes room: retry at the first one.
+                    let at = port.miss_queue.next_departure().unwrap_or(t).max(t);
+                    if port.blocked.queue_retry != at {
+                        port.blocked.queue_retry = at;
+                        self.events
+                            .schedule(at, Event::L1Retry { sm: s as u32, l1 });
+                    }
+                }
             }
             None => {
                 port.blocked.active = false;
@@ -1210,7 +1285,7 @@ impl MemorySystem {
                     ReservationFailure::NoEvictableWay => {
                         freed && port.cache.same_set(line, blocked_line)
                     }
-                    ReservationFailure::MergeFull => false,
+                    ReservationFailure::MergeFull | ReservationFailure::MissQueueFull => false,
                 };
             if port.free > t {
                 self.events

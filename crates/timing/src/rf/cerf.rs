@@ -833,6 +833,7 @@ mod tests {
             perfect: false,
             invalidate_between_kernels: false,
             shared_carveouts: Vec::new(),
+            miss_queue_entries: 0,
         });
         c.share_with_registers(policy);
         c
