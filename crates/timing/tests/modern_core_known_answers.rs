@@ -1,7 +1,9 @@
 //! Known answers of the modern core's memory pipeline (issue 25, after Huerta et al.,
 //! MICRO'25, memory-pipeline section): the per-sub-core memory-instruction buffer
 //! (`sm.memory_buffer`) lets one memory instruction leave every `issue_interval` cycles
-//! and stalls a sub-core's memory issue while it is full.
+//! and stalls a sub-core's memory issue while it is full; it and the result queue
+//! (`register_file.result_queue`, known answers in `rf/reuse_cache.rs`) are refused on the
+//! collector core.
 
 mod common;
 
@@ -53,7 +55,7 @@ fn a_run_of_memory_instructions_leaves_the_buffer_one_every_issue_interval() {
 }
 
 #[test]
-fn the_buffer_is_refused_on_the_collector_core() {
+fn the_buffer_and_the_result_queue_are_refused_on_the_collector_core() {
     let o = [
         "sm.memory_buffer.entries=5",
         "sm.memory_buffer.issue_interval=4",
@@ -64,4 +66,10 @@ fn the_buffer_is_refused_on_the_collector_core() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("sm.memory_buffer"), "{err}");
+    let o = [timing::Override::parse("register_file.result_queue=true").unwrap()];
+    let err = timing::GpuConfig::load("qv100", &timing::config::default_configs_dir(), &o)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("register_file.result_queue"), "{err}");
 }

@@ -292,14 +292,13 @@ impl GpuConfig {
                 "\"control_bits\" are the modern core's: it needs sm.core = \"modern\"",
             ));
         }
-        if let Some(b) = &sm.memory_buffer {
+        if let Some(b) = sm.memory_buffer.filter(|b| b.entries > 0) {
             if sm.core != Core::Modern {
                 return Err(invalid(
                     "sm.memory_buffer",
                     "the memory-instruction buffer is the modern core's: it needs sm.core = \"modern\"",
                 ));
             }
-            nonzero("sm.memory_buffer.entries", b.entries)?;
             nonzero("sm.memory_buffer.issue_interval", b.issue_interval)?;
             if b.entries > 1024 || b.issue_interval > 1_000_000 {
                 return Err(invalid(
@@ -387,6 +386,12 @@ impl GpuConfig {
             rf.operands_per_collector,
         )?;
         validate_operand_reads(rf)?;
+        if rf.result_queue && self.sm.core != Core::Modern {
+            return Err(invalid(
+                "register_file.result_queue",
+                "the result queue is the modern core's: it needs sm.core = \"modern\"",
+            ));
+        }
         if rf.partition_collectors {
             let counts: Vec<(String, u32)> = match (rf.collectors, rf.specialised_collectors) {
                 (CollectorKind::Specialised, Some(s)) => [

@@ -80,7 +80,8 @@ pub struct SmConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MemoryBufferConfig {
-    /// Entries per sub-core (at least 1).
+    /// Entries per sub-core; 0: no buffer (as when the table is absent, e.g. to run a
+    /// modern config's collector core).
     pub entries: u32,
     /// Cycles between two instructions leaving one sub-core's buffer (at least 1).
     pub issue_interval: u32,

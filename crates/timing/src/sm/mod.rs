@@ -538,7 +538,7 @@ impl Sm {
                 1
             },
             front_end: (sm.core == Core::Modern).then(|| front_end::FrontEnd::new(cfg)),
-            memory_buffer: sm.memory_buffer.map(|b| {
+            memory_buffer: sm.memory_buffer.filter(|b| b.entries > 0).map(|b| {
                 memory_buffer::MemoryInstructionBuffer::new(
                     sm.schedulers,
                     b.entries,
