@@ -114,6 +114,10 @@ fn the_modern_core_needs_its_reuse_cache_and_front_end_for_one_ffma_per_cycle() 
         "sm.dependence=stall_counter",
         "--set",
         "sm.scheduler=gto",
+        "--set",
+        "sm.memory_buffer.entries=0",
+        "--set",
+        "register_file.result_queue=false",
     ]);
     assert!(collector > 1.6, "{collector}");
 }

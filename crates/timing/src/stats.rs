@@ -27,6 +27,9 @@ pub enum StallReason {
     Memory,
     /// The best warp waits for a register written by a short-latency operation.
     Scoreboard,
+    /// The best warp's next instruction is a memory instruction and its sub-core's
+    /// memory-instruction buffer is full (the modern core's `sm.memory_buffer`).
+    MemoryBuffer,
     /// The register-file design refused for a design-specific reason (LTRF working set
     /// not resident, Malekeh stall threshold).
     RegisterFile,
@@ -40,12 +43,13 @@ pub enum StallReason {
 
 impl StallReason {
     /// Every reason, in order.
-    pub const ALL: [StallReason; 9] = [
+    pub const ALL: [StallReason; 10] = [
         StallReason::Idle,
         StallReason::Barrier,
         StallReason::NoReadyWarp,
         StallReason::Memory,
         StallReason::Scoreboard,
+        StallReason::MemoryBuffer,
         StallReason::RegisterFile,
         StallReason::NoFreeCollector,
         StallReason::BankConflict,
@@ -76,6 +80,14 @@ pub struct StallBreakdown {
     pub register_file: u64,
     /// See [`StallReason::Idle`].
     pub idle: u64,
+    /// See [`StallReason::MemoryBuffer`] (absent from the stats file when zero, as on
+    /// configs without the buffer).
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub memory_buffer: u64,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 impl StallBreakdown {
@@ -88,6 +100,7 @@ impl StallBreakdown {
             StallReason::NoReadyWarp => &mut self.no_ready_warp,
             StallReason::Memory => &mut self.memory,
             StallReason::Scoreboard => &mut self.scoreboard,
+            StallReason::MemoryBuffer => &mut self.memory_buffer,
             StallReason::RegisterFile => &mut self.register_file,
             StallReason::NoFreeCollector => &mut self.no_free_collector,
             StallReason::BankConflict => &mut self.bank_conflict,
@@ -104,6 +117,7 @@ impl StallBreakdown {
             StallReason::NoReadyWarp => self.no_ready_warp,
             StallReason::Memory => self.memory,
             StallReason::Scoreboard => self.scoreboard,
+            StallReason::MemoryBuffer => self.memory_buffer,
             StallReason::RegisterFile => self.register_file,
             StallReason::NoFreeCollector => self.no_free_collector,
             StallReason::BankConflict => self.bank_conflict,
@@ -530,6 +544,7 @@ fn serde_plain_name(r: StallReason) -> &'static str {
         StallReason::NoReadyWarp => "no_ready_warp",
         StallReason::Memory => "memory",
         StallReason::Scoreboard => "scoreboard",
+        StallReason::MemoryBuffer => "memory_buffer",
         StallReason::RegisterFile => "register_file",
         StallReason::NoFreeCollector => "no_free_collector",
         StallReason::BankConflict => "bank_conflict",

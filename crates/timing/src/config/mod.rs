@@ -297,6 +297,21 @@ impl GpuConfig {
                 "\"control_bits\" are the modern core's: it needs sm.core = \"modern\"",
             ));
         }
+        if let Some(b) = sm.memory_buffer.filter(|b| b.entries > 0) {
+            if sm.core != Core::Modern {
+                return Err(invalid(
+                    "sm.memory_buffer",
+                    "the memory-instruction buffer is the modern core's: it needs sm.core = \"modern\"",
+                ));
+            }
+            nonzero("sm.memory_buffer.issue_interval", b.issue_interval)?;
+            if b.entries > 1024 || b.issue_interval > 1_000_000 {
+                return Err(invalid(
+                    "sm.memory_buffer",
+                    "at most 1024 entries and an issue interval of at most 1000000 cycles",
+                ));
+            }
+        }
         nonzero("sm.max_warps", sm.max_warps)?;
         nonzero("sm.max_threads", sm.max_threads)?;
         if u64::from(sm.max_threads) > u64::from(sm.max_warps) * u64::from(WARP_SIZE) {
@@ -376,6 +391,12 @@ impl GpuConfig {
             rf.operands_per_collector,
         )?;
         validate_operand_reads(rf)?;
+        if rf.result_queue && self.sm.core != Core::Modern {
+            return Err(invalid(
+                "register_file.result_queue",
+                "the result queue is the modern core's: it needs sm.core = \"modern\"",
+            ));
+        }
         if rf.partition_collectors {
             let counts: Vec<(String, u32)> = match (rf.collectors, rf.specialised_collectors) {
                 (CollectorKind::Specialised, Some(s)) => [

@@ -316,6 +316,16 @@ pub struct RegisterFileConfig {
     /// default: no limit beyond the execution units).
     #[serde(default)]
     pub dispatch_per_scheduler: u32,
+    /// The modern core's result queue (Huerta et al. MICRO'25, register file): a result
+    /// of a variable-latency instruction (memory, SFU; anything not on the `sp`, `int` or
+    /// `dp` unit) waits for its banks' write ports behind the fixed-latency results that
+    /// want them in the same cycle, whose writes the compiler's stall counts rely on. Its
+    /// delays are counted as `result_queue_write_delays`. Needs `sm.core = "modern"`;
+    /// taken by `design = "baseline"` and `"reuse-cache"` (the modern core's banks), while
+    /// the collector designs run on the modern core keep their own write arbitration
+    /// (default false: every result oldest first).
+    #[serde(default, skip_serializing_if = "super::memory::is_false")]
+    pub result_queue: bool,
     /// Units per execution-unit type (required when `collectors = "specialised"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub specialised_collectors: Option<SpecialisedCollectors>,

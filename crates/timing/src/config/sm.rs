@@ -65,6 +65,26 @@ pub struct SmConfig {
     /// Which core the SM is (default `collector`).
     #[serde(default, skip_serializing_if = "Core::is_collector")]
     pub core: Core,
+    /// The modern core's per-sub-core memory-instruction buffer (absent: none; memory
+    /// instructions are paced by the `mem` unit's initiation interval alone). Needs
+    /// `sm.core = "modern"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_buffer: Option<MemoryBufferConfig>,
+}
+
+/// `[sm.memory_buffer]`: each sub-core queues its memory instructions in a buffer of
+/// `entries` entries, from which one leaves for the shared memory pipeline every
+/// `issue_interval` cycles; a sub-core whose buffer is full issues no memory instruction
+/// (Huerta et al. MICRO'25, memory pipeline: 5 entries, one every 4 cycles on Ampere;
+/// [`crate::sm::memory_buffer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryBufferConfig {
+    /// Entries per sub-core; 0: no buffer (as when the table is absent, e.g. to run a
+    /// modern config's collector core).
+    pub entries: u32,
+    /// Cycles between two instructions leaving one sub-core's buffer (at least 1).
+    pub issue_interval: u32,
 }
 
 /// `sm.core`: how an issued instruction reaches its register-file banks.

@@ -149,6 +149,11 @@ pub(crate) enum WriteKind {
     /// cache's writebacks), arbitrated oldest first with the results and tracked until
     /// complete.
     Writeback,
+    /// An instruction's result, reported in `writes_done` when complete, that waits in
+    /// the modern core's result queue (`register_file.result_queue`, MICRO'25: a
+    /// variable-latency result): arbitrated after the results and writebacks, so a
+    /// fixed-latency result that wants the same write port in the same cycle goes first.
+    QueuedResult,
     /// A write no instruction waits for and nothing observes once granted (LTRF's
     /// evictions): arbitrated after every other write, oldest first, and forgotten as
     /// soon as its ports are granted (it wakes nobody up when it completes).
@@ -273,6 +278,10 @@ pub struct Baseline {
     side_read_counts: SideReadCounts,
     /// Queued [`WriteKind::Background`] writes.
     background_writes: usize,
+    /// A [`WriteKind::QueuedResult`] was ever queued (its arbitration pass runs).
+    queued_results: bool,
+    /// See [`Baseline::queued_write_delays`].
+    queued_write_delays: u64,
     busy: usize,
     /// Bit `i` set: collector `i` is busy (the arbiter visits only these).
     busy_collectors: BitSet,
@@ -397,6 +406,8 @@ impl Baseline {
             side_reads: Vec::with_capacity(16),
             side_read_counts: SideReadCounts::default(),
             background_writes: 0,
+            queued_results: false,
+            queued_write_delays: 0,
             reads_used: vec![0; banks],
             writes_used: vec![0; banks],
             busy: 0,
@@ -755,14 +766,47 @@ impl Baseline {
     /// Queues the bank writes of `w`; `report`: its token goes to `writes_done` when
     /// they complete.
     pub(crate) fn push_write(&mut self, w: WriteRequest<'_>, now: Cycle, report: bool) {
-        let mut banks = [0u8; MAX_REGS];
-        let n = self.banks_of(w.dsts, w.warp, w.scheduler, &mut banks);
         let kind = if report {
             WriteKind::Result
         } else {
             WriteKind::Writeback
         };
+        self.push_write_kind(w, now, kind);
+    }
+
+    fn push_write_kind(&mut self, w: WriteRequest<'_>, now: Cycle, kind: WriteKind) {
+        let mut banks = [0u8; MAX_REGS];
+        let n = self.banks_of(w.dsts, w.warp, w.scheduler, &mut banks);
         self.push_write_to_banks(w.token, &banks[..usize::from(n)], now, kind);
+    }
+
+    /// [`RegisterFile::request_write`] of a result that waits in the result queue
+    /// ([`WriteKind::QueuedResult`]).
+    pub(crate) fn request_queued_write(&mut self, w: WriteRequest<'_>, now: Cycle) {
+        self.charge_result_write(&w);
+        self.queued_results = true;
+        self.push_write_kind(w, now, WriteKind::QueuedResult);
+    }
+
+    /// Register writes of queued results refused a write port by an earlier write in
+    /// the same cycle (one per register per cycle).
+    pub(crate) fn queued_write_delays(&self) -> u64 {
+        self.queued_write_delays
+    }
+
+    fn charge_result_write(&mut self, w: &WriteRequest<'_>) {
+        let sink = if self.main == Source::CerfArray {
+            Sink::CerfArray
+        } else {
+            Sink::MrfBank
+        };
+        let n: u64 = w
+            .dsts
+            .iter()
+            .filter(|o| o.file == RegFileKind::General)
+            .map(|o| u64::from(o.width))
+            .sum();
+        self.ledger.write(sink, n);
     }
 
     /// Queues writes of `token` to `banks` (MRF or upper banks, one per register, at
@@ -890,6 +934,9 @@ impl Baseline {
                 w.done_at = w.done_at.max(now + self.latency_of(b));
             } else if mrf {
                 self.stats.write_bank_conflicts += 1;
+                if w.kind == WriteKind::QueuedResult {
+                    self.queued_write_delays += 1;
+                }
                 if self.taken_at(b) {
                     self.refused_where_taken += 1;
                 }
@@ -1161,18 +1208,7 @@ impl RegisterFile for Baseline {
     }
 
     fn request_write(&mut self, w: WriteRequest<'_>, now: Cycle) {
-        let sink = if self.main == Source::CerfArray {
-            Sink::CerfArray
-        } else {
-            Sink::MrfBank
-        };
-        let n: u64 = w
-            .dsts
-            .iter()
-            .filter(|o| o.file == RegFileKind::General)
-            .map(|o| u64::from(o.width))
-            .sum();
-        self.ledger.write(sink, n);
+        self.charge_result_write(&w);
         self.push_write(w, now, true);
     }
 
@@ -1185,7 +1221,7 @@ impl RegisterFile for Baseline {
         while i < self.writes.len() {
             let w = self.writes[i];
             if w.waiting == 0 && w.done_at <= now {
-                if w.kind == WriteKind::Result {
+                if matches!(w.kind, WriteKind::Result | WriteKind::QueuedResult) {
                     c.writes_done.push(w.token);
                 }
                 self.writes.remove(i);
@@ -1206,10 +1242,19 @@ impl RegisterFile for Baseline {
             self.reads_used[b] += r;
             self.writes_used[b] += w;
         }
-        for background in [false, true] {
+        // Results and writebacks, then queued results, then background writes.
+        for rank in 0..3 {
+            if rank == 1 && !self.queued_results {
+                continue;
+            }
             for k in 0..self.writes.len() {
                 let w = &self.writes[k];
-                if (w.kind == WriteKind::Background) == background && w.waiting != 0 {
+                let r = match w.kind {
+                    WriteKind::Result | WriteKind::Writeback => 0,
+                    WriteKind::QueuedResult => 1,
+                    WriteKind::Background => 2,
+                };
+                if r == rank && w.waiting != 0 {
                     self.arbitrate_write(k, now);
                 }
             }

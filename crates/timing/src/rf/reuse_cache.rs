@@ -32,9 +32,13 @@
 //! (every source read from its bank, the same Allocate stage): the reuse cache's
 //! "off" against "on".
 //!
-//! Not modelled: write-port arbitration with the result queue.
+//! With `register_file.result_queue` (the modern configs), a variable-latency result
+//! (any unit but `sp`, `int` and `dp`: memory, SFU) waits in the result queue for its
+//! banks' write ports behind the fixed-latency results of the same cycle (MICRO'25: a
+//! load's write is delayed by a colliding fixed-latency result, whose write time the
+//! compiler's stall counts assume); its delays are counted.
 
-use crate::config::{Core, GpuConfig};
+use crate::config::{Core, GpuConfig, UnitKind};
 use crate::kernel_info::RegFileKind;
 use crate::rf::baseline::{Baseline, MAX_REGS};
 use crate::rf::ledger::{Ledger, Source};
@@ -84,6 +88,10 @@ pub struct ReuseCache {
     cache: bool,
     /// The modern core's Allocate stages; `None` on the collector core.
     allocate: Option<AllocateStage>,
+    /// `register_file.result_queue`: variable-latency results write after fixed ones.
+    result_queue: bool,
+    /// By instruction token: whether its result has variable latency (set at accept).
+    variable_latency: Vec<bool>,
 }
 
 impl ReuseCache {
@@ -93,6 +101,8 @@ impl ReuseCache {
         ReuseCache {
             cache: true,
             allocate: (cfg.sm.core == Core::Modern).then(|| AllocateStage::new(cfg.sm.schedulers)),
+            result_queue: cfg.register_file.result_queue,
+            variable_latency: Vec::new(),
             inner,
             // One entry per bank the baseline numbers (the technology's multiplier included).
             entries: vec![[None; SLOTS]; cfg.register_file.mrf_banks() as usize],
@@ -146,6 +156,14 @@ impl RegisterFile for ReuseCache {
 
     fn accept(&mut self, i: IssuedInst<'_>, now: Cycle) {
         let warp = i.inst.warp;
+        if self.result_queue {
+            let t = i.token.0 as usize;
+            if self.variable_latency.len() <= t {
+                self.variable_latency.resize(t + 1, false);
+            }
+            self.variable_latency[t] =
+                !matches!(i.inst.unit, UnitKind::Sp | UnitKind::Int | UnitKind::Dp);
+        }
         let mut seen = [0u16; MAX_REGS];
         let mut n_seen = 0;
         let mut banks = [0u8; MAX_REGS];
@@ -237,7 +255,17 @@ impl RegisterFile for ReuseCache {
                 }
             }
         }
-        self.inner.request_write(w, now);
+        let queued = self.result_queue
+            && self
+                .variable_latency
+                .get(w.token.0 as usize)
+                .copied()
+                .unwrap_or(false);
+        if queued {
+            self.inner.request_queued_write(w, now);
+        } else {
+            self.inner.request_write(w, now);
+        }
     }
 
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
@@ -264,6 +292,12 @@ impl RegisterFile for ReuseCache {
     fn stats(&self, now: Cycle) -> RfStats {
         let mut s = self.inner.stats(now);
         let c = &self.c;
+        if self.result_queue {
+            s.extra.insert(
+                "result_queue_write_delays".to_string(),
+                self.inner.queued_write_delays(),
+            );
+        }
         if !self.cache {
             return s;
         }
@@ -385,6 +419,93 @@ mod tests {
         assert_eq!(extra(&rf, "reuse_cache_conflict_bubbles"), 3);
     }
 
+    /// MICRO'25: a load's write waits in the result queue behind a fixed-latency result
+    /// that wants the same bank's write port in the same cycle. Returns the cycles the
+    /// load's and the FFMA's writes completed, and the queue's delays.
+    fn load_and_ffma_write_to_one_bank(queue: bool) -> (u64, u64, u64) {
+        let o = format!("register_file.result_queue={queue}");
+        let c = crate::rf::test_support::config("rtx-a6000", &[o.as_str()]);
+        let mut rf = ReuseCache::new(&c);
+        let mut mem = MemorySystem::new(&c);
+        let mut units = Units {
+            taken: Vec::new(),
+            now: 0,
+        };
+        let step = emu::WarpStep::default();
+        for (token, unit, class) in [
+            (1, UnitKind::Mem, OpClass::Mem),
+            (2, UnitKind::Sp, OpClass::Fp32),
+        ] {
+            let inst = Candidate {
+                warp: WarpSlot(0),
+                scheduler: 0,
+                unit,
+                class,
+                srcs: &[],
+                dsts: &[],
+                hint: InstHint::default(),
+            };
+            rf.accept(
+                IssuedInst {
+                    token: InstToken(token),
+                    inst,
+                    step: &step,
+                },
+                Cycle::new(10 + u64::from(token)),
+            );
+        }
+        let mut done = [0u64; 3];
+        for t in 12..40 {
+            units.now = t;
+            if t == 20 {
+                // Both write R2's bank; the load asks first.
+                for (token, reg) in [(1, 2), (2, 2)] {
+                    let dsts = [crate::rf::test_support::general(reg)];
+                    rf.request_write(
+                        WriteRequest {
+                            token: InstToken(token),
+                            warp: WarpSlot(0),
+                            scheduler: 0,
+                            dsts: &dsts,
+                        },
+                        Cycle::new(t),
+                    );
+                }
+            }
+            let mut writes = Vec::new();
+            rf.cycle(&mut RfCycle {
+                now: Cycle::new(t),
+                sm: SmId(0),
+                memory: &mut mem,
+                dispatch: &mut units,
+                writes_done: &mut writes,
+            });
+            for w in writes {
+                done[w.0 as usize] = t;
+            }
+        }
+        let delays = rf
+            .stats(Cycle::new(40))
+            .extra
+            .get("result_queue_write_delays")
+            .copied();
+        assert_eq!(delays.is_some(), queue);
+        assert!(done[1] > 0 && done[2] > 0, "both written: {done:?}");
+        (done[1], done[2], delays.unwrap_or(0))
+    }
+
+    #[test]
+    fn a_fixed_latency_result_delays_a_colliding_load_write() {
+        let (load, ffma, delays) = load_and_ffma_write_to_one_bank(false);
+        assert_eq!(
+            (ffma - load, delays),
+            (1, 0),
+            "oldest first: the load writes first"
+        );
+        let (load, ffma, delays) = load_and_ffma_write_to_one_bank(true);
+        assert_eq!((load - ffma, delays), (1, 1), "the FFMA's write goes first");
+    }
+
     fn candidate(scheduler: u16, srcs: &[RegOperand]) -> Candidate<'_> {
         Candidate {
             warp: WarpSlot(scheduler),
@@ -430,6 +551,8 @@ mod tests {
                 "sm.core=\"collector\"",
                 "sm.dependence=\"stall_counter\"",
                 "register_file.design=\"reuse-cache\"",
+                "register_file.result_queue=false",
+                "sm.memory_buffer.entries=0",
             ],
         );
         let mut rf = ReuseCache::new(&c);

@@ -54,6 +54,7 @@
 pub mod allocate;
 mod dependence;
 mod front_end;
+pub mod memory_buffer;
 pub mod scheduler;
 pub mod scoreboard;
 
@@ -215,6 +216,9 @@ struct InFlight {
     /// `sm.dependence = "control_bits"`: the dependence counter its retirement
     /// decrements.
     counter: Option<u8>,
+    /// `sm.memory_buffer`: cycles it waited in its sub-core's memory-instruction buffer,
+    /// added to its arrival at the LD/ST stage (then zero).
+    buffer_wait: Cycles,
 }
 
 const PART_L1D: u8 = 1;
@@ -403,6 +407,8 @@ pub(crate) struct Sm {
     refill_below: u8,
     /// The modern core's per-sub-core fetch and L0 instruction caches.
     front_end: Option<front_end::FrontEnd>,
+    /// The modern core's per-sub-core memory-instruction buffers (`sm.memory_buffer`).
+    memory_buffer: Option<memory_buffer::MemoryInstructionBuffer>,
     icache_line: u64,
     icache_sector: u64,
     warps: Vec<Warp>,
@@ -539,6 +545,13 @@ impl Sm {
                 1
             },
             front_end: (sm.core == Core::Modern).then(|| front_end::FrontEnd::new(cfg)),
+            memory_buffer: sm.memory_buffer.filter(|b| b.entries > 0).map(|b| {
+                memory_buffer::MemoryInstructionBuffer::new(
+                    sm.schedulers,
+                    b.entries,
+                    b.issue_interval,
+                )
+            }),
             icache_line: u64::from(cfg.icache.line_bytes),
             icache_sector: u64::from(cfg.icache.sector_bytes),
             warps: vec![Warp::empty(); sm.max_warps as usize],
@@ -765,7 +778,16 @@ impl Sm {
             progress = true;
             match kind {
                 EventKind::Executed => self.writeback(tok, now, info),
-                EventKind::AddressReady => self.ldst.push_back(tok),
+                EventKind::AddressReady => {
+                    // A wait in the memory-instruction buffer delays the whole trip.
+                    let f = &mut self.inflight[tok.0 as usize];
+                    let wait = std::mem::replace(&mut f.buffer_wait, Cycles::ZERO);
+                    if wait > Cycles::ZERO {
+                        self.events.push(now + wait, tok, EventKind::AddressReady);
+                    } else {
+                        self.ldst.push_back(tok);
+                    }
+                }
                 EventKind::StallCountDone => self.stall_count_done(tok, now, info),
                 EventKind::HoldOver => self.warp_epoch += 1,
                 EventKind::PartDone => {
@@ -854,6 +876,9 @@ impl Sm {
                 t = t.min(e);
             }
             if let Some(e) = self.rf.next_event(now) {
+                t = t.min(e);
+            }
+            if let Some(e) = self.memory_buffer.as_ref().and_then(|b| b.next_free(now)) {
                 t = t.min(e);
             }
             if !self.ldst.is_empty() {
@@ -1015,6 +1040,15 @@ impl Sm {
             *earliest_ib = (*earliest_ib).min(warp.ib_ready);
             return Err(StallReason::NoReadyWarp);
         }
+        if ii.class == OpClass::Mem {
+            let scheduler = warp.scheduler;
+            if let Some(b) = &mut self.memory_buffer {
+                if b.is_full(scheduler, now) {
+                    return Err(StallReason::MemoryBuffer);
+                }
+            }
+        }
+        let warp = &self.warps[w as usize];
         let c = Candidate {
             warp: WarpSlot(w),
             scheduler: warp.scheduler,
@@ -1222,6 +1256,10 @@ impl Sm {
         } else {
             None
         };
+        let buffer_wait = match &mut self.memory_buffer {
+            Some(b) if ii.class == OpClass::Mem => b.admit(scheduler, now),
+            _ => Cycles::ZERO,
+        };
         let token = self.alloc_token(InFlight {
             warp: w,
             func: step.func,
@@ -1233,6 +1271,7 @@ impl Sm {
             stall_counted,
             async_copy: ii.async_copy == AsyncCopyRole::Copy && memop != NO_MEMOP,
             counter,
+            buffer_wait,
         });
         if let Some(at) = early_release {
             self.events.push(at, token, EventKind::StallCountDone);
