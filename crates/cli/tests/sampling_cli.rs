@@ -62,8 +62,41 @@ fn a_sampled_launch_bound_covers_the_full_run() {
 
 #[test]
 fn estimated_repeated_launches_bound_covers_the_full_run() {
-    // stencil2d: 8 launches of one kernel; 2 simulated, 6 estimated from them.
+    // stencil2d: 8 launches of one kernel; 3 simulated, then every 4th repeat
+    // simulated again (sampling.recheck = 4), the other 4 estimated.
     check_covers("stencil2d", &[], "cluster", 0.05);
+}
+
+#[test]
+fn every_recheck_th_repeat_is_simulated_and_joins_its_cluster() {
+    let methods = |args: &[&str]| -> Vec<String> {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let stats = dir.path().join("s.json");
+        let mut all = vec!["--sample"];
+        all.extend_from_slice(args);
+        let s = run_workload_stats("stencil2d", &all, &stats);
+        s["kernels"]
+            .as_array()
+            .expect("kernels")
+            .iter()
+            .map(|k| k["sampling"]["method"].as_str().unwrap_or("?").to_string())
+            .collect()
+    };
+    let (f, c) = ("full", "cluster");
+    assert_eq!(methods(&[]), [f, f, f, c, c, c, f, c]);
+    assert_eq!(
+        methods(&["--set", "sampling.recheck=0"]),
+        [f, f, f, c, c, c, c, c]
+    );
+    assert_eq!(
+        methods(&[
+            "--set",
+            "sampling.recheck=2",
+            "--set",
+            "sampling.launches=2"
+        ]),
+        [f, f, c, f, c, f, c, f]
+    );
 }
 
 #[test]

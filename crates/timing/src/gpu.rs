@@ -729,7 +729,7 @@ impl TimingSimulator {
             };
             let relative_bound = sampling::finish_detailed(&mut stats, &run);
             let index = self.kernels.len() - 1;
-            let cluster = sampler.add_detailed(key, bbv, index, &stats, relative_bound);
+            let cluster = sampler.add_detailed(key, bbv, index, &mut stats, relative_bound);
             if let Some(s) = &mut stats.sampling {
                 s.cluster = cluster;
             }

@@ -27,10 +27,15 @@
 //!   normalised; recorded by an emulator step observer). The first `launches` launches
 //!   of a signature are simulated (and sampled) in detail and form a cluster; a later
 //!   launch of that signature runs functionally on trial and, if its vector and warp
-//!   instruction count lie within `bbv_distance` of the cluster, is estimated from the
-//!   cluster's latest detailed member, scaled by warp instructions. Its bound adds the
-//!   detailed members' spread of cycles per instruction and the distances. Otherwise the
-//!   trial is undone and the launch simulated in detail, joining or starting a cluster.
+//!   instruction count lie within `bbv_distance` of the cluster, is estimated at the
+//!   members' mean cycles per warp instruction (without the first, cold launch once
+//!   two others follow it). Its bound is the 95% prediction
+//!   interval for one more launch from those members' cycles per instruction
+//!   (`t(n - 1) x s x sqrt(1 + 1/n)`, [`predict`]) plus the members' largest own
+//!   (sampling) bound and the distances. Every `recheck`-th launch that would be
+//!   estimated is simulated in detail instead and joins the cluster, so that the
+//!   interval sees the variation along the run. Otherwise (no fit) the trial is undone
+//!   and the launch simulated in detail, joining or starting a cluster.
 //!
 //! The estimate stands in a kernel's `cycles` (and `ipc`); warp and thread instructions
 //! are exact; energy events are scaled by warp instructions; the other counters
@@ -609,6 +614,12 @@ pub enum Plan {
 pub struct Sampler {
     cfg: SamplingConfig,
     clusters: Vec<Cluster>,
+    /// Per signature: launches estimated since its last detailed one (for `recheck`).
+    repeats: Vec<(LaunchKey, u32)>,
+    /// Whether a launch has been estimated: estimated launches leave the caches as they
+    /// were, so a detailed launch after one starts from other cache contents than in a
+    /// full run.
+    estimated_any: bool,
 }
 
 impl Sampler {
@@ -616,7 +627,20 @@ impl Sampler {
         Sampler {
             cfg,
             clusters: Vec::new(),
+            repeats: Vec::new(),
+            estimated_any: false,
         }
+    }
+
+    fn repeats_of(&mut self, key: &LaunchKey) -> &mut u32 {
+        let i = match self.repeats.iter().position(|(k, _)| k == key) {
+            Some(i) => i,
+            None => {
+                self.repeats.push((key.clone(), 0));
+                self.repeats.len() - 1
+            }
+        };
+        &mut self.repeats[i].1
     }
 
     /// The CTAs of a launch of `total` CTAs to simulate in detail, with `wave` CTAs
@@ -637,7 +661,19 @@ impl Sampler {
 
     /// Whether a launch of `key` is simulated, or tried functionally and estimated if it
     /// fits a cluster.
+    /// Every `recheck`-th repeat of a signature is simulated in detail instead: it joins
+    /// its cluster, so the members' spread measures launch-to-launch variation along the
+    /// whole run, not just at its start.
     pub fn plan(&self, key: &LaunchKey) -> Plan {
+        let recheck = self.cfg.recheck;
+        let repeats = self
+            .repeats
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or(0, |r| r.1);
+        if recheck > 0 && repeats + 1 >= recheck {
+            return Plan::Detailed;
+        }
         if self
             .clusters
             .iter()
@@ -650,21 +686,34 @@ impl Sampler {
     }
 
     /// Files a detailed launch (`kernel`: its index in the run's kernel list) and returns
-    /// its cluster.
+    /// its cluster. A launch after estimated ones found other cache contents than the
+    /// full run's launch did: joining a cluster, its bound widens by the cluster's
+    /// prediction interval (launch-to-launch variation covers a different start).
     pub fn add_detailed(
         &mut self,
         key: LaunchKey,
         bbv: Bbv,
         kernel: usize,
-        stats: &KernelStats,
+        stats: &mut KernelStats,
         relative_bound: f64,
     ) -> usize {
+        *self.repeats_of(&key) = 0;
+        let limit = self.cfg.bbv_distance;
+        if self.estimated_any {
+            if let Some((i, _)) = self.nearest(&key, &bbv, true).filter(|&(_, d)| d <= limit) {
+                let p = predict(&warm_cpis(&self.clusters[i].members));
+                let cycles = stats.cycles;
+                if let Some(s) = &mut stats.sampling {
+                    s.bound_cycles += (cycles as f64 * p.relative_bound).ceil() as u64;
+                    s.relative_bound = ratio(s.bound_cycles, cycles);
+                }
+            }
+        }
         let member = Member {
             kernel,
             stats: stats.clone(),
             relative_bound,
         };
-        let limit = self.cfg.bbv_distance;
         if let Some((i, _)) = self.nearest(&key, &bbv, false).filter(|&(_, d)| d <= limit) {
             self.clusters[i].members.push(member);
             self.clusters[i].bbv = bbv;
@@ -715,16 +764,14 @@ impl Sampler {
         if distance > limit || count_difference > limit {
             return None;
         }
-        let cpi = |s: &KernelStats| s.cycles as f64 / s.warp_instructions.max(1) as f64;
-        let rep_cpi = cpi(&rep.stats);
-        // The members' spread of cycles per instruction around the representative's.
-        let spread = cluster
+        let p = predict(&warm_cpis(&cluster.members));
+        let members_bound = cluster
             .members
             .iter()
-            .map(|m| (cpi(&m.stats) - rep_cpi).abs() / rep_cpi.max(f64::MIN_POSITIVE))
+            .map(|m| m.relative_bound)
             .fold(0.0, f64::max);
-        let cycles = (rep.stats.cycles as f64 * scale).round().max(1.0) as u64;
-        let relative = rep.relative_bound + spread + distance + count_difference;
+        let cycles = (p.cpi * executed.warp_instructions as f64).round().max(1.0) as u64;
+        let relative = p.relative_bound + members_bound + distance + count_difference;
         let bound = (cycles as f64 * relative).ceil() as u64;
         let mut stats = rep.stats.clone();
         stats.start_cycle = start_cycle;
@@ -748,7 +795,56 @@ impl Sampler {
             representative: Some(rep.kernel),
             bbv_distance: Some(distance),
         });
+        *self.repeats_of(key) += 1;
+        self.estimated_any = true;
         Some(stats)
+    }
+}
+
+/// The cycles per warp instruction of a cluster's members that predict its repeats: a
+/// signature's first launch runs on caches that its repeats find warm, so with at least
+/// 2 members after it, it is left out.
+fn warm_cpis(members: &[Member]) -> Vec<f64> {
+    let warm = match members.len() {
+        0..=2 => members,
+        _ => &members[1..],
+    };
+    warm.iter()
+        .map(|m| m.stats.cycles as f64 / m.stats.warp_instructions.max(1) as f64)
+        .collect()
+}
+
+/// The prediction for a further launch of a cluster from its detailed members' cycles
+/// per warp instruction: their mean, and the half-width of the 95% prediction interval
+/// for one more launch, `t(n - 1) x s x sqrt(1 + 1/n)`, relative to the mean (a
+/// member's own sampling bound and the vector distance are added by the caller).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Prediction {
+    pub cpi: f64,
+    pub relative_bound: f64,
+}
+
+pub fn predict(cpis: &[f64]) -> Prediction {
+    let n = cpis.len();
+    if n == 0 {
+        return Prediction {
+            cpi: 0.0,
+            relative_bound: f64::INFINITY,
+        };
+    }
+    let mean = cpis.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        // One launch says nothing about how launches vary.
+        return Prediction {
+            cpi: mean,
+            relative_bound: 1.0,
+        };
+    }
+    let variance = cpis.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let half = t95(n - 1) * variance.sqrt() * (1.0 + 1.0 / n as f64).sqrt();
+    Prediction {
+        cpi: mean,
+        relative_bound: half / mean.max(f64::MIN_POSITIVE),
     }
 }
 
@@ -1053,6 +1149,22 @@ mod tests {
         // One stratum: nothing to compare with, the whole skipped part is the bound.
         let one = extrapolate(500, &[stratum(1000.0, 50.0)]);
         assert_eq!((one.cycles, one.bound), (1000.0, 500.0));
+    }
+
+    #[test]
+    fn the_prediction_interval_widens_with_the_spread_and_narrows_with_members() {
+        let same = predict(&[2.0, 2.0, 2.0]);
+        assert_eq!((same.cpi, same.relative_bound), (2.0, 0.0));
+        // Two members 1% apart: s = 0.0141 x 2, t(1) = 12.706, sqrt(1.5).
+        let two = predict(&[1.99, 2.01]);
+        assert!((two.cpi - 2.0).abs() < 1e-12);
+        let expected = 12.706 * (0.02f64 / 2f64.sqrt()) * 1.5f64.sqrt() / 2.0;
+        assert!((two.relative_bound - expected).abs() < 1e-9, "{two:?}");
+        // The same spread over more members: a narrower interval.
+        let five = predict(&[1.99, 2.01, 1.99, 2.01, 2.0]);
+        assert!(five.relative_bound < two.relative_bound / 3.0, "{five:?}");
+        // One member claims nothing narrower than 100%.
+        assert_eq!(predict(&[3.0]).relative_bound, 1.0);
     }
 
     #[test]

@@ -24,8 +24,16 @@ pub struct SamplingConfig {
     pub warm_waves: u32,
     /// Launches of one kernel signature (name, grid, block, dynamic shared memory)
     /// simulated in detail before later launches of the same signature and basic-block
-    /// vector are estimated from them (the first of them runs on cold caches).
+    /// vector are estimated from them (the first of them runs on cold caches). Their
+    /// spread gives the prediction interval: 3 give it two degrees of freedom (one, from
+    /// 2 launches that happen to agree, proved too few to see launch-to-launch
+    /// variation).
     pub launches: u32,
+    /// Of the launches that would be estimated from a cluster, every `recheck`-th is
+    /// simulated in detail instead and joins the cluster, so that the prediction
+    /// interval (from the members' spread) sees how launches vary along the run; 0:
+    /// never.
+    pub recheck: u32,
     /// Largest distance between basic-block vectors (per-instruction execution counts,
     /// each normalised to sum 1; Manhattan distance, 0 to 2) at which a launch counts as
     /// a repeat of a detailed one.
@@ -39,7 +47,8 @@ impl Default for SamplingConfig {
             strata: 8,
             waves: 2,
             warm_waves: 2,
-            launches: 2,
+            launches: 3,
+            recheck: 4,
             bbv_distance: 0.005,
         }
     }
@@ -76,6 +85,12 @@ impl SamplingConfig {
             return Err(invalid(
                 "sampling.launches",
                 format_args!("{} launches: between 1 and 1000000", self.launches),
+            ));
+        }
+        if self.recheck > 1_000_000 {
+            return Err(invalid(
+                "sampling.recheck",
+                format_args!("{}: at most 1000000 (0: never)", self.recheck),
             ));
         }
         if !(0.0..=2.0).contains(&self.bbv_distance) {
