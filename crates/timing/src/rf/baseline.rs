@@ -1279,7 +1279,7 @@ mod tests {
             rf.cycle(&mut RfCycle {
                 now: Cycle::new(t),
                 sm: SmId(0),
-                memory: mem,
+                memory: mem.port(SmId(0)),
                 dispatch: units,
                 writes_done: &mut writes,
             });
