@@ -840,7 +840,80 @@ impl MemorySystem {
         self.flush_outbox(s);
         issued
     }
+}
 
+impl FrontEnd<'_> {
+    /// [`MemorySystem::issue`] on this SM, at `self.now`.
+    fn issue(&mut self, req: MemRequest<'_>) -> Result<RequestId, Stall> {
+        let l1 = match (req.kind, req.space) {
+            (AccessKind::Load, Space::Const) => L1::Const,
+            (AccessKind::Load, Space::Inst) => L1::Inst,
+            (AccessKind::Load, Space::Texture) => L1::Texture,
+            _ => L1::Data,
+        };
+        let port = &self.m.l1[l1.index()];
+        if port.blocked.active {
+            return Err(Stall::ReservationFail);
+        }
+        if port.free > self.now {
+            return Err(Stall::PortBusy { until: port.free });
+        }
+        let ic = &self.cfg.interconnect;
+        let room =
+            u64::from(ic.input_buffer_bytes - ic.control_bytes - self.cfg.l2.slice.line_bytes);
+        if self.icnt.injection_backlog(self.s, self.now) + self.m.pending_injection.bytes > room {
+            return Err(Stall::InterconnectFull {
+                until: self.injection_room_at(room),
+            });
+        }
+        let slot = match self.m.free_slots.pop() {
+            Some(k) => k,
+            None => {
+                self.m.requests.push(RequestState::default());
+                self.m.requests.len() as u32 - 1
+            }
+        };
+        self.m.requests[slot as usize] = RequestState {
+            live: true,
+            accepted: false,
+            parts: 0,
+        };
+        // `gpu.num_sms` is at most 2048 (`crate::limits`).
+        let id = RequestId {
+            sm: self.s as u16,
+            slot,
+        };
+        let local = req.space == Space::Local;
+        self.process_lines(l1, id, (req.kind, local), req.lines, self.now);
+        Ok(id)
+    }
+
+    /// The first cycle at which the SM's injection buffer may have `room` bytes free, a
+    /// lower bound, so that a refused request sleeps until then instead of retrying every
+    /// cycle (an L1D latency of 10^5 cycles must not cost 10^5 retries). Pending packets
+    /// only move into the output port, which drains at its bandwidth whether or not they
+    /// have joined it, so backlog + pending cannot fall faster than the port alone drains
+    /// to `room - pending`; and while the pending bytes alone exceed `room`, nothing
+    /// changes before the first of them leaves.
+    fn injection_room_at(&self, room: u64) -> Cycle {
+        let pending = &self.m.pending_injection;
+        match room.checked_sub(pending.bytes) {
+            Some(left) => self.icnt.injection_drained_to(self.s, left),
+            None => pending.first_ready().unwrap_or(self.now),
+        }
+    }
+
+    /// [`SmPort::write_register`] at `self.now`.
+    fn write_register(&mut self, line: LineAddr) -> Option<RegisterWrite> {
+        let w = self.m.l1[L1::Data.index()].cache.write_register(line)?;
+        if let Some(e) = w.eviction {
+            self.send_victim(L1::Data, e, self.now);
+        }
+        Some(w)
+    }
+}
+
+impl MemorySystem {
     /// Runs the memory system up to `now` and returns the requests completed at or
     /// before `now`, in completion order.
     pub fn completed(&mut self, now: Cycle) -> std::vec::Drain<'_, Completion> {
@@ -1104,7 +1177,174 @@ impl MemorySystem {
         let s = id.sm().0 as usize;
         part_done(&mut self.sms[s], &mut self.done, id, t);
     }
+}
 
+impl FrontEnd<'_> {
+    /// Looks up `lines` in the SM's cache `l1` from cycle `start`, one per cycle; `local`
+    /// says the data is thread-local (for `l1d.local_write_policy`).
+    fn process_lines(
+        &mut self,
+        l1: L1,
+        id: RequestId,
+        (kind, local): (AccessKind, bool),
+        lines: &[LineAccess],
+        start: Cycle,
+    ) {
+        let local_policy = if local {
+            self.m.l1[l1.index()].cache.config().local_write_policy
+        } else {
+            None
+        };
+        let latency = self.m.l1[l1.index()].cache.config().latency;
+        let control = self.cfg.interconnect.control_bytes;
+        let sector_bytes = self.cfg.l2.slice.sector_bytes;
+        let mut t = start;
+        let mut hits_ready: Option<Cycle> = None;
+        let mut new_parts = 0;
+        let mut blocked_at = None;
+        for (i, la) in lines.iter().enumerate() {
+            let mut ready = t + latency;
+            let data_bytes = la.sectors.count() * sector_bytes;
+            let cache = &mut self.m.l1[l1.index()].cache;
+            let access = match kind {
+                AccessKind::Atomic => {
+                    new_parts += 1;
+                    let pkt = PacketKind::Atomic(id);
+                    self.send_to_l2(ready, la.line, la.sectors, pkt, control + data_bytes);
+                    t += Cycles::new(1);
+                    continue;
+                }
+                AccessKind::Load => cache.access(la.line, la.sectors, CacheOp::Read, id),
+                AccessKind::Store => match local_policy {
+                    Some(p) => cache.write_with_policy(la.line, la.sectors, p),
+                    None => cache.access(la.line, la.sectors, CacheOp::Write, id),
+                },
+            };
+            let m = &mut *self.m;
+            if let (Some(banks), L1::Data, false) = (
+                m.array_banks.as_mut(),
+                l1,
+                matches!(access.outcome, Outcome::ReservationFail(_)),
+            ) {
+                // CERF: the lookup takes a tag bank's slot, a hit's read or a store's write
+                // a data bank's port, a dirty victim's read another; the data is late by
+                // what the banks make it wait.
+                let cache = &m.l1[l1.index()].cache;
+                let data = match (kind, access.outcome) {
+                    (AccessKind::Load, Outcome::Hit) => Some(LineData::Read),
+                    (AccessKind::Store, _) if cache.contains(la.line, la.sectors) => {
+                        Some(LineData::Write)
+                    }
+                    _ => None,
+                };
+                let tag = banks.line_lookup(la.line, t);
+                let mut at = tag;
+                if let Some(d) = data {
+                    at = banks.line_data(la.line, tag, d);
+                }
+                if let Some(e) = access.eviction {
+                    at = at.max(banks.line_data(e.line, tag, LineData::Read));
+                }
+                ready = at + latency;
+            }
+            match access.outcome {
+                Outcome::ReservationFail(why) => {
+                    blocked_at = Some((i, why));
+                    break;
+                }
+                Outcome::Hit => hits_ready = Some(hits_ready.map_or(ready, |h| h.max(ready))),
+                Outcome::MshrMerge => new_parts += 1,
+                Outcome::Miss | Outcome::SectorMiss if kind == AccessKind::Load => {
+                    new_parts += 1;
+                    if l1 == L1::Texture {
+                        self.m.texture_l2_reads.0 += 1;
+                        self.m.texture_l2_reads.1 += u64::from(access.fetch.count());
+                    }
+                    self.send_to_l2(ready, la.line, access.fetch, PacketKind::Read(l1), control);
+                }
+                Outcome::Miss | Outcome::SectorMiss => {
+                    hits_ready = Some(hits_ready.map_or(ready, |h| h.max(ready)))
+                }
+            }
+            if access.forward_write {
+                let pkt = if kind == AccessKind::Store && self.cfg.l2.write_ack {
+                    new_parts += 1;
+                    PacketKind::AckedWrite(id)
+                } else {
+                    PacketKind::Write
+                };
+                self.send_to_l2(ready, la.line, la.sectors, pkt, control + data_bytes);
+            }
+            if let Some(e) = access.eviction {
+                let bytes = control + e.dirty.count() * sector_bytes;
+                self.send_to_l2(ready, e.line, e.dirty, PacketKind::Write, bytes);
+            }
+            t += Cycles::new(1);
+        }
+        let r = &mut self.m.requests[id.slot()];
+        r.parts += new_parts;
+        if let Some(h) = hits_ready {
+            r.parts += 1;
+            self.m.outbox.push((h, Event::PartDone(id)));
+        }
+        let port = &mut self.m.l1[l1.index()];
+        port.free = t;
+        match blocked_at {
+            Some((i, why)) => {
+                let b = &mut port.blocked;
+                let rest = &lines[i..];
+                b.lines[..rest.len()].copy_from_slice(rest);
+                b.why = why;
+                b.changed = false;
+                b.active = true;
+                b.id = id;
+                b.kind = kind;
+                b.local = local;
+                b.len = rest.len();
+            }
+            None => {
+                port.blocked.active = false;
+                let r = &mut self.m.requests[id.slot()];
+                r.accepted = true;
+                if r.parts == 0 {
+                    // Nothing to wait for (an empty request).
+                    r.parts = 1;
+                    self.m.outbox.push((start + latency, Event::PartDone(id)));
+                }
+            }
+        }
+    }
+
+    fn send_to_l2(
+        &mut self,
+        ready: Cycle,
+        line: LineAddr,
+        sectors: SectorMask,
+        kind: PacketKind,
+        bytes: u32,
+    ) {
+        let slice = self.map.slice(line);
+        let packet = Packet {
+            sm: self.s as u32,
+            line,
+            sectors,
+            kind,
+        };
+        // Ports are reserved in time order: the packet joins its SM's output port when
+        // it is ready (an event), and its slice's input port when it starts leaving.
+        self.m.pending_injection.add(ready, bytes);
+        self.m.outbox.push((
+            ready,
+            Event::IcntLeaveSm {
+                slice: slice as u32,
+                packet,
+                bytes,
+            },
+        ));
+    }
+}
+
+impl MemorySystem {
     fn l1_fill(&mut self, t: Cycle, s: usize, l1: L1, line: LineAddr, sectors: SectorMask) {
         let mut ids = std::mem::take(&mut self.scratch_ids);
         ids.clear();
@@ -1414,75 +1654,6 @@ impl MemorySystem {
 }
 
 impl FrontEnd<'_> {
-    /// [`MemorySystem::issue`] on this SM, at `self.now`.
-    fn issue(&mut self, req: MemRequest<'_>) -> Result<RequestId, Stall> {
-        let l1 = match (req.kind, req.space) {
-            (AccessKind::Load, Space::Const) => L1::Const,
-            (AccessKind::Load, Space::Inst) => L1::Inst,
-            (AccessKind::Load, Space::Texture) => L1::Texture,
-            _ => L1::Data,
-        };
-        let port = &self.m.l1[l1.index()];
-        if port.blocked.active {
-            return Err(Stall::ReservationFail);
-        }
-        if port.free > self.now {
-            return Err(Stall::PortBusy { until: port.free });
-        }
-        let ic = &self.cfg.interconnect;
-        let room =
-            u64::from(ic.input_buffer_bytes - ic.control_bytes - self.cfg.l2.slice.line_bytes);
-        if self.icnt.injection_backlog(self.s, self.now) + self.m.pending_injection.bytes > room {
-            return Err(Stall::InterconnectFull {
-                until: self.injection_room_at(room),
-            });
-        }
-        let slot = match self.m.free_slots.pop() {
-            Some(k) => k,
-            None => {
-                self.m.requests.push(RequestState::default());
-                self.m.requests.len() as u32 - 1
-            }
-        };
-        self.m.requests[slot as usize] = RequestState {
-            live: true,
-            accepted: false,
-            parts: 0,
-        };
-        // `gpu.num_sms` is at most 2048 (`crate::limits`).
-        let id = RequestId {
-            sm: self.s as u16,
-            slot,
-        };
-        let local = req.space == Space::Local;
-        self.process_lines(l1, id, (req.kind, local), req.lines, self.now);
-        Ok(id)
-    }
-
-    /// The first cycle at which the SM's injection buffer may have `room` bytes free, a
-    /// lower bound, so that a refused request sleeps until then instead of retrying every
-    /// cycle (an L1D latency of 10^5 cycles must not cost 10^5 retries). Pending packets
-    /// only move into the output port, which drains at its bandwidth whether or not they
-    /// have joined it, so backlog + pending cannot fall faster than the port alone drains
-    /// to `room - pending`; and while the pending bytes alone exceed `room`, nothing
-    /// changes before the first of them leaves.
-    fn injection_room_at(&self, room: u64) -> Cycle {
-        let pending = &self.m.pending_injection;
-        match room.checked_sub(pending.bytes) {
-            Some(left) => self.icnt.injection_drained_to(self.s, left),
-            None => pending.first_ready().unwrap_or(self.now),
-        }
-    }
-
-    /// [`SmPort::write_register`] at `self.now`.
-    fn write_register(&mut self, line: LineAddr) -> Option<RegisterWrite> {
-        let w = self.m.l1[L1::Data.index()].cache.write_register(line)?;
-        if let Some(e) = w.eviction {
-            self.send_victim(L1::Data, e, self.now);
-        }
-        Some(w)
-    }
-
     /// Sends a victim of cache `l1` (dirty data, or under CERF a spilled register) to the
     /// L2 from `at` on, after its data read from the integrated array if there is one.
     fn send_victim(&mut self, l1: L1, e: Eviction, at: Cycle) {
@@ -1493,169 +1664,6 @@ impl FrontEnd<'_> {
             _ => at,
         };
         self.send_to_l2(at, e.line, e.dirty, PacketKind::Write, bytes);
-    }
-
-    /// Looks up `lines` in the SM's cache `l1` from cycle `start`, one per cycle; `local`
-    /// says the data is thread-local (for `l1d.local_write_policy`).
-    fn process_lines(
-        &mut self,
-        l1: L1,
-        id: RequestId,
-        (kind, local): (AccessKind, bool),
-        lines: &[LineAccess],
-        start: Cycle,
-    ) {
-        let local_policy = if local {
-            self.m.l1[l1.index()].cache.config().local_write_policy
-        } else {
-            None
-        };
-        let latency = self.m.l1[l1.index()].cache.config().latency;
-        let control = self.cfg.interconnect.control_bytes;
-        let sector_bytes = self.cfg.l2.slice.sector_bytes;
-        let mut t = start;
-        let mut hits_ready: Option<Cycle> = None;
-        let mut new_parts = 0;
-        let mut blocked_at = None;
-        for (i, la) in lines.iter().enumerate() {
-            let mut ready = t + latency;
-            let data_bytes = la.sectors.count() * sector_bytes;
-            let cache = &mut self.m.l1[l1.index()].cache;
-            let access = match kind {
-                AccessKind::Atomic => {
-                    new_parts += 1;
-                    let pkt = PacketKind::Atomic(id);
-                    self.send_to_l2(ready, la.line, la.sectors, pkt, control + data_bytes);
-                    t += Cycles::new(1);
-                    continue;
-                }
-                AccessKind::Load => cache.access(la.line, la.sectors, CacheOp::Read, id),
-                AccessKind::Store => match local_policy {
-                    Some(p) => cache.write_with_policy(la.line, la.sectors, p),
-                    None => cache.access(la.line, la.sectors, CacheOp::Write, id),
-                },
-            };
-            let m = &mut *self.m;
-            if let (Some(banks), L1::Data, false) = (
-                m.array_banks.as_mut(),
-                l1,
-                matches!(access.outcome, Outcome::ReservationFail(_)),
-            ) {
-                // CERF: the lookup takes a tag bank's slot, a hit's read or a store's write
-                // a data bank's port, a dirty victim's read another; the data is late by
-                // what the banks make it wait.
-                let cache = &m.l1[l1.index()].cache;
-                let data = match (kind, access.outcome) {
-                    (AccessKind::Load, Outcome::Hit) => Some(LineData::Read),
-                    (AccessKind::Store, _) if cache.contains(la.line, la.sectors) => {
-                        Some(LineData::Write)
-                    }
-                    _ => None,
-                };
-                let tag = banks.line_lookup(la.line, t);
-                let mut at = tag;
-                if let Some(d) = data {
-                    at = banks.line_data(la.line, tag, d);
-                }
-                if let Some(e) = access.eviction {
-                    at = at.max(banks.line_data(e.line, tag, LineData::Read));
-                }
-                ready = at + latency;
-            }
-            match access.outcome {
-                Outcome::ReservationFail(why) => {
-                    blocked_at = Some((i, why));
-                    break;
-                }
-                Outcome::Hit => hits_ready = Some(hits_ready.map_or(ready, |h| h.max(ready))),
-                Outcome::MshrMerge => new_parts += 1,
-                Outcome::Miss | Outcome::SectorMiss if kind == AccessKind::Load => {
-                    new_parts += 1;
-                    if l1 == L1::Texture {
-                        self.m.texture_l2_reads.0 += 1;
-                        self.m.texture_l2_reads.1 += u64::from(access.fetch.count());
-                    }
-                    self.send_to_l2(ready, la.line, access.fetch, PacketKind::Read(l1), control);
-                }
-                Outcome::Miss | Outcome::SectorMiss => {
-                    hits_ready = Some(hits_ready.map_or(ready, |h| h.max(ready)))
-                }
-            }
-            if access.forward_write {
-                let pkt = if kind == AccessKind::Store && self.cfg.l2.write_ack {
-                    new_parts += 1;
-                    PacketKind::AckedWrite(id)
-                } else {
-                    PacketKind::Write
-                };
-                self.send_to_l2(ready, la.line, la.sectors, pkt, control + data_bytes);
-            }
-            if let Some(e) = access.eviction {
-                let bytes = control + e.dirty.count() * sector_bytes;
-                self.send_to_l2(ready, e.line, e.dirty, PacketKind::Write, bytes);
-            }
-            t += Cycles::new(1);
-        }
-        let r = &mut self.m.requests[id.slot()];
-        r.parts += new_parts;
-        if let Some(h) = hits_ready {
-            r.parts += 1;
-            self.m.outbox.push((h, Event::PartDone(id)));
-        }
-        let port = &mut self.m.l1[l1.index()];
-        port.free = t;
-        match blocked_at {
-            Some((i, why)) => {
-                let b = &mut port.blocked;
-                let rest = &lines[i..];
-                b.lines[..rest.len()].copy_from_slice(rest);
-                b.why = why;
-                b.changed = false;
-                b.active = true;
-                b.id = id;
-                b.kind = kind;
-                b.local = local;
-                b.len = rest.len();
-            }
-            None => {
-                port.blocked.active = false;
-                let r = &mut self.m.requests[id.slot()];
-                r.accepted = true;
-                if r.parts == 0 {
-                    // Nothing to wait for (an empty request).
-                    r.parts = 1;
-                    self.m.outbox.push((start + latency, Event::PartDone(id)));
-                }
-            }
-        }
-    }
-
-    fn send_to_l2(
-        &mut self,
-        ready: Cycle,
-        line: LineAddr,
-        sectors: SectorMask,
-        kind: PacketKind,
-        bytes: u32,
-    ) {
-        let slice = self.map.slice(line);
-        let packet = Packet {
-            sm: self.s as u32,
-            line,
-            sectors,
-            kind,
-        };
-        // Ports are reserved in time order: the packet joins its SM's output port when
-        // it is ready (an event), and its slice's input port when it starts leaving.
-        self.m.pending_injection.add(ready, bytes);
-        self.m.outbox.push((
-            ready,
-            Event::IcntLeaveSm {
-                slice: slice as u32,
-                packet,
-                bytes,
-            },
-        ));
     }
 }
 
