@@ -32,7 +32,7 @@ use crate::run_limits::{
     Progress, ProgressHook, RunLimits, StopReason, WarpStates, CHECK_INTERVAL, PROGRESS_INTERVAL,
 };
 use crate::sampling::{self, LaunchKey, Plan, Sampler};
-use crate::sm::{Ctx, Owner, Sm};
+use crate::sm::{Ctx, Sm};
 use crate::stats::{
     energy_events_since, execution_energy_events, ipc, memory_add, memory_energy_events,
     memory_since, merge_energy_events, KernelStats, Limiter, Report, SimulationStats,
@@ -123,7 +123,6 @@ pub struct TimingSimulator {
     cfg: GpuConfig,
     memory: MemorySystem,
     sms: Vec<Sm>,
-    owners: Vec<Option<(u16, Owner)>>,
     addresses: AddressMap,
     now: Cycle,
     kernels: Vec<KernelStats>,
@@ -158,7 +157,6 @@ impl TimingSimulator {
             memory: MemorySystem::new(&cfg),
             cfg,
             sms,
-            owners: Vec::with_capacity(1024),
             addresses: AddressMap::new(),
             now: Cycle::ZERO,
             kernels: Vec::new(),
@@ -545,11 +543,11 @@ impl TimingSimulator {
             let mut progressed = false;
             for c in self.memory.completed(now) {
                 progressed = true;
-                if let Some(Some((sm, owner))) = self.owners.get_mut(c.id.index()).map(Option::take)
-                {
-                    if let Some(s) = self.sms.get_mut(sm as usize) {
+                let sm = c.id.sm().0 as usize;
+                if let Some(s) = self.sms.get_mut(sm) {
+                    if let Some(owner) = s.take_owner(c.id) {
                         s.memory_done(owner, c.at);
-                        wake.set(sm as usize, s.next_wake);
+                        wake.set(sm, s.next_wake);
                     }
                 }
             }
@@ -562,15 +560,14 @@ impl TimingSimulator {
             }
             let mut any_retired = false;
             let issued_before = issued;
-            let private_done = self
-                .threads
-                .private_phase(&mut self.sms, &wake.at, now, info);
+            let private_done =
+                self.threads
+                    .private_phase(&mut self.sms, &mut self.memory, &wake.at, now, info);
             {
                 let mut ctx = Ctx {
                     launch: &mut launch,
                     info,
                     memory: &mut self.memory,
-                    owners: &mut self.owners,
                     addresses: &mut self.addresses,
                 };
                 // In SM order; a cycle changes only its own SM's wake-up time.
@@ -579,6 +576,8 @@ impl TimingSimulator {
                     let sm = &mut self.sms[i];
                     let before = sm.stats.warp_instructions;
                     if private_done {
+                        // What its private part scheduled goes first, as with one thread.
+                        ctx.memory.flush_sm(SmId(i as u32));
                         sm.cycle_shared(now, &mut ctx)?;
                     } else {
                         sm.cycle(now, &mut ctx)?;

@@ -1,6 +1,7 @@
 //! Known-answer tests of the memory hierarchy through the `MemorySystem` façade: latencies
 //! computed by hand from the config, bandwidth limits, merges and row-buffer effects.
 
+use std::collections::HashMap;
 use timing::config::default_configs_dir;
 use timing::memory::cache::{LineAddr, SectorMask};
 use timing::memory::coalescer::LineAccess;
@@ -33,7 +34,7 @@ struct Harness {
     /// Completions seen, in order, with the issue index of their request.
     done: Vec<(usize, Cycle)>,
     /// Issue index of each live request id.
-    live: Vec<Option<usize>>,
+    live: HashMap<RequestId, usize>,
     issued: usize,
     /// Cycles at which the harness called into the memory system while waiting.
     visits: usize,
@@ -45,7 +46,7 @@ impl Harness {
             mem: MemorySystem::new(cfg),
             now: Cycle::ZERO,
             done: vec![],
-            live: vec![],
+            live: HashMap::new(),
             issued: 0,
             visits: 0,
         }
@@ -54,8 +55,9 @@ impl Harness {
     fn collect(&mut self) {
         let done: Vec<Completion> = self.mem.completed(self.now).collect();
         for c in done {
-            let i = self.live[c.id.index()]
-                .take()
+            let i = self
+                .live
+                .remove(&c.id)
                 .expect("completion of a request not in flight");
             self.done.push((i, c.at));
         }
@@ -82,11 +84,8 @@ impl Harness {
     }
 
     fn record(&mut self, id: RequestId) -> usize {
-        if self.live.len() <= id.index() {
-            self.live.resize(id.index() + 1, None);
-        }
-        assert!(self.live[id.index()].is_none(), "id reused while live");
-        self.live[id.index()] = Some(self.issued);
+        let before = self.live.insert(id, self.issued);
+        assert!(before.is_none(), "id reused while live");
         self.issued += 1;
         self.issued - 1
     }
@@ -440,7 +439,8 @@ fn shared_memory_conflicts_serialize() {
         *a = 8 * l as u64; // stride 2 words: 2-way conflicts
     }
     let t = mem
-        .issue_shared(SmId(0), Cycle::new(10), u32::MAX, &addrs, 4)
+        .port(SmId(0))
+        .issue_shared(Cycle::new(10), u32::MAX, &addrs, 4)
         .unwrap();
     assert_eq!(t, Cycle::new(10 + 24 + 1));
     assert_eq!(mem.stats().shared_memory.bank_conflicts, 1);

@@ -61,7 +61,7 @@ pub mod texture_cache;
 
 use crate::config::{CacheConfig, GpuConfig, RegisterFileDesign, WritePolicy, WARP_SIZE};
 use crate::memory::cache::{
-    Cache, CacheOp, CacheStats, LineAddr, Outcome, RegisterLineStats, RegisterWrite,
+    Cache, CacheOp, CacheStats, Eviction, LineAddr, Outcome, RegisterLineStats, RegisterWrite,
     ReservationFailure, SectorMask,
 };
 use crate::memory::coalescer::{LineAccess, MAX_LINES};
@@ -83,13 +83,24 @@ pub struct SmId(pub u32);
 
 /// A warp memory instruction in flight. An id is reused only after its completion has
 /// been returned by [`MemorySystem::completed`].
+///
+/// Each SM allocates its own ids (its slots), so that an SM's front end can start
+/// requests without touching another SM's state.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-pub struct RequestId(u32);
+pub struct RequestId {
+    sm: u16,
+    slot: u32,
+}
 
 impl RequestId {
-    /// The id as an index (dense, small), for side tables in the pipeline.
-    pub fn index(self) -> usize {
-        self.0 as usize
+    /// The SM that started the request.
+    pub fn sm(self) -> SmId {
+        SmId(u32::from(self.sm))
+    }
+
+    /// Its slot among that SM's requests (dense, small), for side tables in the SM.
+    pub fn slot(self) -> usize {
+        self.slot as usize
     }
 }
 
@@ -362,11 +373,201 @@ struct L1Port {
     fail_cycles: ReservationFailCycles,
 }
 
-struct SmMemory {
+/// The part of the memory system one SM owns: its L1 caches, shared memory, requests and
+/// injection backlog. Everything an SM's own calls change lives here, and what they
+/// schedule on the shared event queue waits in `outbox` until
+/// [`MemorySystem::flush_outbox`] moves it there (in SM order, so the queue sees the
+/// order of a one-thread run whichever thread ran the SM: see `docs/parallel.md`).
+pub struct SmMemory {
     l1: [L1Port; 4],
     shared: SharedMemory,
     /// CERF: the banks of the integrated array (the L1D), shared with the registers.
     array_banks: Option<ArrayBanks>,
+    /// Packets scheduled for its output port but not yet reserved there (they count
+    /// against the injection buffer).
+    pending_injection: PendingInjection,
+    /// Its requests, by slot ([`RequestId::slot`]).
+    requests: Vec<RequestState>,
+    free_slots: Vec<u32>,
+    /// Events scheduled by this SM's calls, in order, not yet on the shared queue.
+    outbox: Vec<(Cycle, Event)>,
+    /// Read requests and their sectors its texture cache sent to the L2.
+    texture_l2_reads: (u64, u64),
+}
+
+/// What the SMs' front ends read of the shared memory system (never write) while they
+/// work in parallel: [`MemorySystem::front_ends`].
+pub struct FrontEnds<'a> {
+    cfg: &'a GpuConfig,
+    map: &'a AddressMap,
+    icnt: &'a Interconnect,
+    now: Cycle,
+}
+
+impl FrontEnds<'_> {
+    /// SM `sm`'s port, on its own front end `m` (the `sm`-th of
+    /// [`MemorySystem::front_ends`]).
+    pub fn port<'b>(&'b self, sm: SmId, m: &'b mut SmMemory) -> SmPort<'b> {
+        SmPort(Port::Split(FrontEnd {
+            cfg: self.cfg,
+            map: self.map,
+            icnt: self.icnt,
+            now: self.now,
+            s: sm.0 as usize,
+            m,
+        }))
+    }
+}
+
+/// An SM's port on the memory system: the calls its pipeline makes during its cycle, on
+/// its own front end (L1 caches, shared memory, requests). From [`MemorySystem::port`]
+/// what it schedules goes on the event queue at once; from [`FrontEnds::port`] it waits
+/// in the SM's outbox for [`MemorySystem::flush_sm`]. Either way the queue receives the
+/// same events in the same order when the SMs' calls are flushed in SM order.
+pub struct SmPort<'a>(Port<'a>);
+
+enum Port<'a> {
+    Whole(&'a mut MemorySystem, SmId),
+    Split(FrontEnd<'a>),
+}
+
+impl SmPort<'_> {
+    /// A shorter-lived port on the same front end.
+    pub fn reborrow(&mut self) -> SmPort<'_> {
+        SmPort(match &mut self.0 {
+            Port::Whole(m, sm) => Port::Whole(m, *sm),
+            Port::Split(fe) => Port::Split(FrontEnd {
+                cfg: fe.cfg,
+                map: fe.map,
+                icnt: fe.icnt,
+                now: fe.now,
+                s: fe.s,
+                m: fe.m,
+            }),
+        })
+    }
+
+    fn sm(&self) -> &SmMemory {
+        match &self.0 {
+            Port::Whole(m, sm) => &m.sms[sm.0 as usize],
+            Port::Split(fe) => fe.m,
+        }
+    }
+
+    fn sm_mut(&mut self) -> &mut SmMemory {
+        match &mut self.0 {
+            Port::Whole(m, sm) => &mut m.sms[sm.0 as usize],
+            Port::Split(fe) => fe.m,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &GpuConfig {
+        match &self.0 {
+            Port::Whole(m, _) => &m.cfg,
+            Port::Split(fe) => fe.cfg,
+        }
+    }
+
+    /// [`MemorySystem::issue`] for this SM.
+    pub fn issue(&mut self, now: Cycle, req: MemRequest<'_>) -> Result<RequestId, Stall> {
+        match &mut self.0 {
+            Port::Whole(m, sm) => m.issue(*sm, now, req),
+            Port::Split(fe) => {
+                debug_assert_eq!(now, fe.now, "a split front end works at its cycle");
+                fe.issue(req)
+            }
+        }
+    }
+
+    /// A shared-memory access at `now`: returns the cycle its data is ready, after as
+    /// many passes as the worst bank conflict needs.
+    pub fn issue_shared(
+        &mut self,
+        now: Cycle,
+        active_mask: u32,
+        addrs: &[u64; WARP_SIZE as usize],
+        access_bytes: u32,
+    ) -> Result<Cycle, Stall> {
+        self.sm_mut()
+            .shared
+            .access(now, active_mask, addrs, access_bytes)
+            .map_err(|until| Stall::PortBusy { until })
+    }
+
+    /// CERF: writes a register line into the SM's integrated array (its L1D) at `now`;
+    /// dirty data or a register it displaces is written to the L2 (a spill). `None` when
+    /// the set is locked by fills (retry later). See [`Cache::write_register`].
+    pub fn write_register(&mut self, now: Cycle, line: LineAddr) -> Option<RegisterWrite> {
+        match &mut self.0 {
+            Port::Whole(m, sm) => m.write_register(*sm, now, line),
+            Port::Split(fe) => {
+                debug_assert_eq!(now, fe.now, "a split front end works at its cycle");
+                fe.write_register(line)
+            }
+        }
+    }
+
+    /// The L1 data cache counters of the SM.
+    pub fn l1d_stats(&self) -> &CacheStats {
+        self.sm().l1[L1::Data.index()].cache.stats()
+    }
+
+    /// CERF: the banks of the SM's integrated array (`None` under other designs).
+    pub fn array_banks(&self) -> Option<&ArrayBanks> {
+        self.sm().array_banks.as_ref()
+    }
+
+    /// CERF: [`Self::array_banks`], for the register side's bookings.
+    pub fn array_banks_mut(&mut self) -> Option<&mut ArrayBanks> {
+        self.sm_mut().array_banks.as_mut()
+    }
+
+    /// CERF: reads a register line of the SM's integrated array; false when it is not
+    /// there (spilled). See [`Cache::read_register`].
+    pub fn read_register(&mut self, line: LineAddr) -> bool {
+        self.sm_mut().l1[L1::Data.index()].cache.read_register(line)
+    }
+
+    /// CERF: a dead register's line goes back to `inactive`.
+    pub fn release_register(&mut self, line: LineAddr) {
+        self.sm_mut().l1[L1::Data.index()]
+            .cache
+            .release_register(line);
+    }
+
+    /// CERF: register lines of the SM evicted (spilled) since the last call.
+    pub fn take_evicted_registers(&mut self, out: &mut Vec<LineAddr>) {
+        self.sm_mut().l1[L1::Data.index()]
+            .cache
+            .take_evicted_registers(out);
+    }
+
+    /// CERF: whether a fetch of `line` is in flight in the SM's integrated array.
+    pub fn l1d_fetching(&self, line: LineAddr) -> bool {
+        self.sm().l1[L1::Data.index()].cache.fetching(line)
+    }
+
+    /// CERF: the SM's integrated-array ways per state `[inactive, reg, cache, dirty]`.
+    pub fn l1d_state_counts(&self) -> [u64; 4] {
+        self.sm().l1[L1::Data.index()].cache.state_counts()
+    }
+
+    /// CERF: register-line counters of the SM's integrated array.
+    pub fn l1d_register_stats(&self) -> RegisterLineStats {
+        *self.sm().l1[L1::Data.index()].cache.register_stats()
+    }
+}
+
+/// An SM's front end at work: its own state, and the shared state it reads (never
+/// writes) while it starts requests.
+struct FrontEnd<'a> {
+    cfg: &'a GpuConfig,
+    map: &'a AddressMap,
+    icnt: &'a Interconnect,
+    now: Cycle,
+    s: usize,
+    m: &'a mut SmMemory,
 }
 
 struct Slice {
@@ -425,23 +626,16 @@ pub struct MemorySystem {
     map: AddressMap,
     sms: Vec<SmMemory>,
     icnt: Interconnect,
-    /// Per SM: packets scheduled for its output port but not yet reserved there (they
-    /// count against the injection buffer).
-    pending_injection: Vec<PendingInjection>,
     slices: Vec<Slice>,
     channels: Vec<Channel>,
     events: EventQueue<Event>,
     now: Cycle,
-    requests: Vec<RequestState>,
-    free_ids: Vec<u32>,
     done: Vec<Completion>,
     /// SMs whose blocked request was accepted (see [`MemorySystem::unblocked`]).
     unblocked: Vec<(SmId, Cycle)>,
     scratch_ids: Vec<RequestId>,
     scratch_targets: Vec<L2Target>,
     scratch_dram: Vec<DramCompletion<DramToken>>,
-    /// Read requests and their sectors the texture caches sent to the L2.
-    texture_l2_reads: (u64, u64),
 }
 
 impl MemorySystem {
@@ -452,7 +646,7 @@ impl MemorySystem {
             free: Cycle::ZERO,
             blocked: Blocked {
                 active: false,
-                id: RequestId(0),
+                id: RequestId { sm: 0, slot: 0 },
                 kind: AccessKind::Load,
                 local: false,
                 len: 0,
@@ -486,6 +680,11 @@ impl MemorySystem {
                     ],
                     shared: SharedMemory::new(&cfg.shared_memory),
                     array_banks: None,
+                    pending_injection: PendingInjection::default(),
+                    requests: Vec::with_capacity(64),
+                    free_slots: Vec::with_capacity(64),
+                    outbox: Vec::with_capacity(64),
+                    texture_l2_reads: (0, 0),
                 };
                 if cfg.register_file.design == RegisterFileDesign::Cerf {
                     m.l1[L1::Data.index()]
@@ -528,19 +727,15 @@ impl MemorySystem {
                 cfg.gpu.num_sms as usize,
                 cfg.l2.slices as usize,
             ),
-            pending_injection: vec![PendingInjection::default(); cfg.gpu.num_sms as usize],
             slices,
             channels,
             events: EventQueue::new(),
             now: Cycle::ZERO,
-            requests: Vec::with_capacity(1024),
-            free_ids: Vec::with_capacity(1024),
             done: Vec::with_capacity(256),
             unblocked: Vec::with_capacity(64),
             scratch_ids: Vec::with_capacity(64),
             scratch_targets: Vec::with_capacity(64),
             scratch_dram: Vec::with_capacity(64),
-            texture_l2_reads: (0, 0),
         }
     }
 
@@ -637,10 +832,33 @@ impl MemorySystem {
                 }
             }
             let sector_bytes = self.cfg.l2.slice.sector_bytes;
+            let now = self.now;
+            let mut fe = self.front_end(s);
             for e in &evicted {
-                let bytes = self.cfg.interconnect.control_bytes + e.dirty.count() * sector_bytes;
-                self.send_to_l2(s, self.now, e.line, e.dirty, PacketKind::Write, bytes);
+                let bytes = fe.cfg.interconnect.control_bytes + e.dirty.count() * sector_bytes;
+                fe.send_to_l2(now, e.line, e.dirty, PacketKind::Write, bytes);
             }
+            self.flush_outbox(s);
+        }
+    }
+
+    /// SM `s`'s front end, working at the memory system's current cycle.
+    fn front_end(&mut self, s: usize) -> FrontEnd<'_> {
+        FrontEnd {
+            cfg: &self.cfg,
+            map: &self.map,
+            icnt: &self.icnt,
+            now: self.now,
+            s,
+            m: &mut self.sms[s],
+        }
+    }
+
+    /// Moves the events SM `s`'s front end scheduled onto the shared queue, in the
+    /// order it scheduled them.
+    fn flush_outbox(&mut self, s: usize) {
+        for (at, event) in self.sms[s].outbox.drain(..) {
+            self.events.schedule(at, event);
         }
     }
 
@@ -648,13 +866,22 @@ impl MemorySystem {
     pub fn issue(&mut self, sm: SmId, now: Cycle, req: MemRequest<'_>) -> Result<RequestId, Stall> {
         self.advance_to(now);
         let s = sm.0 as usize;
+        let issued = self.front_end(s).issue(req);
+        self.flush_outbox(s);
+        issued
+    }
+}
+
+impl FrontEnd<'_> {
+    /// [`MemorySystem::issue`] on this SM, at `self.now`.
+    fn issue(&mut self, req: MemRequest<'_>) -> Result<RequestId, Stall> {
         let l1 = match (req.kind, req.space) {
             (AccessKind::Load, Space::Const) => L1::Const,
             (AccessKind::Load, Space::Inst) => L1::Inst,
             (AccessKind::Load, Space::Texture) => L1::Texture,
             _ => L1::Data,
         };
-        let port = &self.sms[s].l1[l1.index()];
+        let port = &self.m.l1[l1.index()];
         if port.blocked.active {
             return Err(Stall::ReservationFail);
         }
@@ -664,66 +891,67 @@ impl MemorySystem {
         let ic = &self.cfg.interconnect;
         let room =
             u64::from(ic.input_buffer_bytes - ic.control_bytes - self.cfg.l2.slice.line_bytes);
-        if self.icnt.injection_backlog(s, self.now) + self.pending_injection[s].bytes > room {
+        if self.icnt.injection_backlog(self.s, self.now) + self.m.pending_injection.bytes > room {
             return Err(Stall::InterconnectFull {
-                until: self.injection_room_at(s, room),
+                until: self.injection_room_at(room),
             });
         }
-        let id = match self.free_ids.pop() {
-            Some(i) => RequestId(i),
+        let slot = match self.m.free_slots.pop() {
+            Some(k) => k,
             None => {
-                self.requests.push(RequestState::default());
-                RequestId(self.requests.len() as u32 - 1)
+                self.m.requests.push(RequestState::default());
+                self.m.requests.len() as u32 - 1
             }
         };
-        self.requests[id.index()] = RequestState {
+        self.m.requests[slot as usize] = RequestState {
             live: true,
             accepted: false,
             parts: 0,
         };
+        // `gpu.num_sms` is at most 2048 (`crate::limits`).
+        let id = RequestId {
+            sm: self.s as u16,
+            slot,
+        };
         let local = req.space == Space::Local;
-        self.process_lines(s, l1, id, (req.kind, local), req.lines, self.now);
+        self.process_lines(l1, id, (req.kind, local), req.lines, self.now);
         Ok(id)
     }
 
-    /// The first cycle at which SM `s`'s injection buffer may have `room` bytes free, a
+    /// The first cycle at which the SM's injection buffer may have `room` bytes free, a
     /// lower bound, so that a refused request sleeps until then instead of retrying every
     /// cycle (an L1D latency of 10^5 cycles must not cost 10^5 retries). Pending packets
     /// only move into the output port, which drains at its bandwidth whether or not they
     /// have joined it, so backlog + pending cannot fall faster than the port alone drains
     /// to `room - pending`; and while the pending bytes alone exceed `room`, nothing
     /// changes before the first of them leaves.
-    fn injection_room_at(&self, s: usize, room: u64) -> Cycle {
-        let pending = &self.pending_injection[s];
+    fn injection_room_at(&self, room: u64) -> Cycle {
+        let pending = &self.m.pending_injection;
         match room.checked_sub(pending.bytes) {
-            Some(left) => self.icnt.injection_drained_to(s, left),
+            Some(left) => self.icnt.injection_drained_to(self.s, left),
             None => pending.first_ready().unwrap_or(self.now),
         }
     }
 
-    /// A shared-memory access of SM `sm` at `now`: returns the cycle its data is ready,
-    /// after as many passes as the worst bank conflict needs.
-    pub fn issue_shared(
-        &mut self,
-        sm: SmId,
-        now: Cycle,
-        active_mask: u32,
-        addrs: &[u64; WARP_SIZE as usize],
-        access_bytes: u32,
-    ) -> Result<Cycle, Stall> {
-        self.sms[sm.0 as usize]
-            .shared
-            .access(now, active_mask, addrs, access_bytes)
-            .map_err(|until| Stall::PortBusy { until })
+    /// [`SmPort::write_register`] at `self.now`.
+    fn write_register(&mut self, line: LineAddr) -> Option<RegisterWrite> {
+        let w = self.m.l1[L1::Data.index()].cache.write_register(line)?;
+        if let Some(e) = w.eviction {
+            self.send_victim(L1::Data, e, self.now);
+        }
+        Some(w)
     }
+}
 
+impl MemorySystem {
     /// Runs the memory system up to `now` and returns the requests completed at or
     /// before `now`, in completion order.
     pub fn completed(&mut self, now: Cycle) -> std::vec::Drain<'_, Completion> {
         self.advance_to(now);
         for c in &self.done {
-            self.requests[c.id.index()].live = false;
-            self.free_ids.push(c.id.0);
+            let m = &mut self.sms[c.id.sm().0 as usize];
+            m.requests[c.id.slot()].live = false;
+            m.free_slots.push(c.id.slot);
         }
         self.done.drain(..)
     }
@@ -781,11 +1009,12 @@ impl MemorySystem {
             m.icache += *sm.l1[L1::Inst.index()].cache.stats();
             m.texture_cache.cache += *sm.l1[L1::Texture.index()].cache.stats();
             m.shared_memory += *sm.shared.stats();
+            m.texture_cache.l2_reads += sm.texture_l2_reads.0;
+            m.texture_cache.l2_read_sectors += sm.texture_l2_reads.1;
         }
         for s in &self.slices {
             m.l2 += *s.cache.stats();
         }
-        (m.texture_cache.l2_reads, m.texture_cache.l2_read_sectors) = self.texture_l2_reads;
         m.interconnect = *self.icnt.stats();
         for c in &self.channels {
             m.dram += *c.dram.stats();
@@ -793,14 +1022,8 @@ impl MemorySystem {
         m
     }
 
-    /// The L1 data cache counters of one SM.
-    pub fn l1d_stats(&self, sm: SmId) -> &CacheStats {
-        self.sms[sm.0 as usize].l1[L1::Data.index()].cache.stats()
-    }
-
-    /// CERF: writes a register line into SM `sm`'s integrated array (its L1D) at `now`;
-    /// dirty data or a register it displaces is written to the L2 (a spill). `None` when
-    /// the set is locked by fills (retry later). See [`Cache::write_register`].
+    /// CERF: writes a register line into SM `sm`'s integrated array (its L1D) at `now`
+    /// ([`SmPort::write_register`]).
     pub fn write_register(
         &mut self,
         sm: SmId,
@@ -809,79 +1032,35 @@ impl MemorySystem {
     ) -> Option<RegisterWrite> {
         self.advance_to(now);
         let s = sm.0 as usize;
-        let w = self.sms[s].l1[L1::Data.index()]
-            .cache
-            .write_register(line)?;
-        if let Some(e) = w.eviction {
-            let bytes = self.cfg.interconnect.control_bytes
-                + e.dirty.count() * self.cfg.l2.slice.sector_bytes;
-            let at = self.array_victim_read(s, L1::Data, e.line, self.now);
-            self.send_to_l2(s, at, e.line, e.dirty, PacketKind::Write, bytes);
-        }
-        Some(w)
+        let w = self.front_end(s).write_register(line);
+        self.flush_outbox(s);
+        w
     }
 
-    /// CERF: the banks of SM `sm`'s integrated array (`None` under other designs).
-    pub fn array_banks(&self, sm: SmId) -> Option<&ArrayBanks> {
-        self.sms[sm.0 as usize].array_banks.as_ref()
+    /// SM `sm`'s port: what its pipeline calls during its cycle. Events it schedules go
+    /// on the queue at once, as with [`Self::issue`].
+    pub fn port(&mut self, sm: SmId) -> SmPort<'_> {
+        SmPort(Port::Whole(self, sm))
     }
 
-    /// CERF: [`Self::array_banks`], for the register side's bookings.
-    pub fn array_banks_mut(&mut self, sm: SmId) -> Option<&mut ArrayBanks> {
-        self.sms[sm.0 as usize].array_banks.as_mut()
+    /// The SMs' front ends, split off for a phase in which each SM's calls run on any
+    /// thread ([`crate::parallel`]) at the current cycle (after [`Self::completed`]): a
+    /// [`FrontEnds::port`] per SM. What each schedules waits in its outbox until
+    /// [`Self::flush_sm`], which the caller runs in SM order.
+    pub fn front_ends(&mut self) -> (FrontEnds<'_>, &mut [SmMemory]) {
+        let shared = FrontEnds {
+            cfg: &self.cfg,
+            map: &self.map,
+            icnt: &self.icnt,
+            now: self.now,
+        };
+        (shared, &mut self.sms)
     }
 
-    /// CERF: the data read of a victim of SM `s`'s cache `l1` (dirty data or a spilled
-    /// register going to the L2) from `at` on; returns when it leaves the array (`at`
-    /// without an integrated array).
-    fn array_victim_read(&mut self, s: usize, l1: L1, line: LineAddr, at: Cycle) -> Cycle {
-        match self.sms[s].array_banks.as_mut() {
-            Some(b) if l1 == L1::Data => b.line_data(line, at, LineData::Read),
-            _ => at,
-        }
-    }
-
-    /// CERF: reads a register line of SM `sm`'s integrated array; false when it is not
-    /// there (spilled). See [`Cache::read_register`].
-    pub fn read_register(&mut self, sm: SmId, line: LineAddr) -> bool {
-        self.sms[sm.0 as usize].l1[L1::Data.index()]
-            .cache
-            .read_register(line)
-    }
-
-    /// CERF: a dead register's line goes back to `inactive`.
-    pub fn release_register(&mut self, sm: SmId, line: LineAddr) {
-        self.sms[sm.0 as usize].l1[L1::Data.index()]
-            .cache
-            .release_register(line);
-    }
-
-    /// CERF: register lines of SM `sm` evicted (spilled) since the last call.
-    pub fn take_evicted_registers(&mut self, sm: SmId, out: &mut Vec<LineAddr>) {
-        self.sms[sm.0 as usize].l1[L1::Data.index()]
-            .cache
-            .take_evicted_registers(out);
-    }
-
-    /// CERF: whether a fetch of `line` is in flight in SM `sm`'s integrated array.
-    pub fn l1d_fetching(&self, sm: SmId, line: LineAddr) -> bool {
-        self.sms[sm.0 as usize].l1[L1::Data.index()]
-            .cache
-            .fetching(line)
-    }
-
-    /// CERF: SM `sm`'s integrated-array ways per state `[inactive, reg, cache, dirty]`.
-    pub fn l1d_state_counts(&self, sm: SmId) -> [u64; 4] {
-        self.sms[sm.0 as usize].l1[L1::Data.index()]
-            .cache
-            .state_counts()
-    }
-
-    /// CERF: register-line counters of SM `sm`'s integrated array.
-    pub fn l1d_register_stats(&self, sm: SmId) -> RegisterLineStats {
-        *self.sms[sm.0 as usize].l1[L1::Data.index()]
-            .cache
-            .register_stats()
+    /// Moves what SM `sm` scheduled through a port of [`Self::front_ends`] onto the event
+    /// queue.
+    pub fn flush_sm(&mut self, sm: SmId) {
+        self.flush_outbox(sm.0 as usize);
     }
 
     /// Latency of an isolated load of one line with `sectors` sectors through the L1D,
@@ -965,7 +1144,7 @@ impl MemorySystem {
                 bytes,
             } => {
                 let sm = packet.sm as usize;
-                self.pending_injection[sm].leave(t, bytes);
+                self.sms[sm].pending_injection.leave(t, bytes);
                 let start = self.icnt.leave_sm(sm, t, bytes);
                 if let (Some(l1), true) = (packet.kind.miss_queue_of(), start > t) {
                     let queue = &mut self.sms[sm].l1[l1.index()].miss_queue;
@@ -1030,19 +1209,16 @@ impl MemorySystem {
     }
 
     fn part_done(&mut self, id: RequestId, t: Cycle) {
-        let r = &mut self.requests[id.index()];
-        debug_assert!(r.live && r.parts > 0);
-        r.parts -= 1;
-        if r.parts == 0 && r.accepted {
-            self.done.push(Completion { id, at: t });
-        }
+        let s = id.sm().0 as usize;
+        part_done(&mut self.sms[s], &mut self.done, id, t);
     }
+}
 
-    /// Looks up `lines` in SM `s`'s cache `l1` from cycle `start`, one per cycle; `local`
+impl FrontEnd<'_> {
+    /// Looks up `lines` in the SM's cache `l1` from cycle `start`, one per cycle; `local`
     /// says the data is thread-local (for `l1d.local_write_policy`).
     fn process_lines(
         &mut self,
-        s: usize,
         l1: L1,
         id: RequestId,
         (kind, local): (AccessKind, bool),
@@ -1050,11 +1226,11 @@ impl MemorySystem {
         start: Cycle,
     ) {
         let local_policy = if local {
-            self.sms[s].l1[l1.index()].cache.config().local_write_policy
+            self.m.l1[l1.index()].cache.config().local_write_policy
         } else {
             None
         };
-        let port = &mut self.sms[s].l1[l1.index()];
+        let port = &mut self.m.l1[l1.index()];
         let latency = port.cache.config().latency;
         let write_policy = local_policy.unwrap_or(port.cache.config().write_policy);
         if port.blocked.active {
@@ -1073,7 +1249,7 @@ impl MemorySystem {
         for (i, la) in lines.iter().enumerate() {
             let mut ready = t + latency;
             let data_bytes = la.sectors.count() * sector_bytes;
-            let port = &mut self.sms[s].l1[l1.index()];
+            let port = &mut self.m.l1[l1.index()];
             if port.miss_queue.is_bounded() && kind != AccessKind::Atomic {
                 // GPGPU-Sim's rule: a read that does not hit needs its entries and one
                 // more, a write that goes below (write-through, or a miss) its entries.
@@ -1099,7 +1275,7 @@ impl MemorySystem {
                 AccessKind::Atomic => {
                     new_parts += 1;
                     let pkt = PacketKind::Atomic(id);
-                    self.send_to_l2(s, ready, la.line, la.sectors, pkt, control + data_bytes);
+                    self.send_to_l2(ready, la.line, la.sectors, pkt, control + data_bytes);
                     t += Cycles::new(1);
                     continue;
                 }
@@ -1109,7 +1285,7 @@ impl MemorySystem {
                     None => cache.access(la.line, la.sectors, CacheOp::Write, id),
                 },
             };
-            let m = &mut self.sms[s];
+            let m = &mut *self.m;
             if let (Some(banks), L1::Data, false) = (
                 m.array_banks.as_mut(),
                 l1,
@@ -1146,17 +1322,10 @@ impl MemorySystem {
                 Outcome::Miss | Outcome::SectorMiss if kind == AccessKind::Load => {
                     new_parts += 1;
                     if l1 == L1::Texture {
-                        self.texture_l2_reads.0 += 1;
-                        self.texture_l2_reads.1 += u64::from(access.fetch.count());
+                        self.m.texture_l2_reads.0 += 1;
+                        self.m.texture_l2_reads.1 += u64::from(access.fetch.count());
                     }
-                    self.send_to_l2(
-                        s,
-                        ready,
-                        la.line,
-                        access.fetch,
-                        PacketKind::Read(l1),
-                        control,
-                    );
+                    self.send_to_l2(ready, la.line, access.fetch, PacketKind::Read(l1), control);
                 }
                 Outcome::Miss | Outcome::SectorMiss => {
                     hits_ready = Some(hits_ready.map_or(ready, |h| h.max(ready)))
@@ -1169,21 +1338,21 @@ impl MemorySystem {
                 } else {
                     PacketKind::Write
                 };
-                self.send_to_l2(s, ready, la.line, la.sectors, pkt, control + data_bytes);
+                self.send_to_l2(ready, la.line, la.sectors, pkt, control + data_bytes);
             }
             if let Some(e) = access.eviction {
                 let bytes = control + e.dirty.count() * sector_bytes;
-                self.send_to_l2(s, ready, e.line, e.dirty, PacketKind::Write, bytes);
+                self.send_to_l2(ready, e.line, e.dirty, PacketKind::Write, bytes);
             }
             t += Cycles::new(1);
         }
-        let r = &mut self.requests[id.index()];
+        let r = &mut self.m.requests[id.slot()];
         r.parts += new_parts;
         if let Some(h) = hits_ready {
             r.parts += 1;
-            self.events.schedule(h, Event::PartDone(id));
+            self.m.outbox.push((h, Event::PartDone(id)));
         }
-        let port = &mut self.sms[s].l1[l1.index()];
+        let port = &mut self.m.l1[l1.index()];
         port.free = t;
         match blocked_at {
             Some((i, why)) => {
@@ -1203,19 +1372,22 @@ impl MemorySystem {
                     let at = port.miss_queue.next_departure().unwrap_or(t).max(t);
                     if port.blocked.queue_retry != at {
                         port.blocked.queue_retry = at;
-                        self.events
-                            .schedule(at, Event::L1Retry { sm: s as u32, l1 });
+                        let retry = Event::L1Retry {
+                            sm: self.s as u32,
+                            l1,
+                        };
+                        self.m.outbox.push((at, retry));
                     }
                 }
             }
             None => {
                 port.blocked.active = false;
-                let r = &mut self.requests[id.index()];
+                let r = &mut self.m.requests[id.slot()];
                 r.accepted = true;
                 if r.parts == 0 {
                     // Nothing to wait for (an empty request).
                     r.parts = 1;
-                    self.events.schedule(start + latency, Event::PartDone(id));
+                    self.m.outbox.push((start + latency, Event::PartDone(id)));
                 }
             }
         }
@@ -1223,7 +1395,6 @@ impl MemorySystem {
 
     fn send_to_l2(
         &mut self,
-        s: usize,
         ready: Cycle,
         line: LineAddr,
         sectors: SectorMask,
@@ -1232,24 +1403,26 @@ impl MemorySystem {
     ) {
         let slice = self.map.slice(line);
         let packet = Packet {
-            sm: s as u32,
+            sm: self.s as u32,
             line,
             sectors,
             kind,
         };
         // Ports are reserved in time order: the packet joins its SM's output port when
         // it is ready (an event), and its slice's input port when it starts leaving.
-        self.pending_injection[s].add(ready, bytes);
-        self.events.schedule(
+        self.m.pending_injection.add(ready, bytes);
+        self.m.outbox.push((
             ready,
             Event::IcntLeaveSm {
                 slice: slice as u32,
                 packet,
                 bytes,
             },
-        );
+        ));
     }
+}
 
+impl MemorySystem {
     fn l1_fill(&mut self, t: Cycle, s: usize, l1: L1, line: LineAddr, sectors: SectorMask) {
         let mut ids = std::mem::take(&mut self.scratch_ids);
         ids.clear();
@@ -1266,10 +1439,7 @@ impl MemorySystem {
             banks.line_data(line, t, LineData::Write);
         }
         if let Some(e) = eviction {
-            let bytes = self.cfg.interconnect.control_bytes
-                + e.dirty.count() * self.cfg.l2.slice.sector_bytes;
-            let at = self.array_victim_read(s, l1, e.line, t);
-            self.send_to_l2(s, at, e.line, e.dirty, PacketKind::Write, bytes);
+            self.front_end(s).send_victim(l1, e, t);
         }
         let port = &mut self.sms[s].l1[l1.index()];
         if port.blocked.active {
@@ -1288,8 +1458,8 @@ impl MemorySystem {
                     ReservationFailure::MergeFull | ReservationFailure::MissQueueFull => false,
                 };
             if port.free > t {
-                self.events
-                    .schedule(port.free, Event::L1Retry { sm: s as u32, l1 });
+                let (at, retry) = (port.free, Event::L1Retry { sm: s as u32, l1 });
+                self.sms[s].outbox.push((at, retry));
             } else if port.blocked.changed {
                 self.l1_retry(t, s, l1);
             } else {
@@ -1300,6 +1470,7 @@ impl MemorySystem {
                 port.cache.count_reservation_fail();
             }
         }
+        self.flush_outbox(s);
     }
 
     fn l1_retry(&mut self, t: Cycle, s: usize, l1: L1) {
@@ -1310,7 +1481,9 @@ impl MemorySystem {
         let b = &port.blocked;
         let (id, kind, local, len) = (b.id, b.kind, b.local, b.len);
         let lines = b.lines;
-        self.process_lines(s, l1, id, (kind, local), &lines[..len], t);
+        self.front_end(s)
+            .process_lines(l1, id, (kind, local), &lines[..len], t);
+        self.flush_outbox(s);
         if !self.sms[s].l1[l1.index()].blocked.active {
             self.unblocked.push((SmId(s as u32), t));
         }
@@ -1555,5 +1728,30 @@ impl MemorySystem {
             sl.blocked = false;
             self.kick_slice(slice, t);
         }
+    }
+}
+
+impl FrontEnd<'_> {
+    /// Sends a victim of cache `l1` (dirty data, or under CERF a spilled register) to the
+    /// L2 from `at` on, after its data read from the integrated array if there is one.
+    fn send_victim(&mut self, l1: L1, e: Eviction, at: Cycle) {
+        let bytes =
+            self.cfg.interconnect.control_bytes + e.dirty.count() * self.cfg.l2.slice.sector_bytes;
+        let at = match self.m.array_banks.as_mut() {
+            Some(b) if l1 == L1::Data => b.line_data(e.line, at, LineData::Read),
+            _ => at,
+        };
+        self.send_to_l2(at, e.line, e.dirty, PacketKind::Write, bytes);
+    }
+}
+
+/// One part of request `id` of SM `m` is done at `t`; the request completes with its
+/// last part once all its lines were accepted.
+fn part_done(m: &mut SmMemory, done: &mut Vec<Completion>, id: RequestId, t: Cycle) {
+    let r = &mut m.requests[id.slot()];
+    debug_assert!(r.live && r.parts > 0);
+    r.parts -= 1;
+    if r.parts == 0 && r.accepted {
+        done.push(Completion { id, at: t });
     }
 }

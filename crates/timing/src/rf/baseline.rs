@@ -1478,7 +1478,7 @@ mod tests {
             rf.cycle(&mut RfCycle {
                 now: Cycle::new(t),
                 sm: SmId(0),
-                memory: mem,
+                memory: mem.port(SmId(0)),
                 dispatch: units,
                 writes_done: &mut writes,
             });

@@ -69,7 +69,7 @@ use crate::config::{CerfBanking, CerfPolicy, GpuConfig};
 use crate::kernel_info::{RegFileKind, RegOperand};
 use crate::memory::cache::{CacheStats, LineAddr, RegisterLineStats, SectorMask};
 use crate::memory::coalescer::LineAccess;
-use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space};
+use crate::memory::{AccessKind, MemRequest, SmId, SmPort, Space};
 use crate::rf::baseline::{Baseline, WriteKind, MAX_REGS};
 use crate::rf::cerf_banks::{ArrayBankStats, ArrayGeometry};
 use crate::rf::ledger::{Charge, Ledger, Sink};
@@ -325,7 +325,7 @@ impl Cerf {
             let line = Self::reg_mem_line(sm, a);
             if looked & (1 << i) == 0 {
                 // The tag bank serves a fixed number of lookups per cycle (§III.B).
-                if let Some(banks) = c.memory.array_banks_mut(sm) {
+                if let Some(banks) = c.memory.array_banks_mut() {
                     if !banks.register_tag_lookup(line, c.now) {
                         all = false;
                         continue;
@@ -336,7 +336,7 @@ impl Cerf {
                 self.inner.ledger_mut().charge(Charge::CerfTagLookup, 1);
             }
             got |= 1 << i;
-            if c.memory.read_register(sm, line) {
+            if c.memory.read_register(line) {
                 if self.filling.get(a as usize).copied().unwrap_or(false) {
                     Self::flag(&mut self.filling, a, false);
                     Self::flag(&mut self.spilled, a, false);
@@ -344,13 +344,13 @@ impl Cerf {
                 continue;
             }
             // Evictions by this cycle's own allocations count too.
-            self.note_evictions(sm, c.memory);
+            self.note_evictions(sm, &mut c.memory);
             let spilled = self.spilled.get(a as usize).copied().unwrap_or(false);
             let filling = self.filling.get(a as usize).copied().unwrap_or(false);
-            if filling && !c.memory.l1d_fetching(sm, line) {
+            if filling && !c.memory.l1d_fetching(line) {
                 // The fill came back but the line did not stay (a set full of registers
                 // under LRU-prioritized): the value is here, it becomes the register.
-                if c.memory.write_register(sm, c.now, line).is_some() {
+                if c.memory.write_register(c.now, line).is_some() {
                     Self::flag(&mut self.filling, a, false);
                     Self::flag(&mut self.spilled, a, false);
                     continue;
@@ -373,7 +373,7 @@ impl Cerf {
                 // Never written (or written by a load still in flight): the entry is
                 // allocated now, with nothing to fetch.
                 self.cold_registers += 1;
-                if c.memory.write_register(sm, c.now, line).is_none() {
+                if c.memory.write_register(c.now, line).is_none() {
                     got &= !(1 << i);
                     all = false;
                     missed = true;
@@ -388,8 +388,7 @@ impl Cerf {
             if self.release_dead {
                 for i in 0..l.n as usize {
                     if l.dead & (1 << i) != 0 {
-                        c.memory
-                            .release_register(sm, Self::reg_mem_line(sm, l.regs[i]));
+                        c.memory.release_register(Self::reg_mem_line(sm, l.regs[i]));
                     }
                 }
             }
@@ -409,7 +408,7 @@ impl Cerf {
                 sectors: self.all_sectors,
             }],
         };
-        let issued = c.memory.issue(sm, c.now, req).is_ok();
+        let issued = c.memory.issue(c.now, req).is_ok();
         if issued {
             self.fills += 1;
             Self::flag(&mut self.filling, a, true);
@@ -425,17 +424,15 @@ impl Cerf {
         let a = w.addr;
         let line = Self::reg_mem_line(sm, a);
         // Registers displaced by this cycle's earlier allocations count as spilled.
-        self.note_evictions(sm, c.memory);
+        self.note_evictions(sm, &mut c.memory);
         let spilled = self.spilled.get(a as usize).copied().unwrap_or(false);
         let filling = self.filling.get(a as usize).copied().unwrap_or(false);
         match w.lanes {
             WriteLanes::None => return true,
-            WriteLanes::Some if spilled && filling && c.memory.l1d_fetching(sm, line) => {
-                return false
-            }
+            WriteLanes::Some if spilled && filling && c.memory.l1d_fetching(line) => return false,
             // The whole line is in the array after all (rewritten since it was evicted):
             // the merge reads it there.
-            WriteLanes::Some if spilled && !filling && c.memory.read_register(sm, line) => {}
+            WriteLanes::Some if spilled && !filling && c.memory.read_register(line) => {}
             WriteLanes::Some if spilled && !filling => {
                 if self.start_fill(sm, a, c) {
                     self.partial_write_fills += 1;
@@ -448,9 +445,9 @@ impl Cerf {
             // register, dirty.
             _ => {}
         }
-        if c.memory.write_register(sm, c.now, line).is_some() {
+        if c.memory.write_register(c.now, line).is_some() {
             Self::flag(&mut self.spilled, a, false);
-            if !c.memory.l1d_fetching(sm, line) {
+            if !c.memory.l1d_fetching(line) {
                 Self::flag(&mut self.filling, a, false);
             }
             true
@@ -459,8 +456,8 @@ impl Cerf {
         }
     }
 
-    fn note_evictions(&mut self, sm: SmId, memory: &mut MemorySystem) {
-        memory.take_evicted_registers(sm, &mut self.evicted);
+    fn note_evictions(&mut self, sm: SmId, memory: &mut SmPort<'_>) {
+        memory.take_evicted_registers(&mut self.evicted);
         for k in 0..self.evicted.len() {
             let a = Self::addr_of_line(sm, self.evicted[k]);
             Self::flag(&mut self.spilled, a, true);
@@ -468,12 +465,12 @@ impl Cerf {
         self.evicted.clear();
     }
 
-    fn sample(&mut self, sm: SmId, c: &RfCycle<'_>) {
+    fn sample(&mut self, c: &RfCycle<'_>) {
         if c.now.get() < self.last_sample.get() + SAMPLE_PERIOD {
             return;
         }
         let dt = (c.now - self.last_sample).get();
-        let counts = c.memory.l1d_state_counts(sm);
+        let counts = c.memory.l1d_state_counts();
         for (acc, n) in self.state_integral.iter_mut().zip(counts) {
             *acc += n * dt;
         }
@@ -619,13 +616,13 @@ impl RegisterFile for Cerf {
         let now = c.now;
 
         // Registers the array evicted (spilled) since the last cycle.
-        self.note_evictions(sm, c.memory);
+        self.note_evictions(sm, &mut c.memory);
 
         // Exited warps: their entries become holes.
         for k in 0..self.exits.len() {
             let (base, n) = self.exits[k];
             for a in base..base + n {
-                c.memory.release_register(sm, Self::reg_mem_line(sm, a));
+                c.memory.release_register(Self::reg_mem_line(sm, a));
                 Self::flag(&mut self.spilled, a, false);
                 Self::flag(&mut self.filling, a, false);
             }
@@ -643,7 +640,7 @@ impl RegisterFile for Cerf {
                 let line = Self::reg_mem_line(sm, w.addr);
                 let slot = c
                     .memory
-                    .array_banks_mut(sm)
+                    .array_banks_mut()
                     .is_none_or(|b| b.register_tag_lookup(line, now));
                 if !slot {
                     // No tag bank slot this cycle: retry next cycle.
@@ -691,22 +688,22 @@ impl RegisterFile for Cerf {
         // The data banks' ports that this cycle's line accesses took are not the
         // registers' to take; the registers' grants are then the lines' to respect.
         if self.integrated {
-            if let Some(banks) = c.memory.array_banks(sm) {
+            if let Some(banks) = c.memory.array_banks() {
                 let (r, w) = self.inner.ports_taken_elsewhere();
                 banks.ports_taken(now, r, w);
             }
         }
         self.inner.cycle(c);
         if self.integrated {
-            if let Some(banks) = c.memory.array_banks_mut(sm) {
+            if let Some(banks) = c.memory.array_banks_mut() {
                 let (used, taken) = self.inner.ports_used();
                 banks.register_grants(now, used, taken);
             }
         }
-        self.sample(sm, c);
-        self.array = *c.memory.l1d_stats(sm);
-        self.lines = c.memory.l1d_register_stats(sm);
-        if let Some(b) = c.memory.array_banks(sm) {
+        self.sample(c);
+        self.array = *c.memory.l1d_stats();
+        self.lines = c.memory.l1d_register_stats();
+        if let Some(b) = c.memory.array_banks() {
             self.banks = *b.stats();
         }
     }
@@ -954,7 +951,7 @@ mod tests {
         rf.cycle(&mut RfCycle {
             now: Cycle::new(t),
             sm: SmId(0),
-            memory: mem,
+            memory: mem.port(SmId(0)),
             dispatch: units,
             writes_done: &mut Vec::new(),
         });
@@ -1012,8 +1009,8 @@ mod tests {
         assert_eq!(t, b + TAG_STAGE);
         // R1 stays a register entry, R2 (dead after the read) is a hole again.
         let line = |reg: u32| Cerf::reg_mem_line(SmId(0), reg);
-        assert!(mem.read_register(SmId(0), line(1)));
-        assert!(!mem.read_register(SmId(0), line(2)));
+        assert!(mem.port(SmId(0)).read_register(line(1)));
+        assert!(!mem.port(SmId(0)).read_register(line(2)));
         let s = cerf.stats(Cycle::new(40));
         assert_eq!(s.design, "cerf");
         assert_eq!(s.extra["cerf_register_tag_lookups"], 2);
@@ -1114,7 +1111,9 @@ mod tests {
             assert_eq!(rf.stats(Cycle::new(16)).extra["cerf_spills"], 1);
             write(&mut rf, 1, mask, 9, 100);
             let back = run(&mut rf, &mut mem, 100, 2000, 1);
-            let in_array = mem.read_register(SmId(0), Cerf::reg_mem_line(SmId(0), 1));
+            let in_array = mem
+                .port(SmId(0))
+                .read_register(Cerf::reg_mem_line(SmId(0), 1));
             assert_eq!(in_array, back.is_some());
             (back, rf.stats(Cycle::new(2000)))
         };
@@ -1433,7 +1432,11 @@ mod tests {
             .issue(SmId(0), Cycle::ZERO, global(AccessKind::Store, x))
             .is_ok());
         run(&mut rf, &mut mem, 0, 50, 0);
-        assert_eq!(mem.l1d_state_counts(SmId(0)), [3, 0, 0, 1], "x is dirty");
+        assert_eq!(
+            mem.port(SmId(0)).l1d_state_counts(),
+            [3, 0, 0, 1],
+            "x is dirty"
+        );
         assert_eq!(mem.stats().l2.writes, 0, "nothing written through");
         // Four registers take the set's four ways: lru-prioritized takes the inactive
         // ones, then x's, which is written back.
@@ -1443,13 +1446,13 @@ mod tests {
             run(&mut rf, &mut mem, t, t + 1, 0);
         }
         run(&mut rf, &mut mem, 60, 1000, 0);
-        assert_eq!(mem.l1d_state_counts(SmId(0)), [0, 4, 0, 0]);
+        assert_eq!(mem.port(SmId(0)).l1d_state_counts(), [0, 4, 0, 0]);
         let s = rf.stats(Cycle::new(1000));
         assert_eq!(
             (s.extra["cerf_cache_to_dirty"], s.extra["cerf_dirty_to_reg"]),
             (1, 1)
         );
-        assert_eq!(mem.l1d_stats(SmId(0)).writebacks, 1);
+        assert_eq!(mem.port(SmId(0)).l1d_stats().writebacks, 1);
         assert_eq!(mem.stats().l2.writes, 1, "the dirty line reached the L2");
         // Its data was read out of the array (a data bank read), the store wrote it.
         assert_eq!(
@@ -1468,7 +1471,7 @@ mod tests {
         for t in 0..1000 {
             mem.completed(Cycle::new(t)).for_each(drop);
         }
-        assert_eq!(mem.l1d_state_counts(SmId(0)), [4, 0, 0, 0]);
+        assert_eq!(mem.port(SmId(0)).l1d_state_counts(), [4, 0, 0, 0]);
         assert_eq!(mem.stats().l2.writes, 1, "written through");
     }
 }

@@ -160,7 +160,7 @@ mod tests {
             rf.cycle(&mut RfCycle {
                 now: Cycle::new(t),
                 sm: SmId(0),
-                memory: &mut mem,
+                memory: mem.port(SmId(0)),
                 dispatch: &mut dispatched,
                 writes_done: &mut w,
             });

@@ -1022,7 +1022,7 @@ mod tests {
             d.cycle(&mut RfCycle {
                 now: Cycle::new(t),
                 sm: SmId(0),
-                memory: mem,
+                memory: mem.port(SmId(0)),
                 dispatch: &mut Units,
                 writes_done: &mut writes,
             });
@@ -1235,7 +1235,7 @@ mod tests {
                 d.cycle(&mut RfCycle {
                     now: Cycle::new(t),
                     sm: SmId(0),
-                    memory: &mut mem,
+                    memory: mem.port(SmId(0)),
                     dispatch: &mut units,
                     writes_done: &mut writes,
                 });

@@ -50,7 +50,7 @@
 //! - **CERF** ([`cerf`], registers and L1D lines in one storage): under
 //!   `design = "cerf"` the memory system's L1D is the integrated array
 //!   (`GpuConfig::l1d_array`) and register lines share its ways; [`RfCycle::memory`] and
-//!   [`RfCycle::sm`] give the design the `MemorySystem::*_register` methods for its tag
+//!   [`RfCycle::sm`] give the design its SM's `SmPort::*_register` methods for its tag
 //!   lookups, allocations and releases; spills are the array's write-backs, fills are
 //!   `Local` loads the design issues itself. The tagging stage is
 //!   `Baseline::accept_after`.
@@ -112,7 +112,7 @@ use serde::Serialize;
 
 use crate::config::{GpuConfig, OpClass, RegisterFileDesign, SchedulerPolicy, UnitKind};
 use crate::kernel_info::{InstHint, KernelInfo, RegOperand};
-use crate::memory::{MemorySystem, SmId};
+use crate::memory::{SmId, SmPort};
 use crate::time::Cycle;
 
 /// A warp's slot in its SM, `0..sm.max_warps`. Bank mappings use it as the warp number.
@@ -237,8 +237,8 @@ pub struct RfCycle<'a> {
     pub now: Cycle,
     /// The SM.
     pub sm: SmId,
-    /// The memory system (CERF uses the L1D's storage).
-    pub memory: &'a mut MemorySystem,
+    /// The SM's port on the memory system (CERF uses the L1D's storage).
+    pub memory: SmPort<'a>,
     /// The execution units.
     pub dispatch: &'a mut dyn DispatchPort,
     /// Output: instructions whose register writes completed this cycle.

@@ -71,7 +71,7 @@ use crate::kernel_info::{AsyncCopyRole, KernelInfo};
 use crate::memory::address_map::AddressMap;
 use crate::memory::cache::{LineAddr, SectorMask};
 use crate::memory::coalescer::{CoalescedAccess, Coalescer, LineAccess};
-use crate::memory::{AccessKind, MemRequest, MemorySystem, SmId, Space, Stall};
+use crate::memory::{AccessKind, MemRequest, MemorySystem, RequestId, SmId, SmPort, Space, Stall};
 use crate::rf::ledger::OperandCounts;
 use crate::rf::{
     self, Candidate, Dispatch, DispatchPort, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall,
@@ -108,8 +108,6 @@ pub(crate) struct Ctx<'a, 'e> {
     pub launch: &'a mut emu::Launch<'e>,
     pub info: &'a KernelInfo,
     pub memory: &'a mut MemorySystem,
-    /// Owner of each memory request, by `RequestId::index()`: (SM, owner).
-    pub owners: &'a mut Vec<Option<(u16, Owner)>>,
     /// Host to simulated addresses.
     pub addresses: &'a mut AddressMap,
 }
@@ -450,6 +448,8 @@ pub(crate) struct Sm {
     /// warp slot each cycle.
     fetchable: BitSet,
     writes_done: Vec<InstToken>,
+    /// Who waits for each of this SM's memory requests, by [`RequestId::slot`].
+    owners: Vec<Option<Owner>>,
     coalescer: Coalescer,
     resident_ctas: u32,
     resident_warps: u32,
@@ -576,6 +576,7 @@ impl Sm {
             fetch_retry: Cycle::ZERO,
             fetchable: BitSet::new_empty(sm.max_warps as usize),
             writes_done: Vec::with_capacity(64),
+            owners: Vec::with_capacity(64),
             coalescer: Coalescer::new(cfg.l1d.line_bytes, cfg.l1d.sector_bytes),
             resident_ctas: 0,
             resident_warps: 0,
@@ -752,6 +753,12 @@ impl Sm {
         self.next_wake = self.next_wake.min(at);
     }
 
+    /// Who waited for this SM's request `id`, which has completed (`None` if nobody
+    /// was recorded).
+    pub fn take_owner(&mut self, id: RequestId) -> Option<Owner> {
+        self.owners.get_mut(id.slot()).and_then(Option::take)
+    }
+
     /// The memory system accepted this SM's request that had met a reservation failure,
     /// at `at`: the LD/ST stage may issue again.
     pub fn memory_unblocked(&mut self, at: Cycle) {
@@ -761,15 +768,16 @@ impl Sm {
 
     /// One cycle of the SM at `now`: [`Sm::cycle_private`], then [`Sm::cycle_shared`].
     pub fn cycle(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> Result<(), emu::ExecError> {
-        self.cycle_private(now, ctx.info);
+        self.cycle_private(now, ctx.info, ctx.memory.port(self.id));
         self.cycle_shared(now, ctx)
     }
 
     /// The first part of a cycle at `now`, which reads and writes nothing outside this SM
-    /// (stall accounting and the writeback stage), so the SMs due in a cycle may run it
-    /// in parallel before their [`Sm::cycle_shared`] parts run in SM order
-    /// ([`crate::parallel`]).
-    pub fn cycle_private(&mut self, now: Cycle, info: &KernelInfo) {
+    /// and its memory front end `port` (stall accounting, the writeback stage, the LD/ST
+    /// stage and the register file's cycle), so the SMs due in a cycle may run it in
+    /// parallel on split front ends before their [`Sm::cycle_shared`] parts run in SM
+    /// order ([`crate::parallel`]).
+    pub fn cycle_private(&mut self, now: Cycle, info: &KernelInfo, mut port: SmPort<'_>) {
         self.account_gap(now);
         let mut progress = false;
 
@@ -801,20 +809,9 @@ impl Sm {
                 }
             }
         }
-        self.private_progress = progress;
-    }
-
-    /// The rest of the cycle at `now`, after [`Sm::cycle_private`]: the stages that use
-    /// the memory system and the emulator, shared by all SMs.
-    pub fn cycle_shared(
-        &mut self,
-        now: Cycle,
-        ctx: &mut Ctx<'_, '_>,
-    ) -> Result<(), emu::ExecError> {
-        let mut progress = std::mem::take(&mut self.private_progress);
 
         // 2. Execute: the LD/ST stage.
-        progress |= self.ldst_stage(now, ctx);
+        progress |= self.ldst_stage(now, info, &mut port);
 
         // 3. Operand collection, dispatch, register writes.
         let mut dispatcher = Dispatcher {
@@ -835,7 +832,7 @@ impl Sm {
         let mut rc = RfCycle {
             now,
             sm: self.id,
-            memory: ctx.memory,
+            memory: port,
             dispatch: &mut dispatcher,
             writes_done: &mut self.writes_done,
         };
@@ -845,8 +842,8 @@ impl Sm {
         for &tok in &done {
             progress = true;
             let f = self.inflight[tok.0 as usize];
-            let ii = ctx.info.inst(f.func, f.inst);
-            let dsts = ctx.info.dsts(f.func, ii);
+            let ii = info.inst(f.func, f.inst);
+            let dsts = info.dsts(f.func, ii);
             if !f.stall_counted || f.early_release.is_some() {
                 self.warps[f.warp as usize].scoreboard.release(dsts);
             }
@@ -855,6 +852,17 @@ impl Sm {
         }
         done.clear();
         self.writes_done = done;
+        self.private_progress = progress;
+    }
+
+    /// The rest of the cycle at `now`, after [`Sm::cycle_private`]: the stages that use
+    /// the emulator and the whole memory system, shared by all SMs.
+    pub fn cycle_shared(
+        &mut self,
+        now: Cycle,
+        ctx: &mut Ctx<'_, '_>,
+    ) -> Result<(), emu::ExecError> {
+        let mut progress = std::mem::take(&mut self.private_progress);
 
         // 4. Issue.
         let mut earliest_ib = Cycle::NEVER;
@@ -1363,7 +1371,7 @@ impl Sm {
     }
 
     /// The LD/ST stage: the head of the queue issues its parts. Returns progress.
-    fn ldst_stage(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
+    fn ldst_stage(&mut self, now: Cycle, info: &KernelInfo, port: &mut SmPort<'_>) -> bool {
         let Some(&tok) = self.ldst.front() else {
             return false;
         };
@@ -1376,7 +1384,7 @@ impl Sm {
                 EmuAccess::Atomic => AccessKind::Atomic,
             };
             // Stores complete when accepted, or with `l2.write_ack` when acknowledged.
-            let waits = kind != AccessKind::Store || ctx.memory.config().l2.write_ack;
+            let waits = kind != AccessKind::Store || port.config().l2.write_ack;
             let mut blocked = None;
             for part in [
                 PART_L1D,
@@ -1389,8 +1397,7 @@ impl Sm {
                     continue;
                 }
                 let result = if part == PART_SHARED {
-                    ctx.memory
-                        .issue_shared(self.id, now, op.shared_mask, &op.shared_addrs, op.bytes)
+                    port.issue_shared(now, op.shared_mask, &op.shared_addrs, op.bytes)
                         .map(|ready| {
                             if waits {
                                 self.events.push(ready, tok, EventKind::PartDone);
@@ -1403,19 +1410,14 @@ impl Sm {
                         PART_TEXTURE_ROW2 => (Space::Texture, op.texture[1].lines()),
                         _ => (Space::Const, op.konst.lines()),
                     };
-                    ctx.memory
-                        .issue(self.id, now, MemRequest { kind, space, lines })
+                    port.issue(now, MemRequest { kind, space, lines })
                         .map(|id| {
                             let owner = if waits {
                                 Owner::Inst(tok)
                             } else {
                                 Owner::Nobody
                             };
-                            let i = id.index();
-                            if ctx.owners.len() <= i {
-                                ctx.owners.resize(i + 1, None);
-                            }
-                            ctx.owners[i] = Some((self.id.0 as u16, owner));
+                            set_owner(&mut self.owners, id, owner);
                         })
                 };
                 match result {
@@ -1437,22 +1439,20 @@ impl Sm {
                     // The memory system retries the blocked lines at the cache's fills and
                     // reports when they are accepted ([`Sm::memory_unblocked`]): sleep.
                     Stall::ReservationFail => Cycle::NEVER,
-                    _ => stall
-                        .retry_at()
-                        .or_else(|| ctx.memory.next_event_cycle())
-                        .unwrap_or(now + Cycles::new(1)),
+                    // Every other stall says when it may clear.
+                    _ => stall.retry_at().unwrap_or(now + Cycles::new(1)),
                 };
                 return progress;
             }
             self.ldst.pop_front();
             if op.outstanding == 0 {
-                self.writeback(tok, now, ctx.info);
+                self.writeback(tok, now, info);
             }
         } else {
             // No memory side (fence, prefetch, guarded off; a texture fetch on a config
             // without a texture cache).
             self.ldst.pop_front();
-            self.writeback(tok, now, ctx.info);
+            self.writeback(tok, now, info);
         }
         true
     }
@@ -1501,11 +1501,7 @@ impl Sm {
         };
         match ctx.memory.issue(self.id, now, req) {
             Ok(id) => {
-                let i = id.index();
-                if ctx.owners.len() <= i {
-                    ctx.owners.resize(i + 1, None);
-                }
-                ctx.owners[i] = Some((self.id.0 as u16, Owner::Fetch(w as u16)));
+                set_owner(&mut self.owners, id, Owner::Fetch(w as u16));
                 self.warps[w].fetch_pending = true;
                 self.sync_fetchable(w);
                 self.fetch_rr = w + 1;
@@ -1520,6 +1516,15 @@ impl Sm {
             }
         }
     }
+}
+
+/// Records who waits for request `id`, in its SM's table `owners`.
+fn set_owner(owners: &mut Vec<Option<Owner>>, id: RequestId, owner: Owner) {
+    let i = id.slot();
+    if owners.len() <= i {
+        owners.resize(i + 1, None);
+    }
+    owners[i] = Some(owner);
 }
 
 /// Whether an executed warp instruction is a long-latency operation (a load or atomic on

@@ -89,7 +89,7 @@ impl Harness {
         self.rf.cycle(&mut RfCycle {
             now: Cycle::new(self.now),
             sm: SmId(0),
-            memory: &mut self.mem,
+            memory: self.mem.port(SmId(0)),
             dispatch: &mut self.units,
             writes_done: &mut writes,
         });
