@@ -476,7 +476,7 @@ mod tests {
             rf.cycle(&mut RfCycle {
                 now: Cycle::new(t),
                 sm: SmId(0),
-                memory: &mut mem,
+                memory: mem.port(SmId(0)),
                 dispatch: &mut units,
                 writes_done: &mut writes,
             });
