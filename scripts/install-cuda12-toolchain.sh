@@ -46,8 +46,17 @@ for tool in python3 clang-19 fatbinary; do
     fi
 done
 if ! python3 -m pip --version >/dev/null 2>&1; then
-    echo "error: python3 has no pip (Debian: apt-get install python3-pip)" >&2
-    exit 1
+    # A clean machine (CI) may have python3 without pip: install it from Debian's
+    # repositories, as scripts/install-cuda-toolkit.sh installs the toolkit.
+    sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+    if command -v apt-get >/dev/null 2>&1; then
+        sudo_if_needed apt-get update
+        DEBIAN_FRONTEND=noninteractive sudo_if_needed apt-get install -y python3-pip
+    fi
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        echo "error: python3 has no pip (Debian: apt-get install python3-pip)" >&2
+        exit 1
+    fi
 fi
 if [ -x "$dest/bin/ptxas" ] && [ -f "$dest/include/cuda_runtime.h" ] && [ -f "$dest/lib64/libcudart.so.12" ] \
     && [ -f "$dest/cccl/include/cub/version.cuh" ] && [ -f "$dest/cutlass/include/cutlass/version.h" ]; then
