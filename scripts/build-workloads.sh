@@ -74,7 +74,15 @@ if [ ${#names[@]} -eq 0 ]; then
 fi
 
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+fixed=/tmp/regsim-workload-sources
+trap 'rm -rf "$scratch" "$fixed"' EXIT
+# nvcc names internal-linkage symbols (`_ZN.._INTERNAL_<hash>_..`, e.g. CUTLASS's `cute::_`)
+# with a hash of the source file's absolute path, so every workload is compiled from a copy
+# at this fixed path: the PTX then does not depend on where the repository is checked out.
+# (One build at a time on a machine.)
+rm -rf "$fixed"
+mkdir -p "$fixed"
+cp -r workloads/common "$fixed/common"
 
 # Start from empty output directories so that a removed workload leaves nothing behind.
 rm -rf "$out_dir/ptx/nvcc" "$out_dir/ptx/clang" "$out_dir/ptx/nvcc-lineinfo"
@@ -87,7 +95,9 @@ fi
 registers=$scratch/registers.tsv
 : >"$registers"
 for name in "${names[@]}"; do
-    src=workloads/$name/$name.cu
+    mkdir -p "$fixed/$name"
+    cp "workloads/$name/$name.cu" "$fixed/$name/$name.cu"
+    src=$fixed/$name/$name.cu
     echo "building $name" >&2
     # A workload that needs a newer target (tensor cores: sm_80) says so in its source.
     target=$(sed -n 's|^// arch: \(sm_[0-9a-z]*\)$|\1|p' "$src" | head -n 1)
