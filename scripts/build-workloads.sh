@@ -61,7 +61,8 @@ for tool in "${tools[@]}"; do
     fi
 done
 
-# Compile from the repository root with repository-relative source paths.
+# Work from the repository root (each source is compiled from a fixed-path copy, below;
+# compiler messages name that copy, /tmp/regsim-workload-sources/<name>/<name>.cu).
 cd "$repo"
 names=()
 for dir in workloads/*/; do
