@@ -20,8 +20,8 @@ use std::io::Write;
 
 pub use error::{ErrorKind, ExecError, Location};
 pub use exec::{
-    AccessKind, Cta, Launch, LaunchConfig, Limits, MemInfo, MemSpace, RunStats, StepEvent,
-    StepObserver, WarpStatus, WarpStep,
+    is_cta_private, AccessKind, Cta, DeviceStandIn, Launch, LaunchConfig, Limits, MemInfo,
+    MemSpace, RunStats, StepEvent, StepObserver, WarpStatus, WarpStep,
 };
 pub use memory::{AllocKind, GlobalMemory, MemError, StrayAccess, StrayPolicy, StrayWarning};
 pub use module::LoadedModule;

@@ -8,8 +8,8 @@
 //!   cycle. Deterministic.
 //! - **Main loop**: at each cycle, completed memory requests are routed to their SMs,
 //!   then every SM that is awake runs one cycle ([`crate::sm`]), in SM order (with
-//!   `--threads`, the SM-private first part of those cycles runs in parallel first:
-//!   [`crate::parallel`]). When every
+//!   `--threads`, the SM-private first part of those cycles, with the issue of
+//!   CTA-private instructions, runs in parallel first: [`crate::parallel`]). When every
 //!   SM sleeps, time jumps to the earliest SM wake-up or memory event. The kernel ends in
 //!   the cycle its last CTA retires; memory traffic still in flight (posted stores)
 //!   continues under the next kernel.
@@ -25,7 +25,7 @@ use crate::kernel_info::KernelInfo;
 use crate::memory::address_map::AddressMap;
 use crate::memory::{MemorySystem, SmId};
 use crate::occupancy::{occupancy, CtaShape};
-use crate::parallel::SmThreads;
+use crate::parallel::{PrivateIssue, SmThreads};
 use crate::rf::ledger::{Ledger, OperandBuffer, OperandCounts};
 use crate::rf::{EnergyEvent, RfStats};
 use crate::run_limits::{
@@ -436,6 +436,18 @@ impl TimingSimulator {
             .is_some()
             .then(|| sampling::BbvRecording::start_counting(emu, Some(launch_config.grid)));
         let mut launch = emu.launch(kernel, launch_config, params)?;
+        // With several threads, CTA-private instructions issue in the parallel phase, on
+        // an executor per thread (`crate::parallel`); not under a step observer, which
+        // sees instructions only on the launch itself.
+        let mut stand_ins: Vec<emu::DeviceStandIn> = Vec::new();
+        if self.threads.threads() > 1 && !launch.is_observed() {
+            stand_ins.resize_with(self.threads.threads(), Default::default);
+        }
+        let mut executors: Vec<emu::Launch<'_>> = stand_ins
+            .iter_mut()
+            .map(|s| launch.cta_private_executor(s))
+            .collect();
+        let texture_path = self.memory.config().texture_cache.is_some();
         let start = self.now;
         for sm in &mut self.sms {
             sm.begin_kernel(start);
@@ -560,9 +572,19 @@ impl TimingSimulator {
             }
             let mut any_retired = false;
             let issued_before = issued;
-            let private_done =
-                self.threads
-                    .private_phase(&mut self.sms, &mut self.memory, &wake.at, now, info);
+            let private_issue = (!executors.is_empty()).then(|| PrivateIssue {
+                executors: &mut executors,
+                addresses: &self.addresses,
+                texture_path,
+            });
+            let private_done = self.threads.private_phase(
+                &mut self.sms,
+                &mut self.memory,
+                &wake.at,
+                now,
+                info,
+                private_issue,
+            );
             {
                 let mut ctx = Ctx {
                     launch: &mut launch,
@@ -691,6 +713,10 @@ impl TimingSimulator {
                 (end, Some((reason, warps)))
             }
         };
+        for e in &executors {
+            launch.add_stats(e.stats);
+        }
+        drop(executors);
         drop(launch);
         let recorded = recording.map(|r| r.finish_counts(emu));
         let begun = KernelBegun {

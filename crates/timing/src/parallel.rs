@@ -10,27 +10,46 @@
 //! system, whose order decides values and timing.
 //!
 //! So each cycle, the private parts of the SMs due run in parallel on a rayon pool, each
-//! on its front end split off the memory system ([`MemorySystem::front_ends`]); then, on
-//! the calling thread in SM order, each SM's outbox goes onto the event queue
-//! ([`MemorySystem::flush_sm`]) and its shared part runs. That is the one-thread order of
-//! every event: an event a front end schedules is at least a cycle later (config
-//! validation refuses zero latencies), no event runs during the SMs' phase (the memory
-//! system has run up to the cycle before it), and an SM's shared part touches no other
-//! SM's private state or front end. Which SMs are due is fixed before the cycle (an SM's
-//! cycle changes only its own wake-up time). So every statistic and every value is the
-//! same for every thread count by construction; tests compare them.
+//! on its front end split off the memory system ([`MemorySystem::front_ends`]), each
+//! followed by the CTA-private part of its issue stage ([`Sm::issue_private`]): the
+//! instructions that touch only the SM and the warp's CTA (registers, shared, local and
+//! parameter memory, barriers; `emu::is_cta_private`) issue on the thread's own emulator
+//! executor ([`emu::Launch::cta_private_executor`]), and the stage stops before the first
+//! other one. Then, on the calling thread in SM order, each SM's outbox goes onto the
+//! event queue ([`MemorySystem::flush_sm`]) and its shared part runs, going on with issue
+//! where it stopped. That is the one-thread order of every event and every global effect:
+//! an event a front end schedules is at least a cycle later (config validation refuses
+//! zero latencies), no event runs during the SMs' phase (the memory system has run up to
+//! the cycle before it), a CTA-private instruction reads and writes nothing another SM
+//! sees, and an SM's shared part touches no other SM's private state or front end. Which
+//! SMs are due is fixed before the cycle (an SM's cycle changes only its own wake-up
+//! time). So every statistic, value, line of output and error is the same for every
+//! thread count by construction; tests compare them.
 //!
-//! What is *not* parallel: issue and fetch, because issue executes the instruction in the
-//! emulator (values, global memory) and fetch follows issue within the cycle. Making
-//! them parallel needs an emulator that logs global memory effects and performs them at
-//! the merge; `docs/parallel.md` measures the split and describes that work.
+//! What is *not* parallel: the instructions with global effects (global, constant and
+//! texture memory, atomics outside shared memory, `printf`), everything after the first
+//! of them in its SM's cycle, and fetch (it follows issue within the cycle and reads the
+//! shared queue). Under a step observer issue stays serial. Running those in parallel
+//! too needs their global effects logged and performed at the merge; `docs/parallel.md`
+//! measures the split and describes that work.
 
 use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
 
 use crate::kernel_info::KernelInfo;
+use crate::memory::address_map::AddressMap;
 use crate::memory::{MemorySystem, SmId, SmMemory};
-use crate::sm::Sm;
+use crate::sm::{Addresses, IssueCtx, Sm};
 use crate::time::Cycle;
+
+/// What the parallel phase needs to run the CTA-private part of the issue stage
+/// ([`Sm::issue_private`]): an executor of the launch per thread
+/// ([`emu::Launch::cta_private_executor`]), the address map (read-only) and whether
+/// texture fetches have a cache of their own.
+pub(crate) struct PrivateIssue<'a, 'e> {
+    pub executors: &'a mut [emu::Launch<'e>],
+    pub addresses: &'a AddressMap,
+    pub texture_path: bool,
+}
 
 /// The threads that step the SMs: the calling thread, and with more than one a pool of
 /// `threads - 1` workers.
@@ -69,10 +88,11 @@ impl SmThreads {
     }
 
     /// Runs [`Sm::cycle_private`] at `now` for every SM `i` due (`wake_at[i] <= now`),
-    /// in parallel, each on its own split-off memory front end, and returns `true`; the
-    /// caller then runs, in SM order, [`MemorySystem::flush_sm`] and [`Sm::cycle_shared`]
-    /// for those SMs. Returns `false` and does nothing with one thread or fewer than two
-    /// SMs due (the caller runs [`Sm::cycle`] whole).
+    /// in parallel, each on its own split-off memory front end, then with `issue` (one
+    /// executor per thread) [`Sm::issue_private`], and returns `true`; the caller then
+    /// runs, in SM order, [`MemorySystem::flush_sm`] and [`Sm::cycle_shared`] for those
+    /// SMs. Returns `false` and does nothing with one thread or fewer than two SMs due
+    /// (the caller runs [`Sm::cycle`] whole).
     pub fn private_phase(
         &self,
         sms: &mut [Sm],
@@ -80,6 +100,7 @@ impl SmThreads {
         wake_at: &[Cycle],
         now: Cycle,
         info: &KernelInfo,
+        issue: Option<PrivateIssue<'_, '_>>,
     ) -> bool {
         let Some(pool) = &self.pool else {
             return false;
@@ -91,27 +112,48 @@ impl SmThreads {
         let shared = &shared;
         // Contiguous chunks, one per thread: the calling thread runs the first itself.
         let chunk = sms.len().div_ceil(self.threads).max(1);
-        let step = |first: usize, sms: &mut [Sm], fronts: &mut [SmMemory], at: &[Cycle]| {
+        let (addresses, texture_path) = issue
+            .as_ref()
+            .map_or((None, false), |p| (Some(p.addresses), p.texture_path));
+        let step = |first: usize,
+                    sms: &mut [Sm],
+                    fronts: &mut [SmMemory],
+                    at: &[Cycle],
+                    executor: Option<&mut emu::Launch<'_>>| {
+            let mut issue = executor.zip(addresses).map(|(launch, map)| IssueCtx {
+                launch,
+                info,
+                addresses: Addresses::Private(map),
+                texture_path,
+                private_only: true,
+            });
             for (i, ((sm, front), &t)) in sms.iter_mut().zip(fronts).zip(at).enumerate() {
                 if t <= now {
                     let port = shared.port(SmId((first + i) as u32), front);
                     sm.cycle_private(now, info, port);
+                    if let Some(cx) = issue.as_mut() {
+                        sm.issue_private(now, cx);
+                    }
                 }
             }
         };
+        let mut executors = issue.map(|p| p.executors.iter_mut());
         let mut parts = sms
             .chunks_mut(chunk)
             .zip(fronts.chunks_mut(chunk))
             .zip(wake_at.chunks(chunk))
             .enumerate()
-            .map(|(k, ((sms, fronts), at))| (k * chunk, sms, fronts, at));
+            .map(|(k, ((sms, fronts), at))| {
+                let executor = executors.as_mut().and_then(|e| e.next());
+                (k * chunk, sms, fronts, at, executor)
+            });
         let first = parts.next();
         pool.in_place_scope(|scope| {
-            for (from, sms, fronts, at) in parts {
-                scope.spawn(move |_| step(from, sms, fronts, at));
+            for (from, sms, fronts, at, executor) in parts {
+                scope.spawn(move |_| step(from, sms, fronts, at, executor));
             }
-            if let Some((from, sms, fronts, at)) = first {
-                step(from, sms, fronts, at);
+            if let Some((from, sms, fronts, at, executor)) = first {
+                step(from, sms, fronts, at, executor);
             }
         });
         true

@@ -2420,7 +2420,7 @@ fn finish_lanes(warp: &mut Warp, mask: u32, exit: bool) {
 
 /// Pops finished stack entries (empty, or at their reconvergence point) and frames whose
 /// entries are all gone; marks the warp exited when nothing is left.
-fn settle(warp: &mut Warp) {
+pub(in crate::exec) fn settle(warp: &mut Warp) {
     loop {
         while let Some(t) = warp.stack.last() {
             if t.mask == 0 || t.pc == t.rpc {

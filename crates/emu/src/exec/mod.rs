@@ -17,6 +17,9 @@ mod alu;
 mod matrix;
 mod mbarrier;
 pub mod printf;
+mod private;
+
+pub use private::{is_cta_private, DeviceStandIn};
 
 use std::io::Write;
 
@@ -290,7 +293,7 @@ pub struct RunStats {
 pub struct Launch<'e> {
     pub(crate) mem: &'e mut GlobalMemory,
     pub(crate) module: &'e LoadedModule,
-    pub(crate) out: &'e mut dyn Write,
+    pub(crate) out: &'e mut (dyn Write + Send),
     pub(crate) textures: &'e crate::texture::TextureTable,
     observer: Option<&'e mut dyn StepObserver>,
     kernel: usize,
@@ -327,7 +330,7 @@ impl<'e> Launch<'e> {
     pub(crate) fn new(
         mem: &'e mut GlobalMemory,
         module: &'e LoadedModule,
-        out: &'e mut dyn Write,
+        out: &'e mut (dyn Write + Send),
         textures: &'e crate::texture::TextureTable,
         observer: Option<&'e mut dyn StepObserver>,
         kernel: FuncId,

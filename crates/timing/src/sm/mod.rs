@@ -112,6 +112,66 @@ pub(crate) struct Ctx<'a, 'e> {
     pub addresses: &'a mut AddressMap,
 }
 
+/// What the issue stage needs from outside the SM: an emulator executor, the kernel, the
+/// address map and whether texture fetches have a cache of their own.
+pub(crate) struct IssueCtx<'a, 'e> {
+    pub launch: &'a mut emu::Launch<'e>,
+    pub info: &'a KernelInfo,
+    pub addresses: Addresses<'a>,
+    pub texture_path: bool,
+    /// Issue only CTA-private instructions ([`emu::Launch::next_is_cta_private`]) and
+    /// stop before any other: the parallel phase ([`Sm::issue_private`]).
+    pub private_only: bool,
+}
+
+/// The address map as the issue stage holds it.
+pub(crate) enum Addresses<'a> {
+    /// The whole map: a global allocation gets its simulated base on first touch.
+    Whole(&'a mut AddressMap),
+    /// Read-only, in the parallel phase: a CTA-private instruction has only shared,
+    /// local and parameter lanes, and none of them needs the allocations.
+    Private(&'a AddressMap),
+}
+
+impl Addresses<'_> {
+    fn global(&mut self, addr: u64) -> u64 {
+        match self {
+            Addresses::Whole(map) => map.global(addr),
+            Addresses::Private(_) => {
+                debug_assert!(false, "a CTA-private instruction reached global memory");
+                addr
+            }
+        }
+    }
+
+    fn local(&self, warp: u64, lane: u32, offset: u64) -> u64 {
+        match self {
+            Addresses::Whole(map) => map.local(warp, lane, offset),
+            Addresses::Private(map) => map.local(warp, lane, offset),
+        }
+    }
+}
+
+/// Where a cycle's issue stage stands: the next scheduler to run and, when the parallel
+/// phase stopped before an instruction that is not CTA-private, the warp its scheduler
+/// chose and how many instructions of it had issued (that warp's check for the next one
+/// has passed).
+#[derive(Clone, Copy, Debug)]
+struct IssueAt {
+    scheduler: usize,
+    stopped: Option<(u16, u32)>,
+    /// The earliest instruction-buffer readiness the checks met (a wake-up time).
+    earliest_ib: Cycle,
+}
+
+impl IssueAt {
+    const START: IssueAt = IssueAt {
+        scheduler: 0,
+        stopped: None,
+        earliest_ib: Cycle::NEVER,
+    };
+}
+
 /// Counters of one SM during one kernel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SmStats {
@@ -464,8 +524,14 @@ pub(crate) struct Sm {
     pub stats: SmStats,
     /// Register operands issued and written back, counted here apart from the design.
     operands: OperandCounts,
-    /// Whether this cycle's [`Sm::cycle_private`] part changed anything.
+    /// Whether this cycle changed anything so far ([`Sm::cycle_private`] and the issue
+    /// stage).
     private_progress: bool,
+    /// Where this cycle's issue stage stands.
+    issue_at: IssueAt,
+    /// An emulator error of [`Sm::issue_private`], which [`Sm::cycle_shared`] returns in
+    /// its turn.
+    issue_error: Option<Box<emu::ExecError>>,
 }
 
 impl Sm {
@@ -587,6 +653,8 @@ impl Sm {
             stats: SmStats::default(),
             operands: OperandCounts::default(),
             private_progress: false,
+            issue_at: IssueAt::START,
+            issue_error: None,
         }
     }
 
@@ -624,6 +692,7 @@ impl Sm {
         self.warp_epoch += 1;
         self.next_wake = Cycle::NEVER;
         self.cta_retired = false;
+        self.issue_error = None;
     }
 
     /// Ends the kernel at cycle `end` (inclusive): accounts the cycles not yet evaluated.
@@ -853,6 +922,20 @@ impl Sm {
         done.clear();
         self.writes_done = done;
         self.private_progress = progress;
+        self.issue_at = IssueAt::START;
+    }
+
+    /// The parallel phase's part of the issue stage at `now`, after
+    /// [`Sm::cycle_private`]: issues CTA-private instructions on `cx`'s executor
+    /// (`cx.private_only`) and stops before the first other one, where
+    /// [`Sm::cycle_shared`] goes on in SM order. Issue reads and writes only this SM and
+    /// its warps' CTAs, so the order of every shared effect stays the one-thread order.
+    /// An emulator error waits for [`Sm::cycle_shared`], which returns it in its turn.
+    pub fn issue_private(&mut self, now: Cycle, cx: &mut IssueCtx<'_, '_>) {
+        debug_assert!(cx.private_only);
+        if let Err(e) = self.issue_stages(now, cx) {
+            self.issue_error = Some(Box::new(e));
+        }
     }
 
     /// The rest of the cycle at `now`, after [`Sm::cycle_private`]: the stages that use
@@ -862,13 +945,20 @@ impl Sm {
         now: Cycle,
         ctx: &mut Ctx<'_, '_>,
     ) -> Result<(), emu::ExecError> {
-        let mut progress = std::mem::take(&mut self.private_progress);
-
-        // 4. Issue.
-        let mut earliest_ib = Cycle::NEVER;
-        for s in 0..self.schedulers.len() {
-            progress |= self.issue_stage(s, now, ctx, &mut earliest_ib)?;
+        if let Some(e) = self.issue_error.take() {
+            return Err(*e);
         }
+        // 4. Issue (from where [`Sm::issue_private`] stopped, if it ran).
+        let mut issue = IssueCtx {
+            launch: &mut *ctx.launch,
+            info: ctx.info,
+            addresses: Addresses::Whole(&mut *ctx.addresses),
+            texture_path: ctx.memory.config().texture_cache.is_some(),
+            private_only: false,
+        };
+        self.issue_stages(now, &mut issue)?;
+        let mut progress = std::mem::take(&mut self.private_progress);
+        let earliest_ib = self.issue_at.earliest_ib;
 
         // 5-6. Decode happened when fetches returned (`memory_done`); fetch.
         progress |= self.fetch_stage(now, ctx);
@@ -1092,20 +1182,75 @@ impl Sm {
         })
     }
 
-    /// Scheduler `s`: picks a warp and issues. Returns whether anything changed.
-    fn issue_stage(
+    /// The issue stage from where it stands ([`IssueAt`]): each scheduler picks a warp
+    /// and issues; with `cx.private_only`, stops before an instruction that is not
+    /// CTA-private.
+    fn issue_stages(
         &mut self,
-        s: usize,
         now: Cycle,
-        ctx: &mut Ctx<'_, '_>,
-        earliest_ib: &mut Cycle,
-    ) -> Result<bool, emu::ExecError> {
-        let mut progress = false;
+        cx: &mut IssueCtx<'_, '_>,
+    ) -> Result<(), emu::ExecError> {
+        while self.issue_at.scheduler < self.schedulers.len() {
+            let s = self.issue_at.scheduler;
+            let resumed = self.issue_at.stopped.take();
+            let (w, first) = match resumed {
+                Some(stop) => stop,
+                None => match self.select_warp(s, now, cx.info) {
+                    Some(w) => (w, 0),
+                    None => {
+                        self.issue_at.scheduler += 1;
+                        continue;
+                    }
+                },
+            };
+            // The check of the instruction a stop came before has passed.
+            let checked = resumed.map(|(_, k)| k);
+            for k in first..self.issue_width {
+                if k > 0 && checked != Some(k) {
+                    let mut earliest_ib = self.issue_at.earliest_ib;
+                    let ok = self.check(w, now, cx.info, &mut earliest_ib).is_ok();
+                    self.issue_at.earliest_ib = earliest_ib;
+                    if !ok {
+                        break;
+                    }
+                }
+                if cx.private_only && !self.next_is_cta_private(w, cx) {
+                    self.issue_at.stopped = Some((w, k));
+                    return Ok(());
+                }
+                self.issue(w, now, cx)?;
+            }
+            self.schedulers[s].issued(w);
+            if std::mem::take(&mut self.yielded) {
+                self.schedulers[s].yield_greedy(w);
+            }
+            self.stats.stalls.issued += 1;
+            // Skipped cycles never follow an issue cycle; Idle is a placeholder.
+            self.reasons[s] = StallReason::Idle;
+            self.private_progress = true;
+            self.issue_at.scheduler += 1;
+        }
+        Ok(())
+    }
+
+    /// Whether warp `w`'s next instruction is CTA-private (a warp without a CTA issues
+    /// nothing, which is).
+    fn next_is_cta_private(&mut self, w: u16, cx: &IssueCtx<'_, '_>) -> bool {
+        let warp = &self.warps[w as usize];
+        let in_cta = warp.in_cta as usize;
+        self.ctas[warp.cta as usize]
+            .as_mut()
+            .is_none_or(|slot| cx.launch.next_is_cta_private(&mut slot.cta, in_cta))
+    }
+
+    /// Scheduler `s` picks a warp that can issue, or counts why none can. Notes progress
+    /// in `private_progress`.
+    fn select_warp(&mut self, s: usize, now: Cycle, info: &KernelInfo) -> Option<u16> {
         if self.rebalanced[s] != Some(self.warp_epoch) {
-            let info = ctx.info;
             let warps = &self.warps;
             let rf = &mut self.rf;
             let epoch = &mut self.warp_epoch;
+            let progress = &mut self.private_progress;
             let strand_rule = rf.deschedules_at_strand_ends();
             self.schedulers[s].rebalance(
                 |w| {
@@ -1122,7 +1267,7 @@ impl Sm {
                     warp.scoreboard.depends_on_long(info.srcs(warp.func, ii))
                 },
                 |c| {
-                    progress = true;
+                    *progress = true;
                     *epoch += 1;
                     match c {
                         SetChange::Activated(w) => rf.warp_activated(WarpSlot(w)),
@@ -1136,7 +1281,7 @@ impl Sm {
             if epoch == self.warp_epoch {
                 self.stats.stalls.add(reason, 1);
                 self.reasons[s] = reason;
-                return Ok(progress);
+                return None;
             }
         }
         let mut order = std::mem::take(&mut self.order);
@@ -1146,8 +1291,9 @@ impl Sm {
         let mut chosen: Option<(u16, u32)> = None;
         // Every warp rejected by the checks that only warp state decides.
         let mut all_early = true;
+        let mut earliest_ib = self.issue_at.earliest_ib;
         for &w in &order {
-            let checked = self.check(w, now, ctx.info, earliest_ib);
+            let checked = self.check(w, now, info, &mut earliest_ib);
             all_early &= matches!(
                 checked,
                 Err(StallReason::Idle
@@ -1161,7 +1307,7 @@ impl Sm {
                         chosen = Some((w, 0));
                         break;
                     }
-                    let r = self.rank(w, ctx.info);
+                    let r = self.rank(w, info);
                     if chosen.is_none_or(|(_, br)| r > br) {
                         chosen = Some((w, r));
                     }
@@ -1170,30 +1316,16 @@ impl Sm {
             }
         }
         self.order = order;
+        self.issue_at.earliest_ib = earliest_ib;
         match chosen {
-            Some((w, _)) => {
-                for k in 0..self.issue_width {
-                    if k > 0 && self.check(w, now, ctx.info, earliest_ib).is_err() {
-                        break;
-                    }
-                    self.issue(w, now, ctx)?;
-                }
-                self.schedulers[s].issued(w);
-                if std::mem::take(&mut self.yielded) {
-                    self.schedulers[s].yield_greedy(w);
-                }
-                self.stats.stalls.issued += 1;
-                // Skipped cycles never follow an issue cycle; Idle is a placeholder.
-                self.reasons[s] = StallReason::Idle;
-                progress = true;
-            }
+            Some((w, _)) => Some(w),
             None => {
                 self.stats.stalls.add(best, 1);
                 self.reasons[s] = best;
                 self.quiet[s] = all_early.then_some((self.warp_epoch, best));
+                None
             }
         }
-        Ok(progress)
     }
 
     fn alloc_token(&mut self, f: InFlight) -> InstToken {
@@ -1221,7 +1353,12 @@ impl Sm {
 
     /// Issues warp `w`'s next instruction: executes it functionally and hands it to the
     /// register file.
-    fn issue(&mut self, w: u16, now: Cycle, ctx: &mut Ctx<'_, '_>) -> Result<(), emu::ExecError> {
+    fn issue(
+        &mut self,
+        w: u16,
+        now: Cycle,
+        ctx: &mut IssueCtx<'_, '_>,
+    ) -> Result<(), emu::ExecError> {
         let wi = w as usize;
         self.warp_epoch += 1;
         let (cta_slot, in_cta) = (self.warps[wi].cta as usize, self.warps[wi].in_cta as usize);
@@ -1244,10 +1381,10 @@ impl Sm {
             let warp_id = u64::from(self.id.0) * self.warps.len() as u64 + u64::from(w);
             build_memop(
                 &mut self.memops[memop as usize],
-                (&mut self.coalescer, ctx.addresses),
+                (&mut self.coalescer, &mut ctx.addresses),
                 warp_id,
                 step,
-                ctx.memory.config().texture_cache.is_some(),
+                ctx.texture_path,
             );
         }
         let scheduler = self.warps[wi].scheduler;
@@ -1546,7 +1683,7 @@ pub(crate) fn is_long_latency(step: &emu::WarpStep) -> bool {
 /// `texture_path`).
 fn build_memop(
     op: &mut MemOp,
-    (coalescer, addresses): (&mut Coalescer, &mut AddressMap),
+    (coalescer, addresses): (&mut Coalescer, &mut Addresses<'_>),
     warp_id: u64,
     step: &emu::WarpStep,
     texture_path: bool,
