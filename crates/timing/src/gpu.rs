@@ -907,8 +907,16 @@ impl WakeTimes {
     }
 
     fn set(&mut self, i: usize, t: Cycle) {
-        self.at[i] = t;
+        let old = std::mem::replace(&mut self.at[i], t);
         let g = i / Self::GROUP;
+        if t <= self.group_min[g] {
+            self.group_min[g] = t;
+            return;
+        }
+        if old > self.group_min[g] {
+            // Neither the old time nor the new one is the group's minimum.
+            return;
+        }
         let end = (g * Self::GROUP + Self::GROUP).min(self.at.len());
         self.group_min[g] = self.at[g * Self::GROUP..end]
             .iter()
@@ -961,5 +969,25 @@ mod wake_tests {
         w.set(17, c(200));
         assert_eq!(w.earliest(), c(100));
         assert_eq!(w.next_due(8, c(110)), Some(8));
+    }
+
+    #[test]
+    fn group_minima_stay_those_of_the_times() {
+        let mut w = WakeTimes::new((0..21).map(|i| Cycle::new(50 + i % 5)).collect());
+        let mut x = 0x9e37_79b9u64;
+        for _ in 0..5000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let t = if x.is_multiple_of(7) {
+                Cycle::NEVER
+            } else {
+                Cycle::new(x % 40)
+            };
+            w.set((x >> 20) as usize % 21, t);
+            for (g, chunk) in w.at.chunks(WakeTimes::GROUP).enumerate() {
+                assert_eq!(w.group_min[g], chunk.iter().copied().min().unwrap());
+            }
+        }
     }
 }

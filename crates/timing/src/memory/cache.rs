@@ -42,6 +42,7 @@ use crate::bits::Divisor;
 use crate::config::{AllocationPolicy, CacheConfig, CerfPolicy, FetchGranularity, WritePolicy};
 use crate::memory::hashing::Indexer;
 use serde::Serialize;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::AddAssign;
@@ -853,7 +854,10 @@ impl<T: Copy> Cache<T> {
                 self.touch(w);
             }
         }
-        if let Some(e) = self.find_mshr(line) {
+        // One probe of the MSHR index for the lookup and, when the entry empties, the
+        // removal.
+        if let Entry::Occupied(slot) = self.mshr_index.entry(line.0) {
+            let e = *slot.get() as usize;
             let entry = &mut self.mshrs[e];
             entry.pending = entry.pending.minus(sectors);
             entry.targets.retain_mut(|(t, need)| {
@@ -868,7 +872,7 @@ impl<T: Copy> Cache<T> {
             if entry.pending.is_empty() {
                 // Each target's needed sectors were pending, so none can be left waiting.
                 debug_assert!(entry.targets.is_empty());
-                self.mshr_index.remove(&line.0);
+                slot.remove();
                 self.free_entries.push(e as u32);
                 self.entries_freed += 1;
                 if let Some(w) = way {

@@ -85,11 +85,12 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at `at`. An event for a cycle already passed runs at the
     /// earliest cycle still pending (callers schedule at or after the current cycle).
     pub(crate) fn schedule(&mut self, at: Cycle, event: E) {
-        self.seq += 1;
         let at = at.get().max(self.base);
         if at - self.base < WHEEL_CYCLES as u64 {
             self.push_bucket(at, event);
         } else {
+            // Only far events compare sequence numbers (among themselves).
+            self.seq += 1;
             self.far.push(Far {
                 at: Cycle::new(at),
                 seq: self.seq,
