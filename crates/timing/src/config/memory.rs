@@ -285,6 +285,16 @@ pub struct InterconnectConfig {
     /// bytes of port bandwidth.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub flit_bytes: u32,
+    /// Each port's packets cross in order, and a packet holds its source port until its
+    /// destination port has taken it (an input-queued crossbar with one virtual channel
+    /// per port, as GPGPU-Sim's `num_vcs = 1`): a packet for a busy destination blocks
+    /// the packets behind it at its source even when theirs are free (head-of-line
+    /// blocking), and a source held so delays its injection queue, which stalls the SM's
+    /// memory issue (`input_buffer_bytes`) and the L1D's miss queue. Default false: a
+    /// packet that has started leaving its source waits for its destination without
+    /// holding the source (an output-queued crossbar).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub head_of_line_blocking: bool,
 }
 
 /// `[l2]`: the shared last-level cache.

@@ -799,3 +799,35 @@ fn the_modern_core_needs_stall_counts() {
     let e = err_of("gtx480", &["sm.core=modern_core"]).to_string();
     assert!(e.contains("sm.core"), "{e}");
 }
+
+#[test]
+fn only_the_gpgpusim_transcriptions_block_at_the_head_of_the_interconnects_queues() {
+    for name in ["gpgpusim-gtx480", "gpgpusim-qv100"] {
+        assert!(
+            load(name, &[]).unwrap().interconnect.head_of_line_blocking,
+            "{name}"
+        );
+    }
+    for name in [
+        "gtx480",
+        "qv100",
+        "h100",
+        "maxwell-ltrf",
+        "rtx-a6000",
+        "rtx2060-scaled",
+    ] {
+        let g = load(name, &[]).unwrap();
+        assert!(!g.interconnect.head_of_line_blocking, "{name}");
+    }
+    let off = load(
+        "gpgpusim-gtx480",
+        &["interconnect.head_of_line_blocking=false"],
+    )
+    .unwrap();
+    assert!(!off.interconnect.head_of_line_blocking);
+    let e = err_of("gtx480", &["interconnect.head_of_line_blocking=3"]);
+    assert!(
+        e.to_string().contains("interconnect.head_of_line_blocking"),
+        "{e}"
+    );
+}

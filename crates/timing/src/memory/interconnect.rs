@@ -3,9 +3,13 @@
 //! `bytes / bytes_per_cycle` cycles (first come, first served on each port), then
 //! arrives `latency` cycles later. Queuing appears as a later start when a port is busy.
 //!
-//! Simplifications: no virtual channels or credit flow control; buffers are unbounded
-//! except at SM injection, where the memory system stalls issue once
-//! `input_buffer_bytes` are queued.
+//! With `head_of_line_blocking`, a packet also holds its source port until its
+//! destination port takes it, so the packets behind it wait (one virtual channel per
+//! port); without it, a packet that has started leaving waits for its destination
+//! without holding its source.
+//!
+//! Simplifications: no credit flow control; buffers are unbounded except at SM
+//! injection, where the memory system stalls issue once `input_buffer_bytes` are queued.
 
 use crate::bits::Divisor;
 use crate::config::InterconnectConfig;
@@ -38,6 +42,10 @@ pub struct Interconnect {
     slice_in: Vec<BandwidthPort<Core>>,
     slice_out: Vec<BandwidthPort<Core>>,
     sm_in: Vec<BandwidthPort<Core>>,
+    /// `head_of_line_blocking`: the cycle until which each SM's (each slice's) head
+    /// packet holds its output port while crossing; empty when off.
+    sm_held: Vec<Cycle>,
+    slice_held: Vec<Cycle>,
     stats: InterconnectStats,
 }
 
@@ -66,22 +74,39 @@ fn leave(port: &mut BandwidthPort<Core>, ready: Cycle, bytes: u32, queue: &mut u
     t.start
 }
 
+/// The second stage of sending: the packet that started leaving `src` at `start` crosses
+/// to `dst`. With head-of-line blocking (`held` is the source's entry) a source still
+/// held by an earlier packet refuses: `Err(retry cycle)`; the crossing holds the source
+/// until the destination has taken the packet.
 fn enter(
-    port: &mut BandwidthPort<Core>,
+    (src, held): (&mut BandwidthPort<Core>, Option<&mut Cycle>),
+    dst: &mut BandwidthPort<Core>,
     start: Cycle,
     bytes: u32,
     latency: Cycles,
     queue: &mut u64,
-) -> Cycle {
-    let t = port.reserve(start, u64::from(bytes));
+) -> Result<Cycle, Cycle> {
+    if let Some(h) = held.as_deref().copied().filter(|&h| h > start) {
+        *queue += h.saturating_since(start).get();
+        return Err(h);
+    }
+    let t = dst.reserve(start, u64::from(bytes));
     *queue += t.start.saturating_since(start).get();
-    t.end + latency
+    if let Some(h) = held {
+        *h = t.end;
+        src.hold_until(t.end);
+    }
+    Ok(t.end + latency)
 }
 
 impl Interconnect {
     /// An idle crossbar between `sms` SMs and `slices` L2 slices.
     pub fn new(cfg: &InterconnectConfig, sms: usize, slices: usize) -> Self {
         let b = cfg.bytes_per_cycle;
+        let held = |n: usize| {
+            let n = if cfg.head_of_line_blocking { n } else { 0 };
+            vec![Cycle::ZERO; n]
+        };
         Self {
             latency: cfg.latency,
             flit: (cfg.flit_bytes > 0).then(|| Divisor::new(u64::from(cfg.flit_bytes))),
@@ -89,6 +114,8 @@ impl Interconnect {
             slice_in: ports(slices, b),
             slice_out: ports(slices, b),
             sm_in: ports(sms, b),
+            sm_held: held(sms),
+            slice_held: held(slices),
             stats: InterconnectStats::default(),
         }
     }
@@ -155,12 +182,20 @@ impl Interconnect {
     }
 
     /// The second stage of [`Interconnect::leave_sm`]: the packet that started leaving
-    /// at `start` crosses to slice `slice`'s input port; returns its arrival.
-    pub fn enter_slice(&mut self, slice: usize, start: Cycle, bytes: u32) -> Cycle {
+    /// SM `sm` at `start` crosses to slice `slice`'s input port; returns its arrival, or
+    /// with `head_of_line_blocking`, `Err(cycle)` to call again at `cycle` while SM
+    /// `sm`'s port is still held by an earlier packet.
+    pub fn enter_slice(
+        &mut self,
+        sm: usize,
+        slice: usize,
+        start: Cycle,
+        bytes: u32,
+    ) -> Result<Cycle, Cycle> {
         let bytes = self.on_wire(bytes);
-        let port = &mut self.slice_in[slice];
         enter(
-            port,
+            (&mut self.sm_out[sm], self.sm_held.get_mut(sm)),
+            &mut self.slice_in[slice],
             start,
             bytes,
             self.latency,
@@ -181,12 +216,18 @@ impl Interconnect {
         )
     }
 
-    /// Like [`Interconnect::enter_slice`], into SM `sm`'s input port.
-    pub fn enter_sm(&mut self, sm: usize, start: Cycle, bytes: u32) -> Cycle {
+    /// Like [`Interconnect::enter_slice`], from slice `slice` into SM `sm`'s input port.
+    pub fn enter_sm(
+        &mut self,
+        slice: usize,
+        sm: usize,
+        start: Cycle,
+        bytes: u32,
+    ) -> Result<Cycle, Cycle> {
         let bytes = self.on_wire(bytes);
-        let port = &mut self.sm_in[sm];
         enter(
-            port,
+            (&mut self.slice_out[slice], self.slice_held.get_mut(slice)),
+            &mut self.sm_in[sm],
             start,
             bytes,
             self.latency,
@@ -208,15 +249,19 @@ impl Interconnect {
 mod tests {
     use super::*;
 
-    fn icnt() -> Interconnect {
-        let cfg = InterconnectConfig {
+    fn free_cfg() -> InterconnectConfig {
+        InterconnectConfig {
             latency: Cycles::new(10),
             bytes_per_cycle: 32,
             control_bytes: 8,
             input_buffer_bytes: 256,
             flit_bytes: 0,
-        };
-        Interconnect::new(&cfg, 2, 2)
+            head_of_line_blocking: false,
+        }
+    }
+
+    fn icnt() -> Interconnect {
+        Interconnect::new(&free_cfg(), 2, 2)
     }
 
     #[test]
@@ -256,6 +301,7 @@ mod tests {
             control_bytes: 8,
             input_buffer_bytes: 512,
             flit_bytes: 40,
+            head_of_line_blocking: false,
         };
         let mut x = Interconnect::new(&cfg, 1, 1);
         // 8-byte request: one flit; 32-byte sector + 8-byte header: one flit; a 128-byte
@@ -274,15 +320,86 @@ mod tests {
         assert_eq!(starts, [0, 4, 8, 12].map(Cycle::new));
         // Each crosses when it starts leaving. SM 1's packet at cycle 5 waits for the
         // burst in progress (to cycle 8), not for SM 0's packets still queued at SM 0.
-        assert_eq!(x.enter_slice(0, starts[0], 128), Cycle::new(4 + 10));
-        assert_eq!(x.enter_slice(0, starts[1], 128), Cycle::new(8 + 10));
+        assert_eq!(x.enter_slice(0, 0, starts[0], 128), Ok(Cycle::new(4 + 10)));
+        assert_eq!(x.enter_slice(0, 0, starts[1], 128), Ok(Cycle::new(8 + 10)));
         let s1 = x.leave_sm(1, Cycle::new(5), 8);
         assert_eq!(
-            x.enter_slice(0, s1, 8),
-            Cycle::new(9 + 10),
+            x.enter_slice(1, 0, s1, 8),
+            Ok(Cycle::new(9 + 10)),
             "queued 3 cycles"
         );
         assert_eq!(x.stats().queue_cycles, 4 + 8 + 12 + 3);
+    }
+
+    /// Two-stage sending of `packets` (source slice, destination SM), all ready at cycle
+    /// 0 in that order, as the memory system drives it: every packet leaves at cycle 0,
+    /// then each crosses at the cycle it starts leaving, in time order, a refused one
+    /// again at the cycle its refusal names. Returns their arrivals.
+    fn replies(x: &mut Interconnect, packets: &[(usize, usize)], bytes: u32) -> Vec<Cycle> {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut crossings: BinaryHeap<Reverse<(Cycle, usize)>> = packets
+            .iter()
+            .enumerate()
+            .map(|(i, &(slice, _))| Reverse((x.leave_slice(slice, Cycle::ZERO, bytes), i)))
+            .collect();
+        let mut arrivals = vec![Cycle::NEVER; packets.len()];
+        while let Some(Reverse((t, i))) = crossings.pop() {
+            let (slice, sm) = packets[i];
+            match x.enter_sm(slice, sm, t, bytes) {
+                Ok(arrival) => arrivals[i] = arrival,
+                Err(retry) => {
+                    assert!(retry > t, "a refusal names a later cycle");
+                    crossings.push(Reverse((retry, i)));
+                }
+            }
+        }
+        arrivals
+    }
+
+    #[test]
+    fn head_of_line_blocking_holds_a_source_behind_its_busy_destination() {
+        // 128-byte replies (4 cycles each): slice 0 sends two to SM 0; slice 1 sends one to
+        // SM 1, one to SM 0, then one to SM 1 again.
+        let order = [(0, 0), (0, 0), (1, 1), (1, 0), (1, 1)];
+        let mut free = icnt();
+        // Without blocking, slice 1's packet for SM 0 leaves at 4 and waits for SM 0's
+        // port (to 8) without holding slice 1, whose last packet leaves at 8 and crosses.
+        assert_eq!(
+            replies(&mut free, &order, 128),
+            [14, 18, 14, 22, 22].map(Cycle::new)
+        );
+        let mut cfg = free_cfg();
+        cfg.head_of_line_blocking = true;
+        let mut held = Interconnect::new(&cfg, 2, 2);
+        // With it, that packet holds slice 1 until it has crossed (8 to 12), so the last
+        // packet, for idle SM 1, is refused at 8 and crosses 12 to 16.
+        assert_eq!(
+            replies(&mut held, &order, 128),
+            [14, 18, 14, 22, 26].map(Cycle::new)
+        );
+        // Later packets of the held source queue behind the hold.
+        assert_eq!(held.leave_slice(1, Cycle::new(9), 8), Cycle::new(16));
+        // The refusal's 4 cycles are queueing: slice 1's later packet waited 8 to 12.
+        assert_eq!(
+            (free.stats().queue_cycles, held.stats().queue_cycles),
+            (20, 24 + 7)
+        );
+        // Without blocking the source's later packet leaves when it is ready.
+        assert_eq!(free.leave_slice(1, Cycle::new(9), 8), Cycle::new(12));
+    }
+
+    #[test]
+    fn head_of_line_blocking_runs_a_lone_packet_as_without_it() {
+        let mut cfg = free_cfg();
+        cfg.head_of_line_blocking = true;
+        let mut held = Interconnect::new(&cfg, 2, 2);
+        let start = held.leave_sm(1, Cycle::new(100), 136);
+        assert_eq!(
+            held.enter_slice(1, 0, start, 136),
+            Ok(Cycle::new(100 + 5 + 10))
+        );
+        assert_eq!(held.stats().queue_cycles, 0);
     }
 
     #[test]

@@ -327,8 +327,15 @@ enum Event {
         delivery: Delivery,
         bytes: u32,
     },
+    /// The first of the crossings refused at a held source (an SM's, `to_slice`, or a
+    /// slice's) tries again.
+    IcntWake {
+        to_slice: bool,
+        source: u32,
+    },
     /// A reply starting to leave its slice crosses to its SM.
     IcntEnterSm {
+        slice: u32,
         sm: u32,
         delivery: Delivery,
         bytes: u32,
@@ -626,6 +633,11 @@ pub struct MemorySystem {
     map: AddressMap,
     sms: Vec<SmMemory>,
     icnt: Interconnect,
+    /// `interconnect.head_of_line_blocking`: crossings refused because their source port
+    /// is held, in order, per SM (requests) and per slice (replies), each source with one
+    /// `IcntWake` scheduled while it has any.
+    parked_sm: Vec<VecDeque<Event>>,
+    parked_slice: Vec<VecDeque<Event>>,
     slices: Vec<Slice>,
     channels: Vec<Channel>,
     events: EventQueue<Event>,
@@ -727,6 +739,8 @@ impl MemorySystem {
                 cfg.gpu.num_sms as usize,
                 cfg.l2.slices as usize,
             ),
+            parked_sm: (0..cfg.gpu.num_sms).map(|_| VecDeque::new()).collect(),
+            parked_slice: (0..cfg.l2.slices).map(|_| VecDeque::new()).collect(),
             slices,
             channels,
             events: EventQueue::new(),
@@ -1161,14 +1175,20 @@ impl MemorySystem {
                     self.handle(t, event);
                 }
             }
-            Event::IcntEnterSlice {
-                slice,
-                packet,
-                bytes,
-            } => {
-                let arrival = self.icnt.enter_slice(slice as usize, t, bytes);
-                self.events
-                    .schedule(arrival, Event::L2Arrive { slice, packet });
+            Event::IcntEnterSlice { ref packet, .. } => {
+                let source = (true, packet.sm);
+                self.icnt_enter(t, source, event);
+            }
+            Event::IcntWake { to_slice, source } => {
+                let (to_slice, s) = (to_slice, source as usize);
+                while let Some(event) = self.parked(to_slice, s).pop_front() {
+                    if let Err((retry, event)) = self.icnt_cross(t, event) {
+                        self.parked(to_slice, s).push_front(event);
+                        self.events
+                            .schedule(retry, Event::IcntWake { to_slice, source });
+                        break;
+                    }
+                }
             }
             Event::IcntLeaveSlice {
                 slice,
@@ -1178,6 +1198,7 @@ impl MemorySystem {
             } => {
                 let start = self.icnt.leave_slice(slice as usize, t, bytes);
                 let event = Event::IcntEnterSm {
+                    slice,
                     sm,
                     delivery,
                     bytes,
@@ -1188,12 +1209,63 @@ impl MemorySystem {
                     self.handle(t, event);
                 }
             }
+            Event::IcntEnterSm { slice, .. } => self.icnt_enter(t, (false, slice), event),
+        }
+    }
+
+    /// The crossings refused at source `s`: an SM's requests (`to_slice`) or a slice's
+    /// replies.
+    fn parked(&mut self, to_slice: bool, s: usize) -> &mut VecDeque<Event> {
+        if to_slice {
+            &mut self.parked_sm[s]
+        } else {
+            &mut self.parked_slice[s]
+        }
+    }
+
+    /// An `IcntEnterSlice` or `IcntEnterSm` at `t` from `source` (`(to_slice, index)`):
+    /// behind that source's refused crossings if it has any, else crossing now or, if
+    /// refused, the first of them with a wake at the retry cycle.
+    fn icnt_enter(&mut self, t: Cycle, (to_slice, source): (bool, u32), event: Event) {
+        let s = source as usize;
+        if !self.parked(to_slice, s).is_empty() {
+            return self.parked(to_slice, s).push_back(event);
+        }
+        if let Err((retry, event)) = self.icnt_cross(t, event) {
+            self.parked(to_slice, s).push_back(event);
+            self.events
+                .schedule(retry, Event::IcntWake { to_slice, source });
+        }
+    }
+
+    /// The second stage of an interconnect transfer: the packet of `event` (an
+    /// `IcntEnterSlice` or `IcntEnterSm`) crosses to its destination port and its arrival
+    /// is scheduled, or its held source refuses it until the returned cycle.
+    fn icnt_cross(&mut self, t: Cycle, event: Event) -> Result<(), (Cycle, Event)> {
+        match event {
+            Event::IcntEnterSlice {
+                slice,
+                packet,
+                bytes,
+            } => {
+                let sm = packet.sm as usize;
+                let arrival = self
+                    .icnt
+                    .enter_slice(sm, slice as usize, t, bytes)
+                    .map_err(|retry| (retry, event))?;
+                self.events
+                    .schedule(arrival, Event::L2Arrive { slice, packet });
+            }
             Event::IcntEnterSm {
+                slice,
                 sm,
                 delivery,
                 bytes,
             } => {
-                let arrival = self.icnt.enter_sm(sm as usize, t, bytes);
+                let arrival = self
+                    .icnt
+                    .enter_sm(slice as usize, sm as usize, t, bytes)
+                    .map_err(|retry| (retry, event))?;
                 let event = match delivery {
                     Delivery::Fill { l1, line, sectors } => Event::L1Fill {
                         sm,
@@ -1205,7 +1277,9 @@ impl MemorySystem {
                 };
                 self.events.schedule(arrival, event);
             }
+            _ => unreachable!("only interconnect crossings cross"),
         }
+        Ok(())
     }
 
     fn part_done(&mut self, id: RequestId, t: Cycle) {

@@ -64,6 +64,11 @@ impl<D: ClockDomain> BandwidthPort<D> {
         self.reserve_at(s, bytes)
     }
 
+    /// Holds the resource until `t`: later reservations start at `t` at the earliest.
+    pub fn hold_until(&mut self, t: Instant<D>) {
+        self.free_slot = self.free_slot.max(self.slot(t));
+    }
+
     /// Bytes reserved but not yet moved at `now`.
     pub fn backlog_bytes(&self, now: Instant<D>) -> u64 {
         self.free_slot.saturating_sub(self.slot(now))
