@@ -286,6 +286,46 @@ fn a_long_initiation_interval_costs_simulated_time_not_host_time() {
 }
 
 #[test]
+fn sigterm_reaches_the_program_which_leaves_its_statistics_and_no_temporary_directory() {
+    let tmp = scratch("sigterm");
+    let stats = tmp.join("s.json");
+    // atomics_cas simulates for many seconds.
+    let child = regsim_run(
+        &tmp,
+        &["--stats", stats.to_str().unwrap()],
+        &workload("atomics_cas"),
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("regsim starts");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        leftovers(&tmp).len(),
+        1,
+        "the runtime's directory exists while it runs"
+    );
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let out = child.wait_with_output().expect("regsim ends");
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(128 + 15), "{se}");
+    assert!(se.contains("regsim: run stopped: "), "{se}");
+    assert!(se.contains("interrupted by SIGTERM"), "{se}");
+    let json = read_json(&stats);
+    assert_eq!(json["complete"], false);
+    assert_eq!(json["program"]["signal"], 15);
+    assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
+}
+
+/// A parent that ignores SIGINT (`nohup`, a script's background job, `trap '' INT`)
+/// starts regsim and its program with SIGINT ignored: a SIGINT then ends neither, and
+/// the run's status is the program's own. regsim used to catch it anyway and pass it on
+/// to the program, which ignored it and was killed 5 s later (status 137).
+#[test]
 fn a_sigint_ignored_by_the_parent_leaves_the_program_its_own_status() {
     let tmp = scratch("sigint-ignored");
     let script = tmp.join("exits3");
