@@ -537,6 +537,14 @@ fn wait_for(
             }
         }
         if kill_at.is_some_and(|at| now >= at) {
+            if !killed_at_timeout {
+                eprintln!(
+                    "regsim: the program did not end within {} s of the {} passed on to it \
+                     and was killed",
+                    GRACE.as_secs(),
+                    cudart::run_control::signal_name(forwarded)
+                );
+            }
             let _ = child.kill();
             let status = child.wait().context("waiting for the program")?;
             return Ok(Waited {
@@ -800,10 +808,11 @@ fn find_runtime() -> Result<PathBuf> {
     })
 }
 
-/// While alive: SIGINT, SIGTERM and SIGHUP are caught (for [`wait_for`] to forward) and
-/// SIGQUIT is ignored; the previous dispositions come back on drop. Like system(3), a
-/// Ctrl-C at the terminal reaches the program itself (same process group), and we report
-/// its status instead of dying first.
+/// While alive: SIGINT, SIGTERM and SIGHUP are caught (for [`wait_for`] to forward),
+/// unless they were ignored when regsim started (then they stay ignored, as for the
+/// program, which inherits that), and SIGQUIT is ignored; the previous dispositions come
+/// back on drop. Like system(3), a Ctrl-C at the terminal reaches the program itself
+/// (same process group), and we report its status instead of dying first.
 struct ForwardSignals {
     previous: [(i32, usize); 4],
 }
@@ -843,6 +852,13 @@ impl ForwardSignals {
         for (sig, handler) in &mut previous {
             // SAFETY: the handler stores to an atomic only; SIG_IGN touches no Rust state.
             *handler = unsafe { signal(*sig, *handler) };
+            if *handler == SIG_IGN {
+                // Ignored by whoever started us (`nohup`, a script's background job): the
+                // program inherited that too and would not end if we passed the signal
+                // on (it was killed after GRACE, status 137); we ignore it as well.
+                // SAFETY: as above.
+                unsafe { signal(*sig, SIG_IGN) };
+            }
         }
         ForwardSignals { previous }
     }

@@ -6,7 +6,9 @@
 //! itself; a CUDA program whose kernel never ends stops at `--max-cycles` and at
 //! `--timeout`, and one whose two warps wait at different barriers is reported as a
 //! deadlock with each warp's state (`tests/programs/never_ends.cu`; the timing-crate
-//! side is `crates/timing/tests/run_limits.rs`).
+//! side is `crates/timing/tests/run_limits.rs`); a SIGINT that regsim's parent ignores
+//! leaves the program its own exit status; long cache, unit and bank waits cost
+//! simulated time, not host time.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -228,6 +230,45 @@ fn a_long_cache_latency_costs_simulated_time_not_host_time() {
     );
 }
 
+/// saxpy under `--rf design --set setting` with a 60 s limit: it must pass; returns its
+/// simulated cycles.
+fn saxpy_cycles_within_a_minute(tmp: &Path, design: &str, setting: &str) -> u64 {
+    let stats = tmp.join(format!("{design}.json"));
+    let out = run(
+        tmp,
+        &[
+            "--rf",
+            design,
+            "--set",
+            setting,
+            "--timeout",
+            "60",
+            "--stats",
+            stats.to_str().unwrap(),
+        ],
+        &workload("saxpy"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{design}: {}", stderr(&out));
+    read_json(&stats)["total"]["cycles"].as_u64().unwrap()
+}
+
+/// A register-file bank held for a long time is slept through, not polled: with a
+/// 10^5-cycle bank latency (non-pipelined banks: each grant holds its port as long) saxpy
+/// takes 72 M (rfc) to 176 M (baseline) simulated cycles (16,298 at a latency of one),
+/// nearly all of them operands waiting for a port. Asked every cycle, a 10^3-cycle
+/// latency took 16 s on the baseline (10^5 would take half an hour); the SM now sleeps
+/// until a port frees and counts the refusals when it wakes, so each design takes a few
+/// seconds and a 60 s limit is far from both.
+#[test]
+fn a_long_bank_latency_costs_simulated_time_not_host_time() {
+    let tmp = scratch("long-bank-latency");
+    for design in ["baseline", "ltrf", "rfc", "malekeh", "bow", "wir"] {
+        let setting = "register_file.bank_latency=100000";
+        let cycles = saxpy_cycles_within_a_minute(&tmp, design, setting);
+        assert!(cycles > 50_000_000, "{design}: {cycles} cycles");
+    }
+}
+
 /// A unit busy for a long time is slept through, not polled: with a 10^6-cycle
 /// initiation interval for fp32, saxpy's collectors wait hundreds of millions of cycles
 /// for their unit. Asked every cycle whether the unit was free, the designs kept the SMs
@@ -238,27 +279,9 @@ fn a_long_cache_latency_costs_simulated_time_not_host_time() {
 fn a_long_initiation_interval_costs_simulated_time_not_host_time() {
     let tmp = scratch("long-interval");
     for design in ["baseline", "wir", "cerf"] {
-        let stats = tmp.join(format!("{design}.json"));
-        let out = run(
-            &tmp,
-            &[
-                "--rf",
-                design,
-                "--set",
-                "pipeline.classes.fp32.initiation_interval=1000000",
-                "--timeout",
-                "60",
-                "--stats",
-                stats.to_str().unwrap(),
-            ],
-            &workload("saxpy"),
-        );
-        assert_eq!(out.status.code(), Some(0), "{design}: {}", stderr(&out));
-        let json = read_json(&stats);
-        assert!(
-            json["total"]["cycles"].as_u64().unwrap() > 100_000_000,
-            "{design}: {json}"
-        );
+        let setting = "pipeline.classes.fp32.initiation_interval=1000000";
+        let cycles = saxpy_cycles_within_a_minute(&tmp, design, setting);
+        assert!(cycles > 100_000_000, "{design}: {cycles} cycles");
     }
 }
 
@@ -295,6 +318,50 @@ fn sigterm_reaches_the_program_which_leaves_its_statistics_and_no_temporary_dire
     let json = read_json(&stats);
     assert_eq!(json["complete"], false);
     assert_eq!(json["program"]["signal"], 15);
+    assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
+}
+
+/// A parent that ignores SIGINT (`nohup`, a script's background job, `trap '' INT`)
+/// starts regsim and its program with SIGINT ignored: a SIGINT then ends neither, and
+/// the run's status is the program's own. regsim used to catch it anyway and pass it on
+/// to the program, which ignored it and was killed 5 s later (status 137).
+#[test]
+fn a_sigint_ignored_by_the_parent_leaves_the_program_its_own_status() {
+    let tmp = scratch("sigint-ignored");
+    let script = tmp.join("exits3");
+    std::fs::write(
+        &script,
+        "#!/bin/sh
+sleep 2
+exit 3
+",
+    )
+    .expect("script");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let run = regsim_run(&tmp, &[], &script);
+    // `exec` keeps the shell's ignored SIGINT for regsim, in the same process.
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg("trap '' INT; exec \"$@\"")
+        .arg("sh")
+        .arg(run.get_program())
+        .args(run.get_args())
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("regsim starts");
+    std::thread::sleep(Duration::from_millis(700));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let out = child.wait_with_output().expect("regsim ends");
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{se}");
+    assert!(!se.contains("killed"), "{se}");
     assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
 }
 

@@ -43,6 +43,10 @@ pub const LIMITS: &[Limit] = &[
     // 4 Mi 32-bit registers (16 MiB) per SM: 64x a 256 KB file, 8x LTRF's 8x file. WIR
     // keeps a value per physical warp register, so the file's size is host memory.
     limit("sm.registers", 1 << 22, |c| c.sm.registers.into()),
+    // Registers per warp allocation; also at most `sm.registers` (checked with the SM).
+    limit("sm.register_allocation_unit", 1 << 22, |c| {
+        c.sm.register_allocation_unit.into()
+    }),
     limit("register_file.ideal_capacity_registers", 1 << 22, |c| {
         c.register_file.ideal_capacity_registers.unwrap_or(0)
     }),
@@ -354,6 +358,22 @@ mod tests {
             "{e}"
         );
         load("gtx480", &big).unwrap();
+        let e = load("gtx480", &["sm.register_allocation_unit=2147483648"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("sm.register_allocation_unit: 2147483648 is over the limit of 4194304"),
+            "{e}"
+        );
+        let e = load("gtx480", &["sm.register_allocation_unit=65536"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "sm.register_allocation_unit: 65536 is over the limit of 32768 (sm.registers"
+            ),
+            "{e}"
+        );
         let e = load("gtx480", &["sm.registers=2147483648"])
             .unwrap_err()
             .to_string();

@@ -353,6 +353,17 @@ impl GpuConfig {
         nonzero("sm.issue_width", sm.issue_width)?;
         nonzero("sm.ibuffer_entries", sm.ibuffer_entries)?;
         nonzero("sm.register_allocation_unit", sm.register_allocation_unit)?;
+        if sm.register_allocation_unit > sm.registers {
+            // A warp's allocation would never fit: every launch would be refused.
+            return Err(invalid(
+                "sm.register_allocation_unit",
+                format_args!(
+                    "{} is over the limit of {} (sm.registers: one warp's allocation must fit \
+                     the register file)",
+                    sm.register_allocation_unit, sm.registers
+                ),
+            ));
+        }
         nonzero("sm.max_registers_per_thread", sm.max_registers_per_thread)?;
 
         let rf = &self.register_file;

@@ -103,6 +103,18 @@ struct Collector {
     span: u8,
 }
 
+/// Banks of the registers of `w` still waiting for a write port.
+fn waiting_banks(w: &PendingWrite) -> impl Iterator<Item = u8> + '_ {
+    let mut m = w.waiting;
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let j = m.trailing_zeros() as usize;
+            m &= m - 1;
+            w.banks[j]
+        })
+    })
+}
+
 /// A collector that collects its own instruction's operands ([`Collector::lead`]).
 const NO_LEAD: u16 = u16::MAX;
 
@@ -244,6 +256,25 @@ impl PortTimers {
     }
 
     /// Takes a free port of MRF bank `b` at `now` (the caller checked that one is).
+    /// The first cycle after `now` at which bank `b` has one of its `limit` ports free
+    /// for a read (`write`: a write), as far as the timers know: `now + 1` when nothing
+    /// is tracked, or when `limit` is not the number of timers (shared ports with unequal
+    /// counts), which is then asked again every cycle.
+    fn free_at(&self, b: usize, write: bool, limit: u32, now: Cycle) -> Cycle {
+        let soon = now + Cycles::new(1);
+        let (free, n) = if write && !self.shared {
+            (&self.write_free, self.write_ports)
+        } else {
+            (&self.read_free, self.read_ports)
+        };
+        if !self.tracked() || limit as usize != n {
+            return soon;
+        }
+        free.get(b * n..(b + 1) * n)
+            .and_then(|ports| ports.iter().copied().min())
+            .map_or(soon, |t| t.max(soon))
+    }
+
     fn take(&mut self, b: usize, write: bool, now: Cycle) {
         let (free, n) = if write && !self.shared {
             (&mut self.write_free, self.write_ports)
@@ -310,6 +341,9 @@ pub struct Baseline {
     taken_writes: Vec<u32>,
     /// Requests refused at a bank whose ports another user had taken some of this cycle.
     refused_where_taken: u64,
+    /// The last cycle the arbiter ran ([`RegisterFile::skip_to`] counts the refusals
+    /// of the cycles after it that the SM skipped).
+    last_arbitrated: Cycle,
 }
 
 impl Baseline {
@@ -418,6 +452,7 @@ impl Baseline {
             taken_reads: Vec::new(),
             taken_writes: Vec::new(),
             refused_where_taken: 0,
+            last_arbitrated: Cycle::ZERO,
         }
     }
 
@@ -445,6 +480,39 @@ impl Baseline {
     /// that cycle (conflicts with that user's accesses).
     pub(crate) fn refused_where_taken(&self) -> u64 {
         self.refused_where_taken
+    }
+
+    /// The first cycle after `now` at which the arbiter could grant a read (`write`: a
+    /// write) of bank `b`: when a port of a non-pipelined MRF bank is free again, else
+    /// the next cycle (upper banks, pipelined banks, ports another user takes).
+    fn port_free_at(&self, b: usize, write: bool, now: Cycle) -> Cycle {
+        if b >= self.mrf_banks || !self.taken_reads.is_empty() {
+            return now + Cycles::new(1);
+        }
+        let limit = if write {
+            self.write_ports
+        } else {
+            self.read_ports
+        };
+        self.ports.free_at(b, write, limit, now)
+    }
+
+    /// The first cycle after `now` at which one of `banks` could grant a request.
+    fn any_port_free_at(&self, banks: impl Iterator<Item = u8>, write: bool, now: Cycle) -> Cycle {
+        banks
+            .map(|b| self.port_free_at(usize::from(b), write, now))
+            .min()
+            .unwrap_or(now + Cycles::new(1))
+    }
+
+    /// Cycles of `[from, until)` in which a request to bank `b`, asked every cycle from
+    /// `from` on with no grant anywhere since `from - 1`, finds its ports still taken.
+    fn refused_cycles(&self, b: u8, write: bool, from: Cycle, until: Cycle) -> u64 {
+        let before = Cycle::new(from.get().saturating_sub(1));
+        self.port_free_at(usize::from(b), write, before)
+            .min(until)
+            .saturating_since(from)
+            .get()
     }
 
     fn taken_at(&self, b: usize) -> bool {
@@ -1212,9 +1280,55 @@ impl RegisterFile for Baseline {
         self.push_write(w, now, true);
     }
 
+    fn skip_to(&mut self, now: Cycle) {
+        let from = self.last_arbitrated + Cycles::new(1);
+        if now <= from {
+            return;
+        }
+        for k in 0..self.writes.len() {
+            let w = self.writes[k];
+            for b in waiting_banks(&w) {
+                let n = self.refused_cycles(b, true, from, now);
+                if usize::from(b) < self.mrf_banks {
+                    self.stats.write_bank_conflicts += n;
+                    if w.kind == WriteKind::QueuedResult {
+                        self.queued_write_delays += n;
+                    }
+                }
+            }
+        }
+        for k in 0..self.side_reads.len() {
+            let r = self.side_reads[k];
+            if r.done_at.is_none() {
+                let n = self.refused_cycles(r.bank, false, from, now);
+                self.side_read_counts.conflicts += n;
+                if usize::from(r.bank) < self.mrf_banks {
+                    self.stats.read_bank_conflicts += n;
+                }
+            }
+        }
+        for idx in 0..self.collectors.len() {
+            let u = self.collectors[idx];
+            if !u.busy || u.pending == 0 {
+                continue;
+            }
+            let start = from.max(u.start_at);
+            for &b in &u.banks[..usize::from(u.pending)] {
+                let n = self.refused_cycles(b, false, start, now);
+                if n > 0 {
+                    self.collectors[idx].conflicted = true;
+                    if usize::from(b) < self.mrf_banks {
+                        self.stats.read_bank_conflicts += n;
+                    }
+                }
+            }
+        }
+    }
+
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
         let now = c.now;
         self.integrate(now);
+        self.last_arbitrated = now;
 
         // Writes that have finished.
         let mut i = 0;
@@ -1361,21 +1475,35 @@ impl RegisterFile for Baseline {
         let soon = now + Cycles::new(1);
         let mut next: Option<Cycle> = None;
         let mut at = |t: Cycle| next = Some(next.map_or(t, |n: Cycle| n.min(t)));
+        // A request refused because its bank's ports stay taken (non-pipelined banks) is
+        // refused again every cycle until one is free: [`RegisterFile::skip_to`] counts
+        // those refusals, so the SM need not be evaluated for them.
         for w in &self.writes {
             at(if w.waiting != 0 {
-                soon
+                self.any_port_free_at(waiting_banks(w), true, now)
             } else {
                 w.done_at.max(soon)
             });
         }
         for r in &self.side_reads {
-            at(r.done_at.map_or(soon, |t| t.max(soon)));
+            at(r.done_at.map_or_else(
+                || self.port_free_at(usize::from(r.bank), false, now),
+                |t| t.max(soon),
+            ));
         }
         for u in self.collectors.iter().filter(|u| u.busy) {
             if u.pending > 0 {
-                at(u.start_at.max(soon));
+                at(if u.start_at > now {
+                    u.start_at
+                } else {
+                    let pending = u.banks[..usize::from(u.pending)].iter().copied();
+                    self.any_port_free_at(pending, false, now)
+                });
             } else if u.lead == NO_LEAD {
-                at(u.ready_at.max(u.units_free_at).max(soon));
+                // One waiting for another's operands goes at that one's own event.
+                if !self.waits(u, now) {
+                    at(u.ready_at.max(u.units_free_at).max(soon));
+                }
             } else if u.ready_at > now {
                 // A collected share: its lead dispatches, once this has arrived.
                 at(u.ready_at);

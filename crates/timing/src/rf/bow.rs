@@ -484,6 +484,10 @@ impl RegisterFile for Bow {
         }
     }
 
+    fn skip_to(&mut self, now: Cycle) {
+        self.inner.skip_to(now);
+    }
+
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
         let now = c.now;
         let mut k = 0;

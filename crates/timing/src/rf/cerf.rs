@@ -610,6 +610,10 @@ impl RegisterFile for Cerf {
         }
     }
 
+    fn skip_to(&mut self, now: Cycle) {
+        self.inner.skip_to(now);
+    }
+
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
         let sm = c.sm;
         self.sm = Some(sm);

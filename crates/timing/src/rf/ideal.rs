@@ -75,6 +75,10 @@ impl RegisterFile for Ideal {
         self.inner.request_write(w, now);
     }
 
+    fn skip_to(&mut self, now: Cycle) {
+        self.inner.skip_to(now);
+    }
+
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
         self.inner.cycle(c);
     }

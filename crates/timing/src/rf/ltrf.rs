@@ -828,6 +828,10 @@ impl RegisterFile for Ltrf {
             .push_write_to_banks(wr.token, &targets[..usize::from(n)], now, WriteKind::Result);
     }
 
+    fn skip_to(&mut self, now: Cycle) {
+        self.mrf.skip_to(now);
+    }
+
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
         let now = c.now;
         self.now = now;
@@ -860,7 +864,13 @@ impl RegisterFile for Ltrf {
         let soon = now + Cycles::new(1);
         let mut next = self.mrf.next_event(now);
         if self.prefetching_warps > 0 {
-            for ws in self.warps.iter().filter(|w| w.prefetching) {
+            // A warp with prefetch reads still waiting for ports learns when its data
+            // arrives in the cycle they are granted (the MRF's own event).
+            for ws in self
+                .warps
+                .iter()
+                .filter(|w| w.prefetching && w.outstanding == 0)
+            {
                 let t = ws.ready_at.max(soon);
                 next = Some(next.map_or(t, |n| n.min(t)));
             }

@@ -426,6 +426,13 @@ pub trait RegisterFile: Send {
     /// A result is ready to be written (executed, or loaded from memory) at `now`.
     fn request_write(&mut self, w: WriteRequest<'_>, now: Cycle);
 
+    /// The SM is evaluated at `now` after skipping the cycles since the design's last
+    /// [`RegisterFile::cycle`], which [`RegisterFile::next_event`] said could change
+    /// nothing: the design counts what each of them would have counted (a request whose
+    /// bank's ports stay taken is refused, and counted as a conflict, every cycle).
+    /// Called first in every cycle of the SM, before anything else reaches the design.
+    fn skip_to(&mut self, now: Cycle);
+
     /// One cycle of the design: complete writes, arbitrate, dispatch ready instructions.
     fn cycle(&mut self, c: &mut RfCycle<'_>);
 

@@ -268,6 +268,10 @@ impl RegisterFile for ReuseCache {
         }
     }
 
+    fn skip_to(&mut self, now: Cycle) {
+        self.inner.skip_to(now);
+    }
+
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
         self.inner.cycle(c);
     }

@@ -698,6 +698,7 @@ impl Sm {
     /// Ends the kernel at cycle `end` (inclusive): accounts the cycles not yet evaluated.
     pub fn finish_kernel(&mut self, end: Cycle) {
         self.account_gap(end + Cycles::new(1));
+        self.rf.skip_to(end + Cycles::new(1));
     }
 
     fn account_gap(&mut self, until: Cycle) {
@@ -848,6 +849,7 @@ impl Sm {
     /// order ([`crate::parallel`]).
     pub fn cycle_private(&mut self, now: Cycle, info: &KernelInfo, mut port: SmPort<'_>) {
         self.account_gap(now);
+        self.rf.skip_to(now);
         let mut progress = false;
 
         // 1. Writeback.

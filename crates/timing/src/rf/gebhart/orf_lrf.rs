@@ -379,6 +379,10 @@ impl RegisterFile for OrfLrf {
         }
     }
 
+    fn skip_to(&mut self, now: Cycle) {
+        self.mrf.skip_to(now);
+    }
+
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
         self.mrf.cycle(c);
         self.upper.complete(c.now, c.writes_done);

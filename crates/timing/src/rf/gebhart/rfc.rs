@@ -478,6 +478,10 @@ impl RegisterFile for Rfc {
         self.upper.push(wr.token, now);
     }
 
+    fn skip_to(&mut self, now: Cycle) {
+        self.mrf.skip_to(now);
+    }
+
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
         self.now = c.now;
         self.mrf.cycle(c);

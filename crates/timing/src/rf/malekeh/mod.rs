@@ -800,6 +800,10 @@ impl RegisterFile for Malekeh {
         }
     }
 
+    fn skip_to(&mut self, now: Cycle) {
+        self.inner.skip_to(now);
+    }
+
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
         self.sm = Some(c.sm.0);
         self.roll_intervals(c.now);

@@ -915,6 +915,10 @@ impl RegisterFile for Wir {
         self.stats.sharing_physical_sum += self.regs.mapped();
     }
 
+    fn skip_to(&mut self, now: Cycle) {
+        self.base.skip_to(now);
+    }
+
     fn cycle(&mut self, c: &mut RfCycle<'_>) {
         let now = c.now;
         // Queued instructions whose entry has its result (§VI-B), or lost it.
@@ -1015,8 +1019,13 @@ impl RegisterFile for Wir {
                 at(soon);
             }
         }
+        // One still waiting for its bank write or verify reads completes in the cycle they
+        // do (the baseline's events).
         for &t in &self.completing {
-            at(self.flights[t.0 as usize].done_at.max(soon));
+            let f = &self.flights[t.0 as usize];
+            if !f.waiting_bank_write && f.side_reads == 0 {
+                at(f.done_at.max(soon));
+            }
         }
         next
     }
