@@ -34,6 +34,24 @@ const TESTS: &[(&str, &str)] = &[
     ("fp64_dep", "dependent fma.f64, issue to issue"),
     ("sfu_dep", "dependent rsqrt.approx.f32, issue to issue"),
     ("fp32_indep", "independent fma.f32, cycles per instruction"),
+    ("ldg32", "ld.global 32-bit L1 hit, issue to WAW issue"),
+    ("ldg64", "ld.global 64-bit L1 hit, issue to WAW issue"),
+    ("ldg128", "ld.global 128-bit L1 hit, issue to WAW issue"),
+    ("lds32", "ld.shared 32-bit, issue to WAW issue"),
+    ("lds64", "ld.shared 64-bit, issue to WAW issue"),
+    ("lds128", "ld.shared 128-bit, issue to WAW issue"),
+    ("ldc32", "ld.const 32-bit, register address"),
+    ("ldc32_imm", "ld.const 32-bit, immediate address"),
+    ("ldgsts32", "cp.async 4 B + wait, issue to next issue"),
+    ("ldgsts64", "cp.async 8 B + wait, issue to next issue"),
+    ("ldgsts128", "cp.async 16 B + wait, issue to next issue"),
+    (
+        "ffma_pair_odd_odd",
+        "Listing 1 FFMA pair, X and Y odd, in cycles",
+    ),
+    ("ffma_pair_even_odd", "Listing 1 FFMA pair, X even, Y odd"),
+    ("ffma_pair_even_even", "Listing 1 FFMA pair, X and Y even"),
+    ("ffma_bank3", "FFMAs, 3 sources in one bank, cycles each"),
     ("launch", "empty kernel, launch to end (cycles)"),
 ];
 
@@ -171,13 +189,13 @@ fn rows(measured: &BTreeMap<String, f64>, published: &BTreeMap<String, Published
 fn table(gpu: &str, rows: &[Row]) -> String {
     let mut s = format!("calibration microbenchmarks on {gpu} (cycles)\n");
     s += &format!(
-        "{:<13} {:<44} {:>9} {:>9} {:>8}  source\n",
+        "{:<19} {:<44} {:>9} {:>9} {:>8}  source\n",
         "test", "what", "measured", "published", "error"
     );
     let num = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     for r in rows {
         s += &format!(
-            "{:<13} {:<44} {:>9} {:>9} {:>8}  {}\n",
+            "{:<19} {:<44} {:>9} {:>9} {:>8}  {}\n",
             r.test,
             r.what,
             num(r.measured),
@@ -293,6 +311,48 @@ mod tests {
         let t = table("qv100", &r);
         assert!(t.contains("+25.0%"), "{t}");
         assert!(t.contains("no published figure"), "{t}");
+    }
+
+    /// The FFMA microbenchmarks claim their sources' banks (a register's parity): check
+    /// them on the committed PTX under regsim's allocator, so that a change of allocation
+    /// cannot silently change what the rows measure.
+    #[test]
+    fn the_ffma_microbenchmarks_sources_have_the_parities_they_claim() {
+        use compiler::{AllocConfig, Location};
+        let text = include_str!("../../../calibrate/ptx/microbench.ptx");
+        let module = ptx::parse("microbench.ptx", text).unwrap();
+        let program = ir::lower(&module, "microbench.ptx", text).unwrap();
+        for kernel in [
+            "_Z17ffma_pair_odd_oddfPxPf",
+            "_Z18ffma_pair_even_oddfPxPf",
+            "_Z19ffma_pair_even_evenfPxPf",
+            "_Z10ffma_bank3fPxPf",
+        ] {
+            let f = program.function(program.func_by_name(kernel).unwrap());
+            let input = compiler::regalloc::IrInput::new(f);
+            let a = compiler::allocate(&input, &AllocConfig::default()).unwrap();
+            let odd = ["e0", "e2", "e4", "e6", "e8", "e10"];
+            for (i, name) in [
+                "e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9", "e10", "e11",
+            ]
+            .iter()
+            .enumerate()
+            {
+                let v = f.regs.iter().position(|r| r.name == *name).unwrap();
+                let Location::Reg(r) = a.locations[v] else {
+                    panic!(
+                        "{kernel}: {name} is not in a register: {:?}",
+                        a.locations[v]
+                    );
+                };
+                assert_eq!(
+                    r.0 % 2 == 1,
+                    odd.contains(name),
+                    "{kernel}: {name} in R{} (#{i})",
+                    r.0
+                );
+            }
+        }
     }
 
     #[test]

@@ -218,6 +218,13 @@ pub struct CacheConfig {
     /// 0 (default): unbounded. Otherwise at least 2 (a read miss needs two).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub miss_queue_entries: u32,
+    /// L1D only: bits per cycle that a load's data moves from the L1D to the register
+    /// file once the access is done; a load writing `b` bytes per thread holds its
+    /// register write back `ceil(32 x 8 x b / return_bits_per_cycle)` cycles (Huerta et
+    /// al. MICRO'25 §5.4: 512, so a warp's 32-, 64- and 128-bit loads take 2, 4 and 8
+    /// cycles). 0 (default): no transfer time.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub return_bits_per_cycle: u32,
 }
 
 pub(super) fn is_false(b: &bool) -> bool {

@@ -70,6 +70,19 @@ pub struct SmConfig {
     /// `sm.core = "modern"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_buffer: Option<MemoryBufferConfig>,
+    /// Extra cycles a global, local or constant access spends on its per-thread
+    /// addresses when its address comes from a general register, over one whose address
+    /// is an immediate (Huerta et al. MICRO'25 §5.4, Table 2: 3 on Ampere: a 32-bit
+    /// global load is ready for its consumer 32 cycles after issue with a regular address
+    /// register and 29 with a uniform one, a constant load 29 and 26 with an immediate
+    /// address). Shared-memory accesses compute their addresses in the shared pipeline
+    /// and do not pay it. Default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub per_thread_address_cycles: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 /// `[sm.memory_buffer]`: each sub-core queues its memory instructions in a buffer of

@@ -1116,6 +1116,7 @@ mod tests {
             invalidate_between_kernels: false,
             shared_carveouts: Vec::new(),
             miss_queue_entries: 0,
+            return_bits_per_cycle: 0,
         }
     }
 

@@ -835,6 +835,7 @@ mod tests {
             invalidate_between_kernels: false,
             shared_carveouts: Vec::new(),
             miss_queue_entries: 0,
+            return_bits_per_cycle: 0,
         });
         c.share_with_registers(policy);
         c

@@ -67,7 +67,7 @@ use emu::{AccessKind as EmuAccess, MemSpace, WarpStatus};
 use ir::{FuncId, InstId};
 
 use crate::config::{Core, Dependence, GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
-use crate::kernel_info::{AsyncCopyRole, KernelInfo};
+use crate::kernel_info::{AsyncCopyRole, KernelInfo, RegFileKind};
 use crate::memory::address_map::AddressMap;
 use crate::memory::cache::{LineAddr, SectorMask};
 use crate::memory::coalescer::{CoalescedAccess, Coalescer, LineAccess};
@@ -300,6 +300,9 @@ struct MemOp {
     parts: u8,
     issued: u8,
     outstanding: u8,
+    /// Cycles the loaded data takes from the L1D to the register file
+    /// (`l1d.return_bits_per_cycle`); 0 for everything else.
+    return_cycles: u32,
 }
 
 impl MemOp {
@@ -316,6 +319,7 @@ impl MemOp {
             parts: 0,
             issued: 0,
             outstanding: 0,
+            return_cycles: 0,
         }
     }
 }
@@ -511,6 +515,10 @@ pub(crate) struct Sm {
     /// Who waits for each of this SM's memory requests, by [`RequestId::slot`].
     owners: Vec<Option<Owner>>,
     coalescer: Coalescer,
+    /// `l1d.return_bits_per_cycle` (0: loads take no transfer time).
+    l1d_return_bits: u32,
+    /// `sm.per_thread_address_cycles`.
+    per_thread_address: Cycles,
     resident_ctas: u32,
     resident_warps: u32,
     accounted_until: Cycle,
@@ -644,6 +652,8 @@ impl Sm {
             writes_done: Vec::with_capacity(64),
             owners: Vec::with_capacity(64),
             coalescer: Coalescer::new(cfg.l1d.line_bytes, cfg.l1d.sector_bytes),
+            l1d_return_bits: cfg.l1d.return_bits_per_cycle,
+            per_thread_address: Cycles::new(u64::from(sm.per_thread_address_cycles)),
             resident_ctas: 0,
             resident_warps: 0,
             accounted_until: Cycle::ZERO,
@@ -817,7 +827,15 @@ impl Sm {
                     self.sync_fetchable(w as usize);
                 }
             }
-            Owner::Inst(t) => self.events.push(at, t, EventKind::PartDone),
+            Owner::Inst(t) => {
+                let m = self.inflight[t.0 as usize].memop;
+                let transfer = self.memops.get(m as usize).map_or(0, |op| op.return_cycles);
+                self.events.push(
+                    at + Cycles::new(u64::from(transfer)),
+                    t,
+                    EventKind::PartDone,
+                );
+            }
             Owner::Nobody => {}
         }
         self.next_wake = self.next_wake.min(at);
@@ -1388,6 +1406,20 @@ impl Sm {
                 step,
                 ctx.texture_path,
             );
+            // Huerta et al. MICRO'25 §5.4: a load's data reaches the register file at
+            // `l1d.return_bits_per_cycle` (a warp's 32 lanes of `bytes` each).
+            let op = &mut self.memops[memop as usize];
+            op.return_cycles = match step.mem {
+                Some(mi)
+                    if self.l1d_return_bits > 0
+                        && !dsts.is_empty()
+                        && op.kind == EmuAccess::Load
+                        && op.parts & PART_L1D != 0 =>
+                {
+                    (WARP_SIZE * 8 * mi.bytes).div_ceil(self.l1d_return_bits)
+                }
+                _ => 0,
+            };
         }
         let scheduler = self.warps[wi].scheduler;
         // Huerta et al. MICRO'25 (issue stage): the compiler's stall count holds a
@@ -1403,10 +1435,21 @@ impl Sm {
         } else {
             None
         };
-        let buffer_wait = match &mut self.memory_buffer {
+        let mut buffer_wait = match &mut self.memory_buffer {
             Some(b) if ii.class == OpClass::Mem => b.admit(scheduler, now),
             _ => Cycles::ZERO,
         };
+        // MICRO'25 Table 2: per-thread addresses from a general register take longer to
+        // compute than an immediate (uniform) one, except for shared memory.
+        if self.per_thread_address > Cycles::ZERO
+            && self
+                .memops
+                .get(memop as usize)
+                .is_some_and(|op| op.parts & (PART_L1D | PART_CONST) != 0)
+            && srcs.iter().any(|o| o.file == RegFileKind::General)
+        {
+            buffer_wait += self.per_thread_address;
+        }
         let token = self.alloc_token(InFlight {
             warp: w,
             func: step.func,
