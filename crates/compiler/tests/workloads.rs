@@ -79,7 +79,9 @@ fn register_counts_next_to_ptxas() {
             "{workload:<16} {kernel:<44} {ptxas:>6} {:>6} {:>6}",
             k.registers, k.predicates
         );
-        assert!(k.registers > 0, "{kernel}");
+        // An empty kernel (CUB's EmptyKernel is `ret;`) needs no register; ptxas reports
+        // its minimum allocation, 4, for it.
+        assert!(k.registers > 0 || ptxas <= 4, "{kernel}");
         ours_total += u64::from(k.registers);
         ptxas_total += u64::from(ptxas);
         rows += 1;

@@ -923,6 +923,52 @@ fn ldmatrix_gives_each_thread_its_rows_and_their_transpose() {
     }
 }
 
+/// After `tile_kernel`'s prologue: movmatrix of each lane's first word, and of the result
+/// again (the transpose's transpose).
+const MOVMATRIX: &str = "
+  movmatrix.sync.aligned.m8n8.trans.b16 %r8, %r1;
+  movmatrix.sync.aligned.m8n8.trans.b16 %r9, %r8;
+  mul.wide.u32 %rd5, %r0, 8;
+  add.s64 %rd6, %rd2, %rd5;
+  st.global.v2.b32 [%rd6], {%r8, %r9};
+  ret;
+";
+
+#[test]
+fn movmatrix_transposes_the_8x8_matrix_across_the_warp() {
+    // Lane l's first word (input word 4l) holds row l/4, columns 2(l%4) and 2(l%4)+1 of an
+    // 8x8 matrix whose element (r, c) is 0x100·r + c + 0x8000 (distinct, high bit set).
+    let el = |r: u32, c: u32| 0x8000 | (0x100 * r + c);
+    let mut input = vec![0u32; 128];
+    for lane in 0..32u32 {
+        let (g, t) = (lane / 4, lane % 4);
+        input[(4 * lane) as usize] = el(g, 2 * t) | el(g, 2 * t + 1) << 16;
+    }
+    let mut emu = Emulator::new();
+    let m = load(
+        &mut emu,
+        "movm.ptx",
+        &tile_kernel("sm_80", "movm", MOVMATRIX),
+    );
+    let k = emu.kernel(m, "movm").unwrap();
+    let pin = alloc_u32s(&mut emu, &input);
+    let pout = alloc_u32s(&mut emu, &[0; 64]);
+    let p = params(&emu, k, &[pin, pout]);
+    emu.run(k, LaunchConfig::linear(1, 32), &p).unwrap();
+    let got = read_u32s(&emu, pout, 64);
+    for lane in 0..32u32 {
+        let (g, t) = (lane / 4, lane % 4);
+        // The transpose in the same layout: row g of the transpose is column g.
+        let want = el(2 * t, g) | el(2 * t + 1, g) << 16;
+        assert_eq!(got[(2 * lane) as usize], want, "lane {lane}");
+        assert_eq!(
+            got[(2 * lane + 1) as usize],
+            input[(4 * lane) as usize],
+            "lane {lane} twice"
+        );
+    }
+}
+
 /// The producer/consumer ring of `data/modern/mbarrier_ring.sm90.ptx` (mbarriers and
 /// elect.sync, PTX ISA 8.0).
 fn mbarrier_ring() -> String {

@@ -1386,6 +1386,7 @@ impl FnLower<'_, '_> {
             O::Wmma => self.decode_wmma(inst, m)?,
             O::Mma => self.decode_mma(inst, m)?,
             O::Ldmatrix => self.decode_matrix8x8(inst, m, false)?,
+            O::Movmatrix => self.decode_movmatrix(inst, m)?,
             O::Stmatrix => self.decode_matrix8x8(inst, m, true)?,
             O::Mbarrier => self.decode_mbarrier(inst, m)?,
             O::Elect => {
@@ -1786,6 +1787,32 @@ impl FnLower<'_, '_> {
             self.dsts.extend(r);
             Op::Ldmatrix(l)
         })
+    }
+
+    /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a` (ISA 7.8): the only shape, type and
+    /// direction the ISA defines.
+    fn decode_movmatrix(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        self.sync_aligned(inst, m)?;
+        if !m.other("m8n8") {
+            return Err(DecodeError::new(
+                "'movmatrix' supports the .m8n8 shape only",
+            ));
+        }
+        if !m.other("trans") {
+            return Err(DecodeError::new("'movmatrix' needs .trans"));
+        }
+        let ty = m.need_ty()?;
+        if ty != B16 {
+            return Err(DecodeError::new(format!(
+                "type .{ty} is not supported by 'movmatrix' (supported: .b16)"
+            )));
+        }
+        self.need_count(inst, 2)?;
+        let d = self.dst(&inst.operands[0], B32, Fit::Exact)?;
+        self.dsts.push(d);
+        let a = self.src(&inst.operands[1], B32, Fit::Exact)?;
+        self.srcs.push(a);
+        Ok(Op::Movmatrix)
     }
 
     /// `fence.proxy.alias` and `fence.proxy.async{.global, .shared::{cta,cluster}}`.

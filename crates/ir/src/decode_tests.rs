@@ -761,6 +761,26 @@ fn rejected_instructions_name_the_problem() {
             "'ldmatrix' supports the .m8n8 shape only",
         ),
         (
+            "movmatrix.sync.aligned.m8n8.b16 %r0, %r1;",
+            "'movmatrix' needs .trans",
+        ),
+        (
+            "movmatrix.sync.m8n8.trans.b16 %r0, %r1;",
+            "'movmatrix' needs .sync.aligned",
+        ),
+        (
+            "movmatrix.sync.aligned.m16n16.trans.b16 %r0, %r1;",
+            "'movmatrix' supports the .m8n8 shape only",
+        ),
+        (
+            "movmatrix.sync.aligned.m8n8.trans.b32 %r0, %r1;",
+            "type .b32 is not supported by 'movmatrix' (supported: .b16)",
+        ),
+        (
+            "movmatrix.sync.aligned.m8n8.trans.b16 %r0, %rd1;",
+            "register '%rd1' of type .b64 does not fit a .b32 operand",
+        ),
+        (
             "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], %r2, [%r3];",
             "unsupported instruction 'cp.async.bulk'",
         ),
@@ -1025,6 +1045,9 @@ fn matrix_instructions_decode_with_every_fragment_register() {
     assert_eq!(roundtrip(k8), k8);
     let ld = "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r0, %r1, %r2, %r3}, [%r4];";
     assert_eq!(roundtrip(ld), ld);
+    let mv = "movmatrix.sync.aligned.m8n8.trans.b16 %r0, %r1;";
+    assert_eq!(roundtrip(mv), mv);
+    assert_eq!(op_of(mv), Op::Movmatrix);
     assert_eq!(
         op_of("ldmatrix.sync.aligned.m8n8.x2.shared::cta.b16 {%r0, %r1}, [%r4];"),
         Op::Ldmatrix(Ldmatrix {

@@ -198,7 +198,8 @@ pub fn exec_class(op: &Op) -> ExecClass {
                 E::FloatConvert
             }
         }
-        Op::Shfl { .. } => E::Shuffle,
+        // movmatrix moves 16-bit halves between lanes as a shuffle moves words.
+        Op::Shfl { .. } | Op::Movmatrix => E::Shuffle,
         Op::Vote { .. } | Op::Match { .. } | Op::Redux { .. } | Op::Activemask | Op::Elect => {
             E::WarpVote
         }

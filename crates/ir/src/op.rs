@@ -1432,6 +1432,11 @@ pub enum Op {
     GridDepControl {
         wait: bool,
     },
+    /// `d(.b32); a(.b32)` (`movmatrix.sync.aligned.m8n8.trans.b16`): the warp's 8x8 matrix
+    /// of 16-bit elements, held as `ldmatrix` without `.trans` gives it (lane `4r + c/2`
+    /// holds row `r`, columns `c & !1` and `c | 1`), transposed across the lanes in
+    /// registers (ISA §9.7.14.5.17).
+    Movmatrix,
 }
 
 impl Op {
@@ -1539,6 +1544,7 @@ impl Op {
             Op::Elect => "elect",
             Op::FenceProxy(_) => "fence",
             Op::GridDepControl { .. } => "griddepcontrol",
+            Op::Movmatrix => "movmatrix",
             Op::Tex(t) if t.gather.is_some() => "tld4",
             Op::Tex(_) => "tex",
             Op::Txq { .. } => "txq",
@@ -2005,6 +2011,11 @@ impl fmt::Display for Op {
                 }
             },
             Op::GridDepControl { wait } => m.push(if *wait { "wait" } else { "launch_dependents" }),
+            Op::Movmatrix => {
+                for q in ["sync", "aligned", "m8n8", "trans", "b16"] {
+                    m.push(q);
+                }
+            }
             Op::Ldmatrix(l) | Op::Stmatrix(l) => {
                 m.push("sync");
                 m.push("aligned");

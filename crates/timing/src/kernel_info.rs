@@ -736,7 +736,7 @@ pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<Reus
     // wmma fragment layout), so they are never reuse candidates.
     if matches!(
         inst.op,
-        Op::WmmaLoad(_) | Op::WmmaStore(_) | Op::Mma(_) | Op::Ldmatrix(_)
+        Op::WmmaLoad(_) | Op::WmmaStore(_) | Op::Mma(_) | Op::Ldmatrix(_) | Op::Movmatrix
     ) {
         return None;
     }

@@ -264,3 +264,74 @@ fn an_mma_with_seven_operand_slots_takes_seven_bank_reads_and_delivers_its_fragm
         }
     }
 }
+
+/// A one-warp kernel `chain(.param .u64 out)`: seven dependent `inst %rN+1, %rN;` from
+/// lane `l`'s word `l | (l + 32) << 16`, then a store of the last result.
+fn warp_move_chain(inst: &str) -> String {
+    let mut s = String::from(
+        ".version 7.8\n.target sm_80\n.address_size 64\n\
+         .visible .entry chain(.param .u64 out)\n{\n.reg .b32 %r<12>;\n.reg .b64 %rd<4>;\n\
+         ld.param.u64 %rd1, [out];\nmov.u32 %r0, %tid.x;\nadd.u32 %r10, %r0, 32;\n\
+         shl.b32 %r10, %r10, 16;\nor.b32 %r1, %r0, %r10;\n",
+    );
+    for i in 1..8 {
+        s.push_str(
+            &inst
+                .replace("{d}", &format!("%r{}", i + 1))
+                .replace("{a}", &format!("%r{i}")),
+        );
+        s.push('\n');
+    }
+    s.push_str(
+        "mul.wide.u32 %rd2, %r0, 4;\nadd.s64 %rd3, %rd1, %rd2;\n\
+         st.global.u32 [%rd3], %r8;\nret;\n}\n",
+    );
+    s
+}
+
+const MOVMATRIX: &str = "movmatrix.sync.aligned.m8n8.trans.b16 {d}, {a};";
+const SHFL: &str = "shfl.sync.bfly.b32 {d}, {a}, 1, 31, -1;";
+
+/// Cycles of [`warp_move_chain`] of `inst` under `design` on gtx480 with the shuffle
+/// class at `latency`, and the stored words.
+fn warp_move_run(inst: &str, design: &str, latency: u32) -> (u64, Vec<u32>) {
+    let cfg = design_config(
+        design,
+        &[&format!(
+            "pipeline.classes.shuffle={{ unit = \"sp\", latency = {latency}, initiation_interval = 1 }}"
+        )],
+    );
+    let (mut emu, k, _) = load(&warp_move_chain(inst), "chain");
+    let info = compiled_info(&emu, k, &cfg);
+    let out = alloc_u32(&mut emu, &[0; 32]);
+    let p = params(&emu, k, &[out]);
+    let s = run_warm(cfg, &mut emu, k, &info, LaunchConfig::linear(1, 32), &p);
+    (s.cycles, read_u32(&emu, out, 32))
+}
+
+#[test]
+fn movmatrix_is_timed_as_a_shuffle_and_transposes_under_every_design() {
+    // A movmatrix takes the shuffle class's latency: on the critical path, 7 of them
+    // move the end by 7 times a change of that latency, exactly as 7 shuffles do. (At
+    // short latencies the parameter load's latency hides the first of the chain.)
+    let (m60, _) = warp_move_run(MOVMATRIX, "baseline", 60);
+    let (m70, _) = warp_move_run(MOVMATRIX, "baseline", 70);
+    let (s60, _) = warp_move_run(SHFL, "baseline", 60);
+    let (s70, _) = warp_move_run(SHFL, "baseline", 70);
+    assert_eq!(m70 - m60, 70);
+    assert_eq!(s70 - s60, 70);
+    assert_eq!(m60, s60, "same class, same chain, same cycles");
+    // An odd number of transposes is one transpose. Element (r, c) of the source is in
+    // lane 4r + c/2, half c % 2, so its value is 4r + c/2 + 32 (c % 2).
+    let el = |r: u32, c: u32| 4 * r + c / 2 + 32 * (c % 2);
+    let want: Vec<u32> = (0..32)
+        .map(|lane| {
+            let (g, t) = (lane / 4, lane % 4);
+            el(2 * t, g) | el(2 * t + 1, g) << 16
+        })
+        .collect();
+    for design in DESIGNS {
+        let (_, got) = warp_move_run(MOVMATRIX, design, 20);
+        assert_eq!(got, want, "{design}");
+    }
+}

@@ -1961,6 +1961,20 @@ impl Launch<'_> {
                     }
                 }
             }
+            Op::Movmatrix => {
+                let a = src!(0);
+                let mut vals = [0u32; 32];
+                for (l, v) in vals.iter_mut().enumerate() {
+                    *v = rd!(a, l) as u32;
+                }
+                for l in lanes(exec) {
+                    wr!(
+                        dsts[0],
+                        l,
+                        u64::from(matrix::movmatrix_reg(&vals, l as u32))
+                    );
+                }
+            }
             Op::Vote { mode, .. } => {
                 let a = src!(0);
                 let mut ballot = 0u32;

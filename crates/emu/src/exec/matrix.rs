@@ -329,6 +329,19 @@ pub(super) fn ldmatrix_reg(l: &Ldmatrix, rows: &[[u16; 8]; 32], lane: u32, j: u3
     u32::from(lo) | (u32::from(hi) << 16)
 }
 
+/// `movmatrix.sync.aligned.m8n8.trans.b16`: lane `lane`'s result from every lane's source
+/// register `a`. The source is an 8x8 matrix in `ldmatrix`'s layout (with `g = lane / 4`,
+/// `t = lane % 4`: row `g`, columns `2t` and `2t + 1`, the lower column in the low half);
+/// the result is its transpose in the same layout, so lane `lane` gets column `g`, rows
+/// `2t` and `2t + 1` of the source (ISA §9.7.14.5.17, Figures "movmatrix source/result
+/// matrix fragment layout").
+pub(super) fn movmatrix_reg(a: &[u32; 32], lane: u32) -> u32 {
+    let (g, t) = (lane / 4, lane % 4);
+    // Source row r, column c is in lane 4r + c/2, half c % 2; here c = g, r = 2t and 2t+1.
+    let element = |r: u32| (a[(4 * r + g / 2) as usize] >> (16 * (g % 2))) & 0xFFFF;
+    element(2 * t) | element(2 * t + 1) << 16
+}
+
 /// `stmatrix`: the 16-bit element at row `r`, column `c` of matrix `j` as stored, from
 /// every lane's registers (`regs[lane][j]`); the inverse of [`ldmatrix_reg`].
 pub(super) fn stmatrix_element(l: &Ldmatrix, regs: &[[u32; 4]; 32], j: u32, r: u32, c: u32) -> u16 {
@@ -646,6 +659,39 @@ mod tests {
         assert!(run(&o, &one, &one, &half)
             .iter()
             .all(|&x| f64::from_bits(x) == 4.5));
+    }
+
+    /// The CPU reference of movmatrix: the matrix written out row-major, transposed as
+    /// an array, and handed back in ldmatrix's layout.
+    fn fragments_of(m: &[[u16; 8]; 8]) -> [u32; 32] {
+        std::array::from_fn(|lane| {
+            let (g, t) = (lane / 4, lane % 4);
+            u32::from(m[g][2 * t]) | u32::from(m[g][2 * t + 1]) << 16
+        })
+    }
+
+    #[test]
+    fn movmatrix_transposes_the_warps_8x8_matrix() {
+        // Distinct elements whose halves differ, so a swapped half or lane shows.
+        let m: [[u16; 8]; 8] = std::array::from_fn(|r| {
+            std::array::from_fn(|c| (0x1000 * (r as u16 + 1)) | (0x10 * c as u16) | 7)
+        });
+        let mt: [[u16; 8]; 8] = std::array::from_fn(|r| std::array::from_fn(|c| m[c][r]));
+        let a = fragments_of(&m);
+        let want = fragments_of(&mt);
+        for lane in 0..32 {
+            assert_eq!(movmatrix_reg(&a, lane), want[lane as usize], "lane {lane}");
+        }
+        // Known answers straight from the layout: lane 0 holds column 0, rows 0 and 1;
+        // lane 13 (g = 3, t = 1) column 3, rows 2 and 3.
+        assert_eq!(
+            movmatrix_reg(&a, 0),
+            u32::from(m[0][0]) | u32::from(m[1][0]) << 16
+        );
+        assert_eq!(movmatrix_reg(&a, 13), 0x4037_3037);
+        // Transposing the transpose gives the source back.
+        let again: [u32; 32] = std::array::from_fn(|l| movmatrix_reg(&want, l as u32));
+        assert_eq!(again, a);
     }
 
     #[test]
