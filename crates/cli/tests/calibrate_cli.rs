@@ -118,6 +118,10 @@ fn the_modern_core_needs_its_reuse_cache_and_front_end_for_one_ffma_per_cycle() 
         "sm.memory_buffer.entries=0",
         "--set",
         "register_file.result_queue=false",
+        "--set",
+        "sm.constant_operands=false",
+        "--set",
+        "sm.l0_stream_buffer=0",
     ]);
     assert!(collector > 1.6, "{collector}");
 }
