@@ -58,6 +58,15 @@ pub fn emit(
     for k in kernels {
         let mut info = KernelInfo::from_compiled(p, &compiled.functions, k)
             .map_err(|e| anyhow!("{}: {e}", p.function(k).name))?;
+        if config.sm.constant_operands {
+            timing::constant_operands::attach(&mut info, p, |f| {
+                compiled
+                    .functions
+                    .get(f.index())
+                    .and_then(Option::as_ref)
+                    .map(|c| &c.allocation)
+            });
+        }
         if control_bits {
             timing::control_bits::attach(&mut info, p, &config.pipeline, |f| {
                 compiled
@@ -163,8 +172,14 @@ fn operand_text(o: &RegOperand) -> String {
 
 fn inst_words(h: &InstHint, control_bits: bool) -> String {
     let mut w = Vec::new();
-    if control_bits {
+    if h.folded {
+        // `sm.constant_operands`: not an instruction of the machine program.
+        w.push("constant operand of its consumers, not issued".to_string());
+    } else if control_bits {
         w.push(h.control.to_text());
+    }
+    if let Some(c) = h.constant {
+        w.push(format!("constant operand in slot {}", c.slot));
     }
     if let Some(n) = h.interval_entry {
         w.push(format!("enters interval {n}"));
@@ -256,7 +271,7 @@ fn kernel_json(p: &Program, info: &KernelInfo, k: FuncId) -> Value {
                             "wait_mask": c.wait_mask,
                         })
                     });
-                    json!({
+                    let mut v = json!({
                         "inst": i,
                         "text": ir::print::inst_to_string(Some(p), func, inst),
                         "strand_end": ii.hint.strand_end,
@@ -264,7 +279,15 @@ fn kernel_json(p: &Program, info: &KernelInfo, k: FuncId) -> Value {
                         "srcs": info.srcs(f, ii).iter().map(operand_json).collect::<Vec<_>>(),
                         "dsts": info.dsts(f, ii).iter().map(operand_json).collect::<Vec<_>>(),
                         "control": control,
-                    })
+                    });
+                    // `sm.constant_operands` only: other configs' output is unchanged.
+                    if ii.hint.folded {
+                        v["folded"] = json!(true);
+                    }
+                    if let Some(c) = ii.hint.constant {
+                        v["constant_operand"] = json!({ "slot": c.slot, "width": c.width });
+                    }
+                    v
                 })
                 .collect();
             let intervals: Vec<&[u16]> = info

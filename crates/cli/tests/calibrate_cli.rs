@@ -106,8 +106,15 @@ fn the_modern_core_needs_its_reuse_cache_and_front_end_for_one_ffma_per_cycle() 
     };
     let modern = indep(&[]);
     assert!(modern < 1.1, "{modern}");
+    // Without the cache the FFMAs' register sources conflict in their bank; their
+    // kernel parameters are constant operands (`sm.constant_operands`), no bank read.
     let no_cache = indep(&["--rf", "baseline"]);
     assert!(no_cache > 1.5 && no_cache > modern + 0.3, "{no_cache}");
+    let no_cache_no_constants = indep(&["--rf", "baseline", "--set", "sm.constant_operands=false"]);
+    assert!(
+        no_cache_no_constants >= no_cache,
+        "{no_cache_no_constants} {no_cache}"
+    );
     // The collector core has no control bits: it takes the scoreboard with stall counts.
     let collector = indep(&[
         "--set",
@@ -120,6 +127,10 @@ fn the_modern_core_needs_its_reuse_cache_and_front_end_for_one_ffma_per_cycle() 
         "sm.memory_buffer.entries=0",
         "--set",
         "register_file.result_queue=false",
+        "--set",
+        "sm.constant_operands=false",
+        "--set",
+        "sm.l0_stream_buffer=0",
     ]);
     assert!(collector > modern + 0.3, "{collector}");
 }

@@ -52,6 +52,11 @@ pub enum Producer {
     Fixed(u32),
     /// Memory, the SFU, or a latency longer than [`MAX_STALL`]: a dependence counter.
     Variable,
+    /// Not an instruction of the machine program: a load SASS reads as a constant-bank
+    /// operand of its consumers. It takes no issue slot (no stall count of its own, the
+    /// previous instruction's covers the gap to the next), no counter, and its consumers
+    /// wait for nothing on its register (their wait masks and stall counts ignore it).
+    Folded,
 }
 
 /// The control bits of one instruction.
@@ -135,12 +140,22 @@ pub fn compute(
         .map(|i| {
             let id = InstId::new(i);
             match producer(id) {
+                Producer::Folded => Producer::Folded,
                 _ if f.defs(id).is_empty() => Producer::None,
                 Producer::Fixed(l) if l > MAX_STALL => Producer::Variable,
                 p => p,
             }
         })
         .collect();
+    // Registers a folded load defines: read as constant operands, never waited for.
+    let mut constant = vec![false; f.regs.len()];
+    for (i, k) in kind.iter().enumerate() {
+        if *k == Producer::Folded {
+            for &v in f.defs(InstId::new(i)) {
+                constant[v.index()] = true;
+            }
+        }
+    }
     let cells = Cells {
         general: alloc.registers_used,
     };
@@ -177,8 +192,16 @@ pub fn compute(
             }
             entry[b] = state.clone();
             for &i in f.block_insts(block) {
+                if kind[i.index()] == Producer::Folded {
+                    continue;
+                }
                 let mut wait = 0u8;
-                for &v in f.uses(i).iter().chain(f.defs(i)) {
+                for &v in f
+                    .uses(i)
+                    .iter()
+                    .chain(f.defs(i))
+                    .filter(|v| !constant[v.index()])
+                {
                     for c in cells.of(alloc, f, i, v) {
                         wait |= state.get(c).copied().unwrap_or(0);
                     }
@@ -211,13 +234,18 @@ pub fn compute(
     // Stall counts and yield bits, per block.
     let mut ready = vec![0u64; num_cells];
     for b in 0..blocks {
-        let insts = f.block_insts(BlockId::new(b));
+        let insts: Vec<InstId> = f
+            .block_insts(BlockId::new(b))
+            .iter()
+            .copied()
+            .filter(|&i| kind[i.index()] != Producer::Folded)
+            .collect();
         ready.iter_mut().for_each(|r| *r = 0);
         let mut issue: Vec<u64> = Vec::with_capacity(insts.len());
         let mut pending_until = 0u64;
         for (k, &i) in insts.iter().enumerate() {
             let mut t = issue.last().map_or(0, |&p| p + 1);
-            for &v in f.uses(i) {
+            for &v in f.uses(i).iter().filter(|v| !constant[v.index()]) {
                 for c in cells.of(alloc, f, i, v) {
                     t = t.max(ready.get(c).copied().unwrap_or(0));
                 }

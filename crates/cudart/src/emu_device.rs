@@ -415,6 +415,14 @@ impl Device for EmuDevice {
                     }
                 })?;
             let config = t.sim.config();
+            if config.sm.constant_operands {
+                timing::constant_operands::attach(&mut info, program, |f| {
+                    compiled
+                        .get(f.index())
+                        .and_then(Option::as_ref)
+                        .map(|c| &c.allocation)
+                });
+            }
             if config.sm.dependence == timing::config::Dependence::ControlBits {
                 timing::control_bits::attach(&mut info, program, &config.pipeline, |f| {
                     compiled

@@ -97,6 +97,12 @@ pub enum Group {
     Execution,
 }
 
+/// The default `constant_cache_read_pj` (see [`EnergyConfig::constant_cache_read_pj`]).
+pub fn constant_cache_read_pj() -> f64 {
+    cerf_scaled(sized::data_plus_tag(sized::CERF_L1D_READ_PJ))
+        * sized::sram_scale(2 * 1024, sized::CERF_L1D_BYTES)
+}
+
 /// The energy of one event of every kind, pJ. The `[energy]` table of a GPU config
 /// (every key optional; unknown keys are errors naming the key). Keys are
 /// `<structure>_<access>_pj`. The defaults of the sized structures (RFC, ORF, LTRF
@@ -221,6 +227,16 @@ pub struct EnergyConfig {
     /// in every design), so no event of this kind is reported; the key is kept so that
     /// existing configs still load.
     pub wir_verify_read_read_pj: f64,
+    /// A constant-bank operand (`sm.constant_operands`): one warp-wide 32-bit value read
+    /// from the constant cache and broadcast to the lanes. No paper gives a figure; an
+    /// estimate: CERF Table III's 16 KB L1D read (data + tag, on our scale) times the
+    /// square-root capacity law for a 2 KB array (the L1 constant cache Jia et al. measure
+    /// on Volta, arXiv:1804.06826; MICRO'25 §5.4 names a per-sub-core L0 constant cache
+    /// for fixed-latency instructions but gives no size): [`CONSTANT_CACHE_READ_PJ`].
+    /// Absent: that estimate (the key is written out only when set, so that the configs
+    /// without constant operands echo the same `[energy]` table as before it existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constant_cache_read_pj: Option<f64>,
     /// L1D read (data + tag): CERF Table III, 0.72 + 0.47 pJ for its 16 KB 4-way L1D of
     /// 128-byte lines, on our MRF read's scale; another capacity, associativity or line
     /// size scales the data and tag rows by the bits-sensed rule ([`sized`]).
@@ -346,6 +362,7 @@ impl Default for EnergyConfig {
             wir_vsb_write_pj: sized::WIR_VSB_PJ,
             wir_verify_cache_lookup_pj: sized::WIR_VERIFY_CACHE_PJ,
             wir_verify_read_read_pj: mrf_read,
+            constant_cache_read_pj: None,
             l1d_read_pj: cerf_scaled(sized::data_plus_tag(sized::CERF_L1D_READ_PJ)),
             l1d_write_pj: cerf_scaled(sized::data_plus_tag(sized::CERF_L1D_WRITE_PJ)),
             l2_read_pj: cerf_scaled(sized::data_plus_tag(sized::CERF_L2_READ_PJ)),
@@ -669,6 +686,14 @@ impl EnergyConfig {
                 RegisterFile,
                 "wir_verify_read_read_pj",
                 self.wir_verify_read_read_pj * s,
+            ),
+            k(
+                "constant_cache",
+                "read",
+                RegisterFile,
+                "constant_cache_read_pj",
+                self.constant_cache_read_pj
+                    .unwrap_or_else(constant_cache_read_pj),
             ),
             k("l1d", "read", Memory, "l1d_read_pj", self.l1d_read_pj),
             k("l1d", "write", Memory, "l1d_write_pj", self.l1d_write_pj),

@@ -45,7 +45,13 @@ pub fn attach<'a>(
         if fi.is_empty() {
             continue;
         }
-        let bits = compute(f, alloc, |inst| producer(pipeline, &f.inst(inst).op));
+        let bits = compute(f, alloc, |inst| {
+            if fi.inst_hint(inst).is_some_and(|h| h.folded) {
+                Producer::Folded
+            } else {
+                producer(pipeline, &f.inst(inst).op)
+            }
+        });
         for (k, b) in bits.into_iter().enumerate() {
             if let Some(h) = fi.inst_hint_mut(InstId::new(k)) {
                 h.control = b;

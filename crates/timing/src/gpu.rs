@@ -256,6 +256,11 @@ impl TimingSimulator {
                     .get_or_insert_with(Default::default)
                     .accumulate(l0);
             }
+            if let Some(c) = &k.constant_operands {
+                t.constant_operands
+                    .get_or_insert_with(Default::default)
+                    .accumulate(c);
+            }
             merge_energy_events(&mut t.energy_events, &k.energy_events);
         }
         t.ipc = ipc(t.warp_instructions, t.cycles);
@@ -301,7 +306,9 @@ impl TimingSimulator {
     pub fn register_file_energy_events(&self) -> Vec<EnergyEvent> {
         let mut all: Vec<EnergyEvent> = Vec::new();
         for sm in &self.sms {
-            for e in sm.rf().energy_events() {
+            // Constant-bank operands are delivered by the SM, on the same ledger rules.
+            let constant = sm.constant_ledger().events();
+            for e in sm.rf().energy_events().into_iter().chain(constant) {
                 match all
                     .iter_mut()
                     .find(|a| a.structure == e.structure && a.access == e.access)
@@ -788,8 +795,10 @@ impl TimingSimulator {
         let mut warp_cycles = 0u64;
         let mut lanes_by_class = [0u64; crate::config::OpClass::COARSE];
         let mut l0 = crate::stats::L0IcacheStats::default();
+        let mut constant = crate::stats::ConstantOperandStats::default();
         for sm in &self.sms {
             l0.accumulate(&sm.stats.l0_icache);
+            constant.accumulate(&sm.stats.constant_operands);
             // Execution energy: lanes that reached an execution unit.
             for ((t, s), b) in lanes_by_class
                 .iter_mut()
@@ -838,6 +847,7 @@ impl TimingSimulator {
             register_file: self.rf_stats().since(&rf_before),
             memory,
             l0_icache: (self.cfg.sm.core == crate::config::Core::Modern).then_some(l0),
+            constant_operands: self.cfg.sm.constant_operands.then_some(constant),
             energy_events,
             simulation: SimulationStats {
                 wall_seconds,

@@ -99,6 +99,23 @@ pub struct InstHint {
     /// The compiler's control bits for the modern core's `sm.dependence =
     /// "control_bits"` ([`crate::control_bits`]); all zero until attached.
     pub control: compiler::control_bits::ControlBits,
+    /// `sm.constant_operands`: this load is a constant-bank operand of its consumers
+    /// ([`crate::constant_operands`]): the SM executes it without issuing it.
+    pub folded: bool,
+    /// `sm.constant_operands`: one source of this instruction is a constant-bank operand
+    /// (taken out of its source registers).
+    pub constant: Option<ConstantOperand>,
+}
+
+/// An instruction's constant-bank operand (SASS's `c[bank][offset]`), which was a
+/// register written by a folded load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConstantOperand {
+    /// Its operand slot: its position among the instruction's distinct general-register
+    /// sources before it was taken out (the reuse cache's slot numbering).
+    pub slot: u8,
+    /// 32-bit values it delivers: 1, or 2 for a 64-bit parameter.
+    pub width: u8,
 }
 
 /// What kind of work a reusable instruction does (WIR reports reuse by class, and loads
@@ -187,6 +204,8 @@ const IMPLICIT_EXIT: InstInfo = InstInfo {
             write_counter: None,
             wait_mask: 0,
         },
+        folded: false,
+        constant: None,
     },
     async_copy: AsyncCopyRole::None,
     srcs_start: 0,
@@ -223,6 +242,10 @@ impl FunctionInfo {
     pub fn is_empty(&self) -> bool {
         self.insts.is_empty()
     }
+    /// Hints of instruction `inst`.
+    pub fn inst_hint(&self, inst: InstId) -> Option<&InstHint> {
+        self.insts.get(inst.index()).map(|i| &i.hint)
+    }
     /// Mutable hints of instruction `inst` (for compiler passes that annotate).
     pub fn inst_hint_mut(&mut self, inst: InstId) -> Option<&mut InstHint> {
         self.insts.get_mut(inst.index()).map(|i| &mut i.hint)
@@ -240,6 +263,30 @@ impl FunctionInfo {
 }
 
 impl FunctionInfo {
+    /// The source operands of `inst` (empty for an instruction out of range).
+    pub fn sources(&self, inst: InstId) -> &[RegOperand] {
+        self.insts.get(inst.index()).map_or(&[], |i| {
+            let s = i.srcs_start as usize;
+            &self.operands[s..s + i.num_srcs as usize]
+        })
+    }
+
+    /// Takes source `k` of `inst` out of its source operands, keeping the others' order
+    /// (the operand becomes a constant-bank operand, [`crate::constant_operands`]).
+    /// Returns it.
+    pub fn take_source(&mut self, inst: InstId, k: usize) -> Option<RegOperand> {
+        let i = self.insts.get_mut(inst.index())?;
+        if k >= i.num_srcs as usize {
+            return None;
+        }
+        let s = i.srcs_start as usize;
+        let n = i.num_srcs as usize;
+        // The taken operand moves past the remaining sources, out of the range.
+        self.operands[s + k..s + n].rotate_left(1);
+        i.num_srcs -= 1;
+        Some(self.operands[s + n - 1])
+    }
+
     /// Copies the pipeline's annotations of `f` (allocated by `alloc`, from which this
     /// table was built) into the operand and instruction hints. A source register read
     /// twice by one instruction is one operand here; it takes its first read's hints.
@@ -533,6 +580,18 @@ impl KernelInfo {
             .get(func.index())
             .and_then(|f| f.insts.get(inst.index()))
             .unwrap_or(&IMPLICIT_EXIT)
+    }
+
+    /// The instruction a warp at `pc` of `func` issues next: `pc`, or the first after the
+    /// loads folded into constant-bank operands there ([`InstHint::folded`]), which the
+    /// SM executes without issuing.
+    #[inline]
+    pub fn issue_point(&self, func: FuncId, pc: InstId) -> InstId {
+        let mut at = pc;
+        while self.inst(func, at).hint.folded {
+            at = InstId(at.0 + 1);
+        }
+        at
     }
 
     /// Source register operands of `inst` (guard predicate and address registers

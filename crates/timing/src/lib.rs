@@ -39,6 +39,7 @@
 
 pub mod bits;
 pub mod config;
+pub mod constant_operands;
 pub mod control_bits;
 pub mod gpu;
 pub mod kernel_info;

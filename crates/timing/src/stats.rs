@@ -251,8 +251,13 @@ fn is_true(b: &bool) -> bool {
 pub struct L0IcacheStats {
     /// Fetches whose line was in the sub-core's L0.
     pub hits: u64,
-    /// Fetches that went to the SM's instruction cache.
+    /// Fetches that found their line neither in the L0 nor in its stream buffer and went
+    /// to the SM's instruction cache.
     pub misses: u64,
+    /// Lines the stream buffers requested (`sm.l0_stream_buffer`).
+    pub prefetches: u64,
+    /// Fetches that missed the L0 and took their line from the stream buffer.
+    pub useful_prefetches: u64,
 }
 
 impl L0IcacheStats {
@@ -260,6 +265,26 @@ impl L0IcacheStats {
     pub fn accumulate(&mut self, other: &L0IcacheStats) {
         self.hits += other.hits;
         self.misses += other.misses;
+        self.prefetches += other.prefetches;
+        self.useful_prefetches += other.useful_prefetches;
+    }
+}
+
+/// Constant-bank operands (`sm.constant_operands`), summed over SMs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ConstantOperandStats {
+    /// Warp-level `ld.param`/`ld.const` executions folded into their consumers'
+    /// constant operands: executed, not issued, and not counted in `warp_instructions`.
+    pub folded_loads: u64,
+    /// Issued warp instructions that read a constant operand.
+    pub operands: u64,
+}
+
+impl ConstantOperandStats {
+    /// Adds `other`'s counts.
+    pub fn accumulate(&mut self, other: &ConstantOperandStats) {
+        self.folded_loads += other.folded_loads;
+        self.operands += other.operands;
     }
 }
 
@@ -297,6 +322,9 @@ pub struct KernelStats {
     /// The modern core's L0 instruction caches; absent on the collector core.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub l0_icache: Option<L0IcacheStats>,
+    /// Constant-bank operands; absent without `sm.constant_operands`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constant_operands: Option<ConstantOperandStats>,
     /// Energy-relevant event counts of the kernel (register-file design events, memory
     /// accesses, active lanes per opcode class), sorted; the energy crate prices them.
     pub energy_events: Vec<EnergyEvent>,
@@ -331,6 +359,10 @@ pub struct TotalStats {
     /// collector core.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub l0_icache: Option<L0IcacheStats>,
+    /// Constant-bank operands, summed over kernels; absent without
+    /// `sm.constant_operands`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constant_operands: Option<ConstantOperandStats>,
     /// Energy-relevant event counts, summed over kernels.
     pub energy_events: Vec<EnergyEvent>,
     /// Under sampled simulation: the launches sampled, the estimate and its bound.

@@ -312,6 +312,21 @@ impl GpuConfig {
                 ));
             }
         }
+        if sm.constant_operands && sm.core != Core::Modern {
+            return Err(invalid(
+                "sm.constant_operands",
+                "constant-bank operands are timed on the modern core: it needs sm.core = \"modern\"",
+            ));
+        }
+        if sm.l0_stream_buffer > 0 && sm.core != Core::Modern {
+            return Err(invalid(
+                "sm.l0_stream_buffer",
+                "the L0 instruction cache's stream buffer is the modern core's: it needs sm.core = \"modern\"",
+            ));
+        }
+        if sm.l0_stream_buffer > 1024 {
+            return Err(invalid("sm.l0_stream_buffer", "at most 1024 lines"));
+        }
         nonzero("sm.max_warps", sm.max_warps)?;
         nonzero("sm.max_threads", sm.max_threads)?;
         if u64::from(sm.max_threads) > u64::from(sm.max_warps) * u64::from(WARP_SIZE) {

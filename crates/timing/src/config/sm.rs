@@ -79,10 +79,22 @@ pub struct SmConfig {
     /// and do not pay it. Default 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub per_thread_address_cycles: u32,
+    /// The modern core times a scalar `ld.param` (and an `ld.const` at a constant
+    /// address) whose every consumer can take it as SASS's constant-bank operand
+    /// (`c[bank][offset]`) as that operand: the load takes no issue slot and no register,
+    /// its consumers read it from the constant cache instead of a bank
+    /// ([`crate::constant_operands`]). Default off; needs `sm.core = "modern"`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub constant_operands: bool,
+    /// Lines of the stream buffer in front of each sub-core's L0 instruction cache
+    /// (Huerta et al. MICRO'25 §5.2: a miss prefetches the following lines; 16 entries);
+    /// 0 (the default): none. Needs `sm.core = "modern"`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub l0_stream_buffer: u32,
 }
 
-fn is_zero(v: &u32) -> bool {
-    *v == 0
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// `[sm.memory_buffer]`: each sub-core queues its memory instructions in a buffer of

@@ -114,11 +114,15 @@ pub enum Source {
     OperandBuffer,
     /// WIR: the instruction was reused; its operands are not read.
     ReuseBuffer,
+    /// The modern core's constant-bank operand (`sm.constant_operands`): read from the
+    /// constant cache and broadcast into the datapath beside the register operands; no
+    /// bank, crossbar or operand buffer. The SM delivers these, not a design.
+    ConstantCache,
 }
 
 impl Source {
     /// Number of sources (the last variant's index plus one).
-    const COUNT: usize = Source::ReuseBuffer as usize + 1;
+    const COUNT: usize = Source::ConstantCache as usize + 1;
 }
 
 /// A structure one result register lands in (or what happens instead).
@@ -209,11 +213,12 @@ pub enum Charge {
     WirVsbLookup,
     WirVsbWrite,
     WirVerifyCacheLookup,
+    ConstantCacheRead,
 }
 
 impl Charge {
     /// Every charge, in counter order.
-    pub const ALL: [Charge; 29] = [
+    pub const ALL: [Charge; 30] = [
         Charge::MrfRead,
         Charge::MrfWrite,
         Charge::CollectorRead,
@@ -243,6 +248,7 @@ impl Charge {
         Charge::WirVsbLookup,
         Charge::WirVsbWrite,
         Charge::WirVerifyCacheLookup,
+        Charge::ConstantCacheRead,
     ];
 
     /// The energy model's structure and access kind (`energy::EnergyConfig::kind`).
@@ -278,6 +284,7 @@ impl Charge {
             WirVsbLookup => ("wir_vsb", "lookup"),
             WirVsbWrite => ("wir_vsb", "write"),
             WirVerifyCacheLookup => ("wir_verify_cache", "lookup"),
+            ConstantCacheRead => ("constant_cache", "read"),
         }
     }
 }
@@ -399,6 +406,7 @@ impl Ledger {
             Source::Lrf => self.add(Charge::LrfRead, n),
             Source::OperandBuffer => self.add(buffer.read(), n),
             Source::ReuseBuffer => {}
+            Source::ConstantCache => self.add(Charge::ConstantCacheRead, n),
         }
     }
 

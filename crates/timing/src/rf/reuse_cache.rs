@@ -176,7 +176,15 @@ impl RegisterFile for ReuseCache {
             .srcs
             .iter()
             .filter(|o| o.file == RegFileKind::General);
-        for (slot, op) in generals.enumerate() {
+        // A constant-bank operand (`sm.constant_operands`) holds its slot: the register
+        // sources after it keep theirs.
+        let constant_slot = i
+            .inst
+            .hint
+            .constant
+            .map_or(usize::MAX, |c| usize::from(c.slot));
+        for (k, op) in generals.enumerate() {
+            let slot = if k >= constant_slot { k + 1 } else { k };
             for reg in op.regs() {
                 if seen[..n_seen].contains(&reg) || n_seen == MAX_REGS {
                     continue;
@@ -581,6 +589,8 @@ mod tests {
                 "register_file.design=\"reuse-cache\"",
                 "register_file.result_queue=false",
                 "sm.memory_buffer.entries=0",
+                "sm.constant_operands=false",
+                "sm.l0_stream_buffer=0",
             ],
         );
         let mut rf = ReuseCache::new(&c);

@@ -15,11 +15,25 @@
 //!   the memory system (one line per cycle per SM; the other sub-cores retry) and the
 //!   line is placed in the L0.
 //!
-//! Not modelled: the stream-buffer prefetcher MICRO'25 finds in front of the L0 (a miss
-//! here fetches its own line only), a fetch priority that follows the issue scheduler.
+//! - with `sm.l0_stream_buffer = N` (the modern configs: 16), a **stream buffer** of `N`
+//!   lines sits beside each L0 (MICRO'25 §5.2 finds that "a simple scheme like a stream
+//!   buffer that prefetches successive memory blocks when a miss occurs" explains the
+//!   measured front end, with 16 entries; NVIDIA's design is not published): a fetch that
+//!   misses both the L0 and the buffer goes to the SM's instruction cache and restarts
+//!   the stream at the next line, dropping the buffer's lines; every cycle each sub-core
+//!   whose buffer has a free entry requests its stream's next line (after the demand
+//!   fetches of every sub-core, through the same port of the SM's instruction cache,
+//!   skipping lines its L0 holds); a fetch that misses the L0 but finds its line in the
+//!   buffer takes it (a **useful prefetch**, moved into the L0; the lines before it are
+//!   dropped), at once if it has arrived, else when it arrives.
+//!
+//! Not modelled: a fetch priority that follows the issue scheduler.
 
-use super::{inst_address, Ctx, Owner, Sm};
+use super::{inst_address, set_owner, Ctx, Owner, Sm};
 use crate::config::GpuConfig;
+use crate::memory::cache::{LineAddr, SectorMask};
+use crate::memory::coalescer::LineAccess;
+use crate::memory::{AccessKind, MemRequest, Space};
 use crate::time::{Cycle, Cycles};
 
 /// L0 instruction cache capacity per sub-core: 16 KB, Jia et al.'s measurement on
@@ -54,6 +68,12 @@ impl L0Cache {
         true
     }
 
+    /// Whether `line` is held (no change to the recency order).
+    fn holds(&self, line: u64) -> bool {
+        let n = self.sets.len() as u64;
+        self.sets[(line % n) as usize].contains(&Some(line))
+    }
+
     /// Places `line` as the most recently used of its set, evicting the least.
     fn install(&mut self, line: u64) {
         let set = self.set(line);
@@ -67,22 +87,78 @@ impl L0Cache {
     }
 }
 
+/// One line of a stream buffer: requested, arrived or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Prefetched {
+    line: u64,
+    arrived: bool,
+    /// A fetch took it before it arrived (its warps wait in [`StreamBuffer::waiting`]).
+    claimed: bool,
+}
+
+/// One sub-core's stream buffer (see the module docs): the lines requested, oldest first,
+/// the next line of the stream, and the fetches waiting for a line in flight.
+#[derive(Clone, Debug, Default)]
+struct StreamBuffer {
+    lines: Vec<Prefetched>,
+    /// The next line to request; `None` before the first miss.
+    next: Option<u64>,
+    /// Warps whose fetch missed the L0 and found its line requested but not arrived.
+    waiting: Vec<(u16, u64)>,
+}
+
+impl StreamBuffer {
+    /// Restarts the stream after a demand miss of `line`: its lines are dropped (their
+    /// requests complete for the fetches waiting on them, if any).
+    fn restart(&mut self, line: u64) {
+        self.lines.clear();
+        self.next = Some(line + 1);
+    }
+
+    /// Takes `line` for a fetch that missed the L0: its position, with the lines before
+    /// it dropped.
+    fn find(&mut self, line: u64) -> Option<usize> {
+        let at = self.lines.iter().position(|p| p.line == line)?;
+        self.lines.drain(..at);
+        Some(0)
+    }
+}
+
 /// The per-sub-core fetch state of one SM.
 #[derive(Clone, Debug)]
 pub(super) struct FrontEnd {
     l0: Vec<L0Cache>,
     /// Per sub-core: the position among its warps to start the round robin from.
     rr: Vec<usize>,
+    /// Per sub-core stream buffers; empty without `sm.l0_stream_buffer`.
+    streams: Vec<StreamBuffer>,
+    /// Lines per stream buffer.
+    stream_lines: usize,
 }
 
 impl FrontEnd {
+    /// Whether a stream buffer has a line to request (its SM must not sleep through the
+    /// cycle: the request would be late).
+    pub fn wants_prefetch(&self) -> bool {
+        self.streams
+            .iter()
+            .any(|b| b.next.is_some() && b.lines.len() < self.stream_lines)
+    }
+
     pub fn new(cfg: &GpuConfig) -> Self {
         let subs = cfg.sm.schedulers.max(1) as usize;
+        let stream_lines = cfg.sm.l0_stream_buffer as usize;
         FrontEnd {
             l0: (0..subs)
                 .map(|_| L0Cache::new(u64::from(cfg.icache.line_bytes)))
                 .collect(),
             rr: vec![0; subs],
+            streams: if stream_lines > 0 {
+                vec![StreamBuffer::default(); subs]
+            } else {
+                Vec::new()
+            },
+            stream_lines,
         }
     }
 }
@@ -102,13 +178,37 @@ impl Sm {
             };
             let warp = &self.warps[w];
             let line = inst_address(warp.func, warp.pc) / self.icache_line;
-            if fe.l0[s].hit(line) {
+            let hit = fe.l0[s].hit(line);
+            let streamed = if hit {
+                None
+            } else {
+                fe.streams.get_mut(s).and_then(|b| {
+                    let at = b.find(line)?;
+                    Some((b, at))
+                })
+            };
+            if hit {
                 self.stats.l0_icache.hits += 1;
                 self.warps[w].fetch_pending = true;
                 self.memory_done(Owner::Fetch(w as u16), now + Cycles::new(1));
+            } else if let Some((b, at)) = streamed {
+                self.stats.l0_icache.useful_prefetches += 1;
+                self.warps[w].fetch_pending = true;
+                if b.lines[at].arrived {
+                    b.lines.remove(at);
+                    fe.l0[s].install(line);
+                    self.memory_done(Owner::Fetch(w as u16), now + Cycles::new(1));
+                } else {
+                    b.lines[at].claimed = true;
+                    b.waiting.push((w as u16, line));
+                    self.sync_fetchable(w);
+                }
             } else if self.fetch_from_icache(w, now, ctx) {
                 self.stats.l0_icache.misses += 1;
                 fe.l0[s].install(line);
+                if let Some(b) = fe.streams.get_mut(s) {
+                    b.restart(line);
+                }
             } else {
                 // The SM's instruction cache refused; the sub-core tries again.
                 continue;
@@ -116,8 +216,96 @@ impl Sm {
             fe.rr[s] = (w / subs + 1) % per_sub.max(1);
             progress = true;
         }
+        for s in 0..fe.streams.len() {
+            progress |= self.prefetch(&mut fe, s, now, ctx);
+        }
         self.front_end = Some(fe);
         progress
+    }
+
+    /// Sub-core `s`'s stream buffer requests its stream's next line, if it has a free
+    /// entry and the SM's instruction cache takes the request. Returns progress.
+    fn prefetch(&mut self, fe: &mut FrontEnd, s: usize, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
+        let cap = fe.stream_lines;
+        let b = &mut fe.streams[s];
+        let Some(mut line) = b.next else {
+            return false;
+        };
+        if b.lines.len() >= cap {
+            return false;
+        }
+        if fe.l0[s].holds(line) {
+            b.next = Some(line + 1);
+            return true;
+        }
+        let lines = [LineAccess {
+            line: LineAddr(line * self.icache_line),
+            sectors: SectorMask::first((self.icache_line / self.icache_sector) as u32),
+        }];
+        let req = MemRequest {
+            kind: AccessKind::Load,
+            space: Space::Inst,
+            lines: &lines,
+        };
+        let Ok(id) = ctx.memory.issue(self.id, now, req) else {
+            return false;
+        };
+        set_owner(
+            &mut self.owners,
+            id,
+            Owner::Prefetch {
+                sub: s as u16,
+                line,
+            },
+        );
+        b.lines.push(Prefetched {
+            line,
+            arrived: false,
+            claimed: false,
+        });
+        line += 1;
+        b.next = Some(line);
+        self.stats.l0_icache.prefetches += 1;
+        true
+    }
+
+    /// A line sub-core `s`'s stream buffer requested has arrived at `at`: the oldest
+    /// entry of that line not yet arrived is marked; the fetches waiting for the line
+    /// take it into the L0.
+    pub(super) fn prefetch_arrived(&mut self, s: u16, line: u64, at: Cycle) {
+        let Some(fe) = self.front_end.as_mut() else {
+            return;
+        };
+        let Some(b) = fe.streams.get_mut(s as usize) else {
+            return;
+        };
+        if let Some(k) = b.lines.iter().position(|p| !p.arrived && p.line == line) {
+            if b.lines[k].claimed {
+                b.lines.remove(k);
+            } else {
+                b.lines[k].arrived = true;
+            }
+        }
+        if !b.waiting.iter().any(|&(_, l)| l == line) {
+            return;
+        }
+        fe.l0[s as usize].install(line);
+        let mut served = std::mem::take(&mut b.waiting);
+        served.retain(|&(w, l)| {
+            if l == line {
+                self.memory_done(Owner::Fetch(w), at);
+                false
+            } else {
+                true
+            }
+        });
+        if let Some(b) = self
+            .front_end
+            .as_mut()
+            .and_then(|fe| fe.streams.get_mut(s as usize))
+        {
+            b.waiting = served;
+        }
     }
 
     /// Sub-core `s`'s first fetchable warp in round-robin order from its `from`-th warp

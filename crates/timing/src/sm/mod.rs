@@ -72,7 +72,7 @@ use crate::memory::address_map::AddressMap;
 use crate::memory::cache::{LineAddr, SectorMask};
 use crate::memory::coalescer::{CoalescedAccess, Coalescer, LineAccess};
 use crate::memory::{AccessKind, MemRequest, MemorySystem, RequestId, SmId, SmPort, Space, Stall};
-use crate::rf::ledger::OperandCounts;
+use crate::rf::ledger::{Ledger, OperandBuffer, OperandCounts, Source};
 use crate::rf::{
     self, Candidate, Dispatch, DispatchPort, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall,
     SchedulerEvent, WarpLaunch, WarpSlot, WriteRequest,
@@ -99,6 +99,8 @@ pub(crate) enum Owner {
     Fetch(u16),
     /// A memory instruction.
     Inst(InstToken),
+    /// A line the stream buffer of sub-core `sub` prefetches (line number, not address).
+    Prefetch { sub: u16, line: u64 },
     /// A posted store: nobody waits.
     Nobody,
 }
@@ -193,6 +195,8 @@ pub struct SmStats {
     pub peak_resident_warps: u32,
     /// Modern core: fetches that hit and missed the sub-cores' L0 instruction caches.
     pub l0_icache: crate::stats::L0IcacheStats,
+    /// `sm.constant_operands`: loads folded and constant operands delivered.
+    pub constant_operands: crate::stats::ConstantOperandStats,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -532,6 +536,9 @@ pub(crate) struct Sm {
     pub stats: SmStats,
     /// Register operands issued and written back, counted here apart from the design.
     operands: OperandCounts,
+    /// Constant-bank operands delivered: the register files' ledger, for operands no
+    /// design serves.
+    constant_ledger: Ledger,
     /// Whether this cycle changed anything so far ([`Sm::cycle_private`] and the issue
     /// stage).
     private_progress: bool,
@@ -662,6 +669,7 @@ impl Sm {
             always_awake: false,
             stats: SmStats::default(),
             operands: OperandCounts::default(),
+            constant_ledger: Ledger::new(OperandBuffer::Collector),
             private_progress: false,
             issue_at: IssueAt::START,
             issue_error: None,
@@ -672,6 +680,12 @@ impl Sm {
     /// register file's ledger must account for).
     pub fn operand_counts(&self) -> OperandCounts {
         self.operands
+    }
+
+    /// The constant-bank operands this SM delivered (`sm.constant_operands`), on the
+    /// register files' ledger rules ([`Source::ConstantCache`]).
+    pub fn constant_ledger(&self) -> &Ledger {
+        &self.constant_ledger
     }
 
     /// The register file of this SM.
@@ -836,6 +850,7 @@ impl Sm {
                     EventKind::PartDone,
                 );
             }
+            Owner::Prefetch { sub, line } => self.prefetch_arrived(sub, line, at),
             Owner::Nobody => {}
         }
         self.next_wake = self.next_wake.min(at);
@@ -1005,6 +1020,9 @@ impl Sm {
             if self.fetch_retry > now {
                 t = t.min(self.fetch_retry);
             }
+            if self.front_end.as_ref().is_some_and(|f| f.wants_prefetch()) {
+                t = now + Cycles::new(1);
+            }
             t.max(now + Cycles::new(1))
         };
         Ok(())
@@ -1120,7 +1138,7 @@ impl Sm {
         // fetched: a warp waiting on a register is reported as such, not as a fetch wait.
         // Operands are looked up only when the scoreboard's memo does not answer (a warp
         // waiting on memory is checked again each time its SM is evaluated).
-        let (func, pc) = (warp.func, warp.pc);
+        let (func, pc) = (warp.func, info.issue_point(warp.func, warp.pc));
         if self.control_bits && info.control_bits {
             // MICRO'25: the wait mask's counters and the stall count, no scoreboard.
             // A stall hold ends by an event (`HoldOver`) that bumps the epoch.
@@ -1190,7 +1208,7 @@ impl Sm {
 
     fn rank(&self, w: u16, info: &KernelInfo) -> u32 {
         let warp = &self.warps[w as usize];
-        let ii = info.inst(warp.func, warp.pc);
+        let ii = info.inst(warp.func, info.issue_point(warp.func, warp.pc));
         self.rf.rank(&Candidate {
             warp: WarpSlot(w),
             scheduler: warp.scheduler,
@@ -1283,7 +1301,7 @@ impl Sm {
                         // long-latency result is back (Gebhart MICRO'11 §4.1).
                         return warp.strand_ended && warp.scoreboard.any_long();
                     }
-                    let ii = info.inst(warp.func, warp.pc);
+                    let ii = info.inst(warp.func, info.issue_point(warp.func, warp.pc));
                     warp.scoreboard.depends_on_long(info.srcs(warp.func, ii))
                 },
                 |c| {
@@ -1386,8 +1404,22 @@ impl Sm {
             return Ok(());
         };
         ctx.launch.clock = Some(now.get());
-        let step = ctx.launch.execute(&mut slot.cta, in_cta)?;
         let info = ctx.info;
+        // Loads folded into constant-bank operands (`sm.constant_operands`) execute here,
+        // unissued: no slot, register, counter or buffer entry.
+        let warp = &mut self.warps[wi];
+        while info.inst(warp.func, warp.pc).hint.folded {
+            let folded = ctx.launch.execute(&mut slot.cta, in_cta)?;
+            self.stats.constant_operands.folded_loads += 1;
+            match folded.next_pc {
+                Some((f, i)) => {
+                    warp.func = f;
+                    warp.pc = i;
+                }
+                None => break,
+            }
+        }
+        let step = ctx.launch.execute(&mut slot.cta, in_cta)?;
         let ii = info.inst(step.func, step.inst);
         let srcs = info.srcs(step.func, ii);
         let dsts = info.dsts(step.func, ii);
@@ -1483,6 +1515,11 @@ impl Sm {
         warp.inflight += 1;
         warp.strand_ended = ii.hint.strand_end;
         self.operands.issued(srcs);
+        if let Some(c) = ii.hint.constant {
+            self.stats.constant_operands.operands += 1;
+            self.constant_ledger
+                .deliver(Source::ConstantCache, u64::from(c.width));
+        }
         self.rf.accept(
             IssuedInst {
                 token,
