@@ -158,7 +158,7 @@ fn run_straight_line(n: usize, overrides: &[&str]) -> KernelStats {
 fn the_stream_buffer_prefetches_a_straight_line_kernel_larger_than_the_l0() {
     // 3000 instructions: 24 KB of code, more than the 16 KB L0.
     let n = 3000;
-    let with = run_straight_line(n, &[]);
+    let with = run_straight_line(n, &["sm.l0_stream_buffer=16"]);
     let without = run_straight_line(n, &["sm.l0_stream_buffer=0"]);
     let (w, wo) = (
         with.l0_icache.expect("modern core"),
