@@ -156,6 +156,9 @@ pub fn attach<'a>(
             }
         }
     }
+    if folded > 0 {
+        info.note_folded_loads();
+    }
     folded
 }
 

@@ -410,6 +410,10 @@ pub struct KernelInfo {
     /// them `sm.dependence = "control_bits"` falls back to the scoreboard with stall
     /// counts (`"stall_counter"`).
     pub control_bits: bool,
+    /// Some instruction is a folded load ([`InstHint::folded`], set by
+    /// [`crate::constant_operands::attach`]): only then does [`KernelInfo::issue_point`]
+    /// look past the warp's PC (a lookup per scheduler check otherwise).
+    folds: bool,
 }
 
 /// Registers per thread and spilled values of a kernel's call tree under one budget.
@@ -482,6 +486,7 @@ impl KernelInfo {
             funcs,
             reuse_trace: None,
             control_bits: false,
+            folds: false,
         })
     }
 
@@ -570,6 +575,7 @@ impl KernelInfo {
             funcs,
             reuse_trace: None,
             control_bits: false,
+            folds: false,
         })
     }
 
@@ -587,6 +593,9 @@ impl KernelInfo {
     /// SM executes without issuing.
     #[inline]
     pub fn issue_point(&self, func: FuncId, pc: InstId) -> InstId {
+        if !self.folds {
+            return pc;
+        }
         let mut at = pc;
         while self.inst(func, at).hint.folded {
             at = InstId(at.0 + 1);
@@ -617,6 +626,11 @@ impl KernelInfo {
     /// The table of function `func` (empty if the kernel cannot reach it).
     pub fn function(&self, func: FuncId) -> Option<&FunctionInfo> {
         self.funcs.get(func.index())
+    }
+
+    /// Notes that some instruction is now a folded load ([`KernelInfo::issue_point`]).
+    pub(crate) fn note_folded_loads(&mut self) {
+        self.folds = true;
     }
 
     /// Mutable table of `func`, for passes that attach hints.

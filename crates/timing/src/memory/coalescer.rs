@@ -56,6 +56,13 @@ impl CoalescedAccess {
     /// appended without a search, so that a warp touching 32 different lines costs 32
     /// appends, not 500 comparisons.
     fn add(&mut self, line: LineAddr, key: u64, sectors: SectorMask, seen: &mut [u64; 4]) {
+        // Lanes usually touch the line of the lane before (the filter's bit is set).
+        if let Some(l) = self.len.checked_sub(1).and_then(|i| self.lines.get_mut(i)) {
+            if l.line == line {
+                l.sectors = l.sectors.union(sectors);
+                return;
+            }
+        }
         let bit = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
         let (word, mask) = (bit >> 6, 1u64 << (bit & 63));
         if seen[word] & mask != 0 {

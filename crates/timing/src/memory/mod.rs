@@ -1164,21 +1164,22 @@ impl MemorySystem {
                     let queue = &mut self.sms[sm].l1[l1.index()].miss_queue;
                     queue.enter(start, packet.sectors);
                 }
-                let event = Event::IcntEnterSlice {
-                    slice,
-                    packet,
-                    bytes,
-                };
                 if start > t {
+                    let event = Event::IcntEnterSlice {
+                        slice,
+                        packet,
+                        bytes,
+                    };
                     self.events.schedule(start, event);
                 } else {
-                    self.handle(t, event);
+                    self.enter_slice(t, slice, packet, bytes);
                 }
             }
-            Event::IcntEnterSlice { ref packet, .. } => {
-                let source = (true, packet.sm);
-                self.icnt_enter(t, source, event);
-            }
+            Event::IcntEnterSlice {
+                slice,
+                packet,
+                bytes,
+            } => self.enter_slice(t, slice, packet, bytes),
             Event::IcntWake { to_slice, source } => {
                 let (to_slice, s) = (to_slice, source as usize);
                 while let Some(event) = self.parked(to_slice, s).pop_front() {
@@ -1197,20 +1198,84 @@ impl MemorySystem {
                 bytes,
             } => {
                 let start = self.icnt.leave_slice(slice as usize, t, bytes);
-                let event = Event::IcntEnterSm {
-                    slice,
-                    sm,
-                    delivery,
-                    bytes,
-                };
                 if start > t {
+                    let event = Event::IcntEnterSm {
+                        slice,
+                        sm,
+                        delivery,
+                        bytes,
+                    };
                     self.events.schedule(start, event);
                 } else {
-                    self.handle(t, event);
+                    self.enter_sm(t, slice, sm, delivery, bytes);
                 }
             }
-            Event::IcntEnterSm { slice, .. } => self.icnt_enter(t, (false, slice), event),
+            Event::IcntEnterSm {
+                slice,
+                sm,
+                delivery,
+                bytes,
+            } => self.enter_sm(t, slice, sm, delivery, bytes),
         }
+    }
+
+    /// `packet`, starting to leave its SM at `t`, crosses to slice `slice`: behind the
+    /// SM's refused crossings if it has any (`head_of_line_blocking`), else now or, if
+    /// refused, as the first of them with a wake at the retry cycle. Fields, not an
+    /// [`Event`], so that the common crossing moves no event.
+    fn enter_slice(&mut self, t: Cycle, slice: u32, packet: Packet, bytes: u32) {
+        let sm = packet.sm;
+        if self.parked_sm[sm as usize].is_empty() {
+            match self.icnt.enter_slice(sm as usize, slice as usize, t, bytes) {
+                Ok(arrival) => {
+                    return self
+                        .events
+                        .schedule(arrival, Event::L2Arrive { slice, packet })
+                }
+                Err(retry) => self.wake_at(retry, true, sm),
+            }
+        }
+        self.parked_sm[sm as usize].push_back(Event::IcntEnterSlice {
+            slice,
+            packet,
+            bytes,
+        });
+    }
+
+    /// Like [`MemorySystem::enter_slice`], a reply from slice `slice` to SM `sm`.
+    fn enter_sm(&mut self, t: Cycle, slice: u32, sm: u32, delivery: Delivery, bytes: u32) {
+        if self.parked_slice[slice as usize].is_empty() {
+            match self.icnt.enter_sm(slice as usize, sm as usize, t, bytes) {
+                Ok(arrival) => return self.arrive_at_sm(arrival, sm, delivery),
+                Err(retry) => self.wake_at(retry, false, slice),
+            }
+        }
+        self.parked_slice[slice as usize].push_back(Event::IcntEnterSm {
+            slice,
+            sm,
+            delivery,
+            bytes,
+        });
+    }
+
+    /// Schedules the retry of source `source`'s first refused crossing.
+    fn wake_at(&mut self, retry: Cycle, to_slice: bool, source: u32) {
+        self.events
+            .schedule(retry, Event::IcntWake { to_slice, source });
+    }
+
+    /// A reply that crossed to SM `sm` arrives there at `arrival`.
+    fn arrive_at_sm(&mut self, arrival: Cycle, sm: u32, delivery: Delivery) {
+        let event = match delivery {
+            Delivery::Fill { l1, line, sectors } => Event::L1Fill {
+                sm,
+                l1,
+                line,
+                sectors,
+            },
+            Delivery::Done(id) => Event::PartDone(id),
+        };
+        self.events.schedule(arrival, event);
     }
 
     /// The crossings refused at source `s`: an SM's requests (`to_slice`) or a slice's
@@ -1220,21 +1285,6 @@ impl MemorySystem {
             &mut self.parked_sm[s]
         } else {
             &mut self.parked_slice[s]
-        }
-    }
-
-    /// An `IcntEnterSlice` or `IcntEnterSm` at `t` from `source` (`(to_slice, index)`):
-    /// behind that source's refused crossings if it has any, else crossing now or, if
-    /// refused, the first of them with a wake at the retry cycle.
-    fn icnt_enter(&mut self, t: Cycle, (to_slice, source): (bool, u32), event: Event) {
-        let s = source as usize;
-        if !self.parked(to_slice, s).is_empty() {
-            return self.parked(to_slice, s).push_back(event);
-        }
-        if let Err((retry, event)) = self.icnt_cross(t, event) {
-            self.parked(to_slice, s).push_back(event);
-            self.events
-                .schedule(retry, Event::IcntWake { to_slice, source });
         }
     }
 
@@ -1266,16 +1316,7 @@ impl MemorySystem {
                     .icnt
                     .enter_sm(slice as usize, sm as usize, t, bytes)
                     .map_err(|retry| (retry, event))?;
-                let event = match delivery {
-                    Delivery::Fill { l1, line, sectors } => Event::L1Fill {
-                        sm,
-                        l1,
-                        line,
-                        sectors,
-                    },
-                    Delivery::Done(id) => Event::PartDone(id),
-                };
-                self.events.schedule(arrival, event);
+                self.arrive_at_sm(arrival, sm, delivery);
             }
             _ => unreachable!("only interconnect crossings cross"),
         }

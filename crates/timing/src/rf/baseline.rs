@@ -1282,7 +1282,8 @@ impl RegisterFile for Baseline {
 
     fn skip_to(&mut self, now: Cycle) {
         let from = self.last_arbitrated + Cycles::new(1);
-        if now <= from {
+        // Untracked ports (pipelined banks) free every cycle: nothing was refused.
+        if now <= from || !self.ports.tracked() {
             return;
         }
         for k in 0..self.writes.len() {
@@ -1307,21 +1308,26 @@ impl RegisterFile for Baseline {
                 }
             }
         }
-        for idx in 0..self.collectors.len() {
-            let u = self.collectors[idx];
+        for idx in self.busy_collectors.iter() {
+            let u = &self.collectors[idx];
             if !u.busy || u.pending == 0 {
                 continue;
             }
             let start = from.max(u.start_at);
+            let (mut conflicted, mut conflicts) = (false, 0);
             for &b in &u.banks[..usize::from(u.pending)] {
                 let n = self.refused_cycles(b, false, start, now);
                 if n > 0 {
-                    self.collectors[idx].conflicted = true;
+                    conflicted = true;
                     if usize::from(b) < self.mrf_banks {
-                        self.stats.read_bank_conflicts += n;
+                        conflicts += n;
                     }
                 }
             }
+            if conflicted {
+                self.collectors[idx].conflicted = true;
+            }
+            self.stats.read_bank_conflicts += conflicts;
         }
     }
 
