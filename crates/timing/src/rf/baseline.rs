@@ -34,7 +34,8 @@
 //!   (collectors in rotating order, operands in order) to read ports; every request that
 //!   finds its bank's ports taken is counted as a bank conflict and retried next cycle.
 //!   A unit whose reads have all arrived offers its instruction to the execution units
-//!   (rotating order) and is freed when one takes it.
+//!   (oldest instruction first, so a ready instruction never waits behind younger ones)
+//!   and is freed when one takes it.
 //! - A result is written when its writes to all its registers' banks have been granted
 //!   and `bank_latency` has passed; then the SM releases the scoreboard.
 //!
@@ -316,6 +317,11 @@ pub struct Baseline {
     busy: usize,
     /// Bit `i` set: collector `i` is busy (the arbiter visits only these).
     busy_collectors: BitSet,
+    /// The busy collectors in the order they took their instructions, oldest first: the
+    /// order in which units whose operands are in are offered to the execution units.
+    accepted: Vec<u16>,
+    /// This cycle's copy of `accepted`, which dispatch changes as it walks it.
+    dispatch_order: Vec<u16>,
     /// `dispatch_per_scheduler` (0: no limit) and this cycle's dispatches per scheduler.
     dispatch_limit: u32,
     dispatched: Vec<u32>,
@@ -425,6 +431,8 @@ impl Baseline {
                 ..RfStats::default()
             },
             busy_collectors: BitSet::new_empty(collectors.len()),
+            accepted: Vec::with_capacity(collectors.len()),
+            dispatch_order: Vec::with_capacity(collectors.len()),
             dispatch_limit: rf.dispatch_per_scheduler,
             dispatched: vec![0; schedulers],
             wide_reads: rf.wide_operand_reads,
@@ -977,6 +985,17 @@ impl Baseline {
         c.span = 1;
         c.scheduler = ANY_SCHEDULER;
         self.busy += 1;
+        self.accepted.push(idx as u16);
+    }
+
+    /// Frees collector `idx` (its instruction dispatched).
+    fn release(&mut self, idx: usize) {
+        self.collectors[idx].busy = false;
+        self.busy_collectors.remove(idx);
+        self.busy -= 1;
+        if let Some(k) = self.accepted.iter().position(|&i| usize::from(i) == idx) {
+            self.accepted.remove(k);
+        }
     }
 
     /// Offers write `k`'s waiting registers to their banks' write ports.
@@ -1168,11 +1187,9 @@ impl Baseline {
     /// Frees the units that collected shares of lead `idx`'s instruction (dispatched).
     fn free_shares(&mut self, idx: usize) {
         for i in 0..self.collectors.len() {
-            let c = &mut self.collectors[i];
+            let c = &self.collectors[i];
             if c.busy && usize::from(c.lead) == idx {
-                c.busy = false;
-                self.busy_collectors.remove(i);
-                self.busy -= 1;
+                self.release(i);
             }
         }
     }
@@ -1438,8 +1455,13 @@ impl RegisterFile for Baseline {
         if self.dispatch_limit > 0 {
             self.dispatched.iter_mut().for_each(|d| *d = 0);
         }
-        let mut busy = RoundRobin::new(start, n);
-        while let Some(idx) = busy.next(&self.busy_collectors) {
+        // Oldest first: a unit whose instruction is ready is never passed over by a
+        // younger one (a rotation keyed to the cycle number let a unit refilled every
+        // time its instruction left keep the execution unit from another for thousands
+        // of cycles when the unit frees on even cycles only).
+        self.dispatch_order.clone_from(&self.accepted);
+        for k in 0..self.dispatch_order.len() {
+            let idx = usize::from(self.dispatch_order[k]);
             let u = self.collectors[idx];
             if u.lead != NO_LEAD {
                 // A share of another unit's instruction: that unit dispatches it.
@@ -1464,9 +1486,7 @@ impl RegisterFile for Baseline {
                     if let Some(k) = self.dispatched.get_mut(s) {
                         *k += 1;
                     }
-                    self.collectors[idx].busy = false;
-                    self.busy_collectors.remove(idx);
-                    self.busy -= 1;
+                    self.release(idx);
                     if u.span > 1 {
                         self.free_shares(idx);
                     }
@@ -1562,15 +1582,18 @@ mod tests {
 
     struct Units {
         accept: bool,
+        /// Take instructions on even cycles only (a unit of initiation interval 2).
+        even_only: bool,
         taken: Vec<(InstToken, u64)>,
         now: u64,
     }
     impl DispatchPort for Units {
         fn try_dispatch(&mut self, d: Dispatch) -> bool {
-            if self.accept {
+            let accept = self.accept && (!self.even_only || self.now.is_multiple_of(2));
+            if accept {
                 self.taken.push((d.token, self.now));
             }
-            self.accept
+            accept
         }
     }
 
@@ -1579,6 +1602,7 @@ mod tests {
     fn parts(c: &GpuConfig, accept: bool) -> (MemorySystem, Units) {
         let units = Units {
             accept,
+            even_only: false,
             taken: Vec::new(),
             now: 0,
         };
@@ -1903,6 +1927,44 @@ mod tests {
             first.sort_unstable();
             assert_eq!([first[0], first[1], at[2]], expect, "limit {limit}");
         }
+    }
+
+    #[test]
+    fn a_ready_instruction_is_never_passed_over_by_a_younger_one() {
+        // rtx2060-scaled: scheduler 0's two units, one dispatch per cycle, and an
+        // execution unit that takes an instruction on even cycles only (initiation
+        // interval 2). Unit 0 is refilled as soon as its instruction leaves. When the
+        // dispatch order rotated with the cycle number, unit 1 came first only on odd
+        // cycles, so its instruction waited behind every younger one in unit 0 (on
+        // rtx2060-scaled's warp_intrinsics with 16 banks, up to 3,864 cycles).
+        let c = crate::rf::test_support::config("rtx2060-scaled", &[]);
+        let (mut mem, mut units) = parts(&c, true);
+        units.even_only = true;
+        let mut rf = Baseline::new(&c);
+        let step = emu::WarpStep::default();
+        let mut next = 0u32;
+        for t in 0..40u64 {
+            while rf
+                .can_accept(&candidate(0, &[], &[]), Cycle::new(t))
+                .is_ok()
+            {
+                let inst = candidate(0, &[], &[]);
+                rf.accept(
+                    IssuedInst {
+                        token: InstToken(next),
+                        inst,
+                        step: &step,
+                    },
+                    Cycle::new(t),
+                );
+                next += 1;
+            }
+            run(&mut rf, &mut mem, &mut units, t, t + 1);
+        }
+        // One every two cycles from cycle 2, in the order they were accepted (before,
+        // instruction 1 never left: 0, 2, 3, 4, ...).
+        let order: Vec<u32> = units.taken.iter().map(|d| d.0 .0).collect();
+        assert_eq!(order, (0..19).collect::<Vec<u32>>());
     }
 
     /// Requests the write of instruction `token`'s result, R`reg` of warp 0, at `now`.
