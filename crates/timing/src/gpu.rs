@@ -424,6 +424,15 @@ impl TimingSimulator {
             });
         }
         self.addresses.refresh(emu.memory.allocations());
+        self.addresses.set_gpu_local(
+            (self.cfg.memory.local_interleave == crate::config::LocalInterleave::Gpu).then(|| {
+                crate::memory::address_map::GpuLocal {
+                    threads_per_cta: u64::from(shape.threads).div_ceil(32) * 32,
+                    ctas_per_sm: u64::from(occ.ctas_per_sm),
+                    sms: u64::from(self.cfg.gpu.num_sms),
+                }
+            }),
+        );
         if let Some(m) = emu.module(kernel.module) {
             self.addresses.set_local_bytes_per_thread(
                 crate::memory::address_map::local_bytes_per_thread(

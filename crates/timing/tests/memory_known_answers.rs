@@ -348,6 +348,16 @@ fn with_write_acks_a_store_completes_when_the_l2_acknowledges_it() {
     assert_eq!(st.interconnect.bytes_to_sm, 8, "one acknowledgement");
 }
 
+/// SM 1 brings `n` lines of slice 0 (3072 bytes apart) into the L2 and the harness
+/// moves past its last event.
+fn warm_slice_0(h: &mut Harness, n: u64) {
+    let warm: Vec<usize> = (0..n).map(|i| h.load(1, i * 3072)).collect();
+    for w in warm {
+        h.wait(w);
+    }
+    h.now = h.mem.next_event_cycle().unwrap_or(h.now).max(h.now);
+}
+
 /// Cycles between the completions of consecutive L2 hits when SM 0 streams 64 lines
 /// that SM 1 brought into the L2, all to slice 0 (gtx480's 12 slices interleaved every
 /// 256 bytes: lines 3072 bytes apart), on gtx480 at one clock with `extra`.
@@ -356,11 +366,7 @@ fn l2_hit_stream_spacing(extra: &[&str]) -> f64 {
     o.extend_from_slice(extra);
     let mut h = Harness::new(&same_clock(&o));
     let n = 64u64;
-    let warm: Vec<usize> = (0..n).map(|i| h.load(1, i * 3072)).collect();
-    for w in warm {
-        h.wait(w);
-    }
-    h.now = h.mem.next_event_cycle().unwrap_or(h.now).max(h.now);
+    warm_slice_0(&mut h, n);
     let reqs: Vec<usize> = (0..n).map(|i| h.load(0, i * 3072)).collect();
     let times: Vec<Cycle> = reqs.iter().map(|&r| h.wait(r)).collect();
     (*times.iter().max().unwrap() - *times.iter().min().unwrap()).get() as f64 / (n - 1) as f64
@@ -631,4 +637,57 @@ fn an_interconnect_full_refusal_names_a_retry_cycle_no_later_than_the_first_succ
         .find(|&t| load(&mut mem, t, next_line).is_ok())
         .expect("accepted eventually");
     assert!(accepted >= until);
+}
+
+#[test]
+fn a_full_slice_input_queue_refuses_crossings_until_a_lookup_frees_room() {
+    // Sector lookups: a 4-sector request holds the slice 4 cycles and takes 4 entries.
+    // Unbounded, or with room for many requests, the lookups set the pace; with room for
+    // one request, the next crosses only when the slice has looked the previous one up
+    // (the cycle after), then spends the interconnect's 20 cycles of latency and its
+    // cycle of transfer in flight: a request every 1 + 1 + 20 cycles.
+    let spacing = |entries: &str| {
+        l2_hit_stream_spacing(&[
+            "l2.slice.data_port_bytes=0",
+            "interconnect.bytes_per_cycle=1024",
+            "l2.sector_lookups=true",
+            entries,
+        ])
+    };
+    assert_eq!(spacing("l2.input_queue_entries=0"), 4.0);
+    assert_eq!(spacing("l2.input_queue_entries=64"), 4.0);
+    assert_eq!(spacing("l2.input_queue_entries=4"), 22.0);
+}
+
+#[test]
+fn a_full_slice_output_queue_stops_its_lookups() {
+    // SM 0 reads 64 lines that SM 1 left in slice 0's L2; at 4 interconnect bytes a cycle
+    // their 136-byte replies leave every 34 cycles, far slower than the slice looks them
+    // up, so 300 cycles later about 60 wait to leave. Then SM 2 misses in the same slice.
+    // With an unbounded reply queue the miss is looked up on arrival and its DRAM access
+    // overlaps the backlog; with room for one reply the slice looks nothing up until the
+    // backlog has drained, so the miss completes at least the L2 latency and a DRAM
+    // access later. A queue longer than the backlog changes nothing.
+    let miss_done = |entries: &str| {
+        let mut h = Harness::new(&same_clock(&[
+            "l1d.size_bytes=65536",
+            "l1d.mshrs=256",
+            "interconnect.bytes_per_cycle=4",
+            entries,
+        ]));
+        let n = 64u64;
+        warm_slice_0(&mut h, n);
+        let _hits: Vec<usize> = (0..n).map(|i| h.load(0, i * 3072)).collect();
+        h.tick(300);
+        let start = h.now;
+        let miss = h.load(2, n * 3072);
+        h.wait(miss) - start
+    };
+    let unbounded = miss_done("l2.output_queue_entries=0");
+    assert_eq!(miss_done("l2.output_queue_entries=64"), unbounded);
+    let one = miss_done("l2.output_queue_entries=1");
+    assert!(
+        one >= unbounded + Cycles::new(300),
+        "bounded {one}, unbounded {unbounded}"
+    );
 }

@@ -23,6 +23,32 @@ pub struct MemoryModelConfig {
     /// The papers' simplifications, `key=value` each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paper: Vec<String>,
+    /// How thread-local memory is laid out in the simulated address space (default
+    /// `warp_slot`).
+    #[serde(default, skip_serializing_if = "LocalInterleave::is_warp_slot")]
+    pub local_interleave: LocalInterleave,
+}
+
+/// Layout of thread-local memory; both interleave the threads of a warp word by word,
+/// so lanes reading the same local variable coalesce into one line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LocalInterleave {
+    /// Each warp slot of the GPU owns one contiguous region of the kernel's local bytes
+    /// per thread times 32 lanes; consecutive slots are adjacent.
+    #[default]
+    WarpSlot,
+    /// Word `d` of every thread the GPU can hold for the kernel forms one contiguous row
+    /// (the threads of a CTA in order, a CTA slot's CTAs on successive SMs, then the next
+    /// slot's), and row `d + 1` follows: GPGPU-Sim's local memory translation
+    /// (`-gpgpu_local_mem_map`, on by default).
+    Gpu,
+}
+
+impl LocalInterleave {
+    fn is_warp_slot(&self) -> bool {
+        *self == LocalInterleave::WarpSlot
+    }
 }
 
 impl MemoryModelConfig {
@@ -336,6 +362,22 @@ pub struct L2Config {
     /// host copies do not touch the caches.
     #[serde(default, skip_serializing_if = "is_false")]
     pub fill_on_host_copy: bool,
+    /// Entries of each slice's input queue, between the interconnect and the tag lookup
+    /// (GPGPU-Sim's icnt-to-L2 queue, the first field of `-gpgpu_dram_partition_queues`):
+    /// a packet takes an entry per sector under `sector_lookups`, else one, from when it
+    /// crosses to the slice until its lookup. A crossing that would overfill the queue is
+    /// refused and waits at its source, in order, holding the packets behind it, and an
+    /// SM whose refused packets fill its injection buffer stops issuing memory
+    /// instructions. Default 0: unbounded.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub input_queue_entries: u32,
+    /// Replies (fills, atomic results and write acknowledgements) a slice may have
+    /// waiting for the interconnect (GPGPU-Sim's L2-to-icnt queue, the fourth field of
+    /// `-gpgpu_dram_partition_queues`): a reply joins when it is ready to leave and
+    /// leaves when it crosses to its SM; while the queue is full the slice looks nothing
+    /// up. Default 0: unbounded.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub output_queue_entries: u32,
 }
 
 /// DRAM request scheduling policy.

@@ -621,6 +621,20 @@ impl GpuConfig {
         }
 
         nonzero("l2.slices", self.l2.slices)?;
+        let per_packet = if self.l2.sector_lookups {
+            l2.sectors_per_line()
+        } else {
+            1
+        };
+        if self.l2.input_queue_entries != 0 && self.l2.input_queue_entries < per_packet {
+            return Err(invalid(
+                "l2.input_queue_entries",
+                format_args!(
+                    "must be 0 (unbounded) or at least {per_packet}, the entries of one \
+                     packet"
+                ),
+            ));
+        }
         power_of_two("l2.interleave_bytes", u64::from(self.l2.interleave_bytes))?;
         if self.l2.interleave_bytes < l2.line_bytes {
             return Err(invalid(

@@ -800,6 +800,16 @@ fn the_modern_core_needs_stall_counts() {
     assert!(e.contains("sm.core"), "{e}");
 }
 
+/// The shipped configs other than the GPGPU-Sim transcriptions.
+const PAPER_CONFIGS: [&str; 6] = [
+    "gtx480",
+    "qv100",
+    "h100",
+    "maxwell-ltrf",
+    "rtx-a6000",
+    "rtx2060-scaled",
+];
+
 #[test]
 fn only_the_gpgpusim_transcriptions_block_at_the_head_of_the_interconnects_queues() {
     for name in ["gpgpusim-gtx480", "gpgpusim-qv100"] {
@@ -808,14 +818,7 @@ fn only_the_gpgpusim_transcriptions_block_at_the_head_of_the_interconnects_queue
             "{name}"
         );
     }
-    for name in [
-        "gtx480",
-        "qv100",
-        "h100",
-        "maxwell-ltrf",
-        "rtx-a6000",
-        "rtx2060-scaled",
-    ] {
+    for name in PAPER_CONFIGS {
         let g = load(name, &[]).unwrap();
         assert!(!g.interconnect.head_of_line_blocking, "{name}");
     }
@@ -830,4 +833,64 @@ fn only_the_gpgpusim_transcriptions_block_at_the_head_of_the_interconnects_queue
         e.to_string().contains("interconnect.head_of_line_blocking"),
         "{e}"
     );
+}
+
+#[test]
+fn the_gpgpusim_transcriptions_bound_the_l2_slices_queues_and_the_others_do_not() {
+    // -gpgpu_dram_partition_queues 64:64:64:64 in both transcriptions.
+    for name in ["gpgpusim-gtx480", "gpgpusim-qv100"] {
+        let g = load(name, &[]).unwrap();
+        assert_eq!(
+            (g.l2.input_queue_entries, g.l2.output_queue_entries),
+            (64, 64),
+            "{name}"
+        );
+    }
+    for name in PAPER_CONFIGS {
+        let g = load(name, &[]).unwrap();
+        assert_eq!(
+            (g.l2.input_queue_entries, g.l2.output_queue_entries),
+            (0, 0),
+            "{name}"
+        );
+    }
+    // A sector-lookup slice's packet takes up to a line's sectors: a queue shorter than
+    // that could never take it.
+    let e = err_of("gpgpusim-gtx480", &["l2.input_queue_entries=3"]);
+    assert!(
+        e.to_string().contains("l2.input_queue_entries") && e.to_string().contains("at least 4"),
+        "{e}"
+    );
+    assert!(load("gpgpusim-gtx480", &["l2.input_queue_entries=4"]).is_ok());
+    assert!(load(
+        "gtx480",
+        &["memory.model=paper", "l2.input_queue_entries=1"]
+    )
+    .is_ok());
+    let e = err_of("gtx480", &["l2.output_queue_entries=-1"]);
+    assert!(e.to_string().contains("l2.output_queue_entries"), "{e}");
+}
+
+#[test]
+fn only_the_gpgpusim_transcriptions_lay_local_memory_out_gpu_wide() {
+    for name in ["gpgpusim-gtx480", "gpgpusim-qv100"] {
+        let g = load(name, &[]).unwrap();
+        assert_eq!(g.memory.local_interleave, LocalInterleave::Gpu, "{name}");
+    }
+    for name in PAPER_CONFIGS {
+        let g = load(name, &[]).unwrap();
+        assert_eq!(
+            g.memory.local_interleave,
+            LocalInterleave::WarpSlot,
+            "{name}"
+        );
+    }
+    let g = load(
+        "gpgpusim-gtx480",
+        &["memory.local_interleave=\"warp_slot\""],
+    )
+    .unwrap();
+    assert_eq!(g.memory.local_interleave, LocalInterleave::WarpSlot);
+    let e = err_of("gtx480", &["memory.local_interleave=\"thread\""]);
+    assert!(e.to_string().contains("local_interleave"), "{e}");
 }

@@ -54,6 +54,32 @@ pub struct AddressMap {
     next: u64,
     /// Bytes of local memory per warp slot in the current kernel.
     local_stride: u64,
+    /// `memory.local_interleave = "gpu"`: the current kernel's layout (else `None`).
+    gpu_local: Option<GpuLocal>,
+}
+
+/// Where a warp runs, for [`AddressMap::local_in`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalSlot {
+    /// The warp slot, unique on the GPU.
+    pub warp: u64,
+    /// Its SM.
+    pub sm: u32,
+    /// Its CTA slot on the SM.
+    pub cta: u32,
+    /// Its index within its CTA.
+    pub in_cta: u32,
+}
+
+/// A kernel's GPU-wide local memory layout (`memory.local_interleave = "gpu"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuLocal {
+    /// Threads per CTA, rounded up to whole warps.
+    pub threads_per_cta: u64,
+    /// CTAs resident per SM for the kernel.
+    pub ctas_per_sm: u64,
+    /// SMs of the GPU.
+    pub sms: u64,
 }
 
 impl AddressMap {
@@ -64,6 +90,7 @@ impl AddressMap {
             last: 0,
             next: GLOBAL_BASE,
             local_stride: 128,
+            gpu_local: None,
         }
     }
 
@@ -128,6 +155,28 @@ impl AddressMap {
     /// local memory per thread (at most).
     pub fn set_local_bytes_per_thread(&mut self, bytes_per_thread: u64) {
         self.local_stride = bytes_per_thread.div_ceil(4).max(1) * 128;
+    }
+
+    /// Sets the current kernel's layout for `memory.local_interleave = "gpu"` (`None`:
+    /// the default layout by warp slot).
+    pub fn set_gpu_local(&mut self, layout: Option<GpuLocal>) {
+        self.gpu_local = layout;
+    }
+
+    /// The simulated address of byte `offset` of the local memory of `lane` of the warp
+    /// at `slot`: [`AddressMap::local`], or with a GPU-wide layout
+    /// ([`AddressMap::set_gpu_local`]) word `d` of every thread the GPU can hold for the
+    /// kernel in one contiguous row: the threads of a CTA in order, the CTAs of one CTA
+    /// slot on successive SMs, then the next slot's (GPGPU-Sim's local memory
+    /// translation, as its documentation states it: `D * N + T mod nTpC + nTpC * C`).
+    pub fn local_in(&self, slot: LocalSlot, lane: u32, offset: u64) -> u64 {
+        let Some(g) = self.gpu_local else {
+            return self.local(slot.warp, lane, offset);
+        };
+        let row = g.threads_per_cta * g.ctas_per_sm * g.sms;
+        let hw_cta = g.sms * u64::from(slot.cta) + u64::from(slot.sm);
+        let thread = hw_cta * g.threads_per_cta + u64::from(slot.in_cta) * 32 + u64::from(lane);
+        LOCAL_BASE + ((offset / 4) * row + thread) * 4 + offset % 4
     }
 
     /// The simulated address of byte `offset` of the local memory of `lane` of the warp
@@ -254,6 +303,47 @@ mod tests {
         assert_eq!(a.global(0x10_0000 + 64 + 8), GLOBAL_BASE + 65536 + 64 + 8);
         // Beyond the padding on either side: unchanged.
         assert_eq!(a.global(host - STRAY_WINDOW - 4), host - STRAY_WINDOW - 4);
+    }
+
+    #[test]
+    fn the_gpu_wide_local_layout_puts_a_word_of_every_thread_in_one_row() {
+        let mut a = AddressMap::new();
+        a.set_local_bytes_per_thread(40);
+        // 2 SMs, 3 CTAs each, 64 threads a CTA: a row of 384 threads, 1536 bytes.
+        a.set_gpu_local(Some(GpuLocal {
+            threads_per_cta: 64,
+            ctas_per_sm: 3,
+            sms: 2,
+        }));
+        let at = |sm, cta, in_cta, lane, offset| {
+            a.local_in(
+                LocalSlot {
+                    warp: 0,
+                    sm,
+                    cta,
+                    in_cta,
+                },
+                lane,
+                offset,
+            )
+        };
+        let base = at(0, 0, 0, 0, 0);
+        assert_eq!(base, LOCAL_BASE);
+        assert_eq!(at(0, 0, 0, 1, 0) - base, 4, "lanes adjacent");
+        assert_eq!(at(0, 0, 1, 0, 0) - base, 128, "warps of a CTA adjacent");
+        assert_eq!(at(1, 0, 0, 0, 0) - base, 256, "the next SM's CTA next");
+        assert_eq!(at(0, 1, 0, 0, 0) - base, 512, "then the next CTA slot");
+        assert_eq!(at(0, 0, 0, 0, 4) - base, 1536, "the next word a row later");
+        assert_eq!(at(0, 0, 0, 0, 7) - base, 1539);
+        // Without the layout, the warp-slot mapping.
+        a.set_gpu_local(None);
+        let slot = LocalSlot {
+            warp: 3,
+            sm: 1,
+            cta: 2,
+            in_cta: 1,
+        };
+        assert_eq!(a.local_in(slot, 5, 8), a.local(3, 5, 8));
     }
 
     #[test]

@@ -583,6 +583,14 @@ struct Slice {
     port_free: Cycle,
     service_at: Cycle,
     blocked: bool,
+    /// `l2.input_queue_entries`: entries of the packets crossed to the slice and not yet
+    /// looked up, and the SMs whose crossing it refused (woken at its next lookup).
+    inbound: u32,
+    refused: Vec<u32>,
+    /// `l2.output_queue_entries`: replies ready to leave and not yet crossed, and whether
+    /// the slice stopped its lookups for want of room among them.
+    replies_waiting: u32,
+    output_full: bool,
 }
 
 struct Channel {
@@ -604,6 +612,9 @@ struct RequestState {
 #[derive(Clone, Debug, Default)]
 struct PendingInjection {
     bytes: u64,
+    /// Bytes of its packets refused by a full slice input queue and waiting to cross
+    /// (`l2.input_queue_entries`): they still fill the injection buffer.
+    refused: u64,
     ready: std::collections::BinaryHeap<std::cmp::Reverse<Cycle>>,
 }
 
@@ -721,6 +732,10 @@ impl MemorySystem {
                 port_free: Cycle::ZERO,
                 service_at: Cycle::NEVER,
                 blocked: false,
+                inbound: 0,
+                refused: Vec::new(),
+                replies_waiting: 0,
+                output_full: false,
             })
             .collect();
         let channels = (0..cfg.dram.channels)
@@ -905,9 +920,19 @@ impl FrontEnd<'_> {
         let ic = &self.cfg.interconnect;
         let room =
             u64::from(ic.input_buffer_bytes - ic.control_bytes - self.cfg.l2.slice.line_bytes);
-        if self.icnt.injection_backlog(self.s, self.now) + self.m.pending_injection.bytes > room {
+        let refused = self.m.pending_injection.refused;
+        if self.icnt.injection_backlog(self.s, self.now) + self.m.pending_injection.bytes + refused
+            > room
+        {
+            // Refused packets leave when their slice takes them, an event: until then
+            // try each cycle.
+            let until = self.injection_room_at(room.saturating_sub(refused));
             return Err(Stall::InterconnectFull {
-                until: self.injection_room_at(room),
+                until: if refused > 0 {
+                    until.max(self.now + Cycles::new(1))
+                } else {
+                    until
+                },
             });
         }
         let slot = match self.m.free_slots.pop() {
@@ -1183,11 +1208,19 @@ impl MemorySystem {
             Event::IcntWake { to_slice, source } => {
                 let (to_slice, s) = (to_slice, source as usize);
                 while let Some(event) = self.parked(to_slice, s).pop_front() {
-                    if let Err((retry, event)) = self.icnt_cross(t, event) {
-                        self.parked(to_slice, s).push_front(event);
-                        self.events
-                            .schedule(retry, Event::IcntWake { to_slice, source });
-                        break;
+                    match self.icnt_cross(t, event) {
+                        Ok(bytes) if to_slice && self.cfg.l2.input_queue_entries > 0 => {
+                            self.sms[s].pending_injection.refused -= bytes;
+                        }
+                        Ok(_) => {}
+                        Err((retry, event)) => {
+                            self.parked(to_slice, s).push_front(event);
+                            if retry != Cycle::NEVER {
+                                self.events
+                                    .schedule(retry, Event::IcntWake { to_slice, source });
+                            }
+                            break;
+                        }
                     }
                 }
             }
@@ -1197,6 +1230,9 @@ impl MemorySystem {
                 delivery,
                 bytes,
             } => {
+                if self.cfg.l2.output_queue_entries > 0 {
+                    self.slices[slice as usize].replies_waiting += 1;
+                }
                 let start = self.icnt.leave_slice(slice as usize, t, bytes);
                 if start > t {
                     let event = Event::IcntEnterSm {
@@ -1225,6 +1261,15 @@ impl MemorySystem {
     /// [`Event`], so that the common crossing moves no event.
     fn enter_slice(&mut self, t: Cycle, slice: u32, packet: Packet, bytes: u32) {
         let sm = packet.sm;
+        if self.cfg.l2.input_queue_entries > 0 {
+            // A bounded slice input queue: the crossing that counts entries and parks.
+            let event = Event::IcntEnterSlice {
+                slice,
+                packet,
+                bytes,
+            };
+            return self.icnt_enter(t, (true, sm), event);
+        }
         if self.parked_sm[sm as usize].is_empty() {
             match self.icnt.enter_slice(sm as usize, slice as usize, t, bytes) {
                 Ok(arrival) => {
@@ -1246,7 +1291,10 @@ impl MemorySystem {
     fn enter_sm(&mut self, t: Cycle, slice: u32, sm: u32, delivery: Delivery, bytes: u32) {
         if self.parked_slice[slice as usize].is_empty() {
             match self.icnt.enter_sm(slice as usize, sm as usize, t, bytes) {
-                Ok(arrival) => return self.arrive_at_sm(arrival, sm, delivery),
+                Ok(arrival) => {
+                    self.reply_crossed(t, slice);
+                    return self.arrive_at_sm(arrival, sm, delivery);
+                }
                 Err(retry) => self.wake_at(retry, false, slice),
             }
         }
@@ -1278,6 +1326,22 @@ impl MemorySystem {
         self.events.schedule(arrival, event);
     }
 
+    /// A reply of slice `slice` crossed: with `l2.output_queue_entries`, it leaves the
+    /// slice's output queue, and a slice that stopped its lookups for want of room there
+    /// starts again.
+    fn reply_crossed(&mut self, t: Cycle, slice: u32) {
+        let limit = self.cfg.l2.output_queue_entries;
+        if limit == 0 {
+            return;
+        }
+        let sl = &mut self.slices[slice as usize];
+        sl.replies_waiting -= 1;
+        if sl.output_full && sl.replies_waiting < limit {
+            sl.output_full = false;
+            self.kick_slice(slice as usize, t);
+        }
+    }
+
     /// The crossings refused at source `s`: an SM's requests (`to_slice`) or a slice's
     /// replies.
     fn parked(&mut self, to_slice: bool, s: usize) -> &mut VecDeque<Event> {
@@ -1288,10 +1352,40 @@ impl MemorySystem {
         }
     }
 
+    /// An `IcntEnterSlice` or `IcntEnterSm` at `t` from `source` (`(to_slice, index)`):
+    /// behind that source's refused crossings if it has any, else crossing now or, if
+    /// refused, the first of them with a wake at the retry cycle.
+    fn icnt_enter(&mut self, t: Cycle, (to_slice, source): (bool, u32), event: Event) {
+        let s = source as usize;
+        if !self.parked(to_slice, s).is_empty() {
+            return self.park(to_slice, s, event);
+        }
+        if let Err((retry, event)) = self.icnt_cross(t, event) {
+            self.park(to_slice, s, event);
+            // `Cycle::NEVER`: a full slice input queue wakes the source when it has room.
+            if retry != Cycle::NEVER {
+                self.events
+                    .schedule(retry, Event::IcntWake { to_slice, source });
+            }
+        }
+    }
+
+    /// Queues a refused crossing at its source; with `l2.input_queue_entries`, an SM's
+    /// refused packets keep their place in its injection buffer.
+    fn park(&mut self, to_slice: bool, s: usize, event: Event) {
+        if let (Event::IcntEnterSlice { bytes, .. }, 1..) =
+            (&event, self.cfg.l2.input_queue_entries)
+        {
+            self.sms[s].pending_injection.refused += u64::from(*bytes);
+        }
+        self.parked(to_slice, s).push_back(event);
+    }
+
     /// The second stage of an interconnect transfer: the packet of `event` (an
     /// `IcntEnterSlice` or `IcntEnterSm`) crosses to its destination port and its arrival
-    /// is scheduled, or its held source refuses it until the returned cycle.
-    fn icnt_cross(&mut self, t: Cycle, event: Event) -> Result<(), (Cycle, Event)> {
+    /// is scheduled (`Ok(bytes)`), or its held source refuses it until the returned
+    /// cycle (`Cycle::NEVER`: until the full input queue of its slice has room).
+    fn icnt_cross(&mut self, t: Cycle, event: Event) -> Result<u64, (Cycle, Event)> {
         match event {
             Event::IcntEnterSlice {
                 slice,
@@ -1299,12 +1393,25 @@ impl MemorySystem {
                 bytes,
             } => {
                 let sm = packet.sm as usize;
+                let entries = self.l2_entries(packet.sectors);
+                let limit = self.cfg.l2.input_queue_entries;
+                let sl = &mut self.slices[slice as usize];
+                if limit > 0 && sl.inbound + entries > limit {
+                    if !sl.refused.contains(&packet.sm) {
+                        sl.refused.push(packet.sm);
+                    }
+                    return Err((Cycle::NEVER, event));
+                }
                 let arrival = self
                     .icnt
                     .enter_slice(sm, slice as usize, t, bytes)
                     .map_err(|retry| (retry, event))?;
+                if limit > 0 {
+                    self.slices[slice as usize].inbound += entries;
+                }
                 self.events
                     .schedule(arrival, Event::L2Arrive { slice, packet });
+                Ok(u64::from(bytes))
             }
             Event::IcntEnterSm {
                 slice,
@@ -1316,11 +1423,21 @@ impl MemorySystem {
                     .icnt
                     .enter_sm(slice as usize, sm as usize, t, bytes)
                     .map_err(|retry| (retry, event))?;
+                self.reply_crossed(t, slice);
                 self.arrive_at_sm(arrival, sm, delivery);
+                Ok(u64::from(bytes))
             }
             _ => unreachable!("only interconnect crossings cross"),
         }
-        Ok(())
+    }
+
+    /// Entries of a slice's input queue a packet for `sectors` takes.
+    fn l2_entries(&self, sectors: SectorMask) -> u32 {
+        if self.cfg.l2.sector_lookups {
+            sectors.count().max(1)
+        } else {
+            1
+        }
     }
 
     fn part_done(&mut self, id: RequestId, t: Cycle) {
@@ -1613,7 +1730,7 @@ impl MemorySystem {
 
     fn kick_slice(&mut self, slice: usize, t: Cycle) {
         let sl = &mut self.slices[slice];
-        if sl.blocked || sl.input.is_empty() || sl.service_at != Cycle::NEVER {
+        if sl.blocked || sl.output_full || sl.input.is_empty() || sl.service_at != Cycle::NEVER {
             return;
         }
         let at = sl.port_free.max(t);
@@ -1637,6 +1754,12 @@ impl MemorySystem {
         }
         let sl = &mut self.slices[slice];
         let Some(&p) = sl.input.front() else { return };
+        let limit = self.cfg.l2.output_queue_entries;
+        if limit > 0 && sl.replies_waiting >= limit {
+            // Woken when a reply crosses.
+            sl.output_full = true;
+            return;
+        }
         let ready = t + latency;
         let access = match p.kind {
             PacketKind::Read(l1) => {
@@ -1680,6 +1803,21 @@ impl MemorySystem {
             return;
         }
         sl.input.pop_front();
+        if self.cfg.l2.input_queue_entries > 0 {
+            let entries = self.l2_entries(p.sectors);
+            let sl = &mut self.slices[slice];
+            sl.inbound -= entries;
+            // The SMs it refused try again next cycle, in the order they were refused.
+            for sm in sl.refused.drain(..) {
+                self.events.schedule(
+                    t + Cycles::new(1),
+                    Event::IcntWake {
+                        to_slice: true,
+                        source: sm,
+                    },
+                );
+            }
+        }
         // A hit's or a write's data passes the data port; a miss only looks up the tags.
         let moves_data = match p.kind {
             PacketKind::Write | PacketKind::AckedWrite(_) => true,

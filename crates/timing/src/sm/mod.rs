@@ -68,7 +68,7 @@ use ir::{FuncId, InstId};
 
 use crate::config::{Core, Dependence, GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
 use crate::kernel_info::{AsyncCopyRole, KernelInfo, RegFileKind};
-use crate::memory::address_map::AddressMap;
+use crate::memory::address_map::{AddressMap, LocalSlot};
 use crate::memory::cache::{LineAddr, SectorMask};
 use crate::memory::coalescer::{CoalescedAccess, Coalescer, LineAccess};
 use crate::memory::{AccessKind, MemRequest, MemorySystem, RequestId, SmId, SmPort, Space, Stall};
@@ -146,10 +146,10 @@ impl Addresses<'_> {
         }
     }
 
-    fn local(&self, warp: u64, lane: u32, offset: u64) -> u64 {
+    fn local(&self, slot: LocalSlot, lane: u32, offset: u64) -> u64 {
         match self {
-            Addresses::Whole(map) => map.local(warp, lane, offset),
-            Addresses::Private(map) => map.local(warp, lane, offset),
+            Addresses::Whole(map) => map.local_in(slot, lane, offset),
+            Addresses::Private(map) => map.local_in(slot, lane, offset),
         }
     }
 }
@@ -1431,10 +1431,16 @@ impl Sm {
             long = is_long_latency(step);
             memop = self.alloc_memop();
             let warp_id = u64::from(self.id.0) * self.warps.len() as u64 + u64::from(w);
+            let slot = LocalSlot {
+                warp: warp_id,
+                sm: self.id.0,
+                cta: u32::from(self.warps[wi].cta),
+                in_cta: u32::from(self.warps[wi].in_cta),
+            };
             build_memop(
                 &mut self.memops[memop as usize],
                 (&mut self.coalescer, &mut ctx.addresses),
-                warp_id,
+                slot,
                 step,
                 ctx.texture_path,
             );
@@ -1766,7 +1772,7 @@ pub(crate) fn is_long_latency(step: &emu::WarpStep) -> bool {
 fn build_memop(
     op: &mut MemOp,
     (coalescer, addresses): (&mut Coalescer, &mut Addresses<'_>),
-    warp_id: u64,
+    slot: LocalSlot,
     step: &emu::WarpStep,
     texture_path: bool,
 ) {
@@ -1811,7 +1817,7 @@ fn build_memop(
                 }
                 l1d_mask |= 1 << l;
                 l1d_addrs[l] = if space == MemSpace::Local {
-                    addresses.local(warp_id, l as u32, in_window(a, LOCAL_WINDOW))
+                    addresses.local(slot, l as u32, in_window(a, LOCAL_WINDOW))
                 } else {
                     addresses.global(a)
                 };
