@@ -74,6 +74,25 @@ use cudart::soname::{CUDART_11, CUDART_12, LIBCUDA};
 /// beside `regsim`.
 const CUDART_OVERRIDE: &str = "REGSIM_CUDART";
 
+/// Whether `regsim run` accepts `args` (what follows `run`), as a sweep passes its
+/// points' flags: `Err` with clap's message (its first line) if not.
+pub fn check_run_args(args: &[OsString]) -> std::result::Result<(), String> {
+    #[derive(clap::Parser)]
+    #[command(name = "regsim run")]
+    struct RunOnly {
+        #[command(flatten)]
+        _run: RunArgs,
+    }
+    let argv = std::iter::once(OsString::from("regsim run")).chain(args.iter().cloned());
+    <RunOnly as clap::Parser>::try_parse_from(argv)
+        .map(|_| ())
+        .map_err(|e| {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            first.trim_start_matches("error: ").to_owned()
+        })
+}
+
 #[derive(Args)]
 pub struct RunArgs {
     /// Execute kernels functionally: values and instruction counts only, no cycles. Much
@@ -297,9 +316,7 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode> {
     if !args.sample_check {
         return Ok(exit_code(run_once(&args, &gpu, stats.as_deref())?));
     }
-    let dir = tempfile::Builder::new()
-        .prefix("regsim-sample-check-")
-        .tempdir()
+    let dir = regsim::scratch::private_dir("regsim-sample-check-")
         .context("creating a temporary directory for the full run's statistics")?;
     let full_stats = dir.path().join("full.json");
     let sampled_stats = stats.unwrap_or_else(|| dir.path().join("sampled.json"));
@@ -359,12 +376,9 @@ fn run_once(args: &RunArgs, gpu: &GpuChoice, stats: Option<&Path>) -> Result<i32
     let needs = check_program(&program)?;
     let library = find_runtime()?;
 
-    let lib_dir = tempfile::Builder::new()
-        .prefix("regsim-run-")
-        .tempdir()
+    // Named after this process, so that the next run removes it if we are killed.
+    let lib_dir = regsim::scratch::private_dir("regsim-run-")
         .context("creating a temporary directory for the runtime library")?;
-    std::fs::set_permissions(lib_dir.path(), std::fs::Permissions::from_mode(0o700))
-        .context("making the temporary directory private")?;
     provide_runtime(lib_dir.path(), &library, needs)?;
     let mut search_path = OsString::from(lib_dir.path());
     if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|p| !p.is_empty()) {
@@ -474,6 +488,23 @@ fn prepare_stats_file(path: &Path) -> Result<PathBuf> {
             path.display(),
             dir.display()
         );
+    }
+    // What is there is replaced: only ever a file. A device, a pipe or a directory
+    // (`/dev/null`, `/dev/stdout`, a link to one) is refused, never removed: as root,
+    // replacing `/dev/null` with a file would break the machine.
+    if let Ok(m) = std::fs::metadata(&path) {
+        if !m.is_file() {
+            let what = if m.is_dir() {
+                "a directory"
+            } else {
+                "a device, a pipe or a socket"
+            };
+            bail!(
+                "--stats {}: is {what}, not a file (statistics are written to a file \
+                 of their own)",
+                path.display()
+            );
+        }
     }
     match std::fs::remove_file(&path) {
         Ok(()) => {}
@@ -622,6 +653,9 @@ fn find_program(name: &Path) -> Result<PathBuf> {
     if name.components().count() > 1 || name.is_absolute() {
         if is_file(name) {
             return Ok(name.to_path_buf());
+        }
+        if name.is_dir() {
+            bail!("{} is a directory, not a program", name.display());
         }
         bail!("program not found: {}", name.display());
     }

@@ -123,6 +123,20 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     // Every point is expanded and validated before the store is touched: a spec that
     // fails creates nothing.
     let points = spec.expand_with(Some(&regsim))?;
+    // The flags each point passes to `regsim run` (the spec's `run_args` among them) are
+    // parsed here as `regsim run` parses them, so that a bad one is refused before any
+    // point runs instead of failing every point with a usage message.
+    for p in &points {
+        let run_args = p.regsim_args(std::path::Path::new("stats.json"));
+        if let Err(e) = crate::cmd_run::check_run_args(&run_args[1..]) {
+            anyhow::bail!(
+                "{}: point {}: `regsim run` refuses its flags (run_args = {:?}): {e}",
+                args.spec.display(),
+                p.label(),
+                p.run_args
+            );
+        }
+    }
     if args.export.is_some() || args.status || args.list {
         if !args.store.exists() {
             // `--list` before the first run: every point is missing.

@@ -83,12 +83,17 @@ fn main() -> ExitCode {
 
 /// `err` and its causes, `: `-separated, leaving out a cause whose text is already in
 /// the message: a library error that prints its source also returns it as its cause,
-/// and `{:#}` would say it twice.
+/// and `{:#}` would say it twice. SQLite's causes (`Error code 14: unable to open
+/// database file`) count as said when their text after the code is.
 fn error_text(err: &anyhow::Error) -> String {
     let mut text = err.to_string();
     for cause in err.chain().skip(1) {
         let cause = cause.to_string();
-        if !text.contains(&cause) {
+        let said = cause
+            .strip_prefix("Error code ")
+            .and_then(|rest| rest.split_once(": "))
+            .map_or(cause.as_str(), |(_, message)| message);
+        if !text.contains(said) {
             text.push_str(": ");
             text.push_str(&cause);
         }
@@ -135,5 +140,20 @@ mod tests {
             error_text(&e),
             format!("loading the store: opening /y: {}", io())
         );
+    }
+
+    #[test]
+    fn an_sqlite_error_is_said_once() {
+        let e = rusqlite::Connection::open("/nonexistent-regsim-dir/s.sqlite")
+            .map_err(anyhow::Error::new)
+            .unwrap_err()
+            .context("opening the sweep store");
+        let text = error_text(&e);
+        assert_eq!(
+            text.matches("unable to open database file").count(),
+            1,
+            "{text}"
+        );
+        assert!(text.starts_with("opening the sweep store: "), "{text}");
     }
 }

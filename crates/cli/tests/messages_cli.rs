@@ -41,6 +41,57 @@ fn stats_into_a_missing_directory_fail_before_the_program_runs() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
 }
 
+/// `--stats` replaces a file that is there, and only a file: a device or a link to one
+/// is refused before the program runs, and left as it was (as root, `--stats /dev/null`
+/// used to replace the device with a file).
+#[test]
+fn stats_onto_a_device_or_a_directory_are_refused_and_left_alone() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("msg-dev-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let link = dir.join("to-null");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("/dev/null", &link).expect("symlink");
+    // The path is shown resolved (the link's target).
+    let device = "is a device, a pipe or a socket, not a file";
+    for (path, shown, what) in [
+        ("/dev/null", "/dev/null", device),
+        (link.to_str().unwrap(), "/dev/null", device),
+        (
+            dir.to_str().unwrap(),
+            dir.to_str().unwrap(),
+            "is a directory, not a file",
+        ),
+    ] {
+        let out = regsim(&["run", "--stats", path, "--", &saxpy()]);
+        let se = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{path}: {se}");
+        assert!(
+            se.contains(&format!("error: --stats {shown}: {what}")),
+            "{se}"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "",
+            "{path}: nothing ran"
+        );
+    }
+    let out = regsim(&["run", "--", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("is a directory, not a program"),
+        "{}",
+        stderr(&out)
+    );
+    use std::os::unix::fs::FileTypeExt;
+
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+}
+
 #[test]
 fn stats_the_runtime_cannot_write_are_a_failure() {
     // The runtime is told to write into a directory that does not exist (as if it

@@ -2,7 +2,7 @@
 //! `--max-instructions` stop a built-in workload with the message, exit status 124 and
 //! the statistics so far marked incomplete (completed kernels kept whole); SIGTERM to
 //! `regsim run` reaches the program, which leaves its statistics, and the temporary
-//! runtime directory is removed; `--timeout` ends a program that does not stop by
+//! runtime directory is removed (after SIGKILL, by the next run); `--timeout` ends a program that does not stop by
 //! itself; a CUDA program whose kernel never ends stops at `--max-cycles` and at
 //! `--timeout`, and one whose two warps wait at different barriers is reported as a
 //! deadlock with each warp's state (`tests/programs/never_ends.cu`; the timing-crate
@@ -318,6 +318,39 @@ fn sigterm_reaches_the_program_which_leaves_its_statistics_and_no_temporary_dire
     let json = read_json(&stats);
     assert_eq!(json["complete"], false);
     assert_eq!(json["program"]["signal"], 15);
+    assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
+}
+
+/// SIGKILL leaves `regsim run` no chance to remove its temporary directory (nor the
+/// program, which dies with it): the next run in the same temporary directory removes
+/// it, as the directory is named after the process that is gone.
+#[test]
+fn a_run_killed_with_sigkill_leaves_a_directory_the_next_run_removes() {
+    let tmp = scratch("sigkill");
+    let mut child = regsim_run(&tmp, &[], &workload("atomics_cas"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("regsim starts");
+    let started = Instant::now();
+    while leftovers(&tmp).is_empty() && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let left = leftovers(&tmp);
+    assert_eq!(
+        left.len(),
+        1,
+        "the runtime's directory exists while it runs"
+    );
+    assert!(
+        left[0].starts_with(&format!("regsim-run-{}-", child.id())),
+        "{left:?}"
+    );
+    child.kill().expect("SIGKILL");
+    child.wait().expect("regsim ends");
+    assert_eq!(leftovers(&tmp), left, "nothing could remove it");
+    let out = run(&tmp, &["--functional"], &workload("saxpy"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(leftovers(&tmp).is_empty(), "{:?}", leftovers(&tmp));
 }
 

@@ -392,6 +392,36 @@ fn bad_specs_are_refused_before_anything_runs() {
     let out = sweep(&dir.join("missing.toml"), &store, &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("missing.toml"));
+    // Flags `regsim run` would refuse (a bad value, one the sweep passes itself) are
+    // refused before any point runs, with the reason, instead of failing every point.
+    for (run_args, says) in [
+        (
+            "'--max-cycles', 'abc'",
+            "invalid value 'abc' for '--max-cycles",
+        ),
+        (
+            "'--stats', 'x.json'",
+            "'--stats <FILE.json>' cannot be used multiple times",
+        ),
+    ] {
+        std::fs::write(
+            &spec,
+            format!(
+                "[sweep]\nworkloads=['saxpy']\nconfigs=['gtx480']\ndesigns=['baseline']\n\
+                 run_args=[{run_args}]\n"
+            ),
+        )
+        .unwrap();
+        let fresh = dir.join("run-args.sqlite");
+        let out = sweep(&spec, &fresh, &[]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("`regsim run` refuses its flags") && err.contains(says),
+            "{err}"
+        );
+        assert!(!fresh.exists());
+    }
     // A grid of a million points and more is refused before anything is expanded.
     let values: Vec<String> = (1..=1001).map(|v| v.to_string()).collect();
     std::fs::write(
@@ -532,8 +562,27 @@ fn starts(log: &Path) -> std::collections::BTreeMap<String, usize> {
     m
 }
 
+/// The temporary directory of the sweeps on `store` (and of their runs).
+fn sweep_tmp(store: &Path) -> PathBuf {
+    let tmp = store.with_extension("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    tmp
+}
+
+/// What is left in a temporary directory of [`sweep_tmp`].
+fn leftovers(tmp: &Path) -> Vec<String> {
+    let mut left: Vec<String> = std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    left
+}
+
 fn spawn_sweep(spec: &Path, store: &Path) -> std::process::Child {
     regsim()
+        .env("TMPDIR", sweep_tmp(store))
         .arg("sweep")
         .arg(spec)
         .arg("--store")
@@ -618,6 +667,9 @@ fn a_sweep_killed_with_sigkill_leaves_its_points_to_the_other() {
         twice <= 2,
         "more than the killed sweep's two in flight: {counts:?}"
     );
+    // The killed sweep's directories (and its runs', killed with it) were removed by the
+    // other's later runs: each is named after a process that is gone.
+    assert_eq!(leftovers(&sweep_tmp(&store)), Vec::<String>::new());
 }
 
 #[test]

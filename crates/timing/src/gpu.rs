@@ -191,6 +191,12 @@ impl TimingSimulator {
         }
     }
 
+    /// Cycles in which an SM was evaluated, summed over the SMs, over the simulation:
+    /// what sleeping through idle cycles saves (host work, not a statistic).
+    pub fn sm_cycles_evaluated(&self) -> u64 {
+        self.sms.iter().map(|s| s.evaluated_cycles).sum()
+    }
+
     /// Bounds every later kernel by `limits` (counted over the whole simulation).
     pub fn set_limits(&mut self, limits: RunLimits) {
         self.limits = limits;

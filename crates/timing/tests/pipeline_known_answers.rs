@@ -400,6 +400,11 @@ fn the_two_level_scheduler_limits_the_active_set() {
 /// saxpy over 20,000 elements in 40 CTAs of 128 threads on `cfg`, sleeping through idle
 /// cycles or evaluating every SM in every cycle; the wall-clock figures zeroed.
 fn saxpy_stats(cfg: timing::GpuConfig, skip: bool) -> KernelStats {
+    saxpy_run(cfg, skip).0
+}
+
+/// [`saxpy_stats`] and the cycles in which an SM was evaluated.
+fn saxpy_run(cfg: timing::GpuConfig, skip: bool) -> (KernelStats, u64) {
     let ptx = workload("saxpy");
     let (mut emu, k, info) = load(&ptx, "_Z5saxpyifPKfPf");
     let n = 20_000usize;
@@ -412,7 +417,7 @@ fn saxpy_stats(cfg: timing::GpuConfig, skip: bool) -> KernelStats {
         .simulate_kernel(&mut emu, k, LaunchConfig::linear(40, 128), &p, &info)
         .unwrap();
     s.simulation = Default::default();
-    s
+    (s, sim.sm_cycles_evaluated())
 }
 
 #[test]
@@ -509,6 +514,42 @@ fn energy_events_count_register_file_execution_and_memory() {
         }))
         .unwrap();
     assert!(r.register_file_joules > 0.0 && r.execution_joules > 0.0);
+}
+
+#[test]
+fn cerf_sleeps_through_slow_banks() {
+    // CERF's L1D side takes the integrated array's bank ports at memory events the SM
+    // does not see; the SM still sleeps while a register request waits for a port a
+    // long bank access holds, and counts the refusals of the skipped cycles that met a
+    // line's access (`cerf_register_bank_conflicts_with_lines`) when it wakes.
+    let cerf = "register_file.design=\"cerf\"";
+    let without_states = |mut s: KernelStats| {
+        s.register_file
+            .extra
+            .retain(|k, _| !k.starts_with("cerf_state_"));
+        s
+    };
+    for extra in [&[][..], &["register_file.port_sharing=\"shared\""][..]] {
+        let mut o = vec![cerf, "register_file.bank_latency=20"];
+        o.extend_from_slice(extra);
+        let run_with = |skip: bool| without_states(saxpy_stats(config("gtx480", &o), skip));
+        let (skipped, every) = (run_with(true), run_with(false));
+        assert!(
+            skipped.register_file.extra["cerf_register_bank_conflicts_with_lines"] > 0,
+            "{extra:?}: lines must meet waiting registers for the test to mean anything"
+        );
+        assert_eq!(skipped, every, "{extra:?}");
+    }
+    // At a bank latency of 500 nearly every cycle has a register request waiting for a
+    // port: evaluated every cycle, the SMs would run in most of their cycles.
+    let cfg = config("gtx480", &[cerf, "register_file.bank_latency=500"]);
+    let sms = cfg.gpu.num_sms;
+    let (s, evaluated) = saxpy_run(cfg, true);
+    let cycles = s.cycles * u64::from(sms);
+    assert!(
+        evaluated * 10 < cycles,
+        "{evaluated} SM cycles evaluated of {cycles}: CERF steps through its bank waits"
+    );
 }
 
 #[test]

@@ -159,9 +159,7 @@ pub fn die_with_parent(cmd: &mut Command) {
 /// the run could not be attempted (no temporary directory, the executable cannot start);
 /// a simulation that fails is an `Ok` record with status `failed`.
 pub fn execute(point: &RunPoint, regsim: &Path) -> Result<RunRecord> {
-    let dir = tempfile::Builder::new()
-        .prefix(&format!("regsim-sweep-{}-", point.key))
-        .tempdir()
+    let dir = crate::scratch::private_dir("regsim-sweep-")
         .context("creating a temporary directory for a run")?;
     let stats_path = dir.path().join("stats.json");
     let out_path = dir.path().join("stdout");

@@ -97,7 +97,7 @@ impl Lease {
     /// that is not alive on this host.
     pub fn is_stale(&self, now: f64, this_host: &str) -> bool {
         now - self.heartbeat > LEASE_TIMEOUT.as_secs_f64()
-            || (self.host == this_host && !pid_alive(self.pid))
+            || (self.host == this_host && !crate::scratch::pid_alive(self.pid))
     }
 }
 
@@ -109,10 +109,6 @@ fn lease_of_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Lease> {
         pid: r.get(3)?,
         heartbeat: r.get(4)?,
     })
-}
-
-fn pid_alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
 }
 
 fn unix_now() -> f64 {

@@ -347,6 +347,10 @@ pub struct Baseline {
     taken_writes: Vec<u32>,
     /// Requests refused at a bank whose ports another user had taken some of this cycle.
     refused_where_taken: u64,
+    /// Refusals of skipped cycles the other user of the banks must check against its
+    /// own accesses (CERF: [`Baseline::take_skipped_refusals`]): per request, its bank
+    /// and the cycles `[from, until)` it was refused in. `None`: nobody asks.
+    skipped_refusals: Option<Vec<(u8, Cycle, Cycle)>>,
     /// The last cycle the arbiter ran ([`RegisterFile::skip_to`] counts the refusals
     /// of the cycles after it that the SM skipped).
     last_arbitrated: Cycle,
@@ -460,6 +464,7 @@ impl Baseline {
             taken_reads: Vec::new(),
             taken_writes: Vec::new(),
             refused_where_taken: 0,
+            skipped_refusals: None,
             last_arbitrated: Cycle::ZERO,
         }
     }
@@ -490,11 +495,43 @@ impl Baseline {
         self.refused_where_taken
     }
 
+    /// [`RegisterFile::skip_to`] keeps, for each request it counts refusals of, the
+    /// bank and the skipped cycles it was refused in ([`Baseline::take_skipped_refusals`]):
+    /// another user of the banks (CERF's L1D side) that took some of those banks' ports
+    /// in those cycles counts them in [`Baseline::refused_where_taken`].
+    pub(crate) fn keep_skipped_refusals(&mut self) {
+        self.skipped_refusals = Some(Vec::with_capacity(64));
+    }
+
+    /// The refusals [`RegisterFile::skip_to`] counted since the last call, as (bank,
+    /// first cycle, end cycle), to `f`, which returns how many of them met another
+    /// user's access of the bank (added to [`Baseline::refused_where_taken`]).
+    pub(crate) fn take_skipped_refusals(&mut self, f: impl FnOnce(&[(u8, Cycle, Cycle)]) -> u64) {
+        if let Some(mut v) = self.skipped_refusals.take() {
+            self.refused_where_taken += f(&v);
+            v.clear();
+            self.skipped_refusals = Some(v);
+        }
+    }
+
+    /// Whether a request waits for a port (a collector's operand, a write, a side
+    /// read): the SM would be evaluated every cycle if [`RegisterFile::next_event`] did
+    /// not know when a port frees.
+    pub(crate) fn waits_for_ports(&self, now: Cycle) -> bool {
+        self.writes.iter().any(|w| w.waiting != 0)
+            || self.side_reads.iter().any(|r| r.done_at.is_none())
+            || self
+                .collectors
+                .iter()
+                .any(|u| u.busy && u.pending > 0 && u.start_at <= now)
+    }
+
     /// The first cycle after `now` at which the arbiter could grant a read (`write`: a
     /// write) of bank `b`: when a port of a non-pipelined MRF bank is free again, else
-    /// the next cycle (upper banks, pipelined banks, ports another user takes).
+    /// the next cycle (upper banks, pipelined banks). Ports another user takes (CERF's
+    /// line accesses) only refuse more: the SM is evaluated when the timers free one.
     fn port_free_at(&self, b: usize, write: bool, now: Cycle) -> Cycle {
-        if b >= self.mrf_banks || !self.taken_reads.is_empty() {
+        if b >= self.mrf_banks {
             return now + Cycles::new(1);
         }
         let limit = if write {
@@ -521,6 +558,15 @@ impl Baseline {
             .min(until)
             .saturating_since(from)
             .get()
+    }
+
+    /// Keeps `n` refusals of MRF bank `b` from cycle `from` on, if asked to.
+    fn note_skipped_refusals(&mut self, b: u8, from: Cycle, n: u64) {
+        if let Some(v) = &mut self.skipped_refusals {
+            if n > 0 {
+                v.push((b, from, from + Cycles::new(n)));
+            }
+        }
     }
 
     fn taken_at(&self, b: usize) -> bool {
@@ -1312,6 +1358,7 @@ impl RegisterFile for Baseline {
                     if w.kind == WriteKind::QueuedResult {
                         self.queued_write_delays += n;
                     }
+                    self.note_skipped_refusals(b, from, n);
                 }
             }
         }
@@ -1322,6 +1369,7 @@ impl RegisterFile for Baseline {
                 self.side_read_counts.conflicts += n;
                 if usize::from(r.bank) < self.mrf_banks {
                     self.stats.read_bank_conflicts += n;
+                    self.note_skipped_refusals(r.bank, from, n);
                 }
             }
         }
@@ -1338,6 +1386,10 @@ impl RegisterFile for Baseline {
                     conflicted = true;
                     if usize::from(b) < self.mrf_banks {
                         conflicts += n;
+                        // Inline, not `note_skipped_refusals`: `u` borrows the collectors.
+                        if let Some(log) = &mut self.skipped_refusals {
+                            log.push((b, start, start + Cycles::new(n)));
+                        }
                     }
                 }
             }

@@ -193,6 +193,9 @@ impl Cerf {
         inner.banks_hold_cerf_array();
         inner.rename_design("cerf");
         let c = &cfg.register_file.cerf;
+        if c.banking == CerfBanking::Integrated {
+            inner.keep_skipped_refusals();
+        }
         // Addresses stay below the register file's warp registers when every resident
         // warp fits (occupancy guarantees it); 256 registers per thread bound the rest.
         let max_addr = cfg.sm.max_warps as usize * 256;
@@ -693,6 +696,15 @@ impl RegisterFile for Cerf {
         // registers' to take; the registers' grants are then the lines' to respect.
         if self.integrated {
             if let Some(banks) = c.memory.array_banks() {
+                // Refusals of the cycles the SM slept through (a register request
+                // waiting for a port a long bank access holds) that met a line's access
+                // of the same bank, as if the SM had been evaluated in each.
+                self.inner.take_skipped_refusals(|refused| {
+                    refused
+                        .iter()
+                        .map(|&(b, from, until)| banks.line_ports_taken_in(b, from, until))
+                        .sum()
+                });
                 let (r, w) = self.inner.ports_taken_elsewhere();
                 banks.ports_taken(now, r, w);
             }
@@ -702,6 +714,7 @@ impl RegisterFile for Cerf {
             if let Some(banks) = c.memory.array_banks_mut() {
                 let (used, taken) = self.inner.ports_used();
                 banks.register_grants(now, used, taken);
+                banks.forget_line_bookings_through(now);
             }
         }
         self.sample(c);
@@ -722,6 +735,13 @@ impl RegisterFile for Cerf {
         for l in &self.lookups {
             // Held lookups poll for their fill every cycle.
             at(l.at.max(soon));
+        }
+        if self.integrated && self.inner.waits_for_ports(now) {
+            // The SM sleeps until a port frees, but the entries by state are sampled
+            // where an SM evaluated in each of those cycles would have sampled them (as
+            // it was before it knew when a port the lines also take frees; under
+            // separate banks it slept through those waits already).
+            at(Cycle::new(self.last_sample.get() + SAMPLE_PERIOD).max(soon));
         }
         next
     }

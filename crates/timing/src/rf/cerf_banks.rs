@@ -182,6 +182,11 @@ pub struct ArrayBanks {
     /// The latest cycle an L1D-side data access was booked at (before it, the register
     /// side finds nothing taken).
     latest_line_data: Cycle,
+    /// Under non-pipelined banks: each (cycle, data bank) at which the L1D side first
+    /// took a port, since the register side last looked ([`Self::line_ports_taken_in`]).
+    /// The SM sleeps while the register side waits for a bank's port; the register
+    /// side counts its refusals of the skipped cycles where a line held a port too.
+    line_bookings: Option<Vec<(Cycle, u16)>>,
     stats: ArrayBankStats,
 }
 
@@ -215,7 +220,28 @@ impl ArrayBanks {
             writes,
             tags,
             latest_line_data: Cycle::ZERO,
+            line_bookings: (limited && rf.mrf_model().occupancy.get() > 1)
+                .then(|| Vec::with_capacity(256)),
             stats: ArrayBankStats::default(),
+        }
+    }
+
+    /// Cycles of `[from, until)` at which the L1D side took a port of data bank `bank`
+    /// (booked so far; always 0 under pipelined banks, where the SM does not sleep
+    /// through the register side's waits).
+    pub fn line_ports_taken_in(&self, bank: u8, from: Cycle, until: Cycle) -> u64 {
+        self.line_bookings.as_ref().map_or(0, |v| {
+            v.iter()
+                .filter(|&&(t, b)| b == u16::from(bank) && from <= t && t < until)
+                .count() as u64
+        })
+    }
+
+    /// Forgets the line bookings at or before `now` (the register side has arbitrated
+    /// that cycle, and counted the cycles it skipped).
+    pub fn forget_line_bookings_through(&mut self, now: Cycle) {
+        if let Some(v) = &mut self.line_bookings {
+            v.retain(|&(t, _)| t > now);
         }
     }
 
@@ -262,6 +288,13 @@ impl ArrayBanks {
         };
         let (t, overflow) = calendar.book(bank, at);
         self.latest_line_data = self.latest_line_data.max(t);
+        if let Some(v) = &mut self.line_bookings {
+            // One entry per (cycle, bank) the L1D side holds a port of (the register
+            // side asks whether any is taken).
+            if self.reads.used(bank, t) + self.writes.used(bank, t) == 1 {
+                v.push((t, bank as u16));
+            }
+        }
         self.stats.overflows += u64::from(overflow);
         if t > at {
             self.stats.line_data_conflicts += 1;
@@ -427,6 +460,29 @@ mod tests {
         assert_eq!((r[0], w[0]), (0, 0));
         assert_eq!(free.stats().line_data_reads, 10);
         assert_eq!(free.stats().line_data_conflicts, 0);
+    }
+
+    #[test]
+    fn line_bookings_are_logged_once_per_cycle_and_bank_under_slow_banks_only() {
+        let mut b = banks(&["register_file.bank_latency=20"]);
+        let l = |set: u64| LineAddr(set * 128);
+        let t = Cycle::new(10);
+        // Two reads of bank 1 (one port: the second goes at 11), a write of it at 10.
+        b.line_data(l(1), t, LineData::Read);
+        b.line_data(l(9), t, LineData::Read);
+        b.line_data(l(17), t, LineData::Write);
+        b.line_data(l(2), Cycle::new(30), LineData::Write);
+        assert_eq!(b.line_ports_taken_in(1, Cycle::new(10), Cycle::new(12)), 2);
+        assert_eq!(b.line_ports_taken_in(1, Cycle::new(11), Cycle::new(40)), 1);
+        assert_eq!(b.line_ports_taken_in(2, Cycle::ZERO, Cycle::new(30)), 0);
+        assert_eq!(b.line_ports_taken_in(2, Cycle::ZERO, Cycle::new(31)), 1);
+        b.forget_line_bookings_through(Cycle::new(11));
+        assert_eq!(b.line_ports_taken_in(1, Cycle::ZERO, Cycle::NEVER), 0);
+        assert_eq!(b.line_ports_taken_in(2, Cycle::ZERO, Cycle::NEVER), 1);
+        // Pipelined banks: the SM never sleeps through a register wait, nothing is kept.
+        let mut fast = banks(&[]);
+        fast.line_data(l(1), t, LineData::Read);
+        assert_eq!(fast.line_ports_taken_in(1, Cycle::ZERO, Cycle::NEVER), 0);
     }
 
     #[test]

@@ -532,6 +532,9 @@ pub(crate) struct Sm {
     pub cta_retired: bool,
     /// Evaluate every cycle instead of sleeping (checks that cycle skipping is exact).
     pub always_awake: bool,
+    /// Cycles this SM was evaluated in, over the simulation (host work, not a
+    /// statistic: how many cycles sleeping saved).
+    pub evaluated_cycles: u64,
     /// Counters of the current kernel.
     pub stats: SmStats,
     /// Register operands issued and written back, counted here apart from the design.
@@ -667,6 +670,7 @@ impl Sm {
             next_wake: Cycle::NEVER,
             cta_retired: false,
             always_awake: false,
+            evaluated_cycles: 0,
             stats: SmStats::default(),
             operands: OperandCounts::default(),
             constant_ledger: Ledger::new(OperandBuffer::Collector),
@@ -883,6 +887,7 @@ impl Sm {
     pub fn cycle_private(&mut self, now: Cycle, info: &KernelInfo, mut port: SmPort<'_>) {
         self.account_gap(now);
         self.rf.skip_to(now);
+        self.evaluated_cycles += 1;
         let mut progress = false;
 
         // 1. Writeback.

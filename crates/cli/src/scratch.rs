@@ -1,0 +1,101 @@
+//! Private temporary directories that no killed run leaves behind for good.
+//!
+//! A directory is removed when its [`tempfile::TempDir`] is dropped, which a process
+//! killed with SIGKILL (a sweep's `kill -9`, the out-of-memory killer, a Slurm task out of
+//! time) never does. So each directory is named after the process that made it,
+//! `<prefix><pid>-XXXXXX` in the system's temporary directory, and making one first
+//! removes the directories of that prefix whose process no longer exists on this host
+//! and that belong to the same user. A live process's directory is never touched (a pid
+//! reused since its owner died keeps the directory until that process is gone too).
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use tempfile::TempDir;
+
+/// Makes a directory only this user can enter, `<prefix><pid>-XXXXXX`, after removing
+/// the directories of `prefix` left by processes that no longer exist.
+pub fn private_dir(prefix: &str) -> Result<TempDir> {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("{prefix}{}-", std::process::id()))
+        .tempdir()?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
+        .context("making the temporary directory private")?;
+    if let Some(parent) = dir.path().parent() {
+        remove_left_behind(parent, prefix, dir.path());
+    }
+    Ok(dir)
+}
+
+/// Whether process `pid` exists on this host.
+pub fn pid_alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Removes the directories `<prefix><pid>-*` in `parent` whose process is gone and whose
+/// owner is `ours`'s. Failures are ignored: what is left is only disk space.
+fn remove_left_behind(parent: &Path, prefix: &str, ours: &Path) {
+    let (Ok(entries), Ok(me)) = (std::fs::read_dir(parent), ours.metadata()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(prefix))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid_alive(pid) {
+            continue;
+        }
+        let path = entry.path();
+        match path.symlink_metadata() {
+            Ok(m) if m.is_dir() && m.uid() == me.uid() => {
+                let _ = std::fs::remove_dir_all(&path);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_of_dead_processes_are_removed_and_others_kept() {
+        let parent = tempfile::tempdir().unwrap();
+        let p = parent.path();
+        // A pid above the kernel's maximum (2^22) is never alive.
+        let dead = p.join("regsim-test-4194305-abc");
+        let live = p.join(format!("regsim-test-{}-def", std::process::id()));
+        let other_prefix = p.join("regsim-other-4194305-abc");
+        let not_a_pid = p.join("regsim-test-xyz-abc");
+        let dead_file = p.join("regsim-test-4194306-file");
+        for d in [&dead, &live, &other_prefix, &not_a_pid] {
+            std::fs::create_dir(d).unwrap();
+            std::fs::write(d.join("inside"), "x").unwrap();
+        }
+        std::fs::write(&dead_file, "x").unwrap();
+        remove_left_behind(p, "regsim-test-", &live);
+        assert!(!dead.exists());
+        assert!(live.exists() && other_prefix.exists() && not_a_pid.exists());
+        assert!(dead_file.exists(), "only directories are removed");
+    }
+
+    #[test]
+    fn a_private_dir_is_named_after_this_process_and_closed_to_others() {
+        let d = private_dir("regsim-scratch-test-").unwrap();
+        let name = d.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with(&format!("regsim-scratch-test-{}-", std::process::id())),
+            "{name}"
+        );
+        let mode = d.path().metadata().unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+}
