@@ -20,8 +20,9 @@ use std::io::Write;
 
 pub use error::{ErrorKind, ExecError, Location};
 pub use exec::{
-    is_cta_private, AccessKind, Cta, DeviceStandIn, Launch, LaunchConfig, Limits, MemInfo,
-    MemSpace, RunStats, StepEvent, StepObserver, WarpStatus, WarpStep,
+    is_cta_private, is_deferrable_load, AccessKind, Cta, DeferredLoad, DeviceStandIn, Launch,
+    LaunchConfig, Limits, MemInfo, MemSpace, RunStats, StepEvent, StepObserver, WarpStatus,
+    WarpStep,
 };
 pub use memory::{AllocKind, GlobalMemory, MemError, StrayAccess, StrayPolicy, StrayWarning};
 pub use module::LoadedModule;

@@ -15,7 +15,12 @@
 //! instructions that touch only the SM and the warp's CTA (registers, shared, local and
 //! parameter memory, barriers; `emu::is_cta_private`) issue on the thread's own emulator
 //! executor ([`emu::Launch::cta_private_executor`]), and the stage stops before the first
-//! other one. Then, on the calling thread in SM order, each SM's outbox goes onto the
+//! other one. Global loads (`ld.global`) issue there too, with their reads deferred: the
+//! executor computes the addresses, the SM builds the memory operation and keeps the
+//! load (`PendingLoad`), and the SM's turn performs the reads in issue order before
+//! anything else, so each sees the stores of every lower SM's cycle, as with one thread
+//! (not under WIR, which reads values at issue). Then, on the calling thread in SM
+//! order, each SM's outbox goes onto the
 //! event queue ([`MemorySystem::flush_sm`]) and its shared part runs, going on with issue
 //! where it stopped. That is the one-thread order of every event and every global effect:
 //! an event a front end schedules is at least a cycle later (config validation refuses
@@ -26,12 +31,12 @@
 //! time). So every statistic, value, line of output and error is the same for every
 //! thread count by construction; tests compare them.
 //!
-//! What is *not* parallel: the instructions with global effects (global, constant and
-//! texture memory, atomics outside shared memory, `printf`), everything after the first
-//! of them in its SM's cycle, and fetch (it follows issue within the cycle and reads the
-//! shared queue). Under a step observer issue stays serial. Running those in parallel
-//! too needs their global effects logged and performed at the merge; `docs/parallel.md`
-//! measures the split and describes that work.
+//! What is *not* parallel: the other instructions with global effects (global stores,
+//! constant, generic and texture accesses, atomics outside shared memory, `printf`),
+//! everything after the first of them in its SM's cycle, the reads of the deferred
+//! loads, fetch (it follows issue within the cycle and reads the shared queue) and the
+//! shared memory system. Under a step observer issue stays serial. `docs/parallel.md`
+//! measures the split and describes what is left.
 
 use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
 
@@ -123,7 +128,10 @@ impl SmThreads {
             let mut issue = executor.zip(addresses).map(|(launch, map)| IssueCtx {
                 launch,
                 info,
-                addresses: Addresses::Private(map),
+                addresses: Addresses::Private {
+                    map,
+                    unplaced: false,
+                },
                 texture_path,
                 private_only: true,
             });

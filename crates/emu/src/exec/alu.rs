@@ -633,6 +633,57 @@ fn atomic_op(op: AtomOp, ty: ScalarType, old: u64, b: u64, c: u64) -> Result<u64
 
 impl Launch<'_> {
     /// Executes the next instruction of warp `w`; errors carry the faulting lane.
+    /// Performs `load`, a global load an executor deferred: reads each lane's elements
+    /// at its address into the registers of the load's frame, as executing it would have.
+    pub(super) fn load_deferred(
+        &mut self,
+        cta: &mut Cta,
+        w: usize,
+        load: &super::DeferredLoad,
+    ) -> Result<(), LaneError> {
+        let module = self.module;
+        let ef: &ExecFunction = &module.funcs[load.func.index()];
+        let f = &module.program.functions[load.func.index()];
+        let inst = f
+            .insts
+            .get(load.inst.0 as usize)
+            .ok_or_else(|| unsupported("a deferred load outside its function"))?;
+        let (Op::Ld(ma) | Op::Ldu(ma)) = &inst.op else {
+            return Err(unsupported(format!("{}: not a deferred load", inst.op)));
+        };
+        let start = inst.operands_start as usize;
+        let dsts = &ef.srcs[start..start + inst.num_dsts as usize];
+        let esize = (ma.ty.bits() / 8).max(1);
+        let n = ma.lanes.max(1) as u32;
+        let elements = (esize, n, ma.ty.is_signed_int() && esize < 8);
+        let Cta { shared, warps, .. } = cta;
+        let warp = warps
+            .get_mut(w)
+            .ok_or_else(|| unsupported("a deferred load of a warp that is gone"))?;
+        let sp = Spaces {
+            global: self.mem,
+            shared,
+            local: &mut warp.local,
+            params: &self.params,
+        };
+        // The load's frame returned meanwhile (`ret` in the same cycle): nothing to write.
+        let Some(frame) = warp.frames.get_mut(load.frame) else {
+            return Ok(());
+        };
+        for l in lanes(load.exec_mask) {
+            let addr = load.addrs[l];
+            check_aligned(addr, (esize * n).min(16).next_power_of_two())
+                .map_err(|e| (e.into(), Some(l)))?;
+            let p = resolve(ma.space, Base::Reg(0), addr, load.frame == 0);
+            load_lane(&sp, p, elements, (dsts, &ef.reg_bits), &mut frame.regs, l)
+                .map_err(|k| (k, Some(l)))?;
+            if self.stray_lane.is_none() && sp.global.has_stray() {
+                self.stray_lane = Some(l);
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn step_warp(&mut self, cta: &mut Cta, w: usize) -> Result<(), LaneError> {
         let module = self.module;
         let Cta {
@@ -674,6 +725,7 @@ impl Launch<'_> {
         step.mem = None;
         step.num_dsts = 0;
         step.event = StepEvent::None;
+        step.deferred_load = None;
         let Some(inst) = f.insts.get(pc as usize) else {
             // Falling off the end of a body: an implicit `ret`/`exit` for these lanes.
             step.exec_mask = top.mask;
@@ -1353,10 +1405,25 @@ impl Launch<'_> {
                     },
                     bytes: esize * n,
                 });
+                // An executor of the parallel phase leaves a global load's read to the
+                // launch (`Launch::complete_load`), in the one-thread order.
+                let defer = self.defer_global_loads && !is_store && ma.space == Space::Global;
+                if defer {
+                    for l in lanes(exec) {
+                        step.addrs[l] = effective_address(
+                            ma.space,
+                            base,
+                            read(&warp.frames[frame_i], &sc, addr_src, l),
+                            &ef.reg_bits,
+                        );
+                        step.lane_spaces[l] = MemSpace::Global;
+                    }
+                    step.deferred_load = Some(frame_i);
+                }
                 let mut sp = spaces!();
                 let signed = ma.ty.is_signed_int() && esize < 8;
                 let mut first = true;
-                for l in lanes(exec) {
+                for l in lanes(if defer { 0 } else { exec }) {
                     let addr = effective_address(
                         ma.space,
                         base,
@@ -1374,38 +1441,27 @@ impl Launch<'_> {
                         }
                         first = false;
                     }
+                    if !is_store {
+                        let elements = (esize, n, signed);
+                        let regs = &mut warp.frames[frame_i].regs;
+                        load_lane(&sp, p, elements, (dsts, &ef.reg_bits), regs, l)
+                            .map_err(|k| (k, Some(l)))?;
+                        if self.stray_lane.is_none() && sp.global.has_stray() {
+                            self.stray_lane = Some(l);
+                        }
+                        continue;
+                    }
                     for e in 0..n {
                         let pe = offset_phys(p, (e * esize) as u64);
-                        if is_store {
-                            let v = read(
-                                &warp.frames[frame_i],
-                                &sc,
-                                srcs.get(1 + e as usize).copied().unwrap_or(Src::Sink),
-                                l,
-                            );
-                            sp.write(pe, esize.min(8), l, v).map_err(|k| (k, Some(l)))?;
-                            if self.stray_lane.is_none() && sp.global.has_stray() {
-                                self.stray_lane = Some(l);
-                            }
-                        } else {
-                            let raw = sp.read(pe, esize.min(8), l).map_err(|k| (k, Some(l)))?;
-                            if self.stray_lane.is_none() && sp.global.has_stray() {
-                                self.stray_lane = Some(l);
-                            }
-                            if let Some(Src::Reg(r)) = dsts.get(e as usize) {
-                                let rb = ef.reg_bits.get(*r as usize).copied().unwrap_or(64) as u32;
-                                let v = if signed {
-                                    (IntType {
-                                        bits: esize * 8,
-                                        signed: true,
-                                    }
-                                    .sext(raw) as u64)
-                                        & mask_bits(rb)
-                                } else {
-                                    raw
-                                };
-                                warp.frames[frame_i].regs[*r as usize * 32 + l] = v;
-                            }
+                        let v = read(
+                            &warp.frames[frame_i],
+                            &sc,
+                            srcs.get(1 + e as usize).copied().unwrap_or(Src::Sink),
+                            l,
+                        );
+                        sp.write(pe, esize.min(8), l, v).map_err(|k| (k, Some(l)))?;
+                        if self.stray_lane.is_none() && sp.global.has_stray() {
+                            self.stray_lane = Some(l);
                         }
                     }
                 }
@@ -2369,6 +2425,36 @@ fn after_exit(barriers: &mut [Barrier; super::MAX_BARRIERS], warps: &mut [Warp])
             release(bar, warps);
         }
     }
+}
+
+/// Lane `l`'s read of a load: `n` elements of `esize` bytes from `p` into the registers
+/// `dsts` of `regs` (`reg_bits` wide; a narrow signed integer is sign-extended to it).
+#[inline(always)]
+fn load_lane(
+    sp: &Spaces<'_>,
+    p: Phys,
+    (esize, n, signed): (u32, u32, bool),
+    (dsts, reg_bits): (&[Src], &[u8]),
+    regs: &mut [u64],
+    l: usize,
+) -> Result<(), ErrorKind> {
+    for e in 0..n {
+        let raw = sp.read(offset_phys(p, (e * esize) as u64), esize.min(8), l)?;
+        if let Some(Src::Reg(r)) = dsts.get(e as usize) {
+            let rb = reg_bits.get(*r as usize).copied().unwrap_or(64) as u32;
+            regs[*r as usize * 32 + l] = if signed {
+                (IntType {
+                    bits: esize * 8,
+                    signed: true,
+                }
+                .sext(raw) as u64)
+                    & mask_bits(rb)
+            } else {
+                raw
+            };
+        }
+    }
+    Ok(())
 }
 
 fn offset_phys(p: Phys, o: u64) -> Phys {

@@ -19,7 +19,7 @@ mod mbarrier;
 pub mod printf;
 mod private;
 
-pub use private::{is_cta_private, DeviceStandIn};
+pub use private::{is_cta_private, is_deferrable_load, DeferredLoad, DeviceStandIn};
 
 use std::io::Write;
 
@@ -157,6 +157,10 @@ pub struct WarpStep {
     /// Where the warp goes next (`None` once it has exited).
     pub next_pc: Option<(FuncId, InstId)>,
     pub event: StepEvent,
+    /// A global load an executor of deferred loads did not perform
+    /// ([`Launch::cta_private_executor`]): the index of the call frame whose registers it
+    /// writes. Its addresses are in `addrs`; [`Launch::complete_load`] performs it.
+    pub deferred_load: Option<usize>,
 }
 
 impl Default for WarpStep {
@@ -175,6 +179,7 @@ impl Default for WarpStep {
             dst_values: [[0; 32]; 4],
             next_pc: None,
             event: StepEvent::None,
+            deferred_load: None,
         }
     }
 }
@@ -306,6 +311,10 @@ pub struct Launch<'e> {
     pub stats: RunStats,
     /// The lane of the first stray access of the executing instruction.
     stray_lane: Option<usize>,
+    /// Global loads compute their addresses and leave the read to
+    /// [`Launch::complete_load`] (`WarpStep::deferred_load`): executors of the parallel
+    /// phase only.
+    pub(crate) defer_global_loads: bool,
 }
 
 type ExecResult<T> = Result<T, ExecError>;
@@ -382,6 +391,7 @@ impl<'e> Launch<'e> {
             clock: None,
             stats: RunStats::default(),
             stray_lane: None,
+            defer_global_loads: false,
         })
     }
 
@@ -537,14 +547,19 @@ impl<'e> Launch<'e> {
     /// Logs an allowed stray access of the instruction just executed, once per kernel
     /// and instruction.
     #[cold]
-    fn note_stray(&mut self, cta: &Cta, w: usize, access: crate::memory::StrayAccess) {
+    fn note_stray(
+        &mut self,
+        cta: &Cta,
+        w: usize,
+        (func, inst): (FuncId, InstId),
+        access: crate::memory::StrayAccess,
+    ) {
         let lane = self.stray_lane.take();
         let prog = &self.module.program;
-        let func = self.step.func;
         let f = &prog.functions[func.index()];
         let (line, inst_text) = f
             .insts
-            .get(self.step.inst.0 as usize)
+            .get(inst.0 as usize)
             .map_or((0, String::new()), |i| {
                 (i.line, prog.inst_text(i).to_string())
             });
@@ -582,6 +597,22 @@ impl<'e> Launch<'e> {
     }
 
     fn error_at(&self, cta: &Cta, w: usize, kind: ErrorKind, lane: Option<usize>) -> ExecError {
+        let at = cta.warps.get(w).and_then(|warp| {
+            let (frame, top) = (warp.frames.last()?, warp.stack.last()?);
+            Some((frame.func, top.pc))
+        });
+        self.error_at_inst(cta, w, at, kind, lane)
+    }
+
+    /// [`Launch::error_at`] for instruction `at` (function index and pc) of the warp.
+    fn error_at_inst(
+        &self,
+        cta: &Cta,
+        w: usize,
+        at: Option<(usize, u32)>,
+        kind: ErrorKind,
+        lane: Option<usize>,
+    ) -> ExecError {
         let prog = &self.module.program;
         let kernel = prog.functions[self.kernel].name.clone();
         let mut loc = Location {
@@ -592,10 +623,10 @@ impl<'e> Launch<'e> {
         };
         if let Some(warp) = cta.warps.get(w) {
             loc.warp = Some(warp.index);
-            if let (Some(frame), Some(top)) = (warp.frames.last(), warp.stack.last()) {
-                let f = &prog.functions[frame.func];
+            if let Some((func, pc)) = at {
+                let f = &prog.functions[func];
                 loc.function = f.name.clone();
-                if let Some(inst) = f.insts.get(top.pc as usize) {
+                if let Some(inst) = f.insts.get(pc as usize) {
                     loc.line = inst.line;
                     loc.inst_text = prog.inst_text(inst).to_string();
                 }
@@ -624,7 +655,7 @@ impl<'e> Launch<'e> {
         match self.step_warp(cta, w) {
             Ok(()) => {
                 if let Some(access) = self.mem.take_stray() {
-                    self.note_stray(cta, w, access);
+                    self.note_stray(cta, w, (self.step.func, self.step.inst), access);
                 }
                 if let Some(o) = self.observer.as_deref_mut() {
                     o.observe(cta.id, w as u32, &self.step);

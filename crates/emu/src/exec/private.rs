@@ -83,12 +83,52 @@ pub fn is_cta_private(program: &ir::Program, inst: &ir::Inst) -> bool {
     }
 }
 
+/// A global load an executor deferred ([`WarpStep::deferred_load`]), for
+/// [`Launch::complete_load`]: the instruction, the call frame whose registers it writes,
+/// its lanes and their addresses.
+#[derive(Clone, Copy, Debug)]
+pub struct DeferredLoad {
+    pub func: ir::FuncId,
+    pub inst: ir::InstId,
+    pub frame: usize,
+    pub exec_mask: u32,
+    pub addrs: [u64; 32],
+}
+
+impl DeferredLoad {
+    /// The load `step` deferred, if it deferred one.
+    pub fn of(step: &WarpStep) -> Option<DeferredLoad> {
+        step.deferred_load.map(|frame| DeferredLoad {
+            func: step.func,
+            inst: step.inst,
+            frame,
+            exec_mask: step.exec_mask,
+            addrs: step.addrs,
+        })
+    }
+}
+
+/// Whether `inst` is a load an executor of deferred loads executes without its read
+/// (`ld.global`, `ldu.global`: an explicit global address, never shared or local memory,
+/// which later instructions of the CTA may change before the read).
+pub fn is_deferrable_load(inst: &ir::Inst) -> bool {
+    matches!(&inst.op, Op::Ld(a) | Op::Ldu(a) if a.space == Space::Global)
+}
+
 impl<'e> Launch<'e> {
     /// An executor of this launch for CTA-private instructions only (module
     /// documentation): it shares the launch's read-only part, owns its step record and
     /// counts (its `clock` is unset) and uses `stand_in` instead of the device. It
-    /// borrows nothing from `self`, so the launch keeps executing meanwhile.
-    pub fn cta_private_executor<'s>(&self, stand_in: &'s mut DeviceStandIn) -> Launch<'s>
+    /// borrows nothing from `self`, so the launch keeps executing meanwhile. With
+    /// `defer_global_loads` it also executes global loads ([`is_deferrable_load`])
+    /// without their read: the step reports the addresses and the load
+    /// ([`WarpStep::deferred_load`]), and [`Launch::complete_load`] on the launch itself
+    /// reads memory and writes the registers later, in the one-thread order.
+    pub fn cta_private_executor<'s>(
+        &self,
+        stand_in: &'s mut DeviceStandIn,
+        defer_global_loads: bool,
+    ) -> Launch<'s>
     where
         'e: 's,
     {
@@ -106,6 +146,32 @@ impl<'e> Launch<'e> {
             clock: None,
             stats: RunStats::default(),
             stray_lane: None,
+            defer_global_loads,
+        }
+    }
+
+    /// Performs `load`, deferred by an executor of warp `w` of `cta`
+    /// ([`Launch::cta_private_executor`]): reads global memory and writes the registers,
+    /// with the errors and stray-access warnings executing the load would have given,
+    /// located at the load.
+    pub fn complete_load(
+        &mut self,
+        cta: &mut Cta,
+        w: usize,
+        load: &DeferredLoad,
+    ) -> Result<(), crate::ExecError> {
+        let at = (load.func, load.inst);
+        match self.load_deferred(cta, w, load) {
+            Ok(()) => {
+                if let Some(access) = self.mem.take_stray() {
+                    self.note_stray(cta, w, at, access);
+                }
+                Ok(())
+            }
+            Err((kind, lane)) => {
+                let at = Some((load.func.index(), load.inst.0));
+                Err(self.error_at_inst(cta, w, at, kind, lane))
+            }
         }
     }
 
@@ -116,7 +182,8 @@ impl<'e> Launch<'e> {
     }
 
     /// Whether the next instruction of warp `w` of `cta` is CTA-private
-    /// ([`is_cta_private`]; running off the end of a body, an implicit exit, is). Settles
+    /// ([`is_cta_private`]; running off the end of a body, an implicit exit, is) or, on an
+    /// executor of deferred loads, a deferrable load ([`is_deferrable_load`]). Settles
     /// the warp's reconvergence stack first, as executing it would.
     pub fn next_is_cta_private(&self, cta: &mut Cta, w: usize) -> bool {
         let Some(warp) = cta.warps.get_mut(w) else {
@@ -133,7 +200,10 @@ impl<'e> Launch<'e> {
             .functions
             .get(frame.func)
             .and_then(|f| f.insts.get(top.pc as usize))
-            .is_none_or(|inst| is_cta_private(program, inst))
+            .is_none_or(|inst| {
+                is_cta_private(program, inst)
+                    || (self.defer_global_loads && is_deferrable_load(inst))
+            })
     }
 
     /// Adds an executor's instruction counts to this launch's.
@@ -183,6 +253,15 @@ mod tests {
             .collect()
     }
 
+    /// An emulator with the kernel loaded and a 64-byte buffer for its parameter.
+    fn emulator() -> (Emulator, crate::KernelRef, u64) {
+        let mut emu = Emulator::new();
+        let m = emu.load_ptx("k.ptx", KERNEL).unwrap();
+        let k = emu.kernel(m, "k").unwrap();
+        let out = emu.memory.alloc(64, crate::AllocKind::Device).unwrap();
+        (emu, k, out)
+    }
+
     #[test]
     fn only_instructions_confined_to_the_cta_are_private() {
         let got = classified();
@@ -216,14 +295,11 @@ mod tests {
 
     #[test]
     fn an_executor_runs_private_instructions_as_the_launch_does_and_has_no_device() {
-        let mut emu = Emulator::new();
-        let m = emu.load_ptx("k.ptx", KERNEL).unwrap();
-        let k = emu.kernel(m, "k").unwrap();
-        let out = emu.memory.alloc(64, crate::AllocKind::Device).unwrap();
+        let (mut emu, k, out) = emulator();
         let params = out.to_le_bytes();
         let mut launch = emu.launch(k, LaunchConfig::linear(1, 32), &params).unwrap();
         let mut stand_in = DeviceStandIn::default();
-        let mut executor = launch.cta_private_executor(&mut stand_in);
+        let mut executor = launch.cta_private_executor(&mut stand_in, false);
         let mut on_launch = launch.start_cta(0).unwrap();
         let mut on_executor = launch.start_cta(0).unwrap();
         // Every CTA-private instruction up to the first global load: same steps.
@@ -246,5 +322,35 @@ mod tests {
         // The executor has no device memory: a global load is an error, never a value.
         assert!(launch.execute(&mut on_launch, 0).is_ok());
         assert!(executor.execute(&mut on_executor, 0).is_err());
+    }
+    #[test]
+    fn a_deferred_load_reads_memory_when_completed_as_the_load_would() {
+        let (mut emu, k, out) = emulator();
+        emu.memory.write_uint(out, 4, 0x1234_5678).unwrap();
+        let params = out.to_le_bytes();
+        let mut launch = emu.launch(k, LaunchConfig::linear(1, 32), &params).unwrap();
+        let mut stand_in = DeviceStandIn::default();
+        let mut executor = launch.cta_private_executor(&mut stand_in, true);
+        let mut on_launch = launch.start_cta(0).unwrap();
+        let mut on_executor = launch.start_cta(0).unwrap();
+        for _ in 0..5 {
+            launch.execute(&mut on_launch, 0).unwrap();
+            executor.execute(&mut on_executor, 0).unwrap();
+        }
+        // `ld.global` runs on an executor of deferred loads, without its read.
+        assert!(executor.next_is_cta_private(&mut on_executor, 0));
+        let step = executor.execute(&mut on_executor, 0).unwrap();
+        let load = DeferredLoad::of(step).expect("the load is deferred");
+        assert_eq!(
+            (load.addrs[0], load.frame, load.exec_mask),
+            (out, 0, u32::MAX)
+        );
+        launch.execute(&mut on_launch, 0).unwrap();
+        let regs = |c: &Cta| c.warps[0].frames[0].regs.clone();
+        assert_ne!(regs(&on_launch), regs(&on_executor));
+        launch.complete_load(&mut on_executor, 0, &load).unwrap();
+        assert_eq!(regs(&on_launch), regs(&on_executor));
+        // The generic load after it is neither CTA-private nor deferrable.
+        assert!(!executor.next_is_cta_private(&mut on_executor, 0));
     }
 }

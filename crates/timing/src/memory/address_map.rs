@@ -129,17 +129,7 @@ impl AddressMap {
         if let Some(m) = self.live.get(self.last).filter(|m| within(m) && m.sim != 0) {
             return Some(m.sim.wrapping_add(addr - m.emu));
         }
-        let i = self.live.partition_point(|m| m.emu <= addr);
-        let near_end =
-            |m: &Mapping| addr - m.emu < m.len.max(1).next_multiple_of(ALLOC_ALIGN) + STRAY_WINDOW;
-        let j = match i.checked_sub(1) {
-            Some(j) if within(&self.live[j]) => j,
-            Some(j) if near_end(&self.live[j]) => j,
-            _ => match self.live.get(i) {
-                Some(m) if m.emu - addr <= STRAY_WINDOW => i,
-                _ => return None,
-            },
-        };
+        let j = self.holder(addr)?;
         if within(&self.live[j]) {
             self.last = j;
         }
@@ -149,6 +139,32 @@ impl AddressMap {
             self.next = (self.next + m.len.max(1)).div_ceil(ALLOC_ALIGN) * ALLOC_ALIGN;
         }
         Some(m.sim.wrapping_add(addr.wrapping_sub(m.emu)))
+    }
+
+    /// What [`AddressMap::global`] would answer for `addr`, without changing the map:
+    /// `None` where it would assign an allocation's simulated base (its first touch).
+    pub fn global_if_placed(&self, addr: u64) -> Option<u64> {
+        let Some(j) = self.holder(addr) else {
+            return Some(addr);
+        };
+        let m = &self.live[j];
+        (m.sim != 0).then(|| m.sim.wrapping_add(addr.wrapping_sub(m.emu)))
+    }
+
+    /// The allocation holding `addr` or whose stray padding does.
+    fn holder(&self, addr: u64) -> Option<usize> {
+        let within = |m: &Mapping| addr.wrapping_sub(m.emu) < m.len.max(1);
+        let i = self.live.partition_point(|m| m.emu <= addr);
+        let near_end =
+            |m: &Mapping| addr - m.emu < m.len.max(1).next_multiple_of(ALLOC_ALIGN) + STRAY_WINDOW;
+        match i.checked_sub(1) {
+            Some(j) if within(&self.live[j]) => Some(j),
+            Some(j) if near_end(&self.live[j]) => Some(j),
+            _ => match self.live.get(i) {
+                Some(m) if m.emu - addr <= STRAY_WINDOW => Some(i),
+                _ => None,
+            },
+        }
     }
 
     /// Sizes the local memory regions for a kernel that uses `bytes_per_thread` bytes of

@@ -131,17 +131,21 @@ pub(crate) enum Addresses<'a> {
     /// The whole map: a global allocation gets its simulated base on first touch.
     Whole(&'a mut AddressMap),
     /// Read-only, in the parallel phase: a CTA-private instruction has only shared,
-    /// local and parameter lanes, and none of them needs the allocations.
-    Private(&'a AddressMap),
+    /// local and parameter lanes; a deferred global load's lanes use the allocations
+    /// already placed, and one that would place an allocation (its first touch) is
+    /// noted in `unplaced` and translated in its SM's turn ([`Sm::complete_loads`]).
+    Private { map: &'a AddressMap, unplaced: bool },
 }
 
 impl Addresses<'_> {
     fn global(&mut self, addr: u64) -> u64 {
         match self {
             Addresses::Whole(map) => map.global(addr),
-            Addresses::Private(_) => {
-                debug_assert!(false, "a CTA-private instruction reached global memory");
-                addr
+            Addresses::Private { map, unplaced } => {
+                map.global_if_placed(addr).unwrap_or_else(|| {
+                    *unplaced = true;
+                    addr
+                })
             }
         }
     }
@@ -149,9 +153,33 @@ impl Addresses<'_> {
     fn local(&self, slot: LocalSlot, lane: u32, offset: u64) -> u64 {
         match self {
             Addresses::Whole(map) => map.local_in(slot, lane, offset),
-            Addresses::Private(map) => map.local_in(slot, lane, offset),
+            Addresses::Private { map, .. } => map.local_in(slot, lane, offset),
         }
     }
+
+    /// Whether a lane was left untranslated (`Private`'s `unplaced`); clears it.
+    fn take_unplaced(&mut self) -> bool {
+        match self {
+            Addresses::Whole(_) => false,
+            Addresses::Private { unplaced, .. } => std::mem::take(unplaced),
+        }
+    }
+}
+
+/// A global load issued in the parallel phase without its read
+/// ([`emu::WarpStep::deferred_load`]), which its SM's turn performs
+/// ([`Sm::complete_loads`]): the warp's CTA slot and index in the CTA, the load, its
+/// memory operation and, for one that touched an allocation first, what rebuilding the
+/// operation with the whole address map needs.
+#[derive(Clone, Copy)]
+struct PendingLoad {
+    cta_slot: usize,
+    in_cta: usize,
+    load: emu::DeferredLoad,
+    memop: u32,
+    slot: LocalSlot,
+    /// The access (`Some` only when the operation waits for the address map).
+    rebuild: Option<emu::MemInfo>,
 }
 
 /// Where a cycle's issue stage stands: the next scheduler to run and, when the parallel
@@ -550,6 +578,9 @@ pub(crate) struct Sm {
     /// An emulator error of [`Sm::issue_private`], which [`Sm::cycle_shared`] returns in
     /// its turn.
     issue_error: Option<Box<emu::ExecError>>,
+    /// The global loads [`Sm::issue_private`] issued this cycle without their reads, in
+    /// issue order.
+    pending_loads: Vec<PendingLoad>,
 }
 
 impl Sm {
@@ -676,6 +707,7 @@ impl Sm {
             constant_ledger: Ledger::new(OperandBuffer::Collector),
             private_progress: false,
             issue_at: IssueAt::START,
+            pending_loads: Vec::new(),
             issue_error: None,
         }
     }
@@ -714,6 +746,7 @@ impl Sm {
 
     /// Starts a kernel at `start`: counters reset, stall accounting from `start`.
     pub fn begin_kernel(&mut self, start: Cycle) {
+        self.pending_loads.clear();
         self.stats = SmStats::default();
         self.accounted_until = start;
         self.reasons.iter_mut().for_each(|r| *r = StallReason::Idle);
@@ -966,7 +999,8 @@ impl Sm {
     }
 
     /// The parallel phase's part of the issue stage at `now`, after
-    /// [`Sm::cycle_private`]: issues CTA-private instructions on `cx`'s executor
+    /// [`Sm::cycle_private`]: issues CTA-private instructions and global loads (their
+    /// reads deferred to [`Sm::complete_loads`]) on `cx`'s executor
     /// (`cx.private_only`) and stops before the first other one, where
     /// [`Sm::cycle_shared`] goes on in SM order. Issue reads and writes only this SM and
     /// its warps' CTAs, so the order of every shared effect stays the one-thread order.
@@ -985,10 +1019,6 @@ impl Sm {
         now: Cycle,
         ctx: &mut Ctx<'_, '_>,
     ) -> Result<(), emu::ExecError> {
-        if let Some(e) = self.issue_error.take() {
-            return Err(*e);
-        }
-        // 4. Issue (from where [`Sm::issue_private`] stopped, if it ran).
         let mut issue = IssueCtx {
             launch: &mut *ctx.launch,
             info: ctx.info,
@@ -996,6 +1026,15 @@ impl Sm {
             texture_path: ctx.memory.config().texture_cache.is_some(),
             private_only: false,
         };
+        // The reads of the loads [`Sm::issue_private`] issued, before anything this SM
+        // issues now and after every lower SM's cycle: the one-thread order.
+        if !self.pending_loads.is_empty() {
+            self.complete_loads(&mut issue)?;
+        }
+        if let Some(e) = self.issue_error.take() {
+            return Err(*e);
+        }
+        // 4. Issue (from where [`Sm::issue_private`] stopped, if it ran).
         self.issue_stages(now, &mut issue)?;
         let mut progress = std::mem::take(&mut self.private_progress);
         let earliest_ib = self.issue_at.earliest_ib;
@@ -1030,6 +1069,45 @@ impl Sm {
             }
             t.max(now + Cycles::new(1))
         };
+        Ok(())
+    }
+
+    /// Performs the reads of this cycle's deferred loads in issue order on the launch
+    /// (values, faults and stray-access warnings as issuing them there would give), and
+    /// builds the memory operation of each that touched an allocation first, placing
+    /// it as the one-thread run does.
+    fn complete_loads(&mut self, cx: &mut IssueCtx<'_, '_>) -> Result<(), emu::ExecError> {
+        let mut pending = std::mem::take(&mut self.pending_loads);
+        for p in &pending {
+            if let Some(mem) = p.rebuild {
+                let mut step = emu::WarpStep {
+                    exec_mask: p.load.exec_mask,
+                    mem: Some(mem),
+                    addrs: p.load.addrs,
+                    ..Default::default()
+                };
+                step.lane_spaces = [MemSpace::Global; WARP_SIZE as usize];
+                let op = &mut self.memops[p.memop as usize];
+                let parts = op.parts;
+                build_memop(
+                    op,
+                    (&mut self.coalescer, &mut cx.addresses),
+                    p.slot,
+                    &step,
+                    cx.texture_path,
+                );
+                debug_assert_eq!(op.parts, parts);
+            }
+            if let Some(slot) = self.ctas[p.cta_slot].as_mut() {
+                if let Err(e) = cx.launch.complete_load(&mut slot.cta, p.in_cta, &p.load) {
+                    pending.clear();
+                    self.pending_loads = pending;
+                    return Err(e);
+                }
+            }
+        }
+        pending.clear();
+        self.pending_loads = pending;
         Ok(())
     }
 
@@ -1248,6 +1326,9 @@ impl Sm {
             };
             // The check of the instruction a stop came before has passed.
             let checked = resumed.map(|(_, k)| k);
+            // A deferred load's registers are written in the SM's turn: nothing more of
+            // its warp issues before that.
+            let deferred_before = self.pending_loads.len();
             for k in first..self.issue_width {
                 if k > 0 && checked != Some(k) {
                     let mut earliest_ib = self.issue_at.earliest_ib;
@@ -1257,7 +1338,10 @@ impl Sm {
                         break;
                     }
                 }
-                if cx.private_only && !self.next_is_cta_private(w, cx) {
+                if cx.private_only
+                    && (self.pending_loads.len() > deferred_before
+                        || !self.next_is_cta_private(w, cx))
+                {
                     self.issue_at.stopped = Some((w, k));
                     return Ok(());
                 }
@@ -1449,6 +1533,17 @@ impl Sm {
                 step,
                 ctx.texture_path,
             );
+            if let Some(load) = emu::DeferredLoad::of(step) {
+                let unplaced = ctx.addresses.take_unplaced();
+                self.pending_loads.push(PendingLoad {
+                    cta_slot,
+                    in_cta,
+                    load,
+                    memop,
+                    slot,
+                    rebuild: step.mem.filter(|_| unplaced),
+                });
+            }
             // Huerta et al. MICRO'25 §5.4: a load's data reaches the register file at
             // `l1d.return_bits_per_cycle` (a warp's 32 lanes of `bytes` each).
             let op = &mut self.memops[memop as usize];
@@ -1842,7 +1937,11 @@ fn build_memop(
         }
     }
     if l1d_mask != 0 {
-        coalescer.coalesce(l1d_mask, &l1d_addrs, mi.bytes, &mut op.l1d);
+        // Lanes left untranslated (a first touch in the parallel phase) are coalesced
+        // when the SM's turn rebuilds the operation.
+        if !matches!(addresses, Addresses::Private { unplaced: true, .. }) {
+            coalescer.coalesce(l1d_mask, &l1d_addrs, mi.bytes, &mut op.l1d);
+        }
         op.parts |= PART_L1D;
     }
     if const_mask != 0 && mi.kind == EmuAccess::Load {
