@@ -48,14 +48,25 @@
         }                                                                             \
     } while (0)
 
+// Reads the clock after an instruction that reads `p`: in-order issue then starts the
+// timer only once the load that wrote `p` has returned (a bare clock64 may issue while
+// the previous pass's last load is in flight, timing the tail of that load as well).
+__device__ __forceinline__ long long clock_after(void **p) {
+    long long t;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.eq.u64 q, %1, 0;\n\tmov.u64 %0, %%clock64;\n\t}"
+                 : "=l"(t)
+                 : "l"(p));
+    return t;
+}
+
 // Chases `steps` pointers from `start` twice with the same code; times the second pass
-// (data and instructions warm).
+// (data and instructions warm), from the return of the first pass's last load.
 __global__ void chase(void **start, int steps, long long *cycles, void **end) {
     void **p = start;
     long long t0 = 0, t1 = 0;
 #pragma unroll 1
     for (int pass = 0; pass < 2; pass++) {
-        t0 = clock64();
+        t0 = clock_after(p);
         for (int i = 0; i < steps; i++) p = (void **)*p;
         t1 = clock64();
     }

@@ -52,10 +52,17 @@ fn qv100_latencies_are_within_15_percent_of_the_published_volta_figures() {
             "{r}"
         );
     }
-    // A test with no published figure is listed, measured, without an error.
+    // DRAM: a third-party V100 measurement (Jia et al.'s figure was not at hand); ours
+    // reads 15% below it (docs/calibration.md says where the cycles differ).
     let dram = row(&v, "chase_dram");
     assert!(dram["measured"].as_f64().unwrap() > row(&v, "chase_l2")["measured"].as_f64().unwrap());
-    assert!(dram["error"].is_null());
+    let e = dram["error"].as_f64().unwrap_or_else(|| panic!("{dram}"));
+    assert!(e.abs() <= 0.2, "{dram}");
+    assert!(dram["source"].as_str().unwrap().contains("V100"), "{dram}");
+    // A test with no published figure is listed, measured, without an error.
+    let launch = row(&v, "launch");
+    assert!(launch["measured"].as_f64().unwrap() > 0.0);
+    assert!(launch["error"].is_null());
 }
 
 /// The collector core's serialisation (scoreboard released at writeback, then operand

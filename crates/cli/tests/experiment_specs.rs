@@ -75,6 +75,14 @@ fn design_families_are_groups_and_baselines_run_once() {
         per_design(&points("malekeh")),
         expect(&[("baseline", 1), ("malekeh", 3), ("bow", 2)])
     );
+    // The modern core: the reuse cache off (baseline) and on, on rtx-a6000 and h100,
+    // with no setting of its own (each config's own core, banks and ports).
+    let modern = points("modern-core");
+    assert_eq!(
+        per_design(&modern),
+        expect(&[("baseline", 2), ("reuse-cache", 2)])
+    );
+    assert!(modern.iter().all(|p| p.sets.is_empty()));
 }
 
 /// Each paper's figure covers the class its headline depends on: LTRF's capacity points
@@ -136,6 +144,7 @@ fn paper_specs_cover_the_classes_of_their_headlines() {
     );
     covers("malekeh", "malekeh", "", "operand_bound", "bound");
     covers("malekeh", "bow", "", "operand_bound", "bound");
+    covers("modern-core", "reuse-cache", "", "operand_bound", "bound");
     covers(
         "wir",
         "wir",

@@ -174,8 +174,31 @@ fn the_stream_buffer_prefetches_a_straight_line_kernel_larger_than_the_l0() {
     assert!(w.misses * 4 < wo.misses, "{w:?} against {wo:?}");
     assert!(w.useful_prefetches + w.misses >= lines, "{w:?}");
     assert!(w.prefetches >= w.useful_prefetches, "{w:?}");
+    // The stream stops at the kernel's last line.
+    assert!(w.prefetches < lines, "{w:?} for {lines} lines");
     assert!(
         with.cycles < without.cycles,
+        "{} vs {}",
+        with.cycles,
+        without.cycles
+    );
+}
+
+/// A kernel of two lines: the stream requests the second and nothing past the end of the
+/// code, so the kernel ends when its warp does (before, the stream's sixteen requests
+/// past the code kept an empty kernel running until they returned from DRAM).
+#[test]
+fn the_stream_buffer_stops_at_the_end_of_the_code() {
+    let n = 20;
+    let with = run_straight_line(n, &["sm.l0_stream_buffer=16"]);
+    let without = run_straight_line(n, &["sm.l0_stream_buffer=0"]);
+    let w = with.l0_icache.expect("modern core");
+    let line_bytes = u64::from(config("rtx-a6000", &[]).icache.line_bytes);
+    let lines = (8 * (n as u64 + 6)).div_ceil(line_bytes);
+    assert!(lines >= 2, "{lines}");
+    assert!(w.prefetches < lines, "{w:?} for {lines} lines");
+    assert!(
+        with.cycles <= without.cycles,
         "{} vs {}",
         with.cycles,
         without.cycles

@@ -40,8 +40,9 @@ pub struct FigureDef {
     /// For `extra_ratio`: the counters summed above the line.
     #[serde(default)]
     pub numerator: Vec<String>,
-    #[serde(default)]
-    pub denominator: Option<String>,
+    /// For `extra_ratio`: the counters summed below it (one name or a list).
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub denominator: Vec<String>,
     /// The run each run is divided by; none: the metric as it is.
     #[serde(default)]
     pub normalize_to: Option<Reference>,
@@ -137,7 +138,25 @@ pub struct RowDef {
     /// The paper's value over the workloads of one class.
     #[serde(default)]
     pub paper_by_class: BTreeMap<String, f64>,
+    /// The paper's value for one workload of ours (the nearest to the paper's benchmark;
+    /// the note says which benchmark): a headline row of its own beside our value.
+    #[serde(default)]
+    pub paper_by_workload: BTreeMap<String, f64>,
     pub note: String,
+}
+
+/// A TOML string or array of strings, as a list.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(s) => vec![s],
+        OneOrMany::Many(v) => v,
+    })
 }
 
 /// Every figure definition and the quick subset (the embedded `figures.toml`).
@@ -203,8 +222,15 @@ impl FigureDef {
                         t["register_file"]["extra"][k].as_f64()
                     }
                 };
+                if self.denominator.is_empty() {
+                    return None;
+                }
                 let n = self.numerator.iter().map(|k| get(k)).sum::<Option<f64>>()?;
-                let d = get(self.denominator.as_deref()?)?;
+                let d = self
+                    .denominator
+                    .iter()
+                    .map(|k| get(k))
+                    .sum::<Option<f64>>()?;
                 (d > 0.0).then(|| n / d)
             }
         }
@@ -550,6 +576,20 @@ impl Computed<'_> {
                 note,
             ]);
         }
+        for c in &self.columns {
+            let Some(label) = &c.label else { continue };
+            for (w, paper) in &c.row.paper_by_workload {
+                let v: Vec<f64> = c.values.get(w).copied().into_iter().collect();
+                rows.push(vec![
+                    format!("{label} · {w}"),
+                    f3(v.first().copied()),
+                    v.len().to_string(),
+                    range(&v),
+                    f3(Some(*paper)),
+                    String::new(),
+                ]);
+            }
+        }
         if let Some(cl) = self.classes {
             for class in cl.class_names() {
                 for c in &self.columns {
@@ -769,13 +809,9 @@ mod known_answers {
 
     /// The figure `id` of `paper` computed from `points`, column by column.
     fn figure(paper: &str, id: &str, points: &[Point], cl: &Classes) -> Vec<Col> {
-        let defs = figure_defs().unwrap();
-        let def = defs
-            .iter()
-            .find(|f| f.paper == paper && f.id == id)
-            .unwrap_or_else(|| panic!("{paper} {id}"));
+        let def = def_of(paper, id);
         let a = Arrangement::new(points, "baseline");
-        compute(def, &a, cl)
+        compute(&def, &a, cl)
             .columns
             .into_iter()
             .map(|c| {
@@ -783,6 +819,41 @@ mod known_answers {
                 (c.label, def.summary.of(&all), c.values)
             })
             .collect()
+    }
+
+    /// The headline table of figure `id` of `paper`, as text.
+    fn headline(paper: &str, id: &str, points: &[Point], cl: &Classes) -> String {
+        let def = def_of(paper, id);
+        let a = Arrangement::new(points, "baseline");
+        compute(&def, &a, cl).headline().render(false)
+    }
+
+    /// The definition of figure `id` of `paper`.
+    fn def_of(paper: &str, id: &str) -> FigureDef {
+        figure_defs()
+            .unwrap()
+            .into_iter()
+            .find(|f| f.paper == paper && f.id == id)
+            .unwrap_or_else(|| panic!("{paper} {id}"))
+    }
+
+    /// The column labelled `label`.
+    fn column<'c>(cols: &'c [Col], label: &str) -> &'c Col {
+        cols.iter()
+            .find(|c| c.0.as_deref() == Some(label))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{label}: {:?}",
+                    cols.iter().map(|c| &c.0).collect::<Vec<_>>()
+                )
+            })
+    }
+
+    /// The first line of `text` that contains `needle`.
+    fn line_with<'t>(text: &'t str, needle: &str) -> &'t str {
+        text.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle}: {text}"))
     }
 
     fn close(x: Option<f64>, want: f64) -> bool {
@@ -814,16 +885,7 @@ mod known_answers {
         ]);
         let cl = classes("register_limited", &[("a", "registers"), ("b", "other")]);
         let cols = figure("ltrf", "fig14-capacity", &pts, &cl);
-        let find = |label: &str| {
-            cols.iter()
-                .find(|c| c.0.as_deref() == Some(label))
-                .unwrap_or_else(|| {
-                    panic!(
-                        "{label}: {:?}",
-                        cols.iter().map(|c| &c.0).collect::<Vec<_>>()
-                    )
-                })
-        };
+        let find = |label: &str| column(&cols, label);
         // BL at #6 over BL #1: 0.5, 0.5.
         assert!(close(find("baseline [technology=6]").1, 0.5));
         // LTRF at #6: 1.5 and 1.0, geomean sqrt(1.5) (over BL #6 it would be 3 and 2).
@@ -839,14 +901,8 @@ mod known_answers {
         assert!(cols.iter().any(|c| c.0.is_none()));
         // The per-class rows: ideal on the register-limited class alone is 2.0, beside
         // the paper's 1.37.
-        let defs = figure_defs().unwrap();
-        let def = defs.iter().find(|f| f.id == "fig14-capacity").unwrap();
-        let a = Arrangement::new(&pts, "baseline");
-        let text = compute(def, &a, &cl).headline().render(false);
-        let line = text
-            .lines()
-            .find(|l| l.contains("ideal_capacity_registers=524288] · registers"))
-            .unwrap_or_else(|| panic!("{text}"));
+        let text = headline("ltrf", "fig14-capacity", &pts, &cl);
+        let line = line_with(&text, "ideal_capacity_registers=524288] · registers");
         assert!(line.contains("2.000") && line.contains("1.370"), "{line}");
     }
 
@@ -896,16 +952,7 @@ mod known_answers {
             row("a", "rfc", &s1, ipc(1.8)),
         ]);
         let cols = figure("ltrf", "max-tolerable-latency", &pts, &Classes::default());
-        let get = |label: &str| {
-            cols.iter()
-                .find(|c| c.0.as_deref() == Some(label))
-                .unwrap_or_else(|| {
-                    panic!(
-                        "{label}: {:?}",
-                        cols.iter().map(|c| &c.0).collect::<Vec<_>>()
-                    )
-                })
-        };
+        let get = |label: &str| column(&cols, label);
         let ltrf = get("ltrf (cap 32)");
         assert_eq!(ltrf.2["a"], 2.0);
         assert_eq!(ltrf.2["b"], 32.0);
@@ -1021,6 +1068,83 @@ mod known_answers {
         assert!(close(h[0].1, 0.4), "{:?}", h[0]);
         let e = figure("malekeh", "rf-energy", &pts, &Classes::default());
         assert!(close(e[0].1, 0.5f64.sqrt()), "{:?}", e[0]);
+    }
+
+    /// modern-core: each reuse-cache run over the baseline of its own config (two
+    /// configs, one label each), the hit ratio over a summed denominator, and the paper's
+    /// per-workload figure on a headline row of its own.
+    #[test]
+    fn modern_core_ratios_are_per_config_and_the_paper_sits_beside_its_workload() {
+        let run = |ipc: f64, hits: [u64; 3], misses: [u64; 3]| {
+            json!({"ipc": ipc, "warp_instructions": 100,
+                   "register_file": {"extra": {
+                       "reuse_cache_hits_slot0": hits[0], "reuse_cache_hits_slot1": hits[1],
+                       "reuse_cache_hits_slot2": hits[2],
+                       "reuse_cache_misses_slot0": misses[0],
+                       "reuse_cache_misses_slot1": misses[1],
+                       "reuse_cache_misses_slot2": misses[2],
+                       "reuse_cache_conflict_bubbles": 25}}})
+        };
+        fn on<'a>(w: &'a str, config: &'a str, total: Value) -> Row<'a> {
+            Row {
+                workload: w,
+                config,
+                design: "reuse-cache",
+                sets: &[],
+                total,
+            }
+        }
+        fn off<'a>(w: &'a str, config: &'a str, ipc: f64) -> Row<'a> {
+            Row {
+                workload: w,
+                config,
+                design: "baseline",
+                sets: &[],
+                total: json!({"ipc": ipc, "warp_instructions": 100}),
+            }
+        }
+        let pts = through_a_store(&[
+            off("sgemm_reg128", "rtx-a6000", 1.0),
+            on(
+                "sgemm_reg128",
+                "rtx-a6000",
+                run(1.5, [10, 20, 30], [30, 20, 10]),
+            ),
+            off("saxpy", "rtx-a6000", 2.0),
+            on("saxpy", "rtx-a6000", run(2.0, [0, 0, 0], [10, 0, 0])),
+            // h100's baseline is h100's reference, not rtx-a6000's.
+            off("sgemm_reg128", "h100", 4.0),
+            on("sgemm_reg128", "h100", run(5.0, [1, 0, 0], [3, 0, 0])),
+        ]);
+        let cl = classes(
+            "operand_bound",
+            &[("sgemm_reg128", "bound"), ("saxpy", "not")],
+        );
+        let r = figure("modern-core", "runtime-off-over-on", &pts, &cl);
+
+        let a6000 = column(&r, "reuse-cache @rtx-a6000");
+        assert!(close(a6000.1, 1.5f64.sqrt()), "{:?}", a6000);
+        assert!(close(column(&r, "reuse-cache @h100").1, 1.25));
+        // Hits over hits and misses, summed over the slots: 60/120 and 0/10, mean 0.25.
+        let h = figure("modern-core", "hit-ratio", &pts, &cl);
+        let a6000 = column(&h, "reuse-cache @rtx-a6000");
+        assert!(
+            close(a6000.2.get("sgemm_reg128").copied(), 0.5),
+            "{:?}",
+            a6000
+        );
+        assert!(close(a6000.1, 0.25), "{:?}", a6000);
+        let b = figure("modern-core", "conflict-bubbles", &pts, &cl);
+        assert!(close(column(&b, "reuse-cache @h100").1, 0.25));
+        // The headline: the paper's 1.45 beside our 1.5 on sgemm_reg128.
+        let text = headline("modern-core", "runtime-off-over-on", &pts, &cl);
+        let line = line_with(&text, "reuse-cache @rtx-a6000 · sgemm_reg128");
+        assert!(line.contains("1.500") && line.contains("1.450"), "{line}");
+        // A workload the runs lack still shows the paper's number, with no value of ours.
+        let line = line_with(&text, "reuse-cache @h100 · sgemm_regblock");
+        assert!(line.contains(" - ") && line.contains("1.450"), "{line}");
+        let line = line_with(&text, "reuse-cache @rtx-a6000 · bound");
+        assert!(line.contains("1.500"), "{line}");
     }
 
     #[test]

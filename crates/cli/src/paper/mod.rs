@@ -1,4 +1,4 @@
-//! `regsim paper gebhart|ltrf|cerf|malekeh|wir|all`: runs `experiments/<paper>.toml` and
+//! `regsim paper gebhart|ltrf|cerf|malekeh|wir|modern-core|all`: runs `experiments/<paper>.toml` and
 //! prints the paper's headline figures as tables, the paper's number beside ours, with a
 //! per-workload table (and a per-class breakdown where the paper has classes) under each,
 //! and writes the report's figures (`<out>/report/index.html` and SVGs). With
@@ -34,11 +34,12 @@ use crate::report_html::{self, Point};
 pub use figures::{tables, FigureDef};
 
 /// The papers `regsim paper` knows.
-pub const PAPERS: [&str; 5] = ["gebhart", "ltrf", "cerf", "malekeh", "wir"];
+pub const PAPERS: [&str; 6] = ["gebhart", "ltrf", "cerf", "malekeh", "wir", "modern-core"];
 
 #[derive(Args)]
 pub struct PaperArgs {
-    /// The paper: gebhart, ltrf, cerf, malekeh or wir; `all` runs every one in turn.
+    /// The paper: gebhart, ltrf, cerf, malekeh, wir or modern-core (MICRO'25's register-file
+    /// cache off and on); `all` runs every one in turn.
     #[arg(value_name = "PAPER")]
     paper: String,
     /// The sweep spec (default: experiments/<PAPER>.toml; not with `all`).
@@ -429,6 +430,14 @@ mod tests {
         let classes = classes::load_default().unwrap();
         for p in PAPERS {
             assert!(defs.iter().any(|f| f.paper == p), "{p}");
+        }
+        // A per-workload paper number names a built-in workload.
+        let builtin =
+            regsim::sweep::spec::builtin_workloads(&regsim::sweep::spec::find_workloads_dir(None));
+        for f in &defs {
+            for w in f.rows.iter().flat_map(|r| r.paper_by_workload.keys()) {
+                assert!(builtin.contains(w), "{} {}: {w}", f.paper, f.id);
+            }
         }
         // Every classification a figure names is in workloads/classes.toml, and every
         // per-class paper number names one of its classes.

@@ -64,6 +64,10 @@ fn reference(paper: &str) -> &'static str {
             "Abaie Shoushtary et al., \"Lightweight Register File Caching in Collector Units \
              for GPUs\""
         }
+        "modern-core" => {
+            "Huerta, Abaie Shoushtary, Cruz and González, \"Dissecting and Modeling the \
+             Architecture of Modern GPU Cores\", MICRO 2025 (arXiv:2503.20481)"
+        }
         "wir" => "Kim and Ro, \"WIR: Warp Instruction Reuse to Minimize Repeated Computations in GPUs\", HPCA 2018",
         _ => "",
     }

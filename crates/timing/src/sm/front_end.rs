@@ -20,10 +20,14 @@
 //!   buffer that prefetches successive memory blocks when a miss occurs" explains the
 //!   measured front end, with 16 entries; NVIDIA's design is not published): a fetch that
 //!   misses both the L0 and the buffer goes to the SM's instruction cache and restarts
-//!   the stream at the next line, dropping the buffer's lines; every cycle each sub-core
-//!   whose buffer has a free entry requests its stream's next line (after the demand
-//!   fetches of every sub-core, through the same port of the SM's instruction cache,
-//!   skipping lines its L0 holds); a fetch that misses the L0 but finds its line in the
+//!   the stream at the next line, dropping the buffer's lines, and the stream ends at the
+//!   last line of that fetch's function (no request for lines past the code); every
+//!   cycle each sub-core whose buffer has a free entry requests its stream's next line
+//!   (after the demand fetches of every sub-core, through the same port of the SM's
+//!   instruction cache, skipping lines its L0 holds), except in a cycle where a demand
+//!   fetch was refused or a memory instruction of the SM waits for the memory system:
+//!   prefetches take only what demand fetches and data accesses leave; a fetch that
+//!   misses the L0 but finds its line in the
 //!   buffer takes it (a **useful prefetch**, moved into the L0; the lines before it are
 //!   dropped), at once if it has arrived, else when it arrives.
 //!
@@ -35,6 +39,7 @@ use crate::memory::cache::{LineAddr, SectorMask};
 use crate::memory::coalescer::LineAccess;
 use crate::memory::{AccessKind, MemRequest, Space};
 use crate::time::{Cycle, Cycles};
+use ir::InstId;
 
 /// L0 instruction cache capacity per sub-core: 16 KB, Jia et al.'s measurement on
 /// Turing ("Dissecting the NVidia Turing T4 GPU via Microbenchmarking", arXiv:1903.07486);
@@ -101,8 +106,12 @@ struct Prefetched {
 #[derive(Clone, Debug, Default)]
 struct StreamBuffer {
     lines: Vec<Prefetched>,
-    /// The next line to request; `None` before the first miss.
+    /// The next line to request; `None` before the first miss and once the stream has
+    /// passed `end`.
     next: Option<u64>,
+    /// The last line of the code the stream runs in (the missing fetch's function): the
+    /// stream stops there instead of requesting lines that hold no instruction.
+    end: u64,
     /// Warps whose fetch missed the L0 and found its line requested but not arrived.
     waiting: Vec<(u16, u64)>,
 }
@@ -110,9 +119,15 @@ struct StreamBuffer {
 impl StreamBuffer {
     /// Restarts the stream after a demand miss of `line`: its lines are dropped (their
     /// requests complete for the fetches waiting on them, if any).
-    fn restart(&mut self, line: u64) {
+    fn restart(&mut self, line: u64, end: u64) {
         self.lines.clear();
-        self.next = Some(line + 1);
+        self.end = end;
+        self.next = (line < end).then_some(line + 1);
+    }
+
+    /// Whether the stream has a line to request and an entry to hold it.
+    fn wants(&self, cap: usize) -> bool {
+        self.next.is_some() && self.lines.len() < cap
     }
 
     /// Takes `line` for a fetch that missed the L0: its position, with the lines before
@@ -140,9 +155,7 @@ impl FrontEnd {
     /// Whether a stream buffer has a line to request (its SM must not sleep through the
     /// cycle: the request would be late).
     pub fn wants_prefetch(&self) -> bool {
-        self.streams
-            .iter()
-            .any(|b| b.next.is_some() && b.lines.len() < self.stream_lines)
+        self.streams.iter().any(|b| b.wants(self.stream_lines))
     }
 
     pub fn new(cfg: &GpuConfig) -> Self {
@@ -172,6 +185,7 @@ impl Sm {
         let subs = fe.rr.len();
         let per_sub = self.warps.len().div_ceil(subs);
         let mut progress = false;
+        let mut demand_refused = false;
         for s in 0..subs {
             let Some(w) = self.next_fetchable(s, subs, fe.rr[s]) else {
                 continue;
@@ -207,17 +221,27 @@ impl Sm {
                 self.stats.l0_icache.misses += 1;
                 fe.l0[s].install(line);
                 if let Some(b) = fe.streams.get_mut(s) {
-                    b.restart(line);
+                    let func = self.warps[w].func;
+                    let last = ctx.info.function(func).map_or(0, |f| f.len()).max(1) - 1;
+                    b.restart(
+                        line,
+                        inst_address(func, InstId(last as u32)) / self.icache_line,
+                    );
                 }
             } else {
                 // The SM's instruction cache refused; the sub-core tries again.
+                demand_refused = true;
                 continue;
             }
             fe.rr[s] = (w / subs + 1) % per_sub.max(1);
             progress = true;
         }
-        for s in 0..fe.streams.len() {
-            progress |= self.prefetch(&mut fe, s, now, ctx);
+        // Prefetches take what demand leaves: none in a cycle whose demand fetch was
+        // refused, and none while the SM's data accesses wait for the memory system.
+        if !demand_refused && self.ldst.is_empty() {
+            for s in 0..fe.streams.len() {
+                progress |= self.prefetch(&mut fe, s, now, ctx);
+            }
         }
         self.front_end = Some(fe);
         progress
@@ -228,14 +252,18 @@ impl Sm {
     fn prefetch(&mut self, fe: &mut FrontEnd, s: usize, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
         let cap = fe.stream_lines;
         let b = &mut fe.streams[s];
-        let Some(mut line) = b.next else {
+        let Some(line) = b.next else {
             return false;
         };
         if b.lines.len() >= cap {
             return false;
         }
+        if line > b.end {
+            b.next = None;
+            return false;
+        }
         if fe.l0[s].holds(line) {
-            b.next = Some(line + 1);
+            b.next = (line < b.end).then_some(line + 1);
             return true;
         }
         let lines = [LineAccess {
@@ -263,8 +291,7 @@ impl Sm {
             arrived: false,
             claimed: false,
         });
-        line += 1;
-        b.next = Some(line);
+        b.next = (line < b.end).then_some(line + 1);
         self.stats.l0_icache.prefetches += 1;
         true
     }
