@@ -1408,3 +1408,100 @@ fn static_shared_memory_is_per_kernel() {
     assert_eq!(module.kernel_static_shared(first), 30_112);
     assert_eq!(module.kernel_static_shared(second), 8 + 100 + 4 + 20_000);
 }
+
+/// `data/modern/cvt_tf32.sm90.ptx`: each form of `cvt` to tf32, on values at the
+/// rounding edges (results written out by hand from the rules in `semantics/convert.rs`).
+#[test]
+fn cvt_to_tf32_rounds_each_form_at_the_edges() {
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "tf32.ptx", &modern_data("cvt_tf32.sm90.ptx"));
+    let k = emu.kernel(m, "tf32").unwrap();
+    // (input, [rna, rna.satfinite, rn, rn.relu, rz, rz.satfinite.relu])
+    let cases: [(u32, [u32; 6]); 8] = [
+        // 1 + half an ulp (tie, even below): rna up, rn down.
+        (
+            0x3F80_1000,
+            [
+                0x3F80_2000,
+                0x3F80_2000,
+                0x3F80_0000,
+                0x3F80_0000,
+                0x3F80_0000,
+                0x3F80_0000,
+            ],
+        ),
+        // -(1 + 3 half ulps) (tie, odd below): up in magnitude for both; relu gives +0.
+        (
+            0xBF80_3000,
+            [0xBF80_4000, 0xBF80_4000, 0xBF80_4000, 0, 0xBF80_2000, 0],
+        ),
+        // Just below a tie.
+        (
+            0x3F80_0FFF,
+            [
+                0x3F80_0000,
+                0x3F80_0000,
+                0x3F80_0000,
+                0x3F80_0000,
+                0x3F80_0000,
+                0x3F80_0000,
+            ],
+        ),
+        // The largest f32: overflows to infinity when rounding to nearest.
+        (
+            0x7F7F_FFFF,
+            [
+                0x7F80_0000,
+                0x7F7F_E000,
+                0x7F80_0000,
+                0x7F80_0000,
+                0x7F7F_E000,
+                0x7F7F_E000,
+            ],
+        ),
+        // -infinity.
+        (
+            0xFF80_0000,
+            [0xFF80_0000, 0xFF7F_E000, 0xFF80_0000, 0, 0xFF80_0000, 0],
+        ),
+        // A quiet NaN with low payload bits.
+        (
+            0x7FC0_1234,
+            [
+                0x7FC0_0000,
+                0x7FBF_E000,
+                0x7FFF_FFFF,
+                0x7FFF_FFFF,
+                0x7FFF_FFFF,
+                0x7FFF_FFFF,
+            ],
+        ),
+        // A subnormal on a tie (even below).
+        (
+            0x0000_5000,
+            [
+                0x0000_6000,
+                0x0000_6000,
+                0x0000_4000,
+                0x0000_4000,
+                0x0000_4000,
+                0x0000_4000,
+            ],
+        ),
+        // -0.
+        (
+            0x8000_0000,
+            [0x8000_0000, 0x8000_0000, 0x8000_0000, 0, 0x8000_0000, 0],
+        ),
+    ];
+    let input: Vec<u32> = cases.iter().map(|c| c.0).collect();
+    let pin = alloc_u32s(&mut emu, &input);
+    let pout = alloc_u32s(&mut emu, &vec![0; 6 * input.len()]);
+    let p = params(&emu, k, &[pin, pout]);
+    emu.run(k, LaunchConfig::linear(1, input.len() as u32), &p)
+        .unwrap();
+    let out = read_u32s(&emu, pout, 6 * input.len());
+    for (i, (x, want)) in cases.iter().enumerate() {
+        assert_eq!(&out[6 * i..6 * i + 6], want, "input {x:#010x}");
+    }
+}

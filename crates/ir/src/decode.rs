@@ -2233,6 +2233,9 @@ impl FnLower<'_, '_> {
         let satfinite = m.flag(Flag::Satfinite);
         let dst = m.need_ty()?;
         let src = m.need_ty()?;
+        if dst == Tf32 {
+            return self.decode_cvt_tf32(inst, src, rounding, ftz || sat, relu, satfinite);
+        }
         if satfinite {
             return Err(DecodeError::new("'.satfinite' on 'cvt' is not supported"));
         }
@@ -2306,6 +2309,64 @@ impl FnLower<'_, '_> {
             ftz,
             sat,
             relu,
+            satfinite: false,
+        })
+    }
+
+    /// `cvt.rna{.satfinite}.tf32.f32 d, a` (sm_80) and `cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32
+    /// d, a` (sm_90; `.rn.satfinite` sm_100): `d` is a 32-bit register holding the tf32
+    /// value in f32's layout.
+    fn decode_cvt_tf32(
+        &mut self,
+        inst: &ast::Instruction,
+        src: ScalarType,
+        rounding: Option<Rounding>,
+        ftz_or_sat: bool,
+        relu: bool,
+        satfinite: bool,
+    ) -> Result<Op> {
+        if src != F32 {
+            return Err(DecodeError::new(format!(
+                "'cvt.tf32.{src}' is not supported (tf32 converts from .f32 only)"
+            )));
+        }
+        match rounding {
+            Some(Rounding::Rna | Rounding::Rn | Rounding::Rz) => {}
+            Some(r) => {
+                return Err(DecodeError::new(format!(
+                    "'.{}' is not allowed on 'cvt.tf32.f32' (use .rna, .rn or .rz)",
+                    r.as_str()
+                )))
+            }
+            None => {
+                return Err(DecodeError::new(
+                    "'cvt.tf32.f32' needs a rounding modifier (.rna, .rn or .rz)",
+                ))
+            }
+        }
+        if ftz_or_sat {
+            return Err(DecodeError::new(
+                "'.ftz' and '.sat' are not allowed on 'cvt.tf32.f32'",
+            ));
+        }
+        if relu && rounding == Some(Rounding::Rna) {
+            return Err(DecodeError::new(
+                "'.relu' is not allowed on 'cvt.rna.tf32.f32' (only with .rn or .rz)",
+            ));
+        }
+        self.need_count(inst, 2)?;
+        let d = self.dst(&inst.operands[0], B32, Fit::Exact)?;
+        self.dsts.push(d);
+        let a = self.src_value(&inst.operands[1], F32, Fit::Exact, false)?;
+        self.srcs.push(a);
+        Ok(Op::Cvt {
+            dst: Tf32,
+            src: F32,
+            rounding,
+            ftz: false,
+            sat: false,
+            relu,
+            satfinite,
         })
     }
 

@@ -624,7 +624,8 @@ fn decoded_fields_are_typed() {
             rounding: Some(Rounding::Rzi),
             ftz: false,
             sat: true,
-            relu: false
+            relu: false,
+            satfinite: false
         }
     );
     assert_eq!(
@@ -982,7 +983,7 @@ fn cp_async_forms_decode() {
         roundtrip("cp.async.wait_group 2;"),
         "cp.async.wait_group 2;"
     );
-    for (inst, expected) in [
+    check_errors(&[
         (
             "cp.async.cg.shared.global [%r1], [%rd1], 8;",
             "'cp.async.cg' copies 16 bytes",
@@ -996,7 +997,13 @@ fn cp_async_forms_decode() {
             "cp.async.ca.shared.local [%r1], [%rd1], 4;",
             "copies .shared.global only",
         ),
-    ] {
+    ]);
+}
+
+/// Each instruction fails to lower with an error containing its text.
+#[track_caller]
+fn check_errors(cases: &[(&str, &str)]) {
+    for (inst, expected) in cases {
         let e = error_of(inst);
         assert!(e.contains(expected), "{inst}: {e}");
     }
@@ -1243,4 +1250,71 @@ fn mma_tf32_integer_and_f64_shapes() {
         let e = error_of(inst);
         assert!(e.contains(want), "{inst}: {e}");
     }
+}
+
+#[test]
+fn cvt_to_tf32_forms_and_their_errors() {
+    check_all(&[
+        ("cvt.rna.tf32.f32 %r1, %f1;", "cvt.rna.tf32.f32 %r1, %f1;"),
+        // CUTLASS for sm_90 passes the f32 in a .b32 register ("r" constraint).
+        ("cvt.rn.tf32.f32 %r1, %r1;", "cvt.rn.tf32.f32 %r1, %r1;"),
+        (
+            "cvt.rz.relu.tf32.f32 %u1, %f2;",
+            "cvt.rz.relu.tf32.f32 %u1, %f2;",
+        ),
+        (
+            "cvt.rna.satfinite.tf32.f32 %r1, %f1;",
+            "cvt.rna.satfinite.tf32.f32 %r1, %f1;",
+        ),
+        (
+            "cvt.rn.satfinite.relu.tf32.f32 %r1, %f1;",
+            "cvt.rn.relu.satfinite.tf32.f32 %r1, %f1;",
+        ),
+    ]);
+    assert_eq!(
+        op_of("cvt.rna.satfinite.tf32.f32 %r1, %f1;"),
+        Op::Cvt {
+            dst: ScalarType::Tf32,
+            src: ScalarType::F32,
+            rounding: Some(Rounding::Rna),
+            ftz: false,
+            sat: false,
+            relu: false,
+            satfinite: true
+        }
+    );
+    // ptxas makes .rna integer work on the bits (FSETP, IADD, LOP3) and .rn/.rz one F2FP.
+    for (inst, class) in [
+        ("cvt.rna.tf32.f32 %r1, %f1;", ExecClass::IntSimple),
+        ("cvt.rn.tf32.f32 %r1, %f1;", ExecClass::FloatConvert),
+    ] {
+        assert_eq!(exec_class(&op_of(inst)), class, "{inst}");
+    }
+    check_errors(&[
+        (
+            "cvt.tf32.f32 %r1, %f1;",
+            "needs a rounding modifier (.rna, .rn or .rz)",
+        ),
+        (
+            "cvt.rm.tf32.f32 %r1, %f1;",
+            "'.rm' is not allowed on 'cvt.tf32.f32'",
+        ),
+        (
+            "cvt.rna.relu.tf32.f32 %r1, %f1;",
+            "'.relu' is not allowed on 'cvt.rna.tf32.f32'",
+        ),
+        (
+            "cvt.rna.ftz.tf32.f32 %r1, %f1;",
+            "'.ftz' and '.sat' are not allowed",
+        ),
+        (
+            "cvt.rna.tf32.f16 %r1, %h1;",
+            "'cvt.tf32.f16' is not supported",
+        ),
+        ("cvt.rna.tf32.f32 %rd1, %f1;", "%rd1"),
+        (
+            "cvt.rn.f32.tf32 %f1, %r1;",
+            "'cvt.f32.tf32' is not supported",
+        ),
+    ]);
 }

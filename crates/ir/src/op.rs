@@ -1305,6 +1305,9 @@ pub enum Op {
         ftz: bool,
         sat: bool,
         relu: bool,
+        /// `.satfinite` (tf32 destinations only): infinities and overflows become the
+        /// largest finite value of the sign.
+        satfinite: bool,
     },
     /// `d; a`: `cvta.space` (to generic) or `cvta.to.space` (from generic).
     Cvta {
@@ -1818,11 +1821,13 @@ impl fmt::Display for Op {
                 ftz,
                 sat,
                 relu,
+                satfinite,
             } => {
                 m.rounding(*rounding);
                 m.flag(*ftz, "ftz");
                 m.flag(*sat, "sat");
                 m.flag(*relu, "relu");
+                m.flag(*satfinite, "satfinite");
                 m.ty(*dst);
                 m.ty(*src);
             }

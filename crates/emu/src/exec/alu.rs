@@ -15,7 +15,7 @@ use crate::memory::{
 };
 use crate::module::{Base, ExecFunction, Src, NO_PC};
 use crate::semantics::compare::{apply_bool, cmp_float, cmp_int};
-use crate::semantics::convert::{cvt, CvtRounding, CvtType};
+use crate::semantics::convert::{cvt, f32_to_tf32, CvtRounding, CvtType, Tf32Rounding};
 use crate::semantics::exact::Rounding;
 use crate::semantics::float::{self as fl, FpMode, Transcendental};
 use crate::semantics::half::{self, HalfKind, HalfOp};
@@ -1233,12 +1233,28 @@ impl Launch<'_> {
                 }
             }
             Op::Cvt {
+                dst: ScalarType::Tf32,
+                rounding: r,
+                relu,
+                satfinite,
+                ..
+            } => {
+                let mode = match r {
+                    Some(op::Rounding::Rna) => Tf32Rounding::NearestAway,
+                    Some(op::Rounding::Rz) => Tf32Rounding::Zero,
+                    _ => Tf32Rounding::NearestEven,
+                };
+                let a = src!(0);
+                map!(|l| f32_to_tf32(rd!(a, l) as u32, mode, *satfinite, *relu) as u64);
+            }
+            Op::Cvt {
                 dst,
                 src: sty,
                 rounding: r,
                 ftz,
                 sat,
                 relu,
+                ..
             } => {
                 let rnd = match r {
                     None => CvtRounding::None,
