@@ -1505,3 +1505,35 @@ fn cvt_to_tf32_rounds_each_form_at_the_edges() {
         assert_eq!(&out[6 * i..6 * i + 6], want, "input {x:#010x}");
     }
 }
+
+/// `data/modern/cluster1.sm90.ptx`: a kernel declaring a cluster of one CTA reads the
+/// cluster special registers, synchronises on the cluster barrier, and reaches shared
+/// memory through `mapa` and `.shared::cluster` loads and atomics.
+#[test]
+fn a_cluster_of_one_cta_has_rank_0_and_its_own_shared_memory() {
+    let ctas = 3u32;
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "cl.ptx", &modern_data("cluster1.sm90.ptx"));
+    let k = emu.kernel(m, "cl").unwrap();
+    let pout = alloc_u32s(&mut emu, &vec![0; (ctas * 32 * 8) as usize]);
+    let p = params(&emu, k, &[pout]);
+    emu.run(k, LaunchConfig::linear(ctas, 32), &p).unwrap();
+    let out = read_u32s(&emu, pout, (ctas * 32 * 8) as usize);
+    for c in 0..ctas {
+        for t in 0..32u32 {
+            let row = &out[8 * (32 * c + t) as usize..][..8];
+            // Right neighbour's 10 (t + 1) read before, plus this thread's word after the
+            // left neighbour's atomic added one.
+            let sum = 10 * ((t + 1) % 32) + 10 * t + 1;
+            assert_eq!(row, [c, ctas, 0, 1, 0, 1, 1, sum], "CTA {c} thread {t}");
+        }
+    }
+    let far = emu.kernel(m, "far").unwrap();
+    let p = params(&emu, far, &[pout]);
+    let e = emu
+        .run(far, LaunchConfig::linear(1, 32), &p)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("mapa to CTA rank 1"), "{e}");
+    assert!(e.contains("far"), "{e}");
+}

@@ -478,10 +478,11 @@ impl FnLower<'_, '_> {
             ast::Operand::Name { name, component } => {
                 if let Some(s) = self.special(name, *component) {
                     let ok = match s.bits() {
+                        1 => kind(ty) == Kind::Pred,
                         64 => ty.bits() == 64 || fit == Fit::Wider,
                         _ => matches!(ty.bits(), 16 | 32) || (fit == Fit::Wider && ty.bits() == 64),
                     };
-                    if !ok || kind(ty) == Kind::Float || kind(ty) == Kind::Pred {
+                    if !ok || kind(ty) == Kind::Float || kind(ty) == Kind::Pred && s.bits() != 1 {
                         return Err(DecodeError::at(
                             name.span,
                             format!("special register '{s}' does not fit a .{ty} operand"),
@@ -1215,6 +1216,7 @@ impl FnLower<'_, '_> {
             O::Atom | O::Red => self.decode_atomic(inst, m)?,
 
             O::Bar | O::Barrier => self.decode_barrier(inst, m)?,
+            O::Mapa => self.decode_mapa(inst, m)?,
             O::Membar => {
                 let scope = if m.flag(Flag::Cta) {
                     Scope::Cta
@@ -2604,6 +2606,45 @@ impl FnLower<'_, '_> {
         })
     }
 
+    /// `barrier.cluster.arrive{.release,.relaxed}{.aligned}` and
+    /// `barrier.cluster.wait{.acquire}{.aligned}` (sm_90).
+    fn decode_cluster_barrier(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let kind = if m.flag(Flag::Arrive) {
+            m.pick(&[(Flag::Release, ()), (Flag::Relaxed, ())]);
+            BarrierKind::Arrive
+        } else if m.other("wait") {
+            m.flag(Flag::Acquire);
+            BarrierKind::Sync
+        } else {
+            return Err(DecodeError::new("'barrier.cluster' needs .arrive or .wait"));
+        };
+        let aligned = m.flag(Flag::Aligned);
+        if !inst.operands.is_empty() {
+            return Err(DecodeError::new("'barrier.cluster' takes no operands"));
+        }
+        Ok(Op::Bar {
+            kind,
+            aligned,
+            cluster: true,
+        })
+    }
+
+    /// `mapa{.shared::cluster}.{u32,u64} d, a, rank` (sm_90).
+    fn decode_mapa(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let space = match m.space() {
+            None => Space::Generic,
+            Some(StateSpace::SharedCluster) => Space::SharedCluster,
+            Some(s) => return Err(DecodeError::new(format!("'mapa' cannot map .{s}"))),
+        };
+        let ty = m.need_ty()?;
+        self.check_ty(inst, ty, &[U32, U64])?;
+        if space == Space::Generic && ty != U64 {
+            return Err(DecodeError::new("generic 'mapa' needs .u64"));
+        }
+        self.regular(inst, &[ty], &[ty, U32])?;
+        Ok(Op::Mapa { space, ty })
+    }
+
     fn decode_barrier(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
         if inst.opcode == Opcode::Bar && m.other("warp") {
             if !m.flag(Flag::Sync) {
@@ -2611,6 +2652,9 @@ impl FnLower<'_, '_> {
             }
             self.regular(inst, &[], &[U32])?;
             return Ok(Op::BarWarpSync);
+        }
+        if inst.opcode == Opcode::Barrier && m.flag(Flag::Cluster) {
+            return self.decode_cluster_barrier(inst, m);
         }
         m.flag(Flag::Cta);
         // `bar` is `barrier.aligned`.
@@ -2676,7 +2720,11 @@ impl FnLower<'_, '_> {
                 self.srcs.push(p);
             }
         }
-        Ok(Op::Bar { kind, aligned })
+        Ok(Op::Bar {
+            kind,
+            aligned,
+            cluster: false,
+        })
     }
 
     /// A call argument or return slot: a `.param` variable, a register or an immediate.

@@ -1318,3 +1318,98 @@ fn cvt_to_tf32_forms_and_their_errors() {
         ),
     ]);
 }
+
+#[test]
+fn cluster_barriers_mapa_and_special_registers() {
+    check_all(&[
+        (
+            "barrier.cluster.arrive.relaxed.aligned;",
+            "barrier.cluster.arrive.aligned;",
+        ),
+        ("barrier.cluster.arrive.release;", "barrier.cluster.arrive;"),
+        ("barrier.cluster.wait.acquire;", "barrier.cluster.wait;"),
+        (
+            "barrier.cluster.wait.aligned;",
+            "barrier.cluster.wait.aligned;",
+        ),
+        (
+            "mapa.shared::cluster.u32 %r1, %r2, %r3;",
+            "mapa.shared::cluster.u32 %r1, %r2, %r3;",
+        ),
+        ("mapa.u64 %rd1, %rd2, 1;", "mapa.u64 %rd1, %rd2, 1;"),
+        (
+            "ld.shared::cluster.u32 %r1, [%r2];",
+            "ld.shared::cluster.u32 %r1, [%r2];",
+        ),
+        (
+            "atom.shared::cluster.add.u32 %r1, [%r2], 1;",
+            "atom.relaxed.gpu.shared::cluster.add.u32 %r1, [%r2], 1;",
+        ),
+        ("mov.u32 %r1, %clusterid.y;", "mov.u32 %r1, %clusterid.y;"),
+        ("mov.u32 %r1, %nclusterid.z;", "mov.u32 %r1, %nclusterid.z;"),
+        (
+            "mov.u32 %r1, %cluster_ctaid.x;",
+            "mov.u32 %r1, %cluster_ctaid.x;",
+        ),
+        (
+            "mov.u32 %r1, %cluster_nctaid.x;",
+            "mov.u32 %r1, %cluster_nctaid.x;",
+        ),
+        (
+            "mov.u32 %r1, %cluster_ctarank;",
+            "mov.u32 %r1, %cluster_ctarank;",
+        ),
+        (
+            "mov.u32 %r1, %cluster_nctarank;",
+            "mov.u32 %r1, %cluster_nctarank;",
+        ),
+        (
+            "mov.pred %p1, %is_explicit_cluster;",
+            "mov.pred %p1, %is_explicit_cluster;",
+        ),
+    ]);
+    for (inst, class) in [
+        ("barrier.cluster.wait;", ExecClass::Barrier),
+        ("barrier.cluster.arrive;", ExecClass::Barrier),
+        ("mapa.u64 %rd1, %rd2, 0;", ExecClass::IntSimple),
+    ] {
+        assert_eq!(exec_class(&op_of(inst)), class, "{inst}");
+    }
+    check_errors(&[
+        ("barrier.cluster.sync;", "needs .arrive or .wait"),
+        ("barrier.cluster.wait 0;", "takes no operands"),
+        ("mapa.shared.u32 %r1, %r2, 0;", "'mapa' cannot map .shared"),
+        ("mapa.u32 %r1, %r2, 0;", "generic 'mapa' needs .u64"),
+        (
+            "mov.u32 %r1, %is_explicit_cluster;",
+            "does not fit a .u32 operand",
+        ),
+        (
+            "mov.pred %p1, %cluster_ctarank;",
+            "does not fit a .pred operand",
+        ),
+    ]);
+}
+
+#[test]
+fn clusters_of_more_than_one_cta_are_refused_at_the_kernel() {
+    let src = ".version 7.8\n.target sm_90\n.address_size 64\n\
+               .visible .entry k() .reqnctapercluster 2, 1, 1 { ret; }\n\
+               .visible .entry one() .reqnctapercluster 1 .explicitcluster { ret; }\n";
+    let module = ptx::parse("t.ptx", src).unwrap();
+    let e = lower(&module, "t.ptx", src).unwrap_err().to_string();
+    assert!(e.contains("t.ptx:4"), "{e}");
+    assert!(
+        e.contains("unsupported cluster shape '.reqnctapercluster 2, 1, 1'"),
+        "{e}"
+    );
+    assert!(!e.contains("in one"), "{e}");
+    let ok = ".version 7.8\n.target sm_90\n.address_size 64\n\
+              .visible .entry one() .reqnctapercluster 1 .explicitcluster .maxclusterrank 1 { ret; }\n";
+    let module = ptx::parse("t.ptx", ok).unwrap();
+    let p = lower(&module, "t.ptx", ok).unwrap();
+    let d = &p.functions[0].directives;
+    assert_eq!(d.reqnctapercluster, Some([1, 1, 1]));
+    assert!(d.explicitcluster && d.explicit_cluster());
+    assert_eq!(d.maxclusterrank, Some(1));
+}
