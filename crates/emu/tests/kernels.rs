@@ -1408,3 +1408,132 @@ fn static_shared_memory_is_per_kernel() {
     assert_eq!(module.kernel_static_shared(first), 30_112);
     assert_eq!(module.kernel_static_shared(second), 8 + 100 + 4 + 20_000);
 }
+
+/// `data/modern/cvt_tf32.sm90.ptx`: each form of `cvt` to tf32, on values at the
+/// rounding edges (results written out by hand from the rules in `semantics/convert.rs`).
+#[test]
+fn cvt_to_tf32_rounds_each_form_at_the_edges() {
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "tf32.ptx", &modern_data("cvt_tf32.sm90.ptx"));
+    let k = emu.kernel(m, "tf32").unwrap();
+    // (input, [rna, rna.satfinite, rn, rn.relu, rz, rz.satfinite.relu])
+    let cases: [(u32, [u32; 6]); 8] = [
+        // 1 + half an ulp (tie, even below): rna up, rn down.
+        (
+            0x3F80_1000,
+            [
+                0x3F80_2000,
+                0x3F80_2000,
+                0x3F80_0000,
+                0x3F80_0000,
+                0x3F80_0000,
+                0x3F80_0000,
+            ],
+        ),
+        // -(1 + 3 half ulps) (tie, odd below): up in magnitude for both; relu gives +0.
+        (
+            0xBF80_3000,
+            [0xBF80_4000, 0xBF80_4000, 0xBF80_4000, 0, 0xBF80_2000, 0],
+        ),
+        // Just below a tie.
+        (
+            0x3F80_0FFF,
+            [
+                0x3F80_0000,
+                0x3F80_0000,
+                0x3F80_0000,
+                0x3F80_0000,
+                0x3F80_0000,
+                0x3F80_0000,
+            ],
+        ),
+        // The largest f32: overflows to infinity when rounding to nearest.
+        (
+            0x7F7F_FFFF,
+            [
+                0x7F80_0000,
+                0x7F7F_E000,
+                0x7F80_0000,
+                0x7F80_0000,
+                0x7F7F_E000,
+                0x7F7F_E000,
+            ],
+        ),
+        // -infinity.
+        (
+            0xFF80_0000,
+            [0xFF80_0000, 0xFF7F_E000, 0xFF80_0000, 0, 0xFF80_0000, 0],
+        ),
+        // A quiet NaN with low payload bits.
+        (
+            0x7FC0_1234,
+            [
+                0x7FC0_0000,
+                0x7FBF_E000,
+                0x7FFF_FFFF,
+                0x7FFF_FFFF,
+                0x7FFF_FFFF,
+                0x7FFF_FFFF,
+            ],
+        ),
+        // A subnormal on a tie (even below).
+        (
+            0x0000_5000,
+            [
+                0x0000_6000,
+                0x0000_6000,
+                0x0000_4000,
+                0x0000_4000,
+                0x0000_4000,
+                0x0000_4000,
+            ],
+        ),
+        // -0.
+        (
+            0x8000_0000,
+            [0x8000_0000, 0x8000_0000, 0x8000_0000, 0, 0x8000_0000, 0],
+        ),
+    ];
+    let input: Vec<u32> = cases.iter().map(|c| c.0).collect();
+    let pin = alloc_u32s(&mut emu, &input);
+    let pout = alloc_u32s(&mut emu, &vec![0; 6 * input.len()]);
+    let p = params(&emu, k, &[pin, pout]);
+    emu.run(k, LaunchConfig::linear(1, input.len() as u32), &p)
+        .unwrap();
+    let out = read_u32s(&emu, pout, 6 * input.len());
+    for (i, (x, want)) in cases.iter().enumerate() {
+        assert_eq!(&out[6 * i..6 * i + 6], want, "input {x:#010x}");
+    }
+}
+
+/// `data/modern/cluster1.sm90.ptx`: a kernel declaring a cluster of one CTA reads the
+/// cluster special registers, synchronises on the cluster barrier, and reaches shared
+/// memory through `mapa` and `.shared::cluster` loads and atomics.
+#[test]
+fn a_cluster_of_one_cta_has_rank_0_and_its_own_shared_memory() {
+    let ctas = 3u32;
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "cl.ptx", &modern_data("cluster1.sm90.ptx"));
+    let k = emu.kernel(m, "cl").unwrap();
+    let pout = alloc_u32s(&mut emu, &vec![0; (ctas * 32 * 8) as usize]);
+    let p = params(&emu, k, &[pout]);
+    emu.run(k, LaunchConfig::linear(ctas, 32), &p).unwrap();
+    let out = read_u32s(&emu, pout, (ctas * 32 * 8) as usize);
+    for c in 0..ctas {
+        for t in 0..32u32 {
+            let row = &out[8 * (32 * c + t) as usize..][..8];
+            // Right neighbour's 10 (t + 1) read before, plus this thread's word after the
+            // left neighbour's atomic added one.
+            let sum = 10 * ((t + 1) % 32) + 10 * t + 1;
+            assert_eq!(row, [c, ctas, 0, 1, 0, 1, 1, sum], "CTA {c} thread {t}");
+        }
+    }
+    let far = emu.kernel(m, "far").unwrap();
+    let p = params(&emu, far, &[pout]);
+    let e = emu
+        .run(far, LaunchConfig::linear(1, 32), &p)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("mapa to CTA rank 1"), "{e}");
+    assert!(e.contains("far"), "{e}");
+}

@@ -478,10 +478,11 @@ impl FnLower<'_, '_> {
             ast::Operand::Name { name, component } => {
                 if let Some(s) = self.special(name, *component) {
                     let ok = match s.bits() {
+                        1 => kind(ty) == Kind::Pred,
                         64 => ty.bits() == 64 || fit == Fit::Wider,
                         _ => matches!(ty.bits(), 16 | 32) || (fit == Fit::Wider && ty.bits() == 64),
                     };
-                    if !ok || kind(ty) == Kind::Float || kind(ty) == Kind::Pred {
+                    if !ok || kind(ty) == Kind::Float || kind(ty) == Kind::Pred && s.bits() != 1 {
                         return Err(DecodeError::at(
                             name.span,
                             format!("special register '{s}' does not fit a .{ty} operand"),
@@ -1215,6 +1216,7 @@ impl FnLower<'_, '_> {
             O::Atom | O::Red => self.decode_atomic(inst, m)?,
 
             O::Bar | O::Barrier => self.decode_barrier(inst, m)?,
+            O::Mapa => self.decode_mapa(inst, m)?,
             O::Membar => {
                 let scope = if m.flag(Flag::Cta) {
                     Scope::Cta
@@ -2233,6 +2235,9 @@ impl FnLower<'_, '_> {
         let satfinite = m.flag(Flag::Satfinite);
         let dst = m.need_ty()?;
         let src = m.need_ty()?;
+        if dst == Tf32 {
+            return self.decode_cvt_tf32(inst, src, rounding, ftz || sat, relu, satfinite);
+        }
         if satfinite {
             return Err(DecodeError::new("'.satfinite' on 'cvt' is not supported"));
         }
@@ -2306,6 +2311,64 @@ impl FnLower<'_, '_> {
             ftz,
             sat,
             relu,
+            satfinite: false,
+        })
+    }
+
+    /// `cvt.rna{.satfinite}.tf32.f32 d, a` (sm_80) and `cvt.{rn,rz}{.satfinite}{.relu}.tf32.f32
+    /// d, a` (sm_90; `.rn.satfinite` sm_100): `d` is a 32-bit register holding the tf32
+    /// value in f32's layout.
+    fn decode_cvt_tf32(
+        &mut self,
+        inst: &ast::Instruction,
+        src: ScalarType,
+        rounding: Option<Rounding>,
+        ftz_or_sat: bool,
+        relu: bool,
+        satfinite: bool,
+    ) -> Result<Op> {
+        if src != F32 {
+            return Err(DecodeError::new(format!(
+                "'cvt.tf32.{src}' is not supported (tf32 converts from .f32 only)"
+            )));
+        }
+        match rounding {
+            Some(Rounding::Rna | Rounding::Rn | Rounding::Rz) => {}
+            Some(r) => {
+                return Err(DecodeError::new(format!(
+                    "'.{}' is not allowed on 'cvt.tf32.f32' (use .rna, .rn or .rz)",
+                    r.as_str()
+                )))
+            }
+            None => {
+                return Err(DecodeError::new(
+                    "'cvt.tf32.f32' needs a rounding modifier (.rna, .rn or .rz)",
+                ))
+            }
+        }
+        if ftz_or_sat {
+            return Err(DecodeError::new(
+                "'.ftz' and '.sat' are not allowed on 'cvt.tf32.f32'",
+            ));
+        }
+        if relu && rounding == Some(Rounding::Rna) {
+            return Err(DecodeError::new(
+                "'.relu' is not allowed on 'cvt.rna.tf32.f32' (only with .rn or .rz)",
+            ));
+        }
+        self.need_count(inst, 2)?;
+        let d = self.dst(&inst.operands[0], B32, Fit::Exact)?;
+        self.dsts.push(d);
+        let a = self.src_value(&inst.operands[1], F32, Fit::Exact, false)?;
+        self.srcs.push(a);
+        Ok(Op::Cvt {
+            dst: Tf32,
+            src: F32,
+            rounding,
+            ftz: false,
+            sat: false,
+            relu,
+            satfinite,
         })
     }
 
@@ -2543,6 +2606,45 @@ impl FnLower<'_, '_> {
         })
     }
 
+    /// `barrier.cluster.arrive{.release,.relaxed}{.aligned}` and
+    /// `barrier.cluster.wait{.acquire}{.aligned}` (sm_90).
+    fn decode_cluster_barrier(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let kind = if m.flag(Flag::Arrive) {
+            m.pick(&[(Flag::Release, ()), (Flag::Relaxed, ())]);
+            BarrierKind::Arrive
+        } else if m.other("wait") {
+            m.flag(Flag::Acquire);
+            BarrierKind::Sync
+        } else {
+            return Err(DecodeError::new("'barrier.cluster' needs .arrive or .wait"));
+        };
+        let aligned = m.flag(Flag::Aligned);
+        if !inst.operands.is_empty() {
+            return Err(DecodeError::new("'barrier.cluster' takes no operands"));
+        }
+        Ok(Op::Bar {
+            kind,
+            aligned,
+            cluster: true,
+        })
+    }
+
+    /// `mapa{.shared::cluster}.{u32,u64} d, a, rank` (sm_90).
+    fn decode_mapa(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let space = match m.space() {
+            None => Space::Generic,
+            Some(StateSpace::SharedCluster) => Space::SharedCluster,
+            Some(s) => return Err(DecodeError::new(format!("'mapa' cannot map .{s}"))),
+        };
+        let ty = m.need_ty()?;
+        self.check_ty(inst, ty, &[U32, U64])?;
+        if space == Space::Generic && ty != U64 {
+            return Err(DecodeError::new("generic 'mapa' needs .u64"));
+        }
+        self.regular(inst, &[ty], &[ty, U32])?;
+        Ok(Op::Mapa { space, ty })
+    }
+
     fn decode_barrier(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
         if inst.opcode == Opcode::Bar && m.other("warp") {
             if !m.flag(Flag::Sync) {
@@ -2550,6 +2652,9 @@ impl FnLower<'_, '_> {
             }
             self.regular(inst, &[], &[U32])?;
             return Ok(Op::BarWarpSync);
+        }
+        if inst.opcode == Opcode::Barrier && m.flag(Flag::Cluster) {
+            return self.decode_cluster_barrier(inst, m);
         }
         m.flag(Flag::Cta);
         // `bar` is `barrier.aligned`.
@@ -2615,7 +2720,11 @@ impl FnLower<'_, '_> {
                 self.srcs.push(p);
             }
         }
-        Ok(Op::Bar { kind, aligned })
+        Ok(Op::Bar {
+            kind,
+            aligned,
+            cluster: false,
+        })
     }
 
     /// A call argument or return slot: a `.param` variable, a register or an immediate.

@@ -624,7 +624,8 @@ fn decoded_fields_are_typed() {
             rounding: Some(Rounding::Rzi),
             ftz: false,
             sat: true,
-            relu: false
+            relu: false,
+            satfinite: false
         }
     );
     assert_eq!(
@@ -982,7 +983,7 @@ fn cp_async_forms_decode() {
         roundtrip("cp.async.wait_group 2;"),
         "cp.async.wait_group 2;"
     );
-    for (inst, expected) in [
+    check_errors(&[
         (
             "cp.async.cg.shared.global [%r1], [%rd1], 8;",
             "'cp.async.cg' copies 16 bytes",
@@ -996,7 +997,13 @@ fn cp_async_forms_decode() {
             "cp.async.ca.shared.local [%r1], [%rd1], 4;",
             "copies .shared.global only",
         ),
-    ] {
+    ]);
+}
+
+/// Each instruction fails to lower with an error containing its text.
+#[track_caller]
+fn check_errors(cases: &[(&str, &str)]) {
+    for (inst, expected) in cases {
         let e = error_of(inst);
         assert!(e.contains(expected), "{inst}: {e}");
     }
@@ -1243,4 +1250,166 @@ fn mma_tf32_integer_and_f64_shapes() {
         let e = error_of(inst);
         assert!(e.contains(want), "{inst}: {e}");
     }
+}
+
+#[test]
+fn cvt_to_tf32_forms_and_their_errors() {
+    check_all(&[
+        ("cvt.rna.tf32.f32 %r1, %f1;", "cvt.rna.tf32.f32 %r1, %f1;"),
+        // CUTLASS for sm_90 passes the f32 in a .b32 register ("r" constraint).
+        ("cvt.rn.tf32.f32 %r1, %r1;", "cvt.rn.tf32.f32 %r1, %r1;"),
+        (
+            "cvt.rz.relu.tf32.f32 %u1, %f2;",
+            "cvt.rz.relu.tf32.f32 %u1, %f2;",
+        ),
+        (
+            "cvt.rna.satfinite.tf32.f32 %r1, %f1;",
+            "cvt.rna.satfinite.tf32.f32 %r1, %f1;",
+        ),
+        (
+            "cvt.rn.satfinite.relu.tf32.f32 %r1, %f1;",
+            "cvt.rn.relu.satfinite.tf32.f32 %r1, %f1;",
+        ),
+    ]);
+    assert_eq!(
+        op_of("cvt.rna.satfinite.tf32.f32 %r1, %f1;"),
+        Op::Cvt {
+            dst: ScalarType::Tf32,
+            src: ScalarType::F32,
+            rounding: Some(Rounding::Rna),
+            ftz: false,
+            sat: false,
+            relu: false,
+            satfinite: true
+        }
+    );
+    // ptxas makes .rna integer work on the bits (FSETP, IADD, LOP3) and .rn/.rz one F2FP.
+    for (inst, class) in [
+        ("cvt.rna.tf32.f32 %r1, %f1;", ExecClass::IntSimple),
+        ("cvt.rn.tf32.f32 %r1, %f1;", ExecClass::FloatConvert),
+    ] {
+        assert_eq!(exec_class(&op_of(inst)), class, "{inst}");
+    }
+    check_errors(&[
+        (
+            "cvt.tf32.f32 %r1, %f1;",
+            "needs a rounding modifier (.rna, .rn or .rz)",
+        ),
+        (
+            "cvt.rm.tf32.f32 %r1, %f1;",
+            "'.rm' is not allowed on 'cvt.tf32.f32'",
+        ),
+        (
+            "cvt.rna.relu.tf32.f32 %r1, %f1;",
+            "'.relu' is not allowed on 'cvt.rna.tf32.f32'",
+        ),
+        (
+            "cvt.rna.ftz.tf32.f32 %r1, %f1;",
+            "'.ftz' and '.sat' are not allowed",
+        ),
+        (
+            "cvt.rna.tf32.f16 %r1, %h1;",
+            "'cvt.tf32.f16' is not supported",
+        ),
+        ("cvt.rna.tf32.f32 %rd1, %f1;", "%rd1"),
+        (
+            "cvt.rn.f32.tf32 %f1, %r1;",
+            "'cvt.f32.tf32' is not supported",
+        ),
+    ]);
+}
+
+#[test]
+fn cluster_barriers_mapa_and_special_registers() {
+    check_all(&[
+        (
+            "barrier.cluster.arrive.relaxed.aligned;",
+            "barrier.cluster.arrive.aligned;",
+        ),
+        ("barrier.cluster.arrive.release;", "barrier.cluster.arrive;"),
+        ("barrier.cluster.wait.acquire;", "barrier.cluster.wait;"),
+        (
+            "barrier.cluster.wait.aligned;",
+            "barrier.cluster.wait.aligned;",
+        ),
+        (
+            "mapa.shared::cluster.u32 %r1, %r2, %r3;",
+            "mapa.shared::cluster.u32 %r1, %r2, %r3;",
+        ),
+        ("mapa.u64 %rd1, %rd2, 1;", "mapa.u64 %rd1, %rd2, 1;"),
+        (
+            "ld.shared::cluster.u32 %r1, [%r2];",
+            "ld.shared::cluster.u32 %r1, [%r2];",
+        ),
+        (
+            "atom.shared::cluster.add.u32 %r1, [%r2], 1;",
+            "atom.relaxed.gpu.shared::cluster.add.u32 %r1, [%r2], 1;",
+        ),
+        ("mov.u32 %r1, %clusterid.y;", "mov.u32 %r1, %clusterid.y;"),
+        ("mov.u32 %r1, %nclusterid.z;", "mov.u32 %r1, %nclusterid.z;"),
+        (
+            "mov.u32 %r1, %cluster_ctaid.x;",
+            "mov.u32 %r1, %cluster_ctaid.x;",
+        ),
+        (
+            "mov.u32 %r1, %cluster_nctaid.x;",
+            "mov.u32 %r1, %cluster_nctaid.x;",
+        ),
+        (
+            "mov.u32 %r1, %cluster_ctarank;",
+            "mov.u32 %r1, %cluster_ctarank;",
+        ),
+        (
+            "mov.u32 %r1, %cluster_nctarank;",
+            "mov.u32 %r1, %cluster_nctarank;",
+        ),
+        (
+            "mov.pred %p1, %is_explicit_cluster;",
+            "mov.pred %p1, %is_explicit_cluster;",
+        ),
+    ]);
+    for (inst, class) in [
+        ("barrier.cluster.wait;", ExecClass::Barrier),
+        ("barrier.cluster.arrive;", ExecClass::Barrier),
+        ("mapa.u64 %rd1, %rd2, 0;", ExecClass::IntSimple),
+    ] {
+        assert_eq!(exec_class(&op_of(inst)), class, "{inst}");
+    }
+    check_errors(&[
+        ("barrier.cluster.sync;", "needs .arrive or .wait"),
+        ("barrier.cluster.wait 0;", "takes no operands"),
+        ("mapa.shared.u32 %r1, %r2, 0;", "'mapa' cannot map .shared"),
+        ("mapa.u32 %r1, %r2, 0;", "generic 'mapa' needs .u64"),
+        (
+            "mov.u32 %r1, %is_explicit_cluster;",
+            "does not fit a .u32 operand",
+        ),
+        (
+            "mov.pred %p1, %cluster_ctarank;",
+            "does not fit a .pred operand",
+        ),
+    ]);
+}
+
+#[test]
+fn clusters_of_more_than_one_cta_are_refused_at_the_kernel() {
+    let src = ".version 7.8\n.target sm_90\n.address_size 64\n\
+               .visible .entry k() .reqnctapercluster 2, 1, 1 { ret; }\n\
+               .visible .entry one() .reqnctapercluster 1 .explicitcluster { ret; }\n";
+    let module = ptx::parse("t.ptx", src).unwrap();
+    let e = lower(&module, "t.ptx", src).unwrap_err().to_string();
+    assert!(e.contains("t.ptx:4"), "{e}");
+    assert!(
+        e.contains("unsupported cluster shape '.reqnctapercluster 2, 1, 1'"),
+        "{e}"
+    );
+    assert!(!e.contains("in one"), "{e}");
+    let ok = ".version 7.8\n.target sm_90\n.address_size 64\n\
+              .visible .entry one() .reqnctapercluster 1 .explicitcluster .maxclusterrank 1 { ret; }\n";
+    let module = ptx::parse("t.ptx", ok).unwrap();
+    let p = lower(&module, "t.ptx", ok).unwrap();
+    let d = &p.functions[0].directives;
+    assert_eq!(d.reqnctapercluster, Some([1, 1, 1]));
+    assert!(d.explicitcluster && d.explicit_cluster());
+    assert_eq!(d.maxclusterrank, Some(1));
 }

@@ -9,7 +9,7 @@
 //! apart from votes; loads, stores, atomics, prefetches, texture operations and fences
 //! on the memory pipeline; branches, calls, returns and barriers as control.
 
-use crate::op::{MbarrierKind, Op, ScalarType};
+use crate::op::{MbarrierKind, Op, Rounding, ScalarType};
 
 /// The hardware class of an operation (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -189,6 +189,13 @@ pub fn exec_class(op: &Op) -> ExecClass {
             E::Transcendental
         }
         Op::Setp { ty, .. } | Op::Set { ty, .. } | Op::Slct { ty, .. } => compare(*ty),
+        // cvt.rna.tf32.f32 is integer arithmetic on the bits on sm_80/sm_90 (ptxas: an
+        // FSETP, an IADD and a LOP3); .rn/.rz are one conversion (sm_90's F2FP.TF32).
+        Op::Cvt {
+            dst: ScalarType::Tf32,
+            rounding: Some(Rounding::Rna),
+            ..
+        } => E::IntSimple,
         Op::Cvt { dst, src, .. } => {
             if !dst.is_float() && !src.is_float() {
                 E::IntSimple
@@ -211,6 +218,8 @@ pub fn exec_class(op: &Op) -> ExecClass {
             _ => E::Atomic,
         },
         Op::Stmatrix(_) => E::Store,
+        // A cluster is one CTA: the mapped address is the address.
+        Op::Mapa { .. } => E::IntSimple,
         Op::FenceProxy(_) => E::Fence,
         Op::GridDepControl { .. } => E::Misc,
         Op::Ld(_) | Op::Ldu(_) | Op::CpAsync(_) | Op::WmmaLoad(_) | Op::Ldmatrix(_) => E::Load,

@@ -118,6 +118,16 @@ pub enum SpecialReg {
     GlobaltimerHi,
     DynamicSmemSize,
     TotalSmemSize,
+    /// `%clusterid`, `%nclusterid`, `%cluster_ctaid`, `%cluster_nctaid` (sm_90).
+    Clusterid(Dim),
+    Nclusterid(Dim),
+    ClusterCtaid(Dim),
+    ClusterNctaid(Dim),
+    /// `%cluster_ctarank`, `%cluster_nctarank`
+    ClusterCtarank,
+    ClusterNctarank,
+    /// `%is_explicit_cluster` (a predicate)
+    IsExplicitCluster,
     /// `%envreg0` … `%envreg31`
     Envreg(u8),
     /// `%pm0` … `%pm7`
@@ -129,6 +139,7 @@ impl SpecialReg {
     pub fn bits(self) -> u32 {
         match self {
             SpecialReg::Gridid | SpecialReg::Clock64 | SpecialReg::Globaltimer => 64,
+            SpecialReg::IsExplicitCluster => 1,
             _ => 32,
         }
     }
@@ -143,6 +154,13 @@ impl SpecialReg {
             "%ntid" => with_dim(Ntid),
             "%ctaid" => with_dim(Ctaid),
             "%nctaid" => with_dim(Nctaid),
+            "%clusterid" => with_dim(Clusterid),
+            "%nclusterid" => with_dim(Nclusterid),
+            "%cluster_ctaid" => with_dim(ClusterCtaid),
+            "%cluster_nctaid" => with_dim(ClusterNctaid),
+            "%cluster_ctarank" => plain(ClusterCtarank),
+            "%cluster_nctarank" => plain(ClusterNctarank),
+            "%is_explicit_cluster" => plain(IsExplicitCluster),
             "%laneid" => plain(Laneid),
             "%warpid" => plain(Warpid),
             "%nwarpid" => plain(Nwarpid),
@@ -183,6 +201,13 @@ impl fmt::Display for SpecialReg {
             Ntid(d) => write!(f, "%ntid.{}", d.as_str()),
             Ctaid(d) => write!(f, "%ctaid.{}", d.as_str()),
             Nctaid(d) => write!(f, "%nctaid.{}", d.as_str()),
+            Clusterid(d) => write!(f, "%clusterid.{}", d.as_str()),
+            Nclusterid(d) => write!(f, "%nclusterid.{}", d.as_str()),
+            ClusterCtaid(d) => write!(f, "%cluster_ctaid.{}", d.as_str()),
+            ClusterNctaid(d) => write!(f, "%cluster_nctaid.{}", d.as_str()),
+            ClusterCtarank => f.write_str("%cluster_ctarank"),
+            ClusterNctarank => f.write_str("%cluster_nctarank"),
+            IsExplicitCluster => f.write_str("%is_explicit_cluster"),
             Laneid => f.write_str("%laneid"),
             Warpid => f.write_str("%warpid"),
             Nwarpid => f.write_str("%nwarpid"),
@@ -341,6 +366,19 @@ pub struct PerfDirectives {
     pub maxnreg: Option<u32>,
     pub minnctapersm: Option<u32>,
     pub maxnctapersm: Option<u32>,
+    /// `.reqnctapercluster`: the cluster shape (sm_90).
+    pub reqnctapercluster: Option<[u32; 3]>,
+    /// `.explicitcluster`
+    pub explicitcluster: bool,
+    /// `.maxclusterrank`
+    pub maxclusterrank: Option<u32>,
+}
+
+impl PerfDirectives {
+    /// True when the kernel declares a cluster (`%is_explicit_cluster`).
+    pub fn explicit_cluster(&self) -> bool {
+        self.explicitcluster || self.reqnctapercluster.is_some()
+    }
 }
 
 /// Where a variable lives.

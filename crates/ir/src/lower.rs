@@ -250,6 +250,21 @@ impl<'a, 'm> FnLower<'a, 'm> {
         f.noreturn = ast.noreturn;
         f.has_body = ast.body.is_some();
         f.directives = directives(&ast.directives);
+        if let Some(c) = f.directives.reqnctapercluster {
+            if c.iter().product::<u32>() > 1 {
+                module.error(
+                    Some(ast.name.name.clone()),
+                    ast.name.span,
+                    ast.name.span,
+                    format!(
+                        "unsupported cluster shape '.reqnctapercluster {}, {}, {}': regsim runs \
+                         clusters of one CTA only (distributed shared memory across CTAs is \
+                         not modelled)",
+                        c[0], c[1], c[2]
+                    ),
+                );
+            }
+        }
         let mut cx = FnLower {
             module,
             f,
@@ -589,6 +604,11 @@ fn directives(ds: &[ast::PerformanceDirective]) -> PerfDirectives {
             ast::PerformanceDirective::MinNctaPerSm(n) => out.minnctapersm = Some(*n),
             ast::PerformanceDirective::MaxNctaPerSm(n) => out.maxnctapersm = Some(*n),
             ast::PerformanceDirective::MaxNreg(n) => out.maxnreg = Some(*n),
+            ast::PerformanceDirective::ReqNctaPerCluster(v) => {
+                out.reqnctapercluster = Some(dims(v))
+            }
+            ast::PerformanceDirective::ExplicitCluster => out.explicitcluster = true,
+            ast::PerformanceDirective::MaxClusterRank(n) => out.maxclusterrank = Some(*n),
             ast::PerformanceDirective::Pragma(_) => {}
         }
     }

@@ -1305,6 +1305,9 @@ pub enum Op {
         ftz: bool,
         sat: bool,
         relu: bool,
+        /// `.satfinite` (tf32 destinations only): infinities and overflows become the
+        /// largest finite value of the sign.
+        satfinite: bool,
     },
     /// `d; a`: `cvta.space` (to generic) or `cvta.to.space` (from generic).
     Cvta {
@@ -1335,9 +1338,18 @@ pub enum Op {
 
     // ---- synchronisation and warp-level operations (ISA §9.7.12, §9.7.13) ----
     /// `{d}; id{, count}{, p}`: `d` and `p` only for reductions.
+    /// `barrier.cluster.arrive` (kind `Arrive`) and `barrier.cluster.wait` (kind `Sync`)
+    /// have `cluster` set and no operands.
     Bar {
         kind: BarrierKind,
         aligned: bool,
+        cluster: bool,
+    },
+    /// `d; a, rank`: `mapa{.shared::cluster}.{u32,u64}`, the address `a` of this CTA's
+    /// shared memory mapped to the CTA of rank `rank` in the cluster (sm_90).
+    Mapa {
+        space: Space,
+        ty: ScalarType,
     },
     /// `; membermask`
     BarWarpSync,
@@ -1518,7 +1530,9 @@ impl Op {
             Op::Prefetch { uniform: true, .. } => "prefetchu",
             Op::Atom(_) => "atom",
             Op::Red(_) => "red",
+            Op::Bar { cluster: true, .. } => "barrier",
             Op::Bar { .. } | Op::BarWarpSync => "bar",
+            Op::Mapa { .. } => "mapa",
             Op::Fence { .. } => "fence",
             Op::Shfl { .. } => "shfl",
             Op::Vote { .. } => "vote",
@@ -1818,11 +1832,13 @@ impl fmt::Display for Op {
                 ftz,
                 sat,
                 relu,
+                satfinite,
             } => {
                 m.rounding(*rounding);
                 m.flag(*ftz, "ftz");
                 m.flag(*sat, "sat");
                 m.flag(*relu, "relu");
+                m.flag(*satfinite, "satfinite");
                 m.ty(*dst);
                 m.ty(*src);
             }
@@ -1850,8 +1866,18 @@ impl fmt::Display for Op {
                 m.push(a.op.as_str());
                 m.ty(a.ty);
             }
-            Op::Bar { kind, aligned } => {
+            Op::Mapa { space, ty } => {
+                m.flag(*space == Space::SharedCluster, "shared::cluster");
+                m.ty(*ty);
+            }
+            Op::Bar {
+                kind,
+                aligned,
+                cluster,
+            } => {
+                m.flag(*cluster, "cluster");
                 match kind {
+                    BarrierKind::Sync if *cluster => m.push("wait"),
                     BarrierKind::Sync => m.push("sync"),
                     BarrierKind::Arrive => m.push("arrive"),
                     BarrierKind::RedPopc => {

@@ -86,7 +86,8 @@ pub struct Function {
     pub params: Vec<Param>,
     /// `.noreturn` attribute.
     pub noreturn: bool,
-    /// `.maxntid`, `.reqntid`, `.minnctapersm`, `.maxnreg`, `.maxnctapersm`, `.pragma` before the body.
+    /// `.maxntid`, `.reqntid`, `.minnctapersm`, `.maxnreg`, `.maxnctapersm`, the cluster
+    /// directives and `.pragma` before the body.
     pub directives: Vec<PerformanceDirective>,
     /// `None` for a declaration (prototype) without a body.
     pub body: Option<Block>,
@@ -100,6 +101,12 @@ pub enum PerformanceDirective {
     MinNctaPerSm(u32),
     MaxNctaPerSm(u32),
     MaxNreg(u32),
+    /// `.reqnctapercluster X[, Y[, Z]]` (sm_90): the cluster shape the kernel needs.
+    ReqNctaPerCluster(Vec<u32>),
+    /// `.explicitcluster` (sm_90): the kernel must be launched with a cluster shape.
+    ExplicitCluster,
+    /// `.maxclusterrank N` (sm_90): at most N CTAs per cluster.
+    MaxClusterRank(u32),
     Pragma(Pragma),
 }
 

@@ -48,8 +48,7 @@
 //! Rejected with a located error, because no compiler emits them for the CUDA C++ this
 //! project runs: `.alias`; `.attribute(.unified(…))`; sampler initializers
 //! (`= { filter_mode = … }`); the masked byte-initializer form `0xFF(generic(x))`; `#`
-//! preprocessor lines; cluster directives of sm_90 (`.reqnctapercluster`,
-//! `.maxclusterrank`, `.explicitcluster`); `.abi_preserve`; several strings in one
+//! preprocessor lines; `.abi_preserve`; several strings in one
 //! `.pragma`.
 
 pub mod ast;

@@ -651,6 +651,20 @@ impl<'a> Parser<'a> {
                         self.u32_literal("a register count")?,
                     ));
                 }
+                ".reqnctapercluster" => {
+                    self.bump();
+                    directives.push(PerformanceDirective::ReqNctaPerCluster(self.dim_list()?));
+                }
+                ".explicitcluster" => {
+                    self.bump();
+                    directives.push(PerformanceDirective::ExplicitCluster);
+                }
+                ".maxclusterrank" => {
+                    self.bump();
+                    directives.push(PerformanceDirective::MaxClusterRank(
+                        self.u32_literal("a CTA count")?,
+                    ));
+                }
                 ".pragma" => directives.push(PerformanceDirective::Pragma(self.pragma()?)),
                 _ => break,
             }

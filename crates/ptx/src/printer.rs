@@ -123,6 +123,12 @@ impl fmt::Display for PerformanceDirective {
             PerformanceDirective::MinNctaPerSm(n) => write!(f, ".minnctapersm {n}"),
             PerformanceDirective::MaxNctaPerSm(n) => write!(f, ".maxnctapersm {n}"),
             PerformanceDirective::MaxNreg(n) => write!(f, ".maxnreg {n}"),
+            PerformanceDirective::ReqNctaPerCluster(dims) => {
+                f.write_str(".reqnctapercluster ")?;
+                write_joined(f, dims, ", ")
+            }
+            PerformanceDirective::ExplicitCluster => f.write_str(".explicitcluster"),
+            PerformanceDirective::MaxClusterRank(n) => write!(f, ".maxclusterrank {n}"),
             PerformanceDirective::Pragma(p) => write!(f, "{p}"),
         }
     }

@@ -551,3 +551,23 @@ fn spans_point_at_the_source() {
     let index = ptx::LineIndex::new(text);
     assert_eq!(index.line_col(i.span.start), (3, 2));
 }
+
+#[test]
+fn cluster_directives_of_sm_90() {
+    let items = items(
+        ".visible .entry k() .reqnctapercluster 2, 1 .explicitcluster .maxclusterrank 8\n\
+         .maxntid 128\n{ ret; }",
+    );
+    let ModuleItem::Function(f) = &items[0] else {
+        panic!("{:?}", items[0])
+    };
+    assert_eq!(
+        f.directives,
+        vec![
+            PerformanceDirective::ReqNctaPerCluster(vec![2, 1]),
+            PerformanceDirective::ExplicitCluster,
+            PerformanceDirective::MaxClusterRank(8),
+            PerformanceDirective::MaxNtid(vec![128]),
+        ]
+    );
+}

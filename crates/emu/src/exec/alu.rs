@@ -15,7 +15,7 @@ use crate::memory::{
 };
 use crate::module::{Base, ExecFunction, Src, NO_PC};
 use crate::semantics::compare::{apply_bool, cmp_float, cmp_int};
-use crate::semantics::convert::{cvt, CvtRounding, CvtType};
+use crate::semantics::convert::{cvt, f32_to_tf32, CvtRounding, CvtType, Tf32Rounding};
 use crate::semantics::exact::Rounding;
 use crate::semantics::float::{self as fl, FpMode, Transcendental};
 use crate::semantics::half::{self, HalfKind, HalfOp};
@@ -65,6 +65,8 @@ struct SpecialCtx {
     clock: u64,
     dynamic_shared: u32,
     total_shared: u32,
+    /// `%is_explicit_cluster`: the kernel declares a cluster.
+    explicit_cluster: bool,
 }
 
 fn int_type(ty: ScalarType) -> IntType {
@@ -199,6 +201,13 @@ fn special(sc: &SpecialCtx, s: SpecialReg, lane: usize) -> u64 {
         SpecialReg::DynamicSmemSize => sc.dynamic_shared as u64,
         SpecialReg::TotalSmemSize => sc.total_shared as u64,
         SpecialReg::Envreg(_) | SpecialReg::Pm(_) => 0,
+        // Every CTA is a cluster of one (regsim does not run larger clusters): cluster ids
+        // are CTA ids, the CTA is rank 0 at (0, 0, 0) of a 1x1x1 cluster.
+        SpecialReg::Clusterid(d) => dim(d, sc.cta),
+        SpecialReg::Nclusterid(d) => dim(d, sc.grid),
+        SpecialReg::ClusterCtaid(_) | SpecialReg::ClusterCtarank => 0,
+        SpecialReg::ClusterNctaid(_) | SpecialReg::ClusterNctarank => 1,
+        SpecialReg::IsExplicitCluster => sc.explicit_cluster as u64,
     }
 }
 
@@ -766,6 +775,9 @@ impl Launch<'_> {
             clock: self.clock.unwrap_or(self.stats.warp_instructions),
             dynamic_shared: self.config.dynamic_shared,
             total_shared: shared.bytes.len() as u32,
+            explicit_cluster: self.module.program.functions[self.kernel]
+                .directives
+                .explicit_cluster(),
         };
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += exec.count_ones() as u64;
@@ -1285,12 +1297,28 @@ impl Launch<'_> {
                 }
             }
             Op::Cvt {
+                dst: ScalarType::Tf32,
+                rounding: r,
+                relu,
+                satfinite,
+                ..
+            } => {
+                let mode = match r {
+                    Some(op::Rounding::Rna) => Tf32Rounding::NearestAway,
+                    Some(op::Rounding::Rz) => Tf32Rounding::Zero,
+                    _ => Tf32Rounding::NearestEven,
+                };
+                let a = src!(0);
+                map!(|l| f32_to_tf32(rd!(a, l) as u32, mode, *satfinite, *relu) as u64);
+            }
+            Op::Cvt {
                 dst,
                 src: sty,
                 rounding: r,
                 ftz,
                 sat,
                 relu,
+                ..
             } => {
                 let rnd = match r {
                     None => CvtRounding::None,
@@ -1928,12 +1956,38 @@ impl Launch<'_> {
                     mi.space = step.lane_spaces[l];
                 }
             }
-            Op::Bar { kind, .. } => {
+            // With clusters of one CTA, arriving at the cluster barrier is recorded by the
+            // wait, a barrier of all the CTA's threads (exited ones excepted).
+            Op::Bar {
+                kind: BarrierKind::Arrive,
+                cluster: true,
+                ..
+            } => {}
+            Op::Mapa { .. } => {
+                let (a, rank) = (src!(0), src!(1));
+                for l in lanes(exec) {
+                    let r = rd!(rank, l) as u32;
+                    if r != 0 {
+                        return Err((
+                            ErrorKind::Unsupported(format!(
+                                "mapa to CTA rank {r}: regsim runs clusters of one CTA (rank 0)"
+                            )),
+                            Some(l),
+                        ));
+                    }
+                    wr!(dsts[0], l, rd!(a, l));
+                }
+            }
+            Op::Bar { kind, cluster, .. } => {
                 if exec != 0 {
                     let Some(l0) = lanes(exec).next() else {
                         unreachable!()
                     };
-                    let id = (rd!(src!(0), l0) & 15) as usize;
+                    let id = if *cluster {
+                        super::CLUSTER_BARRIER
+                    } else {
+                        (rd!(src!(0), l0) & 15) as usize
+                    };
                     let is_red = matches!(kind, BarrierKind::RedPopc | BarrierKind::Red(_));
                     let has_count = srcs.len() >= if is_red { 3 } else { 2 };
                     let count = has_count.then(|| rd!(srcs[1], l0) as u32);

@@ -32,7 +32,10 @@ use crate::memory::{FlatSpace, GlobalMemory};
 use crate::module::{LoadedModule, NO_PC};
 
 pub const WARP_SIZE: u32 = 32;
-const MAX_BARRIERS: usize = 16;
+/// Barriers 0-15 of `bar`/`barrier`, and the cluster barrier.
+const MAX_BARRIERS: usize = 17;
+/// The barrier `barrier.cluster.wait` uses (a cluster is one CTA).
+const CLUSTER_BARRIER: usize = 16;
 
 /// Grid and block shape of a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -169,6 +169,69 @@ pub fn cvt(dst: CvtType, src: CvtType, a: u64, rnd: CvtRounding, ftz: bool, sat:
     }
 }
 
+/// The rounding of `cvt.{rna,rn,rz}.tf32.f32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tf32Rounding {
+    /// `.rna`: to nearest, ties away from zero.
+    NearestAway,
+    /// `.rn`: to nearest, ties to even.
+    NearestEven,
+    /// `.rz`: toward zero.
+    Zero,
+}
+
+/// The largest finite tf32 value, in f32's layout (0x1.ff8p127).
+pub const TF32_MAX: u32 = 0x7F7F_E000;
+/// The bits of an f32 that tf32 has no room for (13 low mantissa bits).
+const TF32_DROPPED: u32 = 0x1FFF;
+
+/// `cvt.rnd{.satfinite}{.relu}.tf32.f32 d, a`: the tf32 value in f32's layout, its 13 low
+/// mantissa bits zero.
+///
+/// `.rna` (and `.rna.satfinite`) is what ptxas emits for it on sm_80 and sm_90 (read in
+/// `cuobjdump -sass` of ptxas 11.8 and 12.9 output), computed on the bits: a value that is
+/// finite (`|a| < inf`) gets half an ulp (0x1000) added, then the 13 low bits are cleared;
+/// an infinity or NaN is only masked. So a finite value rounds half away from zero, a
+/// carry into the exponent is exact, subnormals round like normals (no flush), the largest
+/// values overflow to infinity, and a NaN keeps its sign and upper payload (a NaN whose
+/// payload is only in the low 13 bits becomes an infinity, as on the GPU). With
+/// `.satfinite` a result that is infinite or NaN then has 0x2000 subtracted: infinities
+/// become the largest finite value of their sign, NaNs lose one payload step.
+///
+/// `.rn` and `.rz` are one instruction on sm_90 (`F2FP.TF32.F32.PACK_B`) whose results
+/// regsim could not read off a GPU; they are the IEEE roundings to 10 mantissa bits:
+/// overflow gives infinity (`.rn`) or the largest finite value (`.rz`), NaN gives the
+/// canonical NaN 0x7FFFFFFF, `.satfinite` turns infinities into the largest finite value,
+/// and `.relu` turns negative results (-0 included) into +0 and leaves NaN.
+pub fn f32_to_tf32(a: u32, rnd: Tf32Rounding, satfinite: bool, relu: bool) -> u32 {
+    let finite = a & 0x7F80_0000 != 0x7F80_0000;
+    if rnd == Tf32Rounding::NearestAway {
+        let r = if finite { a.wrapping_add(0x1000) } else { a } & !TF32_DROPPED;
+        return if satfinite && r & 0x7F80_0000 == 0x7F80_0000 {
+            r.wrapping_sub(0x2000)
+        } else {
+            r
+        };
+    }
+    if !finite && a & 0x007F_FFFF != 0 {
+        return 0x7FFF_FFFF;
+    }
+    let mut r = match rnd {
+        Tf32Rounding::NearestEven if finite => {
+            let half = 0x0FFF + ((a >> 13) & 1);
+            a.wrapping_add(half) & !TF32_DROPPED
+        }
+        _ => a & !TF32_DROPPED,
+    };
+    if satfinite && r & 0x7FFF_FFFF == 0x7F80_0000 {
+        r = (r & 0x8000_0000) | TF32_MAX;
+    }
+    if relu && r & 0x8000_0000 != 0 {
+        r = 0;
+    }
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,5 +448,128 @@ mod tests {
             ),
             0xC000
         );
+    }
+
+    #[test]
+    fn tf32_rna_rounds_half_away_from_zero_on_the_bits() {
+        use Tf32Rounding::NearestAway as A;
+        let t = |x: u32| f32_to_tf32(x, A, false, false);
+        // Exact values keep their bits; the low 13 bits are cleared.
+        assert_eq!(t(0x3F80_0000), 0x3F80_0000);
+        assert_eq!(t(0x3F80_0FFF), 0x3F80_0000); // below half an ulp: down
+        assert_eq!(t(0x3F80_1000), 0x3F80_2000); // tie, even below: away (up)
+        assert_eq!(t(0x3F80_3000), 0x3F80_4000); // tie, odd below: away (up)
+        assert_eq!(t(0xBF80_1000), 0xBF80_2000); // negative tie: away from zero
+        assert_eq!(t(0xBF80_0FFF), 0xBF80_0000);
+        // 1 + 2^-11 (a tie) is 1 + 2^-10 in tf32, whatever rn would say.
+        assert_eq!(f32::from_bits(t(1.000_488_3_f32.to_bits())), 1.000_976_6);
+        // Carry into the exponent: 1.999.. rounds to 2.
+        assert_eq!(t(0x3FFF_F000), 0x4000_0000);
+        // Subnormals round like normals (no flush); the smallest ones round to 0 or up.
+        assert_eq!(t(0x0000_0FFF), 0);
+        assert_eq!(t(0x0000_1000), 0x0000_2000);
+        assert_eq!(t(0x807F_F000), 0x8080_0000); // largest subnormal becomes the smallest normal
+                                                 // Zeros, infinities.
+        assert_eq!(t(0x8000_0000), 0x8000_0000);
+        assert_eq!(t(0x7F80_0000), 0x7F80_0000);
+        assert_eq!(t(0xFF80_0000), 0xFF80_0000);
+        // Overflow: the largest f32 rounds up to infinity.
+        assert_eq!(t(0x7F7F_FFFF), 0x7F80_0000);
+        assert_eq!(t(0x7F7F_EFFF), TF32_MAX);
+        // NaNs are only masked: payload in the upper bits survives, low payload is lost.
+        assert_eq!(t(0x7FC0_0000), 0x7FC0_0000);
+        assert_eq!(t(0x7FFF_FFFF), 0x7FFF_E000);
+        assert_eq!(t(0xFFC0_1234), 0xFFC0_0000);
+        assert_eq!(t(0x7F80_0001), 0x7F80_0000);
+    }
+
+    #[test]
+    fn tf32_rna_satfinite_clamps_infinities_as_ptxas_does() {
+        use Tf32Rounding::NearestAway as A;
+        let t = |x: u32| f32_to_tf32(x, A, true, false);
+        assert_eq!(t(0x7F80_0000), TF32_MAX);
+        assert_eq!(t(0xFF80_0000), 0x8000_0000 | TF32_MAX);
+        assert_eq!(t(0x7F7F_FFFF), TF32_MAX); // overflow, then clamped
+        assert_eq!(t(0x3F80_1000), 0x3F80_2000); // finite results unchanged
+        assert_eq!(t(0x7FC0_0000), 0x7FBF_E000); // a NaN stays a NaN, one step lower
+        assert_eq!(t(0x7F80_0001), TF32_MAX); // masked to infinity, then clamped
+    }
+
+    #[test]
+    fn tf32_rn_and_rz() {
+        use Tf32Rounding::{NearestEven as N, Zero as Z};
+        let rn = |x: u32| f32_to_tf32(x, N, false, false);
+        let rz = |x: u32| f32_to_tf32(x, Z, false, false);
+        assert_eq!(rn(0x3F80_1000), 0x3F80_0000); // tie, even below: down
+        assert_eq!(rn(0x3F80_3000), 0x3F80_4000); // tie, odd below: up
+        assert_eq!(rn(0x3F80_1001), 0x3F80_2000);
+        assert_eq!(rn(0xBF80_3000), 0xBF80_4000);
+        assert_eq!(rn(0x0000_1000), 0); // subnormal tie to even
+        assert_eq!(rn(0x0000_3000), 0x0000_4000);
+        assert_eq!(rn(0x7F7F_F000), 0x7F80_0000); // tie at the top: to even, infinity
+        assert_eq!(rn(0x7F80_0000), 0x7F80_0000);
+        assert_eq!(rn(0x7F80_0001), 0x7FFF_FFFF); // NaN: canonical
+        assert_eq!(rz(0x3F80_1FFF), 0x3F80_0000);
+        assert_eq!(rz(0xBF80_1FFF), 0xBF80_0000);
+        assert_eq!(rz(0x7F7F_FFFF), TF32_MAX);
+        assert_eq!(rz(0xFF80_0000), 0xFF80_0000);
+        assert_eq!(rz(0xFFC0_0000), 0x7FFF_FFFF);
+        // .satfinite and .relu.
+        assert_eq!(f32_to_tf32(0x7F7F_F000, N, true, false), TF32_MAX);
+        assert_eq!(
+            f32_to_tf32(0xFF80_0000, Z, true, false),
+            0x8000_0000 | TF32_MAX
+        );
+        assert_eq!(f32_to_tf32(0xBF80_0000, N, false, true), 0);
+        assert_eq!(f32_to_tf32(0x8000_0000, Z, false, true), 0);
+        assert_eq!(f32_to_tf32(0x3F80_1FFF, Z, false, true), 0x3F80_0000);
+        assert_eq!(f32_to_tf32(0xFFC0_0000, N, false, true), 0x7FFF_FFFF);
+    }
+
+    #[test]
+    fn tf32_rounding_agrees_with_an_f64_reference_on_many_values() {
+        // Every result is the f32 input rounded to 11 significant bits (normals) or to a
+        // multiple of 2^-136 (subnormals), computed independently in f64.
+        let mut x: u32 = 0x1234_5678;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let v = f32::from_bits(x);
+            if !v.is_finite() {
+                continue;
+            }
+            let exp = ((x >> 23) & 0xFF).max(1) as i32;
+            let ulp = 2f64.powi(exp - 127 - 10);
+            // Round the magnitude, then give the result the input's sign (-0 included).
+            let q = f64::from(v.abs()) / ulp;
+            let (fl, frac) = (q.floor(), q - q.floor());
+            let away = if frac >= 0.5 { fl + 1.0 } else { fl };
+            let even = if frac > 0.5 || frac == 0.5 && fl % 2.0 != 0.0 {
+                fl + 1.0
+            } else {
+                fl
+            };
+            let sign = x & 0x8000_0000;
+            let as_f32 = |m: f64| sign | ((m * ulp) as f32).to_bits();
+            let want_rna = as_f32(away);
+            let want_rn = as_f32(even);
+            let want_rz = as_f32(fl);
+            assert_eq!(
+                f32_to_tf32(x, Tf32Rounding::NearestAway, false, false),
+                want_rna,
+                "{x:#x}"
+            );
+            assert_eq!(
+                f32_to_tf32(x, Tf32Rounding::NearestEven, false, false),
+                want_rn,
+                "{x:#x}"
+            );
+            assert_eq!(
+                f32_to_tf32(x, Tf32Rounding::Zero, false, false),
+                want_rz,
+                "{x:#x}"
+            );
+        }
     }
 }
