@@ -28,9 +28,20 @@ pub fn private_dir(prefix: &str) -> Result<TempDir> {
     Ok(dir)
 }
 
-/// Whether process `pid` exists on this host.
+/// Whether process `pid` exists on this host and has not exited. A zombie (state `Z`
+/// in `/proc/<pid>/stat`) has exited: a killed sweep's runs stay zombies for good where
+/// the init process does not reap orphans (some containers), and their directories
+/// must still go.
 pub fn pid_alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses and may hold
+        // spaces or parentheses itself: take the field after the last ')'.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_none_or(|state| state != "Z" && state != "X"),
+        Err(_) => Path::new(&format!("/proc/{pid}")).exists(),
+    }
 }
 
 /// Removes the directories `<prefix><pid>-*` in `parent` whose process is gone and whose
@@ -85,6 +96,21 @@ mod tests {
         assert!(!dead.exists());
         assert!(live.exists() && other_prefix.exists() && not_a_pid.exists());
         assert!(dead_file.exists(), "only directories are removed");
+    }
+
+    #[test]
+    fn a_zombie_is_not_alive_and_a_running_process_is() {
+        assert!(pid_alive(std::process::id()));
+        assert!(!pid_alive(4_194_305), "above the kernel's pid limit");
+        // A child that exited and is not yet reaped is a zombie.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let start = std::time::Instant::now();
+        while pid_alive(pid) {
+            assert!(start.elapsed().as_secs() < 10, "a zombie counted as alive");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        child.wait().unwrap();
     }
 
     #[test]
