@@ -620,6 +620,23 @@ impl GpuConfig {
             ));
         }
 
+        if ic.flit_bytes > 0 {
+            // A packet occupies whole flits: the largest must still fit the input buffer,
+            // or no write ever crosses (a run that only stops at the cycle limit).
+            let flit = u64::from(ic.flit_bytes);
+            let in_flits = u64::from(max_packet).div_ceil(flit) * flit;
+            if in_flits > u64::from(ic.input_buffer_bytes) {
+                return Err(invalid(
+                    "interconnect.flit_bytes",
+                    format_args!(
+                        "a write packet of {max_packet} bytes takes {in_flits} bytes in \
+                         flits of {flit}, more than interconnect.input_buffer_bytes ({})",
+                        ic.input_buffer_bytes
+                    ),
+                ));
+            }
+        }
+
         nonzero("l2.slices", self.l2.slices)?;
         let per_packet = if self.l2.sector_lookups {
             l2.sectors_per_line()

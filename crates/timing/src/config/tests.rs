@@ -894,3 +894,27 @@ fn only_the_gpgpusim_transcriptions_lay_local_memory_out_gpu_wide() {
     let e = err_of("gtx480", &["memory.local_interleave=\"thread\""]);
     assert!(e.to_string().contains("local_interleave"), "{e}");
 }
+
+#[test]
+fn a_flit_too_wide_for_the_input_buffer_is_refused_by_name() {
+    // Every shipped config's flits fit its input buffer.
+    for name in [
+        "gtx480",
+        "gpgpusim-gtx480",
+        "gpgpusim-qv100",
+        "qv100",
+        "h100",
+    ] {
+        load(name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    let e = err_of("gpgpusim-gtx480", &["interconnect.flit_bytes=4294967295"]);
+    assert_eq!(e.key(), Some("interconnect.flit_bytes"), "{e}");
+    assert!(e.to_string().contains("input_buffer_bytes"), "{e}");
+    // A flit as wide as the buffer still lets the largest packet cross.
+    let g = load("gpgpusim-gtx480", &[]).unwrap();
+    let fits = format!(
+        "interconnect.flit_bytes={}",
+        g.interconnect.input_buffer_bytes
+    );
+    load("gpgpusim-gtx480", &[fits.as_str()]).unwrap();
+}
