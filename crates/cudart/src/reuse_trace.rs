@@ -17,17 +17,48 @@ use timing::rf::malekeh::trace::ExecutedStep;
 /// Every warp's executed stream, keyed by CTA index and warp within the CTA.
 pub type Streams = HashMap<([u32; 3], u32), Vec<ExecutedStep>>;
 
+/// The streams being recorded, in the order their warps first executed, with the index
+/// of each warp's stream and the warp that executed last: the emulator runs a warp for
+/// many steps in a row, so most steps append to the same stream without hashing.
+#[derive(Default)]
+struct Recording {
+    streams: Vec<(([u32; 3], u32), Vec<ExecutedStep>)>,
+    index: HashMap<([u32; 3], u32), usize>,
+    last: Option<usize>,
+}
+
+impl Recording {
+    fn push(&mut self, key: ([u32; 3], u32), step: ExecutedStep) {
+        let at = match self.last {
+            Some(i) if self.streams[i].0 == key => i,
+            _ => {
+                let next = self.streams.len();
+                let i = *self.index.entry(key).or_insert(next);
+                if i == next {
+                    self.streams.push((key, Vec::new()));
+                }
+                self.last = Some(i);
+                i
+            }
+        };
+        self.streams[at].1.push(step);
+    }
+}
+
 #[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Streams>>);
+struct Recorder(Arc<Mutex<Recording>>);
 
 impl StepObserver for Recorder {
     fn observe(&mut self, cta: [u32; 3], warp: u32, step: &WarpStep) {
         let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        s.entry((cta, warp)).or_default().push(ExecutedStep {
-            func: step.func,
-            inst: step.inst,
-            full_write: step.exec_mask == step.active_mask,
-        });
+        s.push(
+            (cta, warp),
+            ExecutedStep {
+                func: step.func,
+                inst: step.inst,
+                full_write: step.exec_mask == step.active_mask,
+            },
+        );
     }
 }
 
@@ -52,6 +83,37 @@ pub fn profile_streams(
     if run.is_err() {
         return Ok(None);
     }
-    let mut streams = recorder.0.lock().unwrap_or_else(|p| p.into_inner());
-    Ok(Some(std::mem::take(&mut *streams)))
+    let mut recording = recorder.0.lock().unwrap_or_else(|p| p.into_inner());
+    Ok(Some(
+        std::mem::take(&mut recording.streams).into_iter().collect(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ir::{FuncId, InstId};
+
+    fn step(inst: u32) -> ExecutedStep {
+        ExecutedStep {
+            func: FuncId(0),
+            inst: InstId(inst),
+            full_write: true,
+        }
+    }
+
+    #[test]
+    fn interleaved_warps_keep_their_own_streams_in_order() {
+        let (a, b, c) = (([0, 0, 0], 0), ([0, 0, 0], 1), ([1, 0, 0], 0));
+        let mut r = Recording::default();
+        for (key, inst) in [(a, 0), (a, 1), (b, 0), (a, 2), (c, 0), (b, 1), (b, 2)] {
+            r.push(key, step(inst));
+        }
+        let streams: Streams = r.streams.into_iter().collect();
+        let insts = |k| streams[&k].iter().map(|s| s.inst.0).collect::<Vec<_>>();
+        assert_eq!(streams.len(), 3);
+        assert_eq!(insts(a), [0, 1, 2]);
+        assert_eq!(insts(b), [0, 1, 2]);
+        assert_eq!(insts(c), [0]);
+    }
 }
