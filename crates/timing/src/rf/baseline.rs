@@ -560,9 +560,17 @@ impl Baseline {
             .get()
     }
 
-    /// Keeps `n` refusals of MRF bank `b` from cycle `from` on, if asked to.
-    fn note_skipped_refusals(&mut self, b: u8, from: Cycle, n: u64) {
-        if let Some(v) = &mut self.skipped_refusals {
+    /// Keeps `n` refusals of MRF bank `b` from cycle `from` on in `log`
+    /// (the `skipped_refusals` field), if it is kept. A function of the field, not of
+    /// `self`, so that the collector walk of [`RegisterFile::skip_to`] can call it while
+    /// it borrows the collectors.
+    fn note_skipped_refusals(
+        log: &mut Option<Vec<(u8, Cycle, Cycle)>>,
+        b: u8,
+        from: Cycle,
+        n: u64,
+    ) {
+        if let Some(v) = log {
             if n > 0 {
                 v.push((b, from, from + Cycles::new(n)));
             }
@@ -1358,7 +1366,7 @@ impl RegisterFile for Baseline {
                     if w.kind == WriteKind::QueuedResult {
                         self.queued_write_delays += n;
                     }
-                    self.note_skipped_refusals(b, from, n);
+                    Self::note_skipped_refusals(&mut self.skipped_refusals, b, from, n);
                 }
             }
         }
@@ -1369,7 +1377,7 @@ impl RegisterFile for Baseline {
                 self.side_read_counts.conflicts += n;
                 if usize::from(r.bank) < self.mrf_banks {
                     self.stats.read_bank_conflicts += n;
-                    self.note_skipped_refusals(r.bank, from, n);
+                    Self::note_skipped_refusals(&mut self.skipped_refusals, r.bank, from, n);
                 }
             }
         }
@@ -1386,10 +1394,7 @@ impl RegisterFile for Baseline {
                     conflicted = true;
                     if usize::from(b) < self.mrf_banks {
                         conflicts += n;
-                        // Inline, not `note_skipped_refusals`: `u` borrows the collectors.
-                        if let Some(log) = &mut self.skipped_refusals {
-                            log.push((b, start, start + Cycles::new(n)));
-                        }
+                        Self::note_skipped_refusals(&mut self.skipped_refusals, b, start, n);
                     }
                 }
             }
