@@ -14,21 +14,24 @@ use emu::memory::MemError;
 use emu::{Emulator, KernelRef, LaunchConfig, StepObserver, WarpStep};
 use timing::rf::malekeh::trace::ExecutedStep;
 
+/// A warp of a launch: its CTA's index and its index within the CTA.
+pub type WarpKey = ([u32; 3], u32);
+
 /// Every warp's executed stream, keyed by CTA index and warp within the CTA.
-pub type Streams = HashMap<([u32; 3], u32), Vec<ExecutedStep>>;
+pub type Streams = HashMap<WarpKey, Vec<ExecutedStep>>;
 
 /// The streams being recorded, in the order their warps first executed, with the index
 /// of each warp's stream and the warp that executed last: the emulator runs a warp for
 /// many steps in a row, so most steps append to the same stream without hashing.
 #[derive(Default)]
 struct Recording {
-    streams: Vec<(([u32; 3], u32), Vec<ExecutedStep>)>,
-    index: HashMap<([u32; 3], u32), usize>,
+    streams: Vec<(WarpKey, Vec<ExecutedStep>)>,
+    index: HashMap<WarpKey, usize>,
     last: Option<usize>,
 }
 
 impl Recording {
-    fn push(&mut self, key: ([u32; 3], u32), step: ExecutedStep) {
+    fn push(&mut self, key: WarpKey, step: ExecutedStep) {
         let at = match self.last {
             Some(i) if self.streams[i].0 == key => i,
             _ => {
