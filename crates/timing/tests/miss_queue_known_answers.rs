@@ -129,30 +129,34 @@ fn row_walk_warps_past_the_mshrs_are_refused_for_hundreds_of_cycles_each() {
 }
 
 #[test]
-fn a_backed_up_port_fills_the_miss_queue_and_refuses_until_an_entry_leaves() {
-    // A slow SM port (1 byte a cycle: a read request takes a 40-byte flit, 40 cycles)
-    // backs the misses up in the queue; with 8 entries the lookups are refused
-    // (MISS_QUEUE_FULL), unbounded they are not, and every load completes either way.
+fn a_backed_up_port_leaves_the_miss_queue_alone_the_injection_buffer_stops_issue() {
+    // A slow SM port (1 byte a cycle: a read request takes a 40-byte flit, 40 cycles).
+    // The miss queue hands one request a cycle to the injection buffer whatever the port
+    // does, and the row walk looks up one line (one request) a cycle: the queue never
+    // fills, and 8 entries give the unbounded queue's run exactly. The backed-up port
+    // fills the injection buffer instead, which stops issue (the SM waits; no failure).
     let run = |sets: &[&str]| {
         let mut mem = MemorySystem::new(&gtx480(sets));
         let mut now = Cycle::ZERO;
+        let mut taken = Vec::new();
         for w in 0..4 {
-            load(&mut mem, &mut now, &row_walk(w, 1));
+            taken.push(load(&mut mem, &mut now, &row_walk(w, 1)));
             now += Cycles::new(1);
         }
         let end = drain(&mut mem, now);
-        (mem.stats().l1d_reservation_fail_cycles, end)
+        (mem.stats().l1d_reservation_fail_cycles, taken, end)
     };
     let slow = ["interconnect.bytes_per_cycle=1", "l1d.mshrs=512"];
-    let (bounded, end_bounded) = run(&slow);
-    let (unbounded, end_unbounded) = run(&[slow[0], slow[1], "l1d.miss_queue_entries=0"]);
-    // (Rows 4 KB apart also meet reserved ways: LINE_ALLOC_FAIL in both runs.)
-    assert!(bounded.miss_queue_full > 0, "{bounded:?}");
-    assert_eq!(unbounded.miss_queue_full, 0, "{unbounded:?}");
-    assert!(
-        end_bounded >= end_unbounded,
-        "{end_bounded:?} {end_unbounded:?}"
+    let (bounded, taken, end) = run(&slow);
+    let unbounded = run(&[slow[0], slow[1], "l1d.miss_queue_entries=0"]);
+    assert_eq!(bounded.miss_queue_full, 0, "{bounded:?}");
+    assert_eq!(
+        (bounded, &taken, end),
+        (unbounded.0, &unbounded.1, unbounded.2)
     );
+    // The fourth warp waited for the injection buffer (2,560 bytes: 64 flits, each 40
+    // cycles on this port) to drain.
+    assert!(taken[3] > Cycle::new(1000), "{taken:?}");
 }
 
 #[test]

@@ -251,6 +251,33 @@ pub struct CacheConfig {
     /// cycles). 0 (default): no transfer time.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub return_bits_per_cycle: u32,
+    /// L1D only: banks of the data array, each taking one access (a sector of a
+    /// sector-fetch L1D, else a line) per cycle; a request's accesses enter in order
+    /// until one finds its bank taken that cycle (GPGPU-Sim's `-gpgpu_l1_banks`; see
+    /// [`crate::memory::l1_banks`]). 0 (default): no banks, one line looked up per
+    /// cycle. Otherwise a power of two, at most 64.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub banks: u32,
+    /// L1D only, with `banks`: bytes of consecutive addresses in one bank before the next
+    /// (default 32, GPGPU-Sim's `-gpgpu_l1_banks_byte_interleaving` default); a power of
+    /// two.
+    #[serde(
+        default = "default_bank_interleave",
+        skip_serializing_if = "is_default_bank_interleave"
+    )]
+    pub bank_interleave_bytes: u32,
+    /// L1D only, with `banks`: the bank of an address, an index function over
+    /// `bank_interleave_bytes`-byte blocks (default `linear`, GPGPU-Sim's
+    /// `-gpgpu_l1_banks_hashing_function` default).
+    #[serde(default, skip_serializing_if = "is_linear")]
+    pub bank_index: IndexFunction,
+}
+
+pub(super) fn default_bank_interleave() -> u32 {
+    32
+}
+pub(super) fn is_default_bank_interleave(b: &u32) -> bool {
+    *b == default_bank_interleave()
 }
 
 pub(super) fn is_false(b: &bool) -> bool {
@@ -576,5 +603,18 @@ pub fn validate_cache(prefix: &str, c: &CacheConfig) -> Result<(), ConfigError> 
     c.set_index
         .check(sets.trailing_zeros())
         .map_err(|m| invalid(key("set_index"), m))?;
+    if c.banks > 0 {
+        power_of_two(&key("banks"), u64::from(c.banks))?;
+        if c.banks > 64 {
+            return Err(invalid(key("banks"), "must be at most 64"));
+        }
+        power_of_two(
+            &key("bank_interleave_bytes"),
+            u64::from(c.bank_interleave_bytes),
+        )?;
+        c.bank_index
+            .check(c.banks.trailing_zeros())
+            .map_err(|m| invalid(key("bank_index"), m))?;
+    }
     Ok(())
 }

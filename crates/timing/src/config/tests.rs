@@ -918,3 +918,32 @@ fn a_flit_too_wide_for_the_input_buffer_is_refused_by_name() {
     );
     load("gpgpusim-gtx480", &[fits.as_str()]).unwrap();
 }
+
+#[test]
+fn only_gpgpusim_qv100_banks_its_l1d_and_bad_bank_keys_are_refused_by_name() {
+    let g = load("gpgpusim-qv100", &[]).unwrap();
+    assert_eq!((g.l1d.banks, g.l1d.bank_interleave_bytes), (4, 32));
+    for name in PAPER_CONFIGS.iter().chain(&["gpgpusim-gtx480"]) {
+        assert_eq!(load(name, &[]).unwrap().l1d.banks, 0, "{name}");
+    }
+    for (set, key) in [
+        ("l1d.banks=3", "l1d.banks"),
+        ("l1d.banks=128", "l1d.banks"),
+        ("l1d.bank_interleave_bytes=48", "l1d.bank_interleave_bytes"),
+        ("l1d.bank_interleave_bytes=0", "l1d.bank_interleave_bytes"),
+        (
+            "l1d.bank_index={ function = \"polynomial\", polynomial = 37 }",
+            "l1d.bank_index",
+        ),
+    ] {
+        let e = err_of("gpgpusim-qv100", &[set]);
+        assert!(e.to_string().contains(key), "{set}: {e}");
+    }
+    // A bank count the index function fits is taken (x^2 + x + 1 over four banks).
+    let g = load(
+        "gpgpusim-qv100",
+        &["l1d.bank_index={ function = \"polynomial\", polynomial = 7 }"],
+    )
+    .unwrap();
+    assert_eq!(g.l1d.banks, 4);
+}

@@ -4,8 +4,9 @@
 //! **Miss queue.** Between an L1 data cache and the interconnect sits a queue of the
 //! requests the cache sends below: read misses, write-throughs and write-backs
 //! (GPGPU-Sim's `m_miss_queue`, sized by the last field of `-gpgpu_cache:dl1`: 8 entries
-//! on SM2_GTX480, 16 on SM7_QV100). An entry leaves when the SM's interconnect port takes
-//! its packet; while the port is backed up, the queue fills. A lookup that would add an
+//! on SM2_GTX480, 16 on SM7_QV100). It hands one request a cycle to the SM's interconnect
+//! injection buffer; when requests arrive faster (a bank per sector: up to four sector
+//! requests a cycle on Volta), the queue fills. A lookup that would add an
 //! entry to a full queue is refused, a reservation failure of kind `MISS_QUEUE_FULL`, and
 //! retried when the first entry leaves. GPGPU-Sim's rule, transcribed as behaviour: a
 //! read that is not a hit is refused unless its entries and one more are free (room for
@@ -14,11 +15,17 @@
 //! L1D sends each 32-byte sector as its own request). `l1d.miss_queue_entries = 0` (the
 //! default) leaves the queue unbounded.
 //!
-//! Here an entry joins the queue when its packet is ready to leave the SM (after the
-//! L1's latency) and leaves when its transfer on the SM's port starts, and a lookup is
-//! checked against the queue as it stands at the lookup's cycle. (GPGPU-Sim looks a line
-//! up after its L1 latency queue, so it sees the queue `l1d.latency` cycles later: the
-//! same occupancy under steady back-pressure.)
+//! An entry joins the queue when its request is ready to leave the SM (after the L1's
+//! latency) and leaves when the queue hands the request to the SM's interconnect
+//! injection buffer: one request per cycle, in order, so an entry leaves at the later of
+//! its ready cycle and the cycle after the previous hand-off (a sector-fetch L1D's
+//! request for `n` sectors is `n` requests, handed off on `n` cycles). The injection
+//! buffer's own bound (`interconnect.input_buffer_bytes`) stops the SM from issuing
+//! memory instructions while it is full (see [`crate::memory`]); the entry does not
+//! wait for the interconnect to carry its packet. A lookup is checked against the queue
+//! as it stands at the lookup's cycle. (GPGPU-Sim looks a line up after its L1 latency
+//! queue, so it sees the queue `l1d.latency` cycles later: the same occupancy under
+//! steady back-pressure.)
 //!
 //! **Failures per cycle.** GPGPU-Sim's LD/ST unit retries the access at the head of its
 //! L1 queue every cycle, and each refused try counts one reservation failure of its kind
@@ -40,6 +47,8 @@ pub struct MissQueue {
     capacity: u32,
     per_sector: bool,
     departures: BinaryHeap<Reverse<Cycle>>,
+    /// The cycle of the latest hand-off (none before the first).
+    last_handoff: Option<Cycle>,
 }
 
 impl MissQueue {
@@ -51,6 +60,7 @@ impl MissQueue {
             capacity,
             per_sector,
             departures: BinaryHeap::with_capacity(capacity.min(64) as usize),
+            last_handoff: None,
         }
     }
 
@@ -68,12 +78,20 @@ impl MissQueue {
         self.capacity > 0
     }
 
-    /// The entries of a request for `sectors` that joined now and leave at `departure`.
-    pub fn enter(&mut self, departure: Cycle, sectors: SectorMask) {
-        if self.is_bounded() {
-            for _ in 0..self.entries(sectors) {
-                self.departures.push(Reverse(departure));
-            }
+    /// A request for `sectors` ready to leave at `ready` joins the queue: each of its
+    /// entries leaves at the later of `ready` and the cycle after the previous hand-off.
+    /// Requests join in the order they are ready (`ready` never decreases).
+    pub fn enter(&mut self, ready: Cycle, sectors: SectorMask) {
+        if !self.is_bounded() {
+            return;
+        }
+        for _ in 0..self.entries(sectors) {
+            let at = match self.last_handoff {
+                Some(last) => ready.max(last + crate::time::Cycles::new(1)),
+                None => ready,
+            };
+            self.last_handoff = Some(at);
+            self.departures.push(Reverse(at));
         }
     }
 
@@ -165,17 +183,22 @@ mod tests {
 
     #[test]
     fn a_full_queue_refuses_until_its_first_entry_leaves() {
+        // Line entries (Fermi): one per request, handed off one a cycle.
         let mut q = MissQueue::new(2, false);
         q.enter(at(10), SectorMask(0b1111));
         assert!(q.has_room(at(0), 1));
         assert!(!q.has_room(at(0), 2), "a read needs two free entries");
-        q.enter(at(7), ONE);
-        assert!(!q.has_room(at(6), 1));
-        assert_eq!(q.next_departure(), Some(at(7)));
-        assert!(q.has_room(at(7), 1));
-        assert!(!q.has_room(at(7), 2));
-        assert!(q.has_room(at(10), 2));
+        // Ready at 10 as well: handed off the cycle after the first, at 11.
+        q.enter(at(10), ONE);
+        assert!(!q.has_room(at(9), 1));
+        assert_eq!(q.next_departure(), Some(at(10)));
+        assert!(q.has_room(at(10), 1));
+        assert!(!q.has_room(at(10), 2));
+        assert!(q.has_room(at(11), 2));
         assert_eq!(q.next_departure(), None);
+        // A later request leaves when ready.
+        q.enter(at(20), ONE);
+        assert_eq!(q.next_departure(), Some(at(20)));
     }
 
     #[test]
@@ -187,16 +210,20 @@ mod tests {
     }
 
     #[test]
-    fn a_sectored_cache_takes_an_entry_per_sector() {
+    fn a_sectored_cache_takes_an_entry_per_sector_handed_off_one_a_cycle() {
         let mut q = MissQueue::new(16, true);
         assert_eq!(q.entries(SectorMask(0b1011)), 3);
+        // Three requests ready at 5, 6, 7: their 11 sector requests leave at 5..=15.
         q.enter(at(5), SectorMask(0b1111));
         q.enter(at(6), SectorMask(0b1111));
         q.enter(at(7), SectorMask(0b0111));
-        assert!(q.has_room(at(0), 5));
-        assert!(!q.has_room(at(0), 6));
-        assert!(q.has_room(at(5), 9));
-        assert!(!q.has_room(at(5), 10));
+        assert!(q.has_room(at(4), 5));
+        assert!(!q.has_room(at(4), 6));
+        // By cycle 8 four have left (5, 6, 7, 8), seven remain.
+        assert!(q.has_room(at(8), 9));
+        assert!(!q.has_room(at(8), 10));
+        assert_eq!(q.next_departure(), Some(at(9)));
+        assert!(q.has_room(at(15), 16));
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub mod dram;
 mod event;
 pub mod hashing;
 pub mod interconnect;
+pub mod l1_banks;
 pub mod l2;
 pub mod miss_queue;
 pub mod port;
@@ -68,6 +69,7 @@ use crate::memory::coalescer::{LineAccess, MAX_LINES};
 use crate::memory::dram::{DramChannel, DramCompletion, DramRequest, DramStats};
 use crate::memory::event::EventQueue;
 use crate::memory::interconnect::{Interconnect, InterconnectStats};
+use crate::memory::l1_banks::{L1Banks, LookupSchedule};
 use crate::memory::l2::AddressMap;
 use crate::memory::miss_queue::{MissQueue, ReservationFailCycles};
 use crate::memory::shared_memory::{SharedMemory, SharedMemoryStats};
@@ -378,6 +380,8 @@ struct L1Port {
     blocked: Blocked,
     miss_queue: MissQueue,
     fail_cycles: ReservationFailCycles,
+    /// `l1d.banks` (the L1D only; `None`: one line looked up per cycle).
+    banks: Option<L1Banks>,
 }
 
 /// The part of the memory system one SM owns: its L1 caches, shared memory, requests and
@@ -687,6 +691,7 @@ impl MemorySystem {
                 c.fetch == crate::config::FetchGranularity::Sector,
             ),
             fail_cycles: ReservationFailCycles::default(),
+            banks: L1Banks::new(c),
         };
         // Under CERF the L1D is the integrated register-file array (`GpuConfig::l1d_array`).
         let l1d = cfg.l1d_array();
@@ -1185,9 +1190,9 @@ impl MemorySystem {
                 let sm = packet.sm as usize;
                 self.sms[sm].pending_injection.leave(t, bytes);
                 let start = self.icnt.leave_sm(sm, t, bytes);
-                if let (Some(l1), true) = (packet.kind.miss_queue_of(), start > t) {
+                if let Some(l1) = packet.kind.miss_queue_of() {
                     let queue = &mut self.sms[sm].l1[l1.index()].miss_queue;
-                    queue.enter(start, packet.sectors);
+                    queue.enter(t, packet.sectors);
                 }
                 if start > t {
                     let event = Event::IcntEnterSlice {
@@ -1474,11 +1479,13 @@ impl FrontEnd<'_> {
         }
         let control = self.cfg.interconnect.control_bytes;
         let sector_bytes = self.cfg.l2.slice.sector_bytes;
-        let mut t = start;
+        let banks = self.m.l1[l1.index()].banks.take();
+        let mut schedule = LookupSchedule::new(banks.as_ref(), start);
         let mut hits_ready: Option<Cycle> = None;
         let mut new_parts = 0;
         let mut blocked_at = None;
         for (i, la) in lines.iter().enumerate() {
+            let t = schedule.place(la);
             let mut ready = t + latency;
             let data_bytes = la.sectors.count() * sector_bytes;
             let port = &mut self.m.l1[l1.index()];
@@ -1498,7 +1505,7 @@ impl FrontEnd<'_> {
                 };
                 if needed > 0 && !port.miss_queue.has_room(t, needed) {
                     port.cache.count_reservation_fail();
-                    blocked_at = Some((i, ReservationFailure::MissQueueFull));
+                    blocked_at = Some((i, ReservationFailure::MissQueueFull, t));
                     break;
                 }
             }
@@ -1508,7 +1515,6 @@ impl FrontEnd<'_> {
                     new_parts += 1;
                     let pkt = PacketKind::Atomic(id);
                     self.send_to_l2(ready, la.line, la.sectors, pkt, control + data_bytes);
-                    t += Cycles::new(1);
                     continue;
                 }
                 AccessKind::Load => cache.access(la.line, la.sectors, CacheOp::Read, id),
@@ -1546,7 +1552,7 @@ impl FrontEnd<'_> {
             }
             match access.outcome {
                 Outcome::ReservationFail(why) => {
-                    blocked_at = Some((i, why));
+                    blocked_at = Some((i, why, t));
                     break;
                 }
                 Outcome::Hit => hits_ready = Some(hits_ready.map_or(ready, |h| h.max(ready))),
@@ -1576,8 +1582,10 @@ impl FrontEnd<'_> {
                 let bytes = control + e.dirty.count() * sector_bytes;
                 self.send_to_l2(ready, e.line, e.dirty, PacketKind::Write, bytes);
             }
-            t += Cycles::new(1);
         }
+        // The port is free again after the last lookup, or at the refused line's cycle.
+        let t = blocked_at.map_or_else(|| schedule.end(), |(_, _, at)| at);
+        self.m.l1[l1.index()].banks = banks;
         let r = &mut self.m.requests[id.slot()];
         r.parts += new_parts;
         if let Some(h) = hits_ready {
@@ -1587,7 +1595,7 @@ impl FrontEnd<'_> {
         let port = &mut self.m.l1[l1.index()];
         port.free = t;
         match blocked_at {
-            Some((i, why)) => {
+            Some((i, why, _)) => {
                 let b = &mut port.blocked;
                 let rest = &lines[i..];
                 b.lines[..rest.len()].copy_from_slice(rest);

@@ -856,6 +856,9 @@ mod tests {
             shared_carveouts: Vec::new(),
             miss_queue_entries: 0,
             return_bits_per_cycle: 0,
+            banks: 0,
+            bank_interleave_bytes: 32,
+            bank_index: Default::default(),
         });
         c.share_with_registers(policy);
         c
