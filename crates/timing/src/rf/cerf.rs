@@ -997,7 +997,7 @@ mod tests {
         rf.catch_up_samples(&log, [1, 3, 0, 0], Cycle::new(421));
         assert_eq!(
             rf.state_integral,
-            [64 * (3 + 2 * 2 + 1 * 2), 64 * (1 + 2 * 2 + 3 * 2), 0, 0]
+            [64 * (3 + 2 * 2 + 2), 64 * (1 + 2 * 2 + 3 * 2), 0, 0]
         );
         assert_eq!((rf.sampled_cycles, rf.last_sample), (320, Cycle::new(420)));
         // Woken at a sample's cycle: that sample is the cycle's own ([`Cerf::sample`]).
