@@ -268,9 +268,9 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
     }
     let rows = rows(&measured, &published);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&json(&name, &rows))?);
+        crate::source::print_stdout(&serde_json::to_string_pretty(&json(&name, &rows))?)?;
     } else {
-        print!("{}", table(&name, &rows));
+        crate::source::write_stdout(&table(&name, &rows))?;
     }
     Ok(ExitCode::SUCCESS)
 }

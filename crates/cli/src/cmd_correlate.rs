@@ -59,9 +59,9 @@ pub fn run(args: CorrelateArgs) -> Result<std::process::ExitCode> {
         std::fs::write(path, svg).with_context(|| format!("writing {}", path.display()))?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        crate::source::print_stdout(&serde_json::to_string_pretty(&result)?)?;
     } else {
-        print!("{}", correlate::table::render(&result, args.markdown));
+        crate::source::write_stdout(&correlate::table::render(&result, args.markdown))?;
     }
     Ok(match result.why_nothing_compared() {
         Some(why) => {

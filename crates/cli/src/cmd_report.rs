@@ -232,7 +232,7 @@ pub fn run(args: ReportArgs) -> Result<std::process::ExitCode> {
         let points = crate::report_html::load_sources(&args.files)?;
         let index =
             crate::report_html::write(out_dir, &points, &args.baseline, args.reference.as_deref())?;
-        println!("{}", index.display());
+        crate::source::print_stdout(&index.display().to_string())?;
         return Ok(std::process::ExitCode::SUCCESS);
     }
     let runs = args
@@ -251,7 +251,7 @@ pub fn run(args: ReportArgs) -> Result<std::process::ExitCode> {
     } else {
         runs_table(&runs)
     };
-    print!("{}", table.render(args.markdown));
+    crate::source::write_stdout(&table.render(args.markdown))?;
     Ok(std::process::ExitCode::SUCCESS)
 }
 

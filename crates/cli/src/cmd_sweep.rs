@@ -167,18 +167,21 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
             );
         }
         for job in &jobs {
-            println!(
+            crate::source::print_stdout(&format!(
                 "submitted job {} ({} tasks; script {})",
                 job.job_id,
                 job.tasks,
                 job.script.display()
-            );
+            ))?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     if args.collect {
         let n = slurm::collect(&mut store)?;
-        println!("collected {n} results into {}", args.store.display());
+        crate::source::print_stdout(&format!(
+            "collected {n} results into {}",
+            args.store.display()
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
     let opts = LocalOptions {
@@ -235,8 +238,9 @@ fn read_only(
             None => {
                 let stdout = std::io::stdout();
                 let mut out = stdout.lock();
-                export::write(&table, format, &mut out)?;
-                out.flush()?;
+                export::write(&table, format, &mut out)
+                    .and_then(|()| out.flush().map_err(Into::into))
+                    .context("writing the export to stdout")?;
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -245,10 +249,15 @@ fn read_only(
         let report = slurm::status(spec, store, regsim)?;
         if args.list {
             for (point, state, note) in &report.points {
-                println!("{}\t{}\t{}\t{note}", point.key, state.name(), point.label());
+                crate::source::print_stdout(&format!(
+                    "{}\t{}\t{}\t{note}",
+                    point.key,
+                    state.name(),
+                    point.label()
+                ))?;
             }
         } else {
-            print!("{}", report.describe());
+            crate::source::write_stdout(&report.describe())?;
         }
         return Ok(ExitCode::SUCCESS);
     }

@@ -24,15 +24,17 @@ impl PtxSource {
 }
 
 /// Writes `text` and a newline to stdout. A closed pipe (`regsim ... | head`) ends the
-/// program quietly, as Unix tools do, instead of panicking like `println!`.
+/// program quietly, as Unix tools do, instead of panicking like `println!`; another
+/// failure (a full disk) is an error naming stdout.
 pub fn print_stdout(text: &str) -> Result<()> {
+    write_stdout(&format!("{text}\n"))
+}
+
+/// Writes `text` to stdout, as [`print_stdout`] without the newline.
+pub fn write_stdout(text: &str) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    match out
-        .write_all(text.as_bytes())
-        .and_then(|()| out.write_all(b"\n"))
-        .and_then(|()| out.flush())
-    {
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         Err(e) => Err(e).context("cannot write to stdout"),

@@ -211,3 +211,72 @@ fn an_io_error_is_said_once() {
         "{se} ({cause})"
     );
 }
+
+/// A `--stats` path that is not UTF-8 (a file name is any bytes but '/' and NUL) names
+/// that file: the runtime read it lossily and wrote the statistics to a file whose bad
+/// bytes were replaced by U+FFFD, and `regsim run` then said no statistics were written
+/// (exit 2).
+#[test]
+fn stats_at_a_path_that_is_not_utf8_are_written_there() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("msg-utf8-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let stats = dir.join(OsStr::from_bytes(b"s\xff.json"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_regsim"))
+        .args(["run", "--functional", "--stats"])
+        .arg(&stats)
+        .arg("--")
+        .arg(saxpy())
+        .env_remove("REGSIM_CUDART")
+        .env_remove("REGSIM_CONFIGS")
+        .output()
+        .expect("regsim runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written: Vec<_> = std::fs::read_dir(&dir)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(written, vec![stats.file_name().unwrap().to_owned()]);
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&stats).expect("written")).expect("JSON");
+    assert!(json.is_object());
+}
+
+/// Output that cannot be written (a full disk: `/dev/full`) is an error naming stdout:
+/// `println!` panicked (exit 101, a backtrace) in `report`, `sweep --status`,
+/// `correlate`, `calibrate` and `paper`.
+#[test]
+fn stdout_on_a_full_disk_is_an_error_not_a_panic() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("msg-full-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let stats = dir.join("s.json");
+    let out = regsim(&[
+        "run",
+        "--functional",
+        "--stats",
+        stats.to_str().unwrap(),
+        "--",
+        &saxpy(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_regsim"))
+        .args(["report", stats.to_str().unwrap()])
+        .stdout(full)
+        .output()
+        .expect("regsim runs");
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(
+        se.contains("error: cannot write to stdout: No space left on device"),
+        "{se}"
+    );
+    assert!(!se.contains("panicked"), "{se}");
+}

@@ -694,6 +694,41 @@ fn a_read_only_store_can_be_exported() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
+/// A damaged store (bytes of a row overwritten: a disk error, a bad copy) failed the
+/// export with rusqlite's bare "invalid utf-8 sequence of 1 bytes from index 0 at index
+/// 6": neither the store nor the run was named.
+#[test]
+fn a_damaged_store_is_named_with_the_run_it_cannot_read() {
+    let dir = scratch("damaged");
+    let log = dir.join("log");
+    counting_workload(&dir, &log);
+    let spec = counting_spec(&dir, 2);
+    let store = dir.join("s.sqlite");
+    assert!(sweep(&spec, &store, &[]).status.success());
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    let damage = |sql: &str| conn.execute(sql, []).unwrap();
+    damage("UPDATE runs SET sets = CAST(x'ff7b' AS TEXT)");
+    let out = sweep(&spec, &store, &["--export", "json"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: run 1 of the store (by key) cannot be read",
+            store.display()
+        )) && err.contains("damaged"),
+        "{err}"
+    );
+    // Text that reads but is not what was written: the run and the column are named.
+    damage("UPDATE runs SET sets = '[1]'");
+    let out = sweep(&spec, &store, &["--export", "csv"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(": bad sets") && err.contains(&store.display().to_string()),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_slurm_task_skips_a_point_a_local_sweep_is_running() {
     let dir = scratch("task-lease");

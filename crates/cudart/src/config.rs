@@ -126,7 +126,15 @@ pub struct GpuSelection {
 
 impl Config {
     pub fn from_env() -> Config {
-        Config::from_lookup(|key| std::env::var_os(key).map(|v| v.to_string_lossy().into_owned()))
+        let mut config = Config::from_lookup(|key| {
+            std::env::var_os(key).map(|v| v.to_string_lossy().into_owned())
+        });
+        // A path is any bytes: read lossily, a name that is not UTF-8 would name another
+        // file (its bytes replaced by U+FFFD).
+        config.stats_path = std::env::var_os("REGSIM_STATS")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from);
+        config
     }
 
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Config {

@@ -21,6 +21,10 @@ use crate::function::{
 use crate::op::{Callee, Op, Space};
 use crate::program::Program;
 
+/// The most virtual registers one function may declare (nvcc's largest kernels declare
+/// tens of thousands).
+pub const MAX_FUNCTION_REGS: u64 = 1 << 20;
+
 /// Lowers a parsed module. `file_name` and `source` are the file the tree was parsed from;
 /// they locate errors and give instructions their text.
 pub fn lower(module: &ast::Module, file_name: &str, source: &str) -> Result<Program, LowerErrors> {
@@ -485,6 +489,19 @@ impl<'a, 'm> FnLower<'a, 'm> {
         for decl in &d.names {
             let base = &decl.name.name;
             let count = decl.range.unwrap_or(1);
+            let total = self.f.regs.len() as u64 + u64::from(count) * u64::from(lanes);
+            if total > MAX_FUNCTION_REGS {
+                // `%r<4000000000>` would take minutes and gigabytes to declare.
+                self.func_error(
+                    decl.name.span,
+                    d.span,
+                    format!(
+                        "{count} registers '{base}<{count}>' make {total} in the function, more \
+                         than the {MAX_FUNCTION_REGS} supported"
+                    ),
+                );
+                return;
+            }
             for i in 0..count {
                 let name = match decl.range {
                     Some(_) => format!("{base}{i}"),

@@ -204,6 +204,28 @@ fn registers_ranges_vectors_and_classes() {
     assert_eq!(f.uses(InstId(1)), [RegId(7), RegId(6)]);
 }
 
+/// `.reg .b32 %r<4000000000>;` expanded four billion registers: `ptx check` ran for
+/// minutes, gigabytes deep. A function's registers are bounded, the error located.
+#[test]
+fn an_absurd_register_count_is_refused_at_its_declaration() {
+    let body = |decls: &str| format!("{HEAD}.visible .entry k() {{\n{decls}\n  ret;\n}}\n");
+    let e = lower_src(&body("  .reg .b32 %r<4000000000>;")).unwrap_err();
+    assert!(
+        e.contains("t.ptx:5:")
+            && e.contains("4000000000 registers '%r<4000000000>'")
+            && e.contains("more than the 1048576 supported"),
+        "{e}"
+    );
+    // The bound is the function's: vectors count their lanes, declarations add up.
+    let e = lower_src(&body("  .reg .b32 %r<8>;\n  .reg .v4 .b32 %v<262143>;")).unwrap_err();
+    assert!(
+        e.contains("t.ptx:6:") && e.contains("make 1048580 in the function"),
+        "{e}"
+    );
+    let p = ok(&body("  .reg .b32 %r<4>;\n  .reg .v4 .b32 %v<262143>;"));
+    assert_eq!(p.functions[0].regs.len(), 4 + 4 * 262_143);
+}
+
 #[test]
 fn nested_scopes_shadow_and_get_unique_ids() {
     let p = ok(&format!(

@@ -550,6 +550,17 @@ fn cerf_sleeps_through_slow_banks() {
         evaluated * 10 < cycles,
         "{evaluated} SM cycles evaluated of {cycles}: CERF steps through its bank waits"
     );
+    // At 10^4 the SMs wait for ports in nearly all their cycles. They are evaluated when
+    // something happens (a port frees, a fill, a load's data), not at each of CERF's
+    // 64-cycle state samples: those of the cycles slept through are taken at wake-up.
+    let cfg = config("gtx480", &[cerf, "register_file.bank_latency=10000"]);
+    let (s, evaluated) = saxpy_run(cfg, true);
+    let cycles = s.cycles * u64::from(sms);
+    // Waking at every sample would evaluate about one cycle in 64 of the waits.
+    assert!(
+        evaluated * 200 < cycles,
+        "{evaluated} SM cycles evaluated of {cycles}: CERF wakes for its state samples"
+    );
 }
 
 #[test]

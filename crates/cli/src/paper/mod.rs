@@ -134,13 +134,13 @@ fn run_sweep(sw: &SweepSpec, out: &Path, jobs: usize, slurm: bool) -> Result<Opt
             ..Default::default()
         };
         for s in regsim::sweep::slurm::submit(sw, &mut store, &o)? {
-            println!(
+            crate::source::print_stdout(&format!(
                 "submitted Slurm job {} ({} tasks) into {}; run the same command again when \
                  it has finished (regsim sweep --status shows progress)",
                 s.job_id,
                 s.tasks,
                 store_path.display()
-            );
+            ))?;
         }
         return Ok(None);
     }
@@ -268,7 +268,7 @@ pub fn run(args: PaperArgs) -> Result<ExitCode> {
             (None, _) => PathBuf::from("results").join(format!("paper-{paper}")),
         };
         if args.paper == "all" {
-            println!("\n=== regsim paper {paper} ===");
+            crate::source::print_stdout(&format!("\n=== regsim paper {paper} ==="))?;
         }
         if run_paper(&args, paper, &out)? != ExitCode::SUCCESS {
             status = ExitCode::from(1);
@@ -306,13 +306,13 @@ fn run_paper(args: &PaperArgs, paper: &str, out: &Path) -> Result<ExitCode> {
     let dir = find_configs_dir(std::env::current_exe().ok().as_deref());
     let unavailable = drop_unavailable_designs(&mut sweep_spec, &dir)?;
     if !unavailable.is_empty() {
-        println!(
+        crate::source::print_stdout(&format!(
             "regsim paper {paper}: designs not yet available (unknown to register_file.design): {}",
             unavailable.iter().cloned().collect::<Vec<_>>().join(", ")
-        );
+        ))?;
     }
     if sweep_spec.groups.is_empty() {
-        println!("regsim paper {paper}: nothing to run");
+        crate::source::print_stdout(&format!("regsim paper {paper}: nothing to run"))?;
         return Ok(ExitCode::SUCCESS);
     }
     let jobs = args.jobs.unwrap_or_else(|| {
@@ -324,16 +324,16 @@ fn run_paper(args: &PaperArgs, paper: &str, out: &Path) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     for (p, e) in &ran.failures {
-        println!("failed: {p}: {e}");
+        crate::source::print_stdout(&format!("failed: {p}: {e}"))?;
     }
     if ran.points.is_empty() {
         bail!("no run succeeded");
     }
     let classes = classes::load_default()?;
-    print!("{}", tables(paper, &ran.points, &classes, args.markdown)?);
+    crate::source::write_stdout(&tables(paper, &ran.points, &classes, args.markdown)?)?;
     if ran.points.iter().any(|p| p.design == args.baseline) {
         let index = report_html::write(&out.join("report"), &ran.points, &args.baseline, None)?;
-        println!("\nfigures: {}", index.display());
+        crate::source::print_stdout(&format!("\nfigures: {}", index.display()))?;
     }
     if let Some(dir) = &args.results {
         let page = results::write(
@@ -346,7 +346,7 @@ fn run_paper(args: &PaperArgs, paper: &str, out: &Path) -> Result<ExitCode> {
                 classes: &classes,
             },
         )?;
-        println!("results: {}", page.display());
+        crate::source::print_stdout(&format!("results: {}", page.display()))?;
     }
     Ok(if ran.failures.is_empty() {
         ExitCode::SUCCESS

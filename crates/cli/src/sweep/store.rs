@@ -537,7 +537,16 @@ impl Store {
             ))
         })?;
         let mut out = Vec::new();
-        for row in rows {
+        for (i, row) in rows.enumerate() {
+            // A damaged store (a disk error, a truncated copy) reads as a SQLite error
+            // or as text that is no longer UTF-8: say where.
+            let row = row.with_context(|| {
+                format!(
+                    "{}: run {} of the store (by key) cannot be read: the store is damaged",
+                    self.path.display(),
+                    i + 1
+                )
+            })?;
             let (
                 (key, workload, program, args, config, design, sets, functional, run_args, rc, ver),
                 (
@@ -553,26 +562,28 @@ impl Store {
                     host,
                     task,
                 ),
-            ) = row?;
-            let json = |text: &str, what: &str| -> Result<serde_json::Value> {
-                serde_json::from_str(text)
-                    .with_context(|| format!("{}: run {key}: bad {what}", self.path.display()))
-            };
+            ) = row;
+            let store = self.path.display();
+            let bad = |what: &str| format!("{store}: run {key}: bad {what}");
             out.push(RunRecord {
                 workload,
                 program,
-                args: serde_json::from_value(json(&args, "args")?)?,
+                args: serde_json::from_str(&args).with_context(|| bad("args"))?,
                 config,
                 design,
-                sets: serde_json::from_value(json(&sets, "sets")?)?,
+                sets: serde_json::from_str(&sets).with_context(|| bad("sets"))?,
                 functional,
-                run_args: serde_json::from_value(json(&run_args, "run_args")?)?,
-                resolved_config: json(&rc, "resolved_config")?,
+                run_args: serde_json::from_str(&run_args).with_context(|| bad("run_args"))?,
+                resolved_config: serde_json::from_str(&rc)
+                    .with_context(|| bad("resolved_config"))?,
                 regsim_version: ver,
-                status: RunStatus::parse(&status)?,
+                status: RunStatus::parse(&status).with_context(|| bad("status"))?,
                 exit_code,
                 signal,
-                stats: stats.as_deref().map(|s| json(s, "stats")).transpose()?,
+                stats: stats
+                    .as_deref()
+                    .map(|s| serde_json::from_str(s).with_context(|| bad("stats")))
+                    .transpose()?,
                 stderr_tail,
                 stdout_tail,
                 wall_seconds: wall,

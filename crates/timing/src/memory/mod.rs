@@ -406,6 +406,19 @@ pub struct SmMemory {
     texture_l2_reads: (u64, u64),
 }
 
+impl SmMemory {
+    /// CERF: an access or a fill at `t` is about to change the integrated array (the
+    /// L1D), whose register side may sleep and take the state samples of the skipped
+    /// cycles when it wakes ([`ArrayBanks::watch_states`]).
+    fn log_array_states(&mut self, t: Cycle, l1: L1) {
+        if let (Some(banks), L1::Data) = (self.array_banks.as_mut(), l1) {
+            if banks.wants_states_at(t) {
+                banks.log_states(t, self.l1[L1::Data.index()].cache.state_counts());
+            }
+        }
+    }
+}
+
 /// What the SMs' front ends read of the shared memory system (never write) while they
 /// work in parallel: [`MemorySystem::front_ends`].
 pub struct FrontEnds<'a> {
@@ -1462,6 +1475,7 @@ impl FrontEnd<'_> {
         lines: &[LineAccess],
         start: Cycle,
     ) {
+        self.m.log_array_states(start, l1);
         let local_policy = if local {
             self.m.l1[l1.index()].cache.config().local_write_policy
         } else {
@@ -1666,6 +1680,7 @@ impl MemorySystem {
     fn l1_fill(&mut self, t: Cycle, s: usize, l1: L1, line: LineAddr, sectors: SectorMask) {
         let mut ids = std::mem::take(&mut self.scratch_ids);
         ids.clear();
+        self.sms[s].log_array_states(t, l1);
         let cache = &mut self.sms[s].l1[l1.index()].cache;
         let freed_before = cache.entries_freed();
         let eviction = cache.fill(line, sectors, &mut ids);

@@ -181,6 +181,9 @@ pub struct Cerf {
     state_integral: [u64; 4],
     sampled_cycles: u64,
     last_sample: Cycle,
+    /// The SM went to sleep with a register request waiting for a port of the
+    /// integrated array: the samples of the cycles it skips are taken when it wakes.
+    port_wait: bool,
     array: CacheStats,
     lines: RegisterLineStats,
     banks: ArrayBankStats,
@@ -233,6 +236,7 @@ impl Cerf {
             state_integral: [0; 4],
             sampled_cycles: 0,
             last_sample: Cycle::ZERO,
+            port_wait: false,
             array: CacheStats::default(),
             lines: RegisterLineStats::default(),
             banks: ArrayBankStats::default(),
@@ -480,6 +484,26 @@ impl Cerf {
         self.sampled_cycles += dt;
         self.last_sample = c.now;
     }
+
+    /// The samples an SM evaluated in every cycle of a wait for a port would have taken
+    /// in the cycles it slept through, before `now`: one every [`SAMPLE_PERIOD`] cycles
+    /// after the last, each of the ways per state at its cycle. The L1D events of the
+    /// sleep logged the ways per state before each of their cycles
+    /// ([`crate::rf::cerf_banks::ArrayBanks::watch_states`]); after the last of them they are `current`.
+    fn catch_up_samples(&mut self, log: &[(Cycle, [u64; 4])], current: [u64; 4], now: Cycle) {
+        let ends = log.iter().map(|&(t, n)| (t.min(now), n));
+        for (end, counts) in ends.chain(std::iter::once((now, current))) {
+            // Samples at `last_sample + k * SAMPLE_PERIOD < end`, k >= 1: each of the
+            // ways per state before the first event at or after it.
+            let span = end.get().saturating_sub(self.last_sample.get() + 1);
+            let dt = span / SAMPLE_PERIOD * SAMPLE_PERIOD;
+            for (acc, n) in self.state_integral.iter_mut().zip(counts) {
+                *acc += n * dt;
+            }
+            self.sampled_cycles += dt;
+            self.last_sample += Cycles::new(dt);
+        }
+    }
 }
 
 impl RegisterFile for Cerf {
@@ -622,6 +646,14 @@ impl RegisterFile for Cerf {
         self.sm = Some(sm);
         let now = c.now;
 
+        if std::mem::take(&mut self.port_wait) {
+            let current = c.memory.l1d_state_counts();
+            if let Some(banks) = c.memory.array_banks_mut() {
+                self.catch_up_samples(banks.state_log(), current, now);
+                banks.stop_watching_states();
+            }
+        }
+
         // Registers the array evicted (spilled) since the last cycle.
         self.note_evictions(sm, &mut c.memory);
 
@@ -718,6 +750,14 @@ impl RegisterFile for Cerf {
             }
         }
         self.sample(c);
+        if self.integrated && self.inner.waits_for_ports(now) {
+            // The SM may sleep until a port frees; its samples of the cycles it skips
+            // are taken when it wakes, of the array's states the L1D events log.
+            if let Some(banks) = c.memory.array_banks_mut() {
+                banks.watch_states();
+                self.port_wait = true;
+            }
+        }
         self.array = *c.memory.l1d_stats();
         self.lines = c.memory.l1d_register_stats();
         if let Some(b) = c.memory.array_banks() {
@@ -735,13 +775,6 @@ impl RegisterFile for Cerf {
         for l in &self.lookups {
             // Held lookups poll for their fill every cycle.
             at(l.at.max(soon));
-        }
-        if self.integrated && self.inner.waits_for_ports(now) {
-            // The SM sleeps until a port frees, but the entries by state are sampled
-            // where an SM evaluated in each of those cycles would have sampled them (as
-            // it was before it knew when a port the lines also take frees; under
-            // separate banks it slept through those waits already).
-            at(Cycle::new(self.last_sample.get() + SAMPLE_PERIOD).max(soon));
         }
         next
     }
@@ -947,6 +980,40 @@ mod tests {
         );
         assert_eq!(s.adopted, 1);
         assert_eq!(c.state_counts()[1], 2);
+    }
+
+    /// An SM that slept through a wait for a port takes, at wake-up, the samples an SM
+    /// evaluated in every cycle would have taken: one every 64 cycles, each of the ways
+    /// per state at its cycle (logged before each L1D event of the sleep; after the last
+    /// one, those at wake-up).
+    #[test]
+    fn the_samples_of_a_slept_wait_follow_the_logged_states() {
+        let mut rf = Cerf::new(&cfg(&["register_file.design=\"cerf\""]));
+        rf.last_sample = Cycle::new(100);
+        let log = [
+            (Cycle::new(150), [4, 0, 0, 0]),
+            (Cycle::new(228), [3, 1, 0, 0]),
+            (Cycle::new(300), [2, 2, 0, 0]),
+        ];
+        // Samples at 164 (before the event of 228), 228 and 292 (before 300), 356 and
+        // 420 (after the last event).
+        rf.catch_up_samples(&log, [1, 3, 0, 0], Cycle::new(421));
+        assert_eq!(
+            rf.state_integral,
+            [64 * (3 + 2 * 2 + 2), 64 * (1 + 2 * 2 + 3 * 2), 0, 0]
+        );
+        assert_eq!((rf.sampled_cycles, rf.last_sample), (320, Cycle::new(420)));
+        // Woken at a sample's cycle: that sample is the cycle's own ([`Cerf::sample`]).
+        rf.catch_up_samples(&[], [0, 4, 0, 0], Cycle::new(484));
+        assert_eq!((rf.sampled_cycles, rf.last_sample), (320, Cycle::new(420)));
+        // An event at the wake-up's cycle: the samples before it see the state before.
+        rf.catch_up_samples(
+            &[(Cycle::new(549), [4, 0, 0, 0])],
+            [0, 0, 4, 0],
+            Cycle::new(549),
+        );
+        assert_eq!(rf.state_integral[0], 64 * (3 + 2 * 2 + 2 + 4 * 2));
+        assert_eq!((rf.sampled_cycles, rf.last_sample), (448, Cycle::new(548)));
     }
 
     fn cfg(overrides: &[&str]) -> GpuConfig {

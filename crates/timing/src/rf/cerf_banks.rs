@@ -187,6 +187,12 @@ pub struct ArrayBanks {
     /// The SM sleeps while the register side waits for a bank's port; the register
     /// side counts its refusals of the skipped cycles where a line held a port too.
     line_bookings: Option<Vec<(Cycle, u16)>>,
+    /// While the register side sleeps waiting for a port ([`Self::watch_states`]): the
+    /// array's ways per state just before the first L1D event of each cycle that had one
+    /// (fills and retried accesses change the array at memory events the SM does not
+    /// see), so that the state samples of the skipped cycles can be taken at wake-up.
+    state_log: Vec<(Cycle, [u64; 4])>,
+    watching_states: bool,
     stats: ArrayBankStats,
 }
 
@@ -222,8 +228,39 @@ impl ArrayBanks {
             latest_line_data: Cycle::ZERO,
             line_bookings: (limited && rf.mrf_model().occupancy.get() > 1)
                 .then(|| Vec::with_capacity(256)),
+            state_log: Vec::new(),
+            watching_states: false,
             stats: ArrayBankStats::default(),
         }
+    }
+
+    /// From now on, logs the array's ways per state before each cycle's first L1D event
+    /// (the register side sleeps and will sample the skipped cycles at wake-up).
+    pub fn watch_states(&mut self) {
+        self.watching_states = true;
+        self.state_log.clear();
+    }
+
+    /// Stops [`Self::watch_states`] and forgets the log.
+    pub fn stop_watching_states(&mut self) {
+        self.watching_states = false;
+        self.state_log.clear();
+    }
+
+    /// Whether an L1D event at `t` must log the ways per state first
+    /// ([`Self::log_states`]): watched, and no event of `t` logged yet.
+    pub fn wants_states_at(&self, t: Cycle) -> bool {
+        self.watching_states && self.state_log.last().is_none_or(|&(at, _)| at != t)
+    }
+
+    /// The array's ways per state `counts` just before an L1D event at `t`.
+    pub fn log_states(&mut self, t: Cycle, counts: [u64; 4]) {
+        self.state_log.push((t, counts));
+    }
+
+    /// The log since [`Self::watch_states`], oldest first.
+    pub fn state_log(&self) -> &[(Cycle, [u64; 4])] {
+        &self.state_log
     }
 
     /// Cycles of `[from, until)` at which the L1D side took a port of data bank `bank`
