@@ -519,11 +519,27 @@ impl GlobalMemory {
     }
 
     /// Reads a little-endian unsigned value of 1, 2, 4 or 8 bytes.
-    #[inline]
+    ///
+    /// Every lane of a load comes here: 4 and 8 bytes are one host load each, in place
+    /// (a copy of a length known only at run time was a call to `memcpy` per lane).
+    #[inline(always)]
     pub fn read_uint(&self, addr: u64, size: u32) -> Result<u64, MemError> {
-        let mut b = [0u8; 8];
-        self.read(addr, &mut b[..size as usize])?;
-        Ok(u64::from_le_bytes(b))
+        let i = self.find_kernel(addr, u64::from(size))?;
+        let p = self.regions[i].at(addr).cast_const();
+        // SAFETY: `find_kernel` checked [addr, addr + size) lies inside the region's
+        // block; the reads are unaligned ones.
+        unsafe {
+            Ok(match size {
+                4 => u64::from(u32::from_le(p.cast::<u32>().read_unaligned())),
+                8 => u64::from_le(p.cast::<u64>().read_unaligned()),
+                _ => {
+                    let mut b = [0u8; 8];
+                    let dst = &mut b[..size as usize];
+                    std::ptr::copy_nonoverlapping(p, dst.as_mut_ptr(), dst.len());
+                    u64::from_le_bytes(b)
+                }
+            })
+        }
     }
 
     /// Writes the low `size` bytes of `value`, little-endian.
@@ -797,6 +813,41 @@ mod tests {
             assert_eq!(m.read_uint(a, 8).unwrap(), i as u64);
             assert_eq!(m.allocation_of(a + 7), Some((a, 8 + i as u64)));
         }
+    }
+
+    #[test]
+    fn values_of_every_size_round_trip_little_endian_at_any_offset() {
+        let mut m = GlobalMemory::new();
+        let a = m.alloc(64, AllocKind::Device).unwrap();
+        for size in [1u32, 2, 3, 4, 8] {
+            for offset in [0u64, 1, 7] {
+                let addr = a + 16 + offset;
+                m.memset(a, 0xAA, 64).unwrap();
+                m.write_uint(addr, size, 0x0102_0304_0506_0708).unwrap();
+                let mask = u64::MAX >> (64 - 8 * size);
+                assert_eq!(
+                    m.read_uint(addr, size).unwrap(),
+                    0x0102_0304_0506_0708 & mask
+                );
+                let mut bytes = [0u8; 10];
+                m.read(addr - 1, &mut bytes).unwrap();
+                assert_eq!(bytes[0], 0xAA, "the byte before is untouched");
+                assert_eq!(bytes[1], 0x08, "the lowest byte comes first");
+                assert_eq!(
+                    bytes[1 + size as usize],
+                    0xAA,
+                    "the byte after is untouched"
+                );
+            }
+        }
+        assert!(matches!(
+            m.read_uint(a + 60, 8),
+            Err(MemError::OutOfBounds { .. })
+        ));
+        assert!(matches!(
+            m.write_uint(a + 62, 4, 1),
+            Err(MemError::OutOfBounds { .. })
+        ));
     }
 
     #[test]

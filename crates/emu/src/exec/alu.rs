@@ -134,9 +134,24 @@ fn mask_bits(bits: u32) -> u64 {
     }
 }
 
-/// Reads a source operand for one lane.
-#[inline]
+/// Reads a source operand for one lane. Registers and register-based addresses, almost
+/// every operand the per-lane loops read, are read in place; the other kinds through a
+/// call (the whole `match` was not inlined: a call per lane and operand).
+#[inline(always)]
 fn read(frame: &Frame, sc: &SpecialCtx, src: Src, lane: usize) -> u64 {
+    match src {
+        Src::Reg(r) => frame.regs[r as usize * 32 + lane],
+        Src::Addr {
+            base: Base::Reg(r),
+            offset,
+        } => frame.regs[r as usize * 32 + lane].wrapping_add(offset as u64),
+        _ => read_other(frame, sc, src, lane),
+    }
+}
+
+/// [`read`] for the operands other than registers.
+#[inline(never)]
+fn read_other(frame: &Frame, sc: &SpecialCtx, src: Src, lane: usize) -> u64 {
     match src {
         Src::Reg(r) => frame.regs[r as usize * 32 + lane],
         Src::NotReg(r) => (frame.regs[r as usize * 32 + lane] & 1) ^ 1,
