@@ -74,7 +74,7 @@ fn start_runtime() -> Runtime<ActiveDevice> {
                 if let Some(sim) = device.timing_mut() {
                     sim.set_limits(run_control::timing_limits(&config.limits, started));
                     // One by default: the parallel part of a cycle is small so far, and
-                    // its synchronization costs more than it saves (docs/parallel.md).
+                    // its speed-up is not yet measured on free cores (docs/parallel.md).
                     let threads = config.threads.unwrap_or(1);
                     if let Err(e) = sim.set_threads(threads) {
                         config.warnings.push(format!(

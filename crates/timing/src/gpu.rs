@@ -172,7 +172,7 @@ impl TimingSimulator {
     /// Steps the SMs on `threads` threads (1, the default, steps them on the calling
     /// thread). Every statistic and value is the same for every count
     /// ([`crate::parallel`]). Fails only if the threads cannot be started.
-    pub fn set_threads(&mut self, threads: usize) -> Result<(), rayon::ThreadPoolBuildError> {
+    pub fn set_threads(&mut self, threads: usize) -> std::io::Result<()> {
         self.threads = SmThreads::new(threads)?;
         Ok(())
     }

@@ -9,11 +9,12 @@
 //! the emulator (global memory, atomics, `printf`), the address map and the whole memory
 //! system, whose order decides values and timing.
 //!
-//! So each cycle, the private parts of the SMs due run in parallel on a rayon pool, each
+//! So each cycle, the private parts of the SMs due run in parallel on a crew of threads
+//! started once ([`crew`]: they spin between cycles rather than sleep), each
 //! on its front end split off the memory system ([`MemorySystem::front_ends`]), each
 //! followed by the CTA-private part of its issue stage ([`Sm::issue_private`]): the
 //! instructions that touch only the SM and the warp's CTA (registers, shared, local and
-//! parameter memory, barriers; `emu::is_cta_private`) issue on the thread's own emulator
+//! parameter memory, barriers; `emu::is_cta_private`) issue on the part's own emulator
 //! executor ([`emu::Launch::cta_private_executor`]), and the stage stops before the first
 //! other one. Global loads (`ld.global`) issue there too, with their reads deferred: the
 //! executor computes the addresses, the SM builds the memory operation and keeps the
@@ -38,13 +39,14 @@
 //! shared memory system. Under a step observer issue stays serial. `docs/parallel.md`
 //! measures the split and describes what is left.
 
-use rayon::{ThreadPool, ThreadPoolBuildError, ThreadPoolBuilder};
+mod crew;
 
 use crate::kernel_info::KernelInfo;
 use crate::memory::address_map::AddressMap;
-use crate::memory::{MemorySystem, SmId, SmMemory};
+use crate::memory::{MemorySystem, SmId};
 use crate::sm::{Addresses, IssueCtx, Sm};
 use crate::time::Cycle;
+use crew::Crew;
 
 /// What the parallel phase needs to run the CTA-private part of the issue stage
 /// ([`Sm::issue_private`]): an executor of the launch per thread
@@ -56,48 +58,52 @@ pub(crate) struct PrivateIssue<'a, 'e> {
     pub texture_path: bool,
 }
 
-/// The threads that step the SMs: the calling thread, and with more than one a pool of
-/// `threads - 1` workers.
+/// The fewest SMs due in a cycle for its private parts to run in parallel; with fewer,
+/// the caller runs [`Sm::cycle`] whole, inline.
+const MIN_SMS_DUE: usize = 2;
+
+/// The threads that step the SMs: the calling thread, and with more than one a crew of
+/// `threads - 1` workers started once and kept awake between cycles ([`crew`]).
 pub(crate) struct SmThreads {
-    threads: usize,
-    pool: Option<ThreadPool>,
+    crew: Option<Crew>,
 }
 
 impl SmThreads {
     /// One thread: every SM cycle runs whole on the calling thread.
     pub fn serial() -> Self {
-        SmThreads {
-            threads: 1,
-            pool: None,
-        }
+        SmThreads { crew: None }
     }
 
-    /// `threads` threads (1 or more; 0 is taken as 1).
-    pub fn new(threads: usize) -> Result<Self, ThreadPoolBuildError> {
+    /// `threads` threads (1 or more; 0 is taken as 1). Fails only if a thread cannot be
+    /// started.
+    pub fn new(threads: usize) -> std::io::Result<Self> {
         if threads <= 1 {
             return Ok(Self::serial());
         }
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(threads - 1)
-            .thread_name(|i| format!("regsim-sm-{i}"))
-            .build()?;
         Ok(SmThreads {
-            threads,
-            pool: Some(pool),
+            crew: Some(Crew::start(threads - 1)?),
         })
     }
 
     /// The number of threads.
     pub fn threads(&self) -> usize {
-        self.threads
+        self.crew.as_ref().map_or(1, |c| c.workers() + 1)
     }
 
     /// Runs [`Sm::cycle_private`] at `now` for every SM `i` due (`wake_at[i] <= now`),
     /// in parallel, each on its own split-off memory front end, then with `issue` (one
     /// executor per thread) [`Sm::issue_private`], and returns `true`; the caller then
     /// runs, in SM order, [`MemorySystem::flush_sm`] and [`Sm::cycle_shared`] for those
-    /// SMs. Returns `false` and does nothing with one thread or fewer than two SMs due
-    /// (the caller runs [`Sm::cycle`] whole).
+    /// SMs. Returns `false` and does nothing with one thread or fewer than
+    /// [`MIN_SMS_DUE`] SMs due (the caller runs [`Sm::cycle`] whole).
+    ///
+    /// The phase has one part per thread; part `k` of `T` takes the due SMs whose rank
+    /// among the due ones is in `k * due / T .. (k + 1) * due / T` (contiguous runs of
+    /// SMs, the same number due in each, give or take one) and executor `k`, and runs on
+    /// whichever thread claims it first ([`crew`]). Which thread steps an SM changes no
+    /// result: its private part touches only the SM and its front end, and an executor
+    /// keeps nothing from one instruction to the next but counts, summed at the end of
+    /// the kernel.
     pub fn private_phase(
         &self,
         sms: &mut [Sm],
@@ -107,24 +113,34 @@ impl SmThreads {
         info: &KernelInfo,
         issue: Option<PrivateIssue<'_, '_>>,
     ) -> bool {
-        let Some(pool) = &self.pool else {
+        let Some(crew) = &self.crew else {
             return false;
         };
-        if wake_at.iter().filter(|&&t| t <= now).take(2).count() < 2 {
+        let due = wake_at.iter().filter(|&&t| t <= now).count();
+        if due < MIN_SMS_DUE {
             return false;
         }
+        let threads = crew.workers() + 1;
         let (shared, fronts) = memory.front_ends();
-        let shared = &shared;
-        // Contiguous chunks, one per thread: the calling thread runs the first itself.
-        let chunk = sms.len().div_ceil(self.threads).max(1);
         let (addresses, texture_path) = issue
             .as_ref()
             .map_or((None, false), |p| (Some(p.addresses), p.texture_path));
-        let step = |first: usize,
-                    sms: &mut [Sm],
-                    fronts: &mut [SmMemory],
-                    at: &[Cycle],
-                    executor: Option<&mut emu::Launch<'_>>| {
+        let n = sms.len().min(fronts.len()).min(wake_at.len());
+        let sms = Disjoint::new(sms);
+        let fronts = Disjoint::new(fronts);
+        let executors = issue.map(|p| Disjoint::new(p.executors));
+        let step = |k: usize| {
+            let (first, end) = (k * due / threads, (k + 1) * due / threads);
+            if first == end {
+                return;
+            }
+            // SAFETY: part `k` (run once, on one thread) alone takes executor `k`, and the
+            // SMs (with their front ends) of ranks `first..end`, which no other part's
+            // range holds; nothing else touches them until `Crew::run` returns.
+            let executor = executors
+                .as_ref()
+                .filter(|e| k < e.len)
+                .map(|e| unsafe { e.get(k) });
             let mut issue = executor.zip(addresses).map(|(launch, map)| IssueCtx {
                 launch,
                 info,
@@ -135,36 +151,62 @@ impl SmThreads {
                 texture_path,
                 private_only: true,
             });
-            for (i, ((sm, front), &t)) in sms.iter_mut().zip(fronts).zip(at).enumerate() {
-                if t <= now {
-                    let port = shared.port(SmId((first + i) as u32), front);
-                    sm.cycle_private(now, info, port);
+            let mut rank = 0;
+            for (i, &t) in wake_at[..n].iter().enumerate() {
+                if t > now {
+                    continue;
+                }
+                if rank >= end {
+                    break;
+                }
+                if rank >= first {
+                    // SAFETY: as above; `i < n`, within both slices.
+                    let (sm, front) = unsafe { (sms.get(i), fronts.get(i)) };
+                    sm.cycle_private(now, info, shared.port(SmId(i as u32), front));
                     if let Some(cx) = issue.as_mut() {
                         sm.issue_private(now, cx);
                     }
                 }
+                rank += 1;
             }
         };
-        let mut executors = issue.map(|p| p.executors.iter_mut());
-        let mut parts = sms
-            .chunks_mut(chunk)
-            .zip(fronts.chunks_mut(chunk))
-            .zip(wake_at.chunks(chunk))
-            .enumerate()
-            .map(|(k, ((sms, fronts), at))| {
-                let executor = executors.as_mut().and_then(|e| e.next());
-                (k * chunk, sms, fronts, at, executor)
-            });
-        let first = parts.next();
-        pool.in_place_scope(|scope| {
-            for (from, sms, fronts, at, executor) in parts {
-                scope.spawn(move |_| step(from, sms, fronts, at, executor));
-            }
-            if let Some((from, sms, fronts, at, executor)) = first {
-                step(from, sms, fronts, at, executor);
-            }
-        });
+        crew.run(&step);
         true
+    }
+}
+
+/// A slice whose elements the parts of one phase take by index, each a set of indices
+/// no other part takes: `&mut` access to each element from any thread, as the
+/// `split_at_mut` of a slice would give, without splitting it on the caller.
+struct Disjoint<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _slice: std::marker::PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: sharing a `Disjoint` lets each thread reach `&mut T`s (through the unsafe `get`,
+// whose callers keep the indices disjoint): what sending a `&mut T` to it allows.
+unsafe impl<T: Send> Sync for Disjoint<'_, T> {}
+
+impl<'a, T> Disjoint<'a, T> {
+    fn new(slice: &'a mut [T]) -> Self {
+        Disjoint {
+            ptr: slice.as_mut_ptr(),
+            len: slice.len(),
+            _slice: std::marker::PhantomData,
+        }
+    }
+
+    /// Element `i`.
+    ///
+    /// # Safety
+    /// `i < len`, and while the result lives no other reference to element `i` exists
+    /// (no two parts, nor two calls, take the same index).
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn get(&self, i: usize) -> &'a mut T {
+        debug_assert!(i < self.len);
+        // SAFETY: in bounds, and exclusive by the caller's contract.
+        unsafe { &mut *self.ptr.add(i) }
     }
 }
 
