@@ -155,3 +155,27 @@ fn a_driver_api_program_loads_ptx_at_run_time() {
         );
     }
 }
+
+#[test]
+fn a_warp_specialised_sm_90a_program_with_setmaxnreg_passes() {
+    // clang-19's PTX for sm_90a (build.sh): the producer warpgroup's setmaxnreg.dec gives
+    // the consumers the registers their setmaxnreg.inc takes, from a launch count of 168.
+    let exe = program("warp_specialized");
+    for (gpu, mode) in [
+        ("h100", "--summary"),
+        ("h100", "--functional"),
+        ("qv100", "--summary"),
+    ] {
+        let (so, se) = run_ok(&exe, gpu, mode);
+        assert!(so.ends_with("PASS\n"), "{gpu} {mode}: {so}");
+        assert!(
+            se.contains("regsim: kernel scale_rows("),
+            "{gpu} {mode}: {se}"
+        );
+    }
+    // 168 registers x 384 threads do not fit gtx480's 32 K registers: refused, not run.
+    let out = regsim_run(&["--gpu", "gtx480"], &exe);
+    let se = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{se}");
+    assert!(se.contains("168"), "{se}");
+}

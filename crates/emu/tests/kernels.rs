@@ -1537,3 +1537,50 @@ fn a_cluster_of_one_cta_has_rank_0_and_its_own_shared_memory() {
     assert!(e.contains("mapa to CTA rank 1"), "{e}");
     assert!(e.contains("far"), "{e}");
 }
+
+/// `data/modern/setmaxnreg.sm90a.ptx`: a warp-specialised kernel runs to the known
+/// answers, and each rule of `setmaxnreg` a functional run can check stops its kernel
+/// with the rule, the kernel and the line.
+#[test]
+fn setmaxnreg_warp_specialisation_and_its_rules() {
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "smn.ptx", &modern_data("setmaxnreg.sm90a.ptx"));
+    let k = emu.kernel(m, "ws").unwrap();
+    let pout = alloc_u32s(&mut emu, &[0; 768]);
+    let spin = 5u64;
+    let p = params(&emu, k, &[pout, spin]);
+    emu.run(k, LaunchConfig::linear(2, 384), &p).unwrap();
+    let out = read_u32s(&emu, pout, 384);
+    for (t, &v) in out.iter().enumerate() {
+        let t = t as u32;
+        assert_eq!(v, 7 * (3 * (t % 128) + 5) + t / 128, "thread {t}");
+    }
+    for (name, threads, want, line) in [
+        (
+            "partial",
+            64,
+            "belongs to an incomplete warpgroup (warps 0..3",
+            62,
+        ),
+        ("diverge", 128, "lanes 0x0000ffff of warp 0 execute it", 73),
+        ("mismatch", 128, "warp 0 of its warpgroup set 40", 85),
+        (
+            "unsynced",
+            128,
+            "warp 0 executes its setmaxnreg #2 where warp 1",
+            96,
+        ),
+    ] {
+        let k = emu.kernel(m, name).unwrap();
+        let e = emu
+            .run(k, LaunchConfig::linear(1, threads), &[])
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("setmaxnreg: ") && text.contains(want),
+            "{name}: {text}"
+        );
+        assert!(text.contains(name), "{name}: {text}");
+        assert_eq!(e.location.line, line, "{name}: {text}");
+    }
+}

@@ -1420,6 +1420,7 @@ impl FnLower<'_, '_> {
                 self.need_count(inst, 0)?;
                 Op::GridDepControl { wait }
             }
+            O::Setmaxnreg => self.decode_setmaxnreg(inst, m)?,
             O::Tex | O::Tld4 => self.decode_tex(inst, m)?,
             O::Txq => {
                 let query = m.pick_other(TexQuery::ALL).ok_or_else(|| {
@@ -2077,6 +2078,34 @@ impl FnLower<'_, '_> {
             src_size,
             hints,
         }))
+    }
+
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 imm` (PTX ISA 8.0, sm_90a): the count is an
+    /// integer constant from 24 to 256, a multiple of 8.
+    fn decode_setmaxnreg(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let inc = m
+            .pick(&[(Flag::Inc, true), (Flag::Dec, false)])
+            .ok_or_else(|| DecodeError::new("'setmaxnreg' needs .inc or .dec"))?;
+        self.sync_aligned(inst, m)?;
+        let ty = m.need_ty()?;
+        self.check_ty(inst, ty, &[U32])?;
+        self.need_count(inst, 1)?;
+        let count = match &inst.operands[0] {
+            ast::Operand::Immediate(Immediate::Int(n), _)
+                if (24..=256).contains(n) && n % 8 == 0 =>
+            {
+                *n as u16
+            }
+            op => {
+                return Err(DecodeError::at(
+                    op.span(),
+                    "'setmaxnreg' needs an integer constant from 24 to 256, a multiple of 8 \
+                     (the per-thread register count)",
+                ))
+            }
+        };
+        self.srcs.push(Operand::Imm(u64::from(count)));
+        Ok(Op::Setmaxnreg { inc, count })
     }
 
     fn decode_createpolicy(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {

@@ -1413,3 +1413,46 @@ fn clusters_of_more_than_one_cta_are_refused_at_the_kernel() {
     assert!(d.explicitcluster && d.explicit_cluster());
     assert_eq!(d.maxclusterrank, Some(1));
 }
+
+#[test]
+fn setmaxnreg_forms_and_their_errors() {
+    check_all(&[
+        (
+            "setmaxnreg.inc.sync.aligned.u32 232;",
+            "setmaxnreg.inc.sync.aligned.u32 232;",
+        ),
+        (
+            "setmaxnreg.dec.sync.aligned.u32 24;",
+            "setmaxnreg.dec.sync.aligned.u32 24;",
+        ),
+        (
+            "setmaxnreg.inc.sync.aligned.u32 256;",
+            "setmaxnreg.inc.sync.aligned.u32 256;",
+        ),
+    ]);
+    assert_eq!(
+        op_of("setmaxnreg.dec.sync.aligned.u32 40;"),
+        Op::Setmaxnreg {
+            inc: false,
+            count: 40
+        }
+    );
+    assert_eq!(
+        exec_class(&op_of("setmaxnreg.inc.sync.aligned.u32 232;")),
+        ExecClass::Barrier
+    );
+    for (inst, want) in [
+        ("setmaxnreg.inc.sync.aligned.u32 16;", "from 24 to 256"),
+        ("setmaxnreg.inc.sync.aligned.u32 264;", "from 24 to 256"),
+        ("setmaxnreg.dec.sync.aligned.u32 100;", "a multiple of 8"),
+        ("setmaxnreg.dec.sync.aligned.u32 %r1;", "integer constant"),
+        ("setmaxnreg.dec.sync.aligned.u32 40, 48;", "operands"),
+        ("setmaxnreg.sync.aligned.u32 40;", ".inc or .dec"),
+        ("setmaxnreg.inc.u32 40;", "needs .sync.aligned"),
+        ("setmaxnreg.inc.sync.aligned.s32 40;", "type .s32"),
+        ("setmaxnreg.inc.sync.aligned.u32.relaxed 40;", "relaxed"),
+    ] {
+        let e = error_of(inst);
+        assert!(e.contains(want), "{inst}: {e}");
+    }
+}

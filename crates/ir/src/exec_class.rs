@@ -234,7 +234,8 @@ pub fn exec_class(op: &Op) -> ExecClass {
         Op::Bra { .. } => E::Branch,
         Op::Call(_) => E::Call,
         Op::Ret { .. } | Op::Exit => E::Return,
-        Op::Bar { .. } | Op::BarWarpSync => E::Barrier,
+        // setmaxnreg waits, as a barrier does, until its CTA's pool can give the registers.
+        Op::Bar { .. } | Op::BarWarpSync | Op::Setmaxnreg { .. } => E::Barrier,
         Op::Trap | Op::Brkpt | Op::Nanosleep => E::Misc,
     }
 }

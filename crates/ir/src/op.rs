@@ -1444,6 +1444,13 @@ pub enum Op {
     GridDepControl {
         wait: bool,
     },
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (sm_90a): the executing warp's
+    /// per-thread register count becomes `count` (24..=256, a multiple of 8), registers
+    /// taken from (`inc`) or given back to (`dec`) its CTA's pool.
+    Setmaxnreg {
+        inc: bool,
+        count: u16,
+    },
     /// `d(.b32); a(.b32)` (`movmatrix.sync.aligned.m8n8.trans.b16`): the warp's 8x8 matrix
     /// of 16-bit elements, held as `ldmatrix` without `.trans` gives it (lane `4r + c/2`
     /// holds row `r`, columns `c & !1` and `c | 1`), transposed across the lanes in
@@ -1558,6 +1565,7 @@ impl Op {
             Op::Elect => "elect",
             Op::FenceProxy(_) => "fence",
             Op::GridDepControl { .. } => "griddepcontrol",
+            Op::Setmaxnreg { .. } => "setmaxnreg",
             Op::Movmatrix => "movmatrix",
             Op::Tex(t) if t.gather.is_some() => "tld4",
             Op::Tex(_) => "tex",
@@ -2037,6 +2045,11 @@ impl fmt::Display for Op {
                 }
             },
             Op::GridDepControl { wait } => m.push(if *wait { "wait" } else { "launch_dependents" }),
+            Op::Setmaxnreg { inc, .. } => {
+                for q in [if *inc { "inc" } else { "dec" }, "sync", "aligned", "u32"] {
+                    m.push(q);
+                }
+            }
             Op::Movmatrix => {
                 for q in ["sync", "aligned", "m8n8", "trans", "b16"] {
                     m.push(q);

@@ -1978,6 +1978,14 @@ impl Launch<'_> {
                     wr!(dsts[0], l, rd!(a, l));
                 }
             }
+            Op::Setmaxnreg { inc, count } => {
+                setmaxnreg(warps, w, exec, (*inc, *count))?;
+                let warp = &mut warps[w];
+                warp.stack[ti].pc = next;
+                settle(warp);
+                step.next_pc = next_pc(warp, module);
+                return Ok(());
+            }
             Op::Bar { kind, cluster, .. } => {
                 if exec != 0 {
                     let Some(l0) = lanes(exec).next() else {
@@ -2465,6 +2473,75 @@ impl Launch<'_> {
         step.next_pc = next_pc(warp, module);
         Ok(())
     }
+}
+
+/// `setmaxnreg` by warp `w` (PTX ISA §9.7.19.x): the rules the ISA states that a
+/// functional run can check. Every thread of the warp executes it (`.sync.aligned`); its
+/// warpgroup (the four warps `4k..4k+3` of the CTA) is complete; the warps of a
+/// warpgroup execute the same `setmaxnreg` (the n-th of each names the same count), and
+/// synchronize before the next (no warp executes its (n+1)-th before every other has
+/// executed its n-th); `.inc` never lowers and `.dec` never raises the count a previous
+/// `setmaxnreg` of the warp set. The register pool itself (what `.inc` waits for) is the
+/// timing model's: the launch's register count is its to know.
+fn setmaxnreg(
+    warps: &mut [Warp],
+    w: usize,
+    exec: u32,
+    (inc, count): (bool, u16),
+) -> Result<(), LaneError> {
+    let fail = |msg: String| Err((ErrorKind::Setmaxnreg(msg), None));
+    let action = if inc { "inc" } else { "dec" };
+    let warp = &warps[w];
+    if exec != warp.valid {
+        return fail(format!(
+            "lanes {exec:#010x} of warp {} execute it; every thread of the warp must \
+             (.sync.aligned)",
+            warp.index
+        ));
+    }
+    let group = w / 4 * 4;
+    let peers = warps.get(group..group + 4);
+    if peers.is_none_or(|p| p.iter().any(|x| x.valid != u32::MAX)) {
+        return fail(format!(
+            "warp {} belongs to an incomplete warpgroup (warps {}..{} of a CTA of {} \
+             warps, 128 threads each group): every warp of a warpgroup must execute it",
+            warp.index,
+            group,
+            group + 3,
+            warps.len()
+        ));
+    }
+    let n = warp.setmaxnregs + 1;
+    if warp.maxnreg != 0 && (inc && count < warp.maxnreg || !inc && count > warp.maxnreg) {
+        return fail(format!(
+            ".{action} to {count} registers from the warp's {} (set by its previous \
+             setmaxnreg)",
+            warp.maxnreg
+        ));
+    }
+    for (i, p) in warps[group..group + 4].iter().enumerate() {
+        if group + i == w {
+            continue;
+        }
+        if p.setmaxnregs > n || p.setmaxnregs + 1 < n {
+            return fail(format!(
+                "warp {} executes its setmaxnreg #{n} where warp {} of its warpgroup has \
+                 executed {}: the warps of a warpgroup must synchronize between setmaxnregs",
+                warp.index, p.index, p.setmaxnregs
+            ));
+        }
+        if p.setmaxnregs == n && p.maxnreg != count {
+            return fail(format!(
+                "warp {} sets {count} registers where warp {} of its warpgroup set {}: \
+                 the warps of a warpgroup must execute the same setmaxnreg",
+                warp.index, p.index, p.maxnreg
+            ));
+        }
+    }
+    let warp = &mut warps[w];
+    warp.setmaxnregs = n;
+    warp.maxnreg = count;
+    Ok(())
 }
 
 /// Bookkeeping after lanes exited: barriers waiting for "every live warp" may now be

@@ -256,6 +256,9 @@ struct Warp {
     /// Pc of the barrier the warp waits at (for deadlock reports).
     wait_pc: u32,
     instructions: u64,
+    /// `setmaxnreg`s the warp executed, and the count the last one set (0: none yet).
+    setmaxnregs: u32,
+    maxnreg: u16,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -446,6 +449,8 @@ impl<'e> Launch<'e> {
                 async_groups: 0,
                 wait_pc: 0,
                 instructions: 0,
+                setmaxnregs: 0,
+                maxnreg: 0,
             };
             if ef.frame_size > 0 {
                 warp.local = vec![vec![0; ef.frame_size as usize]; 32];
@@ -642,6 +647,13 @@ impl<'e> Launch<'e> {
             }
         }
         ExecError::new(kind, loc)
+    }
+
+    /// An error of warp `w` located at the instruction of the last `execute` (for the
+    /// timing model's checks of what it executed, such as `setmaxnreg`'s register pool).
+    pub fn error_at_last_step(&self, cta: &Cta, w: usize, kind: ErrorKind) -> ExecError {
+        let func = self.step.func.index();
+        self.error_at_inst(cta, w, Some((func, self.step.inst.0)), kind, None)
     }
 
     /// The step record of the last `execute`.

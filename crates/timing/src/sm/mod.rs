@@ -67,7 +67,7 @@ use emu::{AccessKind as EmuAccess, MemSpace, WarpStatus};
 use ir::{FuncId, InstId};
 
 use crate::config::{Core, Dependence, GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
-use crate::kernel_info::{AsyncCopyRole, KernelInfo, RegFileKind};
+use crate::kernel_info::{AsyncCopyRole, KernelInfo, RegFileKind, RegisterRequest};
 use crate::memory::address_map::{AddressMap, LocalSlot};
 use crate::memory::cache::{LineAddr, SectorMask};
 use crate::memory::coalescer::{CoalescedAccess, Coalescer, LineAccess};
@@ -243,6 +243,11 @@ struct Warp {
     inflight: u32,
     /// `cp.async` copies issued and not yet completed.
     async_copies: u32,
+    /// Its per-thread register count: the kernel's at launch, then what its last
+    /// `setmaxnreg` set.
+    max_registers: u16,
+    /// Its `setmaxnreg.inc` waits for registers its CTA's pool does not hold.
+    pool_wait: bool,
     scoreboard: Scoreboard,
     /// `sm.dependence = "control_bits"`: its dependence counters and stall hold.
     deps: dependence::DependenceCounters,
@@ -272,6 +277,8 @@ impl Warp {
             exited: false,
             inflight: 0,
             async_copies: 0,
+            max_registers: 0,
+            pool_wait: false,
             scoreboard: Scoreboard::default(),
             deps: dependence::DependenceCounters::default(),
             strand_ended: false,
@@ -283,6 +290,10 @@ struct CtaSlot {
     cta: emu::Cta,
     warps: Vec<u16>,
     warps_left: u32,
+    /// Per-thread registers its warps gave back with `setmaxnreg.dec` and no
+    /// `setmaxnreg.inc` took yet (one unit is 32 registers: one per lane of a warp). The
+    /// CTA's allocation is fixed at launch; the pool moves registers between its warps.
+    register_pool: u32,
 }
 
 const NO_MEMOP: u32 = u32::MAX;
@@ -794,6 +805,7 @@ impl Sm {
                 scheduler,
                 func: info.kernel,
                 pc: InstId(0),
+                max_registers: info.registers_per_thread.min(u32::from(u16::MAX)) as u16,
                 ..Warp::empty()
             };
             self.sync_fetchable(w);
@@ -815,6 +827,7 @@ impl Sm {
             cta,
             warps_left: warps.len() as u32,
             warps,
+            register_pool: 0,
         });
         self.resident_ctas += 1;
         self.next_wake = self.next_wake.min(now + Cycles::new(1));
@@ -844,6 +857,10 @@ impl Sm {
             };
             let wait = match cta.cta.warp_status(w.in_cta as usize) {
                 WarpStatus::AtBarrier(b) => WarpWait::Barrier(b),
+                _ if w.pool_wait => WarpWait::RegisterPool {
+                    registers: w.max_registers,
+                    pool: cta.register_pool,
+                },
                 _ if w.exited => WarpWait::Draining,
                 _ if w.fetch_pending || w.ib_count == 0 => WarpWait::Fetch,
                 _ if w.scoreboard.any_long() => WarpWait::Memory,
@@ -1250,6 +1267,19 @@ impl Sm {
         if ii.async_copy == AsyncCopyRole::Wait && warp.async_copies > 0 {
             return Err(StallReason::Memory);
         }
+        if let RegisterRequest::Increase(n) = ii.registers {
+            // PTX ISA: setmaxnreg.inc blocks until its CTA's pool holds the registers.
+            let need = u32::from(n).saturating_sub(u32::from(warp.max_registers));
+            let pool = self.ctas[warp.cta as usize]
+                .as_ref()
+                .map_or(0, |c| c.register_pool);
+            let waits = need > pool;
+            self.warps[w as usize].pool_wait = waits;
+            if waits {
+                return Err(StallReason::Barrier);
+            }
+        }
+        let warp = &self.warps[w as usize];
         let srcs = info.srcs(func, ii);
         let dsts = info.dsts(func, ii);
         if warp.ib_count == 0 {
@@ -1510,6 +1540,31 @@ impl Sm {
         }
         let step = ctx.launch.execute(&mut slot.cta, in_cta)?;
         let ii = info.inst(step.func, step.inst);
+        if ii.registers != RegisterRequest::None {
+            let warp = &mut self.warps[wi];
+            let have = warp.max_registers;
+            let (n, error) = match ii.registers {
+                RegisterRequest::Increase(n) if n < have => (n, Some("inc")),
+                RegisterRequest::Decrease(n) if n > have => (n, Some("dec")),
+                RegisterRequest::Increase(n) | RegisterRequest::Decrease(n) => (n, None),
+                RegisterRequest::None => (have, None),
+            };
+            if let Some(action) = error {
+                return Err(ctx.launch.error_at_last_step(
+                    &slot.cta,
+                    in_cta,
+                    emu::ErrorKind::Setmaxnreg(format!(
+                        ".{action} to {n} registers per thread from the warp's {have} (the \
+                         kernel's launch count or its previous setmaxnreg)"
+                    )),
+                ));
+            }
+            // check() let an increase issue only with the registers in the pool.
+            slot.register_pool =
+                (slot.register_pool + u32::from(have)).saturating_sub(u32::from(n));
+            warp.max_registers = n;
+            warp.pool_wait = false;
+        }
         let srcs = info.srcs(step.func, ii);
         let dsts = info.dsts(step.func, ii);
         let unit = self.pipeline.timing(ii.class).unit;
