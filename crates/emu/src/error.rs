@@ -39,6 +39,8 @@ pub enum ErrorKind {
     Mbarrier(String),
     #[error("setmaxnreg: {0}")]
     Setmaxnreg(String),
+    #[error("cp.async.bulk: {0}")]
+    BulkCopy(String),
     #[error("warp {0} cannot execute: it has exited or waits at a barrier")]
     WarpNotReady(u32),
 }

@@ -599,6 +599,27 @@ pub struct CpAsync {
     pub hints: MemHints,
 }
 
+/// Which way a non-tensor bulk copy (`cp.async.bulk`, PTX ISA 8.0, sm_90) moves its
+/// bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BulkCopyDirection {
+    /// `.shared::cluster.global.mbarrier::complete_tx::bytes` (`cluster`) or
+    /// `.shared::cta.global...`: global memory to the CTA's shared memory; the copy
+    /// completes `size` transaction bytes on the mbarrier operand.
+    GlobalToShared { cluster: bool },
+    /// `.global.shared::cta.bulk_group`: shared memory to global, completed through the
+    /// thread's bulk async-groups.
+    SharedToGlobal,
+}
+
+/// `cp.async.bulk.dst.src.completion{.L2::cache_hint} [dst], [src], size{, [mbar]}{,
+/// policy}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CpAsyncBulk {
+    pub direction: BulkCopyDirection,
+    pub hints: MemHints,
+}
+
 /// Matrix shapes of the warp-level matrix instructions (ISA §9.7.14): `.mMnNkK`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MmaShape {
@@ -1440,6 +1461,14 @@ pub enum Op {
     Elect,
     /// `fence.proxy.*`, `fence.mbarrier_init.*`
     FenceProxy(ProxyFence),
+    /// `[dst], [src], size{, [mbar]}{, policy}`: see [`CpAsyncBulk`].
+    CpAsyncBulk(CpAsyncBulk),
+    /// `cp.async.bulk.commit_group`
+    CpAsyncBulkCommit,
+    /// `; n` (`cp.async.bulk.wait_group{.read} n`).
+    CpAsyncBulkWait {
+        read: bool,
+    },
     /// `griddepcontrol.wait` (`wait`) or `griddepcontrol.launch_dependents`.
     GridDepControl {
         wait: bool,
@@ -1555,6 +1584,7 @@ impl Op {
             Op::Nanosleep => "nanosleep",
             Op::CreatePolicy(_) => "createpolicy",
             Op::CpAsync(_) | Op::CpAsyncCommit | Op::CpAsyncWait { .. } => "cp",
+            Op::CpAsyncBulk(_) | Op::CpAsyncBulkCommit | Op::CpAsyncBulkWait { .. } => "cp",
             Op::WmmaLoad(_) | Op::WmmaStore(_) => "wmma",
             Op::Mma(m) if m.wmma => "wmma",
             Op::Mma(_) => "mma",
@@ -1954,6 +1984,39 @@ impl fmt::Display for Op {
             Op::CpAsyncCommit => {
                 m.push("async");
                 m.push("commit_group");
+            }
+            Op::CpAsyncBulk(c) => {
+                m.push("async");
+                m.push("bulk");
+                let (dst, src, completion) = match c.direction {
+                    BulkCopyDirection::GlobalToShared { cluster } => (
+                        if cluster {
+                            "shared::cluster"
+                        } else {
+                            "shared::cta"
+                        },
+                        "global",
+                        "mbarrier::complete_tx::bytes",
+                    ),
+                    BulkCopyDirection::SharedToGlobal => ("global", "shared::cta", "bulk_group"),
+                };
+                for q in [dst, src, completion] {
+                    m.push(q);
+                }
+                m.hints(&c.hints);
+            }
+            Op::CpAsyncBulkCommit => {
+                for q in ["async", "bulk", "commit_group"] {
+                    m.push(q);
+                }
+            }
+            Op::CpAsyncBulkWait { read } => {
+                for q in ["async", "bulk", "wait_group"] {
+                    m.push(q);
+                }
+                if *read {
+                    m.push("read");
+                }
             }
             Op::CpAsyncWait { all } => {
                 m.push("async");

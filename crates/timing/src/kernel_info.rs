@@ -177,16 +177,24 @@ pub enum AsyncCopyRole {
     None,
     /// `cp.async`.
     Copy,
-    /// `cp.async.wait_group`/`wait_all`: waits for every copy of the warp in flight (a
-    /// `wait_group n` with n > 0 is timed as `wait_group 0`, a conservative bound).
+    /// `cp.async.wait_group`/`wait_all` and `cp.async.bulk.wait_group`: waits for every
+    /// copy of the warp in flight (a `wait_group n` with n > 0 is timed as `wait_group
+    /// 0`, a conservative bound).
     Wait,
+    /// A global-to-shared `cp.async.bulk`: its bytes land, and complete on its mbarrier,
+    /// when its data arrive (no wait of its own: the mbarrier's waiters spin).
+    BulkToShared,
 }
 
 impl AsyncCopyRole {
     pub fn of(op: &Op) -> AsyncCopyRole {
         match op {
             Op::CpAsync(_) => AsyncCopyRole::Copy,
-            Op::CpAsyncWait { .. } => AsyncCopyRole::Wait,
+            Op::CpAsyncWait { .. } | Op::CpAsyncBulkWait { .. } => AsyncCopyRole::Wait,
+            Op::CpAsyncBulk(c) => match c.direction {
+                ir::op::BulkCopyDirection::GlobalToShared { .. } => AsyncCopyRole::BulkToShared,
+                ir::op::BulkCopyDirection::SharedToGlobal => AsyncCopyRole::Copy,
+            },
             _ => AsyncCopyRole::None,
         }
     }

@@ -12,11 +12,7 @@ use emu::LaunchConfig;
 use timing::{GpuConfig, KernelStats, TimingSimulator};
 
 fn ptx() -> String {
-    let path = format!(
-        "{}/../emu/tests/data/modern/setmaxnreg.sm90a.ptx",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    modern_ptx("setmaxnreg.sm90a.ptx")
 }
 
 const THREADS: u32 = 384;

@@ -735,6 +735,7 @@ impl Launch<'_> {
         step.num_dsts = 0;
         step.event = StepEvent::None;
         step.deferred_load = None;
+        step.bulk_copy = None;
         let Some(inst) = f.insts.get(pc as usize) else {
             // Falling off the end of a body: an implicit `ret`/`exit` for these lanes.
             step.exec_mask = top.mask;
@@ -1500,6 +1501,8 @@ impl Launch<'_> {
             | Op::Fence { .. }
             | Op::FenceProxy(_)
             | Op::GridDepControl { .. }
+            | Op::CpAsyncBulkCommit
+            | Op::CpAsyncBulkWait { .. }
             | Op::Nanosleep
             | Op::BarWarpSync => {}
             Op::CpAsync(c) => {
@@ -1565,6 +1568,133 @@ impl Launch<'_> {
                         len: c.size,
                         bytes,
                     });
+                }
+            }
+            Op::CpAsyncBulk(c) => {
+                let (dst, src, size_src) = (src!(0), src!(1), src!(2));
+                let (Src::Addr { base: dbase, .. }, Src::Addr { base: sbase, .. }) = (dst, src)
+                else {
+                    return Err(unsupported("cp.async.bulk: address operands expected"));
+                };
+                let to_shared = matches!(c.direction, op::BulkCopyDirection::GlobalToShared { .. });
+                let (dspace, sspace) = if to_shared {
+                    (Space::Shared, Space::Global)
+                } else {
+                    (Space::Global, Space::Shared)
+                };
+                let defer = self.defer_bulk_copies && to_shared;
+                let id = warp.bulk_next;
+                let mut timed = 0u32;
+                let mut sp = spaces!();
+                for l in lanes(exec) {
+                    let frame = &warp.frames[frame_i];
+                    let fail = |m: String| (ErrorKind::BulkCopy(m), Some(l));
+                    let d =
+                        effective_address(dspace, dbase, read(frame, &sc, dst, l), &ef.reg_bits);
+                    let a =
+                        effective_address(sspace, sbase, read(frame, &sc, src, l), &ef.reg_bits);
+                    let size = read(frame, &sc, size_src, l) as u32;
+                    if size == 0 || size % 16 != 0 {
+                        return Err(fail(format!(
+                            "size {size} is not a positive multiple of 16 bytes"
+                        )));
+                    }
+                    for (what, x) in [("destination", d), ("source", a)] {
+                        if x % 16 != 0 {
+                            return Err(fail(format!(
+                                "the {what} address {x:#x} is not 16-byte aligned"
+                            )));
+                        }
+                    }
+                    let (pd, ps) = (
+                        resolve(dspace, dbase, d, in_kernel),
+                        resolve(sspace, sbase, a, in_kernel),
+                    );
+                    let (shared_side, global_addr) = if to_shared { (pd, a) } else { (ps, d) };
+                    let Phys::Shared(shared_offset) = shared_side else {
+                        return Err(fail(format!(
+                            "the {} is not shared memory",
+                            if to_shared { "destination" } else { "source" }
+                        )));
+                    };
+                    // Both ends in bounds before anything moves.
+                    sp.read(offset_phys(pd, u64::from(size) - 8), 8, l)
+                        .map_err(|k| (k, Some(l)))?;
+                    let mut data = Vec::with_capacity(size as usize);
+                    for k in (0..u64::from(size)).step_by(8) {
+                        let v = sp
+                            .read(offset_phys(ps, k), 8, l)
+                            .map_err(|k| (k, Some(l)))?;
+                        data.extend_from_slice(&v.to_le_bytes());
+                    }
+                    step.addrs[l] = global_addr;
+                    step.lane_spaces[l] = MemSpace::Global;
+                    // The memory system sees at most 63 lines of one lane's block (the
+                    // coalescer's 64-line capacity).
+                    timed = timed.max(size.min(63 * 128 - (global_addr % 128) as u32));
+                    if to_shared {
+                        let mbar = src!(3);
+                        let mbase = match mbar {
+                            Src::Addr { base, .. } => base,
+                            _ => Base::Reg(0),
+                        };
+                        let m = effective_address(
+                            Space::Shared,
+                            mbase,
+                            read(frame, &sc, mbar, l),
+                            &ef.reg_bits,
+                        );
+                        let Phys::Shared(moff) = resolve(Space::Shared, mbase, m, in_kernel) else {
+                            return Err(fail(format!(
+                                "the mbarrier at {m:#x} is not in shared memory"
+                            )));
+                        };
+                        if m % 8 != 0 {
+                            return Err(fail(format!(
+                                "the mbarrier at {m:#x} is not 8-byte aligned"
+                            )));
+                        }
+                        let word = sp
+                            .read(Phys::Shared(moff), 8, l)
+                            .map_err(|k| (k, Some(l)))?;
+                        mbarrier::check_initialised(word).map_err(|e| {
+                            fail(format!("{e} (mbarrier at shared offset {moff:#x})"))
+                        })?;
+                        if defer {
+                            warp.bulk_copies.push(super::bulk::PendingBulkCopy {
+                                id,
+                                shared_offset,
+                                mbarrier: moff,
+                                data,
+                                at: (fidx, pc),
+                            });
+                        } else {
+                            super::bulk::land(sp.shared, shared_offset, &data, moff)
+                                .map_err(|k| (k, Some(l)))?;
+                        }
+                    } else {
+                        for (k, chunk) in data.chunks(8).enumerate() {
+                            let mut b = [0u8; 8];
+                            b.copy_from_slice(chunk);
+                            sp.write(offset_phys(pd, 8 * k as u64), 8, l, u64::from_le_bytes(b))
+                                .map_err(|k| (k, Some(l)))?;
+                        }
+                    }
+                    if self.stray_lane.is_none() && sp.global.has_stray() {
+                        self.stray_lane = Some(l);
+                    }
+                }
+                if exec != 0 {
+                    let kind = [AccessKind::Store, AccessKind::Load][usize::from(to_shared)];
+                    step.mem = Some(MemInfo {
+                        space: MemSpace::Global,
+                        kind,
+                        bytes: timed,
+                    });
+                    if defer {
+                        step.bulk_copy = Some(id);
+                        warp.bulk_next = id.wrapping_add(1);
+                    }
                 }
             }
             Op::WmmaLoad(w) | Op::WmmaStore(w) => {

@@ -286,6 +286,16 @@ impl Warp {
     }
 }
 
+/// A global-to-shared bulk copy whose data arrived: CTA slot, the CTA's id, its warp in
+/// the CTA and the emulator's copy id.
+#[derive(Clone, Copy, Debug)]
+struct BulkLanding {
+    slot: usize,
+    cta: [u32; 3],
+    in_cta: usize,
+    id: u32,
+}
+
 struct CtaSlot {
     cta: emu::Cta,
     warps: Vec<u16>,
@@ -314,6 +324,9 @@ struct InFlight {
     stall_counted: bool,
     /// A `cp.async` with a memory side: its warp's count drops when it retires.
     async_copy: bool,
+    /// A global-to-shared `cp.async.bulk`: the emulator's id of its copies, which land
+    /// when it retires.
+    bulk_copy: Option<u32>,
     /// `sm.dependence = "control_bits"`: the dependence counter its retirement
     /// decrements.
     counter: Option<u8>,
@@ -592,6 +605,8 @@ pub(crate) struct Sm {
     /// The global loads [`Sm::issue_private`] issued this cycle without their reads, in
     /// issue order.
     pending_loads: Vec<PendingLoad>,
+    /// Bulk copies retired since the last issue stage, to land on the launch.
+    bulk_landed: Vec<BulkLanding>,
 }
 
 impl Sm {
@@ -719,6 +734,7 @@ impl Sm {
             private_progress: false,
             issue_at: IssueAt::START,
             pending_loads: Vec::new(),
+            bulk_landed: Vec::new(),
             issue_error: None,
         }
     }
@@ -1043,6 +1059,11 @@ impl Sm {
             texture_path: ctx.memory.config().texture_cache.is_some(),
             private_only: false,
         };
+        // Bulk copies whose data arrived land (and complete on their mbarriers) before
+        // anything issues: a waiter issuing now sees them.
+        if !self.bulk_landed.is_empty() {
+            self.land_bulk_copies(&mut issue)?;
+        }
         // The reads of the loads [`Sm::issue_private`] issued, before anything this SM
         // issues now and after every lower SM's cycle: the one-thread order.
         if !self.pending_loads.is_empty() {
@@ -1087,6 +1108,24 @@ impl Sm {
             t.max(now + Cycles::new(1))
         };
         Ok(())
+    }
+
+    /// Lands the bulk copies that retired, in retirement order, on the CTA that issued
+    /// them (one whose slot another CTA took since has finished: nothing to land).
+    fn land_bulk_copies(&mut self, cx: &mut IssueCtx<'_, '_>) -> Result<(), emu::ExecError> {
+        let mut landed = std::mem::take(&mut self.bulk_landed);
+        let mut result = Ok(());
+        for b in &landed {
+            if let Some(slot) = self.ctas[b.slot].as_mut().filter(|s| s.cta.id == b.cta) {
+                result = cx.launch.complete_bulk_copy(&mut slot.cta, b.in_cta, b.id);
+                if result.is_err() {
+                    break;
+                }
+            }
+        }
+        landed.clear();
+        self.bulk_landed = landed;
+        result
     }
 
     /// Performs the reads of this cycle's deferred loads in issue order on the launch
@@ -1176,6 +1215,18 @@ impl Sm {
         if let Some(c) = f.counter {
             warp.deps.written(c);
             self.warp_epoch += 1;
+        }
+        if let Some(id) = f.bulk_copy {
+            let warp = &self.warps[w];
+            let (slot, in_cta) = (warp.cta as usize, warp.in_cta as usize);
+            if let Some(cta) = self.ctas.get(slot).and_then(Option::as_ref) {
+                self.bulk_landed.push(BulkLanding {
+                    slot,
+                    cta: cta.cta.id,
+                    in_cta,
+                    id,
+                });
+            }
         }
         let warp = &mut self.warps[w];
         warp.inflight = warp.inflight.saturating_sub(1);
@@ -1653,6 +1704,7 @@ impl Sm {
             early_release,
             stall_counted,
             async_copy: ii.async_copy == AsyncCopyRole::Copy && memop != NO_MEMOP,
+            bulk_copy: step.bulk_copy,
             counter,
             buffer_wait,
         });
