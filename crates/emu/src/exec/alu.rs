@@ -1594,13 +1594,13 @@ impl Launch<'_> {
                     let a =
                         effective_address(sspace, sbase, read(frame, &sc, src, l), &ef.reg_bits);
                     let size = read(frame, &sc, size_src, l) as u32;
-                    if size == 0 || size % 16 != 0 {
+                    if size == 0 || !size.is_multiple_of(16) {
                         return Err(fail(format!(
                             "size {size} is not a positive multiple of 16 bytes"
                         )));
                     }
                     for (what, x) in [("destination", d), ("source", a)] {
-                        if x % 16 != 0 {
+                        if !x.is_multiple_of(16) {
                             return Err(fail(format!(
                                 "the {what} address {x:#x} is not 16-byte aligned"
                             )));
@@ -1649,7 +1649,7 @@ impl Launch<'_> {
                                 "the mbarrier at {m:#x} is not in shared memory"
                             )));
                         };
-                        if m % 8 != 0 {
+                        if !m.is_multiple_of(8) {
                             return Err(fail(format!(
                                 "the mbarrier at {m:#x} is not 8-byte aligned"
                             )));
