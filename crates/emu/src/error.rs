@@ -37,6 +37,10 @@ pub enum ErrorKind {
     Texture(String),
     #[error("mbarrier: {0}")]
     Mbarrier(String),
+    #[error("setmaxnreg: {0}")]
+    Setmaxnreg(String),
+    #[error("cp.async.bulk: {0}")]
+    BulkCopy(String),
     #[error("warp {0} cannot execute: it has exited or waits at a barrier")]
     WarpNotReady(u32),
 }

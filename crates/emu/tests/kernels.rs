@@ -1537,3 +1537,86 @@ fn a_cluster_of_one_cta_has_rank_0_and_its_own_shared_memory() {
     assert!(e.contains("mapa to CTA rank 1"), "{e}");
     assert!(e.contains("far"), "{e}");
 }
+
+/// `data/modern/setmaxnreg.sm90a.ptx`: a warp-specialised kernel runs to the known
+/// answers, and each rule of `setmaxnreg` a functional run can check stops its kernel
+/// with the rule, the kernel and the line.
+#[test]
+fn setmaxnreg_warp_specialisation_and_its_rules() {
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "smn.ptx", &modern_data("setmaxnreg.sm90a.ptx"));
+    let k = emu.kernel(m, "ws").unwrap();
+    let pout = alloc_u32s(&mut emu, &[0; 768]);
+    let spin = 5u64;
+    let p = params(&emu, k, &[pout, spin]);
+    emu.run(k, LaunchConfig::linear(2, 384), &p).unwrap();
+    let out = read_u32s(&emu, pout, 384);
+    for (t, &v) in out.iter().enumerate() {
+        let t = t as u32;
+        assert_eq!(v, 7 * (3 * (t % 128) + 5) + t / 128, "thread {t}");
+    }
+    for (name, threads, want, line) in [
+        (
+            "partial",
+            64,
+            "belongs to an incomplete warpgroup (warps 0..3",
+            62,
+        ),
+        ("diverge", 128, "lanes 0x0000ffff of warp 0 execute it", 73),
+        ("mismatch", 128, "warp 0 of its warpgroup set 40", 85),
+        (
+            "unsynced",
+            128,
+            "warp 0 executes its setmaxnreg #2 where warp 1",
+            96,
+        ),
+    ] {
+        let k = emu.kernel(m, name).unwrap();
+        let e = emu
+            .run(k, LaunchConfig::linear(1, threads), &[])
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("setmaxnreg: ") && text.contains(want),
+            "{name}: {text}"
+        );
+        assert!(text.contains(name), "{name}: {text}");
+        assert_eq!(e.location.line, line, "{name}: {text}");
+    }
+}
+
+/// `data/modern/bulk_copy.sm90.ptx`: a global-to-shared `cp.async.bulk` completing on an
+/// mbarrier, then a shared-to-global one in a bulk group, give the known answers; a size
+/// that is not a multiple of 16, a misaligned source and a block past the end of shared
+/// memory are located errors.
+#[test]
+fn bulk_copies_move_blocks_through_shared_memory() {
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "bulk.ptx", &modern_data("bulk_copy.sm90.ptx"));
+    let k = emu.kernel(m, "bulk").unwrap();
+    let input: Vec<u32> = (0..256).map(|i| 3 * i + 1).collect();
+    let pin = alloc_u32s(&mut emu, &input);
+    let pout = alloc_u32s(&mut emu, &[0; 256 + 64]);
+    let p = params(&emu, k, &[pin, pout]);
+    emu.run(k, LaunchConfig::linear(1, 64), &p).unwrap();
+    let out = read_u32s(&emu, pout, 256);
+    let want: Vec<u32> = input.iter().map(|x| 2 * x).collect();
+    assert_eq!(out, want);
+    for (name, want, line) in [
+        (
+            "bad_size",
+            "size 40 is not a positive multiple of 16 bytes",
+            77,
+        ),
+        ("misaligned", "is not 16-byte aligned", 90),
+        ("overflow", "shared", 104),
+    ] {
+        let k = emu.kernel(m, name).unwrap();
+        let p = params(&emu, k, &[pin]);
+        let e = emu.run(k, LaunchConfig::linear(1, 32), &p).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains(want), "{name}: {text}");
+        assert_eq!(e.location.line, line, "{name}: {text}");
+        assert_eq!(e.location.lane, Some(0), "{name}: {text}");
+    }
+}

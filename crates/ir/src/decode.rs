@@ -1420,6 +1420,7 @@ impl FnLower<'_, '_> {
                 self.need_count(inst, 0)?;
                 Op::GridDepControl { wait }
             }
+            O::Setmaxnreg => self.decode_setmaxnreg(inst, m)?,
             O::Tex | O::Tld4 => self.decode_tex(inst, m)?,
             O::Txq => {
                 let query = m.pick_other(TexQuery::ALL).ok_or_else(|| {
@@ -1997,9 +1998,7 @@ impl FnLower<'_, '_> {
             }));
         }
         if m.other("bulk") {
-            return Err(DecodeError::new(
-                "unsupported instruction 'cp.async.bulk' (TMA bulk copies are not modelled)",
-            ));
+            return self.decode_cp_async_bulk(inst, m);
         }
         if m.other("commit_group") {
             self.need_count(inst, 0)?;
@@ -2010,18 +2009,7 @@ impl FnLower<'_, '_> {
             return Ok(Op::CpAsyncWait { all: true });
         }
         if m.other("wait_group") {
-            self.need_count(inst, 1)?;
-            match &inst.operands[0] {
-                ast::Operand::Immediate(Immediate::Int(n), _) if (0..=255).contains(n) => {
-                    self.srcs.push(Operand::Imm(*n as u64))
-                }
-                op => {
-                    return Err(DecodeError::at(
-                        op.span(),
-                        "'cp.async.wait_group' needs an integer constant 0..255",
-                    ))
-                }
-            }
+            self.group_count(inst, "cp.async.wait_group", 255)?;
             return Ok(Op::CpAsyncWait { all: false });
         }
         let cache = m
@@ -2077,6 +2065,157 @@ impl FnLower<'_, '_> {
             src_size,
             hints,
         }))
+    }
+
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 imm` (PTX ISA 8.0, sm_90a): the count is an
+    /// integer constant from 24 to 256, a multiple of 8.
+    fn decode_setmaxnreg(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let inc = m
+            .pick(&[(Flag::Inc, true), (Flag::Dec, false)])
+            .ok_or_else(|| DecodeError::new("'setmaxnreg' needs .inc or .dec"))?;
+        self.sync_aligned(inst, m)?;
+        let ty = m.need_ty()?;
+        self.check_ty(inst, ty, &[U32])?;
+        self.need_count(inst, 1)?;
+        let count = match &inst.operands[0] {
+            ast::Operand::Immediate(Immediate::Int(n), _)
+                if (24..=256).contains(n) && n % 8 == 0 =>
+            {
+                *n as u16
+            }
+            op => {
+                return Err(DecodeError::at(
+                    op.span(),
+                    "'setmaxnreg' needs an integer constant from 24 to 256, a multiple of 8 \
+                     (the per-thread register count)",
+                ))
+            }
+        };
+        self.srcs.push(Operand::Imm(u64::from(count)));
+        Ok(Op::Setmaxnreg { inc, count })
+    }
+
+    /// The one operand of a `wait_group`: the groups that may stay pending, an integer
+    /// constant from 0 to `max`.
+    fn group_count(&mut self, inst: &ast::Instruction, what: &str, max: i64) -> Result<()> {
+        self.need_count(inst, 1)?;
+        match &inst.operands[0] {
+            ast::Operand::Immediate(Immediate::Int(n), _) if (0..=max).contains(n) => {
+                self.srcs.push(Operand::Imm(*n as u64));
+                Ok(())
+            }
+            op => Err(DecodeError::at(
+                op.span(),
+                format!("'{what}' needs an integer constant 0..{max}"),
+            )),
+        }
+    }
+
+    /// `cp.async.bulk` without `.tensor` (PTX ISA 8.0): global to the CTA's shared memory
+    /// completing on an mbarrier, shared memory to global in bulk async-groups, and the
+    /// groups' `commit_group`/`wait_group{.read}`.
+    fn decode_cp_async_bulk(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        if m.other("commit_group") {
+            self.need_count(inst, 0)?;
+            return Ok(Op::CpAsyncBulkCommit);
+        }
+        if m.other("wait_group") {
+            let read = m.other("read");
+            self.group_count(inst, "cp.async.bulk.wait_group", 63)?;
+            return Ok(Op::CpAsyncBulkWait { read });
+        }
+        if m.other("tensor") {
+            return Err(DecodeError::new(
+                "unsupported instruction 'cp.async.bulk.tensor' (TMA tensor copies through a \
+                 tensor map are not modelled; non-tensor cp.async.bulk is)",
+            ));
+        }
+        if m.other("prefetch") {
+            return Err(DecodeError::new(
+                "unsupported instruction 'cp.async.bulk.prefetch' (not modelled)",
+            ));
+        }
+        if m.other("multicast::cluster") {
+            return Err(DecodeError::new(
+                "'cp.async.bulk' with .multicast::cluster is not supported: regsim runs \
+                 clusters of one CTA",
+            ));
+        }
+        // The destination's state space comes first, the source's second.
+        let spaces: Vec<&'static str> = inst
+            .modifiers
+            .iter()
+            .filter_map(|x| match x {
+                Modifier::Space(StateSpace::Global) => Some("global"),
+                Modifier::Space(StateSpace::Shared | StateSpace::SharedCta) => Some("shared::cta"),
+                Modifier::Space(StateSpace::SharedCluster) => Some("shared::cluster"),
+                Modifier::Other(o) if o == "shared::cta" => Some("shared::cta"),
+                Modifier::Other(o) if o == "shared::cluster" => Some("shared::cluster"),
+                _ => None,
+            })
+            .collect();
+        for _ in &spaces {
+            m.take(|x| {
+                matches!(
+                    x,
+                    Modifier::Space(
+                        StateSpace::Global
+                            | StateSpace::Shared
+                            | StateSpace::SharedCta
+                            | StateSpace::SharedCluster
+                    )
+                ) || matches!(x, Modifier::Other(o) if o == "shared::cta" || o == "shared::cluster")
+            });
+        }
+        let mbarrier = m.other("mbarrier::complete_tx::bytes");
+        let group = m.other("bulk_group");
+        let direction =
+            match (spaces.as_slice(), mbarrier, group) {
+                (["shared::cluster", "global"], true, false) => {
+                    BulkCopyDirection::GlobalToShared { cluster: true }
+                }
+                (["shared::cta", "global"], true, false) => {
+                    BulkCopyDirection::GlobalToShared { cluster: false }
+                }
+                (["global", "shared::cta"], false, true) => BulkCopyDirection::SharedToGlobal,
+                (["shared::cluster", "shared::cta"], _, _) => return Err(DecodeError::new(
+                    "'cp.async.bulk.shared::cluster.shared::cta' (a copy to another CTA of the \
+                     cluster) is not supported: regsim runs clusters of one CTA",
+                )),
+                _ => {
+                    return Err(DecodeError::new(
+                        "'cp.async.bulk' copies .shared::cluster.global (or .shared::cta.global) \
+                     with .mbarrier::complete_tx::bytes, or .global.shared::cta with \
+                     .bulk_group",
+                    ))
+                }
+            };
+        let hints = mem_hints(m);
+        if hints.l1.is_some() || hints.l2.is_some() || hints.l2_prefetch.is_some() {
+            return Err(DecodeError::new(
+                "'cp.async.bulk' takes only .L2::cache_hint",
+            ));
+        }
+        let n = 3 + usize::from(mbarrier) + usize::from(hints.cache_hint);
+        self.need_count(inst, n)?;
+        let d = self.address(&inst.operands[0])?;
+        let a = self.address(&inst.operands[1])?;
+        if let ast::Operand::Immediate(Immediate::Int(s), _) = &inst.operands[2] {
+            if *s <= 0 || s % 16 != 0 {
+                return Err(DecodeError::at(
+                    inst.operands[2].span(),
+                    "'cp.async.bulk' copies a positive multiple of 16 bytes",
+                ));
+            }
+        }
+        let size = self.src(&inst.operands[2], U32, Fit::Exact)?;
+        self.srcs.extend([d, a, size]);
+        if mbarrier {
+            let b = self.address(&inst.operands[3])?;
+            self.srcs.push(b);
+        }
+        self.cache_policy_operand(inst, hints)?;
+        Ok(Op::CpAsyncBulk(CpAsyncBulk { direction, hints }))
     }
 
     fn decode_createpolicy(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {

@@ -1413,3 +1413,111 @@ fn clusters_of_more_than_one_cta_are_refused_at_the_kernel() {
     assert!(d.explicitcluster && d.explicit_cluster());
     assert_eq!(d.maxclusterrank, Some(1));
 }
+
+#[test]
+fn setmaxnreg_forms_and_their_errors() {
+    check_all(&[
+        (
+            "setmaxnreg.inc.sync.aligned.u32 232;",
+            "setmaxnreg.inc.sync.aligned.u32 232;",
+        ),
+        (
+            "setmaxnreg.dec.sync.aligned.u32 24;",
+            "setmaxnreg.dec.sync.aligned.u32 24;",
+        ),
+        (
+            "setmaxnreg.inc.sync.aligned.u32 256;",
+            "setmaxnreg.inc.sync.aligned.u32 256;",
+        ),
+    ]);
+    assert_eq!(
+        op_of("setmaxnreg.dec.sync.aligned.u32 40;"),
+        Op::Setmaxnreg {
+            inc: false,
+            count: 40
+        }
+    );
+    assert_eq!(
+        exec_class(&op_of("setmaxnreg.inc.sync.aligned.u32 232;")),
+        ExecClass::Barrier
+    );
+    for (inst, want) in [
+        ("setmaxnreg.inc.sync.aligned.u32 16;", "from 24 to 256"),
+        ("setmaxnreg.inc.sync.aligned.u32 264;", "from 24 to 256"),
+        ("setmaxnreg.dec.sync.aligned.u32 100;", "a multiple of 8"),
+        ("setmaxnreg.dec.sync.aligned.u32 %r1;", "integer constant"),
+        ("setmaxnreg.dec.sync.aligned.u32 40, 48;", "operands"),
+        ("setmaxnreg.sync.aligned.u32 40;", ".inc or .dec"),
+        ("setmaxnreg.inc.u32 40;", "needs .sync.aligned"),
+        ("setmaxnreg.inc.sync.aligned.s32 40;", "type .s32"),
+        ("setmaxnreg.inc.sync.aligned.u32.relaxed 40;", "relaxed"),
+    ] {
+        let e = error_of(inst);
+        assert!(e.contains(want), "{inst}: {e}");
+    }
+}
+
+#[test]
+fn bulk_copy_forms_and_their_errors() {
+    check_all(&[
+        (
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 1024, [%r2];",
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 1024, [%r2];",
+        ),
+        (
+            "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint [%r1], [%rd1], %r3, [%r2], %rd2;",
+            "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint [%r1], [%rd1], %r3, [%r2], %rd2;",
+        ),
+        (
+            "cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 256;",
+            "cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 256;",
+        ),
+        ("cp.async.bulk.commit_group;", "cp.async.bulk.commit_group;"),
+        ("cp.async.bulk.wait_group 2;", "cp.async.bulk.wait_group 2;"),
+        ("cp.async.bulk.wait_group.read 0;", "cp.async.bulk.wait_group.read 0;"),
+    ]);
+    assert_eq!(
+        exec_class(&op_of(
+            "cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r1], 256;"
+        )),
+        ExecClass::Store
+    );
+    for (inst, want) in [
+        (
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 40, [%r2];",
+            "positive multiple of 16",
+        ),
+        (
+            "cp.async.bulk.shared::cluster.global.bulk_group [%r1], [%rd1], 64;",
+            "copies .shared::cluster.global",
+        ),
+        (
+            "cp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [%rd1], [%r1], 64, [%r2];",
+            "copies .shared::cluster.global",
+        ),
+        (
+            "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r1], [%r2], 64, [%r3];",
+            "clusters of one CTA",
+        ),
+        (
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1], 64, [%r2], %rs1;",
+            ".multicast::cluster",
+        ),
+        (
+            "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1], [%r3];",
+            "'cp.async.bulk.tensor'",
+        ),
+        (
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 64;",
+            "operands",
+        ),
+        ("cp.async.bulk.wait_group %r1;", "integer constant 0..63"),
+        (
+            "cp.async.bulk.global.shared::cta.bulk_group.L2::evict_last [%rd1], [%r1], 64;",
+            "only .L2::cache_hint",
+        ),
+    ] {
+        let e = error_of(inst);
+        assert!(e.contains(want), "{inst}: {e}");
+    }
+}

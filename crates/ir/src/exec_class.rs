@@ -9,7 +9,7 @@
 //! apart from votes; loads, stores, atomics, prefetches, texture operations and fences
 //! on the memory pipeline; branches, calls, returns and barriers as control.
 
-use crate::op::{MbarrierKind, Op, Rounding, ScalarType};
+use crate::op::{BulkCopyDirection, MbarrierKind, Op, Rounding, ScalarType};
 
 /// The hardware class of an operation (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -226,6 +226,11 @@ pub fn exec_class(op: &Op) -> ExecClass {
         Op::Mma(_) => E::Tensor,
         Op::WmmaStore(_) => E::Store,
         Op::CpAsyncCommit | Op::CpAsyncWait { .. } => E::Fence,
+        Op::CpAsyncBulk(c) => match c.direction {
+            BulkCopyDirection::GlobalToShared { .. } => E::Load,
+            BulkCopyDirection::SharedToGlobal => E::Store,
+        },
+        Op::CpAsyncBulkCommit | Op::CpAsyncBulkWait { .. } => E::Fence,
         Op::St(_) => E::Store,
         Op::Atom(_) | Op::Red(_) => E::Atomic,
         Op::Prefetch { .. } => E::Prefetch,
@@ -234,7 +239,8 @@ pub fn exec_class(op: &Op) -> ExecClass {
         Op::Bra { .. } => E::Branch,
         Op::Call(_) => E::Call,
         Op::Ret { .. } | Op::Exit => E::Return,
-        Op::Bar { .. } | Op::BarWarpSync => E::Barrier,
+        // setmaxnreg waits, as a barrier does, until its CTA's pool can give the registers.
+        Op::Bar { .. } | Op::BarWarpSync | Op::Setmaxnreg { .. } => E::Barrier,
         Op::Trap | Op::Brkpt | Op::Nanosleep => E::Misc,
     }
 }

@@ -599,6 +599,27 @@ pub struct CpAsync {
     pub hints: MemHints,
 }
 
+/// Which way a non-tensor bulk copy (`cp.async.bulk`, PTX ISA 8.0, sm_90) moves its
+/// bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BulkCopyDirection {
+    /// `.shared::cluster.global.mbarrier::complete_tx::bytes` (`cluster`) or
+    /// `.shared::cta.global...`: global memory to the CTA's shared memory; the copy
+    /// completes `size` transaction bytes on the mbarrier operand.
+    GlobalToShared { cluster: bool },
+    /// `.global.shared::cta.bulk_group`: shared memory to global, completed through the
+    /// thread's bulk async-groups.
+    SharedToGlobal,
+}
+
+/// `cp.async.bulk.dst.src.completion{.L2::cache_hint} [dst], [src], size{, [mbar]}{,
+/// policy}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CpAsyncBulk {
+    pub direction: BulkCopyDirection,
+    pub hints: MemHints,
+}
+
 /// Matrix shapes of the warp-level matrix instructions (ISA §9.7.14): `.mMnNkK`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MmaShape {
@@ -1440,9 +1461,24 @@ pub enum Op {
     Elect,
     /// `fence.proxy.*`, `fence.mbarrier_init.*`
     FenceProxy(ProxyFence),
+    /// `[dst], [src], size{, [mbar]}{, policy}`: see [`CpAsyncBulk`].
+    CpAsyncBulk(CpAsyncBulk),
+    /// `cp.async.bulk.commit_group`
+    CpAsyncBulkCommit,
+    /// `; n` (`cp.async.bulk.wait_group{.read} n`).
+    CpAsyncBulkWait {
+        read: bool,
+    },
     /// `griddepcontrol.wait` (`wait`) or `griddepcontrol.launch_dependents`.
     GridDepControl {
         wait: bool,
+    },
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (sm_90a): the executing warp's
+    /// per-thread register count becomes `count` (24..=256, a multiple of 8), registers
+    /// taken from (`inc`) or given back to (`dec`) its CTA's pool.
+    Setmaxnreg {
+        inc: bool,
+        count: u16,
     },
     /// `d(.b32); a(.b32)` (`movmatrix.sync.aligned.m8n8.trans.b16`): the warp's 8x8 matrix
     /// of 16-bit elements, held as `ldmatrix` without `.trans` gives it (lane `4r + c/2`
@@ -1548,6 +1584,7 @@ impl Op {
             Op::Nanosleep => "nanosleep",
             Op::CreatePolicy(_) => "createpolicy",
             Op::CpAsync(_) | Op::CpAsyncCommit | Op::CpAsyncWait { .. } => "cp",
+            Op::CpAsyncBulk(_) | Op::CpAsyncBulkCommit | Op::CpAsyncBulkWait { .. } => "cp",
             Op::WmmaLoad(_) | Op::WmmaStore(_) => "wmma",
             Op::Mma(m) if m.wmma => "wmma",
             Op::Mma(_) => "mma",
@@ -1558,6 +1595,7 @@ impl Op {
             Op::Elect => "elect",
             Op::FenceProxy(_) => "fence",
             Op::GridDepControl { .. } => "griddepcontrol",
+            Op::Setmaxnreg { .. } => "setmaxnreg",
             Op::Movmatrix => "movmatrix",
             Op::Tex(t) if t.gather.is_some() => "tld4",
             Op::Tex(_) => "tex",
@@ -1947,6 +1985,39 @@ impl fmt::Display for Op {
                 m.push("async");
                 m.push("commit_group");
             }
+            Op::CpAsyncBulk(c) => {
+                m.push("async");
+                m.push("bulk");
+                let (dst, src, completion) = match c.direction {
+                    BulkCopyDirection::GlobalToShared { cluster } => (
+                        if cluster {
+                            "shared::cluster"
+                        } else {
+                            "shared::cta"
+                        },
+                        "global",
+                        "mbarrier::complete_tx::bytes",
+                    ),
+                    BulkCopyDirection::SharedToGlobal => ("global", "shared::cta", "bulk_group"),
+                };
+                for q in [dst, src, completion] {
+                    m.push(q);
+                }
+                m.hints(&c.hints);
+            }
+            Op::CpAsyncBulkCommit => {
+                for q in ["async", "bulk", "commit_group"] {
+                    m.push(q);
+                }
+            }
+            Op::CpAsyncBulkWait { read } => {
+                for q in ["async", "bulk", "wait_group"] {
+                    m.push(q);
+                }
+                if *read {
+                    m.push("read");
+                }
+            }
             Op::CpAsyncWait { all } => {
                 m.push("async");
                 m.push(if *all { "wait_all" } else { "wait_group" });
@@ -2037,6 +2108,11 @@ impl fmt::Display for Op {
                 }
             },
             Op::GridDepControl { wait } => m.push(if *wait { "wait" } else { "launch_dependents" }),
+            Op::Setmaxnreg { inc, .. } => {
+                for q in [if *inc { "inc" } else { "dec" }, "sync", "aligned", "u32"] {
+                    m.push(q);
+                }
+            }
             Op::Movmatrix => {
                 for q in ["sync", "aligned", "m8n8", "trans", "b16"] {
                     m.push(q);

@@ -458,6 +458,8 @@ impl TimingSimulator {
             .is_some()
             .then(|| sampling::BbvRecording::start_counting(emu, Some(launch_config.grid)));
         let mut launch = emu.launch(kernel, launch_config, params)?;
+        // A global-to-shared bulk copy lands when the memory system delivers its data.
+        launch.defer_bulk_copies = true;
         // With several threads, CTA-private instructions issue in the parallel phase, on
         // an executor per thread (`crate::parallel`); not under a step observer, which
         // sees instructions only on the launch itself.

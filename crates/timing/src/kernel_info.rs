@@ -160,6 +160,8 @@ pub struct InstInfo {
     pub hint: InstHint,
     /// Its part in asynchronous copies (`cp.async` and its waits).
     pub async_copy: AsyncCopyRole,
+    /// `setmaxnreg`: the per-thread register count it asks its CTA's pool for.
+    pub registers: RegisterRequest,
     srcs_start: u32,
     num_srcs: u8,
     dsts_start: u32,
@@ -175,19 +177,74 @@ pub enum AsyncCopyRole {
     None,
     /// `cp.async`.
     Copy,
-    /// `cp.async.wait_group`/`wait_all`: waits for every copy of the warp in flight (a
-    /// `wait_group n` with n > 0 is timed as `wait_group 0`, a conservative bound).
+    /// `cp.async.wait_group`/`wait_all` and `cp.async.bulk.wait_group`: waits for every
+    /// copy of the warp in flight (a `wait_group n` with n > 0 is timed as `wait_group
+    /// 0`, a conservative bound).
     Wait,
+    /// A global-to-shared `cp.async.bulk`: its bytes land, and complete on its mbarrier,
+    /// when its data arrive (no wait of its own: the mbarrier's waiters spin).
+    BulkToShared,
 }
 
 impl AsyncCopyRole {
     pub fn of(op: &Op) -> AsyncCopyRole {
         match op {
             Op::CpAsync(_) => AsyncCopyRole::Copy,
-            Op::CpAsyncWait { .. } => AsyncCopyRole::Wait,
+            Op::CpAsyncWait { .. } | Op::CpAsyncBulkWait { .. } => AsyncCopyRole::Wait,
+            Op::CpAsyncBulk(c) => match c.direction {
+                ir::op::BulkCopyDirection::GlobalToShared { .. } => AsyncCopyRole::BulkToShared,
+                ir::op::BulkCopyDirection::SharedToGlobal => AsyncCopyRole::Copy,
+            },
             _ => AsyncCopyRole::None,
         }
     }
+}
+
+/// What `setmaxnreg` asks of its CTA's register pool: the warp's per-thread register
+/// count becomes the number, registers taken from the pool (`Increase`, which waits until
+/// the pool holds them) or given back to it (`Decrease`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RegisterRequest {
+    #[default]
+    None,
+    Increase(u16),
+    Decrease(u16),
+}
+
+impl RegisterRequest {
+    pub fn of(op: &Op) -> RegisterRequest {
+        match *op {
+            Op::Setmaxnreg { inc: true, count } => RegisterRequest::Increase(count),
+            Op::Setmaxnreg { inc: false, count } => RegisterRequest::Decrease(count),
+            _ => RegisterRequest::None,
+        }
+    }
+}
+
+/// The registers per thread a kernel that uses `setmaxnreg` is launched with, as ptxas
+/// chooses them for sm_90a (64 K registers per SM, at most 255 per thread): the
+/// `.maxnreg` directive; else the most that `.maxntid` (or `.reqntid`) threads times
+/// `.minnctapersm` CTAs (1 if absent) leave per thread, in multiples of 8 (the count
+/// `setmaxnreg` moves in); else the allocation's count rounded up to a multiple of 8.
+/// Never fewer than the allocation uses. A warp group's `setmaxnreg.inc` can only take
+/// what others gave back, so a kernel written for a launch-bounds budget (CUTLASS's 168
+/// for 384 threads) needs that budget, not regsim's smaller allocation.
+pub fn setmaxnreg_launch_registers(allocated: u32, perf: &ir::function::PerfDirectives) -> u32 {
+    const SM90_REGISTERS: u32 = 65_536;
+    const MAX_PER_THREAD: u32 = 255 / 8 * 8;
+    let bound = perf.maxnreg.or_else(|| {
+        let [x, y, z] = perf.maxntid.or(perf.reqntid)?;
+        let threads = x
+            .saturating_mul(y)
+            .saturating_mul(z)
+            .div_ceil(32)
+            .saturating_mul(32);
+        let ctas = perf.minnctapersm.unwrap_or(1).max(1);
+        let per_thread = SM90_REGISTERS / threads.saturating_mul(ctas).max(1);
+        Some(per_thread / 8 * 8)
+    });
+    let bound = bound.map_or(0, |b| b.min(MAX_PER_THREAD));
+    bound.max(allocated.div_ceil(8) * 8)
 }
 
 /// The instruction a warp executes when it runs off the end of a body (the emulator's
@@ -208,6 +265,7 @@ const IMPLICIT_EXIT: InstInfo = InstInfo {
         constant: None,
     },
     async_copy: AsyncCopyRole::None,
+    registers: RegisterRequest::None,
     srcs_start: 0,
     num_srcs: 0,
     dsts_start: 0,
@@ -476,6 +534,9 @@ impl KernelInfo {
                 }
             })?;
         }
+        if uses_setmaxnreg(program, &tree) {
+            regs = setmaxnreg_launch_registers(regs, &kf.directives);
+        }
         Ok(KernelInfo {
             name: kf.name.clone(),
             kernel,
@@ -543,7 +604,8 @@ impl KernelInfo {
             .ok_or_else(|| KernelInfoError::NotAKernel(format!("{kernel}")))?;
         let mut funcs = vec![FunctionInfo::default(); program.functions.len()];
         let (mut regs, mut preds) = (0u32, 0u32);
-        for f in call_tree(program, kernel) {
+        let tree = call_tree(program, kernel);
+        for &f in &tree {
             let func = program.function(f);
             if !func.has_body {
                 continue;
@@ -564,6 +626,9 @@ impl KernelInfo {
             regs = regs.max(next);
             preds = preds.max(next_pred);
             funcs[f.index()] = build_function(func, |_, vreg| map.get(vreg.index()).copied())?;
+        }
+        if uses_setmaxnreg(program, &tree) {
+            regs = setmaxnreg_launch_registers(regs, &kf.directives);
         }
         Ok(KernelInfo {
             name: kf.name.clone(),
@@ -727,6 +792,7 @@ fn build_function(
                 ..InstHint::default()
             },
             async_copy: AsyncCopyRole::of(&inst.op),
+            registers: RegisterRequest::of(&inst.op),
             srcs_start,
             num_srcs,
             dsts_start,
@@ -734,6 +800,17 @@ fn build_function(
         });
     }
     Ok(out)
+}
+
+/// True when a function of the call tree executes `setmaxnreg`.
+fn uses_setmaxnreg(program: &Program, tree: &[FuncId]) -> bool {
+    tree.iter().any(|&f| {
+        program
+            .function(f)
+            .insts
+            .iter()
+            .any(|i| matches!(i.op, Op::Setmaxnreg { .. }))
+    })
 }
 
 /// WIR's [`ReuseKey`] of instruction `id` of `func`, or `None` when its result may depend
@@ -921,6 +998,49 @@ pub fn op_class(op: &Op) -> OpClass {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn setmaxnreg_kernels_launch_with_ptxas_s_sm90a_count() {
+        use ir::function::PerfDirectives;
+        let bounds = |maxntid: [u32; 3], minnctapersm: Option<u32>| PerfDirectives {
+            maxntid: Some(maxntid),
+            minnctapersm,
+            ..PerfDirectives::default()
+        };
+        // CUTLASS's warp-specialised kernels: 384 threads, one CTA per SM.
+        assert_eq!(
+            setmaxnreg_launch_registers(40, &bounds([384, 1, 1], None)),
+            168
+        );
+        assert_eq!(
+            setmaxnreg_launch_registers(40, &bounds([128, 2, 1], Some(2))),
+            128
+        );
+        // Capped at 255 per thread, in multiples of 8; never below the allocation.
+        assert_eq!(
+            setmaxnreg_launch_registers(40, &bounds([32, 1, 1], None)),
+            248
+        );
+        assert_eq!(
+            setmaxnreg_launch_registers(200, &bounds([384, 1, 1], None)),
+            200
+        );
+        let maxnreg = PerfDirectives {
+            maxnreg: Some(64),
+            maxntid: Some([384, 1, 1]),
+            ..PerfDirectives::default()
+        };
+        assert_eq!(setmaxnreg_launch_registers(10, &maxnreg), 64);
+        assert_eq!(
+            setmaxnreg_launch_registers(30, &PerfDirectives::default()),
+            32
+        );
+        // A zero-thread bound cannot divide by zero.
+        assert_eq!(
+            setmaxnreg_launch_registers(30, &bounds([0, 1, 1], None)),
+            248
+        );
+    }
 
     const PTX: &str = r#"
 .version 7.0

@@ -120,6 +120,9 @@ pub enum WarpWait {
     Draining,
     /// Nothing: it can issue when its scheduler picks it (or a unit frees).
     Issue,
+    /// In `setmaxnreg.inc`, holding `registers` per thread, for registers its CTA's pool
+    /// (`pool` per thread of a warp) does not hold.
+    RegisterPool { registers: u16, pool: u32 },
 }
 
 impl fmt::Display for WarpWait {
@@ -131,6 +134,11 @@ impl fmt::Display for WarpWait {
             WarpWait::Register => f.write_str("waits for a register result"),
             WarpWait::Draining => f.write_str("has exited, instructions in flight"),
             WarpWait::Issue => f.write_str("ready to issue"),
+            WarpWait::RegisterPool { registers, pool } => write!(
+                f,
+                "waits in setmaxnreg.inc (holding {registers} registers per thread) for \
+                 registers its CTA's pool ({pool} per thread) does not hold"
+            ),
         }
     }
 }

@@ -30,6 +30,23 @@ cuda12=${CUDA12_PATH:-$HOME/.local/cuda-12.9}
 if [ -f "$cuda12/include/cuda_runtime.h" ]; then
     CLANG12="clang++-19 -O2 -x cuda --cuda-path=$cuda12 -isystem $cuda12/include --cuda-gpu-arch=sm_80 --cuda-gpu-arch=sm_90 -Wno-unknown-cuda-version -L$cuda12/lib64"
     $CLANG12 cuda12_runtime.cu -lcudart -o bin/cuda12_runtime
+    # sm_90a (setmaxnreg): CUDA 11.8's fatbinary does not know the profile, so the PTX
+    # is packed as compute_90 (regsim reads the PTX text, whose .target says sm_90a).
+    SM90A="clang++-19 -O2 -x cuda --cuda-path=$cuda12 -isystem $cuda12/include --cuda-gpu-arch=sm_90a -Wno-unknown-cuda-version"
+    tmp=$(mktemp -d)
+    $SM90A --cuda-device-only -S warp_specialized.cu -o "$tmp/ws.ptx"
+    fatbinary -64 --create "$tmp/ws.fatbin" --image=profile=compute_90,file="$tmp/ws.ptx"
+    $SM90A --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/ws.fatbin" \
+        -c warp_specialized.cu -o "$tmp/ws.o"
+    clang++-19 "$tmp/ws.o" -L$cuda12/lib64 -lcudart -o bin/warp_specialized
+    # cp.async.bulk (sm_90), packed the same way.
+    SM90="clang++-19 -O2 -x cuda --cuda-path=$cuda12 -isystem $cuda12/include --cuda-gpu-arch=sm_90 -Wno-unknown-cuda-version"
+    $SM90 --cuda-device-only -S bulk_copy.cu -o "$tmp/b.ptx"
+    fatbinary -64 --create "$tmp/b.fatbin" --image=profile=compute_90,file="$tmp/b.ptx"
+    $SM90 --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/b.fatbin" \
+        -c bulk_copy.cu -o "$tmp/b.o"
+    clang++-19 "$tmp/b.o" -L$cuda12/lib64 -lcudart -o bin/bulk_copy
+    rm -rf "$tmp"
 else
     echo "skipped the CUDA 12 programs: no toolchain in $cuda12 (scripts/install-cuda12-toolchain.sh)" >&2
 fi

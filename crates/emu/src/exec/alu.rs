@@ -750,6 +750,7 @@ impl Launch<'_> {
         step.num_dsts = 0;
         step.event = StepEvent::None;
         step.deferred_load = None;
+        step.bulk_copy = None;
         let Some(inst) = f.insts.get(pc as usize) else {
             // Falling off the end of a body: an implicit `ret`/`exit` for these lanes.
             step.exec_mask = top.mask;
@@ -1515,6 +1516,8 @@ impl Launch<'_> {
             | Op::Fence { .. }
             | Op::FenceProxy(_)
             | Op::GridDepControl { .. }
+            | Op::CpAsyncBulkCommit
+            | Op::CpAsyncBulkWait { .. }
             | Op::Nanosleep
             | Op::BarWarpSync => {}
             Op::CpAsync(c) => {
@@ -1580,6 +1583,133 @@ impl Launch<'_> {
                         len: c.size,
                         bytes,
                     });
+                }
+            }
+            Op::CpAsyncBulk(c) => {
+                let (dst, src, size_src) = (src!(0), src!(1), src!(2));
+                let (Src::Addr { base: dbase, .. }, Src::Addr { base: sbase, .. }) = (dst, src)
+                else {
+                    return Err(unsupported("cp.async.bulk: address operands expected"));
+                };
+                let to_shared = matches!(c.direction, op::BulkCopyDirection::GlobalToShared { .. });
+                let (dspace, sspace) = if to_shared {
+                    (Space::Shared, Space::Global)
+                } else {
+                    (Space::Global, Space::Shared)
+                };
+                let defer = self.defer_bulk_copies && to_shared;
+                let id = warp.bulk_next;
+                let mut timed = 0u32;
+                let mut sp = spaces!();
+                for l in lanes(exec) {
+                    let frame = &warp.frames[frame_i];
+                    let fail = |m: String| (ErrorKind::BulkCopy(m), Some(l));
+                    let d =
+                        effective_address(dspace, dbase, read(frame, &sc, dst, l), &ef.reg_bits);
+                    let a =
+                        effective_address(sspace, sbase, read(frame, &sc, src, l), &ef.reg_bits);
+                    let size = read(frame, &sc, size_src, l) as u32;
+                    if size == 0 || !size.is_multiple_of(16) {
+                        return Err(fail(format!(
+                            "size {size} is not a positive multiple of 16 bytes"
+                        )));
+                    }
+                    for (what, x) in [("destination", d), ("source", a)] {
+                        if !x.is_multiple_of(16) {
+                            return Err(fail(format!(
+                                "the {what} address {x:#x} is not 16-byte aligned"
+                            )));
+                        }
+                    }
+                    let (pd, ps) = (
+                        resolve(dspace, dbase, d, in_kernel),
+                        resolve(sspace, sbase, a, in_kernel),
+                    );
+                    let (shared_side, global_addr) = if to_shared { (pd, a) } else { (ps, d) };
+                    let Phys::Shared(shared_offset) = shared_side else {
+                        return Err(fail(format!(
+                            "the {} is not shared memory",
+                            if to_shared { "destination" } else { "source" }
+                        )));
+                    };
+                    // Both ends in bounds before anything moves.
+                    sp.read(offset_phys(pd, u64::from(size) - 8), 8, l)
+                        .map_err(|k| (k, Some(l)))?;
+                    let mut data = Vec::with_capacity(size as usize);
+                    for k in (0..u64::from(size)).step_by(8) {
+                        let v = sp
+                            .read(offset_phys(ps, k), 8, l)
+                            .map_err(|k| (k, Some(l)))?;
+                        data.extend_from_slice(&v.to_le_bytes());
+                    }
+                    step.addrs[l] = global_addr;
+                    step.lane_spaces[l] = MemSpace::Global;
+                    // The memory system sees at most 63 lines of one lane's block (the
+                    // coalescer's 64-line capacity).
+                    timed = timed.max(size.min(63 * 128 - (global_addr % 128) as u32));
+                    if to_shared {
+                        let mbar = src!(3);
+                        let mbase = match mbar {
+                            Src::Addr { base, .. } => base,
+                            _ => Base::Reg(0),
+                        };
+                        let m = effective_address(
+                            Space::Shared,
+                            mbase,
+                            read(frame, &sc, mbar, l),
+                            &ef.reg_bits,
+                        );
+                        let Phys::Shared(moff) = resolve(Space::Shared, mbase, m, in_kernel) else {
+                            return Err(fail(format!(
+                                "the mbarrier at {m:#x} is not in shared memory"
+                            )));
+                        };
+                        if !m.is_multiple_of(8) {
+                            return Err(fail(format!(
+                                "the mbarrier at {m:#x} is not 8-byte aligned"
+                            )));
+                        }
+                        let word = sp
+                            .read(Phys::Shared(moff), 8, l)
+                            .map_err(|k| (k, Some(l)))?;
+                        mbarrier::check_initialised(word).map_err(|e| {
+                            fail(format!("{e} (mbarrier at shared offset {moff:#x})"))
+                        })?;
+                        if defer {
+                            warp.bulk_copies.push(super::bulk::PendingBulkCopy {
+                                id,
+                                shared_offset,
+                                mbarrier: moff,
+                                data,
+                                at: (fidx, pc),
+                            });
+                        } else {
+                            super::bulk::land(sp.shared, shared_offset, &data, moff)
+                                .map_err(|k| (k, Some(l)))?;
+                        }
+                    } else {
+                        for (k, chunk) in data.chunks(8).enumerate() {
+                            let mut b = [0u8; 8];
+                            b.copy_from_slice(chunk);
+                            sp.write(offset_phys(pd, 8 * k as u64), 8, l, u64::from_le_bytes(b))
+                                .map_err(|k| (k, Some(l)))?;
+                        }
+                    }
+                    if self.stray_lane.is_none() && sp.global.has_stray() {
+                        self.stray_lane = Some(l);
+                    }
+                }
+                if exec != 0 {
+                    let kind = [AccessKind::Store, AccessKind::Load][usize::from(to_shared)];
+                    step.mem = Some(MemInfo {
+                        space: MemSpace::Global,
+                        kind,
+                        bytes: timed,
+                    });
+                    if defer {
+                        step.bulk_copy = Some(id);
+                        warp.bulk_next = id.wrapping_add(1);
+                    }
                 }
             }
             Op::WmmaLoad(w) | Op::WmmaStore(w) => {
@@ -1992,6 +2122,14 @@ impl Launch<'_> {
                     }
                     wr!(dsts[0], l, rd!(a, l));
                 }
+            }
+            Op::Setmaxnreg { inc, count } => {
+                setmaxnreg(warps, w, exec, (*inc, *count))?;
+                let warp = &mut warps[w];
+                warp.stack[ti].pc = next;
+                settle(warp);
+                step.next_pc = next_pc(warp, module);
+                return Ok(());
             }
             Op::Bar { kind, cluster, .. } => {
                 if exec != 0 {
@@ -2480,6 +2618,75 @@ impl Launch<'_> {
         step.next_pc = next_pc(warp, module);
         Ok(())
     }
+}
+
+/// `setmaxnreg` by warp `w` (PTX ISA §9.7.19.x): the rules the ISA states that a
+/// functional run can check. Every thread of the warp executes it (`.sync.aligned`); its
+/// warpgroup (the four warps `4k..4k+3` of the CTA) is complete; the warps of a
+/// warpgroup execute the same `setmaxnreg` (the n-th of each names the same count), and
+/// synchronize before the next (no warp executes its (n+1)-th before every other has
+/// executed its n-th); `.inc` never lowers and `.dec` never raises the count a previous
+/// `setmaxnreg` of the warp set. The register pool itself (what `.inc` waits for) is the
+/// timing model's: the launch's register count is its to know.
+fn setmaxnreg(
+    warps: &mut [Warp],
+    w: usize,
+    exec: u32,
+    (inc, count): (bool, u16),
+) -> Result<(), LaneError> {
+    let fail = |msg: String| Err((ErrorKind::Setmaxnreg(msg), None));
+    let action = if inc { "inc" } else { "dec" };
+    let warp = &warps[w];
+    if exec != warp.valid {
+        return fail(format!(
+            "lanes {exec:#010x} of warp {} execute it; every thread of the warp must \
+             (.sync.aligned)",
+            warp.index
+        ));
+    }
+    let group = w / 4 * 4;
+    let peers = warps.get(group..group + 4);
+    if peers.is_none_or(|p| p.iter().any(|x| x.valid != u32::MAX)) {
+        return fail(format!(
+            "warp {} belongs to an incomplete warpgroup (warps {}..{} of a CTA of {} \
+             warps, 128 threads each group): every warp of a warpgroup must execute it",
+            warp.index,
+            group,
+            group + 3,
+            warps.len()
+        ));
+    }
+    let n = warp.setmaxnregs + 1;
+    if warp.maxnreg != 0 && (inc && count < warp.maxnreg || !inc && count > warp.maxnreg) {
+        return fail(format!(
+            ".{action} to {count} registers from the warp's {} (set by its previous \
+             setmaxnreg)",
+            warp.maxnreg
+        ));
+    }
+    for (i, p) in warps[group..group + 4].iter().enumerate() {
+        if group + i == w {
+            continue;
+        }
+        if p.setmaxnregs > n || p.setmaxnregs + 1 < n {
+            return fail(format!(
+                "warp {} executes its setmaxnreg #{n} where warp {} of its warpgroup has \
+                 executed {}: the warps of a warpgroup must synchronize between setmaxnregs",
+                warp.index, p.index, p.setmaxnregs
+            ));
+        }
+        if p.setmaxnregs == n && p.maxnreg != count {
+            return fail(format!(
+                "warp {} sets {count} registers where warp {} of its warpgroup set {}: \
+                 the warps of a warpgroup must execute the same setmaxnreg",
+                warp.index, p.index, p.maxnreg
+            ));
+        }
+    }
+    let warp = &mut warps[w];
+    warp.setmaxnregs = n;
+    warp.maxnreg = count;
+    Ok(())
 }
 
 /// Bookkeeping after lanes exited: barriers waiting for "every live warp" may now be

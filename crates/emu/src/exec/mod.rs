@@ -14,6 +14,7 @@
 //! one contiguous 256-byte row.
 
 mod alu;
+mod bulk;
 mod matrix;
 mod mbarrier;
 pub mod printf;
@@ -160,6 +161,9 @@ pub struct WarpStep {
     /// Where the warp goes next (`None` once it has exited).
     pub next_pc: Option<(FuncId, InstId)>,
     pub event: StepEvent,
+    /// A global-to-shared `cp.async.bulk` whose bytes wait for
+    /// [`Launch::complete_bulk_copy`] (a launch with `defer_bulk_copies`): its id.
+    pub bulk_copy: Option<u32>,
     /// A global load an executor of deferred loads did not perform
     /// ([`Launch::cta_private_executor`]): the index of the call frame whose registers it
     /// writes. Its addresses are in `addrs`; [`Launch::complete_load`] performs it.
@@ -182,6 +186,7 @@ impl Default for WarpStep {
             dst_values: [[0; 32]; 4],
             next_pc: None,
             event: StepEvent::None,
+            bulk_copy: None,
             deferred_load: None,
         }
     }
@@ -256,6 +261,13 @@ struct Warp {
     /// Pc of the barrier the warp waits at (for deadlock reports).
     wait_pc: u32,
     instructions: u64,
+    /// `setmaxnreg`s the warp executed, and the count the last one set (0: none yet).
+    setmaxnregs: u32,
+    maxnreg: u16,
+    /// Global-to-shared bulk copies waiting for [`Launch::complete_bulk_copy`], and the
+    /// id the next one gets.
+    bulk_copies: Vec<bulk::PendingBulkCopy>,
+    bulk_next: u32,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -318,6 +330,10 @@ pub struct Launch<'e> {
     /// [`Launch::complete_load`] (`WarpStep::deferred_load`): executors of the parallel
     /// phase only.
     pub(crate) defer_global_loads: bool,
+    /// Global-to-shared `cp.async.bulk` copies keep their bytes until
+    /// [`Launch::complete_bulk_copy`] (the timing model, which knows when they arrive);
+    /// otherwise they land when they issue.
+    pub defer_bulk_copies: bool,
 }
 
 type ExecResult<T> = Result<T, ExecError>;
@@ -395,6 +411,7 @@ impl<'e> Launch<'e> {
             stats: RunStats::default(),
             stray_lane: None,
             defer_global_loads: false,
+            defer_bulk_copies: false,
         })
     }
 
@@ -446,6 +463,10 @@ impl<'e> Launch<'e> {
                 async_groups: 0,
                 wait_pc: 0,
                 instructions: 0,
+                setmaxnregs: 0,
+                maxnreg: 0,
+                bulk_copies: Vec::new(),
+                bulk_next: 0,
             };
             if ef.frame_size > 0 {
                 warp.local = vec![vec![0; ef.frame_size as usize]; 32];
@@ -642,6 +663,38 @@ impl<'e> Launch<'e> {
             }
         }
         ExecError::new(kind, loc)
+    }
+
+    /// Lands the global-to-shared bulk copies of warp `w` that started with id `id`
+    /// ([`WarpStep::bulk_copy`]): their bytes reach shared memory and complete as
+    /// transactions on their mbarriers. Copies already landed (or of a CTA that has
+    /// finished) are ignored.
+    pub fn complete_bulk_copy(&mut self, cta: &mut Cta, w: usize, id: u32) -> ExecResult<()> {
+        let Some(warp) = cta.warps.get_mut(w) else {
+            return Ok(());
+        };
+        let mut copies = std::mem::take(&mut warp.bulk_copies);
+        let mut result = Ok(());
+        copies.retain(|c| {
+            if c.id != id || result.is_err() {
+                return true;
+            }
+            if let Err(kind) = bulk::land(&mut cta.shared, c.shared_offset, &c.data, c.mbarrier) {
+                result = Err((kind, c.at));
+            }
+            false
+        });
+        if let Some(warp) = cta.warps.get_mut(w) {
+            warp.bulk_copies = copies;
+        }
+        result.map_err(|(kind, at)| self.error_at_inst(cta, w, Some(at), kind, None))
+    }
+
+    /// An error of warp `w` located at the instruction of the last `execute` (for the
+    /// timing model's checks of what it executed, such as `setmaxnreg`'s register pool).
+    pub fn error_at_last_step(&self, cta: &Cta, w: usize, kind: ErrorKind) -> ExecError {
+        let func = self.step.func.index();
+        self.error_at_inst(cta, w, Some((func, self.step.inst.0)), kind, None)
     }
 
     /// The step record of the last `execute`.

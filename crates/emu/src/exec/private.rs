@@ -147,6 +147,7 @@ impl<'e> Launch<'e> {
             stats: RunStats::default(),
             stray_lane: None,
             defer_global_loads,
+            defer_bulk_copies: self.defer_bulk_copies,
         }
     }
 

@@ -76,8 +76,13 @@ impl CoalescedAccess {
                 return;
             }
         }
+        // Only a bulk copy's block can touch more lines than 32 straddling lanes; the
+        // emulator reports at most 63 lines of it (docs/tensor-cores.md).
+        let Some(slot) = self.lines.get_mut(self.len) else {
+            return;
+        };
         seen[word] |= mask;
-        self.lines[self.len] = LineAccess { line, sectors };
+        *slot = LineAccess { line, sectors };
         self.len += 1;
     }
 }

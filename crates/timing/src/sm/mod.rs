@@ -67,7 +67,7 @@ use emu::{AccessKind as EmuAccess, MemSpace, WarpStatus};
 use ir::{FuncId, InstId};
 
 use crate::config::{Core, Dependence, GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
-use crate::kernel_info::{AsyncCopyRole, KernelInfo, RegFileKind};
+use crate::kernel_info::{AsyncCopyRole, KernelInfo, RegFileKind, RegisterRequest};
 use crate::memory::address_map::{AddressMap, LocalSlot};
 use crate::memory::cache::{LineAddr, SectorMask};
 use crate::memory::coalescer::{CoalescedAccess, Coalescer, LineAccess};
@@ -243,6 +243,11 @@ struct Warp {
     inflight: u32,
     /// `cp.async` copies issued and not yet completed.
     async_copies: u32,
+    /// Its per-thread register count: the kernel's at launch, then what its last
+    /// `setmaxnreg` set.
+    max_registers: u16,
+    /// Its `setmaxnreg.inc` waits for registers its CTA's pool does not hold.
+    pool_wait: bool,
     scoreboard: Scoreboard,
     /// `sm.dependence = "control_bits"`: its dependence counters and stall hold.
     deps: dependence::DependenceCounters,
@@ -272,6 +277,8 @@ impl Warp {
             exited: false,
             inflight: 0,
             async_copies: 0,
+            max_registers: 0,
+            pool_wait: false,
             scoreboard: Scoreboard::default(),
             deps: dependence::DependenceCounters::default(),
             strand_ended: false,
@@ -279,10 +286,24 @@ impl Warp {
     }
 }
 
+/// A global-to-shared bulk copy whose data arrived: CTA slot, the CTA's id, its warp in
+/// the CTA and the emulator's copy id.
+#[derive(Clone, Copy, Debug)]
+struct BulkLanding {
+    slot: usize,
+    cta: [u32; 3],
+    in_cta: usize,
+    id: u32,
+}
+
 struct CtaSlot {
     cta: emu::Cta,
     warps: Vec<u16>,
     warps_left: u32,
+    /// Per-thread registers its warps gave back with `setmaxnreg.dec` and no
+    /// `setmaxnreg.inc` took yet (one unit is 32 registers: one per lane of a warp). The
+    /// CTA's allocation is fixed at launch; the pool moves registers between its warps.
+    register_pool: u32,
 }
 
 const NO_MEMOP: u32 = u32::MAX;
@@ -303,6 +324,9 @@ struct InFlight {
     stall_counted: bool,
     /// A `cp.async` with a memory side: its warp's count drops when it retires.
     async_copy: bool,
+    /// A global-to-shared `cp.async.bulk`: the emulator's id of its copies, which land
+    /// when it retires.
+    bulk_copy: Option<u32>,
     /// `sm.dependence = "control_bits"`: the dependence counter its retirement
     /// decrements.
     counter: Option<u8>,
@@ -581,6 +605,8 @@ pub(crate) struct Sm {
     /// The global loads [`Sm::issue_private`] issued this cycle without their reads, in
     /// issue order.
     pending_loads: Vec<PendingLoad>,
+    /// Bulk copies retired since the last issue stage, to land on the launch.
+    bulk_landed: Vec<BulkLanding>,
 }
 
 impl Sm {
@@ -708,6 +734,7 @@ impl Sm {
             private_progress: false,
             issue_at: IssueAt::START,
             pending_loads: Vec::new(),
+            bulk_landed: Vec::new(),
             issue_error: None,
         }
     }
@@ -794,6 +821,7 @@ impl Sm {
                 scheduler,
                 func: info.kernel,
                 pc: InstId(0),
+                max_registers: info.registers_per_thread.min(u32::from(u16::MAX)) as u16,
                 ..Warp::empty()
             };
             self.sync_fetchable(w);
@@ -815,6 +843,7 @@ impl Sm {
             cta,
             warps_left: warps.len() as u32,
             warps,
+            register_pool: 0,
         });
         self.resident_ctas += 1;
         self.next_wake = self.next_wake.min(now + Cycles::new(1));
@@ -844,6 +873,10 @@ impl Sm {
             };
             let wait = match cta.cta.warp_status(w.in_cta as usize) {
                 WarpStatus::AtBarrier(b) => WarpWait::Barrier(b),
+                _ if w.pool_wait => WarpWait::RegisterPool {
+                    registers: w.max_registers,
+                    pool: cta.register_pool,
+                },
                 _ if w.exited => WarpWait::Draining,
                 _ if w.fetch_pending || w.ib_count == 0 => WarpWait::Fetch,
                 _ if w.scoreboard.any_long() => WarpWait::Memory,
@@ -1026,6 +1059,11 @@ impl Sm {
             texture_path: ctx.memory.config().texture_cache.is_some(),
             private_only: false,
         };
+        // Bulk copies whose data arrived land (and complete on their mbarriers) before
+        // anything issues: a waiter issuing now sees them.
+        if !self.bulk_landed.is_empty() {
+            self.land_bulk_copies(&mut issue)?;
+        }
         // The reads of the loads [`Sm::issue_private`] issued, before anything this SM
         // issues now and after every lower SM's cycle: the one-thread order.
         if !self.pending_loads.is_empty() {
@@ -1070,6 +1108,24 @@ impl Sm {
             t.max(now + Cycles::new(1))
         };
         Ok(())
+    }
+
+    /// Lands the bulk copies that retired, in retirement order, on the CTA that issued
+    /// them (one whose slot another CTA took since has finished: nothing to land).
+    fn land_bulk_copies(&mut self, cx: &mut IssueCtx<'_, '_>) -> Result<(), emu::ExecError> {
+        let mut landed = std::mem::take(&mut self.bulk_landed);
+        let mut result = Ok(());
+        for b in &landed {
+            if let Some(slot) = self.ctas[b.slot].as_mut().filter(|s| s.cta.id == b.cta) {
+                result = cx.launch.complete_bulk_copy(&mut slot.cta, b.in_cta, b.id);
+                if result.is_err() {
+                    break;
+                }
+            }
+        }
+        landed.clear();
+        self.bulk_landed = landed;
+        result
     }
 
     /// Performs the reads of this cycle's deferred loads in issue order on the launch
@@ -1159,6 +1215,18 @@ impl Sm {
         if let Some(c) = f.counter {
             warp.deps.written(c);
             self.warp_epoch += 1;
+        }
+        if let Some(id) = f.bulk_copy {
+            let warp = &self.warps[w];
+            let (slot, in_cta) = (warp.cta as usize, warp.in_cta as usize);
+            if let Some(cta) = self.ctas.get(slot).and_then(Option::as_ref) {
+                self.bulk_landed.push(BulkLanding {
+                    slot,
+                    cta: cta.cta.id,
+                    in_cta,
+                    id,
+                });
+            }
         }
         let warp = &mut self.warps[w];
         warp.inflight = warp.inflight.saturating_sub(1);
@@ -1250,6 +1318,19 @@ impl Sm {
         if ii.async_copy == AsyncCopyRole::Wait && warp.async_copies > 0 {
             return Err(StallReason::Memory);
         }
+        if let RegisterRequest::Increase(n) = ii.registers {
+            // PTX ISA: setmaxnreg.inc blocks until its CTA's pool holds the registers.
+            let need = u32::from(n).saturating_sub(u32::from(warp.max_registers));
+            let pool = self.ctas[warp.cta as usize]
+                .as_ref()
+                .map_or(0, |c| c.register_pool);
+            let waits = need > pool;
+            self.warps[w as usize].pool_wait = waits;
+            if waits {
+                return Err(StallReason::Barrier);
+            }
+        }
+        let warp = &self.warps[w as usize];
         let srcs = info.srcs(func, ii);
         let dsts = info.dsts(func, ii);
         if warp.ib_count == 0 {
@@ -1510,6 +1591,31 @@ impl Sm {
         }
         let step = ctx.launch.execute(&mut slot.cta, in_cta)?;
         let ii = info.inst(step.func, step.inst);
+        if ii.registers != RegisterRequest::None {
+            let warp = &mut self.warps[wi];
+            let have = warp.max_registers;
+            let (n, error) = match ii.registers {
+                RegisterRequest::Increase(n) if n < have => (n, Some("inc")),
+                RegisterRequest::Decrease(n) if n > have => (n, Some("dec")),
+                RegisterRequest::Increase(n) | RegisterRequest::Decrease(n) => (n, None),
+                RegisterRequest::None => (have, None),
+            };
+            if let Some(action) = error {
+                return Err(ctx.launch.error_at_last_step(
+                    &slot.cta,
+                    in_cta,
+                    emu::ErrorKind::Setmaxnreg(format!(
+                        ".{action} to {n} registers per thread from the warp's {have} (the \
+                         kernel's launch count or its previous setmaxnreg)"
+                    )),
+                ));
+            }
+            // check() let an increase issue only with the registers in the pool.
+            slot.register_pool =
+                (slot.register_pool + u32::from(have)).saturating_sub(u32::from(n));
+            warp.max_registers = n;
+            warp.pool_wait = false;
+        }
         let srcs = info.srcs(step.func, ii);
         let dsts = info.dsts(step.func, ii);
         let unit = self.pipeline.timing(ii.class).unit;
@@ -1598,6 +1704,7 @@ impl Sm {
             early_release,
             stall_counted,
             async_copy: ii.async_copy == AsyncCopyRole::Copy && memop != NO_MEMOP,
+            bulk_copy: step.bulk_copy,
             counter,
             buffer_wait,
         });

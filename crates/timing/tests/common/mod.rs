@@ -33,6 +33,15 @@ pub fn config(name: &str, overrides: &[&str]) -> GpuConfig {
     GpuConfig::load(name, &default_configs_dir(), &o).unwrap()
 }
 
+/// A test program of the emulator's `tests/data/modern/`.
+pub fn modern_ptx(name: &str) -> String {
+    let path = format!(
+        "{}/../emu/tests/data/modern/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 pub fn workload(name: &str) -> String {
     let path = format!(
         "{}/../../workloads/ptx/nvcc/{name}.ptx",

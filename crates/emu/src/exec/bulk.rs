@@ -1,0 +1,75 @@
+//! Non-tensor bulk copies (`cp.async.bulk`, PTX ISA 8.0, sm_90): one thread moves a
+//! block of a multiple of 16 bytes between global and shared memory. A global-to-shared
+//! copy completes its bytes as transactions on an mbarrier (`complete_tx`), which is how
+//! the threads that read the block learn that it has arrived; a shared-to-global copy
+//! completes through the thread's bulk async-groups.
+//!
+//! The source is read when the copy issues. A functional run writes the destination and
+//! completes the transaction bytes at once (a copy that took no time). A launch with
+//! `defer_bulk_copies` (the timing model's) keeps a global-to-shared copy's bytes until
+//! [`super::Launch::complete_bulk_copy`], which the timing model calls when the copy's
+//! data arrive: until then the mbarrier's phase cannot complete, so a consumer's
+//! `try_wait` spins as long as the copy takes.
+
+use super::mbarrier;
+use crate::error::ErrorKind;
+use crate::memory::FlatSpace;
+
+/// A global-to-shared bulk copy read and not yet written.
+#[derive(Debug)]
+pub(crate) struct PendingBulkCopy {
+    /// The step's [`super::WarpStep::bulk_copy`]: every lane's copy of one instruction.
+    pub id: u32,
+    pub shared_offset: u64,
+    /// The mbarrier's shared-memory offset.
+    pub mbarrier: u64,
+    pub data: Vec<u8>,
+    /// The instruction (function index, pc), for errors at completion.
+    pub at: (usize, u32),
+}
+
+/// Writes `data` to shared memory at `shared_offset` and completes its bytes as
+/// transactions on the mbarrier at `mbarrier`.
+pub(super) fn land(
+    shared: &mut FlatSpace,
+    shared_offset: u64,
+    data: &[u8],
+    mbarrier: u64,
+) -> Result<(), ErrorKind> {
+    for (k, chunk) in data.chunks(8).enumerate() {
+        let mut b = [0u8; 8];
+        b[..chunk.len()].copy_from_slice(chunk);
+        let at = shared_offset + 8 * k as u64;
+        shared.write_uint("shared", at, chunk.len() as u32, u64::from_le_bytes(b))?;
+    }
+    let word = shared.read_uint("shared", mbarrier, 8)?;
+    let new = mbarrier::change_tx(word, -(data.len() as i64)).map_err(|m| {
+        ErrorKind::BulkCopy(format!(
+            "completing {} bytes on the mbarrier at shared offset {mbarrier:#x}: {m}",
+            data.len()
+        ))
+    })?;
+    shared.write_uint("shared", mbarrier, 8, new)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn landing_writes_the_bytes_and_completes_the_phase() {
+        let mut shared = FlatSpace::new(256);
+        let word = mbarrier::init(1).unwrap();
+        // One arrival with 32 transaction bytes expected: the phase waits for the copy.
+        let (word, _) = mbarrier::arrive(word, 1, 32, false, false).unwrap();
+        shared.write_uint("shared", 0, 8, word).unwrap();
+        let data: Vec<u8> = (0..32).collect();
+        land(&mut shared, 64, &data, 0).unwrap();
+        assert_eq!(&shared.bytes[64..96], &data[..]);
+        let after = shared.read_uint("shared", 0, 8).unwrap();
+        assert!(mbarrier::phase_complete(after, 0, true), "{after:#x}");
+        // Past the end of shared memory: a located error, not a panic.
+        assert!(land(&mut shared, 240, &data, 0).is_err());
+    }
+}
