@@ -782,10 +782,6 @@ fn rejected_instructions_name_the_problem() {
             "register '%rd1' of type .b64 does not fit a .b32 operand",
         ),
         (
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], %r2, [%r3];",
-            "unsupported instruction 'cp.async.bulk'",
-        ),
-        (
             "div.f32 %f1, %f2, %f3;",
             "a rounding modifier or .approx is required",
         ),
