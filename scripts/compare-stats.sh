@@ -4,17 +4,20 @@
 # wall-clock fields (`simulation` objects).
 #
 #   scripts/compare-stats.sh BEFORE AFTER [--gpu NAME]... [--rf DESIGN]... [NAME...]
+#                            [--threads-before N] [--threads-after N]
 #
 # BEFORE and AFTER are regsim binaries, each with its libcudart.so beside it (e.g. copies
 # of both from another checkout's target/release/, and this checkout's). Without --gpu, every config in configs/; without --rf, each config's
-# own design; without NAME, every workload in workloads/bin/. Prints one line per run
+# own design; without NAME, every workload in workloads/bin/. --threads-before/-after
+# pass `--threads N` to that side's runs (BEFORE and AFTER may then be the same binary:
+# the thread-count identity of issue 27). Prints one line per run
 # (same / DIFFERS, and both host times) and exits 1 if any statistics differ or a run
 # failed. The JSON files are kept under $TMPDIR/compare-stats.* for inspection.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-usage() { sed -n '5,5p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,6p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 before=$1 after=$2
 shift 2
@@ -22,10 +25,13 @@ for b in "$before" "$after"; do
     [ -x "$b" ] || { echo "error: $b is not an executable" >&2; exit 2; }
 done
 gpus=() rfs=() names=()
+threads_before=() threads_after=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --gpu) [ $# -ge 2 ] || usage; gpus+=("$2"); shift 2 ;;
         --rf) [ $# -ge 2 ] || usage; rfs+=("$2"); shift 2 ;;
+        --threads-before) [ $# -ge 2 ] || usage; threads_before=(--threads "$2"); shift 2 ;;
+        --threads-after) [ $# -ge 2 ] || usage; threads_after=(--threads "$2"); shift 2 ;;
         -h|--help) usage ;;
         -*) echo "error: unknown option $1" >&2; usage ;;
         *) names+=("$1"); shift ;;
@@ -57,10 +63,10 @@ for gpu in "${gpus[@]}"; do
             tag="$gpu${rf:+-$rf}-$name"
             times=()
             for side in before after; do
-                bin=$before
-                [ $side = before ] || bin=$after
+                bin=$before threads=(${threads_before[@]+"${threads_before[@]}"})
+                [ $side = before ] || { bin=$after; threads=(${threads_after[@]+"${threads_after[@]}"}); }
                 start=$(date +%s.%N)
-                if ! "$bin" run "${flags[@]}" --stats "$dir/$tag.$side.json" \
+                if ! "$bin" run "${flags[@]}" ${threads[@]+"${threads[@]}"} --stats "$dir/$tag.$side.json" \
                     -- "workloads/bin/$name" >"$dir/$tag.$side.out" 2>"$dir/$tag.$side.err"; then
                     echo "$tag: $side run failed (see $dir/$tag.$side.err)"
                     failed=1

@@ -8,7 +8,9 @@
 # For each config (default gtx480) and workload (all of workloads/bin, or NAME...), runs
 # `--threads 1`; if that took at least S seconds (default 2), runs `--threads N` (default
 # 2), checks that both printed PASS and that their statistics are identical (wall-clock
-# fields aside), and prints one row: one-thread and N-thread wall seconds and their ratio.
+# fields aside), and prints one row: one-thread and N-thread wall seconds, the CPU
+# seconds (user + system) of each, and the ratio of the wall times; the load average
+# before and after frames them.
 # With --repeat K each side is the best of K runs; --large runs the workloads' large
 # inputs (more of them reach S). Shorter workloads are counted, not timed twice. Exits 1
 # if a run failed or two statistics differ.
@@ -55,35 +57,40 @@ regsim=target/release/regsim
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# run GPU NAME THREADS TAG: best wall seconds of $repeat runs on stdout; the statistics
-# (wall-clock fields removed) in $tmp/TAG.json. Fails unless the program printed PASS.
+# run GPU NAME THREADS TAG: "WALL_MS CPU_S" of the run with the best wall time of
+# $repeat (CPU: user + system seconds of that run); the statistics (wall-clock fields
+# removed) in $tmp/TAG.json. Fails unless the program printed PASS.
 run() {
-    local gpu=$1 name=$2 n=$3 tag=$4 best= t0 t1 s
+    local gpu=$1 name=$2 n=$3 tag=$4 best= cpu= t0 t1 s c
     for _ in $(seq "$repeat"); do
         t0=$(date +%s%N)
-        if ! "$regsim" run --gpu "$gpu" --rf "$rf" --threads "$n" --stats "$tmp/$tag.raw" \
-            -- "workloads/bin/$name" ${program_args[@]+"${program_args[@]}"} \
-            >"$tmp/$tag.out" 2>"$tmp/$tag.err" \
-            || [ "$(tail -n 1 "$tmp/$tag.out")" != PASS ]; then
+        if ! { TIMEFORMAT='%U %S'; time "$regsim" run --gpu "$gpu" --rf "$rf" --threads "$n" \
+            --stats "$tmp/$tag.raw" -- "workloads/bin/$name" \
+            ${program_args[@]+"${program_args[@]}"} >"$tmp/$tag.out" 2>"$tmp/$tag.err"; } \
+            2>"$tmp/$tag.time" || [ "$(tail -n 1 "$tmp/$tag.out")" != PASS ]; then
             echo "$name on $gpu with --threads $n failed:" >&2
             tail -n 5 "$tmp/$tag.err" >&2
             return 1
         fi
         t1=$(date +%s%N)
         s=$(( (t1 - t0) / 1000000 ))
-        if [ -z "$best" ] || [ "$s" -lt "$best" ]; then best=$s; fi
+        c=$(awk '{ printf "%.2f", $1 + $2 }' "$tmp/$tag.time")
+        if [ -z "$best" ] || [ "$s" -lt "$best" ]; then best=$s cpu=$c; fi
     done
     grep -v -e '"wall_seconds"' -e '_per_second"' "$tmp/$tag.raw" >"$tmp/$tag.json"
-    echo "$best"
+    echo "$best $cpu"
 }
 
 status=0
-printf '%-10s %-16s %9s %9s %8s %s\n' config workload "1 thread" "$threads thr." speed-up identical
+# The load before and after: the ratio means something only on a quiet machine.
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+printf '%-10s %-16s %9s %8s %9s %8s %8s %s\n' config workload "1 thread" cpu \
+    "$threads thr." cpu speed-up identical
 for gpu in "${gpus[@]}"; do
     short=0
     for name in "${names[@]}"; do
         if ! one=$(run "$gpu" "$name" 1 one); then status=1; continue; fi
-        if [ "$one" -lt "$(awk -v s="$min_seconds" 'BEGIN { printf "%d", s * 1000 }')" ]; then
+        if [ "${one%% *}" -lt "$(awk -v s="$min_seconds" 'BEGIN { printf "%d", s * 1000 }')" ]; then
             short=$((short + 1))
             continue
         fi
@@ -91,9 +98,12 @@ for gpu in "${gpus[@]}"; do
         same=yes
         cmp -s "$tmp/one.json" "$tmp/many.json" || { same=NO; status=1; }
         cmp -s "$tmp/one.out" "$tmp/many.out" || { same=NO; status=1; }
-        awk -v g="$gpu" -v w="$name" -v a="$one" -v b="$many" -v s="$same" 'BEGIN {
-            printf "%-10s %-16s %8.2fs %8.2fs %7.2fx %s\n", g, w, a / 1000, b / 1000, a / b, s }'
+        awk -v g="$gpu" -v w="$name" -v a="${one%% *}" -v ca="${one##* }" -v b="${many%% *}" \
+            -v cb="${many##* }" -v s="$same" 'BEGIN {
+            printf "%-10s %-16s %8.2fs %7.2fs %8.2fs %7.2fs %7.2fx %s\n", g, w, a / 1000, ca,
+                b / 1000, cb, a / b, s }'
     done
     echo "$gpu: $short workloads under ${min_seconds} s with one thread (not timed twice)"
 done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 exit "$status"

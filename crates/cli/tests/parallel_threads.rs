@@ -1,8 +1,9 @@
 //! `regsim run --threads N`: the statistics and the program's output are byte-identical
 //! for every thread count (`timing::parallel`), under every register-file design.
 //!
-//! The fast test covers two workloads (atomics, barriers and shared memory) under every
-//! design with 1, 2, 4 and 8 threads. The long one covers every built-in workload under every
+//! The fast tests cover two workloads (atomics, barriers and shared memory) under every
+//! design with 1, 2, 4 and 8 threads on gtx480, and three (with global loads and stores
+//! across SMs) on qv100, h100 and rtx-a6000 with their own designs on 1, 2 and 4. The long one covers every built-in workload under every
 //! design with 1, 2, 4 and 8 threads; it is ignored by default:
 //! `cargo nextest run --release -p regsim --test parallel_threads --run-ignored all`.
 
@@ -28,12 +29,29 @@ const DESIGNS: [&str; 13] = [
     "reuse-cache",
 ];
 
-/// The program's stdout and its statistics without the wall-clock figures, for `threads`.
+/// The program's stdout and its statistics without the wall-clock figures, for `threads`
+/// on gtx480.
 fn run(program: &std::path::Path, design: &str, threads: u32) -> (String, String) {
+    run_on(program, "gtx480", Some(design), threads)
+}
+
+/// Like [`run`], on config `gpu` under `design` (`None`: the config's own).
+fn run_on(
+    program: &std::path::Path,
+    gpu: &str,
+    design: Option<&str>,
+    threads: u32,
+) -> (String, String) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let stats = dir.path().join("stats.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_regsim"))
-        .args(["run", "--gpu", "gtx480", "--rf", design, "--threads"])
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_regsim"));
+    cmd.args(["run", "--gpu", gpu]);
+    if let Some(design) = design {
+        cmd.args(["--rf", design]);
+    }
+    let design = design.unwrap_or("its own design");
+    let out = cmd
+        .arg("--threads")
         .arg(threads.to_string())
         .arg("--stats")
         .arg(&stats)
@@ -47,7 +65,7 @@ fn run(program: &std::path::Path, design: &str, threads: u32) -> (String, String
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success() && stdout.trim_end().ends_with("PASS"),
-        "{} under {design} on {threads} threads: {stdout}\n{}",
+        "{} on {gpu} under {design} on {threads} threads: {stdout}\n{}",
         program.display(),
         String::from_utf8_lossy(&out.stderr)
     );
@@ -100,6 +118,23 @@ fn statistics_are_identical_for_every_thread_count() {
         .map(|w| repo_root().join("workloads/bin").join(w))
         .collect();
     let differ = differences(&programs, &[2, 4, 8]);
+    assert!(differ.is_empty(), "threads changed the results: {differ:?}");
+}
+
+#[test]
+fn statistics_are_identical_for_every_thread_count_on_the_modern_configs() {
+    let mut differ = vec![];
+    for gpu in ["qv100", "h100", "rtx-a6000"] {
+        for w in ["histogram", "matvec_rows", "spmv_csr"] {
+            let program = repo_root().join("workloads/bin").join(w);
+            let one = run_on(&program, gpu, None, 1);
+            for n in [2, 4] {
+                if run_on(&program, gpu, None, n) != one {
+                    differ.push(format!("{w} on {gpu} --threads {n}"));
+                }
+            }
+        }
+    }
     assert!(differ.is_empty(), "threads changed the results: {differ:?}");
 }
 

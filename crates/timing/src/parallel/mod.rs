@@ -37,9 +37,11 @@
 //! everything after the first of them in its SM's cycle, the reads of the deferred
 //! loads, fetch (it follows issue within the cycle and reads the shared queue) and the
 //! shared memory system. Under a step observer issue stays serial. `docs/parallel.md`
-//! measures the split and describes what is left.
+//! measures the split and describes what is left: windows of several cycles between
+//! merges, whose bound per config [`window`] computes (designed, not built).
 
 mod crew;
+pub mod window;
 
 use crate::kernel_info::KernelInfo;
 use crate::memory::address_map::AddressMap;
