@@ -368,6 +368,16 @@ fn run_once(args: &RunArgs, gpu: &GpuChoice, stats: Option<&Path>) -> Result<i32
     } else {
         Mode::default()
     };
+    if args.functional
+        && (args.max_cycles != DEFAULT_MAX_CYCLES
+            || args.max_instructions != DEFAULT_MAX_INSTRUCTIONS)
+    {
+        // Said, not refused: a sweep may pass both to every point.
+        eprintln!(
+            "regsim: warning: --max-cycles and --max-instructions bound timing mode only; \
+             a --functional run is stopped by --timeout alone"
+        );
+    }
     let (program_arg, program_args) = args
         .command
         .split_first()
@@ -484,9 +494,14 @@ fn prepare_stats_file(path: &Path) -> Result<PathBuf> {
     let dir = path.parent().unwrap_or(Path::new("/"));
     if !dir.is_dir() {
         bail!(
-            "--stats {}: the directory {} does not exist",
+            "--stats {}: {} {}",
             path.display(),
-            dir.display()
+            dir.display(),
+            if dir.exists() {
+                "is not a directory"
+            } else {
+                "does not exist"
+            }
         );
     }
     // What is there is replaced: only ever a file. A device, a pipe or a directory
