@@ -309,6 +309,26 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode> {
         args.set.insert(0, "sampling.enabled=true".into());
     }
     let gpu = choose_gpu(&args)?;
+    // `--stats` replaces the file it names: never the program or the config the run uses
+    // (`--stats ./app -- ./app` deleted the program).
+    let program = args
+        .command
+        .first()
+        .and_then(|p| find_program(Path::new(p)).ok());
+    if let Some(stats) = &args.stats {
+        let inputs = [
+            ("the program to run", program.as_deref()),
+            ("the GPU config", Some(Path::new(&args.gpu))),
+        ];
+        for (what, input) in inputs {
+            if input.is_some_and(|i| crate::source::same_file(stats, i)) {
+                bail!(
+                    "--stats {}: is {what}; refusing to replace it with statistics",
+                    stats.display()
+                );
+            }
+        }
+    }
     let stats = match &args.stats {
         Some(path) => Some(prepare_stats_file(path)?),
         None => None,

@@ -313,3 +313,36 @@ fn limits_of_timing_mode_are_said_to_be_ignored_in_functional_mode() {
     let out = regsim(&["run", "--functional", "--", &saxpy()]);
     assert!(!stderr(&out).contains("warning: --max-cycles"));
 }
+
+/// `--stats ./app -- ./app` deleted the program (the stale statistics file is removed
+/// before the run), and `--stats` onto the config file deleted the config.
+#[test]
+fn stats_onto_the_program_or_the_config_are_refused() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("msg-self-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let program = dir.join("saxpy");
+    std::fs::copy(saxpy(), &program).expect("copy");
+    let p = program.display().to_string();
+    let out = regsim(&["run", "--functional", "--stats", &p, "--", &p]);
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(
+        se.contains(&format!(
+            "--stats {p}: is the program to run; refusing to replace it"
+        )),
+        "{se}"
+    );
+    assert_eq!(
+        std::fs::read(&program).expect("the program is still there"),
+        std::fs::read(saxpy()).unwrap()
+    );
+    let config = dir.join("gpu.toml");
+    std::fs::copy(repo_root().join("configs/gtx480.toml"), &config).expect("copy");
+    let c = config.display().to_string();
+    let out = regsim(&["run", "--gpu", &c, "--stats", &c, "--", &saxpy()]);
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(se.contains("is the GPU config; refusing"), "{se}");
+    assert!(config.is_file());
+}

@@ -697,6 +697,22 @@ fn a_read_only_store_can_be_exported() {
     );
     let out = sweep(&spec, &store, &["--status"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // `-o` onto the store (or the spec) overwrote it with the CSV and exited 0.
+    for target in [&store, &spec] {
+        let before = std::fs::read(target).unwrap();
+        let out = sweep(
+            &spec,
+            &store,
+            &["--export", "csv", "-o", target.to_str().unwrap()],
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("refusing to overwrite it with the export"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(target).unwrap(), before);
+    }
 }
 
 /// A damaged store (bytes of a row overwritten: a disk error, a bad copy) failed the
