@@ -309,6 +309,26 @@ pub fn run(mut args: RunArgs) -> Result<ExitCode> {
         args.set.insert(0, "sampling.enabled=true".into());
     }
     let gpu = choose_gpu(&args)?;
+    // `--stats` replaces the file it names: never the program or the config the run uses
+    // (`--stats ./app -- ./app` deleted the program).
+    let program = args
+        .command
+        .first()
+        .and_then(|p| find_program(Path::new(p)).ok());
+    if let Some(stats) = &args.stats {
+        let inputs = [
+            ("the program to run", program.as_deref()),
+            ("the GPU config", Some(Path::new(&args.gpu))),
+        ];
+        for (what, input) in inputs {
+            if input.is_some_and(|i| crate::source::same_file(stats, i)) {
+                bail!(
+                    "--stats {}: is {what}; refusing to replace it with statistics",
+                    stats.display()
+                );
+            }
+        }
+    }
     let stats = match &args.stats {
         Some(path) => Some(prepare_stats_file(path)?),
         None => None,
@@ -368,6 +388,16 @@ fn run_once(args: &RunArgs, gpu: &GpuChoice, stats: Option<&Path>) -> Result<i32
     } else {
         Mode::default()
     };
+    if args.functional
+        && (args.max_cycles != DEFAULT_MAX_CYCLES
+            || args.max_instructions != DEFAULT_MAX_INSTRUCTIONS)
+    {
+        // Said, not refused: a sweep may pass both to every point.
+        eprintln!(
+            "regsim: warning: --max-cycles and --max-instructions bound timing mode only; \
+             a --functional run is stopped by --timeout alone"
+        );
+    }
     let (program_arg, program_args) = args
         .command
         .split_first()
@@ -484,9 +514,14 @@ fn prepare_stats_file(path: &Path) -> Result<PathBuf> {
     let dir = path.parent().unwrap_or(Path::new("/"));
     if !dir.is_dir() {
         bail!(
-            "--stats {}: the directory {} does not exist",
+            "--stats {}: {} {}",
             path.display(),
-            dir.display()
+            dir.display(),
+            if dir.exists() {
+                "is not a directory"
+            } else {
+                "does not exist"
+            }
         );
     }
     // What is there is replaced: only ever a file. A device, a pipe or a directory

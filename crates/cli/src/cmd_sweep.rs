@@ -227,6 +227,15 @@ fn read_only(
         let table = export::table(&records.iter().collect::<Vec<_>>());
         match &args.output {
             Some(path) => {
+                // `-o` onto the store or the spec destroyed it (exit 0).
+                for (what, input) in [("the sweep store", &args.store), ("the spec", &args.spec)] {
+                    if crate::source::same_file(path, input) {
+                        anyhow::bail!(
+                            "-o {}: is {what}; refusing to overwrite it with the export",
+                            path.display()
+                        );
+                    }
+                }
                 let mut file = std::io::BufWriter::new(
                     std::fs::File::create(path)
                         .with_context(|| format!("creating {}", path.display()))?,

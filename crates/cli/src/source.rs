@@ -40,3 +40,13 @@ pub fn write_stdout(text: &str) -> Result<()> {
         Err(e) => Err(e).context("cannot write to stdout"),
     }
 }
+
+/// Whether `a` and `b` name the same existing file (device and inode), links and other
+/// spellings included.
+pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}

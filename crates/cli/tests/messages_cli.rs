@@ -34,11 +34,19 @@ fn stats_into_a_missing_directory_fail_before_the_program_runs() {
     assert_eq!(out.status.code(), Some(2), "{se}");
     assert_eq!(
         se.trim_end(),
-        "error: --stats /nonexistent-regsim-dir/s.json: the directory \
-         /nonexistent-regsim-dir does not exist"
+        "error: --stats /nonexistent-regsim-dir/s.json: /nonexistent-regsim-dir does not \
+         exist"
     );
     // Nothing ran: no PASS, no kernel line.
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    // A file where the directory should be was said not to exist.
+    let out = regsim(&["run", "--stats", "/etc/passwd/s.json", "--", &saxpy()]);
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert_eq!(
+        se.trim_end(),
+        "error: --stats /etc/passwd/s.json: /etc/passwd is not a directory"
+    );
 }
 
 /// `--stats` replaces a file that is there, and only a file: a device or a link to one
@@ -279,4 +287,62 @@ fn stdout_on_a_full_disk_is_an_error_not_a_panic() {
         "{se}"
     );
     assert!(!se.contains("panicked"), "{se}");
+}
+
+/// `--max-instructions` in functional mode bounded nothing and said nothing: the largest
+/// legal grid ran until killed. It is said now.
+#[test]
+fn limits_of_timing_mode_are_said_to_be_ignored_in_functional_mode() {
+    let out = regsim(&[
+        "run",
+        "--functional",
+        "--max-instructions",
+        "5",
+        "--",
+        &saxpy(),
+    ]);
+    let se = stderr(&out);
+    assert!(out.status.success(), "{se}");
+    assert!(
+        se.contains(
+            "regsim: warning: --max-cycles and --max-instructions bound timing mode only; \
+             a --functional run is stopped by --timeout alone"
+        ),
+        "{se}"
+    );
+    let out = regsim(&["run", "--functional", "--", &saxpy()]);
+    assert!(!stderr(&out).contains("warning: --max-cycles"));
+}
+
+/// `--stats ./app -- ./app` deleted the program (the stale statistics file is removed
+/// before the run), and `--stats` onto the config file deleted the config.
+#[test]
+fn stats_onto_the_program_or_the_config_are_refused() {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("msg-self-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let program = dir.join("saxpy");
+    std::fs::copy(saxpy(), &program).expect("copy");
+    let p = program.display().to_string();
+    let out = regsim(&["run", "--functional", "--stats", &p, "--", &p]);
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(
+        se.contains(&format!(
+            "--stats {p}: is the program to run; refusing to replace it"
+        )),
+        "{se}"
+    );
+    assert_eq!(
+        std::fs::read(&program).expect("the program is still there"),
+        std::fs::read(saxpy()).unwrap()
+    );
+    let config = dir.join("gpu.toml");
+    std::fs::copy(repo_root().join("configs/gtx480.toml"), &config).expect("copy");
+    let c = config.display().to_string();
+    let out = regsim(&["run", "--gpu", &c, "--stats", &c, "--", &saxpy()]);
+    let se = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{se}");
+    assert!(se.contains("is the GPU config; refusing"), "{se}");
+    assert!(config.is_file());
 }

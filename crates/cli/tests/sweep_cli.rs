@@ -218,6 +218,9 @@ functional = true
     };
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    // Every row the killed sweep left carries a checksum that matches.
+    let (_, damaged) = Store::open_read_only(&store).unwrap().check().unwrap();
+    assert!(damaged.is_empty(), "{damaged:?}");
     let before = Store::open(&store).unwrap().records().unwrap();
     assert!(
         before.len() >= recorded && before.len() < 6,
@@ -651,6 +654,8 @@ fn a_sweep_killed_with_sigkill_leaves_its_points_to_the_other() {
     let b = b.wait_with_output().unwrap();
     let eb = text(&b.stderr);
     assert!(b.status.success(), "{eb}");
+    let (statuses, damaged) = Store::open_read_only(&store).unwrap().check().unwrap();
+    assert!(damaged.is_empty() && statuses.len() == 8, "{damaged:?}");
     let rows = Store::open(&store).unwrap().records().unwrap();
     assert_eq!(rows.len(), 8, "{eb}");
     let counts = starts(&log);
@@ -692,11 +697,28 @@ fn a_read_only_store_can_be_exported() {
     );
     let out = sweep(&spec, &store, &["--status"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // `-o` onto the store (or the spec) overwrote it with the CSV and exited 0.
+    for target in [&store, &spec] {
+        let before = std::fs::read(target).unwrap();
+        let out = sweep(
+            &spec,
+            &store,
+            &["--export", "csv", "-o", target.to_str().unwrap()],
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("refusing to overwrite it with the export"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(target).unwrap(), before);
+    }
 }
 
 /// A damaged store (bytes of a row overwritten: a disk error, a bad copy) failed the
 /// export with rusqlite's bare "invalid utf-8 sequence of 1 bytes from index 0 at index
-/// 6": neither the store nor the run was named.
+/// 6": neither the store nor the run was named. Now the row's checksum fails: the store,
+/// the run and the repair are named.
 #[test]
 fn a_damaged_store_is_named_with_the_run_it_cannot_read() {
     let dir = scratch("damaged");
@@ -708,25 +730,96 @@ fn a_damaged_store_is_named_with_the_run_it_cannot_read() {
     let conn = rusqlite::Connection::open(&store).unwrap();
     let damage = |sql: &str| conn.execute(sql, []).unwrap();
     damage("UPDATE runs SET sets = CAST(x'ff7b' AS TEXT)");
-    let out = sweep(&spec, &store, &["--export", "json"]);
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    for format in ["json", "csv"] {
+        let out = sweep(&spec, &store, &["--export", format]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{}: 2 damaged runs (a row that no longer matches the checksum written with \
+                 it); refusing to use them",
+                store.display()
+            )) && err.contains(&format!("{}: run ", store.display()))
+                && err.contains("(./count p0, gtx480, baseline) is damaged: its checksum"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// A row changed after it was written (by hand here; on disk, a bad sector) whose key
+/// still reads used to count as done on a rerun, and its numbers were exported. Now
+/// `--status` flags it, `--export` and `report` refuse it naming the store and the run,
+/// and a rerun runs exactly that point again (the simulations counted), after which
+/// everything exports.
+#[test]
+fn a_row_damaged_by_hand_is_run_again_and_refused_until_then() {
+    let dir = scratch("damaged-row");
+    let log = dir.join("log");
+    counting_workload(&dir, &log);
+    let spec = counting_spec(&dir, 3);
+    let store = dir.join("s.sqlite");
+    let out = sweep(&spec, &store, &["--no-progress"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let conn = rusqlite::Connection::open(&store).unwrap();
+    // Valid JSON, another number: only the checksum can tell.
+    let changed = conn
+        .execute(
+            "UPDATE runs SET stats = json_set(stats, '$.total.cycles', 1) \
+             WHERE workload = './count p1'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(conn);
+    let named = |err: &str| {
+        err.contains(&store.display().to_string())
+            && err
+                .contains("(./count p1, gtx480, baseline) is damaged: its checksum does not match")
+    };
+    let out = sweep(&spec, &store, &["--status"]);
+    let report = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        err.contains(&format!(
-            "{}: run 1 of the store (by key) cannot be read",
-            store.display()
-        )) && err.contains("damaged"),
-        "{err}"
+        report.contains("2 done")
+            && report.contains("1 damaged")
+            && report.contains("damaged: ./count p1"),
+        "{report}"
     );
-    // Text that reads but is not what was written: the run and the column are named.
-    damage("UPDATE runs SET sets = '[1]'");
     let out = sweep(&spec, &store, &["--export", "csv"]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(named(&err) && err.contains("1 damaged run "), "{err}");
+    let out = regsim()
+        .arg("report")
+        .arg("--html")
+        .arg(dir.join("html"))
+        .arg(&store)
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(named(&err), "{err}");
+    // The rerun runs p1 again, and only p1.
+    let out = sweep(&spec, &store, &["--no-progress"]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
     assert!(
-        err.contains(": bad sets") && err.contains(&store.display().to_string()),
+        named(&err) && err.contains("running it again") && err.contains("1 damaged row run again"),
         "{err}"
     );
+    let counts = starts(&log);
+    assert_eq!(
+        counts.values().copied().collect::<Vec<_>>(),
+        [1, 2, 1],
+        "{counts:?}"
+    );
+    let out = sweep(&spec, &store, &["--export", "csv"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).lines().count(), 4);
+    // A third run has nothing to do.
+    let out = sweep(&spec, &store, &["--no-progress"]);
+    assert!(text(&out.stderr).contains("3 already in the store; ran 0"));
 }
 
 #[test]

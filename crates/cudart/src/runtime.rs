@@ -454,6 +454,39 @@ impl<D: Device> Runtime<D> {
             .device
             .load_module(text)
             .map_err(|e| self.device_error(e))?;
+        // As ptxas refuses to compile it, a module with a kernel whose own `.shared` or
+        // `.local` arrays no block or thread may have is refused: every CTA of any kernel
+        // of the module allocates the module's shared layout, and a warp its kernel's
+        // frame 32 times (4 GiB of `.shared` in one kernel aborted the launch of another).
+        let mut names: Vec<&String> = signatures.keys().collect();
+        names.sort();
+        for name in names {
+            let Ok(r) = self.device.kernel_resources(id, name) else {
+                continue;
+            };
+            let local_limit = emu::exec::Limits::default().local_bytes_per_thread;
+            let max_shared = self.gpu.shared_mem_per_block_optin as usize;
+            let reason = if r.shared_bytes > max_shared {
+                format!(
+                    "{} bytes of static shared memory (`.shared`) per block, more than the \
+                     {max_shared} the GPU has",
+                    r.shared_bytes
+                )
+            } else if r.local_bytes as u64 > local_limit {
+                format!(
+                    "{} bytes of local memory (`.local`) per thread, more than the \
+                     {local_limit} a thread may have",
+                    r.local_bytes
+                )
+            } else {
+                continue;
+            };
+            self.say(&format!(
+                "regsim: kernel {}: module refused: {reason} (ptxas refuses such a kernel)",
+                stats::demangle(name)
+            ));
+            return Err(CudaError::InvalidPtx);
+        }
         Ok(LoadedModule { id, signatures })
     }
 
@@ -604,6 +637,17 @@ impl<D: Device> Runtime<D> {
                 "{shared} bytes of shared memory per block ({static_shared} static, \
                  {shared_bytes} dynamic), more than the {} the GPU has",
                 self.gpu.shared_mem_per_block_optin
+            ));
+        }
+        let local = resources.map_or(0, |r| r.local_bytes) as u64;
+        let local_limit = emu::exec::Limits::default().local_bytes_per_thread;
+        if local > local_limit {
+            return Err((
+                CudaError::LaunchOutOfResources,
+                format!(
+                    "{local} bytes of local memory (`.local`) per thread, more than the \
+                     {local_limit} a thread may have"
+                ),
             ));
         }
         if let Some(regs) = resources.and_then(|r| r.registers) {

@@ -1620,3 +1620,25 @@ fn bulk_copies_move_blocks_through_shared_memory() {
         assert_eq!(e.location.lane, Some(0), "{name}: {text}");
     }
 }
+
+/// A kernel frame over the per-thread local limit is refused at launch, naming the kernel
+/// (1 GiB of `.local` was allocated 32 times per warp, aborting the process).
+#[test]
+fn a_kernel_frame_over_the_local_limit_is_refused_at_launch() {
+    let mut emu = Emulator::new();
+    let text = ".version 7.0\n.target sm_70\n.address_size 64\n\
+                .visible .entry big()\n{\n\t.reg .b32 %r<2>;\n\
+                \t.local .align 8 .b8 buf[1073741824];\n\tmov.u32 %r1, %tid.x;\n\
+                \tst.local.u32 [buf], %r1;\n\tret;\n}\n";
+    let m = load(&mut emu, "big.ptx", text);
+    let k = emu.kernel(m, "big").unwrap();
+    let e = emu.run(k, LaunchConfig::linear(1, 32), &[]).unwrap_err();
+    assert_eq!(
+        e.kind,
+        ErrorKind::LocalOverflow {
+            needed: 1 << 30,
+            limit: 512 * 1024
+        }
+    );
+    assert_eq!(e.location.kernel, "big");
+}

@@ -140,7 +140,7 @@ fn load_source(path: &Path) -> Result<Vec<Point>> {
         if !path.is_file() {
             bail!("{}: no such statistics file or sweep store", path.display());
         }
-        let store = regsim::sweep::Store::open(path)?;
+        let store = regsim::sweep::Store::open_read_only(path)?;
         return points_from_records(&store.records()?);
     }
     let text =

@@ -23,7 +23,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::runner;
 use super::spec::{RunPoint, SweepSpec};
-use super::store::{Claim, Owner, RunRecord, RunStatus, Store, HEARTBEAT};
+use super::store::{Claim, DamagedRun, Owner, RunRecord, RunStatus, Store, HEARTBEAT};
 
 /// How a sweep shows its progress (on stderr).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -85,6 +85,8 @@ pub struct SweepSummary {
     pub by_others: usize,
     /// Points recorded as failed or timed out after the sweep, this one's and earlier.
     pub failed_in_store: usize,
+    /// Points whose row was damaged when the sweep started (run again).
+    pub damaged: usize,
     /// Wall-clock seconds of the whole sweep.
     pub wall_seconds: f64,
     /// Sum of the runs' wall-clock seconds.
@@ -101,6 +103,13 @@ impl SweepSummary {
             "sweep: {} points; {} already in the store; ran {} ({} ok, {} failed) in {:.1} s",
             self.total, self.already_done, ran, self.ok, self.failed, self.wall_seconds
         );
+        if self.damaged > 0 {
+            s.push_str(&format!(
+                "; {} damaged row{} run again",
+                self.damaged,
+                if self.damaged == 1 { "" } else { "s" }
+            ));
+        }
         if self.by_others > 0 {
             s.push_str(&format!(
                 "; {} run by another sweep sharing the store",
@@ -151,7 +160,8 @@ pub fn run_points(
     opts: &LocalOptions,
 ) -> Result<SweepSummary> {
     let started = Instant::now();
-    let recorded = store.statuses()?;
+    let (recorded, damaged) = store.check()?;
+    let damaged_points = report_damage(store, points, &damaged);
     let todo: Vec<&RunPoint> = points
         .iter()
         .filter(|p| match recorded.get(&p.key) {
@@ -163,6 +173,7 @@ pub fn run_points(
     let mut summary = SweepSummary {
         total: points.len(),
         already_done: points.len() - todo.len(),
+        damaged: damaged_points,
         ..SweepSummary::default()
     };
     let progress = match opts.progress {
@@ -376,6 +387,32 @@ pub fn run_points(
         Some(e) => Err(e),
         None => Ok(summary),
     }
+}
+
+/// Says which rows of `store` are damaged: those of `points` run again, the others
+/// (another spec's, or a key damaged too) are left as they are. Returns how many of
+/// `points` had one.
+fn report_damage(store: &Store, points: &[RunPoint], damaged: &[DamagedRun]) -> usize {
+    let keys: std::collections::BTreeSet<&str> = points.iter().map(|p| p.key.as_str()).collect();
+    let mut ours = 0;
+    for d in damaged {
+        if keys.contains(d.key.as_str()) {
+            ours += 1;
+            eprintln!(
+                "regsim sweep: {}; running it again",
+                d.describe(store.path())
+            );
+        } else {
+            eprintln!(
+                "regsim sweep: warning: {}; it is no point of this spec, so it is left as is \
+                 (sqlite3 {} \"DELETE FROM runs WHERE rowid = {}\" deletes it)",
+                d.describe(store.path()),
+                store.path().display(),
+                d.rowid
+            );
+        }
+    }
+    ours
 }
 
 /// `exit 1`, `signal 9` or `no exit status`.

@@ -44,16 +44,29 @@ pub mod store;
 pub use export::{ExportFormat, Table};
 pub use local::{run_local, run_points, LocalOptions, Progress, SweepSummary};
 pub use spec::{RunPoint, SweepSpec, Workload};
-pub use store::{RunRecord, RunStatus, Store};
+pub use store::{DamagedRun, RunRecord, RunStatus, Store};
 
 /// The rows of `store` for the points of `points`, in the points' order (points without
-/// a row are left out).
+/// a row are left out). Refused, naming each, if the row of a point is damaged
+/// ([`store::DamagedRun`]); a damaged row that is no point of `points` is named in a
+/// warning and left out.
 pub fn records_for(store: &Store, points: &[RunPoint]) -> anyhow::Result<Vec<RunRecord>> {
-    let mut by_key: std::collections::BTreeMap<String, RunRecord> = store
-        .records()?
+    let (records, damaged) = store.scan()?;
+    let keys: std::collections::BTreeSet<&str> = points.iter().map(|p| p.key.as_str()).collect();
+    let (ours, others): (Vec<_>, Vec<_>) = damaged
         .into_iter()
-        .map(|r| (r.key.clone(), r))
-        .collect();
+        .partition(|d| keys.contains(d.key.as_str()));
+    if !ours.is_empty() {
+        anyhow::bail!("{}", store::damage_report(store.path(), &ours));
+    }
+    for d in &others {
+        eprintln!(
+            "regsim: warning: {} (no point of this spec; left out)",
+            d.describe(store.path())
+        );
+    }
+    let mut by_key: std::collections::BTreeMap<String, RunRecord> =
+        records.into_iter().map(|r| (r.key.clone(), r)).collect();
     Ok(points
         .iter()
         .filter_map(|p| by_key.remove(&p.key))

@@ -537,6 +537,8 @@ pub enum PointState {
     Done,
     /// Recorded, failed or timed out.
     Failed,
+    /// Recorded, but the row is damaged (to be run again).
+    Damaged,
     /// A result file waits for `--collect`.
     Uncollected,
     /// Running in Slurm.
@@ -555,6 +557,7 @@ impl PointState {
         match self {
             PointState::Done => "done",
             PointState::Failed => "failed",
+            PointState::Damaged => "damaged",
             PointState::Uncollected => "uncollected",
             PointState::Running => "running",
             PointState::Pending => "pending",
@@ -571,6 +574,9 @@ pub struct StatusReport {
     pub points: Vec<(RunPoint, PointState, String)>,
     /// Job ids recorded in the store.
     pub jobs: Vec<String>,
+    /// Damaged rows that are no point of the spec (another spec's, or a damaged key),
+    /// described.
+    pub other_damaged: Vec<String>,
 }
 
 impl StatusReport {
@@ -585,6 +591,11 @@ impl StatusReport {
         let mut s = format!("{} points:", self.points.len());
         let parts: Vec<String> = [Done, Failed, Running, Pending, Uncollected, Lost, NotRun]
             .iter()
+            .chain(if self.count(Damaged) > 0 {
+                &[Damaged][..]
+            } else {
+                &[]
+            })
             .map(|&st| format!("{} {}", self.count(st), st.name()))
             .collect();
         s.push(' ');
@@ -594,7 +605,7 @@ impl StatusReport {
             s.push_str(&format!("Slurm jobs: {}\n", self.jobs.join(", ")));
         }
         for (point, state, note) in &self.points {
-            if matches!(state, Failed | Lost | Running) {
+            if matches!(state, Failed | Lost | Running | Damaged) {
                 s.push_str(&format!(
                     "  {}: {} [{}] {note}\n",
                     state.name(),
@@ -603,6 +614,9 @@ impl StatusReport {
                 ));
             }
         }
+        for d in &self.other_damaged {
+            s.push_str(&format!("  damaged, no point of this spec: {d}\n"));
+        }
         s
     }
 }
@@ -610,11 +624,11 @@ impl StatusReport {
 /// Where every point of `spec` stands (see the module documentation).
 pub fn status(spec: &SweepSpec, store: &Store, regsim: &Path) -> Result<StatusReport> {
     let points = spec.expand_with(Some(regsim))?;
-    let records: BTreeMap<String, RunRecord> = store
-        .records()?
-        .into_iter()
-        .map(|r| (r.key.clone(), r))
-        .collect();
+    let (records, damaged) = store.scan()?;
+    let records: BTreeMap<String, RunRecord> =
+        records.into_iter().map(|r| (r.key.clone(), r)).collect();
+    let mut damaged: BTreeMap<String, super::store::DamagedRun> =
+        damaged.into_iter().map(|d| (d.key.clone(), d)).collect();
     let jobs = job_keys(store)?;
     let submitted: BTreeSet<&String> = jobs.values().flatten().collect();
     let queued = queue_states(store)?;
@@ -632,6 +646,11 @@ pub fn status(spec: &SweepSpec, store: &Store, regsim: &Path) -> Result<StatusRe
                     format!("({}) {last}", super::local::exit_description(r)),
                 )
             }
+        } else if let Some(d) = damaged.remove(&p.key) {
+            (
+                PointState::Damaged,
+                format!("{} (a sweep runs it again)", d.reason),
+            )
         } else if uncollected.contains(&p.key) {
             (PointState::Uncollected, String::new())
         } else if let Some(q) = queued.get(&p.key) {
@@ -659,6 +678,7 @@ pub fn status(spec: &SweepSpec, store: &Store, regsim: &Path) -> Result<StatusRe
     Ok(StatusReport {
         points: out,
         jobs: jobs.keys().cloned().collect(),
+        other_damaged: damaged.values().map(|d| d.describe(store.path())).collect(),
     })
 }
 

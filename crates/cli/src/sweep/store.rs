@@ -27,6 +27,20 @@
 //! pid is not alive on this host (a sweep killed with SIGKILL). A row and the removal of
 //! its lease are one transaction.
 //!
+//! Each row carries a `checksum` of what it holds, written in the same statement: the
+//! SHA-256 (hex) of its other columns in the order of `COLUMNS`, each as a type byte
+//! (`n` NULL, `i` integer, `r` real, `t` text, `b` blob), the length of its bytes (8
+//! bytes, little-endian) and its bytes: none for NULL, an integer's 8 little-endian
+//! bytes, a real's IEEE bits likewise (-0 as 0), text's UTF-8, a blob's bytes. A row whose checksum does not match (a disk error, a bad copy, an edit
+//! by hand) is *damaged*: it does not count as done, so a sweep runs its point again
+//! (and says so, naming the store and the run), and exports and reports refuse it with
+//! the same naming ([`DamagedRun`]). Stores of schema 1 (before checksums) are migrated
+//! when a sweep first opens them for writing: each row that still reads whole (every
+//! column of the right type, the JSON columns parse, a known status) is stamped with its
+//! checksum once; one that does not is left without, and is damaged from then on. Read
+//! without writing (`--status`, `--export` of a schema-1 store), such rows are checked the
+//! same way each time they are read.
+//!
 //! Table `slurm_jobs` records submitted job arrays (job id, the file listing the keys of
 //! its tasks, whether tasks write per-task files) for `--status`; table `meta` holds the
 //! schema version.
@@ -34,12 +48,15 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
+use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
-/// The schema this code writes; a store of a newer schema is refused.
-const SCHEMA_VERSION: i64 = 1;
+/// The schema this code writes; a store of a newer schema is refused. Version 2 added
+/// the rows' `checksum` column.
+const SCHEMA_VERSION: i64 = 2;
 
 /// How long a writer waits for another process's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -240,11 +257,351 @@ pub struct SlurmJob {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Its rows carry checksums (schema 2); false only for a schema-1 store opened
+    /// read-only, whose rows are checked by reading them whole.
+    checksummed: bool,
 }
 
 const COLUMNS: &str = "key, workload, program, args, config, design, sets, functional, \
     run_args, resolved_config, regsim_version, status, exit_code, signal, stats, stderr_tail, \
     stdout_tail, wall_seconds, cpu_seconds, finished_at, host, slurm_task";
+
+/// How many columns `COLUMNS` names.
+const NCOLUMNS: usize = 22;
+
+/// A row of `runs` that did not read back as it was written: its checksum does not match
+/// its contents (or it has none), or, in a store from before checksums, a column no
+/// longer reads as its type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DamagedRun {
+    /// SQLite's `rowid` of the row (to delete it by hand when its key is damaged too).
+    pub rowid: i64,
+    /// Its key column as it reads now.
+    pub key: String,
+    /// Workload, config and design as they read now.
+    pub label: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl DamagedRun {
+    /// `STORE: run KEY (workload, config, design) is damaged: REASON`.
+    pub fn describe(&self, store: &Path) -> String {
+        format!(
+            "{}: run {} ({}) is damaged: {}",
+            store.display(),
+            self.key,
+            self.label,
+            self.reason
+        )
+    }
+}
+
+/// The refusal of an export or report of `damaged` runs of `store`: each named, and how
+/// to repair the store.
+pub fn damage_report(store: &Path, damaged: &[DamagedRun]) -> String {
+    const SHOWN: usize = 10;
+    let mut s = format!(
+        "{}: {} damaged run{} (a row that no longer matches the checksum written with it); \
+         refusing to use {}:",
+        store.display(),
+        damaged.len(),
+        if damaged.len() == 1 { "" } else { "s" },
+        if damaged.len() == 1 { "it" } else { "them" }
+    );
+    for d in damaged.iter().take(SHOWN) {
+        s.push_str(&format!("\n  {}", d.describe(store)));
+    }
+    if damaged.len() > SHOWN {
+        s.push_str(&format!("\n  ... and {} more", damaged.len() - SHOWN));
+    }
+    s.push_str(&format!(
+        "\nrunning the sweep again (`regsim sweep SPEC --store {0}`) runs the damaged points \
+         again; a damaged row that is no point of any spec (its key damaged too) can be \
+         deleted: sqlite3 {0} \"DELETE FROM runs WHERE rowid = ROWID\" (rowid {1})",
+        store.display(),
+        damaged
+            .iter()
+            .map(|d| d.rowid.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    s
+}
+
+/// The checksum of a row's values (see the module documentation).
+fn checksum<'a>(values: impl IntoIterator<Item = ValueRef<'a>>) -> String {
+    let mut h = Sha256::new();
+    for v in values {
+        let number;
+        let (tag, bytes): (&[u8], &[u8]) = match v {
+            ValueRef::Null => (b"n", &[]),
+            ValueRef::Integer(i) => {
+                number = i.to_le_bytes();
+                (b"i", &number)
+            }
+            // SQLite may store an integral real as an integer and read -0.0 back as 0.0.
+            ValueRef::Real(r) => {
+                number = (r + 0.0).to_bits().to_le_bytes();
+                (b"r", &number)
+            }
+            ValueRef::Text(t) => (b"t", t),
+            ValueRef::Blob(b) => (b"b", b),
+        };
+        h.update(tag);
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The values of `r`'s row, in the order of `COLUMNS`, as SQLite stores them.
+fn row_values(r: &RunRecord) -> Result<Vec<Value>> {
+    let text = |s: &str| Value::Text(s.to_owned());
+    let int = |i: Option<i32>| i.map_or(Value::Null, |i| Value::Integer(i.into()));
+    // SQLite stores a NaN as NULL.
+    let real = |x: f64| {
+        if x.is_nan() {
+            Value::Null
+        } else {
+            Value::Real(x)
+        }
+    };
+    Ok(vec![
+        text(&r.key),
+        text(&r.workload),
+        text(&r.program),
+        json(&r.args)?,
+        text(&r.config),
+        text(&r.design),
+        json(&r.sets)?,
+        Value::Integer(r.functional.into()),
+        json(&r.run_args)?,
+        json(&r.resolved_config)?,
+        text(&r.regsim_version),
+        text(r.status.as_str()),
+        int(r.exit_code),
+        int(r.signal),
+        match &r.stats {
+            Some(s) => json(s)?,
+            None => Value::Null,
+        },
+        text(&r.stderr_tail),
+        text(&r.stdout_tail),
+        real(r.wall_seconds),
+        r.cpu_seconds.map_or(Value::Null, real),
+        real(r.finished_at),
+        text(&r.host),
+        r.slurm_task.as_deref().map_or(Value::Null, text),
+    ])
+}
+
+/// `v` as JSON text.
+fn json<T: Serialize + ?Sized>(v: &T) -> Result<Value> {
+    Ok(Value::Text(serde_json::to_string(v)?))
+}
+
+/// The type of a column's value, for messages.
+fn type_name(v: ValueRef<'_>) -> &'static str {
+    match v {
+        ValueRef::Null => "NULL",
+        ValueRef::Integer(_) => "an integer",
+        ValueRef::Real(_) => "a real",
+        ValueRef::Text(_) => "text",
+        ValueRef::Blob(_) => "a blob",
+    }
+}
+
+/// Column `i` (of `COLUMNS`) of `v`, as text.
+fn text_at<'a>(v: &[ValueRef<'a>], i: usize) -> Result<&'a str> {
+    match v[i] {
+        ValueRef::Text(t) => std::str::from_utf8(t)
+            .map_err(|e| anyhow!("column {} is not UTF-8 text ({e})", column_name(i))),
+        other => bail!(
+            "column {} is {}, not text",
+            column_name(i),
+            type_name(other)
+        ),
+    }
+}
+
+fn opt_text_at(v: &[ValueRef<'_>], i: usize) -> Result<Option<String>> {
+    match v[i] {
+        ValueRef::Null => Ok(None),
+        _ => text_at(v, i).map(|t| Some(t.to_owned())),
+    }
+}
+
+fn opt_int_at(v: &[ValueRef<'_>], i: usize) -> Result<Option<i32>> {
+    match v[i] {
+        ValueRef::Null => Ok(None),
+        ValueRef::Integer(n) => i32::try_from(n)
+            .map(Some)
+            .map_err(|_| anyhow!("column {} is out of range ({n})", column_name(i))),
+        other => bail!(
+            "column {} is {}, not an integer",
+            column_name(i),
+            type_name(other)
+        ),
+    }
+}
+
+fn opt_real_at(v: &[ValueRef<'_>], i: usize) -> Result<Option<f64>> {
+    match v[i] {
+        ValueRef::Null => Ok(None),
+        ValueRef::Real(x) => Ok(Some(x)),
+        ValueRef::Integer(n) => Ok(Some(n as f64)),
+        other => bail!(
+            "column {} is {}, not a number",
+            column_name(i),
+            type_name(other)
+        ),
+    }
+}
+
+fn real_at(v: &[ValueRef<'_>], i: usize) -> Result<f64> {
+    opt_real_at(v, i)?.ok_or_else(|| anyhow!("column {} is NULL", column_name(i)))
+}
+
+fn json_at<T: serde::de::DeserializeOwned>(v: &[ValueRef<'_>], i: usize) -> Result<T> {
+    serde_json::from_str(text_at(v, i)?)
+        .with_context(|| format!("column {} is not what was written", column_name(i)))
+}
+
+/// The name of column `i` of `COLUMNS`.
+fn column_name(i: usize) -> &'static str {
+    COLUMNS.split(',').nth(i).map_or("?", str::trim)
+}
+
+/// A row's values (`COLUMNS`) as a record.
+fn decode(v: &[ValueRef<'_>]) -> Result<RunRecord> {
+    Ok(RunRecord {
+        key: text_at(v, 0)?.to_owned(),
+        workload: text_at(v, 1)?.to_owned(),
+        program: text_at(v, 2)?.to_owned(),
+        args: json_at(v, 3)?,
+        config: text_at(v, 4)?.to_owned(),
+        design: text_at(v, 5)?.to_owned(),
+        sets: json_at(v, 6)?,
+        functional: match v[7] {
+            ValueRef::Integer(0) => false,
+            ValueRef::Integer(1) => true,
+            _ => bail!("column functional is not 0 or 1"),
+        },
+        run_args: json_at(v, 8)?,
+        resolved_config: json_at(v, 9)?,
+        regsim_version: text_at(v, 10)?.to_owned(),
+        status: RunStatus::parse(text_at(v, 11)?)?,
+        exit_code: opt_int_at(v, 12)?,
+        signal: opt_int_at(v, 13)?,
+        stats: match v[14] {
+            ValueRef::Null => None,
+            _ => Some(json_at(v, 14)?),
+        },
+        stderr_tail: text_at(v, 15)?.to_owned(),
+        stdout_tail: text_at(v, 16)?.to_owned(),
+        wall_seconds: real_at(v, 17)?,
+        cpu_seconds: opt_real_at(v, 18)?,
+        finished_at: real_at(v, 19)?,
+        host: text_at(v, 20)?.to_owned(),
+        slurm_task: opt_text_at(v, 21)?,
+    })
+}
+
+/// A row's status (column `status`).
+fn status_of(v: &[ValueRef<'_>]) -> Result<RunStatus> {
+    RunStatus::parse(text_at(v, 11)?)
+}
+
+/// A row as read: intact (what was written), or damaged.
+enum Checked<T> {
+    Intact(T),
+    Damaged(DamagedRun),
+}
+
+/// Reads a row of `SELECT rowid, COLUMNS, checksum`: checks it (its checksum when
+/// `checksummed`, else that it reads whole) and decodes it with `decode`. Only an error
+/// of SQLite itself is an error.
+fn check_row<T>(
+    row: &rusqlite::Row<'_>,
+    checksummed: bool,
+    decode_row: impl Fn(&[ValueRef<'_>]) -> Result<T>,
+) -> rusqlite::Result<Checked<T>> {
+    let rowid: i64 = row.get(0)?;
+    let values = (1..=NCOLUMNS)
+        .map(|i| row.get_ref(i))
+        .collect::<rusqlite::Result<Vec<ValueRef<'_>>>>()?;
+    let stored = row.get_ref(NCOLUMNS + 1)?;
+    let problem = if checksummed {
+        match stored {
+            ValueRef::Text(c) if c == checksum(values.iter().copied()).as_bytes() => None,
+            ValueRef::Null => Some("it has no checksum".to_owned()),
+            _ => Some("its checksum does not match its contents".to_owned()),
+        }
+    } else {
+        decode(&values).err().map(|e| format!("{e:#}"))
+    };
+    let problem = match problem {
+        None => match decode_row(&values) {
+            Ok(t) => return Ok(Checked::Intact(t)),
+            Err(e) => format!("{e:#}"),
+        },
+        Some(p) => p,
+    };
+    let lossy = |i: usize| match values[i] {
+        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        other => format!("<{}>", type_name(other)),
+    };
+    Ok(Checked::Damaged(DamagedRun {
+        rowid,
+        key: lossy(0),
+        label: format!("{}, {}, {}", lossy(1), lossy(4), lossy(5)),
+        reason: problem,
+    }))
+}
+
+/// Whether the `runs` table has the `checksum` column (schema 2).
+fn has_checksum_column(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'checksum'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}
+
+/// Migrates a schema-1 store: adds the `checksum` column and stamps each row that reads
+/// whole with its checksum, in one immediate transaction (another process opening the
+/// store at the same time waits, then finds it migrated).
+fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    if !has_checksum_column(&tx)? {
+        tx.execute_batch("ALTER TABLE runs ADD COLUMN checksum TEXT")?;
+        let stamps = {
+            let mut stmt = tx.prepare(&format!("SELECT rowid, {COLUMNS}, NULL FROM runs"))?;
+            let rows = stmt.query_map([], |r| {
+                let checked = check_row(r, false, |v| Ok(checksum(v.iter().copied())))?;
+                Ok((r.get::<_, i64>(0)?, checked))
+            })?;
+            let mut stamps = Vec::new();
+            for row in rows {
+                if let (rowid, Checked::Intact(sum)) = row? {
+                    stamps.push((rowid, sum));
+                }
+            }
+            stamps
+        };
+        let mut stamp = tx.prepare("UPDATE runs SET checksum = ?1 WHERE rowid = ?2")?;
+        for (rowid, sum) in stamps {
+            stamp.execute(params![sum, rowid])?;
+        }
+    }
+    tx.execute(
+        "INSERT OR REPLACE INTO meta (name, value) VALUES ('schema_version', ?1)",
+        [SCHEMA_VERSION.to_string()],
+    )?;
+    tx.commit()
+}
 
 impl Store {
     /// Opens (creating if needed) the store at `path`, in WAL mode with a busy timeout.
@@ -294,7 +651,8 @@ impl Store {
                  cpu_seconds REAL,
                  finished_at REAL NOT NULL,
                  host TEXT NOT NULL,
-                 slurm_task TEXT
+                 slurm_task TEXT,
+                 checksum TEXT
              );
              CREATE TABLE IF NOT EXISTS leases (
                  key TEXT PRIMARY KEY,
@@ -334,9 +692,19 @@ impl Store {
                 SCHEMA_VERSION
             ),
         }
+        let mut conn = conn;
+        if !has_checksum_column(&conn).map_err(in_context)? {
+            migrate(&mut conn).with_context(|| {
+                format!(
+                    "{}: adding checksums to the rows of a store from before them",
+                    path.display()
+                )
+            })?;
+        }
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            checksummed: true,
         })
     }
 
@@ -362,9 +730,13 @@ impl Store {
             .with_context(|| {
                 format!("{} is not a readable sweep store (SQLite)", path.display())
             })?;
+        let checksummed = has_checksum_column(&conn).with_context(|| {
+            format!("{} is not a readable sweep store (SQLite)", path.display())
+        })?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            checksummed,
         })
     }
 
@@ -374,12 +746,15 @@ impl Store {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let status: Option<String> = tx
-            .query_row("SELECT status FROM runs WHERE key = ?1", [key], |r| {
-                r.get(0)
-            })
+        // A damaged row counts as no row: the point runs again and its row replaces it.
+        let checked = tx
+            .query_row(
+                &format!("SELECT rowid, {COLUMNS}, checksum FROM runs WHERE key = ?1"),
+                [key],
+                |r| check_row(r, self.checksummed, status_of),
+            )
             .optional()?;
-        if let Some(status) = status.as_deref().map(RunStatus::parse).transpose()? {
+        if let Some(Checked::Intact(status)) = checked {
             if status == RunStatus::Ok || !retry_failed {
                 return Ok(Claim::Recorded(status));
             }
@@ -444,53 +819,79 @@ impl Store {
         &self.path
     }
 
-    /// The status of every recorded run, by key.
+    /// The status of every intact recorded run, by key: a damaged run is left out (its
+    /// point is to be run again); see [`Store::check`].
     pub fn statuses(&self) -> Result<std::collections::BTreeMap<String, RunStatus>> {
-        let mut stmt = self.conn.prepare("SELECT key, status FROM runs")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-        let mut out = std::collections::BTreeMap::new();
-        for row in rows {
-            let (key, status) = row?;
-            out.insert(key, RunStatus::parse(&status)?);
+        Ok(self.check()?.0)
+    }
+
+    /// The status of every intact recorded run by key, and the damaged runs.
+    pub fn check(
+        &self,
+    ) -> Result<(
+        std::collections::BTreeMap<String, RunStatus>,
+        Vec<DamagedRun>,
+    )> {
+        let mut statuses = std::collections::BTreeMap::new();
+        let mut damaged = Vec::new();
+        for row in self.rows(status_of)? {
+            match row {
+                (key, Checked::Intact(status)) => {
+                    statuses.insert(key, status);
+                }
+                (_, Checked::Damaged(d)) => damaged.push(d),
+            }
+        }
+        Ok((statuses, damaged))
+    }
+
+    /// Every row, ordered by key, decoded by `decode_row` when intact, with its key.
+    fn rows<T>(
+        &self,
+        decode_row: impl Fn(&[ValueRef<'_>]) -> Result<T>,
+    ) -> Result<Vec<(String, Checked<T>)>> {
+        let checksum = if self.checksummed { "checksum" } else { "NULL" };
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT rowid, {COLUMNS}, {checksum} FROM runs ORDER BY key"
+        ))?;
+        let rows = stmt.query_map([], |r| {
+            let checked = check_row(r, self.checksummed, &decode_row)?;
+            let key = match &checked {
+                Checked::Intact(_) => r.get::<_, String>(1)?,
+                Checked::Damaged(d) => d.key.clone(),
+            };
+            Ok((key, checked))
+        })?;
+        let mut out = Vec::new();
+        for (i, row) in rows.enumerate() {
+            // A store damaged where SQLite itself notices (a page that is no longer a
+            // page) cannot be read at all: say where.
+            out.push(row.with_context(|| {
+                format!(
+                    "{}: run {} of the store (by key) cannot be read: the store is damaged",
+                    self.path.display(),
+                    i + 1
+                )
+            })?);
         }
         Ok(out)
     }
 
-    /// Writes finished runs, replacing rows of the same keys, in one transaction.
+    /// Writes finished runs with their checksums, replacing rows of the same keys, in one
+    /// transaction.
     pub fn record(&mut self, records: &[RunRecord]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
             let mut stmt = tx.prepare_cached(&format!(
-                "INSERT OR REPLACE INTO runs ({COLUMNS}) VALUES \
+                "INSERT OR REPLACE INTO runs ({COLUMNS}, checksum) VALUES \
                  (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-                  ?18, ?19, ?20, ?21, ?22)"
+                  ?18, ?19, ?20, ?21, ?22, ?23)"
             ))?;
             for r in records {
-                stmt.execute(params![
-                    r.key,
-                    r.workload,
-                    r.program,
-                    serde_json::to_string(&r.args)?,
-                    r.config,
-                    r.design,
-                    serde_json::to_string(&r.sets)?,
-                    r.functional,
-                    serde_json::to_string(&r.run_args)?,
-                    serde_json::to_string(&r.resolved_config)?,
-                    r.regsim_version,
-                    r.status.as_str(),
-                    r.exit_code,
-                    r.signal,
-                    r.stats.as_ref().map(serde_json::to_string).transpose()?,
-                    r.stderr_tail,
-                    r.stdout_tail,
-                    r.wall_seconds,
-                    r.cpu_seconds,
-                    r.finished_at,
-                    r.host,
-                    r.slurm_task,
-                ])
-                .with_context(|| format!("writing run {} to {}", r.key, self.path.display()))?;
+                let mut values = row_values(r)?;
+                values.push(Value::Text(checksum(values.iter().map(ValueRef::from))));
+                stmt.execute(rusqlite::params_from_iter(&values))
+                    .with_context(|| format!("writing run {} to {}", r.key, self.path.display()))?;
             }
             let mut unlease = tx.prepare_cached("DELETE FROM leases WHERE key = ?1")?;
             for r in records {
@@ -501,100 +902,26 @@ impl Store {
             .with_context(|| format!("committing to {}", self.path.display()))
     }
 
-    /// Every recorded run, ordered by key.
+    /// Every recorded run, ordered by key; refused, naming each, if any is damaged.
     pub fn records(&self) -> Result<Vec<RunRecord>> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!("SELECT {COLUMNS} FROM runs ORDER BY key"))?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                (
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, String>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, bool>(7)?,
-                    r.get::<_, String>(8)?,
-                    r.get::<_, String>(9)?,
-                    r.get::<_, String>(10)?,
-                ),
-                (
-                    r.get::<_, String>(11)?,
-                    r.get::<_, Option<i32>>(12)?,
-                    r.get::<_, Option<i32>>(13)?,
-                    r.get::<_, Option<String>>(14)?,
-                    r.get::<_, String>(15)?,
-                    r.get::<_, String>(16)?,
-                    r.get::<_, f64>(17)?,
-                    r.get::<_, Option<f64>>(18)?,
-                    r.get::<_, f64>(19)?,
-                    r.get::<_, String>(20)?,
-                    r.get::<_, Option<String>>(21)?,
-                ),
-            ))
-        })?;
-        let mut out = Vec::new();
-        for (i, row) in rows.enumerate() {
-            // A damaged store (a disk error, a truncated copy) reads as a SQLite error
-            // or as text that is no longer UTF-8: say where.
-            let row = row.with_context(|| {
-                format!(
-                    "{}: run {} of the store (by key) cannot be read: the store is damaged",
-                    self.path.display(),
-                    i + 1
-                )
-            })?;
-            let (
-                (key, workload, program, args, config, design, sets, functional, run_args, rc, ver),
-                (
-                    status,
-                    exit_code,
-                    signal,
-                    stats,
-                    stderr_tail,
-                    stdout_tail,
-                    wall,
-                    cpu,
-                    at,
-                    host,
-                    task,
-                ),
-            ) = row;
-            let store = self.path.display();
-            let bad = |what: &str| format!("{store}: run {key}: bad {what}");
-            out.push(RunRecord {
-                workload,
-                program,
-                args: serde_json::from_str(&args).with_context(|| bad("args"))?,
-                config,
-                design,
-                sets: serde_json::from_str(&sets).with_context(|| bad("sets"))?,
-                functional,
-                run_args: serde_json::from_str(&run_args).with_context(|| bad("run_args"))?,
-                resolved_config: serde_json::from_str(&rc)
-                    .with_context(|| bad("resolved_config"))?,
-                regsim_version: ver,
-                status: RunStatus::parse(&status).with_context(|| bad("status"))?,
-                exit_code,
-                signal,
-                stats: stats
-                    .as_deref()
-                    .map(|s| serde_json::from_str(s).with_context(|| bad("stats")))
-                    .transpose()?,
-                stderr_tail,
-                stdout_tail,
-                wall_seconds: wall,
-                cpu_seconds: cpu,
-                finished_at: at,
-                host,
-                slurm_task: task,
-                key,
-            });
+        let (records, damaged) = self.scan()?;
+        if !damaged.is_empty() {
+            bail!("{}", damage_report(&self.path, &damaged));
         }
-        Ok(out)
+        Ok(records)
+    }
+
+    /// Every intact recorded run, ordered by key, and the damaged ones.
+    pub fn scan(&self) -> Result<(Vec<RunRecord>, Vec<DamagedRun>)> {
+        let mut records = Vec::new();
+        let mut damaged = Vec::new();
+        for (_, row) in self.rows(decode)? {
+            match row {
+                Checked::Intact(r) => records.push(r),
+                Checked::Damaged(d) => damaged.push(d),
+            }
+        }
+        Ok((records, damaged))
     }
 
     /// Records a submitted Slurm job array.
@@ -756,5 +1083,184 @@ pub(crate) mod tests {
         drop(store);
         let err = Store::open(&path).err().unwrap().to_string();
         assert!(err.contains("newer"), "{err}");
+    }
+
+    /// A known answer, from Python: `hashlib.sha256` of `b"n"`, `pack("<Q", 0)`, `b"i"`,
+    /// `pack("<Q", 8)`, `pack("<q", 1)`, `b"r"`, `pack("<Q", 8)`, `pack("<d", 0.0)`,
+    /// `b"t"`, `pack("<Q", 2)` and `b"ab"`, concatenated. Changing the checksum makes
+    /// every stored row damaged, so it must be deliberate.
+    #[test]
+    fn the_checksum_is_the_documented_one() {
+        let values = [
+            ValueRef::Null,
+            ValueRef::Integer(1),
+            ValueRef::Real(-0.0),
+            ValueRef::Text(b"ab"),
+        ];
+        assert_eq!(
+            checksum(values),
+            "5c0095f897facade520b575635c3edfdd515f4fc4da0d27fec7c505be57755f9"
+        );
+        // Every value counts, and where one ends.
+        assert_ne!(
+            checksum([ValueRef::Text(b"ab"), ValueRef::Text(b"")]),
+            checksum([ValueRef::Text(b"a"), ValueRef::Text(b"b")])
+        );
+    }
+
+    /// A row changed after it was written (here by hand, with SQL; on disk, by a bad
+    /// sector or a bad copy) whose key still reads: it used to count as done. Now it is
+    /// damaged: left out of the statuses, claimable, named when the rows are read.
+    #[test]
+    fn a_row_changed_by_hand_is_damaged_and_runs_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let mut store = Store::open(&path).unwrap();
+        let (a, b, c) = (
+            record("a", RunStatus::Ok, 100),
+            record("b", RunStatus::Ok, 7),
+            record("c", RunStatus::Failed, 7),
+        );
+        store.record(&[a.clone(), b.clone(), c.clone()]).unwrap();
+        let (statuses, damaged) = store.check().unwrap();
+        assert_eq!(statuses.len(), 3);
+        assert!(damaged.is_empty(), "{damaged:?}");
+        // Valid JSON, another number: only the checksum tells.
+        store
+            .conn
+            .execute(
+                "UPDATE runs SET stats = '{\"total\":{\"cycles\":101,\"ipc\":1.5}}' \
+                 WHERE key = 'a'",
+                [],
+            )
+            .unwrap();
+        store
+            .conn
+            .execute("UPDATE runs SET checksum = NULL WHERE key = 'c'", [])
+            .unwrap();
+        let (statuses, damaged) = store.check().unwrap();
+        assert_eq!(statuses.keys().collect::<Vec<_>>(), ["b"]);
+        assert_eq!(damaged.len(), 2);
+        assert_eq!(damaged[0].key, "a");
+        assert_eq!(damaged[0].label, "saxpy --n 4, gtx480, ideal");
+        assert_eq!(
+            damaged[0].reason,
+            "its checksum does not match its contents"
+        );
+        assert_eq!(damaged[1].reason, "it has no checksum");
+        // Reading the rows refuses, naming the store, each run and the repair.
+        let err = format!("{:#}", store.records().unwrap_err());
+        assert!(
+            err.contains(&format!(
+                "{}: run a (saxpy --n 4, gtx480, ideal) is damaged",
+                path.display()
+            )) && err.contains("run c (")
+                && err.contains("2 damaged runs")
+                && err.contains("runs the damaged points again"),
+            "{err}"
+        );
+        let (records, _) = store.scan().unwrap();
+        assert_eq!(records, vec![b.clone()]);
+        // The damaged points are claimed (a failed one too, without --retry-failed);
+        // the intact one is not.
+        let owner = Owner::this_process();
+        assert_eq!(store.claim("a", &owner, false).unwrap(), Claim::Claimed);
+        assert_eq!(store.claim("c", &owner, false).unwrap(), Claim::Claimed);
+        assert_eq!(
+            store.claim("b", &owner, false).unwrap(),
+            Claim::Recorded(RunStatus::Ok)
+        );
+        // Their new rows replace the damaged ones.
+        store.record(&[a.clone(), c.clone()]).unwrap();
+        assert_eq!(store.records().unwrap(), vec![a, b, c]);
+        // A damaged key is a damaged row of no point, named by its rowid.
+        store
+            .conn
+            .execute("UPDATE runs SET key = 'x' WHERE key = 'b'", [])
+            .unwrap();
+        let (statuses, damaged) = store.check().unwrap();
+        assert_eq!(statuses.len(), 2);
+        assert_eq!(damaged[0].key, "x");
+        assert!(damaged[0].rowid > 0);
+        // Even through a read-only connection.
+        let ro = Store::open_read_only(&path).unwrap();
+        assert_eq!(ro.check().unwrap().1, damaged);
+    }
+
+    /// A store of schema 1 (no checksums): read as before, then stamped once when opened
+    /// for writing; a row that no longer reads whole is left unstamped, so damaged.
+    #[test]
+    fn a_store_from_before_checksums_is_checked_and_stamped_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let (a, b) = (record("a", RunStatus::Ok, 1), record("b", RunStatus::Ok, 2));
+        {
+            let mut store = Store::open(&path).unwrap();
+            store.record(&[a.clone(), b.clone()]).unwrap();
+            store
+                .conn
+                .execute_batch(
+                    "ALTER TABLE runs DROP COLUMN checksum;
+                     UPDATE meta SET value = '1' WHERE name = 'schema_version';
+                     UPDATE runs SET sets = 'not json' WHERE key = 'b';",
+                )
+                .unwrap();
+        }
+        // Read-only: checked by reading, nothing written.
+        let ro = Store::open_read_only(&path).unwrap();
+        assert!(!ro.checksummed);
+        let (records, damaged) = ro.scan().unwrap();
+        assert_eq!(records, vec![a.clone()]);
+        assert_eq!(damaged.len(), 1);
+        assert!(damaged[0].reason.contains("column sets"), "{damaged:?}");
+        drop(ro);
+        assert!(!has_checksum_column(&Connection::open(&path).unwrap()).unwrap());
+        // For writing: migrated.
+        let store = Store::open(&path).unwrap();
+        let version: String = store
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE name = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION.to_string());
+        let (statuses, damaged) = store.check().unwrap();
+        assert_eq!(statuses.keys().collect::<Vec<_>>(), ["a"]);
+        assert_eq!(damaged[0].reason, "it has no checksum");
+        // `a` now carries a checksum that catches what reading could not.
+        store
+            .conn
+            .execute("UPDATE runs SET wall_seconds = 0.5 WHERE key = 'a'", [])
+            .unwrap();
+        assert_eq!(store.check().unwrap().1.len(), 2);
+        // Opening again does not stamp again.
+        drop(store);
+        assert_eq!(Store::open(&path).unwrap().check().unwrap().1.len(), 2);
+    }
+
+    /// Every value a record can hold reads back intact, NaN and -0 included (SQLite stores
+    /// a NaN as NULL, an integral real as an integer).
+    #[test]
+    fn odd_values_keep_their_checksums() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let mut store = Store::open(&path).unwrap();
+        let mut r = record("a", RunStatus::Timeout, 1);
+        r.wall_seconds = -0.0;
+        r.cpu_seconds = Some(f64::NAN);
+        r.finished_at = 1e300;
+        r.exit_code = Some(i32::MIN);
+        r.slurm_task = Some("1_2".into());
+        r.stderr_tail = "\u{1F600}\0\n".into();
+        let mut s = record("s", RunStatus::Ok, 1);
+        s.stats = None;
+        s.cpu_seconds = None;
+        s.wall_seconds = 3.0;
+        store.record(&[r, s]).unwrap();
+        let (statuses, damaged) = store.check().unwrap();
+        assert!(damaged.is_empty(), "{damaged:?}");
+        assert_eq!(statuses.len(), 2);
     }
 }

@@ -23,6 +23,8 @@ $NVCC never_ends.cu -o bin/never_ends
 nvcc -O2 -arch=sm_70 unsupported_api.cu -o bin/static_cudart
 # A driver-API program (host code only; it loads its kernel as PTX text at run time).
 g++ -O2 -x c++ driver_api.cu -lcuda -o bin/driver_api
+# Issue 26: a driver-API launcher of any PTX file at any size (plain C, dlopen: no CUDA needed).
+gcc -O2 -Wall launch_probe.c -ldl -o bin/launch_probe
 # CUDA 12 programs, built by clang-19 against the directory scripts/install-cuda12-toolchain.sh
 # assembles (CUDA12_PATH, default ~/.local/cuda-12.9): regsim run must give them its
 # runtime as libcudart.so.12.

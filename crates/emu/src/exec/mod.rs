@@ -387,6 +387,21 @@ impl<'e> Launch<'e> {
                 config.grid, config.block
             )));
         }
+        // A kernel frame over the per-thread limit would be allocated 32 times per warp
+        // when its CTA starts (1 GiB of `.local` aborted the process): refused here.
+        let frame = module.funcs.get(kernel.index()).map_or(0, |e| e.frame_size);
+        if frame > limits.local_bytes_per_thread {
+            return Err(ExecError::new(
+                ErrorKind::LocalOverflow {
+                    needed: frame,
+                    limit: limits.local_bytes_per_thread,
+                },
+                Location {
+                    kernel: f.name.clone(),
+                    ..Default::default()
+                },
+            ));
+        }
         let mut pbuf = FlatSpace::new((f.param_size as usize).max(params.len()));
         pbuf.bytes[..params.len()].copy_from_slice(params);
         if (params.len() as u64) < f.param_size {
@@ -469,7 +484,9 @@ impl<'e> Launch<'e> {
                 bulk_next: 0,
             };
             if ef.frame_size > 0 {
-                warp.local = vec![vec![0; ef.frame_size as usize]; 32];
+                // Zeroed allocations, not clones of one: pages never touched are never
+                // committed, so a large frame costs what its threads use.
+                warp.local = (0..32).map(|_| vec![0; ef.frame_size as usize]).collect();
             }
             warps.push(warp);
         }
