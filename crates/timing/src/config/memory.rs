@@ -405,6 +405,13 @@ pub struct L2Config {
     /// up. Default 0: unbounded.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub output_queue_entries: u32,
+    /// Requests (read misses, write-backs, write-throughs) a slice may have on their way
+    /// to its DRAM channel's scheduler (GPGPU-Sim's L2-to-DRAM queue, the second field of
+    /// `-gpgpu_dram_partition_queues`): a request takes an entry at the lookup that sends
+    /// it and frees it when the channel admits it among its `dram.queue_window` oldest;
+    /// while the slice holds this many the slice looks nothing up. Default 0: unbounded.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub dram_queue_entries: u32,
 }
 
 /// DRAM request scheduling policy.
@@ -480,6 +487,12 @@ pub struct DramConfig {
     /// interleaving and rows of `row_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address_mapping: Option<DramAddressMapping>,
+    /// Reads per channel whose data may be on its way back to the L2 (GPGPU-Sim's
+    /// `-gpgpu_dram_return_queue_size`): a read holds an entry from its column command
+    /// until the L2 takes its data, `latency` after its burst; while all are held the
+    /// channel issues no read. Default 0: unbounded.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub return_queue_entries: u32,
 }
 
 /// `[dram.address_mapping]`: where channel, bank, row and column are in an address.

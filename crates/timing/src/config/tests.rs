@@ -838,21 +838,36 @@ fn only_the_gpgpusim_transcriptions_block_at_the_head_of_the_interconnects_queue
 #[test]
 fn the_gpgpusim_transcriptions_bound_the_l2_slices_queues_and_the_others_do_not() {
     // -gpgpu_dram_partition_queues 64:64:64:64 in both transcriptions.
-    for name in ["gpgpusim-gtx480", "gpgpusim-qv100"] {
+    // -gpgpu_dram_return_queue_size 116 (SM2_GTX480) and 192 (SM7_QV100).
+    for (name, returns) in [("gpgpusim-gtx480", 116), ("gpgpusim-qv100", 192)] {
         let g = load(name, &[]).unwrap();
         assert_eq!(
-            (g.l2.input_queue_entries, g.l2.output_queue_entries),
-            (64, 64),
+            (
+                g.l2.input_queue_entries,
+                g.l2.output_queue_entries,
+                g.l2.dram_queue_entries,
+                g.dram.return_queue_entries
+            ),
+            (64, 64, 64, returns),
             "{name}"
         );
     }
     for name in PAPER_CONFIGS {
         let g = load(name, &[]).unwrap();
         assert_eq!(
-            (g.l2.input_queue_entries, g.l2.output_queue_entries),
-            (0, 0),
+            (
+                g.l2.input_queue_entries,
+                g.l2.output_queue_entries,
+                g.l2.dram_queue_entries,
+                g.dram.return_queue_entries
+            ),
+            (0, 0, 0, 0),
             "{name}"
         );
+    }
+    for key in ["l2.dram_queue_entries", "dram.return_queue_entries"] {
+        let e = err_of("gtx480", &[&format!("{key}=-1")]);
+        assert!(e.to_string().contains(key), "{e}");
     }
     // A sector-lookup slice's packet takes up to a line's sectors: a queue shorter than
     // that could never take it.
