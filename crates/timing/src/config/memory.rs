@@ -355,6 +355,30 @@ pub struct InterconnectConfig {
     /// holding the source (an output-queued crossbar).
     #[serde(default, skip_serializing_if = "is_false")]
     pub head_of_line_blocking: bool,
+    /// What a full injection buffer (`input_buffer_bytes`) stops (default `issue`).
+    #[serde(default, skip_serializing_if = "InjectionBackpressure::is_issue")]
+    pub injection_backpressure: InjectionBackpressure,
+}
+
+/// Where an SM's full interconnect injection buffer pushes back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InjectionBackpressure {
+    /// The SM issues no memory instruction while the buffer is full.
+    #[default]
+    Issue,
+    /// The L1D's miss queue hands a request on only when the buffer has room for it
+    /// (GPGPU-Sim's L1D passes its miss queue's head to the interconnect only when the
+    /// injection buffer can take it), so under back-pressure the miss queue fills and
+    /// refuses lookups (`MISS_QUEUE_FULL`) while hits go on; the other caches' requests
+    /// still stop issue. Needs a bounded `l1d.miss_queue_entries`.
+    MissQueue,
+}
+
+impl InjectionBackpressure {
+    fn is_issue(&self) -> bool {
+        *self == InjectionBackpressure::Issue
+    }
 }
 
 /// `[l2]`: the shared last-level cache.

@@ -60,7 +60,9 @@ pub mod port;
 pub mod shared_memory;
 pub mod texture_cache;
 
-use crate::config::{CacheConfig, GpuConfig, RegisterFileDesign, WritePolicy, WARP_SIZE};
+use crate::config::{
+    CacheConfig, GpuConfig, InjectionBackpressure, RegisterFileDesign, WritePolicy, WARP_SIZE,
+};
 use crate::memory::cache::{
     Cache, CacheOp, CacheStats, Eviction, LineAddr, Outcome, RegisterLineStats, RegisterWrite,
     ReservationFailure, SectorMask,
@@ -960,8 +962,14 @@ impl FrontEnd<'_> {
         let room =
             u64::from(ic.input_buffer_bytes - ic.control_bytes - self.cfg.l2.slice.line_bytes);
         let refused = self.m.pending_injection.refused;
-        if self.icnt.injection_backlog(self.s, self.now) + self.m.pending_injection.bytes + refused
-            > room
+        // Under `injection_backpressure = "miss_queue"` the L1D's miss queue waits for
+        // the buffer instead (see the `IcntLeaveSm` event).
+        let checked = l1 != L1::Data || ic.injection_backpressure == InjectionBackpressure::Issue;
+        if checked
+            && self.icnt.injection_backlog(self.s, self.now)
+                + self.m.pending_injection.bytes
+                + refused
+                > room
         {
             // Refused packets leave when their slice takes them, an event: until then
             // try each cycle.
@@ -1225,8 +1233,21 @@ impl MemorySystem {
                 self.sms[sm].pending_injection.leave(t, bytes);
                 let start = self.icnt.leave_sm(sm, t, bytes);
                 if let Some(l1) = packet.kind.miss_queue_of() {
+                    let ic = &self.cfg.interconnect;
+                    let handoff = if l1 == L1::Data
+                        && ic.injection_backpressure == InjectionBackpressure::MissQueue
+                    {
+                        // The request passes to the injection buffer once the port's
+                        // backlog, itself included, and the packets refused by their
+                        // slices fit in the buffer.
+                        let refused = self.sms[sm].pending_injection.refused;
+                        let fits = u64::from(ic.input_buffer_bytes).saturating_sub(refused);
+                        self.icnt.injection_drained_to(sm, fits).max(t)
+                    } else {
+                        t
+                    };
                     let queue = &mut self.sms[sm].l1[l1.index()].miss_queue;
-                    queue.enter(t, packet.sectors);
+                    queue.enter(handoff, packet.sectors);
                 }
                 if start > t {
                     let event = Event::IcntEnterSlice {
