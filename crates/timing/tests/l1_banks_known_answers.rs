@@ -103,7 +103,11 @@ fn a_stream_of_four_sector_misses_fills_the_miss_queue_it_drains_a_request_a_cyc
         (mem.stats().l1d_reservation_fail_cycles, now)
     };
     let (bounded, end_bounded) = run(&[]);
-    let (unbounded, end_unbounded) = run(&["l1d.miss_queue_entries=0"]);
+    // An unbounded miss queue cannot push back on a full injection buffer.
+    let (unbounded, end_unbounded) = run(&[
+        "l1d.miss_queue_entries=0",
+        "interconnect.injection_backpressure=issue",
+    ]);
     assert!(bounded.miss_queue_full > 100, "{bounded:?}");
     assert_eq!(bounded.total, bounded.miss_queue_full);
     assert_eq!(unbounded.total, 0, "{unbounded:?}");

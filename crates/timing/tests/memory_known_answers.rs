@@ -284,15 +284,7 @@ fn an_l2_hit_stream_is_limited_by_the_interconnect() {
 #[test]
 fn a_dram_stream_is_limited_by_the_channel_bus_and_enjoys_row_hits() {
     // One channel, 4 bytes per DRAM cycle: a 128-byte line holds the bus for 32 cycles.
-    let cfg = same_clock(&[
-        "dram.channels=1",
-        "l2.slices=2",
-        "l2.slice.size_bytes=524288",
-        "dram.bytes_per_cycle=4",
-        "l1d.size_bytes=65536",
-        "l1d.mshrs=256",
-    ]);
-    let mut h = Harness::new(&cfg);
+    let mut h = Harness::new(&one_slow_channel(&[]));
     let n = 128u64;
     let reqs: Vec<usize> = (0..n).map(|i| h.load(0, i * 128)).collect();
     let times: Vec<Cycle> = reqs.iter().map(|&r| h.wait(r)).collect();
@@ -350,6 +342,37 @@ fn with_write_acks_a_store_completes_when_the_l2_acknowledges_it() {
 
 /// SM 1 brings `n` lines of slice 0 (3072 bytes apart) into the L2 and the harness
 /// moves past its last event.
+/// gtx480 at one clock with one DRAM channel of 4 bytes a DRAM cycle behind two slices
+/// (a 128-byte line holds the bus 32 cycles), a large L1D, and `extra`.
+fn one_slow_channel(extra: &[&str]) -> GpuConfig {
+    let mut o = vec![
+        "dram.channels=1",
+        "l2.slices=2",
+        "l2.slice.size_bytes=524288",
+        "dram.bytes_per_cycle=4",
+        "l1d.size_bytes=65536",
+        "l1d.mshrs=256",
+    ];
+    o.extend_from_slice(extra);
+    same_clock(&o)
+}
+
+/// A queue bound `key` changes nothing when unbounded (0) or `roomy`, and a bound of one
+/// entry makes `cycles` at least `delay` longer.
+fn only_a_tight_bound_delays(cycles: impl Fn(&str) -> Cycles, key: &str, roomy: u32, delay: u64) {
+    let unbounded = cycles(&format!("{key}=0"));
+    assert_eq!(
+        cycles(&format!("{key}={roomy}")),
+        unbounded,
+        "{key}={roomy}"
+    );
+    let one = cycles(&format!("{key}=1"));
+    assert!(
+        one >= unbounded + Cycles::new(delay),
+        "{key}: bounded {one}, unbounded {unbounded}"
+    );
+}
+
 fn warm_slice_0(h: &mut Harness, n: u64) {
     let warm: Vec<usize> = (0..n).map(|i| h.load(1, i * 3072)).collect();
     for w in warm {
@@ -683,11 +706,50 @@ fn a_full_slice_output_queue_stops_its_lookups() {
         let miss = h.load(2, n * 3072);
         h.wait(miss) - start
     };
-    let unbounded = miss_done("l2.output_queue_entries=0");
-    assert_eq!(miss_done("l2.output_queue_entries=64"), unbounded);
-    let one = miss_done("l2.output_queue_entries=1");
-    assert!(
-        one >= unbounded + Cycles::new(300),
-        "bounded {one}, unbounded {unbounded}"
-    );
+    only_a_tight_bound_delays(miss_done, "l2.output_queue_entries", 64, 300);
+}
+
+#[test]
+fn a_full_slice_dram_queue_stops_its_lookups_until_the_channel_admits_a_request() {
+    // One channel of 4 bytes a DRAM cycle (a line holds its bus 32 cycles) whose scheduler
+    // takes one request at a time. SM 0 sends 32 misses to slice 0 (lines 512 bytes apart:
+    // 256-byte interleaving over two slices); 200 cycles later SM 2 reads a line SM 1 left
+    // in slice 0's L2. Unbounded, the slice has looked the misses up long before and the
+    // hit is served at once; with one entry per slice towards DRAM the slice looks up a
+    // miss only when the channel has taken the previous one (a line's burst, 32 cycles),
+    // so the hit waits behind the misses' lookups; 64 entries hold all 32 and change
+    // nothing.
+    let hit_done = |entries: &str| {
+        let mut h = Harness::new(&one_slow_channel(&["dram.queue_window=1", entries]));
+        let hit_line = 1 << 20;
+        let warm = h.load(1, hit_line);
+        h.now = h.wait(warm);
+        let _misses: Vec<usize> = (0..32u64).map(|i| h.load(0, i * 512)).collect();
+        h.tick(200);
+        let start = h.now;
+        let hit = h.load(2, hit_line);
+        h.wait(hit) - start
+    };
+    only_a_tight_bound_delays(hit_done, "l2.dram_queue_entries", 64, 500);
+}
+
+#[test]
+fn a_full_dram_return_queue_spaces_reads_by_the_return_latency() {
+    // A stream of row hits on one channel (a line's burst 32 DRAM cycles = 32 core cycles
+    // at one clock). With one return entry, each read's column command waits until the
+    // L2 has taken the previous read's data (`dram.latency` after its burst), so
+    // consecutive reads complete `latency + t_cl + 32` apart instead of 32.
+    let spacing = |entries: &str| {
+        let cfg = one_slow_channel(&[entries]);
+        let expect = cfg.dram.latency.get() + cfg.dram.t_cl.get() + 32;
+        let mut h = Harness::new(&cfg);
+        // Lines 1 and 2 of one row (a row holds 16 lines): both row hits.
+        let reqs: Vec<usize> = (0..3u64).map(|i| h.load(0, i * 128)).collect();
+        let t: Vec<Cycle> = reqs.iter().map(|&r| h.wait(r)).collect();
+        ((t[2] - t[1]).get(), expect)
+    };
+    assert_eq!(spacing("dram.return_queue_entries=0").0, 32);
+    assert_eq!(spacing("dram.return_queue_entries=8").0, 32);
+    let (one, expect) = spacing("dram.return_queue_entries=1");
+    assert_eq!(one, expect);
 }

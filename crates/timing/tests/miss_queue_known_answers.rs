@@ -6,6 +6,7 @@
 use timing::config::default_configs_dir;
 use timing::memory::cache::{LineAddr, SectorMask};
 use timing::memory::coalescer::LineAccess;
+use timing::memory::miss_queue::ReservationFailCycles;
 use timing::memory::{AccessKind, SmId, Space};
 use timing::{Cycle, Cycles, GpuConfig, MemRequest, MemorySystem, Override};
 
@@ -128,27 +129,37 @@ fn row_walk_warps_past_the_mshrs_are_refused_for_hundreds_of_cycles_each() {
     assert!(s.l1d.reservation_fails < f.total / 4, "{s:?}");
 }
 
+/// `warps` warps of the row walk on SM 0 behind slow ports (1 byte a cycle: a read
+/// request takes a 40-byte flit, 40 cycles; a reply four flits, 160), with `sets`: the
+/// failure cycles, the cycle each warp was taken, and the cycle the last request
+/// completed.
+fn row_walk_behind_a_slow_port(
+    warps: u64,
+    sets: &[&str],
+) -> (ReservationFailCycles, Vec<Cycle>, Cycle) {
+    let mut all = vec!["interconnect.bytes_per_cycle=1", "l1d.mshrs=512"];
+    all.extend_from_slice(sets);
+    let mut mem = MemorySystem::new(&gtx480(&all));
+    let mut now = Cycle::ZERO;
+    let mut taken = Vec::new();
+    for w in 0..warps {
+        taken.push(load(&mut mem, &mut now, &row_walk(w, 1)));
+        now += Cycles::new(1);
+    }
+    let end = drain(&mut mem, now);
+    (mem.stats().l1d_reservation_fail_cycles, taken, end)
+}
+
 #[test]
-fn a_backed_up_port_leaves_the_miss_queue_alone_the_injection_buffer_stops_issue() {
-    // A slow SM port (1 byte a cycle: a read request takes a 40-byte flit, 40 cycles).
-    // The miss queue hands one request a cycle to the injection buffer whatever the port
-    // does, and the row walk looks up one line (one request) a cycle: the queue never
-    // fills, and 8 entries give the unbounded queue's run exactly. The backed-up port
-    // fills the injection buffer instead, which stops issue (the SM waits; no failure).
-    let run = |sets: &[&str]| {
-        let mut mem = MemorySystem::new(&gtx480(sets));
-        let mut now = Cycle::ZERO;
-        let mut taken = Vec::new();
-        for w in 0..4 {
-            taken.push(load(&mut mem, &mut now, &row_walk(w, 1)));
-            now += Cycles::new(1);
-        }
-        let end = drain(&mut mem, now);
-        (mem.stats().l1d_reservation_fail_cycles, taken, end)
-    };
-    let slow = ["interconnect.bytes_per_cycle=1", "l1d.mshrs=512"];
-    let (bounded, taken, end) = run(&slow);
-    let unbounded = run(&[slow[0], slow[1], "l1d.miss_queue_entries=0"]);
+fn a_backed_up_port_leaves_the_miss_queue_alone_when_the_injection_buffer_stops_issue() {
+    // With `injection_backpressure = "issue"` the miss queue hands one request a cycle to
+    // the injection buffer whatever the port does, and the row walk looks up one line
+    // (one request) a cycle: the queue never fills, and 8 entries give the unbounded
+    // queue's run exactly. The backed-up port fills the injection buffer instead, which
+    // stops issue (the SM waits; no failure).
+    let issue = "interconnect.injection_backpressure=issue";
+    let (bounded, taken, end) = row_walk_behind_a_slow_port(4, &[issue]);
+    let unbounded = row_walk_behind_a_slow_port(4, &[issue, "l1d.miss_queue_entries=0"]);
     assert_eq!(bounded.miss_queue_full, 0, "{bounded:?}");
     assert_eq!(
         (bounded, &taken, end),
@@ -157,6 +168,41 @@ fn a_backed_up_port_leaves_the_miss_queue_alone_the_injection_buffer_stops_issue
     // The fourth warp waited for the injection buffer (2,560 bytes: 64 flits, each 40
     // cycles on this port) to drain.
     assert!(taken[3] > Cycle::new(1000), "{taken:?}");
+}
+
+#[test]
+fn a_backed_up_port_fills_the_miss_queue_when_the_buffer_holds_its_hand_off() {
+    // `injection_backpressure = "miss_queue"` (both transcriptions): a request leaves the
+    // 8-entry miss queue only when the injection buffer (64 flits) has room for it. Eight
+    // warps make 256 requests: the first 64 fill the buffer, and from then on each entry
+    // stays until a flit has left the port (40 cycles), so the queue fills and the later
+    // warps' lookups are refused as MISS_QUEUE_FULL for thousands of cycles, one failure
+    // a cycle, where "issue" counts none and stops issue instead. (Allocation on fill,
+    // so that the walk's sets, whose ways would all be reserved on miss, refuse nothing
+    // themselves.) The replies' port (160 cycles a reply) sets the end either way.
+    let on_fill = "l1d.allocation=on_fill";
+    let (queue, taken, end) = row_walk_behind_a_slow_port(8, &[on_fill]);
+    let (issue, issue_taken, issue_end) =
+        row_walk_behind_a_slow_port(8, &[on_fill, "interconnect.injection_backpressure=issue"]);
+    assert_eq!(issue.miss_queue_full, 0, "{issue:?}");
+    assert!(queue.miss_queue_full > 2000, "{queue:?}");
+    assert_eq!(queue.total, queue.miss_queue_full, "{queue:?}");
+    // Under "issue" the eighth warp waited at issue; under "miss_queue" inside the L1D.
+    assert!(issue_taken[7] > Cycle::new(1000), "{issue_taken:?}");
+    assert!(taken[7] > Cycle::new(1000), "{taken:?}");
+    assert!(
+        end.get().abs_diff(issue_end.get()) <= 4 * 160,
+        "{end} vs {issue_end}"
+    );
+    // Without a bound on the miss queue nothing could push back: refused at load.
+    let o = [
+        Override::parse("l1d.miss_queue_entries=0").unwrap(),
+        Override::parse("interconnect.injection_backpressure=miss_queue").unwrap(),
+    ];
+    let e = GpuConfig::load("gpgpusim-gtx480", &default_configs_dir(), &o)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("interconnect.injection_backpressure"), "{e}");
 }
 
 #[test]

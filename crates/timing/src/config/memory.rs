@@ -355,6 +355,30 @@ pub struct InterconnectConfig {
     /// holding the source (an output-queued crossbar).
     #[serde(default, skip_serializing_if = "is_false")]
     pub head_of_line_blocking: bool,
+    /// What a full injection buffer (`input_buffer_bytes`) stops (default `issue`).
+    #[serde(default, skip_serializing_if = "InjectionBackpressure::is_issue")]
+    pub injection_backpressure: InjectionBackpressure,
+}
+
+/// Where an SM's full interconnect injection buffer pushes back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InjectionBackpressure {
+    /// The SM issues no memory instruction while the buffer is full.
+    #[default]
+    Issue,
+    /// The L1D's miss queue hands a request on only when the buffer has room for it
+    /// (GPGPU-Sim's L1D passes its miss queue's head to the interconnect only when the
+    /// injection buffer can take it), so under back-pressure the miss queue fills and
+    /// refuses lookups (`MISS_QUEUE_FULL`) while hits go on; the other caches' requests
+    /// still stop issue. Needs a bounded `l1d.miss_queue_entries`.
+    MissQueue,
+}
+
+impl InjectionBackpressure {
+    fn is_issue(&self) -> bool {
+        *self == InjectionBackpressure::Issue
+    }
 }
 
 /// `[l2]`: the shared last-level cache.
@@ -405,6 +429,13 @@ pub struct L2Config {
     /// up. Default 0: unbounded.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub output_queue_entries: u32,
+    /// Requests (read misses, write-backs, write-throughs) a slice may have on their way
+    /// to its DRAM channel's scheduler (GPGPU-Sim's L2-to-DRAM queue, the second field of
+    /// `-gpgpu_dram_partition_queues`): a request takes an entry at the lookup that sends
+    /// it and frees it when the channel admits it among its `dram.queue_window` oldest;
+    /// while the slice holds this many the slice looks nothing up. Default 0: unbounded.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub dram_queue_entries: u32,
 }
 
 /// DRAM request scheduling policy.
@@ -480,6 +511,12 @@ pub struct DramConfig {
     /// interleaving and rows of `row_bytes`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address_mapping: Option<DramAddressMapping>,
+    /// Reads per channel whose data may be on its way back to the L2 (GPGPU-Sim's
+    /// `-gpgpu_dram_return_queue_size`): a read holds an entry from its column command
+    /// until the L2 takes its data, `latency` after its burst; while all are held the
+    /// channel issues no read. Default 0: unbounded.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub return_queue_entries: u32,
 }
 
 /// `[dram.address_mapping]`: where channel, bank, row and column are in an address.

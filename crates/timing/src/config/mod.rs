@@ -652,6 +652,14 @@ impl GpuConfig {
                 ),
             ));
         }
+        if self.interconnect.injection_backpressure == InjectionBackpressure::MissQueue
+            && self.l1d.miss_queue_entries == 0
+        {
+            return Err(invalid(
+                "interconnect.injection_backpressure",
+                "\"miss_queue\" needs a bounded L1D miss queue (l1d.miss_queue_entries)",
+            ));
+        }
         power_of_two("l2.interleave_bytes", u64::from(self.l2.interleave_bytes))?;
         if self.l2.interleave_bytes < l2.line_bytes {
             return Err(invalid(

@@ -835,24 +835,82 @@ fn only_the_gpgpusim_transcriptions_block_at_the_head_of_the_interconnects_queue
     );
 }
 
+/// `get` is `transcriptions` on both GPGPU-Sim transcriptions and `papers` on every
+/// paper config.
+fn transcriptions_and_papers_have<T: PartialEq + std::fmt::Debug>(
+    get: impl Fn(&GpuConfig) -> T,
+    transcriptions: T,
+    papers: T,
+) {
+    for name in ["gpgpusim-gtx480", "gpgpusim-qv100"] {
+        assert_eq!(get(&load(name, &[]).unwrap()), transcriptions, "{name}");
+    }
+    for name in PAPER_CONFIGS {
+        assert_eq!(get(&load(name, &[]).unwrap()), papers, "{name}");
+    }
+}
+
+#[test]
+fn only_the_gpgpusim_transcriptions_hold_the_miss_queue_for_a_full_injection_buffer() {
+    transcriptions_and_papers_have(
+        |g| g.interconnect.injection_backpressure,
+        InjectionBackpressure::MissQueue,
+        InjectionBackpressure::Issue,
+    );
+    let e = err_of(
+        "gtx480",
+        &["interconnect.injection_backpressure=\"miss_queue\""],
+    );
+    assert!(
+        e.to_string()
+            .contains("interconnect.injection_backpressure")
+            && e.to_string().contains("l1d.miss_queue_entries"),
+        "{e}"
+    );
+    let e = err_of(
+        "gtx480",
+        &["interconnect.injection_backpressure=\"sometimes\""],
+    );
+    assert!(
+        e.to_string()
+            .contains("interconnect.injection_backpressure"),
+        "{e}"
+    );
+}
+
 #[test]
 fn the_gpgpusim_transcriptions_bound_the_l2_slices_queues_and_the_others_do_not() {
     // -gpgpu_dram_partition_queues 64:64:64:64 in both transcriptions.
-    for name in ["gpgpusim-gtx480", "gpgpusim-qv100"] {
+    // -gpgpu_dram_return_queue_size 116 (SM2_GTX480) and 192 (SM7_QV100).
+    for (name, returns) in [("gpgpusim-gtx480", 116), ("gpgpusim-qv100", 192)] {
         let g = load(name, &[]).unwrap();
         assert_eq!(
-            (g.l2.input_queue_entries, g.l2.output_queue_entries),
-            (64, 64),
+            (
+                g.l2.input_queue_entries,
+                g.l2.output_queue_entries,
+                g.l2.dram_queue_entries,
+                g.dram.return_queue_entries
+            ),
+            (64, 64, 64, returns),
             "{name}"
         );
     }
     for name in PAPER_CONFIGS {
         let g = load(name, &[]).unwrap();
         assert_eq!(
-            (g.l2.input_queue_entries, g.l2.output_queue_entries),
-            (0, 0),
+            (
+                g.l2.input_queue_entries,
+                g.l2.output_queue_entries,
+                g.l2.dram_queue_entries,
+                g.dram.return_queue_entries
+            ),
+            (0, 0, 0, 0),
             "{name}"
         );
+    }
+    for key in ["l2.dram_queue_entries", "dram.return_queue_entries"] {
+        let e = err_of("gtx480", &[&format!("{key}=-1")]);
+        assert!(e.to_string().contains(key), "{e}");
     }
     // A sector-lookup slice's packet takes up to a line's sectors: a queue shorter than
     // that could never take it.
@@ -873,18 +931,11 @@ fn the_gpgpusim_transcriptions_bound_the_l2_slices_queues_and_the_others_do_not(
 
 #[test]
 fn only_the_gpgpusim_transcriptions_lay_local_memory_out_gpu_wide() {
-    for name in ["gpgpusim-gtx480", "gpgpusim-qv100"] {
-        let g = load(name, &[]).unwrap();
-        assert_eq!(g.memory.local_interleave, LocalInterleave::Gpu, "{name}");
-    }
-    for name in PAPER_CONFIGS {
-        let g = load(name, &[]).unwrap();
-        assert_eq!(
-            g.memory.local_interleave,
-            LocalInterleave::WarpSlot,
-            "{name}"
-        );
-    }
+    transcriptions_and_papers_have(
+        |g| g.memory.local_interleave,
+        LocalInterleave::Gpu,
+        LocalInterleave::WarpSlot,
+    );
     let g = load(
         "gpgpusim-gtx480",
         &["memory.local_interleave=\"warp_slot\""],

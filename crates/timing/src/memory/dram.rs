@@ -23,6 +23,17 @@
 //!   bank is ready; FR-FCFS serves the oldest row hit among ready banks, else the oldest
 //!   request whose bank is ready.
 //!
+//! - scheduler admission: a request is *admitted* when it becomes one of the oldest
+//!   `queue_window` (on arrival, or when an older one issues); with
+//!   [`DramChannel::track_admission`] the channel reports each admitted request's token,
+//!   so that the L2 can bound the queue in front of the scheduler (`l2.dram_queue_entries`);
+//! - return queue (`return_queue_entries`, GPGPU-Sim's `-gpgpu_dram_return_queue_size`;
+//!   0: unbounded): a read holds an entry from its column command until the L2 has taken
+//!   its data, the hold set by [`DramChannel::set_return_hold`] after its burst (the
+//!   memory system's `dram.latency`); while every entry is held the channel issues no
+//!   read (writes still issue), so returns the L2 has not taken stop the reads behind
+//!   them.
+//!
 //! Not modelled: tFAW, refresh, power-down. Writes produce no completion.
 
 use crate::bits::Divisor;
@@ -30,7 +41,8 @@ use crate::config::{DramConfig, DramSchedulerPolicy};
 use crate::memory::port::BandwidthPort;
 use crate::time::{Mem, MemCycle, MemCycles};
 use serde::Serialize;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// DRAM counters (summed over channels by the memory system).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -141,6 +153,14 @@ pub struct DramChannel<T> {
     bus: BandwidthPort<Mem>,
     cmd_free: MemCycle,
     stats: DramStats,
+    /// Tokens of the requests admitted to the scheduler since the last
+    /// [`DramChannel::take_admitted`] (`None`: not tracked).
+    admitted: Option<Vec<T>>,
+    /// `return_queue_entries` (0: unbounded), the hold after a burst, and when each held
+    /// entry is released.
+    return_entries: usize,
+    return_hold: MemCycles,
+    returning: BinaryHeap<Reverse<MemCycle>>,
 }
 
 impl<T: Copy> DramChannel<T> {
@@ -188,7 +208,32 @@ impl<T: Copy> DramChannel<T> {
             bus: BandwidthPort::new(cfg.bytes_per_cycle),
             cmd_free: MemCycle::ZERO,
             stats: DramStats::default(),
+            admitted: None,
+            return_entries: cfg.return_queue_entries as usize,
+            return_hold: MemCycles::ZERO,
+            returning: BinaryHeap::new(),
         }
+    }
+
+    /// From now on, records the token of every request admitted to the scheduler (see
+    /// the module docs), for [`Self::take_admitted`].
+    pub fn track_admission(&mut self) {
+        self.admitted.get_or_insert_with(Vec::new);
+    }
+
+    /// Calls `f` with the token of each request admitted since the last call, in order.
+    pub fn take_admitted(&mut self, mut f: impl FnMut(T)) {
+        if let Some(a) = self.admitted.as_mut() {
+            for t in a.drain(..) {
+                f(t);
+            }
+        }
+    }
+
+    /// How long after its burst a read's return-queue entry stays held: the time the L2
+    /// takes to receive the data (default 0).
+    pub fn set_return_hold(&mut self, hold: MemCycles) {
+        self.return_hold = hold;
     }
 
     /// Counters so far.
@@ -207,6 +252,11 @@ impl<T: Copy> DramChannel<T> {
         // it so): [`Self::service`] and [`Self::pick`] rely on it.
         debug_assert!(self.queue.back().is_none_or(|q| q.arrival <= at));
         self.queue.push_back(Queued { req, arrival: at });
+        if self.queue.len() <= self.window {
+            if let Some(a) = self.admitted.as_mut() {
+                a.push(req.token);
+            }
+        }
     }
 
     /// Issues every command that can issue at or before `now`, appending finished reads
@@ -228,7 +278,8 @@ impl<T: Copy> DramChannel<T> {
             if d > now {
                 return Some(d);
             }
-            match self.pick(d, window) {
+            let reads_from = self.reads_allowed_from(d);
+            match self.pick(d, window, reads_from) {
                 Ok(i) => {
                     self.issue(i, d, done);
                     d = self.cmd_free;
@@ -240,13 +291,33 @@ impl<T: Copy> DramChannel<T> {
         }
     }
 
+    /// The first cycle from `d` on at which the return queue lets a read issue (`d` when
+    /// it is unbounded or has a free entry), releasing the entries whose hold is over.
+    fn reads_allowed_from(&mut self, d: MemCycle) -> MemCycle {
+        if self.return_entries == 0 {
+            return d;
+        }
+        while self.returning.peek().is_some_and(|r| r.0 <= d) {
+            self.returning.pop();
+        }
+        if self.returning.len() < self.return_entries {
+            d
+        } else {
+            self.returning.peek().map_or(d, |r| r.0)
+        }
+    }
+
     /// The queue index to issue at `d`, or a later cycle at which one might be ready (no
-    /// later than the first such cycle).
-    fn pick(&self, d: MemCycle, window: usize) -> Result<usize, MemCycle> {
+    /// later than the first such cycle). Reads are eligible from `reads_from` on.
+    fn pick(&self, d: MemCycle, window: usize, reads_from: MemCycle) -> Result<usize, MemCycle> {
         let mut next = MemCycle::NEVER;
+        if reads_from > d {
+            next = reads_from;
+        }
+        let held = |q: &Queued<T>| !q.req.is_write && reads_from > d;
         match self.policy {
             DramSchedulerPolicy::Fcfs => {
-                if let Some(q) = self.queue.front() {
+                if let Some(q) = self.queue.front().filter(|q| !held(q)) {
                     let at = q.arrival.max(self.banks[q.req.bank].ready);
                     if at <= d {
                         return Ok(0);
@@ -263,6 +334,9 @@ impl<T: Copy> DramChannel<T> {
                         // none is ready before this one arrives.
                         next = next.min(q.arrival);
                         break;
+                    }
+                    if held(q) {
+                        continue;
                     }
                     let bank = &self.banks[q.req.bank];
                     if bank.ready > d {
@@ -289,6 +363,13 @@ impl<T: Copy> DramChannel<T> {
         let Some(Queued { req, arrival }) = self.queue.remove(i) else {
             return;
         };
+        if let (Some(a), Some(q)) = (
+            self.admitted.as_mut(),
+            self.queue.get(self.window.wrapping_sub(1)),
+        ) {
+            // The request that was just outside the window is now inside it.
+            a.push(q.req.token);
+        }
         let sp = self.spacing;
         // Bank groups are few (1 to 4), and a division per request showed in profiles.
         let group = if sp.bank_groups == 1 {
@@ -361,6 +442,9 @@ impl<T: Copy> DramChannel<T> {
         } else {
             self.stats.reads += 1;
             self.stats.read_bytes += u64::from(req.bytes);
+            if self.return_entries > 0 {
+                self.returning.push(Reverse(burst.end + self.return_hold));
+            }
             done.push(DramCompletion {
                 token: req.token,
                 done: burst.end,
@@ -397,6 +481,7 @@ mod tests {
             bank_groups: 1,
             atom_bytes: 0,
             address_mapping: None,
+            return_queue_entries: 0,
         }
     }
 
@@ -597,5 +682,54 @@ mod tests {
         assert!(strided_end > seq_end);
         // Every strided access waits a full row cycle (tRC = 40) after the previous one.
         assert_eq!(strided_end, Some(MemCycle::new(63 * 40 + 12 + 12 + 4)));
+    }
+
+    #[test]
+    fn a_full_return_queue_holds_reads_until_the_l2_has_taken_a_return() {
+        // Reads to two closed banks at 0. Unbounded: the second's command at 1, column at
+        // 13, its burst after the first's (24..28): 28..32. With one return entry held 10
+        // cycles after the burst, the second waits for 28 + 10 = 38: column 50, data
+        // 62..66. A write is not held behind it.
+        let run = |entries: u32| {
+            let mut c = cfg(DramSchedulerPolicy::FrFcfs);
+            c.return_queue_entries = entries;
+            let mut ch = DramChannel::new(&c);
+            ch.set_return_hold(MemCycles::new(10));
+            ch.push(req(0, 0, 0), MemCycle::ZERO);
+            ch.push(req(1, 0, 1), MemCycle::ZERO);
+            ch.push(req_bytes(2, 0, 128, true, 2), MemCycle::ZERO);
+            let done: Vec<u64> = drain(&mut ch).iter().map(|c| c.done.get()).collect();
+            (done, ch.stats().writes)
+        };
+        assert_eq!(run(0), (vec![28, 32], 1));
+        assert_eq!(run(2), (vec![28, 32], 1));
+        assert_eq!(run(1), (vec![28, 66], 1));
+    }
+
+    #[test]
+    fn requests_are_admitted_to_the_scheduler_as_older_ones_issue() {
+        // A window of 16: of 18 requests the first 16 are admitted on arrival; each issue
+        // admits the oldest one outside the window.
+        let mut ch = DramChannel::new(&cfg(DramSchedulerPolicy::FrFcfs));
+        ch.track_admission();
+        for t in 0..18 {
+            ch.push(req(0, 0, t), MemCycle::ZERO);
+        }
+        let mut admitted = vec![];
+        ch.take_admitted(|t| admitted.push(t));
+        assert_eq!(admitted, (0..16).collect::<Vec<_>>());
+        let mut done = vec![];
+        ch.service(MemCycle::ZERO, &mut done);
+        admitted.clear();
+        ch.take_admitted(|t| admitted.push(t));
+        assert_eq!(admitted, vec![16], "one issue at cycle 0");
+        drain(&mut ch);
+        admitted.clear();
+        ch.take_admitted(|t| admitted.push(t));
+        assert_eq!(admitted, vec![17]);
+        // Untracked: nothing recorded.
+        let mut quiet = DramChannel::new(&cfg(DramSchedulerPolicy::FrFcfs));
+        quiet.push(req(0, 0, 0), MemCycle::ZERO);
+        quiet.take_admitted(|_| panic!("not tracked"));
     }
 }

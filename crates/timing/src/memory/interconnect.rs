@@ -257,6 +257,7 @@ mod tests {
             input_buffer_bytes: 256,
             flit_bytes: 0,
             head_of_line_blocking: false,
+            injection_backpressure: Default::default(),
         }
     }
 
@@ -302,6 +303,7 @@ mod tests {
             input_buffer_bytes: 512,
             flit_bytes: 40,
             head_of_line_blocking: false,
+            injection_backpressure: Default::default(),
         };
         let mut x = Interconnect::new(&cfg, 1, 1);
         // 8-byte request: one flit; 32-byte sector + 8-byte header: one flit; a 128-byte

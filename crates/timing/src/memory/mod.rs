@@ -60,7 +60,9 @@ pub mod port;
 pub mod shared_memory;
 pub mod texture_cache;
 
-use crate::config::{CacheConfig, GpuConfig, RegisterFileDesign, WritePolicy, WARP_SIZE};
+use crate::config::{
+    CacheConfig, GpuConfig, InjectionBackpressure, RegisterFileDesign, WritePolicy, WARP_SIZE,
+};
 use crate::memory::cache::{
     Cache, CacheOp, CacheStats, Eviction, LineAddr, Outcome, RegisterLineStats, RegisterWrite,
     ReservationFailure, SectorMask,
@@ -608,6 +610,10 @@ struct Slice {
     /// the slice stopped its lookups for want of room among them.
     replies_waiting: u32,
     output_full: bool,
+    /// `l2.dram_queue_entries`: requests sent towards DRAM and not yet admitted by the
+    /// channel's scheduler, and whether the slice stopped its lookups for want of room.
+    to_dram: u32,
+    dram_full: bool,
 }
 
 struct Channel {
@@ -676,6 +682,8 @@ pub struct MemorySystem {
     scratch_ids: Vec<RequestId>,
     scratch_targets: Vec<L2Target>,
     scratch_dram: Vec<DramCompletion<DramToken>>,
+    /// Slices woken by [`MemorySystem::admit_to_dram`].
+    scratch_slices: Vec<u32>,
 }
 
 impl MemorySystem {
@@ -754,17 +762,31 @@ impl MemorySystem {
                 refused: Vec::new(),
                 replies_waiting: 0,
                 output_full: false,
+                to_dram: 0,
+                dram_full: false,
             })
             .collect();
+        let ratio = ClockRatio::new(cfg.gpu.core_clock_mhz, cfg.gpu.memory_clock_mhz);
         let channels = (0..cfg.dram.channels)
-            .map(|_| Channel {
-                dram: DramChannel::new(&cfg.dram),
-                wake: Cycle::NEVER,
+            .map(|_| {
+                let mut dram = DramChannel::new(&cfg.dram);
+                if cfg.l2.dram_queue_entries > 0 {
+                    dram.track_admission();
+                }
+                if cfg.dram.return_queue_entries > 0 {
+                    // The L2 takes a read's data `dram.latency` after its burst.
+                    let hold = ratio.to_mem(Cycle::ZERO + cfg.dram.latency);
+                    dram.set_return_hold(MemCycles::new(hold.get()));
+                }
+                Channel {
+                    dram,
+                    wake: Cycle::NEVER,
+                }
             })
             .collect();
         Self {
             cfg: cfg.clone(),
-            ratio: ClockRatio::new(cfg.gpu.core_clock_mhz, cfg.gpu.memory_clock_mhz),
+            ratio,
             map,
             sms,
             icnt: Interconnect::new(
@@ -783,6 +805,7 @@ impl MemorySystem {
             scratch_ids: Vec::with_capacity(64),
             scratch_targets: Vec::with_capacity(64),
             scratch_dram: Vec::with_capacity(64),
+            scratch_slices: Vec::with_capacity(8),
         }
     }
 
@@ -939,8 +962,14 @@ impl FrontEnd<'_> {
         let room =
             u64::from(ic.input_buffer_bytes - ic.control_bytes - self.cfg.l2.slice.line_bytes);
         let refused = self.m.pending_injection.refused;
-        if self.icnt.injection_backlog(self.s, self.now) + self.m.pending_injection.bytes + refused
-            > room
+        // Under `injection_backpressure = "miss_queue"` the L1D's miss queue waits for
+        // the buffer instead (see the `IcntLeaveSm` event).
+        let checked = l1 != L1::Data || ic.injection_backpressure == InjectionBackpressure::Issue;
+        if checked
+            && self.icnt.injection_backlog(self.s, self.now)
+                + self.m.pending_injection.bytes
+                + refused
+                > room
         {
             // Refused packets leave when their slice takes them, an event: until then
             // try each cycle.
@@ -1204,8 +1233,21 @@ impl MemorySystem {
                 self.sms[sm].pending_injection.leave(t, bytes);
                 let start = self.icnt.leave_sm(sm, t, bytes);
                 if let Some(l1) = packet.kind.miss_queue_of() {
+                    let ic = &self.cfg.interconnect;
+                    let handoff = if l1 == L1::Data
+                        && ic.injection_backpressure == InjectionBackpressure::MissQueue
+                    {
+                        // The request passes to the injection buffer once the port's
+                        // backlog, itself included, and the packets refused by their
+                        // slices fit in the buffer.
+                        let refused = self.sms[sm].pending_injection.refused;
+                        let fits = u64::from(ic.input_buffer_bytes).saturating_sub(refused);
+                        self.icnt.injection_drained_to(sm, fits).max(t)
+                    } else {
+                        t
+                    };
                     let queue = &mut self.sms[sm].l1[l1.index()].miss_queue;
-                    queue.enter(t, packet.sectors);
+                    queue.enter(handoff, packet.sectors);
                 }
                 if start > t {
                     let event = Event::IcntEnterSlice {
@@ -1753,7 +1795,12 @@ impl MemorySystem {
 
     fn kick_slice(&mut self, slice: usize, t: Cycle) {
         let sl = &mut self.slices[slice];
-        if sl.blocked || sl.output_full || sl.input.is_empty() || sl.service_at != Cycle::NEVER {
+        if sl.blocked
+            || sl.output_full
+            || sl.dram_full
+            || sl.input.is_empty()
+            || sl.service_at != Cycle::NEVER
+        {
             return;
         }
         let at = sl.port_free.max(t);
@@ -1781,6 +1828,12 @@ impl MemorySystem {
         if limit > 0 && sl.replies_waiting >= limit {
             // Woken when a reply crosses.
             sl.output_full = true;
+            return;
+        }
+        let to_dram = self.cfg.l2.dram_queue_entries;
+        if to_dram > 0 && sl.to_dram >= to_dram {
+            // Woken when its channel admits one of its requests.
+            sl.dram_full = true;
             return;
         }
         let ready = t + latency;
@@ -1928,6 +1981,9 @@ impl MemorySystem {
         sectors: SectorMask,
         is_write: bool,
     ) {
+        if self.cfg.l2.dram_queue_entries > 0 {
+            self.slices[slice].to_dram += 1;
+        }
         let loc = self.map.locate(line);
         let req = DramRequest {
             bank: loc.bank,
@@ -1960,6 +2016,9 @@ impl MemorySystem {
             self.events.schedule(at, Event::L2Fill(c.token));
         }
         self.scratch_dram = done;
+        if self.cfg.l2.dram_queue_entries > 0 {
+            self.admit_to_dram(channel, t);
+        }
         if let Some(m) = next {
             let at = self.ratio.to_core(m).max(t + Cycles::new(1));
             let ch = &mut self.channels[channel];
@@ -1973,6 +2032,29 @@ impl MemorySystem {
                 );
             }
         }
+    }
+
+    /// `l2.dram_queue_entries`: the requests channel `channel` admitted to its scheduler
+    /// free their slices' entries; a slice stopped for want of one looks up again.
+    fn admit_to_dram(&mut self, channel: usize, t: Cycle) {
+        let limit = self.cfg.l2.dram_queue_entries;
+        let mut woken = std::mem::take(&mut self.scratch_slices);
+        woken.clear();
+        let Self {
+            channels, slices, ..
+        } = self;
+        channels[channel].dram.take_admitted(|token| {
+            let sl = &mut slices[token.slice as usize];
+            sl.to_dram -= 1;
+            if sl.dram_full && sl.to_dram < limit {
+                sl.dram_full = false;
+                woken.push(token.slice);
+            }
+        });
+        for &slice in &woken {
+            self.kick_slice(slice as usize, t);
+        }
+        self.scratch_slices = woken;
     }
 
     fn l2_fill(&mut self, t: Cycle, token: DramToken) {
