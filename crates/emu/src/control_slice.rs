@@ -17,7 +17,9 @@
 //! needed: neither can change during a launch.
 //!
 //! Stepping over an instruction only advances the warp's pc: its registers keep stale
-//! values, which no executed instruction reads, and memory is not touched.
+//! values, which no executed instruction reads, and memory is not touched. A fault of a
+//! stepped-over instruction (an access out of bounds) does not happen in such a run; the
+//! run that executes everything reports it.
 
 use ir::op::{Carry, Op, Space};
 use ir::{exec_class, ExecClass, FuncId};
