@@ -13,8 +13,9 @@
 //! kernel could write (a load from global, shared, local or generic space, an atomic, a
 //! texture fetch), when it calls functions, or when it uses an instruction with state
 //! beyond its registers (carry flags, mbarriers, bulk copies, `setmaxnreg`, cluster
-//! barriers). Loads from kernel parameters and constant memory are in the slice when
-//! needed: neither can change during a launch.
+//! barriers). Loads from kernel parameters, constant memory and `ld.global.nc` are in
+//! the slice when needed: none can change during a launch (`.nc` data must stay
+//! read-only for the kernel's lifetime, PTX ISA `ld.global.nc`).
 //!
 //! Stepping over an instruction only advances the warp's pc: its registers keep stale
 //! values, which no executed instruction reads, and memory is not touched. A fault of a
@@ -49,7 +50,9 @@ fn role(op: &Op) -> Role {
         {
             return Role::Opaque
         }
-        Op::Ld(m) if matches!(m.space, Space::Param | Space::Const) => return Role::Pure,
+        // `ld.global.nc`: the ISA requires its data to stay read-only for the kernel's
+        // lifetime, so no stepped-over store can change what it reads.
+        Op::Ld(m) if matches!(m.space, Space::Param | Space::Const) || m.nc => return Role::Pure,
         Op::St(m) if m.space == Space::Param => return Role::Opaque,
         Op::Bar { cluster: true, .. }
         | Op::Call(_)

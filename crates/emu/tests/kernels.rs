@@ -1669,6 +1669,24 @@ $L_skip:
     ret;
 }
 
+.visible .entry nc_branch(.param .u64 in, .param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd4, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.nc.u32 %r2, [%rd3];
+    setp.eq.u32 %p1, %r2, 0;
+@%p1 bra $L_end;
+    st.global.u32 [%rd4], %r1;
+$L_end:
+    ret;
+}
+
 .visible .entry load_branch(.param .u64 in)
 {
     .reg .pred %p<2>;
@@ -1753,6 +1771,10 @@ fn control_that_reads_writable_memory_has_no_slice() {
     let (emu, m) = slice_setup();
     let k = emu.kernel(m, "load_branch").unwrap();
     assert_eq!(ControlSlice::of(emu.module(m).unwrap(), k.func), None);
+    // Read-only (`.nc`) data may steer control: only the store and its address are out.
+    let k = emu.kernel(m, "nc_branch").unwrap();
+    let slice = ControlSlice::of(emu.module(m).unwrap(), k.func).expect("a slice");
+    assert_eq!(slice.skipped(), 2, "{slice:?}");
 }
 
 #[test]
