@@ -5,10 +5,17 @@
 //! (contents, allocations made by device-side `malloc`, stray-access warnings); device
 //! `printf` output of the pass is discarded. The timing run then executes the launch as
 //! it would have without the pass.
+//!
+//! The streams need only control flow: when the kernel's control does not depend on
+//! memory it can write (`emu::control_slice`), the pass executes only the instructions
+//! that branches, barriers, exits and guards depend on and steps over the rest, so the
+//! timing run is the launch's only full emulation; the streams, and so the statistics,
+//! are those of a pass that executes everything.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use emu::control_slice::ControlSlice;
 use emu::memory::snapshot::Snapshot;
 use emu::memory::MemError;
 use emu::{Emulator, KernelRef, LaunchConfig, StepObserver, WarpStep};
@@ -79,7 +86,13 @@ pub fn profile_streams(
     let recorder = Recorder::default();
     let observer = emu.step_observer.replace(Box::new(recorder.clone()));
     let printf = std::mem::replace(&mut emu.printf_sink, Box::new(std::io::sink()));
-    let run = emu.run(kernel, config, params);
+    let slice = emu
+        .module(kernel.module)
+        .and_then(|m| ControlSlice::of(m, kernel.func));
+    let run = match &slice {
+        Some(slice) => emu.run_control_slice(kernel, config, params, slice),
+        None => emu.run(kernel, config, params),
+    };
     emu.step_observer = observer;
     emu.printf_sink = printf;
     snapshot.restore(&mut emu.memory)?;

@@ -9,6 +9,7 @@
 //! laid out in memory, operands resolved), [`exec`] (warps, SIMT stack, barriers, calls)
 //! and [`Emulator`], the handle the CUDA runtime and the CLI hold.
 
+pub mod control_slice;
 pub mod error;
 pub mod exec;
 pub mod memory;
@@ -168,6 +169,23 @@ impl Emulator {
         params: &[u8],
     ) -> Result<RunStats, ExecError> {
         let mut launch = self.launch(k, config, params)?;
+        launch.run_functional()
+    }
+
+    /// Runs a whole grid functionally, executing only `slice`'s instructions and
+    /// stepping over the rest: every warp executes the instruction stream, with the lanes,
+    /// of [`Emulator::run`], for what watches the steps ([`Emulator::step_observer`]), but
+    /// stepped-over instructions write no registers and no memory
+    /// ([`crate::control_slice`]).
+    pub fn run_control_slice(
+        &mut self,
+        k: KernelRef,
+        config: LaunchConfig,
+        params: &[u8],
+        slice: &control_slice::ControlSlice,
+    ) -> Result<RunStats, ExecError> {
+        let mut launch = self.launch(k, config, params)?;
+        launch.step_over = Some(slice);
         launch.run_functional()
     }
 }

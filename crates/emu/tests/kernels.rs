@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use emu::control_slice::ControlSlice;
 use emu::{Emulator, ErrorKind, KernelRef, LaunchConfig, ModuleId};
 
 const BASICS: &str = include_str!("data/basics.ptx");
@@ -1641,4 +1642,174 @@ fn a_kernel_frame_over_the_local_limit_is_refused_at_launch() {
         }
     );
     assert_eq!(e.location.kernel, "big");
+}
+
+// ---- The control slice (`emu::control_slice`): a run that steps over everything
+// outside it executes the full run's instruction stream, with the same lanes, and
+// writes no memory; kernels whose control reads memory they could write have no slice.
+
+/// `loop_guard`: control from the thread index and a parameter only (a tid-dependent
+/// trip count, a divergent `if`, guarded instructions, a barrier), with global loads,
+/// FP work and stores outside it. `load_branch`: a branch on a loaded value.
+const SLICE_PTX: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry loop_guard(.param .u64 in, .param .u64 out, .param .u32 n)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<10>;
+    .reg .f32 %f<6>;
+    .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %tid.x;
+    mul.wide.u32 %rd3, %r2, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    add.s64 %rd5, %rd2, %rd3;
+    ld.global.f32 %f1, [%rd4];
+    rem.u32 %r3, %r2, 5;
+    add.s32 %r4, %r3, %r1;
+    mov.u32 %r5, 0;
+    mov.f32 %f2, 0f00000000;
+$L_loop:
+    fma.rn.f32 %f2, %f1, %f1, %f2;
+    and.b32 %r6, %r5, 1;
+    setp.eq.u32 %p1, %r6, 0;
+@%p1 add.f32 %f2, %f2, 0f3F800000;
+    add.s32 %r5, %r5, 1;
+    setp.lt.u32 %p2, %r5, %r4;
+@%p2 bra $L_loop;
+    bar.sync 0;
+    setp.gt.u32 %p3, %r2, 40;
+@%p3 bra $L_skip;
+    mul.f32 %f3, %f2, 0f40000000;
+    st.global.f32 [%rd5], %f3;
+$L_skip:
+    st.global.f32 [%rd4], %f2;
+    ret;
+}
+
+.visible .entry nc_branch(.param .u64 in, .param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd4, [out];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.nc.u32 %r2, [%rd3];
+    setp.eq.u32 %p1, %r2, 0;
+@%p1 bra $L_end;
+    st.global.u32 [%rd4], %r1;
+$L_end:
+    ret;
+}
+
+.visible .entry load_branch(.param .u64 in)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [in];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.u32 %r2, [%rd3];
+    setp.eq.u32 %p1, %r2, 0;
+@%p1 bra $L_end;
+    st.global.u32 [%rd3], %r1;
+$L_end:
+    ret;
+}
+"#;
+
+/// Every step as the stream recorder sees it: CTA, warp, instruction, lanes.
+type SliceStep = ([u32; 3], u32, u32, u32, u32, u32);
+
+#[derive(Clone, Default)]
+struct Steps(Arc<Mutex<Vec<SliceStep>>>);
+impl emu::StepObserver for Steps {
+    fn observe(&mut self, cta: [u32; 3], warp: u32, step: &emu::WarpStep) {
+        self.0.lock().unwrap().push((
+            cta,
+            warp,
+            step.func.0,
+            step.inst.0,
+            step.active_mask,
+            step.exec_mask,
+        ));
+    }
+}
+
+fn slice_setup() -> (Emulator, ModuleId) {
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "slice.ptx", SLICE_PTX);
+    (emu, m)
+}
+
+#[test]
+fn the_slice_run_executes_the_full_runs_stream_and_writes_nothing() {
+    let (mut emu, m) = slice_setup();
+    let k = emu.kernel(m, "loop_guard").unwrap();
+    let slice = ControlSlice::of(emu.module(m).unwrap(), k.func).expect("a slice");
+    // The global load, the FP work, the stores and the out-address arithmetic.
+    assert_eq!(slice.skipped(), 12, "{slice:?}");
+    let (input, out) = (
+        emu.memory.alloc(4 * 64, emu::AllocKind::Device).unwrap(),
+        emu.memory.alloc(4 * 64, emu::AllocKind::Device).unwrap(),
+    );
+    let p = params(&emu, k, &[input, out, 3]);
+    let config = LaunchConfig::linear(2, 64);
+
+    let sliced = Steps::default();
+    emu.step_observer = Some(Box::new(sliced.clone()));
+    let slice_stats = emu.run_control_slice(k, config, &p, &slice).unwrap();
+    let untouched = (0..64).all(|i| emu.memory.read_uint(out + 4 * i, 4).unwrap() == 0);
+    assert!(untouched, "a stepped-over store wrote memory");
+
+    let full = Steps::default();
+    emu.step_observer = Some(Box::new(full.clone()));
+    let full_stats = emu.run(k, config, &p).unwrap();
+    assert_ne!(
+        emu.memory.read_uint(out, 4).unwrap(),
+        0,
+        "the full run stores"
+    );
+
+    let (sliced, full) = (sliced.0.lock().unwrap(), full.0.lock().unwrap());
+    assert!(full.len() > 100, "{} steps", full.len());
+    assert_eq!(*sliced, *full);
+    assert_eq!(slice_stats, full_stats);
+    // Some guarded instruction ran on part of its warp: the lanes are compared.
+    assert!(full.iter().any(|s| s.5 != s.4 && s.5 != 0));
+}
+
+#[test]
+fn control_that_reads_writable_memory_has_no_slice() {
+    let (emu, m) = slice_setup();
+    let k = emu.kernel(m, "load_branch").unwrap();
+    assert_eq!(ControlSlice::of(emu.module(m).unwrap(), k.func), None);
+    // Read-only (`.nc`) data may steer control: only the store and its address are out.
+    let k = emu.kernel(m, "nc_branch").unwrap();
+    let slice = ControlSlice::of(emu.module(m).unwrap(), k.func).expect("a slice");
+    assert_eq!(slice.skipped(), 2, "{slice:?}");
+}
+
+#[test]
+fn kmeans_control_needs_almost_none_of_its_instructions() {
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "kmeans.ptx", &workload("kmeans"));
+    let k = emu.kernel(m, "_Z13kmeans_assignPKfiPi").unwrap();
+    let module = emu.module(m).unwrap();
+    let total = module.program.functions[k.func.index()].insts.len();
+    let slice = ControlSlice::of(module, k.func).expect("a slice");
+    assert!(
+        slice.skipped() * 4 > total * 3,
+        "{} of {total} stepped over",
+        slice.skipped()
+    );
 }

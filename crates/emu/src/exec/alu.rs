@@ -800,6 +800,12 @@ impl Launch<'_> {
         warp.instructions += 1;
         let mut next = pc + 1;
         let in_kernel = frame_i == 0;
+        if self.step_over.is_some_and(|s| s.skips(fidx, pc)) {
+            warp.stack[ti].pc = next;
+            settle(warp);
+            step.next_pc = next_pc(warp, module);
+            return Ok(());
+        }
 
         macro_rules! rd {
             ($s:expr, $l:expr) => {

@@ -334,6 +334,9 @@ pub struct Launch<'e> {
     /// [`Launch::complete_bulk_copy`] (the timing model, which knows when they arrive);
     /// otherwise they land when they issue.
     pub defer_bulk_copies: bool,
+    /// The instructions to step over (a profiling run of the control slice,
+    /// [`crate::Emulator::run_control_slice`]); `None` executes everything.
+    pub(crate) step_over: Option<&'e crate::control_slice::ControlSlice>,
 }
 
 type ExecResult<T> = Result<T, ExecError>;
@@ -427,6 +430,7 @@ impl<'e> Launch<'e> {
             stray_lane: None,
             defer_global_loads: false,
             defer_bulk_copies: false,
+            step_over: None,
         })
     }
 

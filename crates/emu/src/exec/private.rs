@@ -148,6 +148,7 @@ impl<'e> Launch<'e> {
             stray_lane: None,
             defer_global_loads,
             defer_bulk_copies: self.defer_bulk_copies,
+            step_over: None,
         }
     }
 
