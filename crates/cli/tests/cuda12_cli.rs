@@ -203,3 +203,31 @@ fn a_bulk_copy_program_passes_in_timing_and_functional_mode() {
         "scale",
     );
 }
+
+#[test]
+fn a_tma_program_passes_under_every_design() {
+    // clang-19's PTX for sm_90a (build.sh): tile transpositions through tensor maps from
+    // cuTensorMapEncodeTiled (by cudaGetDriverEntryPoint), swizzles none/32/64/128 B,
+    // zero fill past the matrix's edges and stores clipped at them.
+    let exe = program("tma");
+    passes(
+        &exe,
+        &[("h100", "--functional"), ("gtx480", "--summary")],
+        "void transpose<16, 8, 0, 0>",
+    );
+    // The program's one bad map is refused with the rule it breaks.
+    let (_, se) = run_ok(&exe, "h100", "--functional");
+    assert!(
+        se.contains("regsim: cuTensorMapEncodeTiled: boxDim[0] = 300 is not from 1 to 256"),
+        "{se}"
+    );
+    for design in common::DESIGNS {
+        let out = regsim_run(&["--gpu", "h100", "--rf", design], &exe);
+        let so = text(&out.stdout);
+        assert!(
+            so.ends_with("PASS\n"),
+            "{design}: {so}{}",
+            text(&out.stderr)
+        );
+    }
+}

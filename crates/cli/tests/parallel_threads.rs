@@ -9,25 +9,8 @@
 
 mod common;
 
-use common::{regsim, repo_root, without_wall_clock, workloads};
+use common::{regsim, repo_root, without_wall_clock, workloads, DESIGNS};
 use std::process::Command;
-
-/// Every register-file design (checked against the list `regsim run` accepts).
-const DESIGNS: [&str; 13] = [
-    "baseline",
-    "ideal",
-    "ideal-unlimited",
-    "ltrf",
-    "ltrf-plus",
-    "ltrf-conf",
-    "rfc",
-    "orf-lrf",
-    "malekeh",
-    "bow",
-    "wir",
-    "cerf",
-    "reuse-cache",
-];
 
 /// The program's stdout and its statistics without the wall-clock figures, for `threads`
 /// on gtx480.

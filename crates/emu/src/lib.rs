@@ -15,6 +15,7 @@ pub mod exec;
 pub mod memory;
 pub mod module;
 pub mod semantics;
+pub mod tensor_map;
 pub mod texture;
 
 use std::io::Write;

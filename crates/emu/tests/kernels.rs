@@ -1813,3 +1813,101 @@ fn kmeans_control_needs_almost_none_of_its_instructions() {
         slice.skipped()
     );
 }
+
+/// The 3-D float tensor of `tma.sm90a.ptx` (8 x 6 x 4, element (x, y, z) = 1000 z +
+/// 100 y + x + 1) at `base`, boxes of 4 x 4 x 2 with element stride 2 along y, NaN fill.
+fn tma_map(base: u64) -> [u8; 128] {
+    emu::tensor_map::TensorMap::tiled(
+        7,
+        3,
+        base,
+        &[8, 6, 4],
+        &[32, 192],
+        &[4, 4, 2],
+        &[1, 2, 1],
+        0,
+        0,
+        0,
+        1,
+    )
+    .unwrap()
+    .encode()
+}
+
+/// The parameter buffer of a kernel whose parameters are tensor maps (128 bytes) or
+/// 64-bit values.
+fn tma_params(emu: &Emulator, k: KernelRef, values: &[&[u8]]) -> Vec<u8> {
+    let ps = emu.kernel_params(k).expect("kernel");
+    let size = ps.iter().map(|p| p.offset + p.size).max().unwrap_or(0) as usize;
+    let mut buf = vec![0u8; size];
+    for (p, v) in ps.iter().zip(values) {
+        let o = p.offset as usize;
+        assert_eq!(p.size as usize, v.len());
+        buf[o..o + v.len()].copy_from_slice(v);
+    }
+    buf
+}
+
+/// TMA through tensor maps in kernel parameters: a 3-D box with an element stride,
+/// partly outside the tensor (NaN-filled), loaded on an mbarrier; stored back whole and
+/// clipped at the tensor's edge; a map that is not one, a copy of the wrong rank and a
+/// misaligned box are located errors.
+#[test]
+fn tensor_copies_move_boxes_through_tensor_maps() {
+    let mut emu = Emulator::new();
+    let m = load(&mut emu, "tma.ptx", &modern_data("tma.sm90a.ptx"));
+    let value = |x: u32, y: u32, z: u32| 1000 * z + 100 * y + x + 1;
+    let mut tensor = Vec::new();
+    for z in 0..4 {
+        for y in 0..6 {
+            for x in 0..8 {
+                tensor.push(value(x, y, z));
+            }
+        }
+    }
+    let src = alloc_u32s(&mut emu, &tensor);
+    let dst = alloc_u32s(&mut emu, &[0xEEEE_EEEE; 8 * 6 * 4]);
+    let out = alloc_u32s(&mut emu, &[0; 48]);
+    let k = emu.kernel(m, "tma3d").unwrap();
+    let p = tma_params(&emu, k, &[&tma_map(src), &tma_map(dst), &out.to_le_bytes()]);
+    emu.run(k, LaunchConfig::linear(1, 32), &p).unwrap();
+    // Box element (i, j, k) is tensor element (6 + i, -1 + 2j, 3 + k).
+    let nan = 0x7FFF_FFFF;
+    let mut want = [nan; 16];
+    want[4] = value(6, 1, 3);
+    want[5] = value(7, 1, 3);
+    assert_eq!(read_u32s(&emu, out, 16), want);
+    let mut stored = vec![0xEEEE_EEEE; 8 * 6 * 4];
+    let at = |x: usize, y: usize, z: usize| x + 8 * y + 48 * z;
+    for (e, &v) in want.iter().enumerate() {
+        let (i, j, k) = (e % 4, (e / 4) % 2, e / 8);
+        stored[at(i, 2 * j, k)] = v;
+    }
+    stored[at(6, 5, 3)] = want[0];
+    stored[at(7, 5, 3)] = want[1];
+    assert_eq!(read_u32s(&emu, dst, 8 * 6 * 4), stored);
+    let zeros = [0u8; 128];
+    for (name, map, want, line) in [
+        (
+            "bad_map",
+            &zeros,
+            "not a tensor map made by cuTensorMapEncodeTiled",
+            73,
+        ),
+        (
+            "wrong_rank",
+            &tma_map(src),
+            "has 3 dimensions, the copy .2d",
+            85,
+        ),
+        ("misaligned", &tma_map(src), "is not 128-byte aligned", 99),
+    ] {
+        let k = emu.kernel(m, name).unwrap();
+        let p = tma_params(&emu, k, &[map]);
+        let e = emu.run(k, LaunchConfig::linear(1, 32), &p).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains(want), "{name}: {text}");
+        assert!(text.contains("cp.async.bulk"), "{name}: {text}");
+        assert_eq!(e.location.line, line, "{name}: {text}");
+    }
+}

@@ -2124,78 +2124,15 @@ impl FnLower<'_, '_> {
             self.group_count(inst, "cp.async.bulk.wait_group", 63)?;
             return Ok(Op::CpAsyncBulkWait { read });
         }
-        if m.other("tensor") {
-            return Err(DecodeError::new(
-                "unsupported instruction 'cp.async.bulk.tensor' (TMA tensor copies through a \
-                 tensor map are not modelled; non-tensor cp.async.bulk is)",
-            ));
-        }
         if m.other("prefetch") {
             return Err(DecodeError::new(
                 "unsupported instruction 'cp.async.bulk.prefetch' (not modelled)",
             ));
         }
-        if m.other("multicast::cluster") {
-            return Err(DecodeError::new(
-                "'cp.async.bulk' with .multicast::cluster is not supported: regsim runs \
-                 clusters of one CTA",
-            ));
+        if m.other("tensor") {
+            return self.decode_cp_async_bulk_tensor(inst, m);
         }
-        // The destination's state space comes first, the source's second.
-        let spaces: Vec<&'static str> = inst
-            .modifiers
-            .iter()
-            .filter_map(|x| match x {
-                Modifier::Space(StateSpace::Global) => Some("global"),
-                Modifier::Space(StateSpace::Shared | StateSpace::SharedCta) => Some("shared::cta"),
-                Modifier::Space(StateSpace::SharedCluster) => Some("shared::cluster"),
-                Modifier::Other(o) if o == "shared::cta" => Some("shared::cta"),
-                Modifier::Other(o) if o == "shared::cluster" => Some("shared::cluster"),
-                _ => None,
-            })
-            .collect();
-        for _ in &spaces {
-            m.take(|x| {
-                matches!(
-                    x,
-                    Modifier::Space(
-                        StateSpace::Global
-                            | StateSpace::Shared
-                            | StateSpace::SharedCta
-                            | StateSpace::SharedCluster
-                    )
-                ) || matches!(x, Modifier::Other(o) if o == "shared::cta" || o == "shared::cluster")
-            });
-        }
-        let mbarrier = m.other("mbarrier::complete_tx::bytes");
-        let group = m.other("bulk_group");
-        let direction =
-            match (spaces.as_slice(), mbarrier, group) {
-                (["shared::cluster", "global"], true, false) => {
-                    BulkCopyDirection::GlobalToShared { cluster: true }
-                }
-                (["shared::cta", "global"], true, false) => {
-                    BulkCopyDirection::GlobalToShared { cluster: false }
-                }
-                (["global", "shared::cta"], false, true) => BulkCopyDirection::SharedToGlobal,
-                (["shared::cluster", "shared::cta"], _, _) => return Err(DecodeError::new(
-                    "'cp.async.bulk.shared::cluster.shared::cta' (a copy to another CTA of the \
-                     cluster) is not supported: regsim runs clusters of one CTA",
-                )),
-                _ => {
-                    return Err(DecodeError::new(
-                        "'cp.async.bulk' copies .shared::cluster.global (or .shared::cta.global) \
-                     with .mbarrier::complete_tx::bytes, or .global.shared::cta with \
-                     .bulk_group",
-                    ))
-                }
-            };
-        let hints = mem_hints(m);
-        if hints.l1.is_some() || hints.l2.is_some() || hints.l2_prefetch.is_some() {
-            return Err(DecodeError::new(
-                "'cp.async.bulk' takes only .L2::cache_hint",
-            ));
-        }
+        let (direction, mbarrier, hints) = bulk_direction(inst, m, "cp.async.bulk")?;
         let n = 3 + usize::from(mbarrier) + usize::from(hints.cache_hint);
         self.need_count(inst, n)?;
         let d = self.address(&inst.operands[0])?;
@@ -2216,6 +2153,92 @@ impl FnLower<'_, '_> {
         }
         self.cache_policy_operand(inst, hints)?;
         Ok(Op::CpAsyncBulk(CpAsyncBulk { direction, hints }))
+    }
+
+    /// `cp.async.bulk.tensor.Nd` in tile mode (PTX ISA 8.0, sm_90): global to the CTA's
+    /// shared memory completing on an mbarrier, or shared memory to global in bulk
+    /// async-groups; the box comes from the tensor map operand `[map, {c0, ...}]`.
+    fn decode_cp_async_bulk_tensor(
+        &mut self,
+        inst: &ast::Instruction,
+        m: &mut Mods<'_>,
+    ) -> Result<Op> {
+        const NOT_MODELLED: [(&str, &str); 8] = [
+            ("im2col", "im2col mode"),
+            ("im2col::w", "im2col mode"),
+            ("im2col::w::128", "im2col mode"),
+            ("im2col_no_offs", "im2col mode"),
+            ("tile::gather4", "gather4 mode"),
+            ("tile::scatter4", "scatter4 mode"),
+            ("cta_group::1", "CTA-pair copies (sm_100)"),
+            ("cta_group::2", "CTA-pair copies (sm_100)"),
+        ];
+        for (q, what) in NOT_MODELLED {
+            if m.other(q) {
+                return Err(DecodeError::new(format!(
+                    "'cp.async.bulk.tensor' with .{q} is not supported ({what}; regsim \
+                     models tile mode)"
+                )));
+            }
+        }
+        let dims = m
+            .pick(&[(Flag::Dim1d, 1u8), (Flag::Dim2d, 2), (Flag::Dim3d, 3)])
+            .or_else(|| m.pick_other(&[("4d", 4), ("5d", 5)]))
+            .ok_or_else(|| {
+                DecodeError::new("'cp.async.bulk.tensor' needs a dimension (.1d to .5d)")
+            })?;
+        m.other("tile");
+        let (direction, mbarrier, hints) = bulk_direction(inst, m, "cp.async.bulk.tensor")?;
+        let n = 2 + usize::from(mbarrier) + usize::from(hints.cache_hint);
+        self.need_count(inst, n)?;
+        let to_shared = mbarrier;
+        let (map_op, shared_op) = if to_shared {
+            (&inst.operands[1], &inst.operands[0])
+        } else {
+            (&inst.operands[0], &inst.operands[1])
+        };
+        let expected = "expected '[tensorMap, {coordinates}]'";
+        let ast::Operand::TextureAddress(items, span) = map_op else {
+            return Err(DecodeError::at(map_op.span(), expected));
+        };
+        let [ast::Operand::Name {
+            name,
+            component: None,
+        }, ast::Operand::Vector(coords, cspan)] = items.as_slice()
+        else {
+            return Err(DecodeError::at(*span, expected));
+        };
+        if coords.len() != usize::from(dims) {
+            return Err(DecodeError::at(
+                *cspan,
+                format!(
+                    "'cp.async.bulk.tensor.{dims}d' needs {dims} coordinates, found {}",
+                    coords.len()
+                ),
+            ));
+        }
+        let map = self.address(&ast::Operand::Address(ast::Address {
+            base: ast::AddressBase::Name(name.clone()),
+            offset: 0,
+            span: name.span,
+        }))?;
+        self.srcs.push(map);
+        for c in coords {
+            let c = self.src(c, S32, Fit::Exact)?;
+            self.srcs.push(c);
+        }
+        let shared = self.address(shared_op)?;
+        self.srcs.push(shared);
+        if mbarrier {
+            let b = self.address(&inst.operands[2])?;
+            self.srcs.push(b);
+        }
+        self.cache_policy_operand(inst, hints)?;
+        Ok(Op::CpAsyncBulkTensor(CpAsyncBulkTensor {
+            direction,
+            dims,
+            hints,
+        }))
     }
 
     fn decode_createpolicy(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
@@ -3210,6 +3233,77 @@ fn precision(m: &mut Mods<'_>, ty: ScalarType, opcode: Opcode) -> Result<(Precis
         ));
     }
     Ok((p, ftz))
+}
+
+/// The direction of a bulk copy from its state spaces (the destination's first) and
+/// completion mechanism, whether it completes on an mbarrier, and its cache hints (only
+/// `.L2::cache_hint`).
+fn bulk_direction(
+    inst: &ast::Instruction,
+    m: &mut Mods<'_>,
+    what: &str,
+) -> Result<(BulkCopyDirection, bool, MemHints)> {
+    if m.other("multicast::cluster") {
+        return Err(DecodeError::new(format!(
+            "'{what}' with .multicast::cluster is not supported: regsim runs clusters of one \
+             CTA"
+        )));
+    }
+    let spaces: Vec<&'static str> = inst
+        .modifiers
+        .iter()
+        .filter_map(|x| match x {
+            Modifier::Space(StateSpace::Global) => Some("global"),
+            Modifier::Space(StateSpace::Shared | StateSpace::SharedCta) => Some("shared::cta"),
+            Modifier::Space(StateSpace::SharedCluster) => Some("shared::cluster"),
+            Modifier::Other(o) if o == "shared::cta" => Some("shared::cta"),
+            Modifier::Other(o) if o == "shared::cluster" => Some("shared::cluster"),
+            _ => None,
+        })
+        .collect();
+    for _ in &spaces {
+        m.take(|x| {
+            matches!(
+                x,
+                Modifier::Space(
+                    StateSpace::Global
+                        | StateSpace::Shared
+                        | StateSpace::SharedCta
+                        | StateSpace::SharedCluster
+                )
+            ) || matches!(x, Modifier::Other(o) if o == "shared::cta" || o == "shared::cluster")
+        });
+    }
+    let mbarrier = m.other("mbarrier::complete_tx::bytes");
+    let group = m.other("bulk_group");
+    let direction = match (spaces.as_slice(), mbarrier, group) {
+        (["shared::cluster", "global"], true, false) => {
+            BulkCopyDirection::GlobalToShared { cluster: true }
+        }
+        (["shared::cta", "global"], true, false) => {
+            BulkCopyDirection::GlobalToShared { cluster: false }
+        }
+        (["global", "shared::cta"], false, true) => BulkCopyDirection::SharedToGlobal,
+        (["shared::cluster", "shared::cta"], _, _) => {
+            return Err(DecodeError::new(format!(
+                "'{what}.shared::cluster.shared::cta' (a copy to another CTA of the cluster) \
+                 is not supported: regsim runs clusters of one CTA"
+            )))
+        }
+        _ => {
+            return Err(DecodeError::new(format!(
+                "'{what}' copies .shared::cluster.global (or .shared::cta.global) with \
+                 .mbarrier::complete_tx::bytes, or .global.shared::cta with .bulk_group"
+            )))
+        }
+    };
+    let hints = mem_hints(m);
+    if hints.l1.is_some() || hints.l2.is_some() || hints.l2_prefetch.is_some() {
+        return Err(DecodeError::new(format!(
+            "'{what}' takes only .L2::cache_hint"
+        )));
+    }
+    Ok((direction, mbarrier, hints))
 }
 
 #[cfg(test)]

@@ -1454,6 +1454,81 @@ fn setmaxnreg_forms_and_their_errors() {
 }
 
 #[test]
+fn tensor_copy_forms_and_their_errors() {
+    check_all(&[
+        (
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];",
+        ),
+        (
+            "cp.async.bulk.tensor.1d.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint [%r1], [%rd1, {%r2}], [%r4], %rd2;",
+            "cp.async.bulk.tensor.1d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%r1], [%rd1, {%r2}], [%r4], %rd2;",
+        ),
+        (
+            "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%rd1, {%r1, %r2, %r3, %r4, 7}], [%r5];",
+            "cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%rd1, {%r1, %r2, %r3, %r4, 7}], [%r5];",
+        ),
+        (
+            "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%rd1, {%r1, %r2, %r3, %r4}], [%r5];",
+            "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%rd1, {%r1, %r2, %r3, %r4}], [%r5];",
+        ),
+    ]);
+    for (inst, class) in [
+        (
+            "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3, %r4}], [%r5];",
+            ExecClass::Load,
+        ),
+        (
+            "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%rd1, {%r1}], [%r5];",
+            ExecClass::Store,
+        ),
+    ] {
+        assert_eq!(exec_class(&op_of(inst)), class, "{inst}");
+    }
+    for (inst, want) in [
+        (
+            "cp.async.bulk.tensor.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2}], [%r4];",
+            "needs a dimension",
+        ),
+        (
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2}], [%r4];",
+            "needs 2 coordinates, found 1",
+        ),
+        (
+            "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3, %r5}], [%r4], {%rs1};",
+            ".im2col is not supported",
+        ),
+        (
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1, {%r2, %r3}], [%r4], %rs1;",
+            ".multicast::cluster",
+        ),
+        (
+            "cp.async.bulk.tensor.2d.global.shared::cta.mbarrier::complete_tx::bytes [%rd1, {%r2, %r3}], [%r4], [%r5];",
+            "copies .shared::cluster.global",
+        ),
+        (
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}];",
+            "operands",
+        ),
+        (
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%rd2, %r3}], [%r4];",
+            "%rd2",
+        ),
+        (
+            "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group.L2::evict_last [%rd1, {%r1}], [%r5];",
+            "only .L2::cache_hint",
+        ),
+        (
+            "cp.async.bulk.prefetch.tensor.2d.L2.global [%rd1, {%r1, %r2}];",
+            "cp.async.bulk.prefetch",
+        ),
+    ] {
+        let e = error_of(inst);
+        assert!(e.contains(want), "{inst}: {e}");
+    }
+}
+
+#[test]
 fn bulk_copy_forms_and_their_errors() {
     check_all(&[
         (
@@ -1501,7 +1576,7 @@ fn bulk_copy_forms_and_their_errors() {
         ),
         (
             "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1], [%r3];",
-            "'cp.async.bulk.tensor'",
+            "expected '[tensorMap, {coordinates}]'",
         ),
         (
             "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 64;",

@@ -9,7 +9,9 @@
 //! apart from votes; loads, stores, atomics, prefetches, texture operations and fences
 //! on the memory pipeline; branches, calls, returns and barriers as control.
 
-use crate::op::{BulkCopyDirection, MbarrierKind, Op, Rounding, ScalarType};
+use crate::op::{
+    BulkCopyDirection, CpAsyncBulk, CpAsyncBulkTensor, MbarrierKind, Op, Rounding, ScalarType,
+};
 
 /// The hardware class of an operation (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -226,7 +228,8 @@ pub fn exec_class(op: &Op) -> ExecClass {
         Op::Mma(_) => E::Tensor,
         Op::WmmaStore(_) => E::Store,
         Op::CpAsyncCommit | Op::CpAsyncWait { .. } => E::Fence,
-        Op::CpAsyncBulk(c) => match c.direction {
+        Op::CpAsyncBulk(CpAsyncBulk { direction, .. })
+        | Op::CpAsyncBulkTensor(CpAsyncBulkTensor { direction, .. }) => match direction {
             BulkCopyDirection::GlobalToShared { .. } => E::Load,
             BulkCopyDirection::SharedToGlobal => E::Store,
         },

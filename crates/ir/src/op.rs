@@ -612,11 +612,42 @@ pub enum BulkCopyDirection {
     SharedToGlobal,
 }
 
+impl BulkCopyDirection {
+    /// The destination and source state spaces and the completion mechanism, as PTX
+    /// spells them.
+    pub fn qualifiers(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            BulkCopyDirection::GlobalToShared { cluster } => (
+                if cluster {
+                    "shared::cluster"
+                } else {
+                    "shared::cta"
+                },
+                "global",
+                "mbarrier::complete_tx::bytes",
+            ),
+            BulkCopyDirection::SharedToGlobal => ("global", "shared::cta", "bulk_group"),
+        }
+    }
+}
+
 /// `cp.async.bulk.dst.src.completion{.L2::cache_hint} [dst], [src], size{, [mbar]}{,
 /// policy}`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CpAsyncBulk {
     pub direction: BulkCopyDirection,
+    pub hints: MemHints,
+}
+
+/// `cp.async.bulk.tensor.Nd.dst.src{.tile}.completion{.L2::cache_hint}` (TMA, PTX ISA
+/// 8.0, sm_90): a box of an `dims`-dimensional tensor described by a tensor map, in tile
+/// mode. Operands: `[tensorMap], c0..c(dims-1), [shared]{, [mbar]}{, policy}` (the
+/// shared-memory box and, global to shared, the mbarrier its bytes complete on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CpAsyncBulkTensor {
+    pub direction: BulkCopyDirection,
+    /// 1 to 5.
+    pub dims: u8,
     pub hints: MemHints,
 }
 
@@ -1463,6 +1494,8 @@ pub enum Op {
     FenceProxy(ProxyFence),
     /// `[dst], [src], size{, [mbar]}{, policy}`: see [`CpAsyncBulk`].
     CpAsyncBulk(CpAsyncBulk),
+    /// See [`CpAsyncBulkTensor`].
+    CpAsyncBulkTensor(CpAsyncBulkTensor),
     /// `cp.async.bulk.commit_group`
     CpAsyncBulkCommit,
     /// `; n` (`cp.async.bulk.wait_group{.read} n`).
@@ -1584,7 +1617,10 @@ impl Op {
             Op::Nanosleep => "nanosleep",
             Op::CreatePolicy(_) => "createpolicy",
             Op::CpAsync(_) | Op::CpAsyncCommit | Op::CpAsyncWait { .. } => "cp",
-            Op::CpAsyncBulk(_) | Op::CpAsyncBulkCommit | Op::CpAsyncBulkWait { .. } => "cp",
+            Op::CpAsyncBulk(_)
+            | Op::CpAsyncBulkTensor(_)
+            | Op::CpAsyncBulkCommit
+            | Op::CpAsyncBulkWait { .. } => "cp",
             Op::WmmaLoad(_) | Op::WmmaStore(_) => "wmma",
             Op::Mma(m) if m.wmma => "wmma",
             Op::Mma(_) => "mma",
@@ -1988,19 +2024,23 @@ impl fmt::Display for Op {
             Op::CpAsyncBulk(c) => {
                 m.push("async");
                 m.push("bulk");
-                let (dst, src, completion) = match c.direction {
-                    BulkCopyDirection::GlobalToShared { cluster } => (
-                        if cluster {
-                            "shared::cluster"
-                        } else {
-                            "shared::cta"
-                        },
-                        "global",
-                        "mbarrier::complete_tx::bytes",
-                    ),
-                    BulkCopyDirection::SharedToGlobal => ("global", "shared::cta", "bulk_group"),
-                };
+                let (dst, src, completion) = c.direction.qualifiers();
                 for q in [dst, src, completion] {
+                    m.push(q);
+                }
+                m.hints(&c.hints);
+            }
+            Op::CpAsyncBulkTensor(c) => {
+                for q in [
+                    "async",
+                    "bulk",
+                    "tensor",
+                    ["1d", "2d", "3d", "4d", "5d"][usize::from(c.dims.clamp(1, 5)) - 1],
+                ] {
+                    m.push(q);
+                }
+                let (dst, src, completion) = c.direction.qualifiers();
+                for q in [dst, src, "tile", completion] {
                     m.push(q);
                 }
                 m.hints(&c.hints);

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::entity::{BlockId, InstId};
 use crate::function::{AddrBase, Address, Function, Inst, Operand, Symbol};
 use crate::graph::RegisterEffects;
-use crate::op::{Callee, Op, ScalarType};
+use crate::op::{BulkCopyDirection, Callee, Op, ScalarType};
 use crate::program::Program;
 
 /// Names of module-level symbols when a [`Program`] is at hand; ids otherwise.
@@ -261,6 +261,30 @@ pub fn inst_to_string(program: Option<&Program>, f: &Function, inst: &Inst) -> S
             write_operand(&mut out, p, f, &srcs[0], imm_ty);
             out.push_str(", ");
             vector(&mut out, &srcs[1..]);
+        }
+        Op::CpAsyncBulkTensor(c) if srcs.len() > usize::from(c.dims) + 1 => {
+            let n = usize::from(c.dims);
+            let mut map = String::new();
+            write_operand(&mut map, p, f, &srcs[0], None);
+            let map = map.trim_start_matches('[').trim_end_matches(']');
+            let mut tensor = format!("[{map}, ");
+            vector(&mut tensor, &srcs[1..=n]);
+            tensor.push(']');
+            let shared = &srcs[n + 1];
+            let rest = &srcs[n + 2..];
+            if matches!(c.direction, BulkCopyDirection::SharedToGlobal) {
+                out.push_str(&tensor);
+                out.push_str(", ");
+                write_operand(&mut out, p, f, shared, imm_ty);
+            } else {
+                write_operand(&mut out, p, f, shared, imm_ty);
+                out.push_str(", ");
+                out.push_str(&tensor);
+            }
+            for e in rest {
+                out.push_str(", ");
+                write_operand(&mut out, p, f, e, imm_ty);
+            }
         }
         Op::Txq { .. } => {
             write_list(&mut out, p, f, dsts, None, ", ");

@@ -191,7 +191,9 @@ impl AsyncCopyRole {
         match op {
             Op::CpAsync(_) => AsyncCopyRole::Copy,
             Op::CpAsyncWait { .. } | Op::CpAsyncBulkWait { .. } => AsyncCopyRole::Wait,
-            Op::CpAsyncBulk(c) => match c.direction {
+            Op::CpAsyncBulk(ir::op::CpAsyncBulk { direction, .. })
+            | Op::CpAsyncBulkTensor(ir::op::CpAsyncBulkTensor { direction, .. }) => match direction
+            {
                 ir::op::BulkCopyDirection::GlobalToShared { .. } => AsyncCopyRole::BulkToShared,
                 ir::op::BulkCopyDirection::SharedToGlobal => AsyncCopyRole::Copy,
             },

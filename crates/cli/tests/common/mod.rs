@@ -4,6 +4,23 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Every register-file design (checked against the list `regsim run` accepts).
+pub const DESIGNS: [&str; 13] = [
+    "baseline",
+    "ideal",
+    "ideal-unlimited",
+    "ltrf",
+    "ltrf-plus",
+    "ltrf-conf",
+    "rfc",
+    "orf-lrf",
+    "malekeh",
+    "bow",
+    "wir",
+    "cerf",
+    "reuse-cache",
+];
+
 /// The repository's root.
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -48,6 +48,13 @@ if [ -f "$cuda12/include/cuda_runtime.h" ]; then
     $SM90 --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/b.fatbin" \
         -c bulk_copy.cu -o "$tmp/b.o"
     clang++-19 "$tmp/b.o" -L$cuda12/lib64 -lcudart -o bin/bulk_copy
+    # TMA (cp.async.bulk.tensor, sm_90a) with tensor maps from the driver API (through
+    # cudaGetDriverEntryPoint: the wheels' libcuda stub is CUDA 11.8's, without it).
+    $SM90A --cuda-device-only -S tma.cu -o "$tmp/t.ptx"
+    fatbinary -64 --create "$tmp/t.fatbin" --image=profile=compute_90,file="$tmp/t.ptx"
+    $SM90A --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/t.fatbin" \
+        -c tma.cu -o "$tmp/t.o"
+    clang++-19 "$tmp/t.o" -L$cuda12/lib64 -lcudart -o bin/tma
     rm -rf "$tmp"
 else
     echo "skipped the CUDA 12 programs: no toolchain in $cuda12 (scripts/install-cuda12-toolchain.sh)" >&2

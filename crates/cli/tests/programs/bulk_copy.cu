@@ -5,15 +5,9 @@
 #include <cstdio>
 #include <cuda_runtime.h>
 
-constexpr int kBlock = 1024;
+#include "mbarrier_wait.cuh"
 
-__device__ bool try_wait(unsigned bar, unsigned parity) {
-    unsigned done;
-    asm volatile(
-        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-        : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    return done != 0;
-}
+constexpr int kBlock = 1024;
 
 __global__ void scale(const float* in, float* out, float k) {
     __shared__ __align__(16) float block[kBlock];

@@ -60,7 +60,13 @@ fn cu_call(
     name: &str,
     body: impl FnOnce(&mut Runtime<ActiveDevice>) -> CudaResult<()>,
 ) -> CUresult {
-    if name != "cuInit" && name != "cuDriverGetVersion" && !INITIALIZED.load(Ordering::SeqCst) {
+    // Tensor maps are plain data: a runtime-API program encodes them without cuInit, as
+    // the runtime has initialised the driver.
+    let needs_init = !matches!(
+        name,
+        "cuInit" | "cuDriverGetVersion" | "cuTensorMapEncodeTiled" | "cuTensorMapReplaceAddress"
+    );
+    if needs_init && !INITIALIZED.load(Ordering::SeqCst) {
         return 3; // CUDA_ERROR_NOT_INITIALIZED
     }
     match catch_unwind(AssertUnwindSafe(|| with_runtime(body))) {
@@ -393,6 +399,98 @@ pub extern "C" fn cuGetErrorName(code: CUresult, out: *const *const c_char) -> C
     describe(code, out, false)
 }
 
+// ----- tensor maps (TMA) --------------------------------------------------------------------
+
+/// `len` values at `p`, or the error naming the null argument.
+unsafe fn tensor_map_array<'a, T>(p: *const T, len: usize, what: &str) -> CudaResult<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(tensor_map_error(
+            "cuTensorMapEncodeTiled",
+            &format!("{what} is null"),
+        ));
+    }
+    // SAFETY: the API's contract: the array holds one value per dimension.
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+/// Prints why a tensor map was refused; what the simulator does not model is
+/// `CUDA_ERROR_NOT_SUPPORTED`, every other broken rule `CUDA_ERROR_INVALID_VALUE`.
+fn tensor_map_error(func: &str, reason: &str) -> CudaError {
+    eprintln!("regsim: {func}: {reason}");
+    if reason.contains("not supported by the simulator") {
+        CudaError::NotSupported
+    } else {
+        CudaError::InvalidValue
+    }
+}
+
+/// Writes `map` as the 128-byte `CUtensorMap` at `out` (64-byte aligned).
+unsafe fn write_tensor_map(
+    func: &str,
+    out: *mut u8,
+    map: &emu::tensor_map::TensorMap,
+) -> CudaResult<()> {
+    if out.is_null() || !(out as usize).is_multiple_of(64) {
+        return Err(tensor_map_error(
+            func,
+            &format!("tensorMap {out:p} is not a 64-byte aligned CUtensorMap"),
+        ));
+    }
+    let bytes = map.encode();
+    // SAFETY: a CUtensorMap is 128 bytes.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len()) };
+    Ok(())
+}
+
+// The map is regsim's own encoding of the arguments (emu::tensor_map), which the
+// emulator's cp.async.bulk.tensor reads back.
+cu_fn!(fn cuTensorMapEncodeTiled(_rt, tensor_map: *mut u8, data_type: c_uint, rank: c_uint, global_address: *mut c_void, global_dim: *const u64, global_strides: *const u64, box_dim: *const c_uint, element_strides: *const c_uint, interleave: c_uint, swizzle: c_uint, l2_promotion: c_uint, oob_fill: c_uint) {
+    let n = if (1..=5).contains(&rank) { rank as usize } else { 0 };
+    let map = emu::tensor_map::TensorMap::tiled(
+        data_type,
+        rank,
+        global_address as u64,
+        tensor_map_array(global_dim, n, "globalDim")?,
+        tensor_map_array(global_strides, n.saturating_sub(1), "globalStrides")?,
+        tensor_map_array(box_dim, n, "boxDim")?,
+        tensor_map_array(element_strides, n, "elementStrides")?,
+        interleave,
+        swizzle,
+        l2_promotion,
+        oob_fill,
+    )
+    .map_err(|e| tensor_map_error("cuTensorMapEncodeTiled", &e))?;
+    write_tensor_map("cuTensorMapEncodeTiled", tensor_map, &map)
+});
+cu_fn!(fn cuTensorMapReplaceAddress(_rt, tensor_map: *mut u8, global_address: *mut c_void) {
+    if tensor_map.is_null() {
+        return Err(tensor_map_error("cuTensorMapReplaceAddress", "tensorMap is null"));
+    }
+    let mut bytes = [0u8; 128];
+    // SAFETY: a CUtensorMap is 128 bytes.
+    unsafe { std::ptr::copy_nonoverlapping(tensor_map, bytes.as_mut_ptr(), 128) };
+    let mut map = emu::tensor_map::TensorMap::decode(&bytes).map_err(|e| tensor_map_error("cuTensorMapReplaceAddress", &e))?;
+    map.global_address = global_address as u64;
+    let map = emu::tensor_map::TensorMap::tiled(
+        map.data_type,
+        map.rank,
+        map.global_address,
+        &map.dims,
+        &map.strides[1..],
+        &map.box_dims,
+        &map.element_strides,
+        map.interleave,
+        map.swizzle,
+        map.l2_promotion,
+        map.oob_fill,
+    )
+    .map_err(|e| tensor_map_error("cuTensorMapReplaceAddress", &e))?;
+    write_tensor_map("cuTensorMapReplaceAddress", tensor_map, &map)
+});
+
 // ----- entry points by name -------------------------------------------------------------------
 
 /// The address of driver function `name` (CUDA 12's headers map `cuMemAlloc` to
@@ -446,6 +544,14 @@ fn driver_entry(name: &str) -> *const c_void {
         ("cuStreamSynchronize", cuStreamSynchronize as *const c_void),
         ("cuGetErrorString", cuGetErrorString as *const c_void),
         ("cuGetErrorName", cuGetErrorName as *const c_void),
+        (
+            "cuTensorMapEncodeTiled",
+            cuTensorMapEncodeTiled as *const c_void,
+        ),
+        (
+            "cuTensorMapReplaceAddress",
+            cuTensorMapReplaceAddress as *const c_void,
+        ),
     ];
     let versioned = format!("{name}_v2");
     table

@@ -6,7 +6,7 @@ use ir::op::{self, AtomOp, BarrierKind, BoolOp, Callee, CmpOp, Op, Precision, Sc
 
 use super::{
     lanes, matrix, mbarrier, printf, AccessKind, Barrier, Cta, Frame, LaneError, Launch, MemInfo,
-    MemSpace, PendingCopy, PendingRed, SimtEntry, StepEvent, Warp, WarpStatus, WARP_SIZE,
+    MemSpace, PendingCopy, PendingRed, SimtEntry, StepEvent, Warp, WarpStatus, WarpStep, WARP_SIZE,
 };
 use crate::error::ErrorKind;
 use crate::memory::{
@@ -20,6 +20,7 @@ use crate::semantics::exact::Rounding;
 use crate::semantics::float::{self as fl, FpMode, Transcendental};
 use crate::semantics::half::{self, HalfKind, HalfOp};
 use crate::semantics::int::{self, IntType};
+use crate::tensor_map::TensorMap;
 use crate::texture::TexCoords;
 
 /// Makes the warp's `cp.async` copies of commit groups below `visible_before` visible in
@@ -1654,43 +1655,20 @@ impl Launch<'_> {
                     // coalescer's 64-line capacity).
                     timed = timed.max(size.min(63 * 128 - (global_addr % 128) as u32));
                     if to_shared {
-                        let mbar = src!(3);
-                        let mbase = match mbar {
-                            Src::Addr { base, .. } => base,
-                            _ => Base::Reg(0),
-                        };
-                        let m = effective_address(
-                            Space::Shared,
-                            mbase,
-                            read(frame, &sc, mbar, l),
-                            &ef.reg_bits,
-                        );
-                        let Phys::Shared(moff) = resolve(Space::Shared, mbase, m, in_kernel) else {
-                            return Err(fail(format!(
-                                "the mbarrier at {m:#x} is not in shared memory"
-                            )));
-                        };
-                        if !m.is_multiple_of(8) {
-                            return Err(fail(format!(
-                                "the mbarrier at {m:#x} is not 8-byte aligned"
-                            )));
-                        }
-                        let word = sp
-                            .read(Phys::Shared(moff), 8, l)
-                            .map_err(|k| (k, Some(l)))?;
-                        mbarrier::check_initialised(word).map_err(|e| {
-                            fail(format!("{e} (mbarrier at shared offset {moff:#x})"))
-                        })?;
+                        let moff =
+                            bulk_mbarrier(&sp, frame, &sc, src!(3), l, &ef.reg_bits, in_kernel)
+                                .map_err(|k| (k, Some(l)))?;
                         if defer {
                             warp.bulk_copies.push(super::bulk::PendingBulkCopy {
                                 id,
                                 shared_offset,
                                 mbarrier: moff,
                                 data,
+                                swizzle: 0,
                                 at: (fidx, pc),
                             });
                         } else {
-                            super::bulk::land(sp.shared, shared_offset, &data, moff)
+                            super::bulk::land(sp.shared, shared_offset, &data, 0, moff)
                                 .map_err(|k| (k, Some(l)))?;
                         }
                     } else {
@@ -1706,16 +1684,140 @@ impl Launch<'_> {
                     }
                 }
                 if exec != 0 {
-                    let kind = [AccessKind::Store, AccessKind::Load][usize::from(to_shared)];
-                    step.mem = Some(MemInfo {
-                        space: MemSpace::Global,
-                        kind,
-                        bytes: timed,
-                    });
-                    if defer {
-                        step.bulk_copy = Some(id);
-                        warp.bulk_next = id.wrapping_add(1);
+                    bulk_step(step, warp, to_shared, defer, id, timed);
+                }
+            }
+            Op::CpAsyncBulkTensor(t) => {
+                let n = usize::from(t.dims);
+                let (map_src, shared_src) = (src!(0), src!(n + 1));
+                let to_shared = matches!(t.direction, op::BulkCopyDirection::GlobalToShared { .. });
+                let defer = self.defer_bulk_copies && to_shared;
+                let id = warp.bulk_next;
+                let mut timed = 0u32;
+                let mut sp = spaces!();
+                for l in lanes(exec) {
+                    let frame = &warp.frames[frame_i];
+                    let fail = |m: String| (ErrorKind::BulkCopy(m), Some(l));
+                    // The tensor map: a generic address of param, const or global memory,
+                    // or a kernel parameter named directly.
+                    let mbase = match map_src {
+                        Src::Addr { base, .. } => base,
+                        _ => Base::Reg(0),
+                    };
+                    let ma = read(frame, &sc, map_src, l);
+                    let mspace = match mbase {
+                        Base::KernelParam(_) => Space::Param,
+                        _ => Space::Generic,
+                    };
+                    let mp = resolve(mspace, mbase, ma, in_kernel);
+                    let mut bytes = [0u8; 128];
+                    for (k, b) in bytes.chunks_mut(8).enumerate() {
+                        let v = sp
+                            .read(offset_phys(mp, 8 * k as u64), 8, l)
+                            .map_err(|e| fail(format!("reading the tensor map at {ma:#x}: {e}")))?;
+                        b.copy_from_slice(&v.to_le_bytes());
                     }
+                    let map = TensorMap::decode(&bytes)
+                        .map_err(|e| fail(format!("the tensor map at {ma:#x}: {e}")))?;
+                    if map.rank != u32::from(t.dims) {
+                        return Err(fail(format!(
+                            "the tensor map at {ma:#x} has {} dimensions, the copy .{}d",
+                            map.rank, t.dims
+                        )));
+                    }
+                    let mut coords = [0i32; 5];
+                    for (i, c) in coords.iter_mut().enumerate().take(n) {
+                        *c = read(frame, &sc, src!(1 + i), l) as u32 as i32;
+                    }
+                    let sbase = match shared_src {
+                        Src::Addr { base, .. } => base,
+                        _ => Base::Reg(0),
+                    };
+                    let s = effective_address(
+                        Space::Shared,
+                        sbase,
+                        read(frame, &sc, shared_src, l),
+                        &ef.reg_bits,
+                    );
+                    let Phys::Shared(shared_offset) = resolve(Space::Shared, sbase, s, in_kernel)
+                    else {
+                        return Err(fail(format!("the box at {s:#x} is not in shared memory")));
+                    };
+                    if !s.is_multiple_of(128) {
+                        return Err(fail(format!(
+                            "the shared-memory box at {s:#x} is not 128-byte aligned"
+                        )));
+                    }
+                    let size = map.box_bytes();
+                    if shared_offset + size > sp.shared.bytes.len() as u64 {
+                        return Err(fail(format!(
+                            "the box of {size} bytes at shared offset {shared_offset:#x} \
+                             passes the end of shared memory ({} bytes)",
+                            sp.shared.bytes.len()
+                        )));
+                    }
+                    let esize = map.element_size();
+                    let eb = esize as usize;
+                    let mut first = None;
+                    if to_shared {
+                        let fill = map.fill_value().to_le_bytes();
+                        let mut data = vec![0u8; size as usize];
+                        for e in map.box_elements(&coords[..n]) {
+                            let dst = &mut data[e.offset as usize..][..eb];
+                            match e.global {
+                                Some(a) => {
+                                    first = first.or(Some(a));
+                                    let v = sp
+                                        .read(Phys::Global(a), esize, l)
+                                        .map_err(|k| (k, Some(l)))?;
+                                    dst.copy_from_slice(&v.to_le_bytes()[..eb]);
+                                }
+                                None => dst.copy_from_slice(&fill[..eb]),
+                            }
+                        }
+                        let moff =
+                            bulk_mbarrier(&sp, frame, &sc, src!(n + 2), l, &ef.reg_bits, in_kernel)
+                                .map_err(|k| (k, Some(l)))?;
+                        if defer {
+                            warp.bulk_copies.push(super::bulk::PendingBulkCopy {
+                                id,
+                                shared_offset,
+                                mbarrier: moff,
+                                data,
+                                swizzle: map.swizzle,
+                                at: (fidx, pc),
+                            });
+                        } else {
+                            super::bulk::land(sp.shared, shared_offset, &data, map.swizzle, moff)
+                                .map_err(|k| (k, Some(l)))?;
+                        }
+                    } else {
+                        let data = super::bulk::gather(sp.shared, shared_offset, size, map.swizzle)
+                            .map_err(|k| (k, Some(l)))?;
+                        // Elements outside the tensor are not written.
+                        for e in map.box_elements(&coords[..n]) {
+                            if let Some(a) = e.global {
+                                first = first.or(Some(a));
+                                let mut v = [0u8; 8];
+                                v[..eb].copy_from_slice(&data[e.offset as usize..][..eb]);
+                                sp.write(Phys::Global(a), esize, l, u64::from_le_bytes(v))
+                                    .map_err(|k| (k, Some(l)))?;
+                            }
+                        }
+                    }
+                    // Timed as one bulk copy of the box's bytes from its first element
+                    // inside the tensor (docs/tensor-cores.md).
+                    let ga = first.unwrap_or(map.global_address);
+                    step.addrs[l] = ga;
+                    step.lane_spaces[l] = MemSpace::Global;
+                    let bytes = u32::try_from(size).unwrap_or(u32::MAX);
+                    timed = timed.max(bytes.min(63 * 128 - (ga % 128) as u32));
+                    if self.stray_lane.is_none() && sp.global.has_stray() {
+                        self.stray_lane = Some(l);
+                    }
+                }
+                if exec != 0 {
+                    bulk_step(step, warp, to_shared, defer, id, timed);
                 }
             }
             Op::WmmaLoad(w) | Op::WmmaStore(w) => {
@@ -2737,6 +2839,61 @@ fn load_lane(
         }
     }
     Ok(())
+}
+
+/// The shared-memory offset of a bulk copy's mbarrier operand `mbar`, which must be an
+/// initialised, 8-byte aligned mbarrier in shared memory.
+fn bulk_mbarrier(
+    sp: &Spaces<'_>,
+    frame: &Frame,
+    sc: &SpecialCtx,
+    mbar: Src,
+    l: usize,
+    reg_bits: &[u8],
+    in_kernel: bool,
+) -> Result<u64, ErrorKind> {
+    let fail = |m: String| ErrorKind::BulkCopy(m);
+    let mbase = match mbar {
+        Src::Addr { base, .. } => base,
+        _ => Base::Reg(0),
+    };
+    let m = effective_address(Space::Shared, mbase, read(frame, sc, mbar, l), reg_bits);
+    let Phys::Shared(moff) = resolve(Space::Shared, mbase, m, in_kernel) else {
+        return Err(fail(format!(
+            "the mbarrier at {m:#x} is not in shared memory"
+        )));
+    };
+    if !m.is_multiple_of(8) {
+        return Err(fail(format!(
+            "the mbarrier at {m:#x} is not 8-byte aligned"
+        )));
+    }
+    let word = sp.read(Phys::Shared(moff), 8, l)?;
+    mbarrier::check_initialised(word)
+        .map_err(|e| fail(format!("{e} (mbarrier at shared offset {moff:#x})")))?;
+    Ok(moff)
+}
+
+/// What the timing model learns of a bulk copy: a global load (to shared memory) or store
+/// of `timed` bytes, and the id its landing will carry when it is deferred.
+fn bulk_step(
+    step: &mut WarpStep,
+    warp: &mut Warp,
+    to_shared: bool,
+    defer: bool,
+    id: u32,
+    timed: u32,
+) {
+    let kind = [AccessKind::Store, AccessKind::Load][usize::from(to_shared)];
+    step.mem = Some(MemInfo {
+        space: MemSpace::Global,
+        kind,
+        bytes: timed,
+    });
+    if defer {
+        step.bulk_copy = Some(id);
+        warp.bulk_next = id.wrapping_add(1);
+    }
 }
 
 fn offset_phys(p: Phys, o: u64) -> Phys {

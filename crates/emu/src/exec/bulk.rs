@@ -10,10 +10,15 @@
 //! [`super::Launch::complete_bulk_copy`], which the timing model calls when the copy's
 //! data arrive: until then the mbarrier's phase cannot complete, so a consumer's
 //! `try_wait` spins as long as the copy takes.
+//!
+//! Tensor copies (`cp.async.bulk.tensor`, TMA) use the same path: the box, gathered from
+//! the tensor (with the out-of-bounds fill) into its dense image, lands in 16-byte chunks
+//! at the addresses the tensor map's swizzle gives them ([`crate::tensor_map`]).
 
 use super::mbarrier;
 use crate::error::ErrorKind;
 use crate::memory::FlatSpace;
+use crate::tensor_map::swizzle_address;
 
 /// A global-to-shared bulk copy read and not yet written.
 #[derive(Debug)]
@@ -24,22 +29,26 @@ pub(crate) struct PendingBulkCopy {
     /// The mbarrier's shared-memory offset.
     pub mbarrier: u64,
     pub data: Vec<u8>,
+    /// The tensor map's swizzle (0 for a non-tensor copy).
+    pub swizzle: u32,
     /// The instruction (function index, pc), for errors at completion.
     pub at: (usize, u32),
 }
 
-/// Writes `data` to shared memory at `shared_offset` and completes its bytes as
-/// transactions on the mbarrier at `mbarrier`.
+/// Writes `data` (a multiple of 16 bytes) to shared memory at `shared_offset`, each
+/// 16-byte chunk where `swizzle` puts it, and completes its bytes as transactions on the
+/// mbarrier at `mbarrier`.
 pub(super) fn land(
     shared: &mut FlatSpace,
     shared_offset: u64,
     data: &[u8],
+    swizzle: u32,
     mbarrier: u64,
 ) -> Result<(), ErrorKind> {
     for (k, chunk) in data.chunks(8).enumerate() {
         let mut b = [0u8; 8];
         b[..chunk.len()].copy_from_slice(chunk);
-        let at = shared_offset + 8 * k as u64;
+        let at = swizzle_address(shared_offset + 8 * k as u64, swizzle);
         shared.write_uint("shared", at, chunk.len() as u32, u64::from_le_bytes(b))?;
     }
     let word = shared.read_uint("shared", mbarrier, 8)?;
@@ -51,6 +60,22 @@ pub(super) fn land(
     })?;
     shared.write_uint("shared", mbarrier, 8, new)?;
     Ok(())
+}
+
+/// The dense image of `size` bytes (a multiple of 16) of a box that lies in shared memory
+/// at `shared_offset` under `swizzle`: what a shared-to-global tensor copy reads.
+pub(super) fn gather(
+    shared: &FlatSpace,
+    shared_offset: u64,
+    size: u64,
+    swizzle: u32,
+) -> Result<Vec<u8>, ErrorKind> {
+    let mut data = Vec::with_capacity(size as usize);
+    for k in (0..size).step_by(8) {
+        let at = swizzle_address(shared_offset + k, swizzle);
+        data.extend_from_slice(&shared.read_uint("shared", at, 8)?.to_le_bytes());
+    }
+    Ok(data)
 }
 
 #[cfg(test)]
@@ -65,11 +90,34 @@ mod tests {
         let (word, _) = mbarrier::arrive(word, 1, 32, false, false).unwrap();
         shared.write_uint("shared", 0, 8, word).unwrap();
         let data: Vec<u8> = (0..32).collect();
-        land(&mut shared, 64, &data, 0).unwrap();
+        land(&mut shared, 64, &data, 0, 0).unwrap();
         assert_eq!(&shared.bytes[64..96], &data[..]);
         let after = shared.read_uint("shared", 0, 8).unwrap();
         assert!(mbarrier::phase_complete(after, 0, true), "{after:#x}");
         // Past the end of shared memory: a located error, not a panic.
-        assert!(land(&mut shared, 240, &data, 0).is_err());
+        assert!(land(&mut shared, 240, &data, 0, 0).is_err());
+    }
+
+    #[test]
+    fn a_swizzled_box_lands_permuted_and_gathers_back_in_order() {
+        let mut shared = FlatSpace::new(2048);
+        let word = mbarrier::init(1).unwrap();
+        let (word, _) = mbarrier::arrive(word, 1, 1024, false, false).unwrap();
+        shared.write_uint("shared", 0, 8, word).unwrap();
+        let data: Vec<u8> = (0..1024).map(|i| (i / 16) as u8).collect();
+        // 128-byte swizzle from offset 1024: row r's chunk c lands at chunk c ^ (r % 8).
+        land(&mut shared, 1024, &data, 3, 0).unwrap();
+        for r in 0..8usize {
+            for c in 0..8usize {
+                let at = 1024 + r * 128 + (c ^ r) * 16;
+                assert_eq!(shared.bytes[at], (r * 8 + c) as u8, "row {r} chunk {c}");
+            }
+        }
+        assert_eq!(gather(&shared, 1024, 1024, 3).unwrap(), data);
+        assert!(mbarrier::phase_complete(
+            shared.read_uint("shared", 0, 8).unwrap(),
+            0,
+            true
+        ));
     }
 }
