@@ -413,6 +413,21 @@ impl GlobalMemory {
     /// Index of the region holding `[addr, addr + size)`.
     #[inline]
     fn find(&self, addr: u64, size: u64) -> Result<usize, MemError> {
+        // The common case, inlined: the access lies inside the region of the last one
+        // (the lanes of a warp access mostly touch one allocation).
+        let hit = self.last_hit.get();
+        if let Some(r) = self.regions.get(hit) {
+            let offset = addr.wrapping_sub(r.base);
+            if addr >= r.base && offset < r.len && size <= r.len - offset {
+                return Ok(hit);
+            }
+        }
+        self.find_any(addr, size)
+    }
+
+    /// [`Self::find`] by a search of the regions.
+    #[inline(never)]
+    fn find_any(&self, addr: u64, size: u64) -> Result<usize, MemError> {
         let hit = self.last_hit.get();
         let i = match self.regions.get(hit) {
             Some(r) if addr >= r.base && addr < r.base + r.len.max(1) => hit,

@@ -1911,3 +1911,94 @@ fn tensor_copies_move_boxes_through_tensor_maps() {
         assert_eq!(e.location.line, line, "{name}: {text}");
     }
 }
+
+const GLOBAL_LOADS: &str = "
+.version 8.0 .target sm_80 .address_size 64
+.visible .entry loads(.param .u64 pin, .param .u64 pout, .param .u32 skew)
+{
+  .reg .b32 %r<8>; .reg .b64 %rd<12>; .reg .s16 %h<2>;
+  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r7, [skew];
+  mov.u32 %r0, %tid.x;
+  cvt.u64.u32 %rd3, %r0;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.s8 %r1, [%rd4];
+  ld.global.s8 %rd5, [%rd4+1];
+  shl.b64 %rd6, %rd3, 3;
+  add.s64 %rd7, %rd1, %rd6;
+  ld.global.s16 %h0, [%rd7+2];
+  cvt.s32.s16 %r2, %h0;
+  ld.global.v2.u32 {%r3, %r4}, [%rd7+64];
+  mul.wide.u32 %rd8, %r0, 32;
+  add.s64 %rd9, %rd2, %rd8;
+  st.global.u32 [%rd9], %r1;
+  st.global.u64 [%rd9+8], %rd5;
+  st.global.u32 [%rd9+16], %r2;
+  st.global.u32 [%rd9+20], %r3;
+  st.global.u32 [%rd9+24], %r4;
+  mul.lo.u32 %r5, %r0, %r7;
+  cvt.u64.u32 %rd10, %r5;
+  add.s64 %rd11, %rd7, %rd10;
+  ld.global.u32 %r6, [%rd11];
+  st.global.u32 [%rd9+28], %r6;
+  ret;
+}
+";
+
+/// Global loads of each width from a register plus offset: sign extension to 32 and 64
+/// bits, vector elements, and the lane an error names (the first failing lane in lane
+/// order), as the emulator's load path must give them.
+#[test]
+fn global_loads_extend_signs_fill_vectors_and_name_the_failing_lane() {
+    let run = |skew: u64| {
+        let mut emu = Emulator::new();
+        let m = load(&mut emu, "loads.ptx", GLOBAL_LOADS);
+        let k = emu.kernel(m, "loads").unwrap();
+        let bytes: Vec<u8> = (0..320u32).map(|i| (i * 37 + 200) as u8).collect();
+        let words: Vec<u32> = bytes
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let a = alloc_u32s(&mut emu, &words);
+        let out = alloc_u32s(&mut emu, &[0; 32 * 8]);
+        let p = params(&emu, k, &[a, out, skew]);
+        let result = emu.run(k, LaunchConfig::linear(1, 32), &p);
+        (emu, result, bytes, out)
+    };
+    let (emu, result, b, out) = run(0);
+    result.unwrap();
+    let got = read_u32s(&emu, out, 32 * 8);
+    for t in 0..32usize {
+        let row = &got[t * 8..t * 8 + 8];
+        let word = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        assert_eq!(row[0], b[t] as i8 as i32 as u32, "s8 to 32 bits, lane {t}");
+        let wide = u64::from(row[3]) << 32 | u64::from(row[2]);
+        assert_eq!(
+            wide,
+            b[t + 1] as i8 as i64 as u64,
+            "s8 to 64 bits, lane {t}"
+        );
+        let half = i16::from_le_bytes([b[8 * t + 2], b[8 * t + 3]]);
+        assert_eq!(row[4], half as i32 as u32, "s16, lane {t}");
+        assert_eq!(row[5], word(64 + 8 * t), "v2 element 0, lane {t}");
+        assert_eq!(row[6], word(68 + 8 * t), "v2 element 1, lane {t}");
+        assert_eq!(row[7], word(8 * t), "u32, lane {t}");
+    }
+    // Lane t's last load reads 4 bytes at 8t + t * skew: with skew 2, lanes 1, 3, ... are
+    // misaligned and lane 1 is named; with skew 12, lane 16 (20 * 16 + 4 > 320 bytes) is
+    // the first out of bounds.
+    let (_, result, ..) = run(2);
+    let e = result.unwrap_err();
+    assert!(
+        matches!(e.kind, ErrorKind::Memory(emu::MemError::Misaligned { .. })),
+        "{e}"
+    );
+    assert_eq!(e.location.lane, Some(1), "{e}");
+    let (_, result, ..) = run(12);
+    let e = result.unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::Memory(_)), "{e}");
+    assert!(
+        !matches!(e.kind, ErrorKind::Memory(emu::MemError::Misaligned { .. })),
+        "{e}"
+    );
+    assert_eq!(e.location.lane, Some(16), "{e}");
+}

@@ -234,14 +234,20 @@ fn special(sc: &SpecialCtx, s: SpecialReg, lane: usize) -> u64 {
 /// 0xFFFFFFC0 reads offset 4, not 0x1_0000_0004).
 #[inline]
 fn effective_address(space: Space, base: Base, addr: u64, reg_bits: &[u8]) -> u64 {
+    addr & address_mask(space, base, reg_bits)
+}
+
+/// The mask [`effective_address`] applies (the same for every lane of an access).
+#[inline]
+fn address_mask(space: Space, base: Base, reg_bits: &[u8]) -> u64 {
     let narrow = match space {
         Space::Shared | Space::SharedCluster | Space::Local => true,
         _ => matches!(base, Base::Reg(r) if reg_bits.get(r as usize).is_some_and(|&b| b <= 32)),
     };
     if narrow {
-        addr & 0xFFFF_FFFF
+        0xFFFF_FFFF
     } else {
-        addr
+        u64::MAX
     }
 }
 
@@ -294,6 +300,7 @@ struct Spaces<'a> {
 }
 
 impl Spaces<'_> {
+    #[inline]
     fn read(&self, p: Phys, size: u32, lane: usize) -> Result<u64, ErrorKind> {
         Ok(match p {
             Phys::Global(a) => self.global.read_uint(a, size)?,
@@ -1471,16 +1478,41 @@ impl Launch<'_> {
                     }
                     step.deferred_load = Some(frame_i);
                 }
-                let mut sp = spaces!();
                 let signed = ma.ty.is_signed_int() && esize < 8;
+                let address_mask = address_mask(ma.space, base, &ef.reg_bits);
+                // The common load, `ld.global` from a register plus offset, by a loop of
+                // its own (the same lane order, reads and errors as the loop below).
+                let global_base = match addr_src {
+                    Src::Reg(r) => Some((r, 0)),
+                    Src::Addr {
+                        base: Base::Reg(r),
+                        offset,
+                    } => Some((r, offset as u64)),
+                    _ => None,
+                };
+                let fast = match global_base {
+                    Some((addr_reg, offset))
+                        if !is_store && !defer && ma.space == Space::Global =>
+                    {
+                        let load = GlobalLoad {
+                            exec,
+                            addr_reg,
+                            offset,
+                            address_mask,
+                            elements: (esize, n, signed),
+                            dsts,
+                            reg_bits: &ef.reg_bits,
+                        };
+                        let regs = &mut warp.frames[frame_i].regs;
+                        load_global(self.mem, &load, regs, step, &mut self.stray_lane)?;
+                        true
+                    }
+                    _ => false,
+                };
+                let mut sp = spaces!();
                 let mut first = true;
-                for l in lanes(if defer { 0 } else { exec }) {
-                    let addr = effective_address(
-                        ma.space,
-                        base,
-                        read(&warp.frames[frame_i], &sc, addr_src, l),
-                        &ef.reg_bits,
-                    );
+                for l in lanes(if defer || fast { 0 } else { exec }) {
+                    let addr = read(&warp.frames[frame_i], &sc, addr_src, l) & address_mask;
                     step.addrs[l] = addr;
                     check_aligned(addr, (esize * n).min(16).next_power_of_two())
                         .map_err(|e| (e.into(), Some(l)))?;
@@ -2811,6 +2843,77 @@ fn after_exit(barriers: &mut [Barrier; super::MAX_BARRIERS], warps: &mut [Warp])
     }
 }
 
+/// A global load from a register plus offset (see [`load_global`]).
+struct GlobalLoad<'a> {
+    exec: u32,
+    addr_reg: u32,
+    offset: u64,
+    address_mask: u64,
+    /// Element size, elements, sign-extended.
+    elements: (u32, u32, bool),
+    dsts: &'a [Src],
+    reg_bits: &'a [u8],
+}
+
+/// The lanes' reads of `load`, lane by lane as the general loop of `step_warp` does them
+/// (the addresses and spaces recorded in `step`, each lane's alignment checked before its
+/// read, the first lane after which a stray access is known recorded in `stray_lane`),
+/// in a function of its own so that its loop keeps its values in registers.
+#[inline(never)]
+fn load_global(
+    global: &crate::memory::GlobalMemory,
+    load: &GlobalLoad<'_>,
+    regs: &mut [u64],
+    step: &mut super::WarpStep,
+    stray_lane: &mut Option<usize>,
+) -> Result<(), LaneError> {
+    let (esize, n, signed) = load.elements;
+    let align = (esize * n).min(16).next_power_of_two();
+    let base = load.addr_reg as usize * 32;
+    for l in lanes(load.exec) {
+        let addr = regs[base + l].wrapping_add(load.offset) & load.address_mask;
+        step.addrs[l] = addr;
+        check_aligned(addr, align).map_err(|e| (e.into(), Some(l)))?;
+        step.lane_spaces[l] = MemSpace::Global;
+        for e in 0..n {
+            let raw = global
+                .read_uint(addr + u64::from(e * esize), esize.min(8))
+                .map_err(|e| (e.into(), Some(l)))?;
+            let dst = (load.dsts.get(e as usize), load.reg_bits);
+            write_loaded(regs, dst, l, raw, (esize, signed));
+        }
+        if stray_lane.is_none() && global.has_stray() {
+            *stray_lane = Some(l);
+        }
+    }
+    Ok(())
+}
+
+/// Writes lane `l`'s element `raw` of a load (`esize` bytes) to its destination, if a
+/// register (`reg_bits` wide; a narrow signed integer is sign-extended to it).
+#[inline(always)]
+fn write_loaded(
+    regs: &mut [u64],
+    (dst, reg_bits): (Option<&Src>, &[u8]),
+    l: usize,
+    raw: u64,
+    (esize, signed): (u32, bool),
+) {
+    if let Some(Src::Reg(r)) = dst {
+        let rb = reg_bits.get(*r as usize).copied().unwrap_or(64) as u32;
+        regs[*r as usize * 32 + l] = if signed {
+            (IntType {
+                bits: esize * 8,
+                signed: true,
+            }
+            .sext(raw) as u64)
+                & mask_bits(rb)
+        } else {
+            raw
+        };
+    }
+}
+
 /// Lane `l`'s read of a load: `n` elements of `esize` bytes from `p` into the registers
 /// `dsts` of `regs` (`reg_bits` wide; a narrow signed integer is sign-extended to it).
 #[inline(always)]
@@ -2824,19 +2927,13 @@ fn load_lane(
 ) -> Result<(), ErrorKind> {
     for e in 0..n {
         let raw = sp.read(offset_phys(p, (e * esize) as u64), esize.min(8), l)?;
-        if let Some(Src::Reg(r)) = dsts.get(e as usize) {
-            let rb = reg_bits.get(*r as usize).copied().unwrap_or(64) as u32;
-            regs[*r as usize * 32 + l] = if signed {
-                (IntType {
-                    bits: esize * 8,
-                    signed: true,
-                }
-                .sext(raw) as u64)
-                    & mask_bits(rb)
-            } else {
-                raw
-            };
-        }
+        write_loaded(
+            regs,
+            (dsts.get(e as usize), reg_bits),
+            l,
+            raw,
+            (esize, signed),
+        );
     }
     Ok(())
 }

@@ -680,6 +680,8 @@ pub struct MemorySystem {
     /// SMs whose blocked request was accepted (see [`MemorySystem::unblocked`]).
     unblocked: Vec<(SmId, Cycle)>,
     scratch_ids: Vec<RequestId>,
+    /// A blocked request's remaining lines while a retry processes them.
+    scratch_lines: Vec<LineAccess>,
     scratch_targets: Vec<L2Target>,
     scratch_dram: Vec<DramCompletion<DramToken>>,
     /// Slices woken by [`MemorySystem::admit_to_dram`].
@@ -803,6 +805,7 @@ impl MemorySystem {
             done: Vec::with_capacity(256),
             unblocked: Vec::with_capacity(64),
             scratch_ids: Vec::with_capacity(64),
+            scratch_lines: Vec::with_capacity(MAX_LINES),
             scratch_targets: Vec::with_capacity(64),
             scratch_dram: Vec::with_capacity(64),
             scratch_slices: Vec::with_capacity(8),
@@ -1776,10 +1779,14 @@ impl MemorySystem {
             return;
         }
         let b = &port.blocked;
-        let (id, kind, local, len) = (b.id, b.kind, b.local, b.len);
-        let lines = b.lines;
+        let (id, kind, local) = (b.id, b.kind, b.local);
+        // Only the remaining lines are copied (the process may refill `blocked`).
+        let mut lines = std::mem::take(&mut self.scratch_lines);
+        lines.clear();
+        lines.extend_from_slice(&b.lines[..b.len]);
         self.front_end(s)
-            .process_lines(l1, id, (kind, local), &lines[..len], t);
+            .process_lines(l1, id, (kind, local), &lines, t);
+        self.scratch_lines = lines;
         self.flush_outbox(s);
         if !self.sms[s].l1[l1.index()].blocked.active {
             self.unblocked.push((SmId(s as u32), t));
