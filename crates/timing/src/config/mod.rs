@@ -417,6 +417,15 @@ impl GpuConfig {
             rf.operands_per_collector,
         )?;
         validate_operand_reads(rf)?;
+        let reads_reuse_section = rf.design == RegisterFileDesign::ReuseCache
+            || (rf.design == RegisterFileDesign::Baseline && self.sm.core == Core::Modern);
+        if rf.reuse_cache.schedule.is_some() && !reads_reuse_section {
+            return Err(invalid(
+                "register_file.reuse_cache.schedule",
+                "only register_file.design = \"reuse-cache\" and the modern core's \"baseline\" \
+                 (sm.core = \"modern\") run a reuse schedule",
+            ));
+        }
         if rf.result_queue && self.sm.core != Core::Modern {
             return Err(invalid(
                 "register_file.result_queue",
