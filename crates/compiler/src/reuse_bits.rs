@@ -16,6 +16,17 @@
 //! source list keeps. Nothing is kept across a block boundary: what runs next depends on
 //! the branch, and a branch target may be reached from elsewhere.
 //!
+//! Memory instructions (loads, stores, atomics, `cp.async`, texture; [`uses_cache`])
+//! neither set a reuse bit nor are a reader a bit is set for: MICRO'25 §6 checks the
+//! register file and its cache in the Allocate stage, which only fixed-latency
+//! instructions pass through (§5.3), and a memory instruction's sources are read for its
+//! address calculation in the sub-core's memory unit (§5.4: the WAR latency is released
+//! "when the address is computed"). Table 2's LDGSTS latency is what pins this down: a
+//! chain of `LDGSTS; DEPBAR` with its sources cached past the wait runs 33.5 cycles on
+//! rtx-a6000 against the published 39; read from the banks, 35.4. Such a read still
+//! ends the search for its slot (it may be a read of the same bank and operand position,
+//! which makes the sub-entry unavailable).
+//!
 //! Where SASS differs: ptxas orders and numbers operands of its own instructions (an
 //! `FFMA`'s slots are its A, B and C) and may swap commutative operands to create reuse;
 //! this pass sees PTX operand order as allocated by regsim.
@@ -47,8 +58,14 @@ pub(crate) fn slots(f: &Function, alloc: &Allocation, inst: InstId) -> Vec<(usiz
     out
 }
 
+/// Whether `inst` reads its sources through the register-file cache: every instruction
+/// but the memory pipeline's (see the module docs).
+pub(crate) fn uses_cache(f: &Function, inst: InstId) -> bool {
+    !ir::exec_class(&f.inst(inst).op).is_memory()
+}
+
 /// The 32-bit registers `[lo, hi)` each general destination of `inst` writes.
-fn written(f: &Function, alloc: &Allocation, inst: InstId) -> Vec<(u32, u32)> {
+pub(crate) fn written(f: &Function, alloc: &Allocation, inst: InstId) -> Vec<(u32, u32)> {
     f.defs(inst)
         .iter()
         .filter_map(|&v| match alloc.operand_location(inst, v) {
@@ -72,14 +89,18 @@ pub fn compute(f: &Function, alloc: &Allocation) -> Vec<Vec<bool>> {
                 .iter()
                 .any(|&(lo, hi)| reg < hi && lo < reg + width.units())
         };
+        let cached: Vec<bool> = insts.iter().map(|&i| uses_cache(f, i)).collect();
         for (p, &i) in insts.iter().enumerate() {
+            if !cached[p] {
+                continue;
+            }
             for (slot, &(k, reg, width)) in block_slots[p].iter().enumerate().take(SLOTS) {
                 if overwrites(p, reg, width) {
                     continue;
                 }
                 for (q, later) in block_slots.iter().enumerate().skip(p + 1) {
                     if let Some(&(_, r, w)) = later.get(slot) {
-                        bits[i.index()][k] = r == reg && w == width;
+                        bits[i.index()][k] = cached[q] && r == reg && w == width;
                         break;
                     }
                     if overwrites(q, reg, width) {
@@ -149,15 +170,62 @@ mod tests {
         assert_eq!(bits[add.index()], vec![false, true]);
     }
 
+    /// Lowers kernel `k(.param .u64 p)` with `body` after its declarations of `%f<8>` and
+    /// `%rd<3>` and the load of `p` into `%rd1`.
+    fn lower_body(body: &str) -> ir::Program {
+        lower(&format!(
+            ".version 7.8\n.target sm_70\n.address_size 64\n\
+             .visible .entry k(.param .u64 p)\n{{\n\
+             .reg .f32 %f<8>;\n.reg .b64 %rd<3>;\n\
+             ld.param.u64 %rd1, [p];\n{body}}}\n"
+        ))
+    }
+
+    /// The indices of the first function's instructions whose printed form starts with
+    /// `prefix`, in order.
+    fn printed_starting(p: &ir::Program, prefix: &str) -> Vec<usize> {
+        let f = &p.functions[0];
+        (0..f.num_insts())
+            .filter(|&i| {
+                ir::print::inst_to_string(Some(p), f, f.inst(InstId::new(i))).starts_with(prefix)
+            })
+            .collect()
+    }
+
+    /// A memory instruction neither keeps a source nor is a reader one is kept for; the
+    /// arithmetic around it keeps its own.
+    #[test]
+    fn memory_instructions_neither_set_nor_receive_reuse_bits() {
+        let p = lower_body(
+            "\
+             add.s64 %rd2, %rd1, 8;\n\
+             ld.global.f32 %f1, [%rd1];\n\
+             ld.global.f32 %f2, [%rd1+4];\n\
+             add.f32 %f3, %f1, %f2;\n\
+             add.f32 %f4, %f1, %f2;\n\
+             st.global.f32 [%rd2], %f3;\n\
+             st.global.f32 [%rd1], %f4;\n\
+             ret;\n",
+        );
+        let f = &p.functions[0];
+        let alloc = allocate(&IrInput::new(f), &AllocConfig::default()).unwrap();
+        let bits = compute(f, &alloc);
+        let nth = |prefix: &str, n: usize| printed_starting(&p, prefix)[n];
+        // The 64-bit add's rd1 is next read in slot 0 by a load: not kept.
+        assert_eq!(bits[nth("add.s64", 0)], vec![false]);
+        // The first load's rd1 is read again in slot 0 by the next load: not kept either.
+        assert_eq!(bits[nth("ld.global", 0)], vec![false]);
+        // Between the two FP32 adds both slots repeat.
+        assert_eq!(bits[nth("add.f32", 0)], vec![true, true]);
+        assert!(bits[nth("st.global", 0)].iter().all(|b| !b));
+    }
+
     /// The slot's sub-entry survives an instruction that reads nothing there, and a write
     /// of the register in between ends it.
     #[test]
     fn a_slot_is_kept_past_instructions_that_do_not_read_it_until_a_write() {
-        let p = lower(
-            ".version 7.8\n.target sm_70\n.address_size 64\n\
-             .visible .entry k(.param .u64 p)\n{\n\
-             .reg .f32 %f<8>;\n.reg .b64 %rd<3>;\n\
-             ld.param.u64 %rd1, [p];\n\
+        let p = lower_body(
+            "\
              ld.global.f32 %f1, [%rd1];\n\
              ld.global.f32 %f2, [%rd1+4];\n\
              fma.rn.f32 %f3, %f1, %f2, %f2;\n\
@@ -167,16 +235,12 @@ mod tests {
              fma.rn.f32 %f6, %f5, %f4, %f2;\n\
              st.global.f32 [%rd1], %f6;\n\
              st.global.f32 [%rd1+4], %f3;\n\
-             ret;\n}\n",
+             ret;\n",
         );
         let f = &p.functions[0];
         let alloc = allocate(&IrInput::new(f), &AllocConfig::default()).unwrap();
         let bits = compute(f, &alloc);
-        let fmas: Vec<usize> = (0..f.num_insts())
-            .filter(|&i| {
-                ir::print::inst_to_string(Some(&p), f, f.inst(InstId::new(i))).starts_with("fma")
-            })
-            .collect();
+        let fmas = printed_starting(&p, "fma");
         // The first FMA's f1 (slot 0) is read again in slot 0 two instructions on: the
         // `mov` between reads no register. Its f2 (slot 1) is next read there as f4.
         assert_eq!(bits[fmas[0]], vec![true, false, false]);

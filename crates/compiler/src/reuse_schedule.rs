@@ -14,10 +14,10 @@
 //! block's dependence graph. At each step, among the instructions whose predecessors are
 //! all placed and whose position in PTX order is within [`WINDOW`] of the first unplaced
 //! one, it takes the one whose source slots read the most registers the cache would
-//! still hold (the register each slot last read, unless it was written since; the rule
-//! of [`crate::reuse_bits`]); among those with a gain, one that does not read the result
-//! of the instruction just placed (a dependent pair stalls); otherwise the first in PTX
-//! order. An instruction moves only where it makes a reuse: without one the block keeps
+//! still hold (the register each slot last read, unless it was written since or read by
+//! a memory instruction; the rule of [`crate::reuse_bits`]); among those with a gain, one
+//! that does not read the result of the instruction just placed (a dependent pair
+//! stalls); otherwise the first in PTX order. An instruction moves only where it makes a reuse: without one the block keeps
 //! PTX order. It does not swap commutative operands or rename registers, which ptxas
 //! also uses to create reuse.
 //!
@@ -38,7 +38,7 @@ use ir::op::Carry;
 use ir::{ControlFlowGraph, Function, InstId, Op, Operand, RegisterEffects};
 
 use crate::regalloc::ir_input::width_of;
-use crate::reuse_bits::{slots, SLOTS};
+use crate::reuse_bits::{slots, uses_cache, written, SLOTS};
 use crate::{Allocation, Location};
 
 /// How far (in PTX positions) an instruction may move ahead of the first unplaced one.
@@ -214,25 +214,20 @@ fn block_order(f: &Function, alloc: &Allocation, insts: &[InstId]) -> Vec<usize>
                 .collect()
         })
         .collect();
-    let written: Vec<Vec<(u32, u32)>> = insts
-        .iter()
-        .map(|&i| {
-            f.defs(i)
-                .iter()
-                .filter_map(|&v| match alloc.operand_location(i, v) {
-                    Location::Reg(r) => Some((r.0, r.0 + width_of(f.reg(v).class).units())),
-                    _ => None,
-                })
-                .collect()
-        })
-        .collect();
+    let written: Vec<Vec<(u32, u32)>> = insts.iter().map(|&i| written(f, alloc, i)).collect();
     let mut preds = dag.preds.clone();
     let mut placed = vec![false; n];
     let mut ready: Vec<usize> = (0..n).filter(|&j| preds[j] == 0).collect();
     let mut order = Vec::with_capacity(n);
     let mut held: Held = [None; SLOTS];
     let mut first_unplaced = 0;
+    // A memory instruction reads its sources outside the cache: it gains nothing and
+    // leaves the slots it reads empty (crate::reuse_bits::uses_cache).
+    let cached: Vec<bool> = insts.iter().map(|&i| uses_cache(f, i)).collect();
     let gain = |held: &Held, j: usize| {
+        if !cached[j] {
+            return 0;
+        }
         slot_regs[j]
             .iter()
             .zip(held)
@@ -272,7 +267,7 @@ fn block_order(f: &Function, alloc: &Allocation, insts: &[InstId]) -> Vec<usize>
             first_unplaced += 1;
         }
         for (k, s) in slot_regs[j].iter().enumerate() {
-            held[k] = Some(*s);
+            held[k] = cached[j].then_some(*s);
         }
         for &(lo, hi) in &written[j] {
             for h in held.iter_mut() {

@@ -502,6 +502,11 @@ pub fn scheduling(cfg: &GpuConfig) -> (SchedulerPolicy, u32) {
 /// `regsim compile --emit annotations` run exactly these, so the hints in
 /// [`crate::kernel_info::KernelInfo`] are filled for the designs that read them.
 pub fn required_passes(cfg: &GpuConfig) -> PassSet {
+    let reuse_schedule = cfg
+        .register_file
+        .reuse_cache
+        .schedule_for(cfg.register_file.design)
+        == crate::config::ReuseSchedule::Reuse;
     match cfg.register_file.design {
         // The liveness bits mark each register's last read (CERF §III.D).
         RegisterFileDesign::Cerf => PassSet {
@@ -524,11 +529,7 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
         // The modern core's baseline may run the reuse-cache design's program order
         // (`register_file.reuse_cache.schedule`; validation allows it there only).
         RegisterFileDesign::Baseline => PassSet {
-            reuse_schedule: cfg
-                .register_file
-                .reuse_cache
-                .schedule_for(cfg.register_file.design)
-                == crate::config::ReuseSchedule::Reuse,
+            reuse_schedule,
             ..PassSet::default()
         },
         // WIR works on values at run time; it needs no compiler pass.
@@ -546,11 +547,7 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
         // gives unless the config asks for PTX order.
         RegisterFileDesign::ReuseCache => PassSet {
             reuse_bits: true,
-            reuse_schedule: cfg
-                .register_file
-                .reuse_cache
-                .schedule_for(cfg.register_file.design)
-                == crate::config::ReuseSchedule::Reuse,
+            reuse_schedule,
             ..PassSet::default()
         },
         // BOW-WR reads the dead-after bits.
