@@ -222,6 +222,24 @@ fn json(gpu: &str, rows: &[Row]) -> serde_json::Value {
     })
 }
 
+/// The override that runs a program in the order it is written.
+const WRITTEN_ORDER: &str = "register_file.reuse_cache.schedule=\"program\"";
+
+/// `sets`, plus [`WRITTEN_ORDER`] where the config's design would reorder the program (the
+/// reuse cache's reuse schedule) and no `--set` names the schedule. The microbenchmarks
+/// stand for the hand-written SASS the published figures were timed on (MICRO'25 writes
+/// its own SASS), so they run as written, like every design without a schedule. The
+/// config is loaded here, so a bad `--gpu`, `--rf` or `--set` is reported before the run.
+fn with_written_order(gpu: &str, rf: Option<&str>, sets: &[String]) -> Result<Vec<String>> {
+    let (_, overrides) = crate::cmd_run::gpu_overrides(rf, sets)?;
+    let (config, _) = crate::cmd_run::load_gpu(gpu, rf, &overrides)?;
+    let mut out = sets.to_vec();
+    if config.reads_reuse_schedule() && config.register_file.reuse_cache.schedule.is_none() {
+        out.push(WRITTEN_ORDER.to_string());
+    }
+    Ok(out)
+}
+
 pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
     let name = gpu_name(&args.gpu);
     let published = published_for(&name)?;
@@ -235,12 +253,13 @@ pub fn run(args: CalibrateArgs) -> Result<ExitCode> {
     let exe = std::env::current_exe().context("finding the regsim executable")?;
     let dir = tempfile::tempdir().context("creating a temporary directory")?;
     let stats_path = dir.path().join("stats.json");
+    let sets = with_written_order(&args.gpu, args.rf.as_deref(), &args.set)?;
     let mut cmd = Command::new(exe);
     cmd.arg("run").arg("--gpu").arg(&args.gpu);
     if let Some(rf) = &args.rf {
         cmd.arg("--rf").arg(rf);
     }
-    for s in &args.set {
+    for s in &sets {
         cmd.arg("--set").arg(s);
     }
     cmd.arg("--stats").arg(&stats_path).arg("--").arg(&program);
@@ -285,6 +304,30 @@ mod tests {
         assert_eq!(q["fp32_dep"].cycles, 4.0);
         assert!(q["chase_l1"].source.contains("Jia"));
         assert!(published_for("no-such-gpu").unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_microbenchmarks_run_as_written_where_the_design_would_reorder_them() {
+        let written = vec![WRITTEN_ORDER.to_string()];
+        // The reuse cache (rtx-a6000's default) would run its reuse schedule.
+        assert_eq!(with_written_order("rtx-a6000", None, &[]).unwrap(), written);
+        // A design without a schedule gets no key (it would refuse it).
+        assert!(with_written_order("gtx480", None, &[]).unwrap().is_empty());
+        assert!(with_written_order("rtx-a6000", Some("ideal"), &[])
+            .unwrap()
+            .is_empty());
+        // A schedule asked for on the command line is kept.
+        let asked = vec!["register_file.reuse_cache.schedule=\"reuse\"".to_string()];
+        assert_eq!(
+            with_written_order("h100", None, &asked).unwrap(),
+            asked.clone()
+        );
+        // A key the design refuses is an error naming it, before anything runs.
+        let e = with_written_order("gtx480", None, &asked).unwrap_err();
+        assert!(
+            e.to_string().contains("register_file.reuse_cache.schedule"),
+            "{e}"
+        );
     }
 
     #[test]

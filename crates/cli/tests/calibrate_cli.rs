@@ -165,8 +165,8 @@ fn rtx_a6000_latencies_are_within_10_percent_of_micro25() {
 
 /// The mechanisms behind those figures, one at a time: without the 512-bit return a
 /// 128-bit load is as fast as a 32-bit one; without the per-thread address cycles a
-/// register-addressed constant load is as fast as an immediate one; Listing 1's pairs
-/// differ by the second FFMA's bank reads.
+/// register-addressed constant load is one bank read slower than an immediate one;
+/// Listing 1's pairs differ by the second FFMA's bank reads.
 #[test]
 fn each_rtx_a6000_memory_mechanism_moves_its_rows() {
     let measured = |sets: &[&str], test: &str| {
@@ -185,8 +185,11 @@ fn each_rtx_a6000_memory_mechanism_moves_its_rows() {
     let m = |t: &str| row(&v, t)["measured"].as_f64().unwrap();
     assert!(m("ldg128") - m("ldg32") >= 6.0);
     assert!(m("ldc32") - m("ldc32_imm") >= 2.5);
+    // Without them only the address register's bank read is left (a memory instruction
+    // reads its sources from the banks, never from the register-file cache): one cycle.
     let same = ["sm.per_thread_address_cycles=0"];
-    assert!((measured(&same, "ldc32") - measured(&same, "ldc32_imm")).abs() < 0.5);
+    let read = measured(&same, "ldc32") - measured(&same, "ldc32_imm");
+    assert!((0.5..1.5).contains(&read), "{read}");
     assert_eq!(
         [
             m("ffma_pair_odd_odd"),

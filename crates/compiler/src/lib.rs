@@ -15,6 +15,7 @@ pub mod regalloc;
 pub mod register_profile;
 pub mod reuse_bits;
 pub mod reuse_distance;
+pub mod reuse_schedule;
 pub mod strands;
 #[cfg(test)]
 mod test_support;

@@ -12,12 +12,16 @@
 //!    With [`PassSet::ltrf_renumber`] the whole program is instead rewritten by LTRF's
 //!    bank-aware renumbering ([`crate::ltrf::renumbered_program`]) and its allocation is
 //!    the one its architectural register names give ([`allocation_from_names`]).
-//! 2. **Annotation passes**, each only when a [`PassSet`] asks for it (a register-file
+//! 2. **Reuse schedule**, when [`PassSet::reuse_schedule`] asks for it (the reuse-cache
+//!    design's default): every block reordered for operand reuse
+//!    ([`crate::reuse_schedule`]), checked by the allocation checker; the program runs in
+//!    that order.
+//! 3. **Annotation passes**, each only when a [`PassSet`] asks for it (a register-file
 //!    design declares its set; see `timing::rf::required_passes`): liveness bits (CERF,
 //!    LTRF+, RFC), strands (Gebhart §4.1), ORF/LRF allocation (Gebhart §4.2–4.6), LTRF
 //!    register-intervals (§3.3), reuse distances (Malekeh §3–4), reuse bits (MICRO'25's
 //!    register-file cache). They all run on the final
-//!    function and allocation of stage 1, so their register numbers are the ones the
+//!    function and allocation of stages 1 and 2, so their register numbers are the ones the
 //!    hardware model uses.
 //!
 //! The result, [`CompiledProgram`], holds the program to load, each function's allocation
@@ -73,6 +77,9 @@ pub struct PassSet {
     pub reuse_distance: Option<ReuseDistanceConfig>,
     /// Reuse bits of every source operand (the register-file cache of MICRO'25).
     pub reuse_bits: bool,
+    /// Reorder each block for operand reuse first ([`crate::reuse_schedule`]); the
+    /// program runs in that order.
+    pub reuse_schedule: bool,
     /// Rewrite the program with LTRF's bank-aware renumbering first.
     pub ltrf_renumber: Option<LtrfRenumber>,
 }
@@ -87,6 +94,7 @@ impl PassSet {
             intervals: self.intervals.or(other.intervals),
             reuse_distance: self.reuse_distance.or(other.reuse_distance),
             reuse_bits: self.reuse_bits || other.reuse_bits,
+            reuse_schedule: self.reuse_schedule || other.reuse_schedule,
             ltrf_renumber: self.ltrf_renumber.or(other.ltrf_renumber),
         }
     }
@@ -274,10 +282,13 @@ impl CompiledProgram {
 
 /// Runs the pipeline (see the module docs) on every function of `program`.
 pub fn compile(program: &Program, options: &LoadOptions) -> Result<CompiledProgram, PipelineError> {
-    let (program, allocations) = match options.passes.ltrf_renumber {
+    let (mut program, mut allocations) = match options.passes.ltrf_renumber {
         Some(l) => renumber(program, l, options)?,
         None => allocate_with_spill_code(program, options)?,
     };
+    if options.passes.reuse_schedule {
+        reuse_schedule(&mut program, &mut allocations)?;
+    }
     let mut functions = Vec::with_capacity(program.functions.len());
     for (f, allocation) in program.functions.iter().zip(allocations) {
         let Some((allocation, spill_slots)) = allocation else {
@@ -296,6 +307,27 @@ pub fn compile(program: &Program, options: &LoadOptions) -> Result<CompiledProgr
 
 /// The program and, per function with a body, its allocation and the values spilled.
 type Allocated = (Program, Vec<Option<(Allocation, u32)>>);
+
+/// Replaces every allocated function by its reuse schedule, checked by the allocation
+/// checker (a failure is a bug of the schedule, reported rather than run).
+fn reuse_schedule(
+    program: &mut Program,
+    allocations: &mut [Option<(Allocation, u32)>],
+) -> Result<(), PipelineError> {
+    for (f, allocation) in program.functions.iter_mut().zip(allocations) {
+        let Some((alloc, _)) = allocation else {
+            continue;
+        };
+        let (g, galloc) = crate::reuse_schedule::schedule(f, alloc);
+        check(&IrInput::new(&g), &galloc).map_err(|e| PipelineError {
+            stage: "reuse schedule".to_string(),
+            message: format!("{}: the reordered function fails the checker: {e}", f.name),
+        })?;
+        *f = g;
+        *alloc = galloc;
+    }
+    Ok(())
+}
 
 fn allocate_with_spill_code(
     program: &Program,

@@ -118,6 +118,15 @@ fn is_default_compute_capability(v: &u32) -> bool {
 }
 
 impl GpuConfig {
+    /// Whether the design runs `register_file.reuse_cache.schedule`: the reuse cache, and
+    /// the modern core's `baseline` (the same banks with the cache off). Every other
+    /// design runs the program as written and refuses the key.
+    pub fn reads_reuse_schedule(&self) -> bool {
+        let design = self.register_file.design;
+        design == RegisterFileDesign::ReuseCache
+            || (design == RegisterFileDesign::Baseline && self.sm.core == Core::Modern)
+    }
+
     /// Loads a config by name (`gtx480` -> `<configs_dir>/gtx480.toml`) or by path
     /// (anything containing a path separator or ending in `.toml`), applies the overrides
     /// in order and validates the result.
@@ -417,6 +426,13 @@ impl GpuConfig {
             rf.operands_per_collector,
         )?;
         validate_operand_reads(rf)?;
+        if rf.reuse_cache.schedule.is_some() && !self.reads_reuse_schedule() {
+            return Err(invalid(
+                "register_file.reuse_cache.schedule",
+                "only register_file.design = \"reuse-cache\" and the modern core's \"baseline\" \
+                 (sm.core = \"modern\") run a reuse schedule",
+            ));
+        }
         if rf.result_queue && self.sm.core != Core::Modern {
             return Err(invalid(
                 "register_file.result_queue",

@@ -372,6 +372,49 @@ pub struct RegisterFileConfig {
     /// The integrated array of `design = "cerf"`.
     #[serde(default)]
     pub cerf: CerfConfig,
+    /// `[register_file.reuse_cache]`: how the compiler prepares the program for
+    /// `design = "reuse-cache"`.
+    #[serde(default, skip_serializing_if = "ReuseCacheConfig::is_default")]
+    pub reuse_cache: ReuseCacheConfig,
+}
+
+/// The instruction order the reuse bits of `design = "reuse-cache"` are set on, which is
+/// the order the program runs in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReuseSchedule {
+    /// Each block reordered for operand reuse, as ptxas orders SASS
+    /// ([`compiler::reuse_schedule`]; the list schedule is regsim's).
+    #[default]
+    Reuse,
+    /// PTX order, as written.
+    Program,
+}
+
+/// `[register_file.reuse_cache]`: read by `design = "reuse-cache"` and by the modern
+/// core's `baseline` (the same banks with the cache off), so that the cache's off/on
+/// comparison can run one program order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReuseCacheConfig {
+    /// `schedule = "reuse"` or `"program"`; absent: `"reuse"` under `reuse-cache` (what
+    /// ptxas does), `"program"` under `baseline` (the program as written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ReuseSchedule>,
+}
+
+impl ReuseCacheConfig {
+    fn is_default(&self) -> bool {
+        *self == ReuseCacheConfig::default()
+    }
+
+    /// The order `design` runs the program in.
+    pub fn schedule_for(&self, design: RegisterFileDesign) -> ReuseSchedule {
+        match design {
+            RegisterFileDesign::ReuseCache => self.schedule.unwrap_or(ReuseSchedule::Reuse),
+            _ => self.schedule.unwrap_or(ReuseSchedule::Program),
+        }
+    }
 }
 
 impl RegisterFileConfig {

@@ -800,6 +800,49 @@ fn the_modern_core_needs_stall_counts() {
     assert!(e.contains("sm.core"), "{e}");
 }
 
+#[test]
+fn the_reuse_schedule_is_read_by_the_reuse_cache_and_the_modern_baseline_only() {
+    let c = load("rtx-a6000", &[]).unwrap();
+    let rc = c.register_file.reuse_cache;
+    assert_eq!(rc.schedule, None);
+    assert_eq!(
+        rc.schedule_for(RegisterFileDesign::ReuseCache),
+        ReuseSchedule::Reuse
+    );
+    assert_eq!(
+        rc.schedule_for(RegisterFileDesign::Baseline),
+        ReuseSchedule::Program
+    );
+    let c = load(
+        "rtx-a6000",
+        &[
+            "register_file.design=\"baseline\"",
+            "register_file.reuse_cache.schedule=\"reuse\"",
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        c.register_file
+            .reuse_cache
+            .schedule_for(c.register_file.design),
+        ReuseSchedule::Reuse
+    );
+    let e = err_of(
+        "gtx480",
+        &["register_file.reuse_cache.schedule=\"program\""],
+    )
+    .to_string();
+    assert!(e.contains("register_file.reuse_cache.schedule"), "{e}");
+    let e = err_of("h100", &["register_file.reuse_cache.schedule=\"ptxas\""]).to_string();
+    assert!(e.contains("schedule"), "{e}");
+    // Absent, the section is not printed: configs that never name it serialise as before.
+    let printed = toml::to_string(&load("h100", &[]).unwrap()).unwrap();
+    assert!(
+        !printed.contains("[register_file.reuse_cache]"),
+        "{printed}"
+    );
+}
+
 /// The shipped configs other than the GPGPU-Sim transcriptions.
 const PAPER_CONFIGS: [&str; 6] = [
     "gtx480",

@@ -502,6 +502,11 @@ pub fn scheduling(cfg: &GpuConfig) -> (SchedulerPolicy, u32) {
 /// `regsim compile --emit annotations` run exactly these, so the hints in
 /// [`crate::kernel_info::KernelInfo`] are filled for the designs that read them.
 pub fn required_passes(cfg: &GpuConfig) -> PassSet {
+    let reuse_schedule = cfg
+        .register_file
+        .reuse_cache
+        .schedule_for(cfg.register_file.design)
+        == crate::config::ReuseSchedule::Reuse;
     match cfg.register_file.design {
         // The liveness bits mark each register's last read (CERF §III.D).
         RegisterFileDesign::Cerf => PassSet {
@@ -521,9 +526,14 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
             orf_lrf: Some(cfg.register_file.orf_lrf.clone()),
             ..PassSet::default()
         },
+        // The modern core's baseline may run the reuse-cache design's program order
+        // (`register_file.reuse_cache.schedule`; validation allows it there only).
+        RegisterFileDesign::Baseline => PassSet {
+            reuse_schedule,
+            ..PassSet::default()
+        },
         // WIR works on values at run time; it needs no compiler pass.
-        RegisterFileDesign::Baseline
-        | RegisterFileDesign::Ideal
+        RegisterFileDesign::Ideal
         | RegisterFileDesign::IdealUnlimited
         | RegisterFileDesign::Wir => PassSet::default(),
         // Distances to each operand's next read; the design compares them with its RTHLD.
@@ -533,9 +543,11 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
             }),
             ..PassSet::default()
         },
-        // The reuse bits fill the cache (MICRO'25).
+        // The reuse bits fill the cache (MICRO'25), on the order ptxas-like scheduling
+        // gives unless the config asks for PTX order.
         RegisterFileDesign::ReuseCache => PassSet {
             reuse_bits: true,
+            reuse_schedule,
             ..PassSet::default()
         },
         // BOW-WR reads the dead-after bits.
