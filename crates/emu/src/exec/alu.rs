@@ -1690,19 +1690,16 @@ impl Launch<'_> {
                         let moff =
                             bulk_mbarrier(&sp, frame, &sc, src!(3), l, &ef.reg_bits, in_kernel)
                                 .map_err(|k| (k, Some(l)))?;
-                        if defer {
-                            warp.bulk_copies.push(super::bulk::PendingBulkCopy {
-                                id,
-                                shared_offset,
-                                mbarrier: moff,
-                                data,
-                                swizzle: 0,
-                                at: (fidx, pc),
-                            });
-                        } else {
-                            super::bulk::land(sp.shared, shared_offset, &data, 0, moff)
-                                .map_err(|k| (k, Some(l)))?;
-                        }
+                        let copy = super::bulk::PendingBulkCopy {
+                            id,
+                            shared_offset,
+                            mbarrier: moff,
+                            data,
+                            swizzle: 0,
+                            at: (fidx, pc),
+                        };
+                        super::bulk::arrive(copy, defer, &mut warp.bulk_copies, sp.shared)
+                            .map_err(|k| (k, Some(l)))?;
                     } else {
                         for (k, chunk) in data.chunks(8).enumerate() {
                             let mut b = [0u8; 8];
@@ -1810,19 +1807,16 @@ impl Launch<'_> {
                         let moff =
                             bulk_mbarrier(&sp, frame, &sc, src!(n + 2), l, &ef.reg_bits, in_kernel)
                                 .map_err(|k| (k, Some(l)))?;
-                        if defer {
-                            warp.bulk_copies.push(super::bulk::PendingBulkCopy {
-                                id,
-                                shared_offset,
-                                mbarrier: moff,
-                                data,
-                                swizzle: map.swizzle,
-                                at: (fidx, pc),
-                            });
-                        } else {
-                            super::bulk::land(sp.shared, shared_offset, &data, map.swizzle, moff)
-                                .map_err(|k| (k, Some(l)))?;
-                        }
+                        let copy = super::bulk::PendingBulkCopy {
+                            id,
+                            shared_offset,
+                            mbarrier: moff,
+                            data,
+                            swizzle: map.swizzle,
+                            at: (fidx, pc),
+                        };
+                        super::bulk::arrive(copy, defer, &mut warp.bulk_copies, sp.shared)
+                            .map_err(|k| (k, Some(l)))?;
                     } else {
                         let data = super::bulk::gather(sp.shared, shared_offset, size, map.swizzle)
                             .map_err(|k| (k, Some(l)))?;

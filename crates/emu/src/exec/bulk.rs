@@ -35,6 +35,36 @@ pub(crate) struct PendingBulkCopy {
     pub at: (usize, u32),
 }
 
+impl PendingBulkCopy {
+    /// Lands the copy now ([`land`] of its bytes at its offset with its swizzle).
+    pub(super) fn land(&self, shared: &mut FlatSpace) -> Result<(), ErrorKind> {
+        land(
+            shared,
+            self.shared_offset,
+            &self.data,
+            self.swizzle,
+            self.mbarrier,
+        )
+    }
+}
+
+/// A global-to-shared copy (bulk or tensor) whose bytes have been read: kept in `pending`
+/// for the timing model to complete when `defer` (it knows when they arrive), else landed
+/// now.
+pub(super) fn arrive(
+    copy: PendingBulkCopy,
+    defer: bool,
+    pending: &mut Vec<PendingBulkCopy>,
+    shared: &mut FlatSpace,
+) -> Result<(), ErrorKind> {
+    if defer {
+        pending.push(copy);
+        Ok(())
+    } else {
+        copy.land(shared)
+    }
+}
+
 /// Writes `data` (a multiple of 16 bytes) to shared memory at `shared_offset`, each
 /// 16-byte chunk where `swizzle` puts it, and completes its bytes as transactions on the
 /// mbarrier at `mbarrier`.

@@ -700,13 +700,7 @@ impl<'e> Launch<'e> {
             if c.id != id || result.is_err() {
                 return true;
             }
-            if let Err(kind) = bulk::land(
-                &mut cta.shared,
-                c.shared_offset,
-                &c.data,
-                c.swizzle,
-                c.mbarrier,
-            ) {
+            if let Err(kind) = c.land(&mut cta.shared) {
                 result = Err((kind, c.at));
             }
             false
