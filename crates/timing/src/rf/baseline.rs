@@ -102,6 +102,9 @@ struct Collector {
     /// spans, itself included.
     lead: u16,
     span: u8,
+    /// Its reads are arbitrated after every other collector's
+    /// ([`Baseline::accept_banks_yielding`]: the modern core's memory instructions).
+    yields: bool,
 }
 
 /// Banks of the registers of `w` still waiting for a write port.
@@ -312,6 +315,8 @@ pub struct Baseline {
     background_writes: usize,
     /// A [`WriteKind::QueuedResult`] was ever queued (its arbitration pass runs).
     queued_results: bool,
+    /// A yielding collector was ever occupied (the reads are arbitrated in two passes).
+    yielding_reads: bool,
     /// See [`Baseline::queued_write_delays`].
     queued_write_delays: u64,
     busy: usize,
@@ -379,6 +384,7 @@ impl Baseline {
             n_after: 0,
             lead: NO_LEAD,
             span: 1,
+            yields: false,
         };
         let mut collectors: Vec<Collector> = Vec::new();
         let schedulers = cfg.sm.schedulers.max(1) as usize;
@@ -453,6 +459,7 @@ impl Baseline {
             side_read_counts: SideReadCounts::default(),
             background_writes: 0,
             queued_results: false,
+            yielding_reads: false,
             queued_write_delays: 0,
             reads_used: vec![0; banks],
             writes_used: vec![0; banks],
@@ -1017,6 +1024,29 @@ impl Baseline {
         self.occupy(idx, token, unit, banks, now);
     }
 
+    /// [`Baseline::accept_banks`] for an instruction whose reads yield to every other
+    /// collector's: each cycle they are arbitrated after the others, so they take only
+    /// the read ports left over. Huerta et al. MICRO'25 §5.1.1: variable-latency
+    /// instructions wait in a queue for register-file ports, and "fixed-latency
+    /// instructions are given priority over variable-latency instructions to allocate
+    /// register file ports".
+    pub(crate) fn accept_banks_yielding(
+        &mut self,
+        token: InstToken,
+        unit: UnitKind,
+        banks: &[u8],
+        now: Cycle,
+    ) {
+        self.accept_banks(token, unit, banks, now);
+        if let Some(&idx) = self.accepted.last() {
+            let c = &mut self.collectors[usize::from(idx)];
+            if c.busy && c.token == token {
+                c.yields = true;
+                self.yielding_reads = true;
+            }
+        }
+    }
+
     fn occupy(&mut self, idx: usize, token: InstToken, unit: UnitKind, banks: &[u8], now: Cycle) {
         debug_assert!(self.fits(&self.collectors[idx], unit, ANY_SCHEDULER));
         self.integrate(now);
@@ -1037,6 +1067,7 @@ impl Baseline {
         c.n_after = 0;
         c.lead = NO_LEAD;
         c.span = 1;
+        c.yields = false;
         c.scheduler = ANY_SCHEDULER;
         self.busy += 1;
         self.accepted.push(idx as u16);
@@ -1474,36 +1505,42 @@ impl RegisterFile for Baseline {
         } else {
             0
         };
-        let mut busy = RoundRobin::new(start, n);
-        while let Some(idx) = busy.next(&self.busy_collectors) {
-            let u = &self.collectors[idx];
-            if !u.busy || u.pending == 0 || u.start_at > now {
-                continue;
-            }
-            let mut u = *u;
-            u.conflicted = false;
-            // Every operand is an independent request: a refused one does not block
-            // later ones in other banks. Refused ones stay, in order, for next cycle.
-            let mut kept = 0;
-            for k in 0..u.pending as usize {
-                let b = u.banks[k] as usize;
-                if self.grant_read(b, &mut mrf_reads, now) {
-                    let source = if b < self.mrf_banks {
-                        self.main
-                    } else {
-                        self.upper_source
-                    };
-                    self.ledger.deliver(source, u64::from(u.delivers[k]));
-                    u.ready_at = u.ready_at.max(now + self.latency_of(b));
-                } else {
-                    u.conflicted = true;
-                    u.banks[kept] = b as u8;
-                    u.delivers[kept] = u.delivers[k];
-                    kept += 1;
+        // Yielding collectors (`accept_banks_yielding`) read in a second pass.
+        for pass in 0..1 + u8::from(self.yielding_reads) {
+            let mut busy = RoundRobin::new(start, n);
+            while let Some(idx) = busy.next(&self.busy_collectors) {
+                let u = &self.collectors[idx];
+                if !u.busy || u.pending == 0 || u.start_at > now {
+                    continue;
                 }
+                if self.yielding_reads && u.yields != (pass == 1) {
+                    continue;
+                }
+                let mut u = *u;
+                u.conflicted = false;
+                // Every operand is an independent request: a refused one does not block
+                // later ones in other banks. Refused ones stay, in order, for next cycle.
+                let mut kept = 0;
+                for k in 0..u.pending as usize {
+                    let b = u.banks[k] as usize;
+                    if self.grant_read(b, &mut mrf_reads, now) {
+                        let source = if b < self.mrf_banks {
+                            self.main
+                        } else {
+                            self.upper_source
+                        };
+                        self.ledger.deliver(source, u64::from(u.delivers[k]));
+                        u.ready_at = u.ready_at.max(now + self.latency_of(b));
+                    } else {
+                        u.conflicted = true;
+                        u.banks[kept] = b as u8;
+                        u.delivers[kept] = u.delivers[k];
+                        kept += 1;
+                    }
+                }
+                u.pending = kept as u8;
+                self.collectors[idx] = u;
             }
-            u.pending = kept as u8;
-            self.collectors[idx] = u;
         }
         self.arbitrate_side_reads(SideReadOrder::AfterCollectors, now, &mut mrf_reads);
 

@@ -38,7 +38,7 @@
 //! load's write is delayed by a colliding fixed-latency result, whose write time the
 //! compiler's stall counts assume); its delays are counted.
 
-use crate::config::{Core, GpuConfig, UnitKind};
+use crate::config::{Core, GpuConfig, OpClass, UnitKind};
 use crate::kernel_info::RegFileKind;
 use crate::rf::baseline::{Baseline, MAX_REGS};
 use crate::rf::ledger::{Ledger, Source};
@@ -75,6 +75,26 @@ struct Counts {
     /// Instructions with one and with two or more bubbles.
     one_bubble: u64,
     two_bubbles: u64,
+    /// Memory instructions that went to the memory queue past the Allocate stage.
+    queued: u64,
+    /// Of `invalidations`, those by a queued memory instruction's read.
+    queued_invalidations: u64,
+}
+
+/// Whether an instruction of class `class` skips the modern core's Allocate stage:
+/// MICRO'25 §5.1.1, "Variable-latency instructions (e.g., memory instructions) are
+/// delivered directly to a queue after going through the Control stage (without going
+/// through the Allocate stage)", and §6, "the Allocate stage, in which fixed-latency
+/// instructions check for conflicts in the access to the register file and the register
+/// file cache". So a memory instruction neither holds its sub-core's issue with
+/// conflict bubbles nor hits or fills the cache; its reads take the banks' leftover
+/// ports ([`Baseline::accept_banks_yielding`]). Our choice where the paper is silent:
+/// SFU and tensor-core instructions (variable latency in our control bits) keep the
+/// Allocate path, since the paper caches tensor-core operands in the register-file
+/// cache, and the compiler sets reuse bits for them
+/// ([`compiler::reuse_bits`]' `uses_cache`, which excludes memory instructions only).
+fn bypasses_allocate(class: OpClass) -> bool {
+    class == OpClass::Mem
 }
 
 /// The reuse-bit register-file cache in front of the baseline's banks.
@@ -147,7 +167,9 @@ impl RegisterFile for ReuseCache {
 
     fn can_accept(&mut self, c: &Candidate<'_>, now: Cycle) -> Result<(), RfStall> {
         if let Some(a) = &self.allocate {
-            if !a.is_free(c.scheduler, now) {
+            // A memory instruction goes from the Control stage to its queue, past an
+            // Allocate stage that holds a fixed-latency instruction (MICRO'25 §5.1.1).
+            if !bypasses_allocate(c.class) && !a.is_free(c.scheduler, now) {
                 return Err(RfStall::BankConflict);
             }
         }
@@ -156,6 +178,9 @@ impl RegisterFile for ReuseCache {
 
     fn accept(&mut self, i: IssuedInst<'_>, now: Cycle) {
         let warp = i.inst.warp;
+        // The modern core's memory instructions skip the Allocate stage and its cache
+        // check (see `bypasses_allocate`).
+        let queued = self.allocate.is_some() && bypasses_allocate(i.inst.class);
         if self.result_queue {
             let t = i.token.0 as usize;
             if self.variable_latency.len() <= t {
@@ -193,7 +218,17 @@ impl RegisterFile for ReuseCache {
                 n_seen += 1;
                 let bank = self.inner.bank_of(reg, warp, i.inst.scheduler);
                 let me = Held { warp: warp.0, reg };
-                let hit = if self.cache && slot < SLOTS {
+                let hit = if self.cache && slot < SLOTS && queued {
+                    // No lookup and no fill; the read still makes the bank and slot's
+                    // sub-entry unavailable (MICRO'25 §5.3.1: "after a read request
+                    // arrives to the same bank and operand position").
+                    let entry = &mut self.entries[bank][slot];
+                    if entry.take().is_some() {
+                        self.c.invalidations += 1;
+                        self.c.queued_invalidations += 1;
+                    }
+                    false
+                } else if self.cache && slot < SLOTS {
                     let entry = &mut self.entries[bank][slot];
                     let hit = *entry == Some(me);
                     if hit {
@@ -232,6 +267,13 @@ impl RegisterFile for ReuseCache {
             .map(|&b| per_bank[usize::from(b)])
             .max()
             .unwrap_or(0);
+        if queued {
+            // Its reads wait for the ports the fixed-latency instructions leave free.
+            self.c.queued += 1;
+            self.inner
+                .accept_banks_yielding(i.token, i.inst.unit, &banks[..n_banks], now);
+            return;
+        }
         let b = if let Some(a) = &mut self.allocate {
             // The modern core: reservations over the next three cycles (MICRO'25 §5.3).
             let mut reads = [(0u8, 0u32); MAX_REGS];
@@ -305,8 +347,10 @@ impl RegisterFile for ReuseCache {
     /// Adds `reuse_cache_hits_slot<k>` / `reuse_cache_misses_slot<k>`,
     /// `reuse_cache_invalidations` (another read of the bank and slot),
     /// `reuse_cache_write_invalidations`, `reuse_cache_fills`,
-    /// `reuse_cache_conflict_bubbles` and the instructions with one and with two or more
-    /// bubbles.
+    /// `reuse_cache_conflict_bubbles`, the instructions with one and with two or more
+    /// bubbles, and `reuse_cache_queued_invalidations` (the invalidations by memory
+    /// instructions' reads); on the modern core also `memory_queue_insts` (memory
+    /// instructions that went past the Allocate stage), with or without the cache.
     fn stats(&self, now: Cycle) -> RfStats {
         let mut s = self.inner.stats(now);
         let c = &self.c;
@@ -315,6 +359,9 @@ impl RegisterFile for ReuseCache {
                 "result_queue_write_delays".to_string(),
                 self.inner.queued_write_delays(),
             );
+        }
+        if self.allocate.is_some() {
+            s.extra.insert("memory_queue_insts".to_string(), c.queued);
         }
         if !self.cache {
             return s;
@@ -332,6 +379,7 @@ impl RegisterFile for ReuseCache {
             ("reuse_cache_conflict_bubbles", c.conflict_bubbles),
             ("reuse_cache_one_bubble_insts", c.one_bubble),
             ("reuse_cache_two_bubble_insts", c.two_bubbles),
+            ("reuse_cache_queued_invalidations", c.queued_invalidations),
         ] {
             s.extra.insert(name.to_string(), v);
         }
@@ -687,5 +735,119 @@ mod tests {
         );
         assert_eq!(extra(&rf, "reuse_cache_hits_slot0"), 0);
         assert_eq!(extra(&rf, "reuse_cache_invalidations"), 1);
+    }
+
+    fn memory(scheduler: u16, srcs: &[RegOperand]) -> Candidate<'_> {
+        Candidate {
+            warp: WarpSlot(scheduler),
+            scheduler,
+            unit: UnitKind::Mem,
+            class: OpClass::Mem,
+            srcs,
+            dsts: &[],
+            hint: InstHint::default(),
+        }
+    }
+
+    fn accept_at(rf: &mut ReuseCache, token: u32, c: Candidate<'_>, now: u64) {
+        assert!(crate::rf::test_support::try_accept(rf, token, c, now));
+    }
+
+    /// MICRO'25 §5.1.1 and §6: only fixed-latency instructions pass the Allocate stage.
+    /// A memory instruction issues while the stage holds a fixed-latency instruction,
+    /// reserves no read ports there (the next fixed-latency instruction has no bubble
+    /// for its reads), and neither hits nor fills the cache, though its read of a bank
+    /// and slot makes that sub-entry unavailable.
+    #[test]
+    fn memory_instructions_skip_the_allocate_stage_and_the_cache_lookup() {
+        let mut rf = ReuseCache::new(&cfg());
+        let srcs = [r(1, false)];
+        // Two bank-0 triples: the second holds the stage for two bubbles (12 and 13).
+        issue(&mut rf, 1, 0, &[r(0, false), r(2, false), r(4, false)], 10);
+        issue(&mut rf, 2, 0, &[r(6, false), r(8, false), r(10, false)], 11);
+        assert_eq!(
+            rf.can_accept(&candidate(0, &srcs), Cycle::new(12)),
+            Err(RfStall::BankConflict)
+        );
+        assert!(
+            rf.can_accept(&memory(0, &srcs), Cycle::new(12)).is_ok(),
+            "a memory instruction goes past the held stage"
+        );
+        // A memory instruction's reads of bank 0 reserve nothing: a bank-0 triple right
+        // after it enters the stage without a bubble.
+        let mut rf = ReuseCache::new(&cfg());
+        let addr = [r(0, false), r(2, false), r(4, false)];
+        accept_at(&mut rf, 1, memory(0, &addr), 10);
+        issue(&mut rf, 2, 0, &[r(6, false), r(8, false), r(10, false)], 11);
+        assert!(rf.can_accept(&candidate(0, &srcs), Cycle::new(12)).is_ok());
+        assert_eq!(extra(&rf, "reuse_cache_conflict_bubbles"), 0);
+        assert_eq!(extra(&rf, "memory_queue_insts"), 1);
+        // No hit, no fill, no miss counted; the sub-entry is gone all the same.
+        let mut rf = ReuseCache::new(&cfg());
+        issue(&mut rf, 1, 0, &[r(0, true)], 10);
+        accept_at(&mut rf, 2, memory(0, &[r(0, true)]), 11);
+        assert_eq!(extra(&rf, "reuse_cache_hits_slot0"), 0);
+        assert_eq!(
+            extra(&rf, "reuse_cache_misses_slot0"),
+            1,
+            "the first read only"
+        );
+        assert_eq!(extra(&rf, "reuse_cache_fills"), 1, "the first read only");
+        assert_eq!(extra(&rf, "reuse_cache_queued_invalidations"), 1);
+        issue(&mut rf, 3, 0, &[r(0, false)], 12);
+        assert_eq!(extra(&rf, "reuse_cache_hits_slot0"), 0, "invalidated");
+        assert_eq!(rf.ledger().delivered(Source::OperandBuffer), 0);
+        // The modern core's `baseline` (no cache) counts them too.
+        let c =
+            crate::rf::test_support::config("rtx-a6000", &["register_file.design=\"baseline\""]);
+        let mut rf = ReuseCache::without_cache(&c);
+        accept_at(&mut rf, 1, memory(0, &addr), 10);
+        assert_eq!(extra(&rf, "memory_queue_insts"), 1);
+    }
+
+    /// MICRO'25 §5.1.1: "Fixed-latency instructions are given priority over
+    /// variable-latency instructions to allocate register file ports". A memory
+    /// instruction and a fixed-latency one accepted in the same cycle both read bank 0:
+    /// the fixed-latency read goes first, the memory instruction's two reads follow.
+    #[test]
+    fn fixed_latency_reads_go_before_a_queued_memory_instructions_reads() {
+        let c = cfg();
+        let mut mem = MemorySystem::new(&c);
+        for fixed_first in [false, true] {
+            let mut rf = ReuseCache::new(&c);
+            let mut units = Units {
+                taken: Vec::new(),
+                now: 0,
+            };
+            let addr = [r(0, false), r(2, false)];
+            let fixed = [r(4, false)];
+            if fixed_first {
+                issue(&mut rf, 2, 0, &fixed, 10);
+                accept_at(&mut rf, 1, memory(0, &addr), 10);
+            } else {
+                accept_at(&mut rf, 1, memory(0, &addr), 10);
+                issue(&mut rf, 2, 0, &fixed, 10);
+            }
+            for t in 11..30 {
+                units.now = t;
+                rf.cycle(&mut RfCycle {
+                    now: Cycle::new(t),
+                    sm: SmId(0),
+                    memory: mem.port(SmId(0)),
+                    dispatch: &mut units,
+                    writes_done: &mut Vec::new(),
+                });
+            }
+            let at = |tok: u32| {
+                units
+                    .taken
+                    .iter()
+                    .find(|(t, _)| t.0 == tok)
+                    .map(|&(_, c)| c)
+            };
+            // The FFMA's read at 11, delivered at 12; the load's reads at 12 and 13.
+            assert_eq!(at(2), Some(12), "fixed first: {fixed_first}");
+            assert_eq!(at(1), Some(14), "fixed first: {fixed_first}");
+        }
     }
 }
