@@ -79,6 +79,14 @@ pub struct SmConfig {
     /// and do not pay it. Default 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub per_thread_address_cycles: u32,
+    /// Extra cycles a `cp.async` (SASS's LDGSTS) spends computing its addresses, over a
+    /// global load's (Huerta et al. MICRO'25 §5.4, Table 2: LDGSTS's WAR dependence,
+    /// "released when the address is computed", comes 13 cycles after issue, a global
+    /// load's with a regular address register 11: 2 on Ampere). Its RAW dependence is
+    /// released when its read step has finished, so the copy completes that much later.
+    /// Default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub async_copy_address_cycles: u32,
     /// The modern core times a scalar `ld.param` (and an `ld.const` at a constant
     /// address) whose every consumer can take it as SASS's constant-bank operand
     /// (`c[bank][offset]`) as that operand: the load takes no issue slot and no register,

@@ -575,6 +575,8 @@ pub(crate) struct Sm {
     l1d_return_bits: u32,
     /// `sm.per_thread_address_cycles`.
     per_thread_address: Cycles,
+    /// `sm.async_copy_address_cycles`.
+    async_copy_address: Cycles,
     resident_ctas: u32,
     resident_warps: u32,
     accounted_until: Cycle,
@@ -721,6 +723,7 @@ impl Sm {
             coalescer: Coalescer::new(cfg.l1d.line_bytes, cfg.l1d.sector_bytes),
             l1d_return_bits: cfg.l1d.return_bits_per_cycle,
             per_thread_address: Cycles::new(u64::from(sm.per_thread_address_cycles)),
+            async_copy_address: Cycles::new(u64::from(sm.async_copy_address_cycles)),
             resident_ctas: 0,
             resident_warps: 0,
             accounted_until: Cycle::ZERO,
@@ -1693,6 +1696,11 @@ impl Sm {
             && srcs.iter().any(|o| o.file == RegFileKind::General)
         {
             buffer_wait += self.per_thread_address;
+        }
+        // MICRO'25 Table 2: LDGSTS computes its addresses 2 cycles after a load does
+        // (WAR 13 against 11); it completes at the end of its read step.
+        if ii.async_copy == AsyncCopyRole::Copy && memop != NO_MEMOP {
+            buffer_wait += self.async_copy_address;
         }
         let token = self.alloc_token(InFlight {
             warp: w,
