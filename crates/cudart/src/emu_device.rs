@@ -200,7 +200,8 @@ fn simulation_error(mut e: SimError) -> DeviceError {
     if let SimError::DoesNotFit { kernel, .. }
     | SimError::NoProgress { kernel, .. }
     | SimError::Stopped { kernel, .. }
-    | SimError::AfterStop { kernel } = &mut e
+    | SimError::AfterStop { kernel }
+    | SimError::UnsupportedOnTarget { kernel, .. } = &mut e
     {
         *kernel = demangle(kernel);
     }
@@ -232,6 +233,8 @@ fn simulation_error(mut e: SimError) -> DeviceError {
         }
         SimError::DoesNotFit { .. } => (CudaError::LaunchOutOfResources, e.to_string()),
         SimError::AfterStop { .. } => (CudaError::LaunchFailure, e.to_string()),
+        // What a GPU without the architecture's instructions reports for the kernel.
+        SimError::UnsupportedOnTarget { .. } => (CudaError::NoKernelImageForDevice, e.to_string()),
         SimError::NoProgress { .. } | SimError::WrongKernelInfo { .. } => (
             CudaError::LaunchFailure,
             format!("timing model failure (please report): {e}"),

@@ -61,6 +61,10 @@ fn role(op: &Op) -> Role {
         | Op::CpAsyncBulkCommit
         | Op::CpAsyncBulkWait { .. }
         | Op::GridDepControl { .. }
+        | Op::Wgmma(_)
+        | Op::WgmmaFence
+        | Op::WgmmaCommit
+        | Op::WgmmaWait { .. }
         | Op::Setmaxnreg { .. } => return Role::Opaque,
         _ => {}
     }

@@ -41,6 +41,8 @@ pub enum ErrorKind {
     Setmaxnreg(String),
     #[error("cp.async.bulk: {0}")]
     BulkCopy(String),
+    #[error("wgmma: {0}")]
+    Wgmma(String),
     #[error("warp {0} cannot execute: it has exited or waits at a barrier")]
     WarpNotReady(u32),
 }

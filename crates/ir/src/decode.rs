@@ -1421,6 +1421,7 @@ impl FnLower<'_, '_> {
                 Op::GridDepControl { wait }
             }
             O::Setmaxnreg => self.decode_setmaxnreg(inst, m)?,
+            O::Wgmma => self.decode_wgmma(inst, m)?,
             O::Tex | O::Tld4 => self.decode_tex(inst, m)?,
             O::Txq => {
                 let query = m.pick_other(TexQuery::ALL).ok_or_else(|| {
@@ -1735,6 +1736,201 @@ impl FnLower<'_, '_> {
         self.fragment(&inst.operands[2], nb, b_ty, false)?;
         self.fragment(&inst.operands[3], nc, c_ty, false)?;
         Ok(Op::Mma(op))
+    }
+
+    /// `wgmma.fence`, `wgmma.commit_group`, `wgmma.wait_group N` and
+    /// `wgmma.mma_async.sync.aligned.m64nNkK{.satfinite}.dtype.atype.btype d, a, b-desc,
+    /// scale-d{, imm-scale-a, imm-scale-b{, imm-trans-a}{, imm-trans-b}}` (PTX ISA 8.0,
+    /// sm_90a, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions").
+    fn decode_wgmma(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let kind = m
+            .pick_other(&[
+                ("mma_async", 0u8),
+                ("fence", 1),
+                ("commit_group", 2),
+                ("wait_group", 3),
+            ])
+            .ok_or_else(|| {
+                DecodeError::new(
+                    "unsupported instruction 'wgmma' (wgmma.mma_async, .fence, .commit_group \
+                     and .wait_group are supported; sparse wgmma.mma_async.sp is not)",
+                )
+            })?;
+        if m.other("sp") {
+            return Err(DecodeError::new(
+                "unsupported instruction 'wgmma.mma_async.sp' (sparse wgmma is not modelled)",
+            ));
+        }
+        self.sync_aligned(inst, m)?;
+        match kind {
+            1 => {
+                self.need_count(inst, 0)?;
+                return Ok(Op::WgmmaFence);
+            }
+            2 => {
+                self.need_count(inst, 0)?;
+                return Ok(Op::WgmmaCommit);
+            }
+            3 => {
+                self.need_count(inst, 1)?;
+                let n = match &inst.operands[0] {
+                    ast::Operand::Immediate(Immediate::Int(v), _) if *v >= 0 => *v,
+                    op => {
+                        return Err(DecodeError::at(
+                            op.span(),
+                            "'wgmma.wait_group' needs a non-negative integer constant",
+                        ))
+                    }
+                };
+                let n = u32::try_from(n).map_err(|_| {
+                    DecodeError::new("'wgmma.wait_group': the count does not fit 32 bits")
+                })?;
+                self.srcs.push(Operand::Imm(u64::from(n)));
+                return Ok(Op::WgmmaWait { n });
+            }
+            _ => {}
+        }
+        let satfinite = m.flag(Flag::Satfinite);
+        let shape = inst.modifiers.iter().find_map(|x| match x {
+            Modifier::Other(o) if is_shape(o) => Some(o.clone()),
+            _ => None,
+        });
+        let Some(shape) = shape else {
+            return Err(DecodeError::new(
+                "'wgmma.mma_async' needs a shape (.m64nNkK)",
+            ));
+        };
+        let _ = m.other(&shape);
+        let dims: Vec<u32> = shape[1..]
+            .split(['n', 'k'])
+            .map(|p| p.parse().unwrap_or(0))
+            .collect();
+        let (mm, n, k) = (dims[0], dims[1], dims[2]);
+        let mut tys = Vec::with_capacity(3);
+        while let Some(t) = m.ty() {
+            tys.push(t);
+        }
+        let [d_ty, a_ty, b_ty] = tys[..] else {
+            return Err(DecodeError::new(
+                "'wgmma.mma_async' needs its types: .dtype .atype .btype",
+            ));
+        };
+        let fp8 = |t: ScalarType| matches!(t, E4m3 | E5m2);
+        let int8 = |t: ScalarType| matches!(t, S8 | U8);
+        // (K, accumulator types) of each input type ("Matrix shape" and "Data types" of
+        // wgmma.mma_async): A and B have one type, except that e4m3/e5m2 and s8/u8 mix.
+        let (want_k, accumulators): (u32, &[ScalarType]) = match (a_ty, b_ty) {
+            (F16, F16) => (16, &[F16, F32]),
+            (Bf16, Bf16) => (16, &[F32]),
+            (Tf32, Tf32) => (8, &[F32]),
+            (a, b) if fp8(a) && fp8(b) => (32, &[F16, F32]),
+            (a, b) if int8(a) && int8(b) => (32, &[S32]),
+            _ => {
+                return Err(DecodeError::new(format!(
+                    "'wgmma.mma_async' with .{a_ty} A and .{b_ty} B is not supported \
+                     (supported: .f16, .bf16, .tf32, .e4m3/.e5m2, .s8/.u8; b1 is not)"
+                )))
+            }
+        };
+        // N: multiples of 8 up to 256; integer inputs 8, 16, 24 and multiples of 16.
+        let n_ok = (8..=256).contains(&n) && n % 8 == 0 && (!int8(a_ty) || n <= 24 || n % 16 == 0);
+        if mm != 64 || k != want_k || !n_ok {
+            return Err(DecodeError::new(format!(
+                "unsupported shape '.{shape}' on 'wgmma.mma_async' with .{a_ty} inputs \
+                 (supported: .m64nNk{want_k}, N from 8 to 256 in steps of 8{})",
+                if int8(a_ty) { ", 16 above 24" } else { "" }
+            )));
+        }
+        if !accumulators.contains(&d_ty) {
+            return Err(DecodeError::new(format!(
+                "'wgmma.mma_async' with .{a_ty} inputs does not support a .{d_ty} D"
+            )));
+        }
+        if satfinite && !int8(a_ty) {
+            return Err(DecodeError::new(format!(
+                "'wgmma.mma_async' with .{a_ty} inputs does not take .satfinite"
+            )));
+        }
+        let a_regs = matches!(inst.operands.get(1), Some(ast::Operand::Vector(..)));
+        // Operand counts: integers take no scales; only f16/bf16 take transposes.
+        let transposes = matches!(a_ty, F16 | Bf16);
+        let count = if int8(a_ty) {
+            4
+        } else if transposes {
+            if a_regs {
+                7
+            } else {
+                8
+            }
+        } else {
+            6
+        };
+        self.need_count(inst, count)?;
+        let imm = |i: usize, allowed: &[i64]| -> Result<i64> {
+            match &inst.operands[i] {
+                ast::Operand::Immediate(Immediate::Int(v), _) if allowed.contains(v) => Ok(*v),
+                op => Err(DecodeError::at(
+                    op.span(),
+                    format!(
+                        "'wgmma.mma_async' needs an integer constant ({}) here",
+                        allowed
+                            .iter()
+                            .map(|v| v.to_string())
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    ),
+                )),
+            }
+        };
+        let (mut neg_a, mut neg_b, mut trans_a, mut trans_b) = (false, false, false, false);
+        if count >= 6 {
+            neg_a = imm(4, &[1, -1])? == -1;
+            neg_b = imm(5, &[1, -1])? == -1;
+        }
+        if count == 8 {
+            trans_a = imm(6, &[0, 1])? == 1;
+            trans_b = imm(7, &[0, 1])? == 1;
+        } else if count == 7 {
+            trans_b = imm(6, &[0, 1])? == 1;
+        }
+        let op = WgmmaOp {
+            n: n as u16,
+            k: k as u8,
+            d_ty,
+            a_ty,
+            b_ty,
+            a_regs,
+            neg_a,
+            neg_b,
+            trans_a,
+            trans_b,
+            satfinite,
+        };
+        // scale-d: a predicate, or the constant 0 or 1.
+        let scale_d = match &inst.operands[3] {
+            ast::Operand::Immediate(Immediate::Int(v), _) if matches!(v, 0 | 1) => {
+                Operand::Imm(*v as u64)
+            }
+            o => self.src(o, Pred, Fit::Exact)?,
+        };
+        self.srcs.push(scale_d);
+        if a_regs {
+            self.fragment(&inst.operands[1], 4, B32, false)?;
+        } else {
+            let a = self.src(&inst.operands[1], B64, Fit::Exact)?;
+            self.srcs.push(a);
+        }
+        let b = self.src(&inst.operands[2], B64, Fit::Exact)?;
+        self.srcs.push(b);
+        let nd = op.d_regs();
+        if nd > u16::from(u8::MAX) {
+            return Err(DecodeError::new("'wgmma.mma_async': too many D registers"));
+        }
+        // D is the accumulator read (scale-d) and the result written.
+        let d_reg_ty = if d_ty == F16 { B32 } else { d_ty };
+        self.fragment(&inst.operands[0], nd as u8, d_reg_ty, false)?;
+        self.fragment(&inst.operands[0], nd as u8, d_reg_ty, true)?;
+        Ok(Op::Wgmma(op))
     }
 
     /// `ldmatrix.sync.aligned.m8n8.xN{.trans}{.shared{::cta}}.b16 {d..}, [p]` and

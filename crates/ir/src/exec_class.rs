@@ -225,7 +225,9 @@ pub fn exec_class(op: &Op) -> ExecClass {
         Op::FenceProxy(_) => E::Fence,
         Op::GridDepControl { .. } => E::Misc,
         Op::Ld(_) | Op::Ldu(_) | Op::CpAsync(_) | Op::WmmaLoad(_) | Op::Ldmatrix(_) => E::Load,
-        Op::Mma(_) => E::Tensor,
+        Op::Mma(_) | Op::Wgmma(_) => E::Tensor,
+        // The commit and the wait order the warp's wgmma groups, as cp.async's do copies.
+        Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => E::Fence,
         Op::WmmaStore(_) => E::Store,
         Op::CpAsyncCommit | Op::CpAsyncWait { .. } => E::Fence,
         Op::CpAsyncBulk(CpAsyncBulk { direction, .. })

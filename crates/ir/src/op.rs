@@ -806,6 +806,56 @@ impl MmaOp {
     }
 }
 
+/// `wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype` (PTX ISA 8.0, sm_90a): `D =
+/// A x B + (scale-d ? D : 0)` over a warpgroup (four consecutive warps, warp `w % 4`
+/// holding rows `16(w % 4)..+16` of the 64-row D). Operands (sources): `scale-d` (a
+/// predicate or 0/1), A (a 64-bit shared-memory matrix descriptor, or `a_regs` fragment
+/// registers of the warp's 16 rows), B's 64-bit descriptor, then D's registers (read as
+/// the accumulator); destinations: D's registers. The immediates are fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WgmmaOp {
+    /// 8..=256, a multiple of 8 (a multiple of 16 for 8-bit integer inputs).
+    pub n: u16,
+    /// 8 (tf32), 16 (f16, bf16) or 32 (e4m3, e5m2, s8, u8).
+    pub k: u8,
+    /// `.f16`, `.f32` or `.s32`.
+    pub d_ty: ScalarType,
+    pub a_ty: ScalarType,
+    pub b_ty: ScalarType,
+    /// A is a register fragment (else a descriptor).
+    pub a_regs: bool,
+    /// `imm-scale-a` / `imm-scale-b` of -1: the input is negated.
+    pub neg_a: bool,
+    pub neg_b: bool,
+    /// `imm-trans-a` / `imm-trans-b` of 1: the matrix in shared memory is MN-major
+    /// (transposed) rather than K-major.
+    pub trans_a: bool,
+    pub trans_b: bool,
+    /// `.satfinite` (integer inputs).
+    pub satfinite: bool,
+}
+
+impl WgmmaOp {
+    /// 32-bit registers of A's fragment per thread when `a_regs` (else 0).
+    pub fn a_fragment_regs(&self) -> u8 {
+        if self.a_regs {
+            4
+        } else {
+            0
+        }
+    }
+
+    /// 32-bit registers of D per thread: 64·N elements over 128 threads.
+    pub fn d_regs(&self) -> u16 {
+        let elements = self.n / 2;
+        if self.d_ty == ScalarType::F16 {
+            elements / 2
+        } else {
+            elements
+        }
+    }
+}
+
 /// `ldmatrix.sync.aligned.m8n8.xN{.trans}{.shared}.b16` (and `stmatrix`, its inverse):
 /// `count` 8x8 matrices of 16-bit elements between shared memory and one 32-bit register
 /// of each per thread.
@@ -1513,6 +1563,18 @@ pub enum Op {
         inc: bool,
         count: u16,
     },
+    /// See [`WgmmaOp`].
+    Wgmma(WgmmaOp),
+    /// `wgmma.fence.sync.aligned`: orders the warp's register accesses before later
+    /// `wgmma.mma_async` operands.
+    WgmmaFence,
+    /// `wgmma.commit_group.sync.aligned`: closes the warp's open group of `wgmma`s.
+    WgmmaCommit,
+    /// `; n` (`wgmma.wait_group.sync.aligned n`): waits until at most `n` committed groups
+    /// are pending (`n` also the source immediate).
+    WgmmaWait {
+        n: u32,
+    },
     /// `d(.b32); a(.b32)` (`movmatrix.sync.aligned.m8n8.trans.b16`): the warp's 8x8 matrix
     /// of 16-bit elements, held as `ldmatrix` without `.trans` gives it (lane `4r + c/2`
     /// holds row `r`, columns `c & !1` and `c | 1`), transposed across the lanes in
@@ -1633,6 +1695,7 @@ impl Op {
             Op::GridDepControl { .. } => "griddepcontrol",
             Op::Setmaxnreg { .. } => "setmaxnreg",
             Op::Movmatrix => "movmatrix",
+            Op::Wgmma(_) | Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => "wgmma",
             Op::Tex(t) if t.gather.is_some() => "tld4",
             Op::Tex(_) => "tex",
             Op::Txq { .. } => "txq",
@@ -2152,6 +2215,25 @@ impl fmt::Display for Op {
                 for q in [if *inc { "inc" } else { "dec" }, "sync", "aligned", "u32"] {
                     m.push(q);
                 }
+            }
+            Op::Wgmma(o) => {
+                for q in ["mma_async", "sync", "aligned"] {
+                    m.push(q);
+                }
+                m.push(&format!("m64n{}k{}", o.n, o.k));
+                m.flag(o.satfinite, "satfinite");
+                m.ty(o.d_ty);
+                m.ty(o.a_ty);
+                m.ty(o.b_ty);
+            }
+            Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => {
+                m.push(match self {
+                    Op::WgmmaFence => "fence",
+                    Op::WgmmaCommit => "commit_group",
+                    _ => "wait_group",
+                });
+                m.push("sync");
+                m.push("aligned");
             }
             Op::Movmatrix => {
                 for q in ["sync", "aligned", "m8n8", "trans", "b16"] {

@@ -64,6 +64,17 @@ pub enum SimError {
         /// The resource that does not suffice.
         limited_by: Limiter,
     },
+    /// The kernel uses an instruction the simulated GPU's compute capability lacks.
+    #[error(
+        "kernel {kernel} cannot run: it executes {what}, which needs compute capability \
+         {needs} (sm_90a); the simulated GPU has {has} (gpu.compute_capability)"
+    )]
+    UnsupportedOnTarget {
+        kernel: String,
+        what: &'static str,
+        needs: String,
+        has: String,
+    },
     /// The [`KernelInfo`] describes another kernel.
     #[error("kernel info is for `{info}`, but kernel `{launched}` was launched")]
     WrongKernelInfo {
@@ -359,6 +370,17 @@ impl TimingSimulator {
             return Err(SimError::WrongKernelInfo {
                 info: info.name.clone(),
                 launched,
+            });
+        }
+        // Ours: regsim runs any PTX on any GPU, except that warpgroup matrix products,
+        // which only sm_90a GPUs execute, are refused on GPUs reporting less than 9.0.
+        if self.cfg.gpu.compute_capability < 90 && info.uses_wgmma() {
+            let cc = |v: u32| format!("{}.{}", v / 10, v % 10);
+            return Err(SimError::UnsupportedOnTarget {
+                kernel: info.name.clone(),
+                what: "wgmma.mma_async",
+                needs: cc(90),
+                has: cc(self.cfg.gpu.compute_capability),
             });
         }
         if self.stopped {

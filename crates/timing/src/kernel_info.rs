@@ -162,6 +162,8 @@ pub struct InstInfo {
     pub async_copy: AsyncCopyRole,
     /// `setmaxnreg`: the per-thread register count it asks its CTA's pool for.
     pub registers: RegisterRequest,
+    /// Its part in `wgmma` groups.
+    pub wgmma: WgmmaRole,
     srcs_start: u32,
     num_srcs: u8,
     dsts_start: u32,
@@ -198,6 +200,37 @@ impl AsyncCopyRole {
                 ir::op::BulkCopyDirection::SharedToGlobal => AsyncCopyRole::Copy,
             },
             _ => AsyncCopyRole::None,
+        }
+    }
+}
+
+/// What an instruction does with asynchronous warpgroup matrix products (sm_90a): a
+/// `wgmma.mma_async` occupies its sub-core's tensor core for `steps` m16n8kK products
+/// (each the `tensor` class's initiation interval) and completes `steps - 1` intervals
+/// plus the class's latency after it starts; `wgmma.commit_group` closes the warp's open
+/// group; `wgmma.wait_group n` holds the warp until at most `n` of its committed groups
+/// are incomplete.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WgmmaRole {
+    #[default]
+    None,
+    Mma {
+        steps: u16,
+    },
+    Commit,
+    Wait(u32),
+}
+
+impl WgmmaRole {
+    pub fn of(op: &Op) -> WgmmaRole {
+        match op {
+            // A warp's share of an m64nNkK is N/8 m16n8kK products: at the whitepaper rates
+            // each takes one tensor-class interval whatever the type (K is 8 for tf32, 16
+            // for f16/bf16 and 32 for 8-bit types, in step with the rates).
+            Op::Wgmma(w) => WgmmaRole::Mma { steps: w.n / 8 },
+            Op::WgmmaCommit => WgmmaRole::Commit,
+            Op::WgmmaWait { n } => WgmmaRole::Wait(*n),
+            _ => WgmmaRole::None,
         }
     }
 }
@@ -268,6 +301,7 @@ const IMPLICIT_EXIT: InstInfo = InstInfo {
     },
     async_copy: AsyncCopyRole::None,
     registers: RegisterRequest::None,
+    wgmma: WgmmaRole::None,
     srcs_start: 0,
     num_srcs: 0,
     dsts_start: 0,
@@ -436,6 +470,22 @@ pub enum KernelInfoError {
     /// A function the kernel calls has no allocation.
     #[error("no register allocation for function {0}")]
     MissingAllocation(String),
+    /// An instruction has more register operands than the register-file designs model.
+    #[error(
+        "{function}, line {line}: '{inst}' reads {reads} and writes {writes} registers; the \
+         register-file designs model at most {max} register operands per instruction (a \
+         wgmma with f32 accumulators fits up to N = 48 with A from registers or N = 56 \
+         from shared memory, f16 accumulators twice that); a functional run \
+         (--functional) executes every shape"
+    )]
+    TooManyOperands {
+        function: String,
+        line: u32,
+        inst: String,
+        reads: usize,
+        writes: usize,
+        max: usize,
+    },
     /// An operand's register does not fit the model's 16-bit register numbers.
     #[error("{function}: register number {reg} is too large")]
     RegisterTooLarge {
@@ -648,6 +698,14 @@ impl KernelInfo {
 
     /// The instruction `inst` of `func`; past the end of a body, the implicit exit.
     #[inline]
+    /// The kernel's call tree executes `wgmma.mma_async` (sm_90a).
+    pub fn uses_wgmma(&self) -> bool {
+        self.funcs
+            .iter()
+            .flat_map(|f| &f.insts)
+            .any(|i| matches!(i.wgmma, WgmmaRole::Mma { .. }))
+    }
+
     pub fn inst(&self, func: FuncId, inst: InstId) -> &InstInfo {
         self.funcs
             .get(func.index())
@@ -786,6 +844,22 @@ fn build_function(
             }
         }
         let num_dsts = (out.operands.len() as u32 - dsts_start) as u8;
+        if let Op::Wgmma(_) = inst.op {
+            // The register-file designs model at most 32 register operands per
+            // instruction on each side (`rf::baseline::MAX_REGS`, the u32 write masks).
+            let max = crate::rf::baseline::MAX_REGS;
+            let (reads, writes) = (usize::from(num_srcs), usize::from(num_dsts));
+            if reads > max || writes > max {
+                return Err(KernelInfoError::TooManyOperands {
+                    function: func.name.clone(),
+                    line: inst.line,
+                    inst: inst.op.to_string(),
+                    reads,
+                    writes,
+                    max,
+                });
+            }
+        }
         let class = op_class(&inst.op);
         out.insts.push(InstInfo {
             class,
@@ -795,6 +869,7 @@ fn build_function(
             },
             async_copy: AsyncCopyRole::of(&inst.op),
             registers: RegisterRequest::of(&inst.op),
+            wgmma: WgmmaRole::of(&inst.op),
             srcs_start,
             num_srcs,
             dsts_start,
@@ -888,7 +963,12 @@ pub fn reuse_key(func: &ir::Function, id: InstId, class: OpClass) -> Option<Reus
     // wmma fragment layout), so they are never reuse candidates.
     if matches!(
         inst.op,
-        Op::WmmaLoad(_) | Op::WmmaStore(_) | Op::Mma(_) | Op::Ldmatrix(_) | Op::Movmatrix
+        Op::WmmaLoad(_)
+            | Op::WmmaStore(_)
+            | Op::Mma(_)
+            | Op::Ldmatrix(_)
+            | Op::Movmatrix
+            | Op::Wgmma(_)
     ) {
         return None;
     }

@@ -39,11 +39,13 @@ pub enum StallReason {
     BankConflict,
     /// No free collector unit, and the occupied ones wait for a busy execution unit.
     PipelineBusy,
+    /// The best warp waits in `wgmma.wait_group` for its warpgroup matrix products.
+    TensorWait,
 }
 
 impl StallReason {
     /// Every reason, in order.
-    pub const ALL: [StallReason; 10] = [
+    pub const ALL: [StallReason; 11] = [
         StallReason::Idle,
         StallReason::Barrier,
         StallReason::NoReadyWarp,
@@ -54,6 +56,7 @@ impl StallReason {
         StallReason::NoFreeCollector,
         StallReason::BankConflict,
         StallReason::PipelineBusy,
+        StallReason::TensorWait,
     ];
 }
 
@@ -84,6 +87,9 @@ pub struct StallBreakdown {
     /// configs without the buffer).
     #[serde(skip_serializing_if = "is_zero_u64")]
     pub memory_buffer: u64,
+    /// See [`StallReason::TensorWait`] (absent from the stats file when zero).
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub tensor_wait: u64,
 }
 
 fn is_zero_u64(n: &u64) -> bool {
@@ -105,6 +111,7 @@ impl StallBreakdown {
             StallReason::NoFreeCollector => &mut self.no_free_collector,
             StallReason::BankConflict => &mut self.bank_conflict,
             StallReason::PipelineBusy => &mut self.pipeline_busy,
+            StallReason::TensorWait => &mut self.tensor_wait,
         };
         *slot += n;
     }
@@ -122,6 +129,7 @@ impl StallBreakdown {
             StallReason::NoFreeCollector => self.no_free_collector,
             StallReason::BankConflict => self.bank_conflict,
             StallReason::PipelineBusy => self.pipeline_busy,
+            StallReason::TensorWait => self.tensor_wait,
         }
     }
 
@@ -581,6 +589,7 @@ fn serde_plain_name(r: StallReason) -> &'static str {
         StallReason::NoFreeCollector => "no_free_collector",
         StallReason::BankConflict => "bank_conflict",
         StallReason::PipelineBusy => "pipeline_busy",
+        StallReason::TensorWait => "tensor_wait",
     }
 }
 

@@ -55,6 +55,12 @@ if [ -f "$cuda12/include/cuda_runtime.h" ]; then
     $SM90A --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/t.fatbin" \
         -c tma.cu -o "$tmp/t.o"
     clang++-19 "$tmp/t.o" -L$cuda12/lib64 -lcudart -o bin/tma
+    # Warpgroup matrix products (wgmma, sm_90a) from shared-memory descriptors.
+    $SM90A --cuda-device-only -S wgmma.cu -o "$tmp/w.ptx"
+    fatbinary -64 --create "$tmp/w.fatbin" --image=profile=compute_90,file="$tmp/w.ptx"
+    $SM90A --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/w.fatbin" \
+        -c wgmma.cu -o "$tmp/w.o"
+    clang++-19 "$tmp/w.o" -L$cuda12/lib64 -lcudart -o bin/wgmma
     rm -rf "$tmp"
 else
     echo "skipped the CUDA 12 programs: no toolchain in $cuda12 (scripts/install-cuda12-toolchain.sh)" >&2

@@ -1557,6 +1557,10 @@ impl Launch<'_> {
             | Op::GridDepControl { .. }
             | Op::CpAsyncBulkCommit
             | Op::CpAsyncBulkWait { .. }
+            // wgmma results are written at issue; the timing model makes the wait wait.
+            | Op::WgmmaFence
+            | Op::WgmmaCommit
+            | Op::WgmmaWait { .. }
             | Op::Nanosleep
             | Op::BarWarpSync => {}
             Op::CpAsync(c) => {
@@ -1958,6 +1962,68 @@ impl Launch<'_> {
                     for (i, v) in d[l].iter().enumerate().take(nd) {
                         if let Some(&dst) = dsts.get(i) {
                             wr!(dst, l, *v);
+                        }
+                    }
+                }
+            }
+            Op::Wgmma(o) => {
+                if exec != 0 {
+                    if exec != warp.valid {
+                        return Err((
+                            ErrorKind::Wgmma(format!(
+                                "lanes {exec:#010x} of warp {} execute wgmma.mma_async; every \
+                                 thread of the warp must (.sync.aligned)",
+                                warp.index
+                            )),
+                            None,
+                        ));
+                    }
+                    let na = usize::from(o.a_fragment_regs()).max(1);
+                    let nd = usize::from(o.d_regs());
+                    if srcs.len() < 2 + na + nd || dsts.len() < nd {
+                        return Err(unsupported(format!("{}: malformed operands", inst.op)));
+                    }
+                    let l0 = lanes(exec).next().unwrap_or(0);
+                    let frame = &warp.frames[frame_i];
+                    // scale-d and the descriptors are warp-uniform (.aligned): lane 0's.
+                    let scale_d = read(frame, &sc, srcs[0], l0) & 1 == 1;
+                    let b_desc = read(frame, &sc, srcs[1 + na], l0);
+                    let mut a_regs = [[0u32; 4]; 32];
+                    let a = if o.a_regs {
+                        for (lane, r) in a_regs.iter_mut().enumerate() {
+                            for (i, x) in r.iter_mut().enumerate() {
+                                *x = read(frame, &sc, srcs[1 + i], lane) as u32;
+                            }
+                        }
+                        super::wgmma::ASource::Regs(&a_regs)
+                    } else {
+                        super::wgmma::ASource::Desc(read(frame, &sc, srcs[1], l0))
+                    };
+                    let c: Vec<Vec<u32>> = (0..32)
+                        .map(|lane| {
+                            (0..nd)
+                                .map(|i| read(frame, &sc, srcs[2 + na + i], lane) as u32)
+                                .collect()
+                        })
+                        .collect();
+                    let mut rd_shared = |at: u64, bytes: u32| {
+                        shared
+                            .read_uint("shared", at, bytes)
+                            .map_err(|e| e.to_string())
+                    };
+                    let d = super::wgmma::multiply(
+                        o,
+                        (w % 4) as u32,
+                        a,
+                        b_desc,
+                        &c,
+                        scale_d,
+                        &mut rd_shared,
+                    )
+                    .map_err(|m| (ErrorKind::Wgmma(m), Some(l0)))?;
+                    for l in lanes(exec) {
+                        for (i, v) in d[l].iter().enumerate() {
+                            wr!(dsts[i], l, u64::from(*v));
                         }
                     }
                 }

@@ -19,6 +19,7 @@ mod matrix;
 mod mbarrier;
 pub mod printf;
 mod private;
+pub mod wgmma;
 
 pub use private::{is_cta_private, is_deferrable_load, DeferredLoad, DeviceStandIn};
 

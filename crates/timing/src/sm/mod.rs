@@ -67,7 +67,7 @@ use emu::{AccessKind as EmuAccess, MemSpace, WarpStatus};
 use ir::{FuncId, InstId};
 
 use crate::config::{Core, Dependence, GpuConfig, OpClass, PipelineConfig, UnitKind, WARP_SIZE};
-use crate::kernel_info::{AsyncCopyRole, KernelInfo, RegFileKind, RegisterRequest};
+use crate::kernel_info::{AsyncCopyRole, KernelInfo, RegFileKind, RegisterRequest, WgmmaRole};
 use crate::memory::address_map::{AddressMap, LocalSlot};
 use crate::memory::cache::{LineAddr, SectorMask};
 use crate::memory::coalescer::{CoalescedAccess, Coalescer, LineAccess};
@@ -243,6 +243,10 @@ struct Warp {
     inflight: u32,
     /// `cp.async` copies issued and not yet completed.
     async_copies: u32,
+    /// `wgmma`: when the latest product of the open (uncommitted) group completes.
+    wgmma_open: Option<Cycle>,
+    /// `wgmma`: completion times of the most recent committed groups, oldest first.
+    wgmma_groups: WgmmaGroups,
     /// Its per-thread register count: the kernel's at launch, then what its last
     /// `setmaxnreg` set.
     max_registers: u16,
@@ -277,12 +281,55 @@ impl Warp {
             exited: false,
             inflight: 0,
             async_copies: 0,
+            wgmma_open: None,
+            wgmma_groups: WgmmaGroups::default(),
             max_registers: 0,
             pool_wait: false,
             scoreboard: Scoreboard::default(),
             deps: dependence::DependenceCounters::default(),
             strand_ended: false,
         }
+    }
+}
+
+/// A warp's committed `wgmma` groups that may still be in flight (ours: a fixed ring so
+/// that warps stay `Copy`). A warp's products complete in issue order (its sub-core's
+/// tensor core runs them one after another), so its groups complete in commit order;
+/// when more than `WGMMA_GROUPS` are pending the oldest two merge (the later completion
+/// stands for both), which can only lengthen a wait by the time between them.
+const WGMMA_GROUPS: usize = 8;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct WgmmaGroups {
+    done: [Cycle; WGMMA_GROUPS],
+    len: u8,
+}
+
+impl WgmmaGroups {
+    /// Commits a group that completes at `done`, dropping those complete at `now`.
+    fn commit(&mut self, done: Cycle, now: Cycle) {
+        let mut kept = 0;
+        for i in 0..usize::from(self.len) {
+            if self.done[i] > now {
+                self.done[kept] = self.done[i];
+                kept += 1;
+            }
+        }
+        if kept == WGMMA_GROUPS {
+            self.done[1] = self.done[1].max(self.done[0]);
+            self.done.copy_within(1.., 0);
+            kept -= 1;
+        }
+        self.done[kept] = done;
+        self.len = kept as u8 + 1;
+    }
+
+    /// Groups still in flight at `now`.
+    fn pending(&self, now: Cycle) -> u32 {
+        self.done[..usize::from(self.len)]
+            .iter()
+            .filter(|&&d| d > now)
+            .count() as u32
     }
 }
 
@@ -552,6 +599,8 @@ pub(crate) struct Sm {
     order: Vec<u16>,
     rf: Box<dyn RegisterFile>,
     unit_free: Vec<Cycle>,
+    /// Per scheduler (sub-core): when its tensor core can start the next `wgmma` product.
+    tensor_free: Vec<Cycle>,
     unit_range: [(usize, usize); 5],
     inflight: Vec<InFlight>,
     free_tokens: Vec<u32>,
@@ -707,6 +756,7 @@ impl Sm {
             order: Vec::with_capacity(sm.max_warps as usize),
             rf: rf::build(cfg),
             unit_free: vec![Cycle::ZERO; n],
+            tensor_free: vec![Cycle::ZERO; (sm.schedulers as usize).max(1)],
             unit_range,
             inflight: Vec::with_capacity(256),
             free_tokens: Vec::with_capacity(256),
@@ -1321,6 +1371,13 @@ impl Sm {
         if ii.async_copy == AsyncCopyRole::Wait && warp.async_copies > 0 {
             return Err(StallReason::Memory);
         }
+        if let WgmmaRole::Wait(n) = ii.wgmma {
+            // PTX ISA: wgmma.wait_group n waits until at most n of the warp's most recent
+            // groups are pending (the warp's open group is not one of them).
+            if warp.wgmma_groups.pending(now) > n {
+                return Err(StallReason::TensorWait);
+            }
+        }
         if let RegisterRequest::Increase(n) = ii.registers {
             // PTX ISA: setmaxnreg.inc blocks until its CTA's pool holds the registers.
             let need = u32::from(n).saturating_sub(u32::from(warp.max_registers));
@@ -1727,6 +1784,28 @@ impl Sm {
                 self.events.push(hold, token, EventKind::HoldOver);
             }
             self.yielded = bits.yield_;
+        }
+        match ii.wgmma {
+            WgmmaRole::Mma { steps } => {
+                // The warp's sub-core tensor core: one product after another.
+                let t = self.pipeline.timing(OpClass::Tensor);
+                let (interval, latency) = (t.initiation_interval, t.latency);
+                let s = usize::from(self.warps[wi].scheduler) % self.tensor_free.len();
+                let start = now.max(self.tensor_free[s]);
+                let steps = u64::from(steps.max(1));
+                self.tensor_free[s] = start + Cycles::new(interval.get() * steps);
+                let done = start + Cycles::new(interval.get() * (steps - 1)) + latency;
+                let warp = &mut self.warps[wi];
+                warp.wgmma_open = Some(warp.wgmma_open.map_or(done, |d| d.max(done)));
+                // The warp's wait_group may end then: look again.
+                self.events.push(done, token, EventKind::HoldOver);
+            }
+            WgmmaRole::Commit => {
+                let warp = &mut self.warps[wi];
+                let done = warp.wgmma_open.take().unwrap_or(now);
+                warp.wgmma_groups.commit(done, now);
+            }
+            _ => {}
         }
         let warp = &mut self.warps[wi];
         if ii.async_copy == AsyncCopyRole::Copy && memop != NO_MEMOP {
