@@ -72,7 +72,7 @@ fn conversions_fp64_and_sfu_run_at_the_programming_guides_rates_per_compute_capa
     // gtx480's FP64 is the GeForce GTX 480's 1/8 of FP32 (4), not the table's 16 for
     // compute capability 2.0, which is the Tesla part's.
     type Row = (OpClass, UnitKind, u32);
-    let table: [(&str, [Row; 4]); 4] = [
+    let table: [(&str, [Row; 4]); 6] = [
         (
             "gtx480", // 2.0
             [
@@ -106,6 +106,24 @@ fn conversions_fp64_and_sfu_run_at_the_programming_guides_rates_per_compute_capa
                 (Sfu, U::Sfu, 16),
                 (Fp64, U::Dp, 2),
                 (Convert64, U::Dp, 2),
+                (Convert, U::Sfu, 16),
+            ],
+        ),
+        (
+            "rtx-a6000", // 8.6
+            [
+                (Sfu, U::Sfu, 16),
+                (Fp64, U::Dp, 2),
+                (Convert64, U::Dp, 2),
+                (Convert, U::Sfu, 16),
+            ],
+        ),
+        (
+            "h100", // 9.0
+            [
+                (Sfu, U::Sfu, 16),
+                (Fp64, U::Dp, 64),
+                (Convert64, U::Dp, 16),
                 (Convert, U::Sfu, 16),
             ],
         ),
