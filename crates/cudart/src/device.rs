@@ -55,6 +55,9 @@ pub struct Launch<'a> {
     pub block: Dim3,
     pub dynamic_shared_bytes: usize,
     pub params: &'a [u8],
+    /// The cluster shape `cudaLaunchKernelEx` asked for (`None`: the kernel's own
+    /// `.reqnctapercluster`, or no clusters).
+    pub cluster: Option<[u32; 3]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -202,6 +205,8 @@ pub struct KernelResources {
     pub local_bytes: usize,
     /// Registers per thread, when the register allocator has assigned them.
     pub registers: Option<u32>,
+    /// The cluster shape the kernel declares (`.reqnctapercluster`, `__cluster_dims__`).
+    pub cluster: Option<[u32; 3]>,
 }
 
 /// A kernel access just outside an allocation that succeeded, where it happened.

@@ -198,6 +198,7 @@ impl std::io::Write for CStdout {
 /// shared memory; a model failure is a launch failure; a run limit stops the run.
 fn simulation_error(mut e: SimError) -> DeviceError {
     if let SimError::DoesNotFit { kernel, .. }
+    | SimError::ClusterDoesNotFit { kernel, .. }
     | SimError::NoProgress { kernel, .. }
     | SimError::Stopped { kernel, .. }
     | SimError::AfterStop { kernel }
@@ -232,6 +233,7 @@ fn simulation_error(mut e: SimError) -> DeviceError {
             return DeviceError::Stopped { message, stats };
         }
         SimError::DoesNotFit { .. } => (CudaError::LaunchOutOfResources, e.to_string()),
+        SimError::ClusterDoesNotFit { .. } => (CudaError::InvalidClusterSize, e.to_string()),
         SimError::AfterStop { .. } => (CudaError::LaunchFailure, e.to_string()),
         // What a GPU without the architecture's instructions reports for the kernel.
         SimError::UnsupportedOnTarget { .. } => (CudaError::NoKernelImageForDevice, e.to_string()),
@@ -382,6 +384,7 @@ impl Device for EmuDevice {
             block: [launch.block.x, launch.block.y, launch.block.z],
             dynamic_shared: u32::try_from(launch.dynamic_shared_bytes)
                 .map_err(|_| DeviceError::OutOfMemory(launch.dynamic_shared_bytes))?,
+            cluster: launch.cluster,
         };
         if let (Some(p), Some(loaded)) = (&self.profiler, self.emu.module(m)) {
             p.begin_launch(m.0, &loaded.program, config.grid);
@@ -576,6 +579,10 @@ impl Device for EmuDevice {
                 .get(k.func.index())
                 .map_or(0, |f| f.frame_size as usize),
             registers,
+            cluster: program
+                .functions
+                .get(k.func.index())
+                .and_then(|f| f.directives.reqnctapercluster),
         })
     }
 }
@@ -625,6 +632,7 @@ mod tests {
             },
             dynamic_shared_bytes: 0,
             params: &out.to_le_bytes(),
+            cluster: None,
         })
     }
 

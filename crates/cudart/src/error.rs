@@ -34,6 +34,7 @@ pub enum CudaError {
     MisalignedAddress = 716,
     LaunchFailure = 719,
     NotSupported = 801,
+    InvalidClusterSize = 912,
     Unknown = 999,
 }
 

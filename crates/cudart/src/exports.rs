@@ -1018,7 +1018,19 @@ cuda_fn!(fn cudaFuncGetAttributes(rt, attr: *mut FuncAttributes, func: *const c_
 });
 
 cuda_fn!(fn cudaFuncSetCacheConfig(rt, func: *const c_void, _config: c_int) { rt.check_function(func as u64) });
-cuda_fn!(fn cudaFuncSetAttribute(rt, func: *const c_void, _attr: c_int, _value: c_int) { rt.check_function(func as u64) });
+cuda_fn!(fn cudaFuncSetAttribute(rt, func: *const c_void, attr: c_int, value: c_int) {
+    rt.check_function(func as u64)?;
+    // cudaFuncAttributeNonPortableClusterSizeAllowed (CUDA 12's driver_types.h): clusters
+    // of up to 16 CTAs; the other attributes change nothing a simulator models.
+    if attr == 14 {
+        if value != 0 {
+            rt.nonportable_clusters.insert(func as u64);
+        } else {
+            rt.nonportable_clusters.remove(&(func as u64));
+        }
+    }
+    Ok(())
+});
 cuda_fn!(fn cudaFuncSetSharedMemConfig(rt, func: *const c_void, _config: c_int) { rt.check_function(func as u64) });
 cuda_fn!(fn cudaDeviceSetCacheConfig(_rt, _config: c_int) { Ok(()) });
 cuda_fn!(fn cudaDeviceGetCacheConfig(_rt, config: *mut c_int) { put(config, 0) });

@@ -188,6 +188,12 @@ pub struct Runtime<D: Device> {
     arrays: HashMap<u64, ArrayRecord>,
     texture_objects: HashSet<u64>,
     call_configs: Vec<CallConfig>,
+    /// The cluster shape of the next launch (`cudaLaunchKernelEx`'s
+    /// `cudaLaunchAttributeClusterDimension`), taken by [`Runtime::launch`].
+    pub next_launch_cluster: Option<[u32; 3]>,
+    /// Kernels (host stubs) allowed clusters above the portable 8 CTAs
+    /// (`cudaFuncAttributeNonPortableClusterSizeAllowed`).
+    pub nonportable_clusters: HashSet<u64>,
     last_error: CudaError,
     sticky: Option<CudaError>,
     records: Vec<KernelRecord>,
@@ -239,6 +245,8 @@ impl<D: Device> Runtime<D> {
             arrays: HashMap::new(),
             texture_objects: HashSet::new(),
             call_configs: Vec::new(),
+            next_launch_cluster: None,
+            nonportable_clusters: HashSet::new(),
             last_error: CudaError::Success,
             sticky: None,
             records: Vec::new(),
@@ -511,6 +519,7 @@ impl<D: Device> Runtime<D> {
         shared_bytes: usize,
         mut read_arg: impl FnMut(usize, usize) -> Option<Vec<u8>>,
     ) -> CudaResult<()> {
+        let asked_cluster = self.next_launch_cluster.take();
         self.check_sticky()?;
         let kernel = self
             .functions
@@ -521,7 +530,10 @@ impl<D: Device> Runtime<D> {
         let module_id = module.id;
         // A launch the GPU refuses gets one line naming the kernel and the reason.
         let resources = self.device.kernel_resources(module_id, &kernel.name).ok();
-        if let Err((code, reason)) = self.check_launch_config(grid, block, shared_bytes, resources)
+        let nonportable = self.nonportable_clusters.contains(&host_fn);
+        if let Err((code, reason)) = self
+            .check_launch_config(grid, block, shared_bytes, resources)
+            .and_then(|()| self.check_cluster(grid, asked_cluster, resources, nonportable))
         {
             let line = format!(
                 "regsim: kernel {} grid {grid} block {block}: launch refused: {reason}",
@@ -553,6 +565,7 @@ impl<D: Device> Runtime<D> {
             block,
             dynamic_shared_bytes: shared_bytes,
             params: &params,
+            cluster: asked_cluster,
         };
         let started = Instant::now();
         let result = self.device.launch(&launch);
@@ -603,6 +616,71 @@ impl<D: Device> Runtime<D> {
     }
 
     /// Why the GPU would refuse a launch of this shape: the CUDA error and a reason.
+    /// The CUDA runtime's checks of a launch with thread-block clusters (CUDA C++
+    /// Programming Guide, "Thread Block Clusters"): clusters need compute capability
+    /// 9.0; a launch attribute and a compiled-in `__cluster_dims__` must agree; a cluster
+    /// holds at most 8 CTAs (portable), 16 when the kernel allows non-portable sizes
+    /// (sm_90's limit); the grid is a whole number of clusters.
+    fn check_cluster(
+        &self,
+        grid: Dim3,
+        asked: Option<[u32; 3]>,
+        resources: Option<KernelResources>,
+        nonportable: bool,
+    ) -> Result<(), (CudaError, String)> {
+        let declared = resources.and_then(|r| r.cluster);
+        let Some(shape) = asked.or(declared) else {
+            return Ok(());
+        };
+        let refuse = |reason: String| Err((CudaError::InvalidClusterSize, reason));
+        if self.gpu.arch < 90 {
+            return Err((
+                CudaError::NotSupported,
+                format!(
+                    "thread-block clusters ({}x{}x{} CTAs) need compute capability 9.0 or \
+                     newer; this GPU is {}.{}",
+                    shape[0],
+                    shape[1],
+                    shape[2],
+                    self.gpu.arch / 10,
+                    self.gpu.arch % 10
+                ),
+            ));
+        }
+        if let (Some(a), Some(d)) = (asked, declared) {
+            if a != d {
+                return refuse(format!(
+                    "the launch asks for clusters of {}x{}x{} CTAs, the kernel is compiled \
+                     with __cluster_dims__({}, {}, {})",
+                    a[0], a[1], a[2], d[0], d[1], d[2]
+                ));
+            }
+        }
+        let size: u64 = shape.iter().map(|&c| u64::from(c)).product();
+        let limit = if nonportable { 16 } else { 8 };
+        if size == 0 || size > limit {
+            return refuse(format!(
+                "a cluster of {}x{}x{} = {size} CTAs; the limit is {limit}{}",
+                shape[0],
+                shape[1],
+                shape[2],
+                if nonportable {
+                    ""
+                } else {
+                    " (16 with cudaFuncAttributeNonPortableClusterSizeAllowed)"
+                }
+            ));
+        }
+        let g = [grid.x, grid.y, grid.z];
+        if (0..3).any(|i| !g[i].is_multiple_of(shape[i])) {
+            return refuse(format!(
+                "grid {grid} is not a whole number of {}x{}x{} clusters",
+                shape[0], shape[1], shape[2]
+            ));
+        }
+        Ok(())
+    }
+
     fn check_launch_config(
         &self,
         grid: Dim3,

@@ -65,6 +65,7 @@ fn main() {
         grid: [(n / 16) as u32, (n / 16) as u32, 1],
         block: [16, 16, 1],
         dynamic_shared: 0,
+        cluster: None,
     };
     let t = Instant::now();
     let stats = emu.run(k, cfg, &p).expect("sgemm runs");

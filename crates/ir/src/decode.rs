@@ -2081,10 +2081,13 @@ impl FnLower<'_, '_> {
             (Flag::Relaxed, ()),
         ]);
         m.pick(&[(Flag::Cta, ()), (Flag::Cluster, ())]);
+        // PTX ISA 8.0: an arrive may name an mbarrier of another CTA of the cluster
+        // (`.shared::cluster`, with the sink `_` as destination).
+        let remote_arrive = matches!(kind, MbarrierKind::Arrive { .. });
         let space = if kind == MbarrierKind::PendingCount {
             Space::Generic
         } else {
-            self.mbarrier_space(inst, m)?
+            self.mbarrier_space(inst, m, remote_arrive)?
         };
         let ty = m.need_ty()?;
         self.check_ty(inst, ty, &[B64])?;
@@ -2156,16 +2159,25 @@ impl FnLower<'_, '_> {
     }
 
     /// An mbarrier's state space: `.shared{::cta}` or generic.
-    fn mbarrier_space(&self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Space> {
+    fn mbarrier_space(
+        &self,
+        inst: &ast::Instruction,
+        m: &mut Mods<'_>,
+        cluster: bool,
+    ) -> Result<Space> {
         if m.other("shared::cta") {
             return Ok(Space::Shared);
         }
+        if cluster && m.other("shared::cluster") {
+            return Ok(Space::SharedCluster);
+        }
         match m.space() {
             None => Ok(Space::Generic),
+            Some(StateSpace::SharedCluster) if cluster => Ok(Space::SharedCluster),
             Some(StateSpace::Shared | StateSpace::SharedCta) => Ok(Space::Shared),
             Some(s) => Err(DecodeError::new(format!(
-                "'{}' on .{s} is not supported (mbarriers live in the CTA's .shared memory; \
-                 clusters are not modelled)",
+                "'{}' on .{s} is not supported (mbarriers live in .shared memory; only \
+                 an arrive may name another CTA's, with .shared::cluster)",
                 inst.opcode
             ))),
         }
@@ -2182,7 +2194,7 @@ impl FnLower<'_, '_> {
                 return Err(DecodeError::new("'cp.async.mbarrier' needs .arrive"));
             }
             let noinc = m.other("noinc");
-            let space = self.mbarrier_space(inst, m)?;
+            let space = self.mbarrier_space(inst, m, false)?;
             let ty = m.need_ty()?;
             self.check_ty(inst, ty, &[B64])?;
             self.need_count(inst, 1)?;

@@ -1165,8 +1165,8 @@ fn mbarrier_elect_proxy_fences_and_griddepcontrol() {
 fn unsupported_mbarrier_and_fence_forms_are_named() {
     for (inst, want) in [
         (
-            "mbarrier.arrive.shared::cluster.b64 _, [%rd1];",
-            "clusters are not modelled",
+            "mbarrier.test_wait.shared::cluster.b64 %p1, [%rd1], %rd2;",
+            "only an arrive may name another CTA's",
         ),
         ("mbarrier.init.shared.b32 [%rd1], 1;", "type .b32"),
         (
@@ -1388,26 +1388,28 @@ fn cluster_barriers_mapa_and_special_registers() {
 }
 
 #[test]
-fn clusters_of_more_than_one_cta_are_refused_at_the_kernel() {
+fn clusters_above_16_ctas_are_refused_at_the_kernel() {
     let src = ".version 7.8\n.target sm_90\n.address_size 64\n\
-               .visible .entry k() .reqnctapercluster 2, 1, 1 { ret; }\n\
+               .visible .entry k() .reqnctapercluster 4, 4, 2 { ret; }\n\
                .visible .entry one() .reqnctapercluster 1 .explicitcluster { ret; }\n";
     let module = ptx::parse("t.ptx", src).unwrap();
     let e = lower(&module, "t.ptx", src).unwrap_err().to_string();
     assert!(e.contains("t.ptx:4"), "{e}");
     assert!(
-        e.contains("unsupported cluster shape '.reqnctapercluster 2, 1, 1'"),
+        e.contains(
+            "cluster shape '.reqnctapercluster 4, 4, 2' is 32 CTAs; a cluster holds 1 to 16"
+        ),
         "{e}"
     );
     assert!(!e.contains("in one"), "{e}");
     let ok = ".version 7.8\n.target sm_90\n.address_size 64\n\
-              .visible .entry one() .reqnctapercluster 1 .explicitcluster .maxclusterrank 1 { ret; }\n";
+              .visible .entry one() .reqnctapercluster 4, 2 .explicitcluster .maxclusterrank 8 { ret; }\n";
     let module = ptx::parse("t.ptx", ok).unwrap();
     let p = lower(&module, "t.ptx", ok).unwrap();
     let d = &p.functions[0].directives;
-    assert_eq!(d.reqnctapercluster, Some([1, 1, 1]));
+    assert_eq!(d.reqnctapercluster, Some([4, 2, 1]));
     assert!(d.explicitcluster && d.explicit_cluster());
-    assert_eq!(d.maxclusterrank, Some(1));
+    assert_eq!(d.maxclusterrank, Some(8));
 }
 
 #[test]

@@ -75,6 +75,24 @@ pub enum SimError {
         needs: String,
         has: String,
     },
+    /// A thread-block cluster cannot be resident on one GPC.
+    #[error(
+        "kernel {kernel} cannot run: a cluster of {cluster} CTAs must be resident on one GPC, \
+         and the largest GPC ({gpc_sms} SMs) holds {fits} of its CTAs ({ctas_per_sm} per SM; \
+         gpu.gpc_sms)"
+    )]
+    ClusterDoesNotFit {
+        /// The kernel.
+        kernel: String,
+        /// CTAs per cluster.
+        cluster: u32,
+        /// SMs of the largest GPC.
+        gpc_sms: u32,
+        /// CTAs of the kernel one SM holds.
+        ctas_per_sm: u32,
+        /// CTAs of the kernel the largest GPC holds.
+        fits: u64,
+    },
     /// The [`KernelInfo`] describes another kernel.
     #[error("kernel info is for `{info}`, but kernel `{launched}` was launched")]
     WrongKernelInfo {
@@ -388,13 +406,23 @@ impl TimingSimulator {
                 kernel: info.name.clone(),
             });
         }
+        // A launch with clusters of several CTAs is simulated in full, on one thread: its
+        // CTAs start together and share memory and a barrier across SMs.
+        let cluster_size = launch_config
+            .cluster
+            .or_else(|| {
+                emu.module(kernel.module)
+                    .and_then(|m| m.program.functions.get(kernel.func.index()))
+                    .and_then(|f| f.directives.reqnctapercluster)
+            })
+            .map_or(1, |c| c.iter().product::<u32>());
         let key = LaunchKey {
             name: info.name.clone(),
             grid: launch_config.grid,
             block: launch_config.block,
             dynamic_shared: launch_config.dynamic_shared,
         };
-        if let Some(sampler) = &mut self.sampler {
+        if let Some(sampler) = self.sampler.as_mut().filter(|_| cluster_size == 1) {
             if sampler.plan(&key) == Plan::Estimated {
                 let estimate = sampling::try_estimate(
                     sampler,
@@ -451,6 +479,20 @@ impl TimingSimulator {
                 limited_by: occ.limited_by,
             });
         }
+        let gpcs = self.cfg.gpu.gpcs();
+        if cluster_size > 1 {
+            let largest = gpcs.iter().map(|g| g.len()).max().unwrap_or(0);
+            let fits = largest as u64 * u64::from(occ.ctas_per_sm);
+            if fits < u64::from(cluster_size) {
+                return Err(SimError::ClusterDoesNotFit {
+                    kernel: info.name.clone(),
+                    cluster: cluster_size,
+                    gpc_sms: largest as u32,
+                    ctas_per_sm: occ.ctas_per_sm,
+                    fits,
+                });
+            }
+        }
         self.addresses.refresh(emu.memory.allocations());
         self.addresses.set_gpu_local(
             (self.cfg.memory.local_interleave == crate::config::LocalInterleave::Gpu).then(|| {
@@ -475,9 +517,7 @@ impl TimingSimulator {
         let mem_before = self.memory.stats();
         let rf_before = self.rf_stats();
         let rf_events_before = self.register_file_energy_events();
-        let recording = self
-            .sampler
-            .is_some()
+        let recording = (self.sampler.is_some() && cluster_size == 1)
             .then(|| sampling::BbvRecording::start_counting(emu, Some(launch_config.grid)));
         let mut launch = emu.launch(kernel, launch_config, params)?;
         // A global-to-shared bulk copy lands when the memory system delivers its data.
@@ -486,7 +526,7 @@ impl TimingSimulator {
         // an executor per thread (`crate::parallel`); not under a step observer, which
         // sees instructions only on the launch itself.
         let mut stand_ins: Vec<emu::DeviceStandIn> = Vec::new();
-        if self.threads.threads() > 1 && !launch.is_observed() {
+        if self.threads.threads() > 1 && !launch.is_observed() && cluster_size == 1 {
             stand_ins.resize_with(self.threads.threads(), Default::default);
         }
         // Global loads issue there too, their reads waiting for the SM's turn; not under
@@ -503,15 +543,20 @@ impl TimingSimulator {
             sm.kernel_started(info);
         }
 
-        let total_ctas = launch_config.num_ctas();
+        // With clusters, what is placed is a cluster: `next_cta` counts clusters.
+        let total_ctas = launch.num_clusters();
         let mut rr = 0usize;
         let n = self.sms.len();
         let warps_per_cta = shape.warps() as usize;
         let wave = u64::from(occ.ctas_per_sm) * n as u64;
-        let (plan, warm_ctas) = self.sampler.as_ref().map_or_else(
-            || (sampling::CtaPlan::full(total_ctas), 0),
-            |s| (s.plan_ctas(total_ctas, wave), s.warm_ctas(wave)),
-        );
+        let (plan, warm_ctas) = self
+            .sampler
+            .as_ref()
+            .filter(|_| cluster_size == 1)
+            .map_or_else(
+                || (sampling::CtaPlan::full(total_ctas), 0),
+                |s| (s.plan_ctas(total_ctas, wave), s.warm_ctas(wave)),
+            );
         // The sample being placed and the next CTA of it.
         let mut sample = 0usize;
         let mut next_cta = plan.samples[0].start;
@@ -529,6 +574,44 @@ impl TimingSimulator {
                          now: Cycle,
                          issued: u64|
          -> Result<(), SimError> {
+            if cluster_size > 1 {
+                // Whole clusters, in order, each on SMs of one GPC (the first GPC from
+                // the round-robin SM's that holds it: regsim's choice), CTAs spread over
+                // the GPC's SMs from there; a cluster that fits nowhere waits for CTAs
+                // to retire, and so do the clusters after it.
+                let fits = |s: &Sm| {
+                    if s.free_warp_slots() < warps_per_cta {
+                        0
+                    } else {
+                        (occ.ctas_per_sm - s.resident_ctas().min(occ.ctas_per_sm))
+                            .min((s.free_warp_slots() / warps_per_cta.max(1)) as u32)
+                    }
+                };
+                while *next_cta < plan.total_end() {
+                    let start_gpc = gpcs.iter().position(|g| g.contains(&rr)).unwrap_or(0);
+                    let gpc = (0..gpcs.len())
+                        .map(|j| &gpcs[(start_gpc + j) % gpcs.len()])
+                        .find(|g| {
+                            (g.start..g.end)
+                                .map(|s| u64::from(fits(&sms[s])))
+                                .sum::<u64>()
+                                >= u64::from(cluster_size)
+                        });
+                    let Some(gpc) = gpc else { break };
+                    let ctas = launch.start_cluster(*next_cta)?;
+                    let first = if gpc.contains(&rr) { rr } else { gpc.start };
+                    let mut order = (first..gpc.end).chain(gpc.start..first).cycle();
+                    for cta in ctas {
+                        let Some(s) = order.by_ref().find(|&s| fits(&sms[s]) > 0) else {
+                            break;
+                        };
+                        sms[s].launch_cta(cta, info, now);
+                        rr = (s + 1) % n;
+                    }
+                    *next_cta += 1;
+                }
+                return Ok(());
+            }
             while let Some(s) = (0..n).map(|j| (rr + j) % n).find(|&s| {
                 sms[s].resident_ctas() < occ.ctas_per_sm
                     && sms[s].free_warp_slots() >= warps_per_cta
@@ -596,6 +679,7 @@ impl TimingSimulator {
             .max_instructions
             .map_or(u64::MAX, |m| m.saturating_sub(instructions_before));
         let mut issued = 0u64;
+        let mut cluster_releases = launch.cluster_releases;
         let mut idle_iterations = 0u64;
         let mut check_in = CHECK_INTERVAL;
         let mut next_report = wall + PROGRESS_INTERVAL;
@@ -658,6 +742,14 @@ impl TimingSimulator {
                     // Only a cycle retires a CTA.
                     any_retired |= std::mem::take(&mut sm.cta_retired);
                     from = i + 1;
+                }
+            }
+            if launch.cluster_releases != cluster_releases {
+                // A cluster barrier completed: its waiters on every SM resume.
+                cluster_releases = launch.cluster_releases;
+                for (i, sm) in self.sms.iter_mut().enumerate() {
+                    sm.wake_cluster_waiters(now);
+                    wake.set(i, sm.next_wake);
                 }
             }
             if any_retired {

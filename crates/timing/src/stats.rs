@@ -21,6 +21,9 @@ pub enum StallReason {
     Idle,
     /// Every live warp waits at a barrier.
     Barrier,
+    /// The best warp waits at the cluster barrier (`barrier.cluster.wait`) for the other
+    /// CTAs of its thread-block cluster.
+    ClusterBarrier,
     /// No warp has a decoded instruction (instruction fetch or buffer refill).
     NoReadyWarp,
     /// The best warp waits for a register written by a long-latency memory operation.
@@ -45,9 +48,10 @@ pub enum StallReason {
 
 impl StallReason {
     /// Every reason, in order.
-    pub const ALL: [StallReason; 11] = [
+    pub const ALL: [StallReason; 12] = [
         StallReason::Idle,
         StallReason::Barrier,
+        StallReason::ClusterBarrier,
         StallReason::NoReadyWarp,
         StallReason::Memory,
         StallReason::Scoreboard,
@@ -90,6 +94,9 @@ pub struct StallBreakdown {
     /// See [`StallReason::TensorWait`] (absent from the stats file when zero).
     #[serde(skip_serializing_if = "is_zero_u64")]
     pub tensor_wait: u64,
+    /// See [`StallReason::ClusterBarrier`] (absent from the stats file when zero).
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub cluster_barrier: u64,
 }
 
 fn is_zero_u64(n: &u64) -> bool {
@@ -103,6 +110,7 @@ impl StallBreakdown {
         let slot = match reason {
             StallReason::Idle => &mut self.idle,
             StallReason::Barrier => &mut self.barrier,
+            StallReason::ClusterBarrier => &mut self.cluster_barrier,
             StallReason::NoReadyWarp => &mut self.no_ready_warp,
             StallReason::Memory => &mut self.memory,
             StallReason::Scoreboard => &mut self.scoreboard,
@@ -121,6 +129,7 @@ impl StallBreakdown {
         match reason {
             StallReason::Idle => self.idle,
             StallReason::Barrier => self.barrier,
+            StallReason::ClusterBarrier => self.cluster_barrier,
             StallReason::NoReadyWarp => self.no_ready_warp,
             StallReason::Memory => self.memory,
             StallReason::Scoreboard => self.scoreboard,
@@ -581,6 +590,7 @@ fn serde_plain_name(r: StallReason) -> &'static str {
     match r {
         StallReason::Idle => "idle",
         StallReason::Barrier => "barrier",
+        StallReason::ClusterBarrier => "cluster_barrier",
         StallReason::NoReadyWarp => "no_ready_warp",
         StallReason::Memory => "memory",
         StallReason::Scoreboard => "scoreboard",

@@ -37,6 +37,7 @@ fn one_warp() -> LaunchConfig {
         grid: [1, 1, 1],
         block: [32, 1, 1],
         dynamic_shared: 0,
+        cluster: None,
     }
 }
 

@@ -38,6 +38,7 @@ fn simulate(workload: &str, cfg: GpuConfig) -> KernelStats {
         grid: c.grid,
         block: c.block,
         dynamic_shared: c.dynamic_shared,
+        cluster: None,
     };
     let mut sim = TimingSimulator::new(cfg);
     sim.simulate_kernel(&mut emu, kernel, launch, &params, &info)

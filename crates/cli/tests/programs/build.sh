@@ -61,6 +61,12 @@ if [ -f "$cuda12/include/cuda_runtime.h" ]; then
     $SM90A --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/w.fatbin" \
         -c wgmma.cu -o "$tmp/w.o"
     clang++-19 "$tmp/w.o" -L$cuda12/lib64 -lcudart -o bin/wgmma
+    # Thread-block clusters (sm_90): distributed shared memory and the cluster barrier.
+    $SM90 --cuda-device-only -S cluster.cu -o "$tmp/c.ptx"
+    fatbinary -64 --create "$tmp/c.fatbin" --image=profile=compute_90,file="$tmp/c.ptx"
+    $SM90 --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/c.fatbin" \
+        -c cluster.cu -o "$tmp/c.o"
+    clang++-19 "$tmp/c.o" -L$cuda12/lib64 -lcudart -o bin/cluster
     rm -rf "$tmp"
 else
     echo "skipped the CUDA 12 programs: no toolchain in $cuda12 (scripts/install-cuda12-toolchain.sh)" >&2

@@ -79,8 +79,8 @@ pub struct LaunchAttribute {
 /// ignore without changing results: access policy window (1), synchronization policy (3),
 /// cluster scheduling policy (5), programmatic stream serialization (6: launches run one
 /// after another anyway), priority (8), memory sync domain map and domain (9, 10),
-/// preferred shared-memory carve-out (14). Cooperative launch (2), cluster dimensions (4)
-/// and the rest are refused, naming the attribute.
+/// preferred shared-memory carve-out (14). Cluster dimensions (4) set the launch's cluster
+/// shape; cooperative launch (2) and the rest are refused, naming the attribute.
 fn harmless_attribute(id: c_int) -> bool {
     matches!(id, 1 | 3 | 5 | 6 | 8 | 9 | 10 | 14)
 }
@@ -96,17 +96,29 @@ unsafe fn launch_ex(
     }
     // SAFETY: a non-null config points at a cudaLaunchConfig_t.
     let c = unsafe { &*config };
+    let mut cluster = None;
     if !c.attrs.is_null() {
         for i in 0..c.num_attrs as usize {
             // SAFETY: `attrs` holds `num_attrs` entries.
-            let id = unsafe { (*c.attrs.add(i)).id };
+            let attr = unsafe { &*c.attrs.add(i) };
+            let id = attr.id;
+            if id == CLUSTER_DIMENSION {
+                // `clusterDim`: three unsigned ints at the start of the value union.
+                let word = |k: usize| {
+                    let b = &attr.value[4 * k..4 * k + 4];
+                    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+                };
+                cluster = Some([word(0), word(1), word(2)]);
+                continue;
+            }
             if !harmless_attribute(id) {
                 report_unsupported(&format!("cudaLaunchKernelExC with launch attribute {id}"));
                 return Err(crate::error::CudaError::NotSupported);
             }
         }
     }
-    unsafe {
+    rt.next_launch_cluster = cluster;
+    let result = unsafe {
         call_launch(
             rt,
             func,
@@ -116,8 +128,14 @@ unsafe fn launch_ex(
             c.dynamic_smem_bytes,
             c.stream,
         )
-    }
+    };
+    // A launch refused before the runtime took the shape must not pass it on.
+    rt.next_launch_cluster = None;
+    result
 }
+
+/// `cudaLaunchAttributeClusterDimension`.
+const CLUSTER_DIMENSION: c_int = 4;
 
 cuda_fn!(fn cudaLaunchKernelExC(rt, config: *const LaunchConfig, func: *const c_void, args: *mut *mut c_void) {
     launch_ex(rt, config, func, args)

@@ -4,6 +4,7 @@
 use ir::function::{Dim, SpecialReg};
 use ir::op::{self, AtomOp, BarrierKind, BoolOp, Callee, CmpOp, Op, Precision, ScalarType, Space};
 
+use super::cluster::{self, ClusterMember};
 use super::{
     lanes, matrix, mbarrier, printf, AccessKind, Barrier, Cta, Frame, LaneError, Launch, MemInfo,
     MemSpace, PendingCopy, PendingRed, SimtEntry, StepEvent, Warp, WarpStatus, WarpStep, WARP_SIZE,
@@ -55,6 +56,9 @@ enum Phys {
     Shared(u64),
     Local(u64),
     Param(u64),
+    /// Offset in the shared memory of another CTA of the cluster (rank, offset); the
+    /// executing CTA's own rank is [`Phys::Shared`].
+    Cluster(u32, u64),
 }
 
 /// Values needed to read special registers.
@@ -66,8 +70,13 @@ struct SpecialCtx {
     clock: u64,
     dynamic_shared: u32,
     total_shared: u32,
-    /// `%is_explicit_cluster`: the kernel declares a cluster.
+    /// `%is_explicit_cluster`: the kernel declares a cluster or the launch asks for one.
     explicit_cluster: bool,
+    cluster_shape: [u32; 3],
+    /// `%clusterid`, `%cluster_ctaid` and `%cluster_ctarank`.
+    cluster_id: [u32; 3],
+    cluster_ctaid: [u32; 3],
+    cluster_rank: u32,
 }
 
 fn int_type(ty: ScalarType) -> IntType {
@@ -217,12 +226,20 @@ fn special(sc: &SpecialCtx, s: SpecialReg, lane: usize) -> u64 {
         SpecialReg::DynamicSmemSize => sc.dynamic_shared as u64,
         SpecialReg::TotalSmemSize => sc.total_shared as u64,
         SpecialReg::Envreg(_) | SpecialReg::Pm(_) => 0,
-        // Every CTA is a cluster of one (regsim does not run larger clusters): cluster ids
-        // are CTA ids, the CTA is rank 0 at (0, 0, 0) of a 1x1x1 cluster.
-        SpecialReg::Clusterid(d) => dim(d, sc.cta),
-        SpecialReg::Nclusterid(d) => dim(d, sc.grid),
-        SpecialReg::ClusterCtaid(_) | SpecialReg::ClusterCtarank => 0,
-        SpecialReg::ClusterNctaid(_) | SpecialReg::ClusterNctarank => 1,
+        // Without clusters every CTA is a cluster of one: rank 0 at (0, 0, 0) of 1x1x1.
+        SpecialReg::Clusterid(d) => dim(d, sc.cluster_id),
+        SpecialReg::Nclusterid(d) => dim(
+            d,
+            [
+                sc.grid[0] / sc.cluster_shape[0],
+                sc.grid[1] / sc.cluster_shape[1],
+                sc.grid[2] / sc.cluster_shape[2],
+            ],
+        ),
+        SpecialReg::ClusterCtaid(d) => dim(d, sc.cluster_ctaid),
+        SpecialReg::ClusterNctaid(d) => dim(d, sc.cluster_shape),
+        SpecialReg::ClusterCtarank => sc.cluster_rank as u64,
+        SpecialReg::ClusterNctarank => sc.cluster_shape.iter().product::<u32>() as u64,
         SpecialReg::IsExplicitCluster => sc.explicit_cluster as u64,
     }
 }
@@ -255,7 +272,7 @@ fn address_mask(space: Space, base: Base, reg_bits: &[u8]) -> u64 {
 fn resolve(space: Space, base: Base, addr: u64, in_kernel: bool) -> Phys {
     let generic = |a: u64| {
         if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&a) {
-            Phys::Shared(a - SHARED_WINDOW)
+            shared_cluster(a - SHARED_WINDOW)
         } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&a) {
             Phys::Local(a - LOCAL_WINDOW)
         } else if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&a) {
@@ -266,7 +283,8 @@ fn resolve(space: Space, base: Base, addr: u64, in_kernel: bool) -> Phys {
     };
     match space {
         Space::Global | Space::Const => Phys::Global(addr),
-        Space::Shared | Space::SharedCluster => Phys::Shared(addr),
+        Space::Shared => Phys::Shared(addr),
+        Space::SharedCluster => shared_cluster(addr),
         Space::Local => Phys::Local(addr),
         Space::Param => match base {
             Base::KernelParam(_) => Phys::Param(addr),
@@ -281,11 +299,26 @@ fn resolve(space: Space, base: Base, addr: u64, in_kernel: bool) -> Phys {
     }
 }
 
+/// True for an access to another CTA's shared memory (distributed shared memory).
+#[inline]
+fn is_remote(p: Phys, member: Option<&ClusterMember>) -> bool {
+    matches!(p, Phys::Cluster(r, _) if member.is_some_and(|c| c.rank != r))
+}
+
+/// A `.shared::cluster` offset: the executing CTA's shared memory, or another rank's.
+#[inline]
+fn shared_cluster(a: u64) -> Phys {
+    match cluster::split_cluster_address(a) {
+        (None, a) => Phys::Shared(a),
+        (Some(rank), offset) => Phys::Cluster(rank, offset),
+    }
+}
+
 fn phys_space(p: Phys, space: Space) -> MemSpace {
     match p {
         Phys::Global(_) if space == Space::Const => MemSpace::Const,
         Phys::Global(_) => MemSpace::Global,
-        Phys::Shared(_) => MemSpace::Shared,
+        Phys::Shared(_) | Phys::Cluster(..) => MemSpace::Shared,
         Phys::Local(_) => MemSpace::Local,
         Phys::Param(_) => MemSpace::Param,
     }
@@ -297,6 +330,38 @@ struct Spaces<'a> {
     shared: &'a mut FlatSpace,
     local: &'a mut Vec<Vec<u8>>,
     params: &'a FlatSpace,
+    /// The executing CTA's cluster (clusters of several CTAs).
+    cluster: Option<&'a ClusterMember>,
+}
+
+/// What a `.shared::cluster` access of rank `rank` reaches: the executing CTA's own
+/// memory (`None`), or that rank's, which must exist and not have finished.
+fn remote_rank(
+    cluster: Option<&ClusterMember>,
+    rank: u32,
+) -> Result<Option<&ClusterMember>, ErrorKind> {
+    match cluster {
+        None if rank == 0 => Ok(None),
+        Some(c) if c.rank == rank => Ok(None),
+        Some(c) if rank < c.state.size() => {
+            if cluster::lock(&c.state.finished)
+                .get(rank as usize)
+                .copied()
+                .unwrap_or(false)
+            {
+                return Err(ErrorKind::Unsupported(format!(
+                    "a .shared::cluster access to CTA rank {rank} of the cluster, which has \
+                     exited (a CTA's shared memory is gone once it exits: wait at the \
+                     cluster barrier first)"
+                )));
+            }
+            Ok(Some(c))
+        }
+        c => Err(ErrorKind::Unsupported(format!(
+            "a .shared::cluster access to CTA rank {rank}, outside the cluster of {} CTAs",
+            c.map_or(1, |c| c.state.size())
+        ))),
+    }
 }
 
 impl Spaces<'_> {
@@ -305,6 +370,12 @@ impl Spaces<'_> {
         Ok(match p {
             Phys::Global(a) => self.global.read_uint(a, size)?,
             Phys::Shared(a) => self.shared.read_uint("shared", a, size)?,
+            Phys::Cluster(rank, a) => match remote_rank(self.cluster, rank)? {
+                None => self.shared.read_uint("shared", a, size)?,
+                Some(c) => {
+                    cluster::lock(&c.state.shared[rank as usize]).read_uint("shared", a, size)?
+                }
+            },
             Phys::Param(a) => self.params.read_uint("param", a, size)?,
             Phys::Local(a) => match self.local.get(lane) {
                 Some(l) => read_flat(l, "local", a, size)?,
@@ -325,6 +396,11 @@ impl Spaces<'_> {
         match p {
             Phys::Global(a) => self.global.write_uint(a, size, v)?,
             Phys::Shared(a) => self.shared.write_uint("shared", a, size, v)?,
+            Phys::Cluster(rank, a) => match remote_rank(self.cluster, rank)? {
+                None => self.shared.write_uint("shared", a, size, v)?,
+                Some(c) => cluster::lock(&c.state.shared[rank as usize])
+                    .write_uint("shared", a, size, v)?,
+            },
             Phys::Param(a) => {
                 return Err(MemError::SpaceOverflow {
                     space: "param (read-only)",
@@ -688,7 +764,19 @@ impl Launch<'_> {
         let esize = (ma.ty.bits() / 8).max(1);
         let n = ma.lanes.max(1) as u32;
         let elements = (esize, n, ma.ty.is_signed_int() && esize < 8);
-        let Cta { shared, warps, .. } = cta;
+        let Cta {
+            shared,
+            warps,
+            cluster: member,
+            ..
+        } = cta;
+        let mut guard = member
+            .as_ref()
+            .map(|c| cluster::lock(&c.state.shared[c.rank as usize]));
+        let shared = match guard.as_deref_mut() {
+            Some(s) => s,
+            None => shared,
+        };
         let warp = warps
             .get_mut(w)
             .ok_or_else(|| unsupported("a deferred load of a warp that is gone"))?;
@@ -697,6 +785,7 @@ impl Launch<'_> {
             shared,
             local: &mut warp.local,
             params: &self.params,
+            cluster: member.as_ref(),
         };
         // The load's frame returned meanwhile (`ret` in the same cycle): nothing to write.
         let Some(frame) = warp.frames.get_mut(load.frame) else {
@@ -723,7 +812,15 @@ impl Launch<'_> {
             shared,
             warps,
             barriers,
+            cluster: member,
         } = cta;
+        let member: Option<&ClusterMember> = member.as_ref();
+        // A CTA of a cluster of several holds its rank's shared memory for the step.
+        let mut guard = member.map(|c| cluster::lock(&c.state.shared[c.rank as usize]));
+        let shared: &mut FlatSpace = match guard.as_deref_mut() {
+            Some(s) => s,
+            None => shared,
+        };
         let live_warps = warps
             .iter()
             .filter(|x| x.status != WarpStatus::Exited)
@@ -759,6 +856,7 @@ impl Launch<'_> {
         step.event = StepEvent::None;
         step.deferred_load = None;
         step.bulk_copy = None;
+        step.remote_shared = 0;
         let Some(inst) = f.insts.get(pc as usize) else {
             // Falling off the end of a body: an implicit `ret`/`exit` for these lanes.
             step.exec_mask = top.mask;
@@ -799,9 +897,11 @@ impl Launch<'_> {
             clock: self.clock.unwrap_or(self.stats.warp_instructions),
             dynamic_shared: self.config.dynamic_shared,
             total_shared: shared.bytes.len() as u32,
-            explicit_cluster: self.module.program.functions[self.kernel]
-                .directives
-                .explicit_cluster(),
+            explicit_cluster: self.explicit_cluster,
+            cluster_shape: self.cluster_shape,
+            cluster_id: member.map_or(*cta_id, |c| c.id),
+            cluster_ctaid: member.map_or([0; 3], |c| c.ctaid),
+            cluster_rank: member.map_or(0, |c| c.rank),
         };
         self.stats.warp_instructions += 1;
         self.stats.thread_instructions += exec.count_ones() as u64;
@@ -836,6 +936,7 @@ impl Launch<'_> {
                     shared,
                     local: &mut warp.local,
                     params: &self.params,
+                    cluster: member,
                 }
             };
         }
@@ -1518,6 +1619,9 @@ impl Launch<'_> {
                         .map_err(|e| (e.into(), Some(l)))?;
                     let p = resolve(ma.space, base, addr, in_kernel);
                     step.lane_spaces[l] = phys_space(p, ma.space);
+                    if is_remote(p, member) {
+                        step.remote_shared |= 1 << l;
+                    }
                     if first {
                         if let Some(m) = step.mem.as_mut() {
                             m.space = step.lane_spaces[l];
@@ -2171,7 +2275,20 @@ impl Launch<'_> {
                     step.lane_spaces[l] = MemSpace::Shared;
                     check_aligned(addr, 8).map_err(|e| (e.into(), Some(l)))?;
                     let p = resolve(b.space, base, addr, in_kernel);
-                    let Phys::Shared(offset) = p else {
+                    // An arrive may reach another CTA's mbarrier (`.shared::cluster`).
+                    if is_remote(p, member) {
+                        if !matches!(b.kind, K::Arrive { .. }) {
+                            return Err((
+                                ErrorKind::Mbarrier(format!(
+                                    "the mbarrier object at {addr:#x} belongs to another CTA \
+                                     of the cluster: only an arrive may reach it"
+                                )),
+                                Some(l),
+                            ));
+                        }
+                        step.remote_shared |= 1 << l;
+                    }
+                    let (Phys::Shared(offset) | Phys::Cluster(_, offset)) = p else {
                         return Err((
                             ErrorKind::Mbarrier(format!(
                                 "the mbarrier object at {addr:#x} is not in shared memory"
@@ -2283,6 +2400,9 @@ impl Launch<'_> {
                     check_aligned(addr, size).map_err(|e| (e.into(), Some(l)))?;
                     let p = resolve(a.space, base, addr, in_kernel);
                     step.lane_spaces[l] = phys_space(p, a.space);
+                    if is_remote(p, member) {
+                        step.remote_shared |= 1 << l;
+                    }
                     let old = sp.read(p, size, l).map_err(|k| (k, Some(l)))?;
                     let bv = read(&warp.frames[frame_i], &sc, b, l);
                     let cv = read(&warp.frames[frame_i], &sc, c, l);
@@ -2307,20 +2427,106 @@ impl Launch<'_> {
                 kind: BarrierKind::Arrive,
                 cluster: true,
                 ..
-            } => {}
-            Op::Mapa { .. } => {
+            } if member.is_none() => {}
+            // Clusters of several CTAs: the cluster barrier counts threads of every CTA.
+            Op::Bar {
+                kind,
+                cluster: true,
+                ..
+            } if member.is_some() => {
+                let Some(c) = member else {
+                    return Err(unsupported("barrier.cluster without a cluster"));
+                };
+                if exec != 0 {
+                    let mut bar = cluster::lock(&c.state.barrier);
+                    if *kind == BarrierKind::Arrive {
+                        if warp.cluster_arrived == 0 {
+                            warp.cluster_phase = bar.phase;
+                        }
+                        // A thread arriving twice before the phase completes is undefined
+                        // in the ISA; it counts once here.
+                        let new = exec & !warp.cluster_arrived;
+                        warp.cluster_arrived |= new;
+                        bar.arrived += new.count_ones();
+                        if bar.complete_if_all_arrived() {
+                            self.cluster_releases += 1;
+                            let phase = bar.phase;
+                            drop(bar);
+                            warp.stack[ti].pc = next;
+                            super::release_cluster_waiters(warps, phase);
+                            step.event = StepEvent::BarrierRelease {
+                                id: super::CLUSTER_BARRIER as u32,
+                            };
+                            let warp = &mut warps[w];
+                            settle(warp);
+                            step.next_pc = next_pc(warp, module);
+                            return Ok(());
+                        } else {
+                            step.event = StepEvent::BarrierArrive {
+                                id: super::CLUSTER_BARRIER as u32,
+                            };
+                        }
+                    } else {
+                        if exec & !warp.cluster_arrived != 0 {
+                            return Err((
+                                ErrorKind::Unsupported(
+                                    "barrier.cluster.wait by threads that did not execute \
+                                     barrier.cluster.arrive before it"
+                                        .to_string(),
+                                ),
+                                lanes(exec & !warp.cluster_arrived).next(),
+                            ));
+                        }
+                        if warp.cluster_phase < bar.phase {
+                            warp.cluster_arrived = 0;
+                        } else {
+                            warp.status = WarpStatus::AtBarrier(super::CLUSTER_BARRIER as u32);
+                            warp.wait_pc = pc;
+                            step.event = StepEvent::BarrierWait {
+                                id: super::CLUSTER_BARRIER as u32,
+                            };
+                        }
+                    }
+                }
+            }
+            Op::Mapa { space, .. } => {
                 let (a, rank) = (src!(0), src!(1));
+                let size = member.map_or(1, |c| c.state.size());
                 for l in lanes(exec) {
                     let r = rd!(rank, l) as u32;
-                    if r != 0 {
+                    if r >= size {
                         return Err((
                             ErrorKind::Unsupported(format!(
-                                "mapa to CTA rank {r}: regsim runs clusters of one CTA (rank 0)"
+                                "mapa to CTA rank {r}, outside the cluster of {size} CTA{}",
+                                if size == 1 { "" } else { "s" }
                             )),
                             Some(l),
                         ));
                     }
-                    wr!(dsts[0], l, rd!(a, l));
+                    let v = rd!(a, l);
+                    // A generic address keeps its window; the rank goes below it.
+                    let (window, offset) = if *space == Space::SharedCluster {
+                        (0, v & 0xFFFF_FFFF)
+                    } else if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&v) {
+                        (SHARED_WINDOW, v - SHARED_WINDOW)
+                    } else {
+                        return Err((
+                            ErrorKind::Unsupported(format!(
+                                "mapa of the generic address {v:#x}, which is not in shared \
+                                 memory"
+                            )),
+                            Some(l),
+                        ));
+                    };
+                    let (_, offset) = cluster::split_cluster_address(offset);
+                    // The own rank maps to the plain offset, valid in .shared::cta too.
+                    let own = member.map_or(0, |c| c.rank);
+                    let mapped = if r == own {
+                        offset
+                    } else {
+                        cluster::cluster_address(r, offset)
+                    };
+                    wr!(dsts[0], l, window + mapped);
                 }
             }
             Op::Setmaxnreg { inc, count } => {
@@ -2565,6 +2771,7 @@ impl Launch<'_> {
                             shared,
                             local: &mut warp.local,
                             params: &self.params,
+                            cluster: member,
                         };
                         builtin(
                             &cf.name,
@@ -3057,6 +3264,7 @@ fn offset_phys(p: Phys, o: u64) -> Phys {
     match p {
         Phys::Global(a) => Phys::Global(a + o),
         Phys::Shared(a) => Phys::Shared(a + o),
+        Phys::Cluster(r, a) => Phys::Cluster(r, a + o),
         Phys::Local(a) => Phys::Local(a + o),
         Phys::Param(a) => Phys::Param(a + o),
     }

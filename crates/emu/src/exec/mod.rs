@@ -15,6 +15,7 @@
 
 mod alu;
 mod bulk;
+pub mod cluster;
 mod matrix;
 mod mbarrier;
 pub mod printf;
@@ -36,8 +37,9 @@ use crate::module::{LoadedModule, NO_PC};
 pub const WARP_SIZE: u32 = 32;
 /// Barriers 0-15 of `bar`/`barrier`, and the cluster barrier.
 const MAX_BARRIERS: usize = 17;
-/// The barrier `barrier.cluster.wait` uses (a cluster is one CTA).
-const CLUSTER_BARRIER: usize = 16;
+/// The barrier `barrier.cluster.wait` uses: a CTA barrier when the cluster is one CTA,
+/// the id a warp waits at ([`WarpStatus::AtBarrier`]) for a larger cluster's barrier.
+pub const CLUSTER_BARRIER: usize = 16;
 
 /// Grid and block shape of a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +48,9 @@ pub struct LaunchConfig {
     pub block: [u32; 3],
     /// Bytes of dynamic shared memory (`extern __shared__`).
     pub dynamic_shared: u32,
+    /// The cluster shape the launch asks for (`cudaLaunchAttributeClusterDimension`);
+    /// `None` takes the kernel's `.reqnctapercluster`, or clusters of one CTA.
+    pub cluster: Option<[u32; 3]>,
 }
 
 impl LaunchConfig {
@@ -54,6 +59,7 @@ impl LaunchConfig {
             grid: [grid, 1, 1],
             block: [block, 1, 1],
             dynamic_shared: 0,
+            cluster: None,
         }
     }
     pub fn threads_per_cta(&self) -> u32 {
@@ -165,6 +171,9 @@ pub struct WarpStep {
     /// A global-to-shared `cp.async.bulk` whose bytes wait for
     /// [`Launch::complete_bulk_copy`] (a launch with `defer_bulk_copies`): its id.
     pub bulk_copy: Option<u32>,
+    /// Lanes whose `.shared::cluster` access went to another CTA's shared memory
+    /// (distributed shared memory, through the SM-to-SM network).
+    pub remote_shared: u32,
     /// A global load an executor of deferred loads did not perform
     /// ([`Launch::cta_private_executor`]): the index of the call frame whose registers it
     /// writes. Its addresses are in `addrs`; [`Launch::complete_load`] performs it.
@@ -188,6 +197,7 @@ impl Default for WarpStep {
             next_pc: None,
             event: StepEvent::None,
             bulk_copy: None,
+            remote_shared: 0,
             deferred_load: None,
         }
     }
@@ -269,6 +279,21 @@ struct Warp {
     /// id the next one gets.
     bulk_copies: Vec<bulk::PendingBulkCopy>,
     bulk_next: u32,
+    /// Lanes that arrived at the cluster barrier and have not waited yet, and the phase
+    /// they arrived in (clusters of more than one CTA).
+    cluster_arrived: u32,
+    cluster_phase: u64,
+}
+
+impl Warp {
+    /// Threads of the warp that have not exited.
+    fn live_threads(&self) -> u32 {
+        if self.status == WarpStatus::Exited {
+            0
+        } else {
+            (self.valid & !self.exited).count_ones()
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -285,9 +310,13 @@ struct Barrier {
 #[derive(Debug)]
 pub struct Cta {
     pub id: [u32; 3],
+    /// The CTA's shared memory; empty for a CTA of a cluster of several, whose memory is
+    /// its rank's in [`cluster::ClusterState`].
     shared: FlatSpace,
     warps: Vec<Warp>,
     barriers: [Barrier; MAX_BARRIERS],
+    /// Its cluster, when the launch has clusters of more than one CTA.
+    cluster: Option<cluster::ClusterMember>,
 }
 
 impl Cta {
@@ -300,6 +329,31 @@ impl Cta {
     /// True when every warp has exited.
     pub fn is_done(&self) -> bool {
         self.warps.iter().all(|w| w.status == WarpStatus::Exited)
+    }
+    /// Its cluster (clusters of more than one CTA only).
+    pub fn cluster(&self) -> Option<&cluster::ClusterMember> {
+        self.cluster.as_ref()
+    }
+    /// Releases the warps waiting at the cluster barrier whose phase another CTA of the
+    /// cluster completed; true when any was released.
+    pub fn wake_cluster_waiters(&mut self) -> bool {
+        let Some(c) = &self.cluster else {
+            return false;
+        };
+        let waiting = WarpStatus::AtBarrier(CLUSTER_BARRIER as u32);
+        if !self.warps.iter().any(|w| w.status == waiting) {
+            return false;
+        }
+        let phase = c.state.barrier_phase();
+        let mut woke = false;
+        for w in &mut self.warps {
+            if w.status == waiting && w.cluster_phase < phase {
+                w.status = WarpStatus::Ready;
+                w.cluster_arrived = 0;
+                woke = true;
+            }
+        }
+        woke
     }
 }
 
@@ -338,6 +392,14 @@ pub struct Launch<'e> {
     /// The instructions to step over (a profiling run of the control slice,
     /// [`crate::Emulator::run_control_slice`]); `None` executes everything.
     pub(crate) step_over: Option<&'e crate::control_slice::ControlSlice>,
+    /// The cluster shape in CTAs ([1, 1, 1] without clusters).
+    cluster_shape: [u32; 3],
+    /// `%is_explicit_cluster`: the kernel declares a cluster or the launch asks for one.
+    explicit_cluster: bool,
+    /// Cluster-barrier phases completed by this launch's CTAs (clusters of several CTAs):
+    /// a caller that holds CTAs of a cluster elsewhere wakes their waiters when it grows
+    /// ([`Cta::wake_cluster_waiters`]).
+    pub cluster_releases: u64,
 }
 
 type ExecResult<T> = Result<T, ExecError>;
@@ -406,6 +468,31 @@ impl<'e> Launch<'e> {
                 },
             ));
         }
+        let declared = f.directives.reqnctapercluster;
+        let cluster_shape = match (config.cluster, declared) {
+            (Some(asked), Some(d)) if asked != d => {
+                return Err(bad(format!(
+                    "the launch asks for clusters of {asked:?} CTAs, but the kernel declares \
+                     .reqnctapercluster {d:?}"
+                )))
+            }
+            (Some(c), _) | (None, Some(c)) => c,
+            (None, None) => [1, 1, 1],
+        };
+        let size: u64 = cluster_shape.iter().map(|&c| u64::from(c)).product();
+        if cluster_shape.contains(&0) || size > u64::from(cluster::MAX_CLUSTER_CTAS) {
+            return Err(bad(format!(
+                "cluster shape {cluster_shape:?} is not from 1 to {} CTAs",
+                cluster::MAX_CLUSTER_CTAS
+            )));
+        }
+        if (0..3).any(|i| !config.grid[i].is_multiple_of(cluster_shape[i])) {
+            return Err(bad(format!(
+                "grid {:?} is not a whole number of clusters of {cluster_shape:?} CTAs",
+                config.grid
+            )));
+        }
+        let explicit_cluster = config.cluster.is_some() || f.directives.explicit_cluster();
         let mut pbuf = FlatSpace::new((f.param_size as usize).max(params.len()));
         pbuf.bytes[..params.len()].copy_from_slice(params);
         if (params.len() as u64) < f.param_size {
@@ -432,7 +519,68 @@ impl<'e> Launch<'e> {
             defer_global_loads: false,
             defer_bulk_copies: false,
             step_over: None,
+            cluster_shape,
+            explicit_cluster,
+            cluster_releases: 0,
         })
+    }
+
+    /// The cluster shape in CTAs ([1, 1, 1] without clusters).
+    pub fn cluster_shape(&self) -> [u32; 3] {
+        self.cluster_shape
+    }
+
+    /// CTAs per cluster.
+    pub fn cluster_size(&self) -> u32 {
+        self.cluster_shape.iter().product()
+    }
+
+    /// Clusters in the grid.
+    pub fn num_clusters(&self) -> u64 {
+        self.config.num_ctas() / u64::from(self.cluster_size())
+    }
+
+    /// Creates the CTAs of the cluster with linear index `linear` (clusters x fastest),
+    /// in rank order; for clusters of one CTA, the CTA with that linear index.
+    pub fn start_cluster(&mut self, linear: u64) -> ExecResult<Vec<Cta>> {
+        let size = self.cluster_size();
+        if size == 1 {
+            return Ok(vec![self.start_cta(linear)?]);
+        }
+        let [gx, gy, _] = self.config.grid;
+        let s = self.cluster_shape;
+        let (cx, cy) = (u64::from(gx / s[0]), u64::from(gy / s[1]));
+        let cid = [
+            (linear % cx) as u32,
+            ((linear / cx) % cy) as u32,
+            (linear / (cx * cy)) as u32,
+        ];
+        let state = std::sync::Arc::new(cluster::ClusterState::new(
+            s,
+            self.shared_bytes(),
+            self.config.threads_per_cta(),
+        ));
+        let mut ctas = Vec::with_capacity(size as usize);
+        for rank in 0..size {
+            let ctaid = [rank % s[0], (rank / s[0]) % s[1], rank / (s[0] * s[1])];
+            let id = [
+                cid[0] * s[0] + ctaid[0],
+                cid[1] * s[1] + ctaid[1],
+                cid[2] * s[2] + ctaid[2],
+            ];
+            let member = cluster::ClusterMember {
+                state: state.clone(),
+                rank,
+                id: cid,
+                ctaid,
+            };
+            ctas.push(self.make_cta(id, Some(member)));
+        }
+        Ok(ctas)
+    }
+
+    fn shared_bytes(&self) -> usize {
+        (self.module.dynamic_shared_base + self.config.dynamic_shared as u64) as usize
     }
 
     pub fn kernel_name(&self) -> &str {
@@ -440,19 +588,39 @@ impl<'e> Launch<'e> {
     }
 
     /// Creates the CTA with linear index `linear` (x fastest).
+    /// A launch with clusters of several CTAs starts whole clusters
+    /// ([`Launch::start_cluster`]); this is an error there.
     pub fn start_cta(&mut self, linear: u64) -> ExecResult<Cta> {
+        if self.cluster_size() > 1 {
+            return Err(ExecError::new(
+                ErrorKind::Launch(format!(
+                    "a CTA of a launch with clusters of {:?} CTAs started alone",
+                    self.cluster_shape
+                )),
+                Location {
+                    kernel: self.kernel_name().to_string(),
+                    ..Default::default()
+                },
+            ));
+        }
         let [gx, gy, _] = self.config.grid;
         let id = [
             (linear % gx as u64) as u32,
             ((linear / gx as u64) % gy as u64) as u32,
             (linear / (gx as u64 * gy as u64)) as u32,
         ];
+        Ok(self.make_cta(id, None))
+    }
+
+    fn make_cta(&self, id: [u32; 3], cluster: Option<cluster::ClusterMember>) -> Cta {
         let threads = self.config.threads_per_cta();
         let nwarps = threads.div_ceil(WARP_SIZE);
         let ef = &self.module.funcs[self.kernel];
-        let shared = FlatSpace::new(
-            (self.module.dynamic_shared_base + self.config.dynamic_shared as u64) as usize,
-        );
+        let shared = FlatSpace::new(if cluster.is_some() {
+            0
+        } else {
+            self.shared_bytes()
+        });
         let mut warps = Vec::with_capacity(nwarps as usize);
         for w in 0..nwarps {
             let first = w * WARP_SIZE;
@@ -487,6 +655,8 @@ impl<'e> Launch<'e> {
                 maxnreg: 0,
                 bulk_copies: Vec::new(),
                 bulk_next: 0,
+                cluster_arrived: 0,
+                cluster_phase: 0,
             };
             if ef.frame_size > 0 {
                 // Zeroed allocations, not clones of one: pages never touched are never
@@ -495,19 +665,54 @@ impl<'e> Launch<'e> {
             }
             warps.push(warp);
         }
-        Ok(Cta {
+        Cta {
             id,
             shared,
             warps,
             barriers: [Barrier::default(); MAX_BARRIERS],
-        })
+            cluster,
+        }
     }
 
     /// Runs every CTA of the grid in order, warps round-robin in slices, and returns the
     /// instruction counts.
     pub fn run_functional(&mut self) -> ExecResult<RunStats> {
+        if self.cluster_size() > 1 {
+            for c in 0..self.num_clusters() {
+                self.run_cluster(c)?;
+            }
+            return Ok(self.stats);
+        }
         self.run_ctas(0..self.config.num_ctas())?;
         Ok(self.stats)
+    }
+
+    /// Runs the CTAs of cluster `linear` together, warps round-robin in slices across
+    /// them (a warp waiting at the cluster barrier resumes when the others complete it).
+    fn run_cluster(&mut self, linear: u64) -> ExecResult<()> {
+        const SLICE: u32 = 256;
+        let mut ctas = self.start_cluster(linear)?;
+        loop {
+            let mut progressed = false;
+            for cta in &mut ctas {
+                progressed |= cta.wake_cluster_waiters();
+                for w in 0..cta.warps.len() {
+                    let mut n = 0;
+                    while cta.warps[w].status == WarpStatus::Ready && n < SLICE {
+                        self.execute(cta, w)?;
+                        n += 1;
+                        progressed = true;
+                    }
+                }
+            }
+            if ctas.iter().all(Cta::is_done) {
+                return Ok(());
+            }
+            if !progressed {
+                let stuck = ctas.iter().find(|c| !c.is_done()).unwrap_or(&ctas[0]);
+                return Err(self.deadlock_error(stuck));
+            }
+        }
     }
 
     /// Runs CTAs `ctas` (linear indices) one after another, warps round-robin in slices,
@@ -516,6 +721,7 @@ impl<'e> Launch<'e> {
         const SLICE: u32 = 256;
         let before = self.stats;
         for linear in ctas {
+            // Clusters of several CTAs run together ([`Launch::run_functional`]).
             let mut cta = self.start_cta(linear)?;
             loop {
                 let mut progressed = false;
@@ -697,15 +903,24 @@ impl<'e> Launch<'e> {
         };
         let mut copies = std::mem::take(&mut warp.bulk_copies);
         let mut result = Ok(());
+        let mut guard = cta
+            .cluster
+            .as_ref()
+            .map(|c| cluster::lock(&c.state.shared[c.rank as usize]));
+        let shared = match guard.as_deref_mut() {
+            Some(s) => s,
+            None => &mut cta.shared,
+        };
         copies.retain(|c| {
             if c.id != id || result.is_err() {
                 return true;
             }
-            if let Err(kind) = c.land(&mut cta.shared) {
+            if let Err(kind) = c.land(shared) {
                 result = Err((kind, c.at));
             }
             false
         });
+        drop(guard);
         if let Some(warp) = cta.warps.get_mut(w) {
             warp.bulk_copies = copies;
         }
@@ -730,8 +945,16 @@ impl<'e> Launch<'e> {
             Some(WarpStatus::Ready) => {}
             _ => return Err(self.error_at(cta, w, ErrorKind::WarpNotReady(w as u32), None)),
         }
+        let live_before = if cta.cluster.is_some() {
+            cta.warps[w].live_threads()
+        } else {
+            0
+        };
         match self.step_warp(cta, w) {
             Ok(()) => {
+                if cta.cluster.is_some() {
+                    self.cluster_exits(cta, w, live_before);
+                }
                 if let Some(access) = self.mem.take_stray() {
                     self.note_stray(cta, w, (self.step.func, self.step.inst), access);
                 }
@@ -741,6 +964,58 @@ impl<'e> Launch<'e> {
                 Ok(&self.step)
             }
             Err((kind, lane)) => Err(self.error_at(cta, w, kind, lane)),
+        }
+    }
+}
+
+impl Launch<'_> {
+    /// Threads of warp `w` of a cluster's CTA that exited in the last step: they leave
+    /// the cluster barrier (arrivals of the current phase withdrawn), which may complete
+    /// its phase; the CTA's last exit marks its shared memory as gone.
+    fn cluster_exits(&mut self, cta: &mut Cta, w: usize, live_before: u32) {
+        let Some(c) = &cta.cluster else { return };
+        let warp = &mut cta.warps[w];
+        let gone = live_before - warp.live_threads().min(live_before);
+        if gone == 0 {
+            return;
+        }
+        let mut bar = cluster::lock(&c.state.barrier);
+        if warp.cluster_phase == bar.phase && warp.cluster_arrived != 0 {
+            let withdrawn = (warp.cluster_arrived & warp.exited).count_ones();
+            if warp.status == WarpStatus::Exited {
+                bar.arrived -= warp.cluster_arrived.count_ones().min(bar.arrived);
+                warp.cluster_arrived = 0;
+            } else {
+                bar.arrived -= withdrawn.min(bar.arrived);
+                warp.cluster_arrived &= !warp.exited;
+            }
+        }
+        bar.live -= gone.min(bar.live);
+        let released = bar.complete_if_all_arrived();
+        let phase = bar.phase;
+        drop(bar);
+        if released {
+            self.cluster_releases += 1;
+            release_cluster_waiters(&mut cta.warps, phase);
+        }
+        if cta.is_done() {
+            if let Some(c) = &cta.cluster {
+                if let Some(f) = cluster::lock(&c.state.finished).get_mut(c.rank as usize) {
+                    *f = true;
+                }
+            }
+        }
+    }
+}
+
+/// Releases the warps of a CTA that wait at the cluster barrier for a phase before
+/// `phase`.
+fn release_cluster_waiters(warps: &mut [Warp], phase: u64) {
+    let waiting = WarpStatus::AtBarrier(CLUSTER_BARRIER as u32);
+    for w in warps {
+        if w.status == waiting && w.cluster_phase < phase {
+            w.status = WarpStatus::Ready;
+            w.cluster_arrived = 0;
         }
     }
 }

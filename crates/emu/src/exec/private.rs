@@ -149,6 +149,9 @@ impl<'e> Launch<'e> {
             defer_global_loads,
             defer_bulk_copies: self.defer_bulk_copies,
             step_over: None,
+            cluster_shape: self.cluster_shape,
+            explicit_cluster: self.explicit_cluster,
+            cluster_releases: 0,
         }
     }
 

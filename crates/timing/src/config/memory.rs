@@ -325,6 +325,10 @@ pub struct SharedMemoryConfig {
     pub bank_width_bytes: u32,
     /// Latency of a conflict-free access in core cycles; each extra pass adds one cycle.
     pub latency: Cycles,
+    /// Extra core cycles of an access to another CTA's shared memory in the cluster
+    /// (distributed shared memory, through the GPC's SM-to-SM network); default 0.
+    #[serde(default, skip_serializing_if = "Cycles::is_zero")]
+    pub remote_latency: Cycles,
 }
 
 /// `[interconnect]`: crossbar between SMs and L2 slices, one port per SM and per slice in

@@ -107,6 +107,29 @@ pub struct ChipConfig {
         skip_serializing_if = "is_default_compute_capability"
     )]
     pub compute_capability: u32,
+    /// SMs of each GPC (graphics processing cluster), in SM order: the CTAs of a
+    /// thread-block cluster are resident at once on SMs of one GPC. Empty (the default):
+    /// one GPC of all SMs. The list must add up to `num_sms`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpc_sms: Vec<u32>,
+}
+
+impl ChipConfig {
+    /// The SM ranges of the GPCs, in order.
+    pub fn gpcs(&self) -> Vec<std::ops::Range<usize>> {
+        if self.gpc_sms.is_empty() {
+            return std::iter::once(0..self.num_sms as usize).collect();
+        }
+        let mut start = 0;
+        self.gpc_sms
+            .iter()
+            .map(|&n| {
+                let r = start..start + n as usize;
+                start = r.end;
+                r
+            })
+            .collect()
+    }
 }
 
 fn default_compute_capability() -> u32 {
@@ -283,6 +306,18 @@ impl GpuConfig {
         nonzero("gpu.num_sms", g.num_sms)?;
         nonzero("gpu.core_clock_mhz", g.core_clock_mhz)?;
         nonzero("gpu.memory_clock_mhz", g.memory_clock_mhz)?;
+        if !g.gpc_sms.is_empty() {
+            let sum: u64 = g.gpc_sms.iter().map(|&n| u64::from(n)).sum();
+            if g.gpc_sms.contains(&0) || sum != u64::from(g.num_sms) {
+                return Err(invalid(
+                    "gpu.gpc_sms",
+                    format!(
+                        "{:?} adds up to {sum} SMs (each GPC at least one); gpu.num_sms is {}",
+                        g.gpc_sms, g.num_sms
+                    ),
+                ));
+            }
+        }
         if !(10..=99).contains(&g.compute_capability) {
             return Err(ConfigError::Invalid {
                 key: "gpu.compute_capability".into(),

@@ -178,6 +178,7 @@ mod tests {
             banks: 32,
             bank_width_bytes: 4,
             latency: Cycles::new(20),
+            remote_latency: Cycles::ZERO,
         };
         let mut sm = SharedMemory::new(&cfg);
         let mut a = [0u64; 32];

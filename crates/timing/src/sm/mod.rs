@@ -239,6 +239,8 @@ struct Warp {
     ib_ready: Cycle,
     fetch_pending: bool,
     at_barrier: bool,
+    /// The barrier `at_barrier` waits at is its thread-block cluster's.
+    at_cluster_barrier: bool,
     exited: bool,
     inflight: u32,
     /// `cp.async` copies issued and not yet completed.
@@ -278,6 +280,7 @@ impl Warp {
             ib_ready: Cycle::ZERO,
             fetch_pending: false,
             at_barrier: false,
+            at_cluster_barrier: false,
             exited: false,
             inflight: 0,
             async_copies: 0,
@@ -399,6 +402,8 @@ struct MemOp {
     texture: [CoalescedAccess; 2],
     shared_mask: u32,
     shared_addrs: [u64; WARP_SIZE as usize],
+    /// Shared lanes that reach another CTA's shared memory (distributed shared memory).
+    remote_shared: u32,
     bytes: u32,
     parts: u8,
     issued: u8,
@@ -418,6 +423,7 @@ impl MemOp {
             texture: [CoalescedAccess::default(), CoalescedAccess::default()],
             shared_mask: 0,
             shared_addrs: [0; WARP_SIZE as usize],
+            remote_shared: 0,
             bytes: 0,
             parts: 0,
             issued: 0,
@@ -902,6 +908,36 @@ impl Sm {
         self.next_wake = self.next_wake.min(now + Cycles::new(1));
     }
 
+    /// Warps of this SM's CTAs that wait at a cluster barrier which a CTA elsewhere
+    /// completed resume (the emulator releases them; the SM clears their barrier flag).
+    pub fn wake_cluster_waiters(&mut self, now: Cycle) {
+        let mut woke = Vec::new();
+        for (i, slot) in self.ctas.iter_mut().enumerate() {
+            let Some(slot) = slot else { continue };
+            if !slot.cta.wake_cluster_waiters() {
+                continue;
+            }
+            for (idx, &ws) in slot.warps.iter().enumerate() {
+                let w = &mut self.warps[ws as usize];
+                if w.at_barrier
+                    && w.cta as usize == i
+                    && !matches!(slot.cta.warp_status(idx), WarpStatus::AtBarrier(_))
+                {
+                    w.at_barrier = false;
+                    woke.push(ws as usize);
+                }
+            }
+        }
+        if woke.is_empty() {
+            return;
+        }
+        for w in woke {
+            self.sync_fetchable(w);
+        }
+        self.warp_epoch += 1;
+        self.next_wake = self.next_wake.min(now + Cycles::new(1));
+    }
+
     /// A CTA whose warps all wait at barriers (for deadlock reports).
     pub fn stuck_cta(&self) -> Option<&emu::Cta> {
         self.ctas.iter().flatten().map(|c| &c.cta).find(|c| {
@@ -1336,7 +1372,11 @@ impl Sm {
             return Err(StallReason::Idle);
         }
         if warp.at_barrier {
-            return Err(StallReason::Barrier);
+            return Err(if warp.at_cluster_barrier {
+                StallReason::ClusterBarrier
+            } else {
+                StallReason::Barrier
+            });
         }
         // The next instruction is known (the emulator's next PC) even before it is
         // fetched: a warp waiting on a register is reported as such, not as a fetch wait.
@@ -1566,6 +1606,7 @@ impl Sm {
                 checked,
                 Err(StallReason::Idle
                     | StallReason::Barrier
+                    | StallReason::ClusterBarrier
                     | StallReason::Scoreboard
                     | StallReason::Memory)
             );
@@ -1849,8 +1890,10 @@ impl Sm {
             return Ok(());
         };
         let warp = &mut self.warps[wi];
-        if matches!(event, emu::StepEvent::BarrierWait { .. }) {
+        if let emu::StepEvent::BarrierWait { id } = event {
             warp.at_barrier = true;
+            warp.at_cluster_barrier =
+                id == emu::exec::CLUSTER_BARRIER as u32 && slot.cta.cluster().is_some();
         }
         if slot.cta.warp_status(in_cta) == WarpStatus::Exited {
             warp.exited = true;
@@ -1916,8 +1959,17 @@ impl Sm {
                     continue;
                 }
                 let result = if part == PART_SHARED {
+                    // Our model of distributed shared memory: the access passes this
+                    // SM's shared-memory banks, and lanes that reach another CTA's
+                    // memory add the SM-to-SM network's latency (no contention modelled).
+                    let remote = if op.remote_shared != 0 {
+                        port.config().shared_memory.remote_latency
+                    } else {
+                        Cycles::ZERO
+                    };
                     port.issue_shared(now, op.shared_mask, &op.shared_addrs, op.bytes)
                         .map(|ready| {
+                            let ready = ready + remote;
                             if waits {
                                 self.events.push(ready, tok, EventKind::PartDone);
                             }
@@ -2153,6 +2205,7 @@ fn build_memop(
             op.parts |= PART_TEXTURE_ROW2;
         }
     }
+    op.remote_shared = step.remote_shared & shared_mask;
     if shared_mask != 0 {
         op.shared_mask = shared_mask;
         op.shared_addrs = step.addrs;

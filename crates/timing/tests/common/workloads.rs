@@ -470,6 +470,7 @@ pub fn prepare(c: &Case) -> Prepared {
             grid: c.grid,
             block: c.block,
             dynamic_shared: c.dynamic_shared,
+            cluster: None,
         },
     }
 }
