@@ -19,8 +19,10 @@ mod matrix;
 mod mbarrier;
 pub mod printf;
 mod private;
+pub mod run_bound;
 
 pub use private::{is_cta_private, is_deferrable_load, DeferredLoad, DeviceStandIn};
+pub use run_bound::{FunctionalStop, LiveWarp, RunBound, StopCause};
 
 use std::io::Write;
 
@@ -29,6 +31,7 @@ use ir::op::BarrierKind;
 use ir::{FuncId, InstId, RegId};
 
 use crate::error::{ErrorKind, ExecError, Location};
+use crate::memory::local::LocalMemory;
 use crate::memory::{FlatSpace, GlobalMemory};
 use crate::module::{LoadedModule, NO_PC};
 
@@ -74,7 +77,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_call_depth: 1024,
-            local_bytes_per_thread: 512 * 1024,
+            local_bytes_per_thread: ir::MAX_LOCAL_BYTES_PER_THREAD,
         }
     }
 }
@@ -252,7 +255,8 @@ struct Warp {
     frames: Vec<Frame>,
     stack: Vec<SimtEntry>,
     carry: u32,
-    local: Vec<Vec<u8>>,
+    /// Each lane's local memory (empty: the warp's functions have no frames).
+    local: Vec<LocalMemory>,
     pending_red: Option<PendingRed>,
     /// `cp.async` copies not yet made visible by a wait, oldest first.
     async_copies: Vec<PendingCopy>,
@@ -488,9 +492,9 @@ impl<'e> Launch<'e> {
                 bulk_next: 0,
             };
             if ef.frame_size > 0 {
-                // Zeroed allocations, not clones of one: pages never touched are never
-                // committed, so a large frame costs what its threads use.
-                warp.local = (0..32).map(|_| vec![0; ef.frame_size as usize]).collect();
+                // Pages are allocated at their first write, so a large frame costs what
+                // its threads touch (`memory::local`).
+                warp.local = (0..32).map(|_| LocalMemory::new(ef.frame_size)).collect();
             }
             warps.push(warp);
         }
@@ -512,8 +516,38 @@ impl<'e> Launch<'e> {
     /// Runs CTAs `ctas` (linear indices) one after another, warps round-robin in slices,
     /// and returns their instruction counts.
     pub fn run_ctas(&mut self, ctas: std::ops::Range<u64>) -> ExecResult<RunStats> {
+        match self.run_ctas_bounded(ctas, &RunBound::default())? {
+            Ok(stats) => Ok(stats),
+            // Nothing bounds the run, so nothing stops it.
+            Err(stop) => Ok(stop.stats),
+        }
+    }
+
+    /// Runs the whole grid as [`Launch::run_functional`] does, until `bound` stops it
+    /// (`Ok(Err(stop))`, [`run_bound`]).
+    pub fn run_functional_bounded(
+        &mut self,
+        bound: &RunBound,
+    ) -> ExecResult<Result<RunStats, FunctionalStop>> {
+        self.run_ctas_bounded(0..self.config.num_ctas(), bound)
+    }
+
+    /// Runs CTAs `ctas` as [`Launch::run_ctas`] does, until `bound` stops the run: then
+    /// `Ok(Err(stop))` with the counts so far and the live warps of the CTA it was in.
+    pub fn run_ctas_bounded(
+        &mut self,
+        ctas: std::ops::Range<u64>,
+        bound: &RunBound,
+    ) -> ExecResult<Result<RunStats, FunctionalStop>> {
         const SLICE: u32 = 256;
         let before = self.stats;
+        let budget = bound.max_warp_instructions.unwrap_or(u64::MAX);
+        let external = bound.deadline.is_some() || bound.interrupt.is_some();
+        let mut check_in = run_bound::CHECK_INTERVAL;
+        let since = |now: RunStats| RunStats {
+            warp_instructions: now.warp_instructions - before.warp_instructions,
+            thread_instructions: now.thread_instructions - before.thread_instructions,
+        };
         for linear in ctas {
             let mut cta = self.start_cta(linear)?;
             loop {
@@ -521,6 +555,19 @@ impl<'e> Launch<'e> {
                 for w in 0..cta.warps.len() {
                     let mut n = 0;
                     while cta.warps[w].status == WarpStatus::Ready && n < SLICE {
+                        let mut cause = None;
+                        if self.stats.warp_instructions - before.warp_instructions >= budget {
+                            cause = Some(StopCause::Instructions);
+                        } else if external {
+                            check_in -= 1;
+                            if check_in == 0 {
+                                check_in = run_bound::CHECK_INTERVAL;
+                                cause = bound.external_stop();
+                            }
+                        }
+                        if let Some(cause) = cause {
+                            return Ok(Err(self.functional_stop(&cta, cause, since(self.stats))));
+                        }
                         self.execute(&mut cta, w)?;
                         n += 1;
                         progressed = true;
@@ -534,10 +581,39 @@ impl<'e> Launch<'e> {
                 }
             }
         }
-        Ok(RunStats {
-            warp_instructions: self.stats.warp_instructions - before.warp_instructions,
-            thread_instructions: self.stats.thread_instructions - before.thread_instructions,
-        })
+        Ok(Ok(since(self.stats)))
+    }
+
+    /// The stop of a functional run in `cta`: its live warps and where each is.
+    fn functional_stop(&self, cta: &Cta, cause: StopCause, stats: RunStats) -> FunctionalStop {
+        let warps = cta
+            .warps
+            .iter()
+            .filter(|w| w.status != WarpStatus::Exited)
+            .map(|w| {
+                let barrier = match w.status {
+                    WarpStatus::AtBarrier(b) => Some(b),
+                    _ => None,
+                };
+                let func = w.frames.last().map_or(self.kernel, |f| f.func);
+                let pc = match barrier {
+                    Some(_) => Some(w.wait_pc),
+                    None => w.stack.last().map(|e| e.pc),
+                };
+                let ptx_line = pc.and_then(|pc| self.inst_line(FuncId(func as u32), InstId(pc)));
+                LiveWarp {
+                    warp: w.index,
+                    ptx_line,
+                    barrier,
+                }
+            })
+            .collect();
+        FunctionalStop {
+            cause,
+            stats,
+            cta: cta.id,
+            warps,
+        }
     }
 
     /// The PTX line of instruction `inst` of function `func` of the launched module.
