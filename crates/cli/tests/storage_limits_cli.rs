@@ -124,6 +124,7 @@ fn a_legal_kernel_at_the_local_limit_costs_what_its_threads_touch() {
             serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
         // Every CTA ran: the same count in each of the 60 x 32 warps, at least its four
         // instructions before `ret`.
+        let warps = json["total"]["warp_instructions"].as_u64().unwrap();
         assert!(
             warps >= 60 * 32 * 4 && warps % (60 * 32) == 0,
             "{mode:?}: {warps}"
