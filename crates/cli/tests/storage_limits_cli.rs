@@ -126,7 +126,7 @@ fn a_legal_kernel_at_the_local_limit_costs_what_its_threads_touch() {
         // instructions before `ret`.
         let warps = json["total"]["warp_instructions"].as_u64().unwrap();
         assert!(
-            warps >= 60 * 32 * 4 && warps % (60 * 32) == 0,
+            warps >= 60 * 32 * 4 && warps.is_multiple_of(60 * 32),
             "{mode:?}: {warps}"
         );
     }
