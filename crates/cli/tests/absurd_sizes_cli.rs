@@ -80,8 +80,9 @@ const SMALL: &str = "
 ";
 
 /// 1 GiB of `.local` per thread: every warp allocated it 32 times at its CTA's start
-/// ("memory allocation of 1073741824 bytes failed", exit 134). Refused now, as ptxas
-/// refuses more than 512 KiB per thread.
+/// ("memory allocation of 1073741824 bytes failed", exit 134). Refused now when the
+/// module lowers, at the declaration, as ptxas refuses more than 512 KiB per thread
+/// (`ptx check` and `compile` say the same: `storage_limits_cli.rs`).
 #[test]
 fn a_gigabyte_of_local_memory_per_thread_is_refused_naming_the_kernel() {
     let dir = scratch("local");
@@ -101,8 +102,9 @@ fn a_gigabyte_of_local_memory_per_thread_is_refused_naming_the_kernel() {
     let (err, stdout) = (text(&out.stderr), text(&out.stdout));
     assert!(
         err.contains(
-            "regsim: kernel big: module refused: 1073741824 bytes of local memory (`.local`) \
-             per thread, more than the 524288 a thread may have"
+            "regsim: PTX module does not load: launch_probe.ptx:7:25: in kernel 'big': \
+             1073741824 bytes of local memory (`.local`) per thread, more than the 524288 a \
+             thread may have (ptxas refuses such a function)"
         ),
         "{err}"
     );
@@ -110,8 +112,8 @@ fn a_gigabyte_of_local_memory_per_thread_is_refused_naming_the_kernel() {
         stdout.contains("cuModuleLoadData: CUDA_ERROR_INVALID_PTX"),
         "{stdout}"
     );
-    // At the limit, a kernel runs (2 CTAs of 1024 threads: 1 GiB of frames, allocated
-    // zeroed rather than copied, so only the pages touched are committed).
+    // At the limit, a kernel runs (2 CTAs of 1024 threads: 1 GiB of frames, paged at
+    // first write, so only the pages touched are allocated).
     let ptx = one_kernel(
         "mid",
         ".local .align 8 .b8 buf[524288];",
@@ -130,7 +132,8 @@ fn a_gigabyte_of_local_memory_per_thread_is_refused_naming_the_kernel() {
 }
 
 /// 4 GiB of `.shared` in one kernel of a module: launching another kernel of the module
-/// aborted (every CTA allocates the module's shared layout). The module is refused.
+/// aborted (every CTA allocates the module's shared layout). The module is refused when
+/// it lowers, at the declaration (more than ptxas's 48 KiB of static shared memory).
 #[test]
 fn a_module_with_absurd_static_shared_memory_is_refused() {
     let dir = scratch("shared");
@@ -151,8 +154,10 @@ fn a_module_with_absurd_static_shared_memory_is_refused() {
         let err = text(&out.stderr);
         assert!(
             err.contains(
-                "regsim: kernel sbig: module refused: 4294967296 bytes of static shared \
-                 memory (`.shared`) per block, more than the 49152 the GPU has"
+                "regsim: PTX module does not load: launch_probe.ptx:7:26: in kernel 'sbig': \
+                 4294967296 bytes of static shared memory (`.shared`) per block, more than \
+                 the 49152 a block may declare (ptxas refuses such a function; use dynamic \
+                 shared memory)"
             ),
             "{err}"
         );

@@ -50,7 +50,8 @@ pub struct Config {
     /// (`emu::StrayPolicy::Fault`) instead of succeeding near one as on a GPU.
     pub strict_memory: bool,
     /// `REGSIM_MAX_CYCLES`, `REGSIM_MAX_INSTRUCTIONS`, `REGSIM_TIMEOUT`: bounds on the
-    /// run (timing mode; the timeout also covers host code).
+    /// run (cycles: timing mode; instructions and the timeout: both modes, and the
+    /// timeout also covers host code).
     pub limits: RunBounds,
     /// `REGSIM_PROGRESS`: show the running kernel, its cycles and the rate on one
     /// updating stderr line.

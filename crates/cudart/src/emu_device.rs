@@ -64,6 +64,10 @@ pub struct EmuDevice {
     strays_reported: usize,
     /// Whether the first host-visible allocation has checked its addresses are fixed.
     said_host_visible_not_fixed: bool,
+    /// The run limits in functional mode (`--max-instructions`, `--timeout`, signals;
+    /// there are no cycles), and the warp instructions the run has executed so far.
+    functional_limits: timing::RunLimits,
+    functional_instructions: u64,
 }
 
 /// The cycle-level model driving the emulator, and what it needs per kernel.
@@ -114,6 +118,8 @@ impl EmuDevice {
             profiler: None,
             strays_reported: 0,
             said_host_visible_not_fixed: false,
+            functional_limits: timing::RunLimits::default(),
+            functional_instructions: 0,
         }
     }
 
@@ -137,6 +143,13 @@ impl EmuDevice {
             self.profiler = Some(p);
         }
         self
+    }
+
+    /// Bounds functional launches by `limits` (without the timing model; its cycle limit
+    /// and watchdog do not apply): the warp instructions over the run, the deadline and
+    /// the interrupt flag, which stop a kernel as the timing model's limits do.
+    pub fn set_functional_limits(&mut self, limits: timing::RunLimits) {
+        self.functional_limits = limits;
     }
 
     /// The timing model, in timing mode (to set its run limits and progress hook).
@@ -243,6 +256,39 @@ fn simulation_error(mut e: SimError) -> DeviceError {
         ),
     };
     DeviceError::Simulation { code, message }
+}
+
+/// The line of a functional run a bound stopped, worded as the timing model's: "kernel K
+/// stopped after N warp instructions: the instruction limit (M warp instructions) was
+/// reached; CTA (x,y,z): W warps live (…): warp 0 (next: PTX line L) ready to issue; …".
+fn functional_stop_message(
+    kernel: &str,
+    stop: &emu::FunctionalStop,
+    limits: &timing::RunLimits,
+) -> String {
+    let reason = match stop.cause {
+        emu::StopCause::Instructions => {
+            timing::StopReason::MaxInstructions(limits.max_instructions.unwrap_or(0))
+        }
+        emu::StopCause::Deadline => timing::StopReason::Timeout(
+            limits
+                .deadline
+                .map_or(std::time::Duration::ZERO, |(_, timeout)| timeout),
+        ),
+        emu::StopCause::Interrupt => timing::StopReason::Interrupted,
+    };
+    let mut why = reason.to_string();
+    if let (timing::StopReason::Interrupted, Some(sig)) =
+        (&reason, crate::run_control::caught_signal())
+    {
+        why = format!("{why} by {}", crate::run_control::signal_name(sig));
+    }
+    format!(
+        "kernel {} stopped after {} warp instructions: {why}; {}",
+        demangle(kernel),
+        stop.stats.warp_instructions,
+        stop.live_warps()
+    )
 }
 
 /// Converts an emulator error into the fault a real GPU would report.
@@ -390,15 +436,35 @@ impl Device for EmuDevice {
             p.begin_launch(m.0, &loaded.program, config.grid);
         }
         let Some(t) = &mut self.timing else {
-            let stats = self
+            let limits = &self.functional_limits;
+            let bound = emu::RunBound {
+                max_warp_instructions: limits
+                    .max_instructions
+                    .map(|m| m.saturating_sub(self.functional_instructions)),
+                deadline: limits.deadline.map(|(at, _)| at),
+                interrupt: limits.interrupt.clone(),
+            };
+            let result = self
                 .emu
-                .run(kernel, config, launch.params)
+                .run_bounded(kernel, config, launch.params, &bound)
                 .map_err(|e| DeviceError::Fault(Box::new(fault(&e))))?;
-            return Ok(KernelStats {
+            let stats = match &result {
+                Ok(stats) => *stats,
+                Err(stop) => stop.stats,
+            };
+            self.functional_instructions += stats.warp_instructions;
+            let stats = KernelStats {
                 warp_instructions: stats.warp_instructions,
                 thread_instructions: stats.thread_instructions,
                 timing: None,
-            });
+            };
+            return match result {
+                Ok(_) => Ok(stats),
+                Err(stop) => Err(DeviceError::Stopped {
+                    message: functional_stop_message(launch.kernel, &stop, limits),
+                    stats: Box::new(stats),
+                }),
+            };
         };
         let key = (launch.module, launch.kernel.to_string());
         if !t.infos.contains_key(&key) {

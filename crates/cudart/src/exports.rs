@@ -69,6 +69,9 @@ fn start_runtime() -> Runtime<ActiveDevice> {
             } else {
                 emu::StrayPolicy::Allow
             };
+            if config.mode == Mode::Functional {
+                device.set_functional_limits(run_control::timing_limits(&config.limits, started));
+            }
             if config.mode == Mode::Timing {
                 device = device.with_timing(selection.config.clone());
                 if let Some(sim) = device.timing_mut() {

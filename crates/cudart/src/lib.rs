@@ -46,12 +46,14 @@
 //!   (`regsim: memory warning: kernel NAME, PTX line N (INST), CTA (x,y,z), thread
 //!   (x,y,z): ...`) and an entry of `memory_warnings` in the statistics.
 //! - `REGSIM_MAX_CYCLES`, `REGSIM_MAX_INSTRUCTIONS` — bounds on the simulated clock and
-//!   on the warp instructions issued, over the whole run (timing mode); unset or `0`: no
-//!   bound. `REGSIM_TIMEOUT` — seconds of wall-clock time from the runtime's start, in
+//!   on the warp instructions issued, over the whole run (the cycles in timing mode; the
+//!   instructions in both modes); unset or `0`: no bound. `REGSIM_TIMEOUT` — seconds of wall-clock time from the runtime's start, in
 //!   the simulator or in the program's own code. A run that reaches one stops
 //!   ([`run_control`]): one line `regsim: run stopped: kernel NAME stopped at cycle C:
 //!   REASON; N warps live (counts per wait): SM s CTA (x,y,z) warp w (next: PTX line l)
-//!   WAITS; ...`, the statistics up to the stop, and exit status 124
+//!   WAITS; ...` (functional mode: `kernel NAME stopped after N warp instructions:
+//!   REASON; CTA (x,y,z): N warps live (counts): warp w (next: PTX line l) WAITS; ...`),
+//!   the statistics up to the stop, and exit status 124
 //!   ([`run_control::LIMIT_EXIT_STATUS`]); the program does not run on.
 //! - `REGSIM_PROGRESS` — if set and not `0`, an updating status line on stderr while a
 //!   kernel simulates (kernel, cycles, warp instructions, rate); `regsim run` sets it when

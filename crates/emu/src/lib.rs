@@ -22,9 +22,9 @@ use std::io::Write;
 
 pub use error::{ErrorKind, ExecError, Location};
 pub use exec::{
-    is_cta_private, is_deferrable_load, AccessKind, Cta, DeferredLoad, DeviceStandIn, Launch,
-    LaunchConfig, Limits, MemInfo, MemSpace, RunStats, StepEvent, StepObserver, WarpStatus,
-    WarpStep,
+    is_cta_private, is_deferrable_load, AccessKind, Cta, DeferredLoad, DeviceStandIn,
+    FunctionalStop, Launch, LaunchConfig, Limits, LiveWarp, MemInfo, MemSpace, RunBound, RunStats,
+    StepEvent, StepObserver, StopCause, WarpStatus, WarpStep,
 };
 pub use memory::{AllocKind, GlobalMemory, MemError, StrayAccess, StrayPolicy, StrayWarning};
 pub use module::LoadedModule;
@@ -171,6 +171,19 @@ impl Emulator {
     ) -> Result<RunStats, ExecError> {
         let mut launch = self.launch(k, config, params)?;
         launch.run_functional()
+    }
+
+    /// Runs a whole grid functionally until `bound` stops it (`Ok(Err(stop))`: the counts
+    /// so far and where the live warps are; [`exec::run_bound`]).
+    pub fn run_bounded(
+        &mut self,
+        k: KernelRef,
+        config: LaunchConfig,
+        params: &[u8],
+        bound: &RunBound,
+    ) -> Result<Result<RunStats, FunctionalStop>, ExecError> {
+        let mut launch = self.launch(k, config, params)?;
+        launch.run_functional_bounded(bound)
     }
 
     /// Runs a whole grid functionally, executing only `slice`'s instructions and

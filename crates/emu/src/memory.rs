@@ -56,6 +56,7 @@
 //! address space, can never collide with a global allocation. They are fixed too.
 
 pub mod address_space;
+pub mod local;
 pub mod snapshot;
 
 use std::alloc::{self, Layout};

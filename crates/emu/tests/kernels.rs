@@ -1622,16 +1622,36 @@ fn bulk_copies_move_blocks_through_shared_memory() {
     }
 }
 
-/// A kernel frame over the per-thread local limit is refused at launch, naming the kernel
+/// A kernel frame over the per-thread local limit is refused when the module lowers, at
+/// the declaration, and (for a program a pass enlarged) at launch, naming the kernel
 /// (1 GiB of `.local` was allocated 32 times per warp, aborting the process).
 #[test]
 fn a_kernel_frame_over_the_local_limit_is_refused_at_launch() {
     let mut emu = Emulator::new();
-    let text = ".version 7.0\n.target sm_70\n.address_size 64\n\
-                .visible .entry big()\n{\n\t.reg .b32 %r<2>;\n\
-                \t.local .align 8 .b8 buf[1073741824];\n\tmov.u32 %r1, %tid.x;\n\
-                \tst.local.u32 [buf], %r1;\n\tret;\n}\n";
-    let m = load(&mut emu, "big.ptx", text);
+    let text = |size: u64| {
+        format!(
+            ".version 7.0\n.target sm_70\n.address_size 64\n\
+             .visible .entry big()\n{{\n\t.reg .b32 %r<2>;\n\
+             \t.local .align 8 .b8 buf[{size}];\n\tmov.u32 %r1, %tid.x;\n\
+             \tst.local.u32 [buf], %r1;\n\tret;\n}}\n"
+        )
+    };
+    let e = emu
+        .load_ptx("big.ptx", &text(1 << 30))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(
+            "big.ptx:7:22: in kernel 'big': 1073741824 bytes of local memory (`.local`) per \
+             thread, more than the 524288 a thread may have"
+        ),
+        "{e}"
+    );
+    let source = text(8);
+    let ast = ptx::parse("big.ptx", &source).unwrap();
+    let mut program = ir::lower(&ast, "big.ptx", &source).unwrap();
+    program.functions[0].vars[0].size = 1 << 30;
+    let m = emu.load_program(program).unwrap();
     let k = emu.kernel(m, "big").unwrap();
     let e = emu.run(k, LaunchConfig::linear(1, 32), &[]).unwrap_err();
     assert_eq!(

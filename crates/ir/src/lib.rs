@@ -24,7 +24,9 @@ pub use function::{
     PerfDirectives, RegClass, RegInfo, Relocation, SpecialReg, Symbol, VarSpace, Variable,
 };
 pub use graph::{ControlFlowGraph, RegisterEffects};
-pub use lower::lower;
+pub use lower::{
+    frame_bytes, lower, static_shared_bytes, MAX_LOCAL_BYTES_PER_THREAD, MAX_STATIC_SHARED_BYTES,
+};
 pub use op::Op;
 pub use print::{to_dot, CfgJson};
 pub use program::Program;

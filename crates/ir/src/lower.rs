@@ -25,6 +25,44 @@ use crate::program::Program;
 /// tens of thousands).
 pub const MAX_FUNCTION_REGS: u64 = 1 << 20;
 
+/// The most `.local` memory one thread may have: ptxas refuses a function whose frame
+/// is larger (512 KiB per thread, the CUDA C++ Programming Guide's "maximum amount of
+/// local memory per thread" for every compute capability). The emulator lays a frame
+/// out as [`frame_bytes`] does.
+pub const MAX_LOCAL_BYTES_PER_THREAD: u64 = 512 * 1024;
+
+/// The most statically declared `.shared` memory a block may have: ptxas refuses more
+/// ("uses too much shared data (..., 0xc000 max)"); the CUDA C++ Programming Guide says
+/// allocations above 48 KB per block must be dynamic, on every compute capability.
+pub const MAX_STATIC_SHARED_BYTES: u64 = 48 * 1024;
+
+fn align_up(x: u64, a: u64) -> u64 {
+    let a = a.max(1);
+    x.div_ceil(a).saturating_mul(a)
+}
+
+/// Bytes of the frame after appending `v` to a frame of `frame` bytes, as the emulator
+/// lays frames out (`emu::module`): function-scope `.local` and `.param` variables in
+/// declaration order, each at its alignment, at least one byte each.
+pub fn frame_bytes(frame: u64, v: &Variable) -> u64 {
+    if matches!(v.space, VarSpace::Local | VarSpace::Param) {
+        align_up(frame, u64::from(v.align)).saturating_add(v.size.max(1))
+    } else {
+        frame
+    }
+}
+
+/// Bytes of static shared memory after appending `v` to `top` bytes, as the emulator
+/// lays shared memory out (`emu::module`): sized `.shared` variables, each at its
+/// alignment; unsized ones (`.extern .shared` arrays) are dynamic shared memory.
+pub fn static_shared_bytes(top: u64, v: &Variable) -> u64 {
+    if v.space == VarSpace::Shared && !v.unsized_array && v.size > 0 {
+        align_up(top, u64::from(v.align)).saturating_add(v.size)
+    } else {
+        top
+    }
+}
+
 /// Lowers a parsed module. `file_name` and `source` are the file the tree was parsed from;
 /// they locate errors and give instructions their text.
 pub fn lower(module: &ast::Module, file_name: &str, source: &str) -> Result<Program, LowerErrors> {
@@ -91,7 +129,27 @@ pub fn lower(module: &ast::Module, file_name: &str, source: &str) -> Result<Prog
     for decl in &var_asts {
         let resolve = |name: &str| cx.module_symbol(name);
         match layout_variable(decl, &resolve) {
-            Ok(v) => variables.push(v),
+            Ok(v) => {
+                // A module-scope `.shared` variable larger than a block may declare is
+                // refused as ptxas refuses a kernel that uses it (the emulator would give
+                // it to every CTA). Several that fit are laid out together; which of them
+                // a kernel uses is not known here, so their sum is not checked.
+                let shared = static_shared_bytes(0, &v);
+                if shared > MAX_STATIC_SHARED_BYTES {
+                    cx.error(
+                        None,
+                        decl.name.span,
+                        decl.span,
+                        format!(
+                            "{shared} bytes of static shared memory (`.shared`) in one \
+                             variable, more than the {MAX_STATIC_SHARED_BYTES} a block may \
+                             declare (ptxas refuses a kernel that uses it; use dynamic shared \
+                             memory)"
+                        ),
+                    );
+                }
+                variables.push(v)
+            }
             Err((span, msg)) => {
                 cx.error(None, span, decl.span, msg);
                 variables.push(placeholder_variable(decl));
@@ -536,6 +594,34 @@ impl<'a, 'm> FnLower<'a, 'm> {
                 placeholder_variable(v)
             }
         };
+        // As ptxas does, a frame or a block's static shared memory over the limit is
+        // refused, at the declaration that crosses it (1 GiB of `.local` per thread, or
+        // 4 GiB of `.shared`, would otherwise be allocated per thread or per CTA).
+        let frame = self.f.vars.iter().fold(0, frame_bytes);
+        let shared = self.f.vars.iter().fold(0, static_shared_bytes);
+        let (new_frame, new_shared) = (frame_bytes(frame, &var), static_shared_bytes(shared, &var));
+        if frame <= MAX_LOCAL_BYTES_PER_THREAD && new_frame > MAX_LOCAL_BYTES_PER_THREAD {
+            self.func_error(
+                v.name.span,
+                v.span,
+                format!(
+                    "{new_frame} bytes of local memory (`.local`) per thread, more than the \
+                     {MAX_LOCAL_BYTES_PER_THREAD} a thread may have (ptxas refuses such a \
+                     function)"
+                ),
+            );
+        }
+        if shared <= MAX_STATIC_SHARED_BYTES && new_shared > MAX_STATIC_SHARED_BYTES {
+            self.func_error(
+                v.name.span,
+                v.span,
+                format!(
+                    "{new_shared} bytes of static shared memory (`.shared`) per block, more \
+                     than the {MAX_STATIC_SHARED_BYTES} a block may declare (ptxas refuses \
+                     such a function; use dynamic shared memory)"
+                ),
+            );
+        }
         let id = LocalVarId::new(self.f.vars.len());
         self.f.vars.push(var);
         self.declare(&v.name, v.span, Resolved::Symbol(Symbol::Local(id)));

@@ -10,6 +10,7 @@ use super::{
     MemSpace, PendingCopy, PendingRed, SimtEntry, StepEvent, Warp, WarpStatus, WarpStep, WARP_SIZE,
 };
 use crate::error::ErrorKind;
+use crate::memory::local::{LocalMemory, LocalOverflow};
 use crate::memory::{
     check_aligned, FlatSpace, MemError, FUNC_WINDOW, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW,
     WINDOW_SIZE,
@@ -328,7 +329,7 @@ fn phys_space(p: Phys, space: Space) -> MemSpace {
 struct Spaces<'a> {
     global: &'a mut crate::memory::GlobalMemory,
     shared: &'a mut FlatSpace,
-    local: &'a mut Vec<Vec<u8>>,
+    local: &'a mut Vec<LocalMemory>,
     params: &'a FlatSpace,
     /// The executing CTA's cluster (clusters of several CTAs).
     cluster: Option<&'a ClusterMember>,
@@ -378,7 +379,9 @@ impl Spaces<'_> {
             },
             Phys::Param(a) => self.params.read_uint("param", a, size)?,
             Phys::Local(a) => match self.local.get(lane) {
-                Some(l) => read_flat(l, "local", a, size)?,
+                Some(l) => l
+                    .read_uint(a, size)
+                    .map_err(|e| local_overflow(e, a, size))?,
                 None => {
                     return Err(MemError::SpaceOverflow {
                         space: "local",
@@ -411,7 +414,9 @@ impl Spaces<'_> {
                 .into())
             }
             Phys::Local(a) => match self.local.get_mut(lane) {
-                Some(l) => write_flat(l, "local", a, size, v)?,
+                Some(l) => l
+                    .write_uint(a, size, v)
+                    .map_err(|e| local_overflow(e, a, size))?,
                 None => {
                     return Err(MemError::SpaceOverflow {
                         space: "local",
@@ -427,46 +432,15 @@ impl Spaces<'_> {
     }
 }
 
-fn read_flat(bytes: &[u8], space: &'static str, a: u64, size: u32) -> Result<u64, MemError> {
-    let end = a
-        .checked_add(size as u64)
-        .filter(|&e| e <= bytes.len() as u64);
-    match end {
-        Some(e) => {
-            let mut b = [0u8; 8];
-            b[..size as usize].copy_from_slice(&bytes[a as usize..e as usize]);
-            Ok(u64::from_le_bytes(b))
-        }
-        None => Err(MemError::SpaceOverflow {
-            space,
-            addr: a,
-            size: size as u64,
-            limit: bytes.len() as u64,
-        }),
-    }
-}
-
-fn write_flat(
-    bytes: &mut [u8],
-    space: &'static str,
-    a: u64,
-    size: u32,
-    v: u64,
-) -> Result<(), MemError> {
-    let end = a
-        .checked_add(size as u64)
-        .filter(|&e| e <= bytes.len() as u64);
-    match end {
-        Some(e) => {
-            bytes[a as usize..e as usize].copy_from_slice(&v.to_le_bytes()[..size as usize]);
-            Ok(())
-        }
-        None => Err(MemError::SpaceOverflow {
-            space,
-            addr: a,
-            size: size as u64,
-            limit: bytes.len() as u64,
-        }),
+/// A local access past the end of the thread's local memory, as the error of any flat
+/// space.
+#[cold]
+fn local_overflow(e: LocalOverflow, addr: u64, size: u32) -> MemError {
+    MemError::SpaceOverflow {
+        space: "local",
+        addr,
+        size: size as u64,
+        limit: e.limit,
     }
 }
 
@@ -2846,12 +2820,10 @@ impl Launch<'_> {
                     }
                     if cef.frame_size > 0 {
                         if warp.local.is_empty() {
-                            warp.local = vec![Vec::new(); 32];
+                            warp.local = vec![LocalMemory::default(); 32];
                         }
                         for l in warp.local.iter_mut() {
-                            if (l.len() as u64) < needed {
-                                l.resize(needed as usize, 0);
-                            }
+                            l.grow_to(needed);
                         }
                     }
                     warp.frames.push(frame);

@@ -20,9 +20,11 @@ mod matrix;
 mod mbarrier;
 pub mod printf;
 mod private;
+pub mod run_bound;
 pub mod wgmma;
 
 pub use private::{is_cta_private, is_deferrable_load, DeferredLoad, DeviceStandIn};
+pub use run_bound::{FunctionalStop, LiveWarp, RunBound, StopCause};
 
 use std::io::Write;
 
@@ -31,6 +33,7 @@ use ir::op::BarrierKind;
 use ir::{FuncId, InstId, RegId};
 
 use crate::error::{ErrorKind, ExecError, Location};
+use crate::memory::local::LocalMemory;
 use crate::memory::{FlatSpace, GlobalMemory};
 use crate::module::{LoadedModule, NO_PC};
 
@@ -81,7 +84,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_call_depth: 1024,
-            local_bytes_per_thread: 512 * 1024,
+            local_bytes_per_thread: ir::MAX_LOCAL_BYTES_PER_THREAD,
         }
     }
 }
@@ -263,7 +266,8 @@ struct Warp {
     frames: Vec<Frame>,
     stack: Vec<SimtEntry>,
     carry: u32,
-    local: Vec<Vec<u8>>,
+    /// Each lane's local memory (empty: the warp's functions have no frames).
+    local: Vec<LocalMemory>,
     pending_red: Option<PendingRed>,
     /// `cp.async` copies not yet made visible by a wait, oldest first.
     async_copies: Vec<PendingCopy>,
@@ -659,9 +663,9 @@ impl<'e> Launch<'e> {
                 cluster_phase: 0,
             };
             if ef.frame_size > 0 {
-                // Zeroed allocations, not clones of one: pages never touched are never
-                // committed, so a large frame costs what its threads use.
-                warp.local = (0..32).map(|_| vec![0; ef.frame_size as usize]).collect();
+                // Pages are allocated at their first write, so a large frame costs what
+                // its threads touch (`memory::local`).
+                warp.local = (0..32).map(|_| LocalMemory::new(ef.frame_size)).collect();
             }
             warps.push(warp);
         }
@@ -677,20 +681,27 @@ impl<'e> Launch<'e> {
     /// Runs every CTA of the grid in order, warps round-robin in slices, and returns the
     /// instruction counts.
     pub fn run_functional(&mut self) -> ExecResult<RunStats> {
-        if self.cluster_size() > 1 {
-            for c in 0..self.num_clusters() {
-                self.run_cluster(c)?;
-            }
-            return Ok(self.stats);
+        match self.run_functional_bounded(&RunBound::default())? {
+            Ok(_) => Ok(self.stats),
+            // Nothing bounds the run, so nothing stops it.
+            Err(_) => Ok(self.stats),
         }
-        self.run_ctas(0..self.config.num_ctas())?;
-        Ok(self.stats)
     }
 
     /// Runs the CTAs of cluster `linear` together, warps round-robin in slices across
     /// them (a warp waiting at the cluster barrier resumes when the others complete it).
-    fn run_cluster(&mut self, linear: u64) -> ExecResult<()> {
+    /// `bound` stops it as it stops [`Launch::run_ctas_bounded`]; `before` is the count
+    /// the bound's instruction budget starts from.
+    fn run_cluster(
+        &mut self,
+        linear: u64,
+        bound: &RunBound,
+        before: RunStats,
+    ) -> ExecResult<Option<FunctionalStop>> {
         const SLICE: u32 = 256;
+        let budget = bound.max_warp_instructions.unwrap_or(u64::MAX);
+        let external = bound.deadline.is_some() || bound.interrupt.is_some();
+        let mut check_in = run_bound::CHECK_INTERVAL;
         let mut ctas = self.start_cluster(linear)?;
         loop {
             let mut progressed = false;
@@ -699,6 +710,25 @@ impl<'e> Launch<'e> {
                 for w in 0..cta.warps.len() {
                     let mut n = 0;
                     while cta.warps[w].status == WarpStatus::Ready && n < SLICE {
+                        let mut cause = None;
+                        if self.stats.warp_instructions - before.warp_instructions >= budget {
+                            cause = Some(StopCause::Instructions);
+                        } else if external {
+                            check_in -= 1;
+                            if check_in == 0 {
+                                check_in = run_bound::CHECK_INTERVAL;
+                                cause = bound.external_stop();
+                            }
+                        }
+                        if let Some(cause) = cause {
+                            let stats = RunStats {
+                                warp_instructions: self.stats.warp_instructions
+                                    - before.warp_instructions,
+                                thread_instructions: self.stats.thread_instructions
+                                    - before.thread_instructions,
+                            };
+                            return Ok(Some(self.functional_stop(cta, cause, stats)));
+                        }
                         self.execute(cta, w)?;
                         n += 1;
                         progressed = true;
@@ -706,7 +736,7 @@ impl<'e> Launch<'e> {
                 }
             }
             if ctas.iter().all(Cta::is_done) {
-                return Ok(());
+                return Ok(None);
             }
             if !progressed {
                 let stuck = ctas.iter().find(|c| !c.is_done()).unwrap_or(&ctas[0]);
@@ -718,8 +748,51 @@ impl<'e> Launch<'e> {
     /// Runs CTAs `ctas` (linear indices) one after another, warps round-robin in slices,
     /// and returns their instruction counts.
     pub fn run_ctas(&mut self, ctas: std::ops::Range<u64>) -> ExecResult<RunStats> {
+        match self.run_ctas_bounded(ctas, &RunBound::default())? {
+            Ok(stats) => Ok(stats),
+            // Nothing bounds the run, so nothing stops it.
+            Err(stop) => Ok(stop.stats),
+        }
+    }
+
+    /// Runs the whole grid as [`Launch::run_functional`] does, until `bound` stops it
+    /// (`Ok(Err(stop))`, [`run_bound`]).
+    pub fn run_functional_bounded(
+        &mut self,
+        bound: &RunBound,
+    ) -> ExecResult<Result<RunStats, FunctionalStop>> {
+        if self.cluster_size() > 1 {
+            // Clusters of several CTAs run together, one cluster after another.
+            let before = self.stats;
+            for c in 0..self.num_clusters() {
+                if let Some(stop) = self.run_cluster(c, bound, before)? {
+                    return Ok(Err(stop));
+                }
+            }
+            return Ok(Ok(RunStats {
+                warp_instructions: self.stats.warp_instructions - before.warp_instructions,
+                thread_instructions: self.stats.thread_instructions - before.thread_instructions,
+            }));
+        }
+        self.run_ctas_bounded(0..self.config.num_ctas(), bound)
+    }
+
+    /// Runs CTAs `ctas` as [`Launch::run_ctas`] does, until `bound` stops the run: then
+    /// `Ok(Err(stop))` with the counts so far and the live warps of the CTA it was in.
+    pub fn run_ctas_bounded(
+        &mut self,
+        ctas: std::ops::Range<u64>,
+        bound: &RunBound,
+    ) -> ExecResult<Result<RunStats, FunctionalStop>> {
         const SLICE: u32 = 256;
         let before = self.stats;
+        let budget = bound.max_warp_instructions.unwrap_or(u64::MAX);
+        let external = bound.deadline.is_some() || bound.interrupt.is_some();
+        let mut check_in = run_bound::CHECK_INTERVAL;
+        let since = |now: RunStats| RunStats {
+            warp_instructions: now.warp_instructions - before.warp_instructions,
+            thread_instructions: now.thread_instructions - before.thread_instructions,
+        };
         for linear in ctas {
             // Clusters of several CTAs run together ([`Launch::run_functional`]).
             let mut cta = self.start_cta(linear)?;
@@ -728,6 +801,19 @@ impl<'e> Launch<'e> {
                 for w in 0..cta.warps.len() {
                     let mut n = 0;
                     while cta.warps[w].status == WarpStatus::Ready && n < SLICE {
+                        let mut cause = None;
+                        if self.stats.warp_instructions - before.warp_instructions >= budget {
+                            cause = Some(StopCause::Instructions);
+                        } else if external {
+                            check_in -= 1;
+                            if check_in == 0 {
+                                check_in = run_bound::CHECK_INTERVAL;
+                                cause = bound.external_stop();
+                            }
+                        }
+                        if let Some(cause) = cause {
+                            return Ok(Err(self.functional_stop(&cta, cause, since(self.stats))));
+                        }
                         self.execute(&mut cta, w)?;
                         n += 1;
                         progressed = true;
@@ -741,10 +827,39 @@ impl<'e> Launch<'e> {
                 }
             }
         }
-        Ok(RunStats {
-            warp_instructions: self.stats.warp_instructions - before.warp_instructions,
-            thread_instructions: self.stats.thread_instructions - before.thread_instructions,
-        })
+        Ok(Ok(since(self.stats)))
+    }
+
+    /// The stop of a functional run in `cta`: its live warps and where each is.
+    fn functional_stop(&self, cta: &Cta, cause: StopCause, stats: RunStats) -> FunctionalStop {
+        let warps = cta
+            .warps
+            .iter()
+            .filter(|w| w.status != WarpStatus::Exited)
+            .map(|w| {
+                let barrier = match w.status {
+                    WarpStatus::AtBarrier(b) => Some(b),
+                    _ => None,
+                };
+                let func = w.frames.last().map_or(self.kernel, |f| f.func);
+                let pc = match barrier {
+                    Some(_) => Some(w.wait_pc),
+                    None => w.stack.last().map(|e| e.pc),
+                };
+                let ptx_line = pc.and_then(|pc| self.inst_line(FuncId(func as u32), InstId(pc)));
+                LiveWarp {
+                    warp: w.index,
+                    ptx_line,
+                    barrier,
+                }
+            })
+            .collect();
+        FunctionalStop {
+            cause,
+            stats,
+            cta: cta.id,
+            warps,
+        }
     }
 
     /// The PTX line of instruction `inst` of function `func` of the launched module.
