@@ -154,7 +154,9 @@ pub struct WarpStep {
     /// the bytes between the rows, the second row's texels being `addrs[lane] +
     /// texture_row_pitch`; 0 for one row. Valid when `mem` is a texture fetch.
     pub texture_row_pitch: u64,
-    /// Destination registers written and their per-lane values after the instruction.
+    /// Destination registers written and their per-lane values after the instruction
+    /// (none in a run of [`Launch::run_ctas`] whose observer does not read them:
+    /// [`StepObserver::reads_destinations`]).
     pub num_dsts: u8,
     pub dst_regs: [RegId; 4],
     pub dst_values: [[u64; 32]; 4],
@@ -198,6 +200,13 @@ impl Default for WarpStep {
 pub trait StepObserver: Send {
     /// Warp `warp` of the CTA `cta` executed `step`.
     fn observe(&mut self, cta: [u32; 3], warp: u32, step: &WarpStep);
+
+    /// Whether the observer reads [`WarpStep::dst_regs`] and [`WarpStep::dst_values`]:
+    /// a functional run ([`Launch::run_ctas`]) records them only for an observer that
+    /// does (copying each destination's 32 lanes is a sizeable part of a step).
+    fn reads_destinations(&self) -> bool {
+        true
+    }
 }
 
 /// Whether a warp can run.
@@ -337,7 +346,17 @@ pub struct Launch<'e> {
     /// The instructions to step over (a profiling run of the control slice,
     /// [`crate::Emulator::run_control_slice`]); `None` executes everything.
     pub(crate) step_over: Option<&'e crate::control_slice::ControlSlice>,
+    /// Register storage of finished CTAs' warps ([`Launch::recycle_cta`]), for the next
+    /// CTAs to start with.
+    spare_regs: Vec<Vec<u64>>,
+    /// Whether steps record their destinations' values (`WarpStep::dst_values`): always,
+    /// except inside [`Launch::run_ctas`] when no observer reads them.
+    record_destinations: bool,
 }
+
+/// The most warps' register storage [`Launch::recycle_cta`] keeps (a CTA has at most 32
+/// warps).
+const MAX_SPARE_REGS: usize = 64;
 
 type ExecResult<T> = Result<T, ExecError>;
 
@@ -431,6 +450,8 @@ impl<'e> Launch<'e> {
             defer_global_loads: false,
             defer_bulk_copies: false,
             step_over: None,
+            spare_regs: Vec::new(),
+            record_destinations: true,
         })
     }
 
@@ -448,7 +469,8 @@ impl<'e> Launch<'e> {
         ];
         let threads = self.config.threads_per_cta();
         let nwarps = threads.div_ceil(WARP_SIZE);
-        let ef = &self.module.funcs[self.kernel];
+        let module = self.module;
+        let ef = &module.funcs[self.kernel];
         let shared = FlatSpace::new(
             (self.module.dynamic_shared_base + self.config.dynamic_shared as u64) as usize,
         );
@@ -464,7 +486,7 @@ impl<'e> Launch<'e> {
                 status: WarpStatus::Ready,
                 frames: vec![Frame {
                     func: self.kernel,
-                    regs: vec![0; ef.num_regs * 32],
+                    regs: zeroed_regs(&mut self.spare_regs, ef.num_regs * 32),
                     local_base: 0,
                     stack_base: 0,
                     param_addrs: Vec::new(),
@@ -512,6 +534,19 @@ impl<'e> Launch<'e> {
     /// Runs CTAs `ctas` (linear indices) one after another, warps round-robin in slices,
     /// and returns their instruction counts.
     pub fn run_ctas(&mut self, ctas: std::ops::Range<u64>) -> ExecResult<RunStats> {
+        // Nothing reads the steps but the observer.
+        let record = self
+            .observer
+            .as_deref()
+            .is_some_and(|o| o.reads_destinations());
+        let saved = std::mem::replace(&mut self.record_destinations, record);
+        let result = self.run_ctas_in_order(ctas);
+        self.record_destinations = saved;
+        result
+    }
+
+    /// [`Launch::run_ctas`]'s loop.
+    fn run_ctas_in_order(&mut self, ctas: std::ops::Range<u64>) -> ExecResult<RunStats> {
         const SLICE: u32 = 256;
         let before = self.stats;
         for linear in ctas {
@@ -533,11 +568,25 @@ impl<'e> Launch<'e> {
                     return Err(self.deadlock_error(&cta));
                 }
             }
+            self.recycle_cta(cta);
         }
         Ok(RunStats {
             warp_instructions: self.stats.warp_instructions - before.warp_instructions,
             thread_instructions: self.stats.thread_instructions - before.thread_instructions,
         })
+    }
+
+    /// Takes back a finished CTA's register storage for the CTAs started after it
+    /// ([`Launch::start_cta`] zeroes it again): a CTA then allocates no registers and
+    /// faults no fresh pages in.
+    pub fn recycle_cta(&mut self, cta: Cta) {
+        for warp in cta.warps {
+            for frame in warp.frames {
+                if self.spare_regs.len() < MAX_SPARE_REGS {
+                    self.spare_regs.push(frame.regs);
+                }
+            }
+        }
     }
 
     /// The PTX line of instruction `inst` of function `func` of the launched module.
@@ -741,6 +790,18 @@ impl<'e> Launch<'e> {
             }
             Err((kind, lane)) => Err(self.error_at(cta, w, kind, lane)),
         }
+    }
+}
+
+/// `len` zeroed registers: spare storage if there is some, else a new allocation.
+fn zeroed_regs(spare: &mut Vec<Vec<u64>>, len: usize) -> Vec<u64> {
+    match spare.pop() {
+        Some(mut regs) => {
+            regs.clear();
+            regs.resize(len, 0);
+            regs
+        }
+        None => vec![0; len],
     }
 }
 

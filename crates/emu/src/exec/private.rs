@@ -149,6 +149,8 @@ impl<'e> Launch<'e> {
             defer_global_loads,
             defer_bulk_copies: self.defer_bulk_copies,
             step_over: None,
+            spare_regs: Vec::new(),
+            record_destinations: true,
         }
     }
 
