@@ -558,6 +558,19 @@ impl GlobalMemory {
         }
     }
 
+    /// The bytes `[addr, addr + len)` when they lie inside one allocation: an access there
+    /// can neither fault nor stray (a warp's load whose lanes all fall in one allocation
+    /// looks up its region once). `None` otherwise, and nothing recorded.
+    #[inline]
+    pub fn span(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        let i = self.find(addr, len).ok()?;
+        let r = &self.regions[i];
+        // SAFETY: `find` checked that [addr, addr + len) lies inside the allocation, which
+        // lies inside the region's block; writes need `&mut self`, excluded while the
+        // slice lives.
+        Some(unsafe { std::slice::from_raw_parts(r.at(addr).cast_const(), len as usize) })
+    }
+
     /// Writes the low `size` bytes of `value`, little-endian.
     #[inline]
     pub fn write_uint(&mut self, addr: u64, size: u32, value: u64) -> Result<(), MemError> {

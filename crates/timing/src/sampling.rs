@@ -381,6 +381,13 @@ type Shared = Arc<Mutex<(Recorded, Option<Box<dyn StepObserver>>)>>;
 struct BbvObserver(Shared);
 
 impl StepObserver for BbvObserver {
+    /// The recording reads no destinations: only the observer it stands in front of may.
+    fn reads_destinations(&self) -> bool {
+        self.0.lock().map_or(true, |shared| {
+            shared.1.as_ref().is_some_and(|o| o.reads_destinations())
+        })
+    }
+
     fn observe(&mut self, cta: [u32; 3], warp: u32, step: &WarpStep) {
         if let Ok(mut shared) = self.0.lock() {
             let (rec, inner) = &mut *shared;

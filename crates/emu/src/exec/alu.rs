@@ -1,6 +1,8 @@
 //! One warp instruction: operand reads, the per-lane semantics of every decoded [`Op`],
 //! memory accesses, warp-wide operations, barriers and control flow.
 
+use std::mem::MaybeUninit;
+
 use ir::function::{Dim, SpecialReg};
 use ir::op::{self, AtomOp, BarrierKind, BoolOp, Callee, CmpOp, Op, Precision, ScalarType, Space};
 
@@ -160,6 +162,58 @@ fn read(frame: &Frame, sc: &SpecialCtx, src: Src, lane: usize) -> u64 {
     }
 }
 
+/// A source operand's values in the 32 lanes, for the per-lane operations without side
+/// effects (`rows!` in `step_warp`): a register's row in place; an immediate, or a special
+/// register the same in every lane, in every lane of `tmp`; any other operand read into
+/// `tmp` for the lanes of `exec` (the others are never used).
+#[inline(always)]
+fn operand_row<'a>(
+    frame: &'a Frame,
+    sc: &SpecialCtx,
+    src: Src,
+    exec: u32,
+    tmp: &'a mut MaybeUninit<[u64; 32]>,
+) -> &'a [u64; 32] {
+    match src {
+        Src::Reg(r) => reg_row(&frame.regs, r),
+        Src::Imm(v) => tmp.write([v; 32]),
+        Src::Special(s) if special_is_uniform(s) => tmp.write([special(sc, s, 0); 32]),
+        _ => {
+            let row = tmp.write([0; 32]);
+            for l in lanes(exec) {
+                row[l] = read_other(frame, sc, src, l);
+            }
+            row
+        }
+    }
+}
+
+/// Register `r`'s row: its value in each of the 32 lanes.
+#[inline(always)]
+fn reg_row(regs: &[u64], r: u32) -> &[u64; 32] {
+    let start = r as usize * 32;
+    regs[start..start + 32]
+        .try_into()
+        .expect("a register row holds 32 lanes")
+}
+
+/// Writes the lanes of `exec` of `out` to destination `dst` (nothing when it is not a
+/// register): a whole row at once for a full warp.
+#[inline(always)]
+fn store_row(regs: &mut [u64], dst: Src, exec: u32, out: &[u64; 32]) {
+    if let Src::Reg(r) = dst {
+        let start = r as usize * 32;
+        let row = &mut regs[start..start + 32];
+        if exec == u32::MAX {
+            row.copy_from_slice(out);
+        } else {
+            for l in lanes(exec) {
+                row[l] = out[l];
+            }
+        }
+    }
+}
+
 /// [`read`] for the operands other than registers.
 #[inline(never)]
 fn read_other(frame: &Frame, sc: &SpecialCtx, src: Src, lane: usize) -> u64 {
@@ -195,6 +249,20 @@ fn base_addr(frame: &Frame, base: Base, lane: usize) -> u64 {
         Base::FuncRet(i) => frame.ret_addrs.get(i as usize).copied().unwrap_or(u64::MAX),
         Base::KernelParam(o) => o,
     }
+}
+
+/// Whether special register `s` reads the same in every lane of a warp (see [`special`]).
+fn special_is_uniform(s: SpecialReg) -> bool {
+    !matches!(
+        s,
+        SpecialReg::Tid(_)
+            | SpecialReg::Laneid
+            | SpecialReg::LanemaskEq
+            | SpecialReg::LanemaskLt
+            | SpecialReg::LanemaskLe
+            | SpecialReg::LanemaskGt
+            | SpecialReg::LanemaskGe
+    )
 }
 
 fn special(sc: &SpecialCtx, s: SpecialReg, lane: usize) -> u64 {
@@ -922,6 +990,31 @@ impl Launch<'_> {
                 }
             }};
         }
+        // A per-lane operation without side effects over whole rows (`operand_row`): each
+        // source is looked at once per instruction, not once per lane, and a full warp's
+        // lanes run in one loop over 0..32 (the order of `lanes`: the same first error).
+        macro_rules! rows {
+            (|$($x:ident = $s:ident),+| $e:expr) => {{
+                let frame = &warp.frames[frame_i];
+                let mut out = [0u64; 32];
+                $(
+                    let mut $x = MaybeUninit::uninit();
+                    let $x = operand_row(frame, &sc, $s, exec, &mut $x);
+                )+
+                if exec == u32::MAX {
+                    for l in 0..32 {
+                        $( let $x = $x[l]; )+
+                        out[l] = $e;
+                    }
+                } else {
+                    for l in lanes(exec) {
+                        $( let $x = $x[l]; )+
+                        out[l] = $e;
+                    }
+                }
+                store_row(&mut warp.frames[frame_i].regs, dsts[0], exec, &out);
+            }};
+        }
         macro_rules! src {
             ($i:expr) => {
                 *srcs
@@ -936,11 +1029,11 @@ impl Launch<'_> {
                 let is_add = matches!(inst.op, Op::Add { .. });
                 let (a, b) = (src!(0), src!(1));
                 if *carry == op::Carry::None {
-                    map!(|l| if is_add {
-                        int::add(t, rd!(a, l), rd!(b, l), *sat)
+                    if is_add {
+                        rows!(|x = a, y = b| int::add(t, x, y, *sat));
                     } else {
-                        int::sub(t, rd!(a, l), rd!(b, l), *sat)
-                    });
+                        rows!(|x = a, y = b| int::sub(t, x, y, *sat));
+                    }
                 } else {
                     for l in lanes(exec) {
                         let cin = carry.reads() && warp.carry >> l & 1 == 1;
@@ -960,7 +1053,7 @@ impl Launch<'_> {
                 let t = int_type(*ty);
                 let part = *mode;
                 let (a, b) = (src!(0), src!(1));
-                map!(|l| int::mul(t, rd!(a, l), rd!(b, l), part));
+                rows!(|x = a, y = b| int::mul(t, x, y, part));
             }
             Op::Mad {
                 ty,
@@ -972,7 +1065,7 @@ impl Launch<'_> {
                 let part = *mode;
                 let (a, b, c) = (src!(0), src!(1), src!(2));
                 if *carry == op::Carry::None {
-                    map!(|l| int::mad(t, rd!(a, l), rd!(b, l), rd!(c, l), part, *sat));
+                    rows!(|x = a, y = b, z = c| int::mad(t, x, y, z, part, *sat));
                 } else {
                     for l in lanes(exec) {
                         let cin = carry.reads() && warp.carry >> l & 1 == 1;
@@ -988,155 +1081,141 @@ impl Launch<'_> {
             Op::Mul24 { ty, hi } => {
                 let t = int_type(*ty);
                 let (a, b) = (src!(0), src!(1));
-                map!(|l| int::mul24(t, rd!(a, l), rd!(b, l), *hi));
+                rows!(|x = a, y = b| int::mul24(t, x, y, *hi));
             }
             Op::Mad24 { ty, hi, .. } => {
                 let t = int_type(*ty);
                 let (a, b, c) = (src!(0), src!(1), src!(2));
-                map!(|l| int::mad24(t, rd!(a, l), rd!(b, l), rd!(c, l), *hi));
+                rows!(|x = a, y = b, z = c| int::mad24(t, x, y, z, *hi));
             }
             Op::Sad { ty } => {
                 let t = int_type(*ty);
                 let (a, b, c) = (src!(0), src!(1), src!(2));
-                map!(|l| int::sad(t, rd!(a, l), rd!(b, l), rd!(c, l)));
+                rows!(|x = a, y = b, z = c| int::sad(t, x, y, z));
             }
             Op::Div { ty } => {
                 let t = int_type(*ty);
                 let (a, b) = (src!(0), src!(1));
-                map!(|l| int::div(t, rd!(a, l), rd!(b, l)));
+                rows!(|x = a, y = b| int::div(t, x, y));
             }
             Op::Rem { ty } => {
                 let t = int_type(*ty);
                 let (a, b) = (src!(0), src!(1));
-                map!(|l| int::rem(t, rd!(a, l), rd!(b, l)));
+                rows!(|x = a, y = b| int::rem(t, x, y));
             }
             Op::Min { ty, relu } | Op::Max { ty, relu } => {
                 let t = int_type(*ty);
                 let want_max = matches!(inst.op, Op::Max { .. });
                 let (a, b) = (src!(0), src!(1));
-                map!(|l| {
-                    let v = int::min_max(t, rd!(a, l), rd!(b, l), want_max);
-                    if *relu && t.sext(v) < 0 {
-                        0
-                    } else {
-                        v
-                    }
-                });
+                if *relu {
+                    rows!(|x = a, y = b| {
+                        let v = int::min_max(t, x, y, want_max);
+                        if t.sext(v) < 0 {
+                            0
+                        } else {
+                            v
+                        }
+                    });
+                } else {
+                    rows!(|x = a, y = b| int::min_max(t, x, y, want_max));
+                }
             }
             Op::Abs { ty } => {
                 let t = int_type(*ty);
                 let a = src!(0);
-                map!(|l| int::abs(t, rd!(a, l)));
+                rows!(|x = a| int::abs(t, x));
             }
             Op::Neg { ty } => {
                 let t = int_type(*ty);
                 let a = src!(0);
-                map!(|l| int::neg(t, rd!(a, l)));
+                rows!(|x = a| int::neg(t, x));
             }
             Op::And { ty } | Op::Or { ty } | Op::Xor { ty } => {
                 let m = int_type(*ty).mask();
                 let (a, b) = (src!(0), src!(1));
-                map!(|l| {
-                    let (x, y) = (rd!(a, l), rd!(b, l));
-                    m & match inst.op {
-                        Op::And { .. } => x & y,
-                        Op::Or { .. } => x | y,
-                        _ => x ^ y,
-                    }
-                });
+                match inst.op {
+                    Op::And { .. } => rows!(|x = a, y = b| m & (x & y)),
+                    Op::Or { .. } => rows!(|x = a, y = b| m & (x | y)),
+                    _ => rows!(|x = a, y = b| m & (x ^ y)),
+                }
             }
             Op::Not { ty } => {
                 let m = int_type(*ty).mask();
                 let a = src!(0);
-                map!(|l| !rd!(a, l) & m);
+                rows!(|x = a| !x & m);
             }
             Op::Cnot { ty } => {
                 let t = int_type(*ty);
                 let a = src!(0);
-                map!(|l| int::cnot(t, rd!(a, l)));
+                rows!(|x = a| int::cnot(t, x));
             }
             Op::Lop3 { ty } => {
                 let m = int_type(*ty).mask();
                 let (a, b, c, lut) = (src!(0), src!(1), src!(2), src!(3));
-                map!(|l| int::lop3(rd!(a, l), rd!(b, l), rd!(c, l), rd!(lut, l) as u8) & m);
+                rows!(|x = a, y = b, z = c, u = lut| int::lop3(x, y, z, u as u8) & m);
             }
             Op::Shl { ty } => {
                 let t = int_type(*ty);
                 let (a, b) = (src!(0), src!(1));
-                map!(|l| int::shl(t, rd!(a, l), rd!(b, l) as u32));
+                rows!(|x = a, y = b| int::shl(t, x, y as u32));
             }
             Op::Shr { ty } => {
                 let t = int_type(*ty);
                 let (a, b) = (src!(0), src!(1));
-                map!(|l| int::shr(t, rd!(a, l), rd!(b, l) as u32));
+                rows!(|x = a, y = b| int::shr(t, x, y as u32));
             }
             Op::Bfe { ty } => {
                 let t = int_type(*ty);
                 let (a, b, c) = (src!(0), src!(1), src!(2));
-                map!(|l| int::bfe(t, rd!(a, l), rd!(b, l) as u32, rd!(c, l) as u32));
+                rows!(|x = a, y = b, z = c| int::bfe(t, x, y as u32, z as u32));
             }
             Op::Bfi { ty } => {
                 let t = int_type(*ty);
                 let (a, b, c, d) = (src!(0), src!(1), src!(2), src!(3));
-                map!(|l| int::bfi(t, rd!(a, l), rd!(b, l), rd!(c, l) as u32, rd!(d, l) as u32));
+                rows!(|x = a, y = b, z = c, u = d| int::bfi(t, x, y, z as u32, u as u32));
             }
             Op::Bfind { ty, shiftamt } => {
                 let t = int_type(*ty);
                 let a = src!(0);
-                map!(|l| int::bfind(t, rd!(a, l), *shiftamt));
+                rows!(|x = a| int::bfind(t, x, *shiftamt));
             }
             Op::Popc { ty } => {
                 let t = int_type(*ty);
                 let a = src!(0);
-                map!(|l| int::popc(t, rd!(a, l)));
+                rows!(|x = a| int::popc(t, x));
             }
             Op::Clz { ty } => {
                 let t = int_type(*ty);
                 let a = src!(0);
-                map!(|l| int::clz(t, rd!(a, l)));
+                rows!(|x = a| int::clz(t, x));
             }
             Op::Brev { ty } => {
                 let t = int_type(*ty);
                 let a = src!(0);
-                map!(|l| int::brev(t, rd!(a, l)));
+                rows!(|x = a| int::brev(t, x));
             }
             Op::Prmt { mode } => {
                 let (a, b, c) = (src!(0), src!(1), src!(2));
-                map!(
-                    |l| int::prmt(rd!(a, l) as u32, rd!(b, l) as u32, rd!(c, l) as u32, *mode)
-                        as u64
-                );
+                rows!(|x = a, y = b, z = c| int::prmt(x as u32, y as u32, z as u32, *mode) as u64);
             }
             Op::Dp4a { a_ty, b_ty } => {
                 let (a, b, c) = (src!(0), src!(1), src!(2));
                 let (sa, sb) = (a_ty.is_signed_int(), b_ty.is_signed_int());
-                map!(
-                    |l| int::dp4a(rd!(a, l) as u32, sa, rd!(b, l) as u32, sb, rd!(c, l) as u32)
-                        as u64
-                );
+                rows!(|x = a, y = b, z = c| int::dp4a(x as u32, sa, y as u32, sb, z as u32) as u64);
             }
             Op::Dp2a { a_ty, b_ty, hi } => {
                 let (a, b, c) = (src!(0), src!(1), src!(2));
                 let (sa, sb) = (a_ty.is_signed_int(), b_ty.is_signed_int());
-                map!(|l| int::dp2a(
-                    rd!(a, l) as u32,
-                    sa,
-                    rd!(b, l) as u32,
-                    sb,
-                    rd!(c, l) as u32,
-                    *hi
+                rows!(|x = a, y = b, z = c| int::dp2a(
+                    x as u32, sa, y as u32, sb, z as u32, *hi
                 ) as u64);
             }
             Op::Shf { dir, amount } => {
                 let (a, b, c) = (src!(0), src!(1), src!(2));
                 let left = *dir == op::ShiftDir::Left;
                 let clamp = *amount == op::ShiftAmount::Clamp;
-                map!(|l| int::shf(
-                    rd!(a, l) as u32,
-                    rd!(b, l) as u32,
-                    rd!(c, l) as u32,
-                    left,
-                    clamp
+                rows!(|x = a, y = b, z = c| int::shf(
+                    x as u32, y as u32, z as u32, left, clamp
                 ) as u64);
             }
             Op::FAdd { ty, mode } | Op::FSub { ty, mode } | Op::FMul { ty, mode } => {
@@ -1147,17 +1226,34 @@ impl Launch<'_> {
                 };
                 let m = fp_mode(mode);
                 let (a, b) = (src!(0), src!(1));
-                for l in lanes(exec) {
-                    let v = float_bin(kind, *ty, m, rd!(a, l), rd!(b, l))?;
-                    wr!(dsts[0], l, v);
+                let f32s = |x: u64, y: u64| (f32::from_bits(x as u32), f32::from_bits(y as u32));
+                // `float_bin`'s f32 cases, chosen once per instruction.
+                match (*ty, kind) {
+                    (ScalarType::F32, 0) => rows!(|x = a, y = b| {
+                        let (x, y) = f32s(x, y);
+                        fl::add(x, y, m).to_bits() as u64
+                    }),
+                    (ScalarType::F32, 2) => rows!(|x = a, y = b| {
+                        let (x, y) = f32s(x, y);
+                        fl::mul(x, y, m).to_bits() as u64
+                    }),
+                    _ => rows!(|x = a, y = b| float_bin(kind, *ty, m, x, y)?),
                 }
             }
             Op::Fma { ty, mode } => {
                 let m = fp_mode(mode);
                 let (a, b, c) = (src!(0), src!(1), src!(2));
-                for l in lanes(exec) {
-                    let v = float_fma(*ty, m, rd!(a, l), rd!(b, l), rd!(c, l))?;
-                    wr!(dsts[0], l, v);
+                if *ty == ScalarType::F32 {
+                    // `float_fma`'s f32 case, chosen once per instruction.
+                    rows!(|x = a, y = b, z = c| fl::fma(
+                        f32::from_bits(x as u32),
+                        f32::from_bits(y as u32),
+                        f32::from_bits(z as u32),
+                        m
+                    )
+                    .to_bits() as u64);
+                } else {
+                    rows!(|x = a, y = b, z = c| float_fma(*ty, m, x, y, z)?);
                 }
             }
             Op::FDiv { ty, precision, ftz } => {
@@ -1216,17 +1312,11 @@ impl Launch<'_> {
                     FUn::Sqrt(*precision)
                 };
                 let a = src!(0);
-                for l in lanes(exec) {
-                    let v = float_un(u, *ty, *ftz, rd!(a, l))?;
-                    wr!(dsts[0], l, v);
-                }
+                rows!(|x = a| float_un(u, *ty, *ftz, x)?);
             }
             Op::Rsqrt { ty, ftz } => {
                 let a = src!(0);
-                for l in lanes(exec) {
-                    let v = float_un(FUn::Rsqrt, *ty, *ftz, rd!(a, l))?;
-                    wr!(dsts[0], l, v);
-                }
+                rows!(|x = a| float_un(FUn::Rsqrt, *ty, *ftz, x)?);
             }
             Op::Sin { ftz } | Op::Cos { ftz } | Op::Lg2 { ftz } => {
                 let t = match inst.op {
@@ -1235,9 +1325,7 @@ impl Launch<'_> {
                     _ => Transcendental::Lg2,
                 };
                 let a = src!(0);
-                map!(
-                    |l| fl::approx_f32(t, f32::from_bits(rd!(a, l) as u32), *ftz).to_bits() as u64
-                );
+                rows!(|x = a| fl::approx_f32(t, f32::from_bits(x as u32), *ftz).to_bits() as u64);
             }
             Op::Ex2 { .. } | Op::Tanh { .. } => {
                 let (t, ty, ftz) = match inst.op {
@@ -1247,18 +1335,12 @@ impl Launch<'_> {
                 };
                 let ty = &ty;
                 let a = src!(0);
-                for l in lanes(exec) {
-                    let v = float_un(FUn::Trans(t), *ty, ftz, rd!(a, l))?;
-                    wr!(dsts[0], l, v);
-                }
+                rows!(|x = a| float_un(FUn::Trans(t), *ty, ftz, x)?);
             }
             Op::FMin { ty, ftz, nan } | Op::FMax { ty, ftz, nan } => {
                 let want_max = matches!(inst.op, Op::FMax { .. });
                 let (a, b) = (src!(0), src!(1));
-                for l in lanes(exec) {
-                    let v = float_minmax(*ty, *ftz, *nan, want_max, rd!(a, l), rd!(b, l))?;
-                    wr!(dsts[0], l, v);
-                }
+                rows!(|x = a, y = b| float_minmax(*ty, *ftz, *nan, want_max, x, y)?);
             }
             Op::FAbs { ty, ftz } | Op::FNeg { ty, ftz } => {
                 let u = if matches!(inst.op, Op::FAbs { .. }) {
@@ -1267,10 +1349,7 @@ impl Launch<'_> {
                     FUn::Neg
                 };
                 let a = src!(0);
-                for l in lanes(exec) {
-                    let v = float_un(u, *ty, *ftz, rd!(a, l))?;
-                    wr!(dsts[0], l, v);
-                }
+                rows!(|x = a| float_un(u, *ty, *ftz, x)?);
             }
             Op::Copysign { ty } => {
                 let (a, b) = (src!(0), src!(1));
@@ -1279,13 +1358,12 @@ impl Launch<'_> {
                 } else {
                     1u64 << 31
                 };
-                map!(|l| (rd!(b, l) & !sign & mask_bits(ty.bits())) | (rd!(a, l) & sign));
+                rows!(|x = a, y = b| (y & !sign & mask_bits(ty.bits())) | (x & sign));
             }
             Op::Testp { ty, class } => {
                 let a = src!(0);
                 let is64 = *ty == ScalarType::F64;
-                map!(|l| {
-                    let x = rd!(a, l);
+                rows!(|x = a| {
                     (if is64 {
                         fl::testp(f64::from_bits(x), *class)
                     } else {
@@ -1303,18 +1381,44 @@ impl Launch<'_> {
                 let (a, b) = (src!(0), src!(1));
                 let comb = *combine;
                 let pc_src = srcs.get(2).copied();
-                for l in lanes(exec) {
-                    let mut t = compare(*ty, c, *ftz, rd!(a, l), rd!(b, l));
-                    let mut f = !t;
-                    if let (Some(op), Some(p)) = (comb, pc_src) {
-                        let pv = rd!(p, l) & 1 == 1;
-                        t = apply_bool(op, t, pv);
-                        f = apply_bool(op, f, pv);
+                // Over whole rows, as `rows!` (two destinations).
+                let (mut trues, mut falses) = ([0u64; 32], [0u64; 32]);
+                {
+                    let frame = &warp.frames[frame_i];
+                    let (mut ta, mut tb, mut tp) = (
+                        MaybeUninit::uninit(),
+                        MaybeUninit::uninit(),
+                        MaybeUninit::uninit(),
+                    );
+                    let ra = operand_row(frame, &sc, a, exec, &mut ta);
+                    let rb = operand_row(frame, &sc, b, exec, &mut tb);
+                    let combined = match (comb, pc_src) {
+                        (Some(op), Some(p)) => {
+                            Some((op, operand_row(frame, &sc, p, exec, &mut tp)))
+                        }
+                        _ => None,
+                    };
+                    let mut lane = |l: usize| {
+                        let mut t = compare(*ty, c, *ftz, ra[l], rb[l]);
+                        let mut f = !t;
+                        if let Some((op, rp)) = combined {
+                            let pv = rp[l] & 1 == 1;
+                            t = apply_bool(op, t, pv);
+                            f = apply_bool(op, f, pv);
+                        }
+                        trues[l] = t as u64;
+                        falses[l] = f as u64;
+                    };
+                    if exec == u32::MAX {
+                        (0..32).for_each(&mut lane);
+                    } else {
+                        lanes(exec).for_each(&mut lane);
                     }
-                    wr!(dsts[0], l, t as u64);
-                    if let Some(&q) = dsts.get(1) {
-                        wr!(q, l, f as u64);
-                    }
+                }
+                let regs = &mut warp.frames[frame_i].regs;
+                store_row(regs, dsts[0], exec, &trues);
+                if let Some(&q) = dsts.get(1) {
+                    store_row(regs, q, exec, &falses);
                 }
             }
             Op::Set {
@@ -1333,30 +1437,29 @@ impl Launch<'_> {
                 } else {
                     0xFFFF_FFFF
                 };
-                map!(|l| {
-                    let mut t = compare(*ty, c, *ftz, rd!(a, l), rd!(b, l));
-                    if let (Some(op), Some(p)) = (comb, pc_src) {
-                        t = apply_bool(op, t, rd!(p, l) & 1 == 1);
-                    }
-                    if t {
+                match (comb, pc_src) {
+                    (Some(op), Some(p)) => rows!(|x = a, y = b, z = p| {
+                        let t = apply_bool(op, compare(*ty, c, *ftz, x, y), z & 1 == 1);
+                        if t {
+                            one
+                        } else {
+                            0
+                        }
+                    }),
+                    _ => rows!(|x = a, y = b| if compare(*ty, c, *ftz, x, y) {
                         one
                     } else {
                         0
-                    }
-                });
+                    }),
+                }
             }
             Op::Selp { .. } => {
                 let (a, b, c) = (src!(0), src!(1), src!(2));
-                map!(|l| if rd!(c, l) & 1 == 1 {
-                    rd!(a, l)
-                } else {
-                    rd!(b, l)
-                });
+                rows!(|x = a, y = b, z = c| if z & 1 == 1 { x } else { y });
             }
             Op::Slct { cmp_ty, ftz, .. } => {
                 let (a, b, c) = (src!(0), src!(1), src!(2));
-                map!(|l| {
-                    let cv = rd!(c, l);
+                rows!(|x = a, y = b, cv = c| {
                     let ge = if *cmp_ty == ScalarType::F32 {
                         let x = fl::flush(f32::from_bits(cv as u32), *ftz);
                         x >= 0.0
@@ -1364,9 +1467,9 @@ impl Launch<'_> {
                         (cv as u32 as i32) >= 0
                     };
                     if ge {
-                        rd!(a, l)
+                        x
                     } else {
-                        rd!(b, l)
+                        y
                     }
                 });
             }
@@ -1377,7 +1480,7 @@ impl Launch<'_> {
                 } else {
                     mask_bits(ty.bits())
                 };
-                map!(|l| rd!(a, l) & m);
+                rows!(|x = a| x & m);
             }
             Op::Pack { ty, lanes: n } => {
                 let width = ty.bits() / *n as u32;
@@ -1414,7 +1517,7 @@ impl Launch<'_> {
                     _ => Tf32Rounding::NearestEven,
                 };
                 let a = src!(0);
-                map!(|l| f32_to_tf32(rd!(a, l) as u32, mode, *satfinite, *relu) as u64);
+                rows!(|x = a| f32_to_tf32(x as u32, mode, *satfinite, *relu) as u64);
             }
             Op::Cvt {
                 dst,
@@ -1438,8 +1541,8 @@ impl Launch<'_> {
                             _ => None,
                         });
                         let ext = matches!(d, CvtType::Int(t) if t.signed && t.bits < 64);
-                        map!(|l| {
-                            let mut v = cvt(d, s, rd!(a, l), rnd, *ftz, *sat);
+                        rows!(|x = a| {
+                            let mut v = cvt(d, s, x, rnd, *ftz, *sat);
                             if ext {
                                 if let (CvtType::Int(t), Some(b)) = (d, dst_bits) {
                                     v = (t.sext(v) as u64) & mask_bits(b as u32);
@@ -1466,9 +1569,9 @@ impl Launch<'_> {
                             CvtRounding::Float(x) => x,
                             _ => Rounding::NearestEven,
                         };
-                        map!(|l| {
-                            let hi = half::from_f32(f32::from_bits(rd!(a, l) as u32), k, rm) as u64;
-                            let lo = half::from_f32(f32::from_bits(rd!(b, l) as u32), k, rm) as u64;
+                        rows!(|x = a, y = b| {
+                            let hi = half::from_f32(f32::from_bits(x as u32), k, rm) as u64;
+                            let lo = half::from_f32(f32::from_bits(y as u32), k, rm) as u64;
                             let relu_fix = |h: u64| if *relu && h & 0x8000 != 0 { 0 } else { h };
                             (relu_fix(hi) << 16) | relu_fix(lo)
                         });
@@ -1495,8 +1598,7 @@ impl Launch<'_> {
                     _ => None,
                 };
                 let a = src!(0);
-                map!(|l| {
-                    let v = rd!(a, l);
+                rows!(|v = a| {
                     (match (window, to_generic) {
                         (None, _) => v,
                         (Some(w), true) => v.wrapping_add(w),
@@ -1585,8 +1687,69 @@ impl Launch<'_> {
                     _ => false,
                 };
                 let mut sp = spaces!();
+                // A load from one address in every lane (the address is no register: a
+                // constant, a kernel parameter): the first lane reads, the others take its
+                // values. The same reads and results as the loop below, whose first lane
+                // would fail or stray exactly as this one does; not for local memory, which
+                // is each lane's own.
+                let uniform_address = matches!(
+                    addr_src,
+                    Src::Imm(_)
+                        | Src::FrameAddr(_)
+                        | Src::ParamAddr(_)
+                        | Src::Addr {
+                            base: Base::Fixed(_) | Base::KernelParam(_),
+                            ..
+                        }
+                );
+                let mut uniform = false;
+                if uniform_address && !is_store && !defer && !fast && exec != 0 {
+                    let l0 = exec.trailing_zeros() as usize;
+                    let addr = read(&warp.frames[frame_i], &sc, addr_src, l0) & address_mask;
+                    let p = resolve(ma.space, base, addr, in_kernel);
+                    if !matches!(p, Phys::Local(_)) {
+                        uniform = true;
+                        step.addrs[l0] = addr;
+                        check_aligned(addr, (esize * n).min(16).next_power_of_two())
+                            .map_err(|e| (e.into(), Some(l0)))?;
+                        let space = phys_space(p, ma.space);
+                        step.lane_spaces[l0] = space;
+                        if let Some(m) = step.mem.as_mut() {
+                            m.space = space;
+                        }
+                        let elements = (esize, n, signed);
+                        let regs = &mut warp.frames[frame_i].regs;
+                        load_lane(&sp, p, elements, (dsts, &ef.reg_bits), regs, l0)
+                            .map_err(|k| (k, Some(l0)))?;
+                        if self.stray_lane.is_none() && sp.global.has_stray() {
+                            self.stray_lane = Some(l0);
+                        }
+                        if exec == u32::MAX {
+                            step.addrs = [addr; 32];
+                            step.lane_spaces = [space; 32];
+                            for d in dsts.iter().take(n as usize) {
+                                if let Src::Reg(r) = *d {
+                                    let row = r as usize * 32;
+                                    let v = regs[row + l0];
+                                    regs[row..row + 32].fill(v);
+                                }
+                            }
+                        } else {
+                            for l in lanes(exec & !(1 << l0)) {
+                                step.addrs[l] = addr;
+                                step.lane_spaces[l] = space;
+                                for d in dsts.iter().take(n as usize) {
+                                    if let Src::Reg(r) = *d {
+                                        let row = r as usize * 32;
+                                        regs[row + l] = regs[row + l0];
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
                 let mut first = true;
-                for l in lanes(if defer || fast { 0 } else { exec }) {
+                for l in lanes(if defer || fast || uniform { 0 } else { exec }) {
                     let addr = read(&warp.frames[frame_i], &sc, addr_src, l) & address_mask;
                     step.addrs[l] = addr;
                     check_aligned(addr, (esize * n).min(16).next_power_of_two())
@@ -2980,10 +3143,14 @@ impl Launch<'_> {
             }
         }
 
-        // Record destination values for the timing model.
+        // Record destination values for the timing model (not in a functional run whose
+        // observer, if any, does not read them: `Launch::run_ctas`).
         let frame = &warp.frames[frame_i];
         let mut n = 0;
-        for d in dsts.iter().take(4) {
+        for d in dsts
+            .iter()
+            .take(if self.record_destinations { 4 } else { 0 })
+        {
             if let Src::Reg(r) = *d {
                 step.dst_regs[n] = ir::RegId(r);
                 step.dst_values[n]
@@ -3109,6 +3276,39 @@ fn load_global(
     let (esize, n, signed) = load.elements;
     let align = (esize * n).min(16).next_power_of_two();
     let base = load.addr_reg as usize * 32;
+    // The common case: every lane aligned and inside one allocation, where no lane can
+    // fault or stray: one look-up of the allocation for the warp, then the lanes' reads in
+    // place (each lane's address comes from its own lane of the address register, so
+    // computing them all first reads what the loop below reads).
+    if load.exec != 0 {
+        let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+        for l in lanes(load.exec) {
+            let addr = regs[base + l].wrapping_add(load.offset) & load.address_mask;
+            step.addrs[l] = addr;
+            lo = lo.min(addr);
+            hi = hi.max(addr);
+            bits |= addr;
+        }
+        let span = hi
+            .checked_add(u64::from(esize * n))
+            .filter(|_| bits & u64::from(align - 1) == 0)
+            .and_then(|end| global.span(lo, end - lo));
+        if let Some(span) = span {
+            for l in lanes(load.exec) {
+                step.lane_spaces[l] = MemSpace::Global;
+                let at = (step.addrs[l] - lo) as usize;
+                for e in 0..n {
+                    let raw = read_le(&span[at + (e * esize) as usize..], esize.min(8));
+                    let dst = (load.dsts.get(e as usize), load.reg_bits);
+                    write_loaded(regs, dst, l, raw, (esize, signed));
+                }
+            }
+            if stray_lane.is_none() && global.has_stray() {
+                *stray_lane = Some(load.exec.trailing_zeros() as usize);
+            }
+            return Ok(());
+        }
+    }
     for l in lanes(load.exec) {
         let addr = regs[base + l].wrapping_add(load.offset) & load.address_mask;
         step.addrs[l] = addr;
@@ -3128,6 +3328,28 @@ fn load_global(
     Ok(())
 }
 
+/// The little-endian value of the first `size` (1, 2, 4 or 8) bytes of `bytes`.
+#[inline(always)]
+fn read_le(bytes: &[u8], size: u32) -> u64 {
+    match size {
+        4 => u64::from(u32::from_le_bytes(
+            bytes[..4]
+                .try_into()
+                .expect("a 4-byte slice converts to 4 bytes"),
+        )),
+        8 => u64::from_le_bytes(
+            bytes[..8]
+                .try_into()
+                .expect("an 8-byte slice converts to 8 bytes"),
+        ),
+        _ => {
+            let mut b = [0u8; 8];
+            b[..size as usize].copy_from_slice(&bytes[..size as usize]);
+            u64::from_le_bytes(b)
+        }
+    }
+}
+
 /// Writes lane `l`'s element `raw` of a load (`esize` bytes) to its destination, if a
 /// register (`reg_bits` wide; a narrow signed integer is sign-extended to it).
 #[inline(always)]
@@ -3139,8 +3361,8 @@ fn write_loaded(
     (esize, signed): (u32, bool),
 ) {
     if let Some(Src::Reg(r)) = dst {
-        let rb = reg_bits.get(*r as usize).copied().unwrap_or(64) as u32;
         regs[*r as usize * 32 + l] = if signed {
+            let rb = reg_bits.get(*r as usize).copied().unwrap_or(64) as u32;
             (IntType {
                 bits: esize * 8,
                 signed: true,
@@ -3296,6 +3518,7 @@ fn finish_lanes(warp: &mut Warp, mask: u32, exit: bool) {
 
 /// Pops finished stack entries (empty, or at their reconvergence point) and frames whose
 /// entries are all gone; marks the warp exited when nothing is left.
+#[inline]
 pub(in crate::exec) fn settle(warp: &mut Warp) {
     loop {
         while let Some(t) = warp.stack.last() {

@@ -164,7 +164,9 @@ pub struct WarpStep {
     /// the bytes between the rows, the second row's texels being `addrs[lane] +
     /// texture_row_pitch`; 0 for one row. Valid when `mem` is a texture fetch.
     pub texture_row_pitch: u64,
-    /// Destination registers written and their per-lane values after the instruction.
+    /// Destination registers written and their per-lane values after the instruction
+    /// (none in a run of [`Launch::run_ctas`] whose observer does not read them:
+    /// [`StepObserver::reads_destinations`]).
     pub num_dsts: u8,
     pub dst_regs: [RegId; 4],
     pub dst_values: [[u64; 32]; 4],
@@ -212,6 +214,13 @@ impl Default for WarpStep {
 pub trait StepObserver: Send {
     /// Warp `warp` of the CTA `cta` executed `step`.
     fn observe(&mut self, cta: [u32; 3], warp: u32, step: &WarpStep);
+
+    /// Whether the observer reads [`WarpStep::dst_regs`] and [`WarpStep::dst_values`]:
+    /// a functional run ([`Launch::run_ctas`]) records them only for an observer that
+    /// does (copying each destination's 32 lanes is a sizeable part of a step).
+    fn reads_destinations(&self) -> bool {
+        true
+    }
 }
 
 /// Whether a warp can run.
@@ -404,7 +413,17 @@ pub struct Launch<'e> {
     /// a caller that holds CTAs of a cluster elsewhere wakes their waiters when it grows
     /// ([`Cta::wake_cluster_waiters`]).
     pub cluster_releases: u64,
+    /// Register storage of finished CTAs' warps ([`Launch::recycle_cta`]), for the next
+    /// CTAs to start with.
+    spare_regs: Vec<Vec<u64>>,
+    /// Whether steps record their destinations' values (`WarpStep::dst_values`): always,
+    /// except inside [`Launch::run_ctas`] when no observer reads them.
+    record_destinations: bool,
 }
+
+/// The most warps' register storage [`Launch::recycle_cta`] keeps (a CTA has at most 32
+/// warps).
+const MAX_SPARE_REGS: usize = 64;
 
 type ExecResult<T> = Result<T, ExecError>;
 
@@ -526,6 +545,8 @@ impl<'e> Launch<'e> {
             cluster_shape,
             explicit_cluster,
             cluster_releases: 0,
+            spare_regs: Vec::new(),
+            record_destinations: true,
         })
     }
 
@@ -616,10 +637,11 @@ impl<'e> Launch<'e> {
         Ok(self.make_cta(id, None))
     }
 
-    fn make_cta(&self, id: [u32; 3], cluster: Option<cluster::ClusterMember>) -> Cta {
+    fn make_cta(&mut self, id: [u32; 3], cluster: Option<cluster::ClusterMember>) -> Cta {
         let threads = self.config.threads_per_cta();
         let nwarps = threads.div_ceil(WARP_SIZE);
-        let ef = &self.module.funcs[self.kernel];
+        let module = self.module;
+        let ef = &module.funcs[self.kernel];
         let shared = FlatSpace::new(if cluster.is_some() {
             0
         } else {
@@ -637,7 +659,7 @@ impl<'e> Launch<'e> {
                 status: WarpStatus::Ready,
                 frames: vec![Frame {
                     func: self.kernel,
-                    regs: vec![0; ef.num_regs * 32],
+                    regs: zeroed_regs(&mut self.spare_regs, ef.num_regs * 32),
                     local_base: 0,
                     stack_base: 0,
                     param_addrs: Vec::new(),
@@ -784,6 +806,23 @@ impl<'e> Launch<'e> {
         ctas: std::ops::Range<u64>,
         bound: &RunBound,
     ) -> ExecResult<Result<RunStats, FunctionalStop>> {
+        // Nothing reads the steps but the observer.
+        let record = self
+            .observer
+            .as_deref()
+            .is_some_and(|o| o.reads_destinations());
+        let saved = std::mem::replace(&mut self.record_destinations, record);
+        let result = self.run_ctas_in_order(ctas, bound);
+        self.record_destinations = saved;
+        result
+    }
+
+    /// [`Launch::run_ctas_bounded`]'s loop.
+    fn run_ctas_in_order(
+        &mut self,
+        ctas: std::ops::Range<u64>,
+        bound: &RunBound,
+    ) -> ExecResult<Result<RunStats, FunctionalStop>> {
         const SLICE: u32 = 256;
         let before = self.stats;
         let budget = bound.max_warp_instructions.unwrap_or(u64::MAX);
@@ -826,6 +865,7 @@ impl<'e> Launch<'e> {
                     return Err(self.deadlock_error(&cta));
                 }
             }
+            self.recycle_cta(cta);
         }
         Ok(Ok(since(self.stats)))
     }
@@ -859,6 +899,19 @@ impl<'e> Launch<'e> {
             stats,
             cta: cta.id,
             warps,
+        }
+    }
+
+    /// Takes back a finished CTA's register storage for the CTAs started after it
+    /// ([`Launch::start_cta`] zeroes it again): a CTA then allocates no registers and
+    /// faults no fresh pages in.
+    pub fn recycle_cta(&mut self, cta: Cta) {
+        for warp in cta.warps {
+            for frame in warp.frames {
+                if self.spare_regs.len() < MAX_SPARE_REGS {
+                    self.spare_regs.push(frame.regs);
+                }
+            }
         }
     }
 
@@ -1132,6 +1185,18 @@ fn release_cluster_waiters(warps: &mut [Warp], phase: u64) {
             w.status = WarpStatus::Ready;
             w.cluster_arrived = 0;
         }
+    }
+}
+
+/// `len` zeroed registers: spare storage if there is some, else a new allocation.
+fn zeroed_regs(spare: &mut Vec<Vec<u64>>, len: usize) -> Vec<u64> {
+    match spare.pop() {
+        Some(mut regs) => {
+            regs.clear();
+            regs.resize(len, 0);
+            regs
+        }
+        None => vec![0; len],
     }
 }
 

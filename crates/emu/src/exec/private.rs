@@ -152,6 +152,8 @@ impl<'e> Launch<'e> {
             cluster_shape: self.cluster_shape,
             explicit_cluster: self.explicit_cluster,
             cluster_releases: 0,
+            spare_regs: Vec::new(),
+            record_destinations: true,
         }
     }
 

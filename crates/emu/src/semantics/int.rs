@@ -49,7 +49,7 @@ impl IntType {
         signed: true,
     };
 
-    #[inline]
+    #[inline(always)]
     pub fn mask(self) -> u64 {
         if self.bits >= 64 {
             u64::MAX
@@ -58,12 +58,12 @@ impl IntType {
         }
     }
     /// Truncates to the width.
-    #[inline]
+    #[inline(always)]
     pub fn wrap(self, x: u64) -> u64 {
         x & self.mask()
     }
     /// Reads the low `bits` as a signed value.
-    #[inline]
+    #[inline(always)]
     pub fn sext(self, x: u64) -> i64 {
         let s = 64 - self.bits;
         ((x << s) as i64) >> s
@@ -99,7 +99,7 @@ impl IntType {
 }
 
 /// `add{.sat}`: `.sat` (s32 only in PTX) clamps instead of wrapping.
-#[inline]
+#[inline(always)]
 pub fn add(t: IntType, a: u64, b: u64, sat: bool) -> u64 {
     if sat {
         t.saturate(t.value(a) + t.value(b))
@@ -109,7 +109,7 @@ pub fn add(t: IntType, a: u64, b: u64, sat: bool) -> u64 {
 }
 
 /// `sub{.sat}`.
-#[inline]
+#[inline(always)]
 pub fn sub(t: IntType, a: u64, b: u64, sat: bool) -> u64 {
     if sat {
         t.saturate(t.value(a) - t.value(b))
@@ -145,7 +145,7 @@ fn full_product(t: IntType, a: u64, b: u64) -> u128 {
 }
 
 /// `mul.lo/.hi/.wide`. `.wide` returns 2·width bits.
-#[inline]
+#[inline(always)]
 pub fn mul(t: IntType, a: u64, b: u64, part: MulMode) -> u64 {
     match part {
         MulMode::Lo => t.wrap(a.wrapping_mul(b)),
@@ -237,10 +237,15 @@ pub fn rem(t: IntType, a: u64, b: u64) -> u64 {
 }
 
 /// `min` (`max` when `want_max`).
-#[inline]
+#[inline(always)]
 pub fn min_max(t: IntType, a: u64, b: u64, want_max: bool) -> u64 {
-    let (va, vb) = (t.value(a), t.value(b));
-    let r = if (va < vb) != want_max { a } else { b };
+    // `t.value(a) < t.value(b)`, without 128-bit arithmetic (the hot path of `min`/`max`).
+    let less = if t.signed {
+        t.sext(a) < t.sext(b)
+    } else {
+        t.wrap(a) < t.wrap(b)
+    };
+    let r = if less != want_max { a } else { b };
     t.wrap(r)
 }
 
@@ -257,7 +262,7 @@ pub fn neg(t: IntType, a: u64) -> u64 {
 }
 
 /// `shl`: shift amounts ≥ the width give 0.
-#[inline]
+#[inline(always)]
 pub fn shl(t: IntType, a: u64, amount: u32) -> u64 {
     if amount >= t.bits {
         0
@@ -268,7 +273,7 @@ pub fn shl(t: IntType, a: u64, amount: u32) -> u64 {
 
 /// `shr`: logical for `.u`/`.b`, arithmetic for `.s`; amounts ≥ the width give 0 or the
 /// sign fill.
-#[inline]
+#[inline(always)]
 pub fn shr(t: IntType, a: u64, amount: u32) -> u64 {
     let amount = amount.min(t.bits - 1 + (!t.signed) as u32);
     if t.signed {
@@ -687,5 +692,48 @@ mod tests {
         assert_eq!(abs(S32, 0xFFFF_FFFB), 5);
         assert_eq!(neg(S32, 5), 0xFFFF_FFFB);
         assert_eq!(abs(IntType::S16, 0xFFFF), 1);
+    }
+
+    /// `min_max` compares in 64 bits: the same choice as comparing the operands' values
+    /// as mathematical integers, for every width and signedness, at the edges of each
+    /// range and with garbage above the width.
+    #[test]
+    fn min_max_agrees_with_the_values_compared_as_integers() {
+        let edges = [
+            0u64,
+            1,
+            0x7F,
+            0x80,
+            0xFF,
+            0x7FFF,
+            0x8000,
+            0xFFFF,
+            0x7FFF_FFFF,
+            0x8000_0000,
+            0xFFFF_FFFF,
+            0x1_0000_0000,
+            0xDEAD_BEEF_0000_0005,
+            i64::MAX as u64,
+            i64::MIN as u64,
+            u64::MAX,
+        ];
+        for bits in [8, 16, 32, 64] {
+            for signed in [false, true] {
+                let t = IntType { bits, signed };
+                for &a in &edges {
+                    for &b in &edges {
+                        for want_max in [false, true] {
+                            let (va, vb) = (t.value(a), t.value(b));
+                            let chosen = if (va < vb) != want_max { a } else { b };
+                            assert_eq!(
+                                min_max(t, a, b, want_max),
+                                t.wrap(chosen),
+                                "{t:?} {a:#x} {b:#x} max={want_max}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }
