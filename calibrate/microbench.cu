@@ -31,6 +31,11 @@
 //   ffma_bank3   independent FFMAs, each with three different sources in one bank (and no
 //                source repeated by the next instruction, so no register-file cache hit):
 //                cycles per FFMA
+//   mma_dep      a dependent chain of mma.sync m16n8k16 f16 -> f32 in one warp (sm_80 on
+//                silicon): issue to dependent issue
+//   wmma_dep     the same with wmma.mma.sync m16n16k16 f32 (Volta's, sm_70)
+//   atom_global_dep / atom_shared_dep   a dependent chain of atom.add.u32 on one global
+//                (L1/L2-resident) or shared address in one thread: issue to dependent issue
 //   empty        an empty kernel (its cycles come from the statistics, not from here)
 #include <cstdint>
 #include <cstdio>
@@ -354,6 +359,118 @@ __global__ void ffma_bank3(float a, long long *cycles, float *out) {
     *out = r;
 }
 
+// ---- Tensor cores and atomics ---------------------------------------------------------
+// mma_dep: a dependent chain of mma.sync.m16n8k16.row.col.f32.f16.f16.f32 (sm_80 on
+// silicon) in one warp, each reading the previous one's accumulator (D = A.B + D):
+// issue to dependent issue. wmma_dep: the same with wmma.mma.sync m16n16k16 f32 (Volta's
+// warp-level matrix instruction, sm_70). Lane 0 writes the cycles.
+#define MMA_STEPS 64
+// Reads the clock after an instruction that reads `x`, so that the last mma's latency is
+// timed too (a bare clock64 issues right after the last mma issues: 63 latencies in 64
+// steps).
+__device__ __forceinline__ long long clock_after_f(float x) {
+    long long t;
+    asm volatile("{\n\t.reg .pred q;\n\tsetp.eq.f32 q, %1, 0f00000000;\n\tmov.u64 %0, %%clock64;\n\t}"
+                 : "=l"(t)
+                 : "f"(x));
+    return t;
+}
+#define MMA1                                                                           \
+    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "             \
+    "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n\t"
+__global__ void mma_dep(unsigned a0, long long *cycles, float *out) {
+    unsigned a = a0 + threadIdx.x;
+    float d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+    long long t0 = 0, t1 = 0;
+#pragma unroll 1
+    for (int pass = 0; pass < 2; pass++) {  // pass 0 warms the instruction cache
+        t0 = clock64();
+        asm volatile(REP32(MMA1) REP32(MMA1)
+                     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+                     : "r"(a), "r"(a), "r"(a), "r"(a), "r"(a), "r"(a));
+        t1 = clock_after_f(d3);
+    }
+    if (threadIdx.x == 0) *cycles = t1 - t0;
+    out[threadIdx.x] = d0 + d1 + d2 + d3;
+}
+
+#define WMMA1                                                                          \
+    "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 "                                 \
+    "{%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %8, %8, %8, %8, %8, %8, %8}, "              \
+    "{%8, %8, %8, %8, %8, %8, %8, %8}, {%0, %1, %2, %3, %4, %5, %6, %7};\n\t"
+__global__ void wmma_dep(unsigned a0, long long *cycles, float *out) {
+    unsigned a = a0 + threadIdx.x;
+    float d0 = 0, d1 = 0, d2 = 0, d3 = 0, d4 = 0, d5 = 0, d6 = 0, d7 = 0;
+    long long t0 = 0, t1 = 0;
+#pragma unroll 1
+    for (int pass = 0; pass < 2; pass++) {  // pass 0 warms the instruction cache
+        t0 = clock64();
+        asm volatile(REP32(WMMA1) REP32(WMMA1)
+                     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3), "+f"(d4), "+f"(d5),
+                       "+f"(d6), "+f"(d7)
+                     : "r"(a));
+        t1 = clock_after_f(d7);
+    }
+    if (threadIdx.x == 0) *cycles = t1 - t0;
+    out[threadIdx.x] = d0 + d1 + d2 + d3 + d4 + d5 + d6 + d7;
+}
+
+// atom_global_dep / atom_shared_dep: one thread, a dependent chain of atom.add.u32 on one
+// address, each adding the value the previous one returned (x' = m, m' = m + x): issue to
+// dependent issue. The host checks the final value of the chain.
+#define ATOMSTEPS 32
+__global__ void atom_global_dep(unsigned *g, int iters, long long *cycles, unsigned *out) {
+    unsigned x = 1;
+    long long t0 = 0, t1 = 0;
+    *g = 0;
+    __threadfence();
+#pragma unroll 1
+    for (int pass = 0; pass < 2; pass++) {  // pass 0 warms the caches
+        x = 1;
+        *g = 0;
+        t0 = clock64();
+#pragma unroll 1
+        for (int i = 0; i < iters; i++)
+            asm volatile(REP32("atom.global.add.u32 %0, [%1], %0;\n\t") : "+r"(x) : "l"(g)
+                         : "memory");
+        t1 = clock64();
+    }
+    *cycles = t1 - t0;
+    *out = x;
+}
+
+__global__ void atom_shared_dep(int iters, long long *cycles, unsigned *out) {
+    __shared__ unsigned m;
+    unsigned s = (unsigned)__cvta_generic_to_shared(&m);
+    unsigned x = 1;
+    long long t0 = 0, t1 = 0;
+#pragma unroll 1
+    for (int pass = 0; pass < 2; pass++) {
+        x = 1;
+        m = 0;
+        __syncwarp();
+        t0 = clock64();
+#pragma unroll 1
+        for (int i = 0; i < iters; i++)
+            asm volatile(REP32("atom.shared.add.u32 %0, [%1], %0;\n\t") : "+r"(x) : "r"(s)
+                         : "memory");
+        t1 = clock64();
+    }
+    *cycles = t1 - t0;
+    *out = x;
+}
+
+// The value the atomic chain leaves in x after `steps` steps from x = 1, m = 0.
+static unsigned atom_chain(int steps) {
+    unsigned x = 1, m = 0;
+    for (int i = 0; i < steps; i++) {
+        unsigned old = m;
+        m = m + x;
+        x = old;
+    }
+    return x;
+}
+
 __global__ void empty() {}
 
 static void *dev_alloc(size_t bytes) {
@@ -476,9 +593,26 @@ int main() {
     alu_result("ffma_pair_even_even", d_cycles, 1);
     ffma_bank3<<<1, 1>>>(1.0f, d_cycles, (float *)d_out);
     alu_result("ffma_bank3", d_cycles, BANK3_STEPS);
+    void *mma_out = dev_alloc(32 * sizeof(float));
+    mma_dep<<<1, 32>>>(0x3c003c00u, d_cycles, (float *)mma_out);
+    alu_result("mma_dep", d_cycles, MMA_STEPS);
+    wmma_dep<<<1, 32>>>(0x3c003c00u, d_cycles, (float *)mma_out);
+    alu_result("wmma_dep", d_cycles, MMA_STEPS);
+    CHECK(cudaFree(mma_out));
+    unsigned *abuf = (unsigned *)dev_alloc(sizeof(unsigned));
+    unsigned ax = 0;
+    atom_global_dep<<<1, 1>>>(abuf, ld_iters, d_cycles, (unsigned *)d_out);
+    alu_result("atom_global_dep", d_cycles, ld_iters * ATOMSTEPS);
+    CHECK(cudaMemcpy(&ax, d_out, sizeof ax, cudaMemcpyDeviceToHost));
+    ok &= ax == atom_chain(ld_iters * ATOMSTEPS);
+    atom_shared_dep<<<1, 1>>>(ld_iters, d_cycles, (unsigned *)d_out);
+    alu_result("atom_shared_dep", d_cycles, ld_iters * ATOMSTEPS);
+    CHECK(cudaMemcpy(&ax, d_out, sizeof ax, cudaMemcpyDeviceToHost));
+    ok &= ax == atom_chain(ld_iters * ATOMSTEPS);
+    CHECK(cudaFree(abuf));
     empty<<<1, 32>>>();
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
-    printf(ok ? "PASS\n" : "FAIL: a chase ended at the wrong element\n");
+    printf(ok ? "PASS\n" : "FAIL: a chase or an atomic chain ended at the wrong value\n");
     return ok ? 0 : 1;
 }

@@ -52,6 +52,16 @@ const TESTS: &[(&str, &str)] = &[
     ("ffma_pair_even_odd", "Listing 1 FFMA pair, X even, Y odd"),
     ("ffma_pair_even_even", "Listing 1 FFMA pair, X and Y even"),
     ("ffma_bank3", "FFMAs, 3 sources in one bank, cycles each"),
+    ("mma_dep", "dependent mma.sync m16n8k16 f16->f32"),
+    ("wmma_dep", "dependent wmma.mma m16n16k16 f16->f32"),
+    (
+        "atom_global_dep",
+        "dependent atom.global.add.u32, one address",
+    ),
+    (
+        "atom_shared_dep",
+        "dependent atom.shared.add.u32, one address",
+    ),
     ("launch", "empty kernel, launch to end (cycles)"),
 ];
 
