@@ -438,7 +438,8 @@ fn cycle_skipping_is_exact() {
             "rtx-a6000",
             vec!["gpu.num_sms=8", "register_file.design=\"baseline\""],
         ),
-        ("h100", vec!["gpu.num_sms=8"]),
+        // h100 lists its GPCs (gpu.gpc_sms), which must add up to the SMs.
+        ("h100", vec!["gpu.num_sms=8", "gpu.gpc_sms=[8]"]),
         // Non-pipelined banks held for 20 cycles a grant: the SM sleeps through refused
         // requests, whose conflicts the register file counts when it wakes (every design:
         // `cycle_skipping_is_exact_under_every_design`, technology 7).

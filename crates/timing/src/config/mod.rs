@@ -312,8 +312,10 @@ impl GpuConfig {
                 return Err(invalid(
                     "gpu.gpc_sms",
                     format!(
-                        "{:?} adds up to {sum} SMs (each GPC at least one); gpu.num_sms is {}",
-                        g.gpc_sms, g.num_sms
+                        "{:?} adds up to {sum} SMs (each GPC at least one); gpu.num_sms is {} \
+                         (when changing gpu.num_sms, set the GPCs too, e.g. gpu.gpc_sms=[{}] \
+                         for one GPC)",
+                        g.gpc_sms, g.num_sms, g.num_sms
                     ),
                 ));
             }
