@@ -215,7 +215,8 @@ fn simulation_error(mut e: SimError) -> DeviceError {
     | SimError::NoProgress { kernel, .. }
     | SimError::Stopped { kernel, .. }
     | SimError::AfterStop { kernel }
-    | SimError::UnsupportedOnTarget { kernel, .. } = &mut e
+    | SimError::UnsupportedOnTarget { kernel, .. }
+    | SimError::TooWideForDesign { kernel, .. } = &mut e
     {
         *kernel = demangle(kernel);
     }
@@ -250,6 +251,8 @@ fn simulation_error(mut e: SimError) -> DeviceError {
         SimError::AfterStop { .. } => (CudaError::LaunchFailure, e.to_string()),
         // What a GPU without the architecture's instructions reports for the kernel.
         SimError::UnsupportedOnTarget { .. } => (CudaError::NoKernelImageForDevice, e.to_string()),
+        // A limit of the register-file model, not of the GPU: the launch fails.
+        SimError::TooWideForDesign { .. } => (CudaError::LaunchFailure, e.to_string()),
         SimError::NoProgress { .. } | SimError::WrongKernelInfo { .. } => (
             CudaError::LaunchFailure,
             format!("timing model failure (please report): {e}"),

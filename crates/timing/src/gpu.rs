@@ -93,6 +93,20 @@ pub enum SimError {
         /// CTAs of the kernel the largest GPC holds.
         fits: u64,
     },
+    /// The kernel has an instruction with more registers than the register-file design
+    /// models.
+    #[error(
+        "kernel {kernel} cannot be timed under register_file.design = {design}: a \
+         wgmma.mma_async reads or writes {regs} registers, and {design} tracks at most 32 \
+         register operands per instruction ({why}); other designs time it, and a \
+         functional run (--functional) executes it"
+    )]
+    TooWideForDesign {
+        kernel: String,
+        design: &'static str,
+        regs: usize,
+        why: &'static str,
+    },
     /// The [`KernelInfo`] describes another kernel.
     #[error("kernel info is for `{info}`, but kernel `{launched}` was launched")]
     WrongKernelInfo {
@@ -400,6 +414,29 @@ impl TimingSimulator {
                 needs: cc(90),
                 has: cc(self.cfg.gpu.compute_capability),
             });
+        }
+        // Ours: designs whose per-operand state is a 32-bit mask refuse wider instructions.
+        let narrow = match self.cfg.register_file.design {
+            crate::config::RegisterFileDesign::Cerf => Some((
+                "cerf",
+                "its operand lookups keep a 32-bit mask per instruction",
+            )),
+            crate::config::RegisterFileDesign::Malekeh => Some((
+                "malekeh",
+                "its caching collectors keep 32-bit valid and near masks",
+            )),
+            _ => None,
+        };
+        if let Some((design, why)) = narrow {
+            let regs = info.widest_instruction();
+            if regs > 32 {
+                return Err(SimError::TooWideForDesign {
+                    kernel: info.name.clone(),
+                    design,
+                    regs,
+                    why,
+                });
+            }
         }
         if self.stopped {
             return Err(SimError::AfterStop {

@@ -473,10 +473,7 @@ pub enum KernelInfoError {
     /// An instruction has more register operands than the register-file designs model.
     #[error(
         "{function}, line {line}: '{inst}' reads {reads} and writes {writes} registers; the \
-         register-file designs model at most {max} register operands per instruction (a \
-         wgmma with f32 accumulators fits up to N = 48 with A from registers or N = 56 \
-         from shared memory, f16 accumulators twice that); a functional run \
-         (--functional) executes every shape"
+         register-file designs model at most {max} registers per instruction on each side"
     )]
     TooManyOperands {
         function: String,
@@ -698,6 +695,27 @@ impl KernelInfo {
 
     /// The instruction `inst` of `func`; past the end of a body, the implicit exit.
     #[inline]
+    /// The most general registers one instruction of the kernel's call tree reads or
+    /// writes (a wide `wgmma` reads up to 134).
+    pub fn widest_instruction(&self) -> usize {
+        self.funcs
+            .iter()
+            .flat_map(|f| {
+                f.insts.iter().map(move |i| {
+                    let regs = |start: u32, n: u8| -> usize {
+                        f.operands[start as usize..start as usize + usize::from(n)]
+                            .iter()
+                            .filter(|o| o.file == RegFileKind::General)
+                            .map(|o| usize::from(o.width))
+                            .sum()
+                    };
+                    regs(i.srcs_start, i.num_srcs).max(regs(i.dsts_start, i.num_dsts))
+                })
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The kernel's call tree executes `wgmma.mma_async` (sm_90a).
     pub fn uses_wgmma(&self) -> bool {
         self.funcs
@@ -844,11 +862,18 @@ fn build_function(
             }
         }
         let num_dsts = (out.operands.len() as u32 - dsts_start) as u8;
-        if let Op::Wgmma(_) = inst.op {
-            // The register-file designs model at most 32 register operands per
-            // instruction on each side (`rf::baseline::MAX_REGS`, the u32 write masks).
+        {
+            // The register-file designs hold at most `MAX_REGS` registers per instruction
+            // on each side (the largest wgmma's); nothing the emulator accepts has more.
             let max = crate::rf::baseline::MAX_REGS;
-            let (reads, writes) = (usize::from(num_srcs), usize::from(num_dsts));
+            let regs = |ops: &[RegOperand]| -> usize {
+                ops.iter()
+                    .filter(|o| o.file == RegFileKind::General)
+                    .map(|o| usize::from(o.width))
+                    .sum()
+            };
+            let reads = regs(&out.operands[srcs_start as usize..dsts_start as usize]);
+            let writes = regs(&out.operands[dsts_start as usize..]);
             if reads > max || writes > max {
                 return Err(KernelInfoError::TooManyOperands {
                     function: func.name.clone(),

@@ -2,8 +2,8 @@
 //! mode: the values are the emulator's under every register-file design; the warp's
 //! `wgmma.wait_group` holds it until its group's products complete on the sub-core's
 //! tensor core (the `tensor` class's interval per m16n8k16-equivalent, its latency at the
-//! end), a `tensor_wait` stall; shapes whose register operands exceed what the designs
-//! model, and GPUs below compute capability 9.0, are refused before the kernel runs.
+//! end), a `tensor_wait` stall; GPUs below compute capability 9.0 are refused before the
+//! kernel runs (wide shapes: `wgmma_wide_shapes.rs`).
 
 mod common;
 
@@ -92,33 +92,8 @@ fn statistics_are_deterministic_and_larger_products_take_longer() {
 }
 
 #[test]
-fn too_many_operands_and_old_gpus_are_refused_before_the_kernel_runs() {
-    // m64n64k16 with f32 accumulators reads 32 D registers, the predicate and two
-    // descriptors: more than the designs' 32 register operands.
-    let regs: Vec<String> = (0..32).map(|i| format!("%f{i}")).collect();
-    let text = format!(
-        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry big()\n{{\n\
-         .reg .pred %p<2>;\n.reg .f32 %f<40>;\n.reg .b64 %rd<4>;\n\
-         wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{{}}}, %rd1, %rd2, %p1, 1, 1, 0, 0;\n\
-         ret;\n}}\n",
-        regs.join(", ")
-    );
-    let mut emu = emu::Emulator::new();
-    let m = emu
-        .load_ptx("big.ptx", &text)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let k = emu.kernel(m, "big").unwrap();
-    let e =
-        timing::KernelInfo::compile(&emu.module(m).unwrap().program, k.func, &Default::default())
-            .map(|_| ())
-            .unwrap_err()
-            .to_string();
-    assert!(
-        e.contains("line 9")
-            && e.contains("reads 35 and writes 32 registers")
-            && e.contains("at most 32"),
-        "{e}"
-    );
+fn old_gpus_are_refused_before_the_kernel_runs() {
+    // Wide shapes: wgmma_wide_shapes.rs.
     // gtx480 (compute capability below 9.0): refused with the reason.
     let (mut emu, k, _) = load(&ptx(), "wg");
     let cfg = config("gtx480", &[]);

@@ -57,9 +57,17 @@ use crate::rf::{
 use crate::time::{Cycle, Cycles};
 use ir::analysis::bitset::BitSet;
 
-/// Registers one instruction reads or writes at most: a `wmma.mma` m16n16k16 with f32
-/// accumulators reads 24 (A, B and C eight each); 32 fills a write's `u32` mask.
-pub(crate) const MAX_REGS: usize = 32;
+/// Registers one instruction reads or writes at most: the largest warpgroup product,
+/// `wgmma` m64n256 with f32 (or s32) accumulators and A from registers, reads its 128
+/// accumulators, 4 A registers and a 64-bit descriptor (134) and writes 128
+/// (`kernel_info` refuses an instruction with more at load).
+pub(crate) const MAX_REGS: usize = 136;
+
+/// Registers one [`PendingWrite`] holds: a write of more (only a `wgmma`'s accumulators)
+/// is queued as several of at most this many, each with its own `u32` mask, arbitrated
+/// oldest first like any writes, and reported done when its last part completes. Ours:
+/// it keeps the common write as small as before the wide instructions.
+const WRITE_PART: usize = 32;
 
 #[derive(Clone, Copy, Debug)]
 struct Collector {
@@ -179,11 +187,14 @@ pub(crate) enum WriteKind {
 #[derive(Clone, Copy, Debug)]
 struct PendingWrite {
     token: InstToken,
-    banks: [u8; MAX_REGS],
+    banks: [u8; WRITE_PART],
     /// Bit `i` set: register `i` still waits for a write port.
     waiting: u32,
     done_at: Cycle,
     kind: WriteKind,
+    /// One part of a write of more than [`WRITE_PART`] registers: its token is reported
+    /// done only when no other part of it is pending.
+    part: bool,
 }
 
 /// Banks of a design's own structure arbitrated with the MRF's: see
@@ -958,16 +969,26 @@ impl Baseline {
         if kind == WriteKind::Background {
             self.background_writes += 1;
         }
-        let n = banks.len().min(MAX_REGS);
-        let mut b = [0u8; MAX_REGS];
-        b[..n].copy_from_slice(&banks[..n]);
-        self.writes.push(PendingWrite {
-            token,
-            banks: b,
-            waiting: if n >= 32 { u32::MAX } else { (1u32 << n) - 1 },
-            done_at: now,
-            kind,
-        });
+        let part = banks.len() > WRITE_PART;
+        // A write of no register is still one (reported when done), as before.
+        let banks = &banks[..banks.len().min(MAX_REGS)];
+        let parts = banks.chunks(WRITE_PART);
+        for chunk in std::iter::once(&banks[..0])
+            .take(usize::from(banks.is_empty()))
+            .chain(parts)
+        {
+            let n = chunk.len();
+            let mut b = [0u8; WRITE_PART];
+            b[..n].copy_from_slice(chunk);
+            self.writes.push(PendingWrite {
+                token,
+                banks: b,
+                waiting: if n >= 32 { u32::MAX } else { (1u32 << n) - 1 },
+                done_at: now,
+                kind,
+                part,
+            });
+        }
     }
 
     /// Why collector `idx`, which holds an instruction, cannot take another: its reads
@@ -1446,10 +1467,12 @@ impl RegisterFile for Baseline {
         while i < self.writes.len() {
             let w = self.writes[i];
             if w.waiting == 0 && w.done_at <= now {
-                if matches!(w.kind, WriteKind::Result | WriteKind::QueuedResult) {
+                self.writes.remove(i);
+                if matches!(w.kind, WriteKind::Result | WriteKind::QueuedResult)
+                    && !(w.part && self.writes.iter().any(|o| o.part && o.token == w.token))
+                {
                     c.writes_done.push(w.token);
                 }
-                self.writes.remove(i);
             } else {
                 i += 1;
             }
