@@ -453,7 +453,11 @@ fn cycle_skipping_is_exact() {
         ),
         (
             "h100",
-            vec!["gpu.num_sms=8", "register_file.bank_latency=20"],
+            vec![
+                "gpu.num_sms=8",
+                "gpu.gpc_sms=[8]",
+                "register_file.bank_latency=20",
+            ],
         ),
     ] {
         let run_with = |skip: bool| saxpy_stats(config(name, &overrides), skip);

@@ -848,6 +848,14 @@ fn validate_operand_reads(rf: &RegisterFileConfig) -> Result<(), ConfigError> {
                 format_args!("must be between 1 and {max}, not {n}"),
             ));
         }
+        // Malekeh's per-instruction state is 32-bit operand masks (its wide-instruction
+        // refusal, `SimError::TooWideForDesign`).
+        if matches!(rf.design, D::Malekeh) && n > 32 {
+            return Err(invalid(
+                "register_file.tensor_operand_slots",
+                format_args!("must be at most 32 under design = \"malekeh\", not {n}"),
+            ));
+        }
         if !(plain || matches!(rf.design, D::Malekeh | D::Bow)) {
             return Err(invalid(
                 "register_file.tensor_operand_slots",

@@ -1926,9 +1926,11 @@ mod tests {
                 .collect();
             GpuConfig::load("rtx2060-scaled", &crate::config::default_configs_dir(), &o)
         };
+        // One more slot than an instruction can have registers.
+        let too_many = format!("register_file.tensor_operand_slots={}", MAX_REGS + 1);
         for bad in [
             &["register_file.tensor_operand_slots=0"][..],
-            &["register_file.tensor_operand_slots=33"],
+            &[too_many.as_str()],
             &[
                 "register_file.multi_collector=true",
                 "register_file.design=\"malekeh\"",
