@@ -151,3 +151,44 @@ fn max_instructions_bounds_the_whole_functional_run() {
         "{se}"
     );
 }
+
+/// Trace-exact Malekeh profiles each launch functionally before timing it: the profiling
+/// pass is bounded by the timed run's limits (at most the warp instructions the timed run
+/// could issue before `--max-cycles`, and `--timeout`), so a kernel that never ends stops
+/// at the cycle limit with the timing model's line, not at the harness's kill.
+#[test]
+fn trace_exact_malekeh_profiling_stops_at_the_timed_runs_limits() {
+    for (limit, value, says) in [
+        (
+            "--max-cycles",
+            "20000",
+            "the cycle limit (20000 cycles) was reached",
+        ),
+        ("--timeout", "2", "the time limit (2 s) was reached"),
+    ] {
+        let tmp = scratch(&format!("malekeh{limit}"));
+        let started = Instant::now();
+        let out = run(
+            &tmp,
+            &[
+                "--gpu",
+                "gtx480",
+                "--rf",
+                "malekeh",
+                "--set",
+                "register_file.malekeh.reuse_distances=\"trace\"",
+                limit,
+                value,
+            ],
+            &program("never_ends"),
+        );
+        let se = stderr(&out);
+        assert_eq!(out.status.code(), Some(124), "{limit}: {se}");
+        assert!(
+            se.contains("regsim: run stopped: kernel wait_for_flag") && se.contains(says),
+            "{limit}: {se}"
+        );
+        assert!(!se.contains("was killed"), "{limit}: {se}");
+        assert!(started.elapsed() < Duration::from_secs(60), "{limit}");
+    }
+}

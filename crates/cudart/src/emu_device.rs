@@ -517,15 +517,21 @@ impl Device for EmuDevice {
             && malekeh.wants_trace()
         {
             let rthld = malekeh.rthld;
-            let streams =
-                crate::reuse_trace::profile_streams(&mut self.emu, kernel, config, launch.params)
-                    .map_err(|e| DeviceError::Simulation {
-                    code: CudaError::LaunchFailure,
-                    message: format!(
-                        "cannot profile kernel {} for reuse distances: {e}",
-                        demangle(launch.kernel)
-                    ),
-                })?;
+            let bound = crate::reuse_trace::profile_bound(t.sim.limits(), t.sim.config());
+            let streams = crate::reuse_trace::profile_streams(
+                &mut self.emu,
+                kernel,
+                config,
+                launch.params,
+                &bound,
+            )
+            .map_err(|e| DeviceError::Simulation {
+                code: CudaError::LaunchFailure,
+                message: format!(
+                    "cannot profile kernel {} for reuse distances: {e}",
+                    demangle(launch.kernel)
+                ),
+            })?;
             if let Some(info) = t.infos.get_mut(&key) {
                 let trace = streams.map(|s| {
                     std::sync::Arc::new(timing::rf::malekeh::trace::ReuseTrace::new(s, info, rthld))

@@ -74,13 +74,15 @@ impl StepObserver for Recorder {
 
 /// Runs `kernel` functionally and returns every warp's stream, leaving the emulator's
 /// memory as it found it; `None` when the kernel faults in the pass (the timed run
-/// faults the same way and reports it). An error only when the memory cannot be copied
-/// or put back.
+/// faults the same way and reports it) or `bound` stops the pass (the timed run then
+/// meets the same limit: [`profile_bound`]). An error only when the memory cannot be
+/// copied or put back.
 pub fn profile_streams(
     emu: &mut Emulator,
     kernel: KernelRef,
     config: LaunchConfig,
     params: &[u8],
+    bound: &emu::RunBound,
 ) -> Result<Option<Streams>, MemError> {
     let snapshot = Snapshot::take(&emu.memory)?;
     let recorder = Recorder::default();
@@ -90,19 +92,40 @@ pub fn profile_streams(
         .module(kernel.module)
         .and_then(|m| ControlSlice::of(m, kernel.func));
     let run = match &slice {
-        Some(slice) => emu.run_control_slice(kernel, config, params, slice),
-        None => emu.run(kernel, config, params),
+        Some(slice) => emu.run_control_slice_bounded(kernel, config, params, slice, bound),
+        None => emu.run_bounded(kernel, config, params, bound),
     };
     emu.step_observer = observer;
     emu.printf_sink = printf;
     snapshot.restore(&mut emu.memory)?;
-    if run.is_err() {
+    if !matches!(run, Ok(Ok(_))) {
         return Ok(None);
     }
     let mut recording = recorder.0.lock().unwrap_or_else(|p| p.into_inner());
     Ok(Some(
         std::mem::take(&mut recording.streams).into_iter().collect(),
     ))
+}
+
+/// The bound of the profiling pass under the timing run's `limits`: its deadline and
+/// interrupt, and at most the warp instructions the timed run could issue before its
+/// instruction or cycle limit (every scheduler of every SM issuing its full width every
+/// cycle), so a never-ending kernel stops there as the timed run would, and a kernel the
+/// timed run can finish is never stopped.
+pub fn profile_bound(limits: &timing::RunLimits, config: &timing::GpuConfig) -> emu::RunBound {
+    let per_cycle = u64::from(config.gpu.num_sms)
+        .saturating_mul(u64::from(config.sm.schedulers))
+        .saturating_mul(u64::from(config.sm.issue_width));
+    let by_cycles = limits.max_cycles.map(|c| c.saturating_mul(per_cycle));
+    let max_warp_instructions = match (by_cycles, limits.max_instructions) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    emu::RunBound {
+        max_warp_instructions,
+        deadline: limits.deadline.map(|(at, _)| at),
+        interrupt: limits.interrupt.clone(),
+    }
 }
 
 #[cfg(test)]

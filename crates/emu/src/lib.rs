@@ -202,4 +202,19 @@ impl Emulator {
         launch.step_over = Some(slice);
         launch.run_functional()
     }
+
+    /// [`Emulator::run_control_slice`] until `bound` stops it (`Ok(Err(stop))`), as
+    /// [`Emulator::run_bounded`] stops a whole run.
+    pub fn run_control_slice_bounded(
+        &mut self,
+        k: KernelRef,
+        config: LaunchConfig,
+        params: &[u8],
+        slice: &control_slice::ControlSlice,
+        bound: &RunBound,
+    ) -> Result<Result<RunStats, FunctionalStop>, ExecError> {
+        let mut launch = self.launch(k, config, params)?;
+        launch.step_over = Some(slice);
+        launch.run_functional_bounded(bound)
+    }
 }

@@ -245,6 +245,11 @@ impl TimingSimulator {
         self.limits = limits;
     }
 
+    /// The limits [`TimingSimulator::set_limits`] set.
+    pub fn limits(&self) -> &RunLimits {
+        &self.limits
+    }
+
     /// Calls `hook` with the progress of the running kernel, at most every
     /// [`PROGRESS_INTERVAL`] of wall-clock time.
     pub fn set_progress_hook(&mut self, hook: ProgressHook) {
