@@ -721,9 +721,7 @@ impl<'e> Launch<'e> {
         before: RunStats,
     ) -> ExecResult<Option<FunctionalStop>> {
         const SLICE: u32 = 256;
-        let budget = bound.max_warp_instructions.unwrap_or(u64::MAX);
-        let external = bound.deadline.is_some() || bound.interrupt.is_some();
-        let mut check_in = run_bound::CHECK_INTERVAL;
+        let mut check = run_bound::BoundCheck::new(bound, before);
         let mut ctas = self.start_cluster(linear)?;
         loop {
             let mut progressed = false;
@@ -732,23 +730,8 @@ impl<'e> Launch<'e> {
                 for w in 0..cta.warps.len() {
                     let mut n = 0;
                     while cta.warps[w].status == WarpStatus::Ready && n < SLICE {
-                        let mut cause = None;
-                        if self.stats.warp_instructions - before.warp_instructions >= budget {
-                            cause = Some(StopCause::Instructions);
-                        } else if external {
-                            check_in -= 1;
-                            if check_in == 0 {
-                                check_in = run_bound::CHECK_INTERVAL;
-                                cause = bound.external_stop();
-                            }
-                        }
-                        if let Some(cause) = cause {
-                            let stats = RunStats {
-                                warp_instructions: self.stats.warp_instructions
-                                    - before.warp_instructions,
-                                thread_instructions: self.stats.thread_instructions
-                                    - before.thread_instructions,
-                            };
+                        if let Some(cause) = check.stop(self.stats) {
+                            let stats = check.since(self.stats);
                             return Ok(Some(self.functional_stop(cta, cause, stats)));
                         }
                         self.execute(cta, w)?;
@@ -824,14 +807,7 @@ impl<'e> Launch<'e> {
         bound: &RunBound,
     ) -> ExecResult<Result<RunStats, FunctionalStop>> {
         const SLICE: u32 = 256;
-        let before = self.stats;
-        let budget = bound.max_warp_instructions.unwrap_or(u64::MAX);
-        let external = bound.deadline.is_some() || bound.interrupt.is_some();
-        let mut check_in = run_bound::CHECK_INTERVAL;
-        let since = |now: RunStats| RunStats {
-            warp_instructions: now.warp_instructions - before.warp_instructions,
-            thread_instructions: now.thread_instructions - before.thread_instructions,
-        };
+        let mut check = run_bound::BoundCheck::new(bound, self.stats);
         for linear in ctas {
             // Clusters of several CTAs run together ([`Launch::run_functional`]).
             let mut cta = self.start_cta(linear)?;
@@ -840,18 +816,9 @@ impl<'e> Launch<'e> {
                 for w in 0..cta.warps.len() {
                     let mut n = 0;
                     while cta.warps[w].status == WarpStatus::Ready && n < SLICE {
-                        let mut cause = None;
-                        if self.stats.warp_instructions - before.warp_instructions >= budget {
-                            cause = Some(StopCause::Instructions);
-                        } else if external {
-                            check_in -= 1;
-                            if check_in == 0 {
-                                check_in = run_bound::CHECK_INTERVAL;
-                                cause = bound.external_stop();
-                            }
-                        }
-                        if let Some(cause) = cause {
-                            return Ok(Err(self.functional_stop(&cta, cause, since(self.stats))));
+                        if let Some(cause) = check.stop(self.stats) {
+                            let stats = check.since(self.stats);
+                            return Ok(Err(self.functional_stop(&cta, cause, stats)));
                         }
                         self.execute(&mut cta, w)?;
                         n += 1;
@@ -867,7 +834,7 @@ impl<'e> Launch<'e> {
             }
             self.recycle_cta(cta);
         }
-        Ok(Ok(since(self.stats)))
+        Ok(Ok(check.since(self.stats)))
     }
 
     /// The stop of a functional run in `cta`: its live warps and where each is.
