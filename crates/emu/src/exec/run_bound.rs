@@ -129,6 +129,52 @@ impl fmt::Display for LiveWarps<'_> {
     }
 }
 
+/// A bound's check on a run in progress, before each warp instruction: the instruction
+/// budget every time, the deadline and the interrupt every [`CHECK_INTERVAL`].
+pub(crate) struct BoundCheck<'b> {
+    bound: &'b RunBound,
+    before: RunStats,
+    budget: u64,
+    external: bool,
+    check_in: u32,
+}
+
+impl<'b> BoundCheck<'b> {
+    /// A check of `bound` on a run whose counts start at `before`.
+    pub(crate) fn new(bound: &'b RunBound, before: RunStats) -> Self {
+        BoundCheck {
+            bound,
+            before,
+            budget: bound.max_warp_instructions.unwrap_or(u64::MAX),
+            external: bound.deadline.is_some() || bound.interrupt.is_some(),
+            check_in: CHECK_INTERVAL,
+        }
+    }
+
+    /// Why the run stops before its next warp instruction, its counts being `now`.
+    pub(crate) fn stop(&mut self, now: RunStats) -> Option<StopCause> {
+        if now.warp_instructions - self.before.warp_instructions >= self.budget {
+            return Some(StopCause::Instructions);
+        }
+        if self.external {
+            self.check_in -= 1;
+            if self.check_in == 0 {
+                self.check_in = CHECK_INTERVAL;
+                return self.bound.external_stop();
+            }
+        }
+        None
+    }
+
+    /// The counts since the check began, the run's being `now`.
+    pub(crate) fn since(&self, now: RunStats) -> RunStats {
+        RunStats {
+            warp_instructions: now.warp_instructions - self.before.warp_instructions,
+            thread_instructions: now.thread_instructions - self.before.thread_instructions,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,51 +230,5 @@ mod tests {
         flag.store(true, Ordering::Relaxed);
         assert_eq!(bound.external_stop(), Some(StopCause::Interrupt));
         assert_eq!(RunBound::default().external_stop(), None);
-    }
-}
-
-/// A bound's check on a run in progress, before each warp instruction: the instruction
-/// budget every time, the deadline and the interrupt every [`CHECK_INTERVAL`].
-pub(crate) struct BoundCheck<'b> {
-    bound: &'b RunBound,
-    before: RunStats,
-    budget: u64,
-    external: bool,
-    check_in: u32,
-}
-
-impl<'b> BoundCheck<'b> {
-    /// A check of `bound` on a run whose counts start at `before`.
-    pub(crate) fn new(bound: &'b RunBound, before: RunStats) -> Self {
-        BoundCheck {
-            bound,
-            before,
-            budget: bound.max_warp_instructions.unwrap_or(u64::MAX),
-            external: bound.deadline.is_some() || bound.interrupt.is_some(),
-            check_in: CHECK_INTERVAL,
-        }
-    }
-
-    /// Why the run stops before its next warp instruction, its counts being `now`.
-    pub(crate) fn stop(&mut self, now: RunStats) -> Option<StopCause> {
-        if now.warp_instructions - self.before.warp_instructions >= self.budget {
-            return Some(StopCause::Instructions);
-        }
-        if self.external {
-            self.check_in -= 1;
-            if self.check_in == 0 {
-                self.check_in = CHECK_INTERVAL;
-                return self.bound.external_stop();
-            }
-        }
-        None
-    }
-
-    /// The counts since the check began, the run's being `now`.
-    pub(crate) fn since(&self, now: RunStats) -> RunStats {
-        RunStats {
-            warp_instructions: now.warp_instructions - self.before.warp_instructions,
-            thread_instructions: now.thread_instructions - self.before.thread_instructions,
-        }
     }
 }
