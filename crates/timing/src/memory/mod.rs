@@ -55,6 +55,7 @@ pub mod hashing;
 pub mod interconnect;
 pub mod l1_banks;
 pub mod l2;
+mod local;
 pub mod miss_queue;
 pub mod port;
 pub mod shared_memory;
@@ -284,18 +285,27 @@ struct DramToken {
     sectors: SectorMask,
 }
 
-#[derive(Debug)]
-enum Event {
+/// An event that reads and writes only its SM's front end ([`SmMemory`]): it waits in
+/// the SM's own queue ([`local`]), with a marker ([`Event::Local`]) on the shared one.
+#[derive(Clone, Copy, Debug)]
+enum LocalEvent {
     PartDone(RequestId),
     L1Fill {
-        sm: u32,
         l1: L1,
         line: LineAddr,
         sectors: SectorMask,
     },
     L1Retry {
-        sm: u32,
         l1: L1,
+    },
+}
+
+#[derive(Debug)]
+enum Event {
+    /// The next event of SM `sm`'s own queue ([`SmMemory::local`]): where a one-thread
+    /// run handles it among the shared events.
+    Local {
+        sm: u32,
     },
     L2Arrive {
         slice: u32,
@@ -404,11 +414,20 @@ pub struct SmMemory {
     free_slots: Vec<u32>,
     /// Events scheduled by this SM's calls, in order, not yet on the shared queue.
     outbox: Vec<(Cycle, Event)>,
+    /// Its own events, each with a marker on the shared queue (or in `outbox`).
+    local: local::LocalQueue<LocalEvent>,
     /// Read requests and their sectors its texture cache sent to the L2.
     texture_l2_reads: (u64, u64),
 }
 
 impl SmMemory {
+    /// Schedules SM `s`'s own event `event` at `at`: in its queue, and its marker in its
+    /// outbox (flushed to the shared queue in order with everything else it scheduled).
+    fn schedule_local(&mut self, s: usize, at: Cycle, event: LocalEvent) {
+        self.local.schedule(at, event);
+        self.outbox.push((at, Event::Local { sm: s as u32 }));
+    }
+
     /// CERF: an access or a fill at `t` is about to change the integrated array (the
     /// L1D), whose register side may sleep and take the state samples of the skipped
     /// cycles when it wakes ([`ArrayBanks::watch_states`]).
@@ -735,6 +754,7 @@ impl MemorySystem {
                     requests: Vec::with_capacity(64),
                     free_slots: Vec::with_capacity(64),
                     outbox: Vec::with_capacity(64),
+                    local: local::LocalQueue::new(),
                     texture_l2_reads: (0, 0),
                 };
                 if cfg.register_file.design == RegisterFileDesign::Cerf {
@@ -1085,7 +1105,10 @@ impl MemorySystem {
 
     /// Whether nothing is in flight anywhere.
     pub fn is_idle(&self) -> bool {
-        self.done.is_empty() && self.events.next_cycle().is_none()
+        let idle = self.done.is_empty() && self.events.next_cycle().is_none();
+        // Every SM's own event has its marker on the shared queue.
+        debug_assert!(!idle || self.sms.iter().all(|m| m.local.is_empty()));
+        idle
     }
 
     /// Counters of every component, summed.
@@ -1199,14 +1222,21 @@ impl MemorySystem {
 
     fn handle(&mut self, t: Cycle, event: Event) {
         match event {
-            Event::PartDone(id) => self.part_done(id, t),
-            Event::L1Fill {
-                sm,
-                l1,
-                line,
-                sectors,
-            } => self.l1_fill(t, sm as usize, l1, line, sectors),
-            Event::L1Retry { sm, l1 } => self.l1_retry(t, sm as usize, l1),
+            Event::Local { sm } => {
+                let s = sm as usize;
+                let Some((at, event)) = self.sms[s].local.pop() else {
+                    debug_assert!(false, "a marker without an event of SM {s}");
+                    return;
+                };
+                debug_assert_eq!(at, t, "SM {s}'s queue out of the shared order");
+                match event {
+                    LocalEvent::PartDone(id) => self.part_done(id, t),
+                    LocalEvent::L1Fill { l1, line, sectors } => {
+                        self.l1_fill(t, s, l1, line, sectors)
+                    }
+                    LocalEvent::L1Retry { l1 } => self.l1_retry(t, s, l1),
+                }
+            }
             Event::L2Arrive { slice, packet } => {
                 let sl = &mut self.slices[slice as usize];
                 sl.input.push_back(packet);
@@ -1378,15 +1408,11 @@ impl MemorySystem {
     /// A reply that crossed to SM `sm` arrives there at `arrival`.
     fn arrive_at_sm(&mut self, arrival: Cycle, sm: u32, delivery: Delivery) {
         let event = match delivery {
-            Delivery::Fill { l1, line, sectors } => Event::L1Fill {
-                sm,
-                l1,
-                line,
-                sectors,
-            },
-            Delivery::Done(id) => Event::PartDone(id),
+            Delivery::Fill { l1, line, sectors } => LocalEvent::L1Fill { l1, line, sectors },
+            Delivery::Done(id) => LocalEvent::PartDone(id),
         };
-        self.events.schedule(arrival, event);
+        self.sms[sm as usize].local.schedule(arrival, event);
+        self.events.schedule(arrival, Event::Local { sm });
     }
 
     /// A reply of slice `slice` crossed: with `l2.output_queue_entries`, it leaves the
@@ -1649,7 +1675,7 @@ impl FrontEnd<'_> {
         r.parts += new_parts;
         if let Some(h) = hits_ready {
             r.parts += 1;
-            self.m.outbox.push((h, Event::PartDone(id)));
+            self.m.schedule_local(self.s, h, LocalEvent::PartDone(id));
         }
         let port = &mut self.m.l1[l1.index()];
         port.free = t;
@@ -1671,11 +1697,8 @@ impl FrontEnd<'_> {
                     let at = port.miss_queue.next_departure().unwrap_or(t).max(t);
                     if port.blocked.queue_retry != at {
                         port.blocked.queue_retry = at;
-                        let retry = Event::L1Retry {
-                            sm: self.s as u32,
-                            l1,
-                        };
-                        self.m.outbox.push((at, retry));
+                        let retry = LocalEvent::L1Retry { l1 };
+                        self.m.schedule_local(self.s, at, retry);
                     }
                 }
             }
@@ -1686,7 +1709,8 @@ impl FrontEnd<'_> {
                 if r.parts == 0 {
                     // Nothing to wait for (an empty request).
                     r.parts = 1;
-                    self.m.outbox.push((start + latency, Event::PartDone(id)));
+                    let done = LocalEvent::PartDone(id);
+                    self.m.schedule_local(self.s, start + latency, done);
                 }
             }
         }
@@ -1758,8 +1782,8 @@ impl MemorySystem {
                     ReservationFailure::MergeFull | ReservationFailure::MissQueueFull => false,
                 };
             if port.free > t {
-                let (at, retry) = (port.free, Event::L1Retry { sm: s as u32, l1 });
-                self.sms[s].outbox.push((at, retry));
+                let (at, retry) = (port.free, LocalEvent::L1Retry { l1 });
+                self.sms[s].schedule_local(s, at, retry);
             } else if port.blocked.changed {
                 self.l1_retry(t, s, l1);
             } else {
