@@ -217,6 +217,10 @@ impl TimingSimulator {
     /// ([`crate::parallel`]). Fails only if the threads cannot be started.
     pub fn set_threads(&mut self, threads: usize) -> std::io::Result<()> {
         self.threads = SmThreads::new(threads)?;
+        // The SMs' own event queues (windowed stepping's prerequisite, docs/parallel.md)
+        // only where the SMs are stepped on several threads: one thread keeps every
+        // event on the shared queue, at no cost. Same order either way.
+        self.memory.set_local_queues(self.threads.threads() >= 2);
         Ok(())
     }
 

@@ -66,6 +66,13 @@ impl<E> LocalQueue<E> {
         }
     }
 
+    /// [`LocalQueue::schedule`], kept out of line: the callers' path with the queues off
+    /// (one thread) stays as small as before the queues existed.
+    #[inline(never)]
+    pub(crate) fn schedule_cold(&mut self, at: Cycle, event: E) {
+        self.schedule(at, event);
+    }
+
     /// Removes and returns the earliest event, with its cycle.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<(Cycle, E)> {
