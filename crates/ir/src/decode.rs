@@ -1217,6 +1217,7 @@ impl FnLower<'_, '_> {
 
             O::Bar | O::Barrier => self.decode_barrier(inst, m)?,
             O::Mapa => self.decode_mapa(inst, m)?,
+            O::Getctarank => self.decode_getctarank(inst, m)?,
             O::Membar => {
                 let scope = if m.flag(Flag::Cta) {
                     Scope::Cta
@@ -3027,6 +3028,23 @@ impl FnLower<'_, '_> {
         }
         self.regular(inst, &[ty], &[ty, U32])?;
         Ok(Op::Mapa { space, ty })
+    }
+
+    /// `getctarank{.shared::cluster}.{u32,u64} d, a` (PTX ISA 7.8, sm_90): `d` (32 bits)
+    /// is the rank of the CTA whose shared memory holds `a`.
+    fn decode_getctarank(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let space = match m.space() {
+            None => Space::Generic,
+            Some(StateSpace::SharedCluster) => Space::SharedCluster,
+            Some(s) => return Err(DecodeError::new(format!("'getctarank' cannot take .{s}"))),
+        };
+        let ty = m.need_ty()?;
+        self.check_ty(inst, ty, &[U32, U64])?;
+        if space == Space::Generic && ty != U64 {
+            return Err(DecodeError::new("generic 'getctarank' needs .u64"));
+        }
+        self.regular(inst, &[U32], &[ty])?;
+        Ok(Op::Getctarank { space, ty })
     }
 
     fn decode_barrier(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {

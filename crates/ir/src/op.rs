@@ -1466,6 +1466,12 @@ pub enum Op {
         space: Space,
         ty: ScalarType,
     },
+    /// `d; a`: `getctarank{.shared::cluster}.{u32,u64}`, the rank in the cluster of the
+    /// CTA whose shared memory holds address `a` (generic, or `.shared::cluster`; sm_90).
+    Getctarank {
+        space: Space,
+        ty: ScalarType,
+    },
     /// `; membermask`
     BarWarpSync,
     /// `membar.{cta,gl,sys}` and `fence.{sc,acq_rel}.scope`.
@@ -1677,6 +1683,7 @@ impl Op {
             Op::Bar { cluster: true, .. } => "barrier",
             Op::Bar { .. } | Op::BarWarpSync => "bar",
             Op::Mapa { .. } => "mapa",
+            Op::Getctarank { .. } => "getctarank",
             Op::Fence { .. } => "fence",
             Op::Shfl { .. } => "shfl",
             Op::Vote { .. } => "vote",
@@ -2016,7 +2023,7 @@ impl fmt::Display for Op {
                 m.push(a.op.as_str());
                 m.ty(a.ty);
             }
-            Op::Mapa { space, ty } => {
+            Op::Mapa { space, ty } | Op::Getctarank { space, ty } => {
                 m.flag(*space == Space::SharedCluster, "shared::cluster");
                 m.ty(*ty);
             }
