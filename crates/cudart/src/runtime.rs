@@ -1328,6 +1328,59 @@ impl<D: Device> Runtime<D> {
         Ok(i32::try_from(blocks).unwrap_or(i32::MAX))
     }
 
+    /// `(largest cluster, clusters resident at once)` for the kernel registered for
+    /// `host_fn` at a block shape (`cudaOccupancyMaxPotentialClusterSize`,
+    /// `cudaOccupancyMaxActiveClusters`), by the timing model's co-scheduling rule: a
+    /// cluster is resident on the SMs of one GPC (`gpu.gpc_sms`; without a GPU config,
+    /// one GPC of every SM), spread over them, and each SM holds the kernel's
+    /// `occupancy` CTAs. So a GPC of `s` SMs holds `floor(s · ctas_per_sm / size)`
+    /// clusters of `size` CTAs, the GPU their sum over GPCs; the largest cluster is the
+    /// portable 8 (16 with non-portable sizes allowed), or fewer if the largest GPC holds
+    /// fewer CTAs. `cluster` is the launch's cluster dimension attribute: it must agree
+    /// with a shape compiled into the kernel; without either there is no count (`None`).
+    pub fn cluster_occupancy(
+        &mut self,
+        host_fn: u64,
+        block: Dim3,
+        dynamic_shared: usize,
+        cluster: Option<[u32; 3]>,
+    ) -> CudaResult<(i32, Option<i32>)> {
+        let threads = i32::try_from(block.count()).map_err(|_| CudaError::InvalidValue)?;
+        let ctas_per_sm =
+            u64::try_from(self.occupancy(host_fn, threads, dynamic_shared)?).unwrap_or(0);
+        let resources = self.kernel_resources(host_fn)?;
+        let nonportable = self.nonportable_clusters.contains(&host_fn);
+        let gpc_sms: Vec<u64> = match &self.gpu_selection {
+            Some(selection) => selection
+                .config
+                .gpu
+                .gpcs()
+                .iter()
+                .map(|g| g.len() as u64)
+                .collect(),
+            None => vec![u64::from(self.gpu.sm_count)],
+        };
+        let limit: u64 = if nonportable { 16 } else { 8 };
+        let largest = gpc_sms.iter().copied().max().unwrap_or(0) * ctas_per_sm;
+        let potential = limit.min(largest);
+        let Some(shape) = cluster.or(resources.cluster) else {
+            return Ok((potential as i32, None));
+        };
+        let whole = Dim3 {
+            x: shape[0],
+            y: shape[1],
+            z: shape[2],
+        };
+        self.check_cluster(whole, cluster, Some(resources), nonportable)
+            .map_err(|(code, _)| code)?;
+        let size: u64 = shape.iter().map(|&c| u64::from(c)).product();
+        let active: u64 = gpc_sms.iter().map(|s| s * ctas_per_sm / size).sum();
+        Ok((
+            potential as i32,
+            Some(i32::try_from(active).unwrap_or(i32::MAX)),
+        ))
+    }
+
     // ----- devices ------------------------------------------------------------------
 
     pub fn set_device(&mut self, device: i32) -> CudaResult<()> {
@@ -1553,6 +1606,63 @@ mod tests {
         assert_eq!(
             rt.occupancy(0x2000, 256, 0),
             Err(CudaError::InvalidDeviceFunction)
+        );
+    }
+
+    #[test]
+    fn cluster_occupancy_follows_the_gpc_rule() {
+        let (mut rt, _, _) = runtime(false);
+        let fb = rt.register_fatbin(&container(PTX));
+        rt.register_function(fb, 0x1000, "_Z1kifPf".to_string());
+        let selection = Config {
+            gpu: Some("h100".into()),
+            ..Config::default()
+        }
+        .gpu_selection()
+        .unwrap();
+        rt.set_gpu(selection);
+        let block = |x| Dim3 { x, y: 1, z: 1 };
+        // h100: GPCs of 18, 18 and six of 16 SMs (gpu.gpc_sms); 256-thread CTAs, 8 per
+        // SM (2048 threads), 1024-thread CTAs 2 per SM.
+        assert_eq!(rt.occupancy(0x1000, 256, 0), Ok(8));
+        assert_eq!(rt.occupancy(0x1000, 1024, 0), Ok(2));
+        // Clusters of 4 x 256: 144/4 = 36 per 18-SM GPC, 128/4 = 32 per 16-SM GPC.
+        let q = |rt: &mut Runtime<_>, b, c| rt.cluster_occupancy(0x1000, block(b), 0, c);
+        assert_eq!(
+            q(&mut rt, 256, Some([4, 1, 1])),
+            Ok((8, Some(2 * 36 + 6 * 32)))
+        );
+        assert_eq!(
+            q(&mut rt, 256, Some([2, 2, 2])),
+            Ok((8, Some(2 * 18 + 6 * 16)))
+        );
+        // 3 x 1024: 36/3 = 12 per big GPC, floor(32/3) = 10 per small one.
+        assert_eq!(
+            q(&mut rt, 1024, Some([3, 1, 1])),
+            Ok((8, Some(2 * 12 + 6 * 10)))
+        );
+        // Without a cluster shape there is no count; above the portable 8 is refused.
+        assert_eq!(q(&mut rt, 256, None), Ok((8, None)));
+        assert_eq!(
+            q(&mut rt, 256, Some([9, 1, 1])),
+            Err(CudaError::InvalidClusterSize)
+        );
+        rt.nonportable_clusters.insert(0x1000);
+        assert_eq!(
+            q(&mut rt, 256, Some([16, 1, 1])),
+            Ok((16, Some(2 * 9 + 6 * 8)))
+        );
+        // A GPU below compute capability 9.0 has no clusters.
+        let gtx480 = Config {
+            gpu: Some("gtx480".into()),
+            ..Config::default()
+        }
+        .gpu_selection()
+        .unwrap();
+        rt.set_gpu(gtx480);
+        assert_eq!(
+            q(&mut rt, 256, Some([2, 1, 1])),
+            Err(CudaError::NotSupported)
         );
     }
 

@@ -238,8 +238,6 @@ unsupported! {
     cudaMipmappedArrayGetMemoryRequirements
     cudaMipmappedArrayGetSparseProperties
     cudaOccupancyAvailableDynamicSMemPerBlock
-    cudaOccupancyMaxActiveClusters
-    cudaOccupancyMaxPotentialClusterSize
     cudaPointerGetAttributes
     cudaProfilerInitialize
     cudaSetDoubleForDevice

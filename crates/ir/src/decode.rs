@@ -1217,6 +1217,7 @@ impl FnLower<'_, '_> {
 
             O::Bar | O::Barrier => self.decode_barrier(inst, m)?,
             O::Mapa => self.decode_mapa(inst, m)?,
+            O::Getctarank => self.decode_getctarank(inst, m)?,
             O::Membar => {
                 let scope = if m.flag(Flag::Cta) {
                     Scope::Cta
@@ -1642,7 +1643,10 @@ impl FnLower<'_, '_> {
                     MmaShape::M16n8k8,
                     MmaShape::M16n8k4,
                     MmaShape::M16n8k32,
+                    MmaShape::M16n8k64,
                     MmaShape::M8n8k4,
+                    MmaShape::M8n8k16,
+                    MmaShape::M8n8k32,
                 ],
             )?
         };
@@ -1660,9 +1664,13 @@ impl FnLower<'_, '_> {
             tys.push(t);
         }
         let int8 = |t: ScalarType| matches!(t, S8 | U8);
+        let int4 = |t: ScalarType| matches!(t, S4 | U4);
+        let fp8 = |t: ScalarType| matches!(t, E4m3 | E5m2);
+        // A and B of one family mix: s8/u8, s4/u4, e4m3/e5m2 (ISA "mma" syntax).
+        let mixes = |a, b| int8(a) && int8(b) || int4(a) && int4(b) || fp8(a) && fp8(b);
         let (d_ty, ab_ty, b_ty, c_ty) = match tys[..] {
             [d, c] if wmma => (d, F16, F16, c),
-            [d, a, b, c] if a == b || (!wmma && int8(a) && int8(b)) => (d, a, b, c),
+            [d, a, b, c] if a == b || (!wmma && mixes(a, b)) => (d, a, b, c),
             [_, a, b, _] => {
                 return Err(DecodeError::new(format!(
                     "'{name}' with .{a} A and .{b} B is not supported (A and B must have one type)"
@@ -1685,12 +1693,19 @@ impl FnLower<'_, '_> {
             F16 => (&[S::M16n16k16, S::M16n8k16, S::M16n8k8], &[F16, F32]),
             Bf16 => (&[S::M16n16k16, S::M16n8k16, S::M16n8k8], &[F32]),
             Tf32 if !wmma => (&[S::M16n8k8, S::M16n8k4], &[F32]),
-            S8 | U8 if !wmma => (&[S::M16n8k16, S::M16n8k32], &[S32]),
+            S8 | U8 if !wmma => (&[S::M8n8k16, S::M16n8k16, S::M16n8k32], &[S32]),
+            S4 | U4 if !wmma => (&[S::M8n8k32, S::M16n8k32, S::M16n8k64], &[S32]),
+            // PTX ISA 8.4 (m16n8k32, sm_89) and 8.7 (m16n8k16, f16 accumulators).
+            E4m3 | E5m2 if !wmma => (&[S::M16n8k16, S::M16n8k32], &[F16, F32]),
             F64 if !wmma => (&[S::M8n8k4], &[F64]),
             _ => {
                 return Err(DecodeError::new(format!(
                     "type .{ab_ty} is not supported by '{name}' (supported: .f16, .bf16{})",
-                    if wmma { "" } else { ", .tf32, .s8, .u8, .f64" }
+                    if wmma {
+                        ""
+                    } else {
+                        ", .tf32, .s8, .u8, .s4, .u4, .e4m3, .e5m2, .f64"
+                    }
                 )))
             }
         };
@@ -1707,13 +1722,13 @@ impl FnLower<'_, '_> {
         }
         let accumulators_ok = accumulators.contains(&d_ty)
             && accumulators.contains(&c_ty)
-            && (ab_ty != Bf16 || d_ty == c_ty);
+            && (!matches!(ab_ty, Bf16 | E4m3 | E5m2) || d_ty == c_ty);
         if !accumulators_ok {
             return Err(DecodeError::new(format!(
                 "'{name}' with .{ab_ty} inputs does not support .{d_ty} D with .{c_ty} C"
             )));
         }
-        if satfinite && !int8(ab_ty) {
+        if satfinite && !int8(ab_ty) && !int4(ab_ty) {
             return Err(DecodeError::new(format!(
                 "'{name}' with .{ab_ty} inputs does not take .satfinite"
             )));
@@ -3013,6 +3028,23 @@ impl FnLower<'_, '_> {
         }
         self.regular(inst, &[ty], &[ty, U32])?;
         Ok(Op::Mapa { space, ty })
+    }
+
+    /// `getctarank{.shared::cluster}.{u32,u64} d, a` (PTX ISA 7.8, sm_90): `d` (32 bits)
+    /// is the rank of the CTA whose shared memory holds `a`.
+    fn decode_getctarank(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let space = match m.space() {
+            None => Space::Generic,
+            Some(StateSpace::SharedCluster) => Space::SharedCluster,
+            Some(s) => return Err(DecodeError::new(format!("'getctarank' cannot take .{s}"))),
+        };
+        let ty = m.need_ty()?;
+        self.check_ty(inst, ty, &[U32, U64])?;
+        if space == Space::Generic && ty != U64 {
+            return Err(DecodeError::new("generic 'getctarank' needs .u64"));
+        }
+        self.regular(inst, &[U32], &[ty])?;
+        Ok(Op::Getctarank { space, ty })
     }
 
     fn decode_barrier(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {

@@ -734,12 +734,12 @@ fn rejected_instructions_name_the_problem() {
             "unsupported shape '.m32n8k16' on 'wmma' (supported: .m16n16k16)",
         ),
         (
-            "mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 {%r0, %r1}, {%r2}, {%r3}, {%r0, %r1};",
-            "unsupported shape '.m8n8k32' on 'mma' (supported: .m16n8k16, .m16n8k8, .m16n8k4, .m16n8k32, .m8n8k4)",
+            "mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.and.popc {%r0, %r1}, {%r2}, {%r3}, {%r0, %r1};",
+            "unsupported shape '.m8n8k128' on 'mma' (supported: .m16n8k16, .m16n8k8, .m16n8k4, .m16n8k32, .m16n8k64, .m8n8k4, .m8n8k16, .m8n8k32)",
         ),
         (
             "mma.sync.aligned.m16n8k16.row.col.s32.e4m3.e4m3.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%r6}, {%r0, %r1, %r2, %r3};",
-            "type .e4m3 is not supported by 'mma' (supported: .f16, .bf16, .tf32, .s8, .u8, .f64)",
+            "'mma' with .e4m3 inputs does not support .s32 D with .s32 C",
         ),
         (
             "mma.sync.aligned.m16n8k16.row.col.f16.bf16.bf16.f32 {%r0, %r1}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};",
@@ -1235,12 +1235,12 @@ fn mma_tf32_integer_and_f64_shapes() {
             "does not support .f32 D with .s32 C",
         ),
         (
-            "mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32 {%r0, %r1}, {%r4}, {%r6}, {%r0, %r1};",
-            "unsupported shape '.m8n8k16'",
+            "mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc {%r0, %r1}, {%r4}, {%r6}, {%r0, %r1};",
+            "unsupported shape '.m8n8k128'",
         ),
         (
-            "mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%r0, %r1}, {%r0, %r1, %r2, %r3};",
-            "unsupported shape '.m16n8k64'",
+            "mma.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%r0, %r1}, {%r0, %r1, %r2, %r3};",
+            "with .s8 inputs does not support .m16n8k64",
         ),
     ] {
         let e = error_of(inst);

@@ -221,7 +221,7 @@ pub fn exec_class(op: &Op) -> ExecClass {
         },
         Op::Stmatrix(_) => E::Store,
         // A cluster is one CTA: the mapped address is the address.
-        Op::Mapa { .. } => E::IntSimple,
+        Op::Mapa { .. } | Op::Getctarank { .. } => E::IntSimple,
         Op::FenceProxy(_) => E::Fence,
         Op::GridDepControl { .. } => E::Misc,
         Op::Ld(_) | Op::Ldu(_) | Op::CpAsync(_) | Op::WmmaLoad(_) | Op::Ldmatrix(_) => E::Load,

@@ -662,10 +662,16 @@ pub enum MmaShape {
     M16n8k8,
     /// `mma.sync` `.m16n8k4` (tf32).
     M16n8k4,
-    /// `mma.sync` `.m16n8k32` (8-bit integers).
+    /// `mma.sync` `.m16n8k32` (8-bit integers, fp8, 4-bit integers).
     M16n8k32,
+    /// `mma.sync` `.m16n8k64` (4-bit integers).
+    M16n8k64,
     /// `mma.sync` `.m8n8k4` (f64).
     M8n8k4,
+    /// `mma.sync` `.m8n8k16` (8-bit integers).
+    M8n8k16,
+    /// `mma.sync` `.m8n8k32` (4-bit integers).
+    M8n8k32,
 }
 
 impl MmaShape {
@@ -676,7 +682,10 @@ impl MmaShape {
             MmaShape::M16n8k8 => "m16n8k8",
             MmaShape::M16n8k4 => "m16n8k4",
             MmaShape::M16n8k32 => "m16n8k32",
+            MmaShape::M16n8k64 => "m16n8k64",
             MmaShape::M8n8k4 => "m8n8k4",
+            MmaShape::M8n8k16 => "m8n8k16",
+            MmaShape::M8n8k32 => "m8n8k32",
         }
     }
 
@@ -688,7 +697,10 @@ impl MmaShape {
             MmaShape::M16n8k8 => (16, 8, 8),
             MmaShape::M16n8k4 => (16, 8, 4),
             MmaShape::M16n8k32 => (16, 8, 32),
+            MmaShape::M16n8k64 => (16, 8, 64),
             MmaShape::M8n8k4 => (8, 8, 4),
+            MmaShape::M8n8k16 => (8, 8, 16),
+            MmaShape::M8n8k32 => (8, 8, 32),
         }
     }
 }
@@ -784,9 +796,10 @@ pub struct MmaOp {
     pub b_layout: MatrixLayout,
     /// `.f16`, `.f32`, `.s32` or `.f64`.
     pub d_ty: ScalarType,
-    /// A's type: `.f16`, `.bf16`, `.tf32`, `.s8`, `.u8` or `.f64`.
+    /// A's type: `.f16`, `.bf16`, `.tf32`, `.s8`, `.u8`, `.s4`, `.u4`, `.e4m3`, `.e5m2` or
+    /// `.f64`.
     pub ab_ty: ScalarType,
-    /// B's type: A's, except that `.s8` and `.u8` mix.
+    /// B's type: A's, except that `.s8`/`.u8`, `.s4`/`.u4` and `.e4m3`/`.e5m2` mix.
     pub b_ty: ScalarType,
     /// `.f16`, `.f32`, `.s32` or `.f64`.
     pub c_ty: ScalarType,
@@ -1453,6 +1466,12 @@ pub enum Op {
         space: Space,
         ty: ScalarType,
     },
+    /// `d; a`: `getctarank{.shared::cluster}.{u32,u64}`, the rank in the cluster of the
+    /// CTA whose shared memory holds address `a` (generic, or `.shared::cluster`; sm_90).
+    Getctarank {
+        space: Space,
+        ty: ScalarType,
+    },
     /// `; membermask`
     BarWarpSync,
     /// `membar.{cta,gl,sys}` and `fence.{sc,acq_rel}.scope`.
@@ -1664,6 +1683,7 @@ impl Op {
             Op::Bar { cluster: true, .. } => "barrier",
             Op::Bar { .. } | Op::BarWarpSync => "bar",
             Op::Mapa { .. } => "mapa",
+            Op::Getctarank { .. } => "getctarank",
             Op::Fence { .. } => "fence",
             Op::Shfl { .. } => "shfl",
             Op::Vote { .. } => "vote",
@@ -2003,7 +2023,7 @@ impl fmt::Display for Op {
                 m.push(a.op.as_str());
                 m.ty(a.ty);
             }
-            Op::Mapa { space, ty } => {
+            Op::Mapa { space, ty } | Op::Getctarank { space, ty } => {
                 m.flag(*space == Space::SharedCluster, "shared::cluster");
                 m.ty(*ty);
             }

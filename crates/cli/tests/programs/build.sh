@@ -71,3 +71,8 @@ if [ -f "$cuda12/include/cuda_runtime.h" ]; then
 else
     echo "skipped the CUDA 12 programs: no toolchain in $cuda12 (scripts/install-cuda12-toolchain.sh)" >&2
 fi
+# Thread-block clusters through the driver API (cuLaunchKernelEx, cuOccupancyMaxActiveClusters):
+# host-only C++ against CUDA 12's cuda.h.
+if [ -f "$cuda12/include/cuda.h" ]; then
+    g++ -O2 -x c++ cluster_driver.cu -I"$cuda12/include" -L"$cuda12/lib64/stubs" -lcuda -o bin/cluster_driver
+fi

@@ -85,6 +85,69 @@ fn harmless_attribute(id: c_int) -> bool {
     matches!(id, 1 | 3 | 5 | 6 | 8 | 9 | 10 | 14)
 }
 
+/// The cluster shape among `num` launch attributes at `attrs` (`None` without one).
+/// With `launching`, an attribute that would change what a launch does and that regsim
+/// does not model is refused, naming `caller` and the attribute (an occupancy query
+/// ignores the others).
+///
+/// # Safety
+/// `attrs` is null or points at `num` attributes (`cudaLaunchAttribute` and
+/// `CUlaunchAttribute` have one layout).
+pub(super) unsafe fn cluster_attribute(
+    attrs: *const LaunchAttribute,
+    num: c_uint,
+    caller: &str,
+    launching: bool,
+) -> CudaResult<Option<[u32; 3]>> {
+    let mut cluster = None;
+    if attrs.is_null() {
+        return Ok(None);
+    }
+    for i in 0..num as usize {
+        // SAFETY: `attrs` holds `num` entries.
+        let attr = unsafe { &*attrs.add(i) };
+        let id = attr.id;
+        if id == CLUSTER_DIMENSION {
+            // `clusterDim`: three unsigned ints at the start of the value union.
+            let word = |k: usize| {
+                let b = &attr.value[4 * k..4 * k + 4];
+                u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+            };
+            cluster = Some([word(0), word(1), word(2)]);
+            continue;
+        }
+        if launching && !harmless_attribute(id) {
+            report_unsupported(&format!("{caller} with launch attribute {id}"));
+            return Err(crate::error::CudaError::NotSupported);
+        }
+    }
+    Ok(cluster)
+}
+
+/// A launch with attributes (`cudaLaunchKernelExC`, and the driver's `cuLaunchKernelEx`
+/// through the same path): the cluster dimension sets the launch's cluster shape.
+///
+/// # Safety
+/// As [`cluster_attribute`]; `args` as for `cudaLaunchKernel`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn launch_with_attributes(
+    rt: &mut Runtime<ActiveDevice>,
+    caller: &str,
+    func: *const c_void,
+    grid: Dim3,
+    block: Dim3,
+    dynamic_smem_bytes: usize,
+    stream: *mut c_void,
+    (attrs, num_attrs): (*const LaunchAttribute, c_uint),
+    args: *mut *mut c_void,
+) -> CudaResult<()> {
+    rt.next_launch_cluster = unsafe { cluster_attribute(attrs, num_attrs, caller, true)? };
+    let result = unsafe { call_launch(rt, func, grid, block, args, dynamic_smem_bytes, stream) };
+    // A launch refused before the runtime took the shape must not pass it on.
+    rt.next_launch_cluster = None;
+    result
+}
+
 unsafe fn launch_ex(
     rt: &mut Runtime<ActiveDevice>,
     config: *const LaunchConfig,
@@ -96,43 +159,46 @@ unsafe fn launch_ex(
     }
     // SAFETY: a non-null config points at a cudaLaunchConfig_t.
     let c = unsafe { &*config };
-    let mut cluster = None;
-    if !c.attrs.is_null() {
-        for i in 0..c.num_attrs as usize {
-            // SAFETY: `attrs` holds `num_attrs` entries.
-            let attr = unsafe { &*c.attrs.add(i) };
-            let id = attr.id;
-            if id == CLUSTER_DIMENSION {
-                // `clusterDim`: three unsigned ints at the start of the value union.
-                let word = |k: usize| {
-                    let b = &attr.value[4 * k..4 * k + 4];
-                    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-                };
-                cluster = Some([word(0), word(1), word(2)]);
-                continue;
-            }
-            if !harmless_attribute(id) {
-                report_unsupported(&format!("cudaLaunchKernelExC with launch attribute {id}"));
-                return Err(crate::error::CudaError::NotSupported);
-            }
-        }
-    }
-    rt.next_launch_cluster = cluster;
-    let result = unsafe {
-        call_launch(
+    unsafe {
+        launch_with_attributes(
             rt,
+            "cudaLaunchKernelExC",
             func,
             c.grid,
             c.block,
-            args,
             c.dynamic_smem_bytes,
             c.stream,
+            (c.attrs, c.num_attrs),
+            args,
         )
-    };
-    // A launch refused before the runtime took the shape must not pass it on.
-    rt.next_launch_cluster = None;
-    result
+    }
 }
+
+/// `cudaOccupancyMaxActiveClusters` and `cudaOccupancyMaxPotentialClusterSize` from a
+/// launch configuration (`Runtime::cluster_occupancy`).
+unsafe fn cluster_occupancy(
+    rt: &mut Runtime<ActiveDevice>,
+    func: *const c_void,
+    config: *const LaunchConfig,
+    caller: &str,
+) -> CudaResult<(i32, Option<i32>)> {
+    if config.is_null() {
+        return Err(crate::error::CudaError::InvalidValue);
+    }
+    // SAFETY: a non-null config points at a cudaLaunchConfig_t.
+    let c = unsafe { &*config };
+    let cluster = unsafe { cluster_attribute(c.attrs, c.num_attrs, caller, false)? };
+    rt.cluster_occupancy(func as u64, c.block, c.dynamic_smem_bytes, cluster)
+}
+
+cuda_fn!(fn cudaOccupancyMaxActiveClusters(rt, clusters: *mut c_int, func: *const c_void, config: *const LaunchConfig) {
+    let (_, active) = unsafe { cluster_occupancy(rt, func, config, "cudaOccupancyMaxActiveClusters")? };
+    put(clusters, active.ok_or(crate::error::CudaError::InvalidClusterSize)?)
+});
+cuda_fn!(fn cudaOccupancyMaxPotentialClusterSize(rt, size: *mut c_int, func: *const c_void, config: *const LaunchConfig) {
+    let (potential, _) = unsafe { cluster_occupancy(rt, func, config, "cudaOccupancyMaxPotentialClusterSize")? };
+    put(size, potential)
+});
 
 /// `cudaLaunchAttributeClusterDimension`.
 const CLUSTER_DIMENSION: c_int = 4;

@@ -302,6 +302,81 @@ cu_fn!(fn cuLaunchKernel(rt, function: u64, gx: c_uint, gy: c_uint, gz: c_uint, 
     let block = Dim3 { x: bx, y: by, z: bz };
     launch(rt, function as *const c_void, grid, block, params, shared as usize, stream)
 });
+/// `CUlaunchConfig`: grid and block dimensions, dynamic shared memory, the stream and
+/// the launch attributes (`CUlaunchAttribute`, laid out as `cudaLaunchAttribute`).
+#[repr(C)]
+pub struct CuLaunchConfig {
+    pub grid: [c_uint; 3],
+    pub block: [c_uint; 3],
+    pub shared_mem_bytes: c_uint,
+    pub stream: *mut c_void,
+    pub attrs: *const super::cuda12::LaunchAttribute,
+    pub num_attrs: c_uint,
+}
+
+// `cuLaunchKernelEx`: `cudaLaunchKernelExC`'s path (the cluster dimension attribute,
+// CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4, sets the launch's cluster shape).
+cu_fn!(fn cuLaunchKernelEx(rt, config: *const CuLaunchConfig, function: u64, params: *mut *mut c_void, extra: *mut *mut c_void) {
+    if !extra.is_null() {
+        report_unsupported("cuLaunchKernelEx with packed arguments (`extra`)");
+        return Err(CudaError::NotSupported);
+    }
+    if config.is_null() {
+        return Err(CudaError::InvalidValue);
+    }
+    // SAFETY: a non-null config points at a CUlaunchConfig.
+    let c = unsafe { &*config };
+    let [gx, gy, gz] = c.grid;
+    let [bx, by, bz] = c.block;
+    unsafe {
+        super::cuda12::launch_with_attributes(
+            rt,
+            "cuLaunchKernelEx",
+            function as *const c_void,
+            Dim3 { x: gx, y: gy, z: gz },
+            Dim3 { x: bx, y: by, z: bz },
+            c.shared_mem_bytes as usize,
+            c.stream,
+            (c.attrs, c.num_attrs),
+            params,
+        )
+    }
+});
+// `cuOccupancyMaxActiveClusters` and `cuOccupancyMaxPotentialClusterSize`: the runtime's.
+cu_fn!(fn cuOccupancyMaxActiveClusters(rt, clusters: *mut c_int, function: u64, config: *const CuLaunchConfig) {
+    let (_, active) = unsafe { driver_cluster_occupancy(rt, function, config)? };
+    put(clusters, active.ok_or(CudaError::InvalidClusterSize)?)
+});
+cu_fn!(fn cuOccupancyMaxPotentialClusterSize(rt, size: *mut c_int, function: u64, config: *const CuLaunchConfig) {
+    let (potential, _) = unsafe { driver_cluster_occupancy(rt, function, config)? };
+    put(size, potential)
+});
+
+unsafe fn driver_cluster_occupancy(
+    rt: &mut Runtime<ActiveDevice>,
+    function: u64,
+    config: *const CuLaunchConfig,
+) -> CudaResult<(i32, Option<i32>)> {
+    if config.is_null() {
+        return Err(CudaError::InvalidValue);
+    }
+    // SAFETY: a non-null config points at a CUlaunchConfig.
+    let c = unsafe { &*config };
+    let cluster =
+        unsafe { super::cuda12::cluster_attribute(c.attrs, c.num_attrs, "cuOccupancy", false)? };
+    let [bx, by, bz] = c.block;
+    rt.cluster_occupancy(
+        function,
+        Dim3 {
+            x: bx,
+            y: by,
+            z: bz,
+        },
+        c.shared_mem_bytes as usize,
+        cluster,
+    )
+}
+
 cu_fn!(fn cuStreamCreate(rt, stream: *mut *mut c_void, _flags: c_uint) {
     put(stream, rt.stream_create() as *mut c_void)
 });
@@ -539,6 +614,15 @@ fn driver_entry(name: &str) -> *const c_void {
         ("cuMemsetD8_v2", cuMemsetD8_v2 as *const c_void),
         ("cuMemsetD32_v2", cuMemsetD32_v2 as *const c_void),
         ("cuLaunchKernel", cuLaunchKernel as *const c_void),
+        ("cuLaunchKernelEx", cuLaunchKernelEx as *const c_void),
+        (
+            "cuOccupancyMaxActiveClusters",
+            cuOccupancyMaxActiveClusters as *const c_void,
+        ),
+        (
+            "cuOccupancyMaxPotentialClusterSize",
+            cuOccupancyMaxPotentialClusterSize as *const c_void,
+        ),
         ("cuStreamCreate", cuStreamCreate as *const c_void),
         ("cuStreamDestroy_v2", cuStreamDestroy_v2 as *const c_void),
         ("cuStreamSynchronize", cuStreamSynchronize as *const c_void),

@@ -2219,6 +2219,23 @@ impl Launch<'_> {
                             None,
                         ));
                     }
+                    // The warpgroup's four warps must exist (whole 128-thread groups).
+                    let group = warp.index / 4;
+                    let threads = self.config.threads_per_cta();
+                    if threads < 128 * (group + 1) {
+                        return Err((
+                            ErrorKind::Wgmma(format!(
+                                "warp {} executes wgmma.mma_async, but its warpgroup {group} \
+                                 has {} of its 128 threads (a CTA of {threads}): a warpgroup \
+                                 is four whole warps",
+                                warp.index,
+                                threads - 128 * group
+                            )),
+                            None,
+                        ));
+                    }
+                    warp.wgmmas += 1;
+                    warp.last_wgmma = (fidx, pc);
                     let na = usize::from(o.a_fragment_regs()).max(1);
                     let nd = usize::from(o.d_regs());
                     if srcs.len() < 2 + na + nd || dsts.len() < nd {
@@ -2664,6 +2681,40 @@ impl Launch<'_> {
                         cluster::cluster_address(r, offset)
                     };
                     wr!(dsts[0], l, window + mapped);
+                }
+            }
+            Op::Getctarank { space, .. } => {
+                let a = src!(0);
+                let size = member.map_or(1, |c| c.state.size());
+                let own = member.map_or(0, |c| c.rank);
+                for l in lanes(exec) {
+                    let v = rd!(a, l);
+                    let offset = if *space == Space::SharedCluster {
+                        v & 0xFFFF_FFFF
+                    } else if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&v) {
+                        v - SHARED_WINDOW
+                    } else {
+                        return Err((
+                            ErrorKind::Unsupported(format!(
+                                "getctarank of the generic address {v:#x}, which is not in \
+                                 shared memory"
+                            )),
+                            Some(l),
+                        ));
+                    };
+                    // Rank bits zero: the executing CTA's own shared memory.
+                    let rank = cluster::split_cluster_address(offset).0.unwrap_or(own);
+                    if rank >= size {
+                        return Err((
+                            ErrorKind::Unsupported(format!(
+                                "getctarank of {v:#x}, an address of CTA rank {rank}, outside \
+                                 the cluster of {size} CTA{}",
+                                if size == 1 { "" } else { "s" }
+                            )),
+                            Some(l),
+                        ));
+                    }
+                    wr!(dsts[0], l, u64::from(rank));
                 }
             }
             Op::Setmaxnreg { inc, count } => {

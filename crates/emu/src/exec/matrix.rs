@@ -19,7 +19,9 @@
 //! registers, as the register file sees them).
 //!
 //! Elements are packed two per 32-bit register for 16-bit types (element `2i` in the low
-//! half of register `i`) and one per register for f32.
+//! half of register `i`), four for 8-bit types (s8, u8, e4m3, e5m2), eight for 4-bit
+//! integers (low bits first), and one per register for f32. The 8- and 4-bit inputs share
+//! one layout family (see `coords`).
 //!
 //! Arithmetic. The ISA does not fix the order or rounding of the dot products; regsim
 //! computes `d[i][j] = c[i][j]`, then `d = fma(a[i][k], b[k][j], d)` in f32 for `k = 0…K-1`
@@ -74,23 +76,32 @@ impl Frag {
 /// (see the module docs).
 pub(super) fn coords(frag: Frag, shape: MmaShape, ty: ScalarType, lane: u32, e: u32) -> (u32, u32) {
     use MmaShape as S;
-    use ScalarType::{Tf32, S8, U8};
+    use ScalarType::Tf32;
     let (g, t) = (lane / 4, lane % 4);
+    // 8- and 4-bit inputs (integers and fp8): one layout family, `p` elements per 32-bit
+    // register ("…for mma.m8n8k16", "…m8n8k32", "…m16n8k16 with integer type",
+    // "…m16n8k32", "…m16n8k64"): A's element `e` is at row `g` (m8 shapes) or
+    // `g + 8·((e/p)%2)` (m16), column `p·t + e%p + 4p·(e/2p)`; B's at row
+    // `p·t + e%p + 4p·(e/p)`, column `g`.
+    let packed = |p: u32| match frag {
+        Frag::A if shape.dims().0 == 8 => (g, p * t + e),
+        Frag::A => (g + 8 * ((e / p) % 2), p * t + e % p + 4 * p * (e / (2 * p))),
+        _ => (p * t + e % p + 4 * p * (e / p), g),
+    };
+    if let (Some(p), Frag::A | Frag::B) = (packed_per_register(ty), frag) {
+        return packed(p);
+    }
     match (frag, shape) {
         // tf32 ("Matrix Fragments for mma.m16n8k8", ".tf32"; "…for mma.m16n8k4").
         (Frag::A, S::M16n8k8) if ty == Tf32 => (g + 8 * (e % 2), t + 4 * (e / 2)),
         (Frag::B, S::M16n8k8) if ty == Tf32 => (t + 4 * e, g),
         (Frag::A, S::M16n8k4) => (g + 8 * e, t),
         (Frag::B, S::M16n8k4) => (t, g),
-        // 8-bit integers ("…for mma.m16n8k16 with integer type"; "…for mma.m16n8k32").
-        (Frag::A, S::M16n8k16) if matches!(ty, S8 | U8) => (g + 8 * (e / 4), 4 * t + e % 4),
-        (Frag::B, S::M16n8k16) if matches!(ty, S8 | U8) => (4 * t + e, g),
-        (Frag::A, S::M16n8k32) => (g + 8 * ((e / 4) % 2), 4 * t + e % 4 + 16 * (e / 8)),
-        (Frag::B, S::M16n8k32) => (4 * t + e % 4 + 16 * (e / 4), g),
         // f64 ("…for mma.m8n8k4 with .f64 floating point type").
         (Frag::A, S::M8n8k4) => (g, t),
         (Frag::B, S::M8n8k4) => (t, g),
-        (Frag::Acc, S::M8n8k4) => (g, 2 * t + e),
+        // Every m8n8 accumulator: row g, column 2t + e (f64 m8n8k4; s32 m8n8k16/k32).
+        (Frag::Acc, S::M8n8k4 | S::M8n8k16 | S::M8n8k32) => (g, 2 * t + e),
         // 16-bit floating-point inputs.
         (Frag::A, S::M16n8k16 | S::M16n16k16) => {
             (g + 8 * ((e / 2) % 2), 2 * t + e % 2 + 8 * (e / 4))
@@ -106,14 +117,27 @@ pub(super) fn coords(frag: Frag, shape: MmaShape, ty: ScalarType, lane: u32, e: 
             let (r, c) = coords(Frag::Acc, S::M16n8k16, ty, lane, e % 4);
             (r, c + 8 * (e / 4))
         }
+        // Shapes only 8- and 4-bit inputs have (the decoder's rule), handled above.
+        (Frag::A | Frag::B, S::M16n8k32 | S::M16n8k64 | S::M8n8k16 | S::M8n8k32) => packed(4),
         (Frag::Acc, _) => (g + 8 * (e / 2), 2 * t + e % 2),
+    }
+}
+
+/// Elements per 32-bit register of the 8- and 4-bit input types, `None` for the others.
+fn packed_per_register(ty: ScalarType) -> Option<u32> {
+    use ScalarType::{E4m3, E5m2, S4, S8, U4, U8};
+    match ty {
+        S8 | U8 | E4m3 | E5m2 => Some(4),
+        S4 | U4 => Some(8),
+        _ => None,
     }
 }
 
 /// Bits of one element of `ty` in a fragment register.
 fn element_bits(ty: ScalarType) -> u32 {
     match ty {
-        ScalarType::S8 | ScalarType::U8 => 8,
+        ScalarType::S4 | ScalarType::U4 => 4,
+        ScalarType::S8 | ScalarType::U8 | ScalarType::E4m3 | ScalarType::E5m2 => 8,
         ScalarType::F16 | ScalarType::Bf16 => 16,
         ScalarType::F64 => 64,
         _ => 32,
@@ -122,7 +146,7 @@ fn element_bits(ty: ScalarType) -> u32 {
 
 /// Element `e` of an `mma.sync` fragment from its registers' values (`regs[i]` is
 /// register `i`): 8- and 16-bit elements pack low to high into 32-bit registers, wider
-/// ones take a register each.
+/// ones take a register each (4-bit elements: eight per register, element 0 in bits 0-3).
 #[inline]
 pub(super) fn get_bits(regs: &[u64], ty: ScalarType, e: u32) -> u64 {
     let bits = element_bits(ty);
@@ -229,6 +253,10 @@ fn value(bits: u64, ty: ScalarType) -> f64 {
         ScalarType::Tf32 => f64::from(f32::from_bits(bits as u32 & 0xFFFF_E000)),
         ScalarType::S8 => f64::from(bits as u8 as i8),
         ScalarType::U8 => f64::from(bits as u8),
+        // 4-bit two's complement: shift the nibble to the top of a byte and back.
+        ScalarType::S4 => f64::from(((bits as u8) << 4) as i8 >> 4),
+        ScalarType::U4 => f64::from(bits as u8 & 0xF),
+        ScalarType::E4m3 | ScalarType::E5m2 => super::wgmma::value(bits, ty),
         ScalarType::S32 => f64::from(bits as u32 as i32),
         t => f64::from(to_f32(bits as u32, t)),
     }
@@ -237,9 +265,10 @@ fn value(bits: u64, ty: ScalarType) -> f64 {
 /// `D = A x B + C` for the whole warp: `a`, `b` and `c` are every lane's source registers
 /// (`[lane][register]`); returns every lane's D registers.
 ///
-/// f16, bf16 and tf32 inputs accumulate in f32 (an f32 FMA chain, see the module docs),
-/// f64 in an f64 FMA chain; 8-bit integers exactly, then D wraps to s32 or, with
-/// `.satfinite`, saturates to its range.
+/// f16, bf16, tf32, e4m3 and e5m2 inputs accumulate in f32 (an f32 FMA chain, see the
+/// module docs; each product of two of them is exact in f32), f64 in an f64 FMA chain;
+/// 8- and 4-bit integers exactly, then D wraps to s32 or, with `.satfinite`, saturates
+/// to its range.
 pub(super) fn multiply(
     op: &MmaOp,
     a: &[[u64; 8]; 32],
@@ -249,9 +278,9 @@ pub(super) fn multiply(
     let shape = op.shape;
     let (_, n, k) = shape.dims();
     let (n, k) = (n as usize, k as usize);
-    // Matrices row-major, at most 16 x 32 (A), 32 x 8 or 16 x 16 (B), 16 x 16 (C).
-    let mut am = [0f64; 512];
-    let mut bm = [0f64; 256];
+    // Matrices row-major, at most 16 x 64 (A), 64 x 8 or 16 x 16 (B), 16 x 16 (C).
+    let mut am = [0f64; 1024];
+    let mut bm = [0f64; 512];
     let mut cm = [0f64; 256];
     for lane in 0..32u32 {
         let l = lane as usize;
@@ -376,7 +405,7 @@ mod tests {
     }
 
     /// Every (shape, input type) `mma.sync`/`wmma` supports.
-    const SHAPES: [(MmaShape, ScalarType); 10] = [
+    const SHAPES: [(MmaShape, ScalarType); 17] = [
         (MmaShape::M16n8k16, F16),
         (MmaShape::M16n8k8, F16),
         (MmaShape::M16n16k16, F16),
@@ -387,6 +416,13 @@ mod tests {
         (MmaShape::M8n8k4, F64),
         (MmaShape::M16n8k16, Bf16),
         (MmaShape::M16n8k8, Bf16),
+        (MmaShape::M8n8k16, S8),
+        (MmaShape::M8n8k32, S4),
+        (MmaShape::M16n8k32, U4),
+        (MmaShape::M16n8k64, S4),
+        (MmaShape::M16n8k32, E4m3),
+        (MmaShape::M16n8k16, E5m2),
+        (MmaShape::M16n8k32, S8),
     ];
 
     #[test]

@@ -296,6 +296,10 @@ struct Warp {
     /// they arrived in (clusters of more than one CTA).
     cluster_arrived: u32,
     cluster_phase: u64,
+    /// `wgmma.mma_async`s the warp executed, and the last one's (function, pc): the four
+    /// warps of a warpgroup must execute the same ones (checked as each warp exits).
+    wgmmas: u32,
+    last_wgmma: (usize, u32),
 }
 
 impl Warp {
@@ -683,6 +687,8 @@ impl<'e> Launch<'e> {
                 bulk_next: 0,
                 cluster_arrived: 0,
                 cluster_phase: 0,
+                wgmmas: 0,
+                last_wgmma: (0, 0),
             };
             if ef.frame_size > 0 {
                 // Pages are allocated at their first write, so a large frame costs what
@@ -1088,6 +1094,9 @@ impl<'e> Launch<'e> {
                 if cta.cluster.is_some() {
                     self.cluster_exits(cta, w, live_before);
                 }
+                if cta.warps[w].status == WarpStatus::Exited {
+                    self.check_warpgroup(cta, w)?;
+                }
                 if let Some(access) = self.mem.take_stray() {
                     self.note_stray(cta, w, (self.step.func, self.step.inst), access);
                 }
@@ -1102,6 +1111,40 @@ impl<'e> Launch<'e> {
 }
 
 impl Launch<'_> {
+    /// Warp `w` has exited: every warp of its warpgroup (four consecutive warps) that has
+    /// exited too must have executed as many `wgmma.mma_async`s. The ISA requires all 128
+    /// threads of the warpgroup to execute each one (`.sync.aligned`; "behavior is
+    /// undefined" otherwise), so a mismatch is an error located at the last `wgmma` of the
+    /// warp that executed more, rather than a product of the rows of some warps only.
+    fn check_warpgroup(&self, cta: &Cta, w: usize) -> ExecResult<()> {
+        let me = &cta.warps[w];
+        let group = w / 4;
+        for (p, peer) in cta.warps.iter().enumerate().skip(4 * group).take(4) {
+            if p == w || peer.status != WarpStatus::Exited || peer.wgmmas == me.wgmmas {
+                continue;
+            }
+            let (more, fewer) = if peer.wgmmas > me.wgmmas {
+                (p, w)
+            } else {
+                (w, p)
+            };
+            let (m, f) = (&cta.warps[more], &cta.warps[fewer]);
+            let kind = ErrorKind::Wgmma(format!(
+                "warp {} of warpgroup {group} executed wgmma.mma_async {} time{} and warp {} \
+                 {} time{}; all four warps of a warpgroup must execute every \
+                 wgmma.mma_async (.sync.aligned; the ISA leaves anything else undefined)",
+                m.index,
+                m.wgmmas,
+                if m.wgmmas == 1 { "" } else { "s" },
+                f.index,
+                f.wgmmas,
+                if f.wgmmas == 1 { "" } else { "s" },
+            ));
+            return Err(self.error_at_inst(cta, more, Some(m.last_wgmma), kind, None));
+        }
+        Ok(())
+    }
+
     /// Threads of warp `w` of a cluster's CTA that exited in the last step: they leave
     /// the cluster barrier (arrivals of the current phase withdrawn), which may complete
     /// its phase; the CTA's last exit marks its shared memory as gone.
