@@ -19,17 +19,17 @@ __global__ void wait_for_flag(const volatile int* flag, int* out) {
     out[blockIdx.x * blockDim.x + threadIdx.x] = spins;
 }
 
+__global__ void split_barrier(int* out) {
+    int warp = threadIdx.x / 32;
+    asm volatile("bar.sync %0, 64;" ::"r"(warp + 1));
+    out[threadIdx.x] = warp;
+}
+
 __global__ void one_cta_waits(const volatile int* flag, int waiter, int* out) {
     int spins = 0;
     if (blockIdx.x == waiter)
         while (*flag == 0) ++spins;
     out[blockIdx.x * blockDim.x + threadIdx.x] = spins;
-}
-
-__global__ void split_barrier(int* out) {
-    int warp = threadIdx.x / 32;
-    asm volatile("bar.sync %0, 64;" ::"r"(warp + 1));
-    out[threadIdx.x] = warp;
 }
 
 int main(int argc, char** argv) {
