@@ -139,7 +139,7 @@ pub enum SimError {
     },
     /// A [`RunLimits`] bound stopped the kernel. `stats` are the kernel's statistics up
     /// to `cycle` (also in [`TimingSimulator::kernels`], with `complete: false`).
-    #[error("kernel {kernel} stopped at cycle {cycle}: {reason}; {warps}")]
+    #[error("kernel {kernel} stopped at cycle {cycle}: {reason}; {functional}{warps}")]
     Stopped {
         /// The kernel.
         kernel: String,
@@ -151,6 +151,10 @@ pub enum SimError {
         warps: WarpStates,
         /// The kernel's statistics up to the stop.
         stats: Box<KernelStats>,
+        /// Empty, or where the bound stopped CTAs a sampled run executes functionally:
+        /// "executed functionally (sampled run): CTA (x,y,z): N warps live …; in detail: ",
+        /// before `warps`.
+        functional: String,
     },
     /// A launch after a stop: the stopped kernel's CTAs still occupy the SMs.
     #[error("the simulation was stopped; kernel {kernel} cannot start")]
@@ -468,8 +472,14 @@ impl TimingSimulator {
             block: launch_config.block,
             dynamic_shared: launch_config.dynamic_shared,
         };
+        // Warp instructions of the kernels before, counted against the instruction limit.
+        let instructions_before: u64 = self.kernels.iter().map(|k| k.warp_instructions).sum();
         if let Some(sampler) = self.sampler.as_mut().filter(|_| cluster_size == 1) {
             if sampler.plan(&key) == Plan::Estimated {
+                // Bounded by the limits; a stopped trial is simulated and meets them there.
+                let bound =
+                    self.limits
+                        .functional_bound(&self.cfg, self.now.get(), instructions_before);
                 let estimate = sampling::try_estimate(
                     sampler,
                     emu,
@@ -478,6 +488,7 @@ impl TimingSimulator {
                     params,
                     &key,
                     self.now.get(),
+                    &bound.bound,
                 )?;
                 if let Some(mut stats) = estimate {
                     let wall_seconds = wall.elapsed().as_secs_f64();
@@ -607,8 +618,11 @@ impl TimingSimulator {
         let mut sample = 0usize;
         let mut next_cta = plan.samples[0].start;
         let mut placed = Vec::new();
+        // The skipped CTAs' counts; they count against the instruction limit.
         let mut rest = emu::RunStats::default();
         let sampled = !plan.is_full();
+        let limits = &self.limits;
+        let cfg = &self.cfg;
         // CTAs start after the launch overhead.
         let first = start + self.cfg.gpu.kernel_launch_latency;
         let mut now = first;
@@ -617,9 +631,10 @@ impl TimingSimulator {
                          memory: &mut MemorySystem,
                          addresses: &mut AddressMap,
                          next_cta: &mut u64,
+                         rest: &mut emu::RunStats,
                          now: Cycle,
                          issued: u64|
-         -> Result<(), SimError> {
+         -> Result<Option<(StopReason, emu::FunctionalStop)>, SimError> {
             if cluster_size > 1 {
                 // Whole clusters, in order, each on SMs of one GPC (the first GPC from
                 // the round-robin SM's that holds it: regsim's choice), CTAs spread over
@@ -656,7 +671,7 @@ impl TimingSimulator {
                     }
                     *next_cta += 1;
                 }
-                return Ok(());
+                return Ok(None);
             }
             while let Some(s) = (0..n).map(|j| (rr + j) % n).find(|&s| {
                 sms[s].resident_ctas() < occ.ctas_per_sm
@@ -668,12 +683,23 @@ impl TimingSimulator {
                     let Some(following) = plan.samples.get(sample + 1) else {
                         break;
                     };
-                    let (skipped, touched) = sampling::skip_ctas(
+                    // Bounded by what the timed run could still issue (issue 26).
+                    let bound = limits.functional_bound(
+                        cfg,
+                        now.get(),
+                        instructions_before + issued + rest.warp_instructions,
+                    );
+                    let skip = sampling::skip_ctas(
                         launch,
                         recording.as_ref(),
                         *next_cta..following.start,
                         following.start.saturating_sub(warm_ctas),
+                        &bound.bound,
                     )?;
+                    let (skipped, touched) = match skip {
+                        Ok(skip) => skip,
+                        Err(stop) => return Ok(Some((bound.reason(stop.cause, limits), stop))),
+                    };
                     rest.warp_instructions += skipped.warp_instructions;
                     rest.thread_instructions += skipped.thread_instructions;
                     for t in touched {
@@ -695,14 +721,16 @@ impl TimingSimulator {
                 *next_cta += 1;
                 rr = (s + 1) % n;
             }
-            Ok(())
+            Ok(None)
         };
-        place(
+        // A bound that stopped the CTAs executed functionally, and why.
+        let mut functional_stop = place(
             &mut self.sms,
             &mut launch,
             &mut self.memory,
             &mut self.addresses,
             &mut next_cta,
+            &mut rest,
             now,
             0,
         )?;
@@ -718,7 +746,6 @@ impl TimingSimulator {
         let mut wake = WakeTimes::new(self.sms.iter().map(|s| s.next_wake).collect());
 
         // The run limits as bounds on this kernel.
-        let instructions_before: u64 = self.kernels.iter().map(|k| k.warp_instructions).sum();
         let cycle_limit = self.limits.max_cycles.map_or(Cycle::NEVER, Cycle::new);
         let instruction_budget = self
             .limits
@@ -731,6 +758,9 @@ impl TimingSimulator {
         let mut next_report = wall + PROGRESS_INTERVAL;
 
         let end = loop {
+            if let Some((reason, _)) = &functional_stop {
+                break KernelEnd::Stopped(now, reason.clone());
+            }
             let mut progressed = false;
             for c in self.memory.completed(now) {
                 progressed = true;
@@ -803,12 +833,13 @@ impl TimingSimulator {
                 if next_cta == plan.total_end() && resident == 0 {
                     break KernelEnd::Done(now);
                 }
-                place(
+                functional_stop = place(
                     &mut self.sms,
                     &mut launch,
                     &mut self.memory,
                     &mut self.addresses,
                     &mut next_cta,
+                    &mut rest,
                     now,
                     issued,
                 )?;
@@ -816,7 +847,10 @@ impl TimingSimulator {
                     wake.set(i, sm.next_wake);
                 }
             }
-            if issued >= instruction_budget {
+            if functional_stop.is_some() {
+                continue;
+            }
+            if issued + rest.warp_instructions >= instruction_budget {
                 let max = self.limits.max_instructions.unwrap_or(u64::MAX);
                 break KernelEnd::Stopped(now, StopReason::MaxInstructions(max));
             }
@@ -924,12 +958,19 @@ impl TimingSimulator {
             if let Some(last) = self.kernels.last_mut() {
                 last.complete = false;
             }
+            let functional = functional_stop.map_or_else(String::new, |(_, stop)| {
+                format!(
+                    "executed functionally (sampled run): {}; in detail: ",
+                    stop.live_warps()
+                )
+            });
             return Err(SimError::Stopped {
                 kernel: info.name.clone(),
                 cycle: end.get(),
                 reason,
                 warps,
                 stats: Box::new(stats),
+                functional,
             });
         }
         if let (Some(sampler), Some((bbv, cta_instructions))) = (&mut self.sampler, recorded) {

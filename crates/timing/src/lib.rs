@@ -59,6 +59,8 @@ pub use config::{ConfigError, GpuConfig, Override};
 pub use gpu::{SimError, TimingSimulator};
 pub use kernel_info::KernelInfo;
 pub use memory::{MemRequest, MemoryStats, MemorySystem, RequestId, Stall};
-pub use run_limits::{Progress, RunLimits, StopReason, WarpState, WarpStates, WarpWait};
+pub use run_limits::{
+    FunctionalBound, Progress, RunLimits, StopReason, WarpState, WarpStates, WarpWait,
+};
 pub use stats::{KernelStats, Report, TotalStats};
 pub use time::{Cycle, Cycles, MemCycle, MemCycles};

@@ -72,6 +72,86 @@ impl RunLimits {
     }
 }
 
+/// The bound on a functional part of a timed run ([`RunLimits::functional_bound`]) and
+/// how its stops read.
+#[derive(Clone, Debug)]
+pub struct FunctionalBound {
+    /// The bound.
+    pub bound: emu::RunBound,
+    /// The limit its instruction budget stands for: the cycle or the instruction limit,
+    /// whichever allows fewer warp instructions.
+    pub on_instructions: StopReason,
+}
+
+impl FunctionalBound {
+    /// Why the timed run stops, a functional stop's cause being `cause`.
+    pub fn reason(&self, cause: emu::StopCause, limits: &RunLimits) -> StopReason {
+        match cause {
+            emu::StopCause::Instructions => self.on_instructions.clone(),
+            emu::StopCause::Deadline => StopReason::Timeout(
+                limits
+                    .deadline
+                    .map_or(Duration::ZERO, |(_, timeout)| timeout),
+            ),
+            emu::StopCause::Interrupt => StopReason::Interrupted,
+        }
+    }
+}
+
+impl RunLimits {
+    /// The bound on CTAs a timed run executes functionally (a sampled run's skipped
+    /// CTAs and estimated launches, issue 26) at cycle `now`, `issued` warp instructions
+    /// counted against [`RunLimits::max_instructions`] so far: the deadline and the
+    /// interrupt, and at most the warp instructions the timed run could still issue
+    /// before its limits (every scheduler of every SM issuing its full width every cycle
+    /// up to `max_cycles`, and what `max_instructions` leaves). Simulated in detail, those
+    /// CTAs would meet the same limits no sooner, so a CTA that never ends stops as it
+    /// would there, and CTAs the timed run could finish are never stopped.
+    pub fn functional_bound(
+        &self,
+        config: &crate::GpuConfig,
+        now: u64,
+        issued: u64,
+    ) -> FunctionalBound {
+        let per_cycle = u64::from(config.gpu.num_sms)
+            .saturating_mul(u64::from(config.sm.schedulers))
+            .saturating_mul(u64::from(config.sm.issue_width));
+        let by_cycles = self.max_cycles.map(|c| {
+            (
+                MaxBy::Cycles(c),
+                c.saturating_sub(now).saturating_mul(per_cycle),
+            )
+        });
+        let by_instructions = self
+            .max_instructions
+            .map(|m| (MaxBy::Instructions(m), m.saturating_sub(issued)));
+        let tighter = match (by_cycles, by_instructions) {
+            (Some(c), Some(i)) => Some(if i.1 <= c.1 { i } else { c }),
+            (c, i) => c.or(i),
+        };
+        FunctionalBound {
+            bound: emu::RunBound {
+                max_warp_instructions: tighter.map(|(_, n)| n),
+                deadline: self.deadline.map(|(at, _)| at),
+                interrupt: self.interrupt.clone(),
+            },
+            on_instructions: match tighter {
+                Some((MaxBy::Cycles(c), _)) => StopReason::MaxCycles(c),
+                Some((MaxBy::Instructions(m), _)) => StopReason::MaxInstructions(m),
+                // No instruction budget: never stops on instructions.
+                None => StopReason::Interrupted,
+            },
+        }
+    }
+}
+
+/// Which limit a functional bound's instruction budget comes from.
+#[derive(Clone, Copy)]
+enum MaxBy {
+    Cycles(u64),
+    Instructions(u64),
+}
+
 /// Why a simulation stopped before its kernel ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StopReason {

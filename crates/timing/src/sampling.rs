@@ -915,44 +915,66 @@ pub fn finish_detailed(stats: &mut KernelStats, run: &DetailedRun) -> f64 {
 
 /// Executes the skipped CTAs `ctas` of `launch` functionally; with `warm_from`, records
 /// the global sectors the CTAs from `warm_from` on touch and returns them, for the
-/// caches to be warmed with before the next detailed CTAs.
+/// caches to be warmed with before the next detailed CTAs. `bound` bounds the whole of
+/// it (issue 26: a CTA that never ends stops there, [`crate::RunLimits::functional_bound`]);
+/// `Ok(Err(stop))` when it stopped the run.
 pub fn skip_ctas(
     launch: &mut emu::Launch<'_>,
     recording: Option<&BbvRecording>,
     ctas: std::ops::Range<u64>,
     warm_from: u64,
-) -> Result<(RunStats, Vec<Touch>), emu::ExecError> {
+    bound: &emu::RunBound,
+) -> Result<Result<(RunStats, Vec<Touch>), emu::FunctionalStop>, emu::ExecError> {
     let warm_from = warm_from.clamp(ctas.start, ctas.end);
-    let cold = launch.run_ctas(ctas.start..warm_from)?;
+    let cold = match launch.run_ctas_bounded(ctas.start..warm_from, bound)? {
+        Ok(cold) => cold,
+        Err(stop) => return Ok(Err(stop)),
+    };
+    // The warm part gets what the cold one left of the instruction budget.
+    let rest_bound = emu::RunBound {
+        max_warp_instructions: bound
+            .max_warp_instructions
+            .map(|m| m.saturating_sub(cold.warp_instructions)),
+        ..bound.clone()
+    };
     if let Some(r) = recording {
         r.set_warming(true);
     }
-    let warm = launch.run_ctas(warm_from..ctas.end);
+    let warm = launch.run_ctas_bounded(warm_from..ctas.end, &rest_bound);
     let touched = recording.map(|r| {
         r.set_warming(false);
         r.take_touched()
     });
-    let warm = warm?;
-    Ok((
+    let warm = match warm? {
+        Ok(warm) => warm,
+        Err(mut stop) => {
+            stop.stats.warp_instructions += cold.warp_instructions;
+            stop.stats.thread_instructions += cold.thread_instructions;
+            return Ok(Err(stop));
+        }
+    };
+    Ok(Ok((
         RunStats {
             warp_instructions: cold.warp_instructions + warm.warp_instructions,
             thread_instructions: cold.thread_instructions + warm.thread_instructions,
         },
         touched.unwrap_or_default(),
-    ))
+    )))
 }
 
 /// Executes a whole launch functionally, recording its vector: what an estimated launch
-/// runs.
+/// runs. `bound` bounds it as [`skip_ctas`]'s bounds the skipped CTAs; `Ok(Err(stop))`
+/// when it stopped the run.
 pub fn run_launch(
     emu: &mut Emulator,
     kernel: emu::KernelRef,
     config: emu::LaunchConfig,
     params: &[u8],
-) -> Result<(RunStats, Bbv), emu::ExecError> {
+    bound: &emu::RunBound,
+) -> Result<(Result<RunStats, emu::FunctionalStop>, Bbv), emu::ExecError> {
     let recording = BbvRecording::start(emu);
     let executed = match emu.launch(kernel, config, params) {
-        Ok(mut launch) => launch.run_ctas(0..config.num_ctas()),
+        Ok(mut launch) => launch.run_ctas_bounded(0..config.num_ctas(), bound),
         Err(e) => Err(e),
     };
     let bbv = recording.finish(emu);
@@ -976,9 +998,12 @@ impl std::io::Write for HeldOutput {
 }
 
 /// Runs a launch of `key` functionally on trial and returns its estimated statistics if
-/// it fits one of `sampler`'s clusters; otherwise (or if it faults) puts device memory
-/// back as it was, discards its `printf` output and returns `None`: the launch is then
-/// simulated.
+/// it fits one of `sampler`'s clusters; otherwise (or if it faults, or `bound` stops the
+/// trial) puts device memory back as it was, discards its `printf` output and returns
+/// `None`: the launch is then simulated, and a launch the bound stopped meets the same
+/// limit there (`bound` is at most what the timed run could issue before its limits,
+/// [`crate::RunLimits::functional_bound`]).
+#[allow(clippy::too_many_arguments)]
 pub fn try_estimate(
     sampler: &mut Sampler,
     emu: &mut Emulator,
@@ -987,18 +1012,19 @@ pub fn try_estimate(
     params: &[u8],
     key: &LaunchKey,
     start_cycle: u64,
+    bound: &emu::RunBound,
 ) -> Result<Option<KernelStats>, emu::ExecError> {
     let memory_error = |e| emu::ExecError::new(emu::ErrorKind::Memory(e), emu::Location::default());
     let snapshot = Snapshot::take(&emu.memory).map_err(memory_error)?;
     let held = HeldOutput::default();
     let printf = std::mem::replace(&mut emu.printf_sink, Box::new(held.clone()));
-    let run = run_launch(emu, kernel, config, params);
+    let run = run_launch(emu, kernel, config, params, bound);
     emu.printf_sink = printf;
     let estimate = match &run {
-        Ok((executed, bbv)) => {
+        Ok((Ok(executed), bbv)) => {
             sampler.estimate(key, bbv, *executed, start_cycle, config.num_ctas())
         }
-        Err(_) => None,
+        Ok((Err(_), _)) | Err(_) => None,
     };
     match estimate {
         Some(stats) => {

@@ -874,6 +874,8 @@ impl Launch<'_> {
             // other warps wait at (exited threads do not count toward it). The step
             // reports an exit, not the previous warp's instruction.
             warp.status = WarpStatus::Exited;
+            // Its local memory goes with it, not with its CTA (issue 26).
+            warp.local = Vec::new();
             let step = &mut self.step;
             step.active_mask = 0;
             step.exec_mask = 0;
@@ -3565,6 +3567,12 @@ fn finish_lanes(warp: &mut Warp, mask: u32, exit: bool) {
         warp.exited |= mask;
     }
     settle(warp);
+    if warp.status == WarpStatus::Exited {
+        // Its local memory goes with it, not with its CTA (issue 26): a CTA whose other
+        // warps run on holds only theirs. Here, on the exit path, rather than in the
+        // inlined `settle` every step calls.
+        warp.local = Vec::new();
+    }
 }
 
 /// Pops finished stack entries (empty, or at their reconvergence point) and frames whose

@@ -16,6 +16,8 @@
 mod alu;
 mod bulk;
 pub mod cluster;
+#[cfg(test)]
+mod local_at_exit;
 mod matrix;
 mod mbarrier;
 pub mod printf;
