@@ -66,7 +66,9 @@ fn the_buffer_and_the_result_queue_are_refused_on_the_collector_core() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("sm.memory_buffer"), "{err}");
-    let o = [timing::Override::parse("register_file.result_queue=true").unwrap()];
+    // qv100's collector-core preset unsets the key; the user's --set still wins.
+    let o = ["sm.core=collector", "register_file.result_queue=true"]
+        .map(|s| timing::Override::parse(s).unwrap());
     let err = timing::GpuConfig::load("qv100", &timing::config::default_configs_dir(), &o)
         .map(|_| ())
         .unwrap_err()

@@ -23,8 +23,23 @@ pub struct FigureFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Quick {
-    /// Workloads no quick run includes.
+    /// Workloads no quick run includes ...
     pub leave_out: Vec<String>,
+    /// ... except the papers named here, whose quick runs keep these of them.
+    #[serde(default)]
+    pub keep: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl Quick {
+    /// The workloads `paper`'s quick run leaves out.
+    pub fn leave_out_of(&self, paper: &str) -> Vec<String> {
+        let keep = self.keep.get(paper);
+        self.leave_out
+            .iter()
+            .filter(|w| !keep.is_some_and(|k| k.contains(w)))
+            .cloned()
+            .collect()
+    }
 }
 
 /// One headline figure of a paper.

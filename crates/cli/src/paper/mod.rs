@@ -299,7 +299,7 @@ fn run_paper(args: &PaperArgs, paper: &str, out: &Path) -> Result<ExitCode> {
             &mut sweep_spec,
             paper,
             &file.figure,
-            &file.quick.leave_out,
+            &file.quick.leave_out_of(paper),
             &builtin,
         );
     }
@@ -477,16 +477,29 @@ mod tests {
                 &mut quick,
                 paper,
                 &file.figure,
-                &file.quick.leave_out,
+                &file.quick.leave_out_of(paper),
                 &builtin,
             );
             let full_points = full.expand().unwrap();
             let points = quick.expand().unwrap();
+            // atomics_cas is left out, but for the papers whose quick run keeps it
+            // (modern-core: its off/on row, issue 25).
+            let kept = file
+                .quick
+                .keep
+                .get(paper)
+                .is_some_and(|k| k.iter().any(|w| w == "atomics_cas"));
+            // A quick run is smaller, but for one that keeps its left-out workloads
+            // and sweeps nothing to cut (modern-core: every point is a figure's).
             assert!(
-                !points.is_empty() && points.len() < full_points.len(),
+                !points.is_empty() && (points.len() < full_points.len() || kept),
                 "{paper}"
             );
-            assert!(points.iter().all(|p| p.workload.program != "atomics_cas"));
+            assert_eq!(
+                points.iter().any(|p| p.workload.program == "atomics_cas"),
+                kept,
+                "{paper}"
+            );
             // A subset of the full spec's points: the same store serves both.
             let keys: BTreeSet<&str> = full_points.iter().map(|p| p.key.as_str()).collect();
             assert!(

@@ -109,15 +109,63 @@ pub(super) fn paper_memory_settings(
     if memory.get("model").and_then(toml::Value::as_str) != Some("paper") {
         return Ok(Vec::new());
     }
+    preset_settings(
+        memory.get("paper"),
+        origin,
+        "memory.paper",
+        "memory.model = \"paper\" needs the list of the papers' settings here",
+        &[&["memory"]],
+        "may not set the memory model itself",
+    )
+}
+
+/// `sm.collector`'s settings when the document selects `sm.core = "collector"` (none
+/// when it selects the modern core or has no such list).
+pub(super) fn collector_core_settings(
+    doc: &toml::Table,
+    origin: &str,
+) -> Result<Vec<PaperSetting>, ConfigError> {
+    let Some(sm) = doc.get("sm").and_then(toml::Value::as_table) else {
+        return Ok(Vec::new());
+    };
+    let collector = sm
+        .get("core")
+        .and_then(toml::Value::as_str)
+        .is_none_or(|c| c == "collector");
+    match sm.get("collector") {
+        Some(list) if collector => preset_settings(
+            Some(list),
+            origin,
+            "sm.collector",
+            "",
+            &[&["sm", "core"], &["sm", "collector"]],
+            "may not set the core or the preset itself",
+        ),
+        _ => Ok(Vec::new()),
+    }
+}
+
+/// Parses a preset's list of `key=value` / `unset key` strings (config key `key`);
+/// a setting whose key path starts with one of `forbidden` is refused with `why`.
+fn preset_settings(
+    list: Option<&toml::Value>,
+    origin: &str,
+    key: &str,
+    missing: &str,
+    forbidden: &[&[&str]],
+    why: &str,
+) -> Result<Vec<PaperSetting>, ConfigError> {
     let field = |message: String| ConfigError::Field {
         origin: origin.to_owned(),
-        key: "memory.paper".to_owned(),
+        key: key.to_owned(),
         message,
     };
-    let Some(list) = memory.get("paper").and_then(toml::Value::as_array) else {
-        return Err(field(
-            "memory.model = \"paper\" needs the list of the papers' settings here".to_owned(),
-        ));
+    let Some(list) = list.and_then(toml::Value::as_array) else {
+        return Err(field(if missing.is_empty() {
+            "expected a list of \"key=value\" or \"unset key\" strings".to_owned()
+        } else {
+            missing.to_owned()
+        }));
     };
     list.iter()
         .map(|v| {
@@ -136,14 +184,15 @@ pub(super) fn paper_memory_settings(
                 }
                 None => PaperSetting::Set(Override::parse(text).map_err(|e| field(e.to_string()))?),
             };
-            let first = match &setting {
-                PaperSetting::Set(o) => o.path.first(),
-                PaperSetting::Unset(p) => p.first(),
+            let path = match &setting {
+                PaperSetting::Set(o) => &o.path,
+                PaperSetting::Unset(p) => p,
             };
-            if first.is_some_and(|p| p == "memory") {
-                return Err(field(format!(
-                    "`{text}` may not set the memory model itself"
-                )));
+            if forbidden
+                .iter()
+                .any(|f| path.len() >= f.len() && path.iter().zip(f.iter()).all(|(a, b)| a == b))
+            {
+                return Err(field(format!("`{text}` {why}")));
             }
             Ok(setting)
         })

@@ -196,7 +196,10 @@ impl GpuConfig {
         }
         // The papers' memory system, when selected (in the file or by an override): its
         // settings first, then the user's overrides again so that theirs win.
-        let paper = paper_memory_settings(&doc, origin)?;
+        // Likewise a modern config's collector-core preset (`sm.collector`) when the
+        // collector core is selected.
+        let mut paper = paper_memory_settings(&doc, origin)?;
+        paper.extend(memory::collector_core_settings(&doc, origin)?);
         if !paper.is_empty() {
             for p in &paper {
                 p.apply(&mut doc)?;

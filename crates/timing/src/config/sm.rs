@@ -99,6 +99,14 @@ pub struct SmConfig {
     /// 0 (the default): none. Needs `sm.core = "modern"`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub l0_stream_buffer: u32,
+    /// A modern config's own collector-core settings, `key=value` (the syntax of `--set`)
+    /// or `unset key` each: applied when the config is loaded with `sm.core =
+    /// "collector"` (in the file or by `--set sm.core=collector`), before the user's own
+    /// `--set`s, which keep the last word. `qv100` lists here what it was before it moved
+    /// to the modern core, so that its earlier results stay reproducible. May not set
+    /// `sm.core` or `sm.collector`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub collector: Vec<String>,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -175,7 +175,15 @@ fn the_modern_configs_load_with_their_published_values() {
         assert_eq!(c.sm.scheduler, SchedulerPolicy::Gty);
         assert_eq!(c.register_file.design, RegisterFileDesign::ReuseCache);
     }
-    assert_eq!(load("qv100", &[]).unwrap().sm.core, Core::Collector);
+    // qv100 moved to the modern core (Volta's values); its collector core is a preset.
+    let q = load("qv100", &[]).unwrap();
+    assert_eq!(q.sm.core, Core::Modern);
+    assert_eq!(q.register_file.design, RegisterFileDesign::ReuseCache);
+    assert_eq!(q.register_file.banks / q.sm.schedulers, 2);
+    assert_eq!(
+        load("qv100", &["sm.core=collector"]).unwrap().sm.core,
+        Core::Collector
+    );
     assert_eq!(u64::from(a.l2.slices) * a.l2.slice.size_bytes, 6 << 20);
     let h = load("h100", &[]).unwrap();
     assert_eq!(
@@ -190,9 +198,45 @@ fn the_modern_configs_load_with_their_published_values() {
         Dependence::Scoreboard
     );
     assert_eq!(
-        load("qv100", &[]).unwrap().sm.dependence,
+        load("qv100", &["sm.core=collector"]).unwrap().sm.dependence,
         Dependence::StallCounter
     );
+}
+
+/// `--set sm.core=collector` on qv100 applies its `sm.collector` list: the config it had
+/// before it moved to the modern core; the user's own `--set`s still win; the list may
+/// not name the core; and it is not applied while the core stays modern.
+#[test]
+fn qv100s_collector_preset_restores_its_collector_core() {
+    let c = load("qv100", &["sm.core=collector"]).unwrap();
+    assert_eq!(c.sm.scheduler, SchedulerPolicy::Gto);
+    assert_eq!(c.register_file.design, RegisterFileDesign::Baseline);
+    assert_eq!(
+        (
+            c.register_file.read_ports_per_bank,
+            c.register_file.collector_units
+        ),
+        (1, 8)
+    );
+    assert!(c.sm.memory_buffer.is_none() && !c.sm.constant_operands);
+    assert_eq!(c.sm.l0_stream_buffer, 0);
+    assert!(!c.register_file.result_queue);
+    assert_eq!(c.pipeline.timing(OpClass::Mem).initiation_interval.get(), 4);
+    let m = load("qv100", &[]).unwrap();
+    assert_eq!(m.sm.scheduler, SchedulerPolicy::Gty);
+    assert_eq!(m.register_file.read_ports_per_bank, 2);
+    let mine = load("qv100", &["sm.core=collector", "sm.scheduler=lrr"]).unwrap();
+    assert_eq!(mine.sm.scheduler, SchedulerPolicy::Lrr);
+    let e = err_of(
+        "qv100",
+        &["sm.core=collector", "sm.collector=[\"sm.core=modern\"]"],
+    );
+    assert_eq!(e.key(), Some("sm.collector"), "{e}");
+    let e = err_of(
+        "qv100",
+        &["sm.core=collector", "sm.collector=[\"sm.warpz=1\"]"],
+    );
+    assert_eq!(e.key(), Some("sm.warpz"), "{e}");
 }
 
 #[test]
@@ -812,7 +856,11 @@ fn the_modern_core_needs_stall_counts() {
     assert!(load("gtx480", &["sm.core=modern", "sm.dependence=stall_counter"]).is_ok());
     assert!(load("rtx-a6000", &["sm.dependence=stall_counter"]).is_ok());
     // Control bits are the modern core's.
-    let e = err_of("qv100", &["sm.dependence=control_bits"]).to_string();
+    let e = err_of(
+        "qv100",
+        &["sm.core=collector", "sm.dependence=control_bits"],
+    )
+    .to_string();
     assert!(e.contains("sm.dependence") && e.contains("modern"), "{e}");
     let e = err_of("gtx480", &["sm.core=modern_core"]).to_string();
     assert!(e.contains("sm.core"), "{e}");
