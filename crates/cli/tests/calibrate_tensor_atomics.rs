@@ -1,9 +1,10 @@
 //! `regsim calibrate`'s tensor-core and atomic rows (issue 25, item 5): a dependent chain
 //! of `mma.sync` m16n8k16 and of `wmma.mma` m16n16k16, and a dependent chain of
 //! `atom.add` on one global and one shared address. No published figure for them was
-//! found (docs/calibration.md), so the rows print the measurement with "no published
-//! figure"; the tests check that they are measured, and measured as the configs'
-//! mechanisms say (the tensor class's latency is the floor of a dependent mma).
+//! found for rtx-a6000 (docs/calibration.md), so its rows print the measurement with "no
+//! published figure" (h100's compare with our run on Hopper silicon); the tests check
+//! that they are measured, and measured as the configs' mechanisms say (the tensor
+//! class's latency is the floor of a dependent mma).
 
 use std::process::{Command, Output};
 
@@ -32,7 +33,6 @@ fn measured(v: &serde_json::Value, test: &str) -> f64 {
         .as_array()
         .and_then(|r| r.iter().find(|r| r["test"] == test))
         .unwrap_or_else(|| panic!("no {test} in {v}"));
-    assert!(r["published"].is_null() && r["error"].is_null(), "{r}");
     r["measured"]
         .as_f64()
         .unwrap_or_else(|| panic!("{test} not measured: {r}"))

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Compares regsim's cycles with a workload run on silicon (calibrate/silicon/run-on-gpu.sh).
+
+  scripts/silicon-compare.py SILICON_KT_FILE STATS_DIR [--gpu h100] [--run]
+
+SILICON_KT_FILE is a kt-*.txt written on the GPU (one block per program and run: the clock
+in MHz, then each launch's grid, block and event time). STATS_DIR holds regsim's
+`--stats` files named NAME.json; with --run, the missing ones are simulated first
+(`target/release/regsim run --gpu GPU --stats STATS_DIR/NAME.json workloads/bin/NAME`,
+with --large when the file is a large-size run). Launches are matched in order and must
+have the same grid and block. Silicon cycles are printed as measured and less a launch
+floor (the shortest event time in the file, taken as the cost of an empty launch), both
+at the clock the file measured; the ratio is regsim over silicon less the floor.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+
+def parse(path):
+    """{name: (mhz, [(grid, block, us)])} from the second run of each program."""
+    runs, cur, floor = {}, None, None
+    for line in open(path):
+        m = re.match(r"== (\S+) (\S+) rep(\d+)", line)
+        if m:
+            cur = (m.group(1), m.group(3) == "2")
+            if cur[1]:
+                runs[cur[0]] = [None, []]
+            continue
+        m = re.match(r"KCLOCK ([0-9.]+) MHz", line)
+        if m and cur and cur[1]:
+            runs[cur[0]][0] = float(m.group(1))
+        m = re.match(r"KTIME \d+ grid (\S+) block (\S+) us ([0-9.]+)", line)
+        if m:
+            us = float(m.group(3))
+            floor = us if floor is None else min(floor, us)
+            if cur and cur[1]:
+                runs[cur[0]][1].append((m.group(1), m.group(2), us))
+    return {k: v for k, v in runs.items() if v[0] and v[1]}, floor
+
+
+def main():
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("kt")
+    ap.add_argument("stats_dir")
+    ap.add_argument("--gpu", default="h100")
+    ap.add_argument("--run", action="store_true")
+    a = ap.parse_args()
+    kt, stats_dir, gpu = a.kt, a.stats_dir, a.gpu
+    large = "large" in os.path.basename(kt)
+    runs, floor = parse(kt)
+    os.makedirs(stats_dir, exist_ok=True)
+    print(f"# {kt}: launch floor {floor:.3f} us; regsim --gpu {gpu}{' --large' if large else ''}")
+    print(f"{'workload':16} {'launches':>8} {'silicon':>12} {'less floor':>12} {'regsim':>12} {'ratio':>7}")
+    for name in sorted(runs):
+        mhz, launches = runs[name]
+        stats = os.path.join(stats_dir, name + ".json")
+        if not os.path.exists(stats) and a.run:
+            cmd = [os.environ.get("REGSIM", "target/release/regsim"), "run", "--gpu", gpu, "--stats", stats, "workloads/bin/" + name]
+            if large:
+                cmd.append("--large")
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if not os.path.exists(stats):
+            continue
+        kernels = json.load(open(stats))["kernels"]
+        if len(kernels) != len(launches):
+            print(f"{name:16} launches differ: silicon {len(launches)}, regsim {len(kernels)}")
+            continue
+        for (grid, block, _), k in zip(launches, kernels):
+            g = ",".join(str(x) for x in k["grid"])
+            b = ",".join(str(x) for x in k["block"])
+            if (g, b) != (grid, block):
+                print(f"{name:16} launch shapes differ: silicon {grid}/{block}, regsim {g}/{b}")
+                break
+        else:
+            raw = sum(us for _, _, us in launches) * mhz
+            less = sum(max(us - floor, 0.0) for _, _, us in launches) * mhz
+            sim = sum(k["cycles"] for k in kernels)
+            ratio = sim / less if less > 0 else float("nan")
+            print(f"{name:16} {len(launches):8} {raw:12.0f} {less:12.0f} {sim:12} {ratio:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
