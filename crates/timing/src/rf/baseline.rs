@@ -1532,8 +1532,14 @@ impl RegisterFile for Baseline {
         } else {
             0
         };
-        // Yielding collectors (`accept_banks_yielding`) read in a second pass.
-        for pass in 0..1 + u8::from(self.yielding_reads) {
+        // Yielding collectors (`accept_banks_yielding`) read in a second pass; no pass
+        // without a busy collector.
+        let passes = if self.busy > 0 {
+            1 + u8::from(self.yielding_reads)
+        } else {
+            0
+        };
+        for pass in 0..passes {
             let mut busy = RoundRobin::new(start, n);
             while let Some(idx) = busy.next(&self.busy_collectors) {
                 let u = &self.collectors[idx];
