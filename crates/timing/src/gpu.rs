@@ -789,7 +789,7 @@ impl TimingSimulator {
             let private_done = self.threads.private_phase(
                 &mut self.sms,
                 &mut self.memory,
-                &wake.at,
+                wake.times(),
                 now,
                 info,
                 private_issue,
@@ -1122,19 +1122,30 @@ fn rate(n: u64, seconds: f64) -> f64 {
 /// consecutive SMs, so that finding the earliest and the due SMs reads a few group minima
 /// and the members of due groups, not every SM.
 struct WakeTimes {
+    /// The SMs' times, then `Cycle::NEVER` up to a whole number of groups (so that a
+    /// group's minimum is taken over a fixed-size array, unrolled).
     at: Vec<Cycle>,
+    /// SMs.
+    n: usize,
     group_min: Vec<Cycle>,
 }
 
 impl WakeTimes {
     const GROUP: usize = 8;
 
-    fn new(at: Vec<Cycle>) -> Self {
+    fn new(mut at: Vec<Cycle>) -> Self {
+        let n = at.len();
+        at.resize(n.div_ceil(Self::GROUP) * Self::GROUP, Cycle::NEVER);
         let group_min = at
             .chunks(Self::GROUP)
             .map(|g| g.iter().copied().min().unwrap_or(Cycle::NEVER))
             .collect();
-        Self { at, group_min }
+        Self { at, n, group_min }
+    }
+
+    /// The SMs' wake-up times.
+    fn times(&self) -> &[Cycle] {
+        &self.at[..self.n]
     }
 
     fn set(&mut self, i: usize, t: Cycle) {
@@ -1148,12 +1159,15 @@ impl WakeTimes {
             // Neither the old time nor the new one is the group's minimum.
             return;
         }
-        let end = (g * Self::GROUP + Self::GROUP).min(self.at.len());
-        self.group_min[g] = self.at[g * Self::GROUP..end]
-            .iter()
-            .copied()
-            .min()
-            .unwrap_or(Cycle::NEVER);
+        let start = g * Self::GROUP;
+        let group: &[Cycle; Self::GROUP] = self.at[start..start + Self::GROUP]
+            .try_into()
+            .expect("`at` holds whole groups");
+        let mut min = group[0];
+        for &x in &group[1..] {
+            min = min.min(x);
+        }
+        self.group_min[g] = min;
     }
 
     /// The earliest wake-up time (`Cycle::NEVER` if none).
@@ -1164,7 +1178,7 @@ impl WakeTimes {
     /// The first SM at or after `from` due at `now`.
     fn next_due(&self, from: usize, now: Cycle) -> Option<usize> {
         let mut i = from;
-        while i < self.at.len() {
+        while i < self.n {
             let g = i / Self::GROUP;
             if self.group_min[g] > now {
                 i = (g + 1) * Self::GROUP;

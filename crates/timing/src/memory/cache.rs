@@ -595,9 +595,10 @@ impl<T: Copy> Cache<T> {
         self.entries_freed
     }
 
-    /// Whether `a` and `b` map to the same set.
-    pub fn same_set(&self, a: LineAddr, b: LineAddr) -> bool {
-        self.set_base(a) == self.set_base(b)
+    /// The set `line` maps to (as the index of its first way): lines of the same set
+    /// give the same number.
+    pub fn set_of(&self, line: LineAddr) -> usize {
+        self.set_base(line)
     }
 
     /// Counts a reservation failure the caller knows a retry would meet (nothing the

@@ -410,6 +410,10 @@ struct Blocked {
     lines: [LineAccess; MAX_LINES],
     /// Why the first line failed at the last attempt.
     why: ReservationFailure,
+    /// The set of the first line (`Cache::set_of`), kept when `why` is
+    /// [`ReservationFailure::NoEvictableWay`]: each fill that frees an entry compares
+    /// its line's set with it.
+    first_set: usize,
     /// Since the last attempt, the cache changed in a way that may clear `why`.
     changed: bool,
     /// The cycle of the last failed attempt: the blocked stretch counted from here.
@@ -767,6 +771,7 @@ impl MemorySystem {
                     sectors: SectorMask::EMPTY,
                 }; MAX_LINES],
                 why: ReservationFailure::MshrFull,
+                first_set: 0,
                 changed: false,
                 since: Cycle::ZERO,
                 queue_retry: Cycle::NEVER,
@@ -1749,6 +1754,9 @@ impl FrontEnd<'_> {
         port.free = t;
         match blocked_at {
             Some((i, why, _)) => {
+                if why == ReservationFailure::NoEvictableWay {
+                    port.blocked.first_set = port.cache.set_of(lines[i].line);
+                }
                 let b = &mut port.blocked;
                 let rest = &lines[i..];
                 b.lines[..rest.len()].copy_from_slice(rest);
@@ -1847,7 +1855,7 @@ impl MemorySystem {
                 || match port.blocked.why {
                     ReservationFailure::MshrFull => freed,
                     ReservationFailure::NoEvictableWay => {
-                        freed && port.cache.same_set(line, blocked_line)
+                        freed && port.cache.set_of(line) == port.blocked.first_set
                     }
                     ReservationFailure::MergeFull | ReservationFailure::MissQueueFull => false,
                 };

@@ -1020,7 +1020,7 @@ impl Baseline {
         let n = self.read_plan(reads, inst, &mut banks, &mut delivers);
         self.occupy(idx, token, inst.unit, &banks[..n], now);
         let c = &mut self.collectors[idx];
-        c.delivers = delivers;
+        c.delivers[..n].copy_from_slice(&delivers[..n]);
         c.scheduler = inst.scheduler;
     }
 
@@ -1078,7 +1078,8 @@ impl Baseline {
         c.token = token;
         c.unit = unit;
         c.banks[..n].copy_from_slice(&banks[..n]);
-        c.delivers = [1; MAX_REGS];
+        // Only `delivers[..pending]` is ever read.
+        c.delivers[..n].fill(1);
         c.pending = n as u8;
         c.ready_at = now + Cycles::new(1);
         c.conflicted = false;
@@ -1521,15 +1522,24 @@ impl RegisterFile for Baseline {
             self.reads_used[..b].copy_from_slice(&self.writes_used[..b]);
         }
         let mut mrf_reads = 0u32;
-        self.arbitrate_side_reads(SideReadOrder::BeforeCollectors, now, &mut mrf_reads);
+        let side_reads = !self.side_reads.is_empty();
+        if side_reads {
+            self.arbitrate_side_reads(SideReadOrder::BeforeCollectors, now, &mut mrf_reads);
+        }
         let n = self.collectors.len();
         let start = if n > 0 {
             (now.get() % n as u64) as usize
         } else {
             0
         };
-        // Yielding collectors (`accept_banks_yielding`) read in a second pass.
-        for pass in 0..1 + u8::from(self.yielding_reads) {
+        // Yielding collectors (`accept_banks_yielding`) read in a second pass; no pass
+        // without a busy collector.
+        let passes = if self.busy > 0 {
+            1 + u8::from(self.yielding_reads)
+        } else {
+            0
+        };
+        for pass in 0..passes {
             let mut busy = RoundRobin::new(start, n);
             while let Some(idx) = busy.next(&self.busy_collectors) {
                 let u = &self.collectors[idx];
@@ -1539,33 +1549,41 @@ impl RegisterFile for Baseline {
                 if self.yielding_reads && u.yields != (pass == 1) {
                     continue;
                 }
-                let mut u = *u;
-                u.conflicted = false;
                 // Every operand is an independent request: a refused one does not block
-                // later ones in other banks. Refused ones stay, in order, for next cycle.
+                // later ones in other banks. Refused ones stay, in order, for next cycle
+                // (compacted in place: `kept <= k`). The collector is not copied: it
+                // holds two arrays of `MAX_REGS`.
+                let (pending, mut ready_at) = (usize::from(u.pending), u.ready_at);
+                let mut conflicted = false;
                 let mut kept = 0;
-                for k in 0..u.pending as usize {
-                    let b = u.banks[k] as usize;
+                for k in 0..pending {
+                    let u = &self.collectors[idx];
+                    let (b, delivers) = (usize::from(u.banks[k]), u.delivers[k]);
                     if self.grant_read(b, &mut mrf_reads, now) {
                         let source = if b < self.mrf_banks {
                             self.main
                         } else {
                             self.upper_source
                         };
-                        self.ledger.deliver(source, u64::from(u.delivers[k]));
-                        u.ready_at = u.ready_at.max(now + self.latency_of(b));
+                        self.ledger.deliver(source, u64::from(delivers));
+                        ready_at = ready_at.max(now + self.latency_of(b));
                     } else {
-                        u.conflicted = true;
+                        conflicted = true;
+                        let u = &mut self.collectors[idx];
                         u.banks[kept] = b as u8;
-                        u.delivers[kept] = u.delivers[k];
+                        u.delivers[kept] = delivers;
                         kept += 1;
                     }
                 }
+                let u = &mut self.collectors[idx];
+                u.conflicted = conflicted;
+                u.ready_at = ready_at;
                 u.pending = kept as u8;
-                self.collectors[idx] = u;
             }
         }
-        self.arbitrate_side_reads(SideReadOrder::AfterCollectors, now, &mut mrf_reads);
+        if side_reads {
+            self.arbitrate_side_reads(SideReadOrder::AfterCollectors, now, &mut mrf_reads);
+        }
 
         // Dispatch of units whose operands have all arrived (at most
         // `dispatch_per_scheduler` per scheduler).
@@ -1579,7 +1597,7 @@ impl RegisterFile for Baseline {
         self.dispatch_order.clone_from(&self.accepted);
         for k in 0..self.dispatch_order.len() {
             let idx = usize::from(self.dispatch_order[k]);
-            let u = self.collectors[idx];
+            let u = &self.collectors[idx];
             if u.lead != NO_LEAD {
                 // A share of another unit's instruction: that unit dispatches it.
                 continue;
@@ -1591,9 +1609,10 @@ impl RegisterFile for Baseline {
             if u.busy
                 && u.pending == 0
                 && u.ready_at <= now
-                && !self.waits(&u, now)
+                && !self.waits(u, now)
                 && (u.span == 1 || !self.shares_pending(idx, now))
             {
+                let span = u.span;
                 let d = Dispatch {
                     token: u.token,
                     unit: u.unit,
@@ -1604,7 +1623,7 @@ impl RegisterFile for Baseline {
                         *k += 1;
                     }
                     self.release(idx);
-                    if u.span > 1 {
+                    if span > 1 {
                         self.free_shares(idx);
                     }
                 } else {

@@ -2047,7 +2047,11 @@ impl Sm {
         if self.front_end.is_some() {
             return self.fetch_per_sub_core(now, ctx);
         }
-        // Round robin from `fetch_rr`: the first warp wanting a fetch tries.
+        // Round robin from `fetch_rr`: the first warp wanting a fetch tries (most
+        // evaluations of a memory-bound SM have none).
+        if self.fetchable.is_empty() {
+            return false;
+        }
         if let Some(w) = bits::RoundRobin::new(self.fetch_rr, n).next(&self.fetchable) {
             return self.fetch_from_icache(w, now, ctx);
         }
