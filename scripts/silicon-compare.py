@@ -6,8 +6,9 @@
 SILICON_KT_FILE is a kt-*.txt written on the GPU (one block per program and run: the clock
 in MHz, then each launch's grid, block and event time). STATS_DIR holds regsim's
 `--stats` files named NAME.json; with --run, the missing ones are simulated first
-(`target/release/regsim run --gpu GPU --stats STATS_DIR/NAME.json workloads/bin/NAME`,
-with --large when the file is a large-size run). Launches are matched in order and must
+(`target/release/regsim run --gpu GPU --timeout 900 --stats STATS_DIR/NAME.json
+workloads/bin/NAME`, with --large when the file is a large-size run; REGSIM names another
+binary); a run stopped by its limit is listed as incomplete. Launches are matched in order and must
 have the same grid and block. Silicon cycles are printed as measured and less a launch
 floor (the shortest event time in the file, taken as the cost of an empty launch), both
 at the clock the file measured; the ratio is regsim over silicon less the floor.
@@ -48,6 +49,7 @@ def main():
     ap.add_argument("stats_dir")
     ap.add_argument("--gpu", default="h100")
     ap.add_argument("--run", action="store_true")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds for each simulation")
     a = ap.parse_args()
     kt, stats_dir, gpu = a.kt, a.stats_dir, a.gpu
     large = "large" in os.path.basename(kt)
@@ -59,13 +61,18 @@ def main():
         mhz, launches = runs[name]
         stats = os.path.join(stats_dir, name + ".json")
         if not os.path.exists(stats) and a.run:
-            cmd = [os.environ.get("REGSIM", "target/release/regsim"), "run", "--gpu", gpu, "--stats", stats, "workloads/bin/" + name]
+            cmd = [os.environ.get("REGSIM", "target/release/regsim"), "run", "--gpu", gpu,
+                   "--timeout", str(a.timeout), "--stats", stats, "workloads/bin/" + name]
             if large:
                 cmd.append("--large")
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if not os.path.exists(stats):
             continue
-        kernels = json.load(open(stats))["kernels"]
+        run = json.load(open(stats))
+        if not run.get("complete", True):
+            print(f"{name:16} regsim's run is incomplete (stopped by a limit)")
+            continue
+        kernels = run["kernels"]
         if len(kernels) != len(launches):
             print(f"{name:16} launches differ: silicon {len(launches)}, regsim {len(kernels)}")
             continue
