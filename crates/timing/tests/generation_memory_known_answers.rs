@@ -38,7 +38,7 @@ fn sets_touched(c: &Cache<()>, lines: &[u64]) -> usize {
     for &l in lines {
         if !reps
             .iter()
-            .any(|&r| (c.set_of(LineAddr(r)) == c.set_of(LineAddr(l))))
+            .any(|&r| c.set_of(LineAddr(r)) == c.set_of(LineAddr(l)))
         {
             reps.push(l);
         }
@@ -52,7 +52,7 @@ fn maxwell_l1d_sets_follow_the_xor_hash() {
     // XORs address bits 13, 14, 15, 17, 19 into index bits 0..4.
     let hw = l1d(&load("maxwell-ltrf", &[]));
     let paper = l1d(&load("maxwell-ltrf", &["memory.model=paper"]));
-    let same = |c: &Cache<()>, a: u64, b: u64| (c.set_of(LineAddr(a)) == c.set_of(LineAddr(b)));
+    let same = |c: &Cache<()>, a: u64, b: u64| c.set_of(LineAddr(a)) == c.set_of(LineAddr(b));
     // 0x2000 (bit 13): set 0 ^ 1 = 1, the set of 0x80 (line 1); linear: set 0.
     assert!(same(&hw, 0x2000, 0x80) && !same(&hw, 0x2000, 0));
     assert!(same(&paper, 0x2000, 0) && !same(&paper, 0x2000, 0x80));
@@ -101,8 +101,8 @@ fn maxwell_dram_mapping_and_l2_sets_by_hand() {
     // set of local line 3 (a = 0x880: channel 0, local 0x180, the channel's other slice).
     let slice = l2_slice(&cfg);
     assert_eq!(at(0x2_0000).slice, 0);
-    assert!((slice.set_of(LineAddr(0x2_0000)) == slice.set_of(LineAddr(0x880))));
-    assert!(!(slice.set_of(LineAddr(0x2_0000)) == slice.set_of(LineAddr(0))));
+    assert!(slice.set_of(LineAddr(0x2_0000)) == slice.set_of(LineAddr(0x880)));
+    assert!(slice.set_of(LineAddr(0x2_0000)) != slice.set_of(LineAddr(0)));
     // Slice 0 holds the lines whose local bit 7 is 0: a linear index of the local
     // address would use only its even sets (64 of 128); IPOLY reaches all 128.
     let lines: Vec<u64> = (0..1u64 << 16)
@@ -124,12 +124,12 @@ fn turing_l1d_has_four_sets_and_the_l2_ipoly_by_hand() {
     // 32 KB, 64 ways, 128 B (SM75_RTX2060's dl1 geometry): 4 sets, linear.
     let l1 = l1d(&cfg);
     assert_eq!(cfg.l1d.sets(), 4);
-    assert!((l1.set_of(LineAddr(0x0)) == l1.set_of(LineAddr(0x200))));
-    assert!(!(l1.set_of(LineAddr(0x0)) == l1.set_of(LineAddr(0x80))));
+    assert!(l1.set_of(LineAddr(0x0)) == l1.set_of(LineAddr(0x200)));
+    assert!(l1.set_of(LineAddr(0x0)) != l1.set_of(LineAddr(0x80)));
     // The paper model's 4-way L1D has 64 sets: 0x200 is set 4 there.
     let paper = load("rtx2060-scaled", &["memory.model=paper"]);
     assert_eq!(paper.l1d.sets(), 64);
-    assert!(!(l1d(&paper).set_of(LineAddr(0x0)) == l1d(&paper).set_of(LineAddr(0x200))));
+    assert!(l1d(&paper).set_of(LineAddr(0x0)) != l1d(&paper).set_of(LineAddr(0x200)));
 
     // 2 channels at 256 B, 2 slices each by local bit 7, as for maxwell-ltrf's pattern.
     let map = AddressMap::new(&cfg);
@@ -145,10 +145,10 @@ fn turing_l1d_has_four_sets_and_the_l2_ipoly_by_hand() {
     // channel 0, local 0x4000 (line 128 = x^7 = x + 1): set 3, as local 0x180 (a = 0x280).
     // Linear (the paper model, no mapping): line 256 mod 128 = set 0.
     let slice = l2_slice(&cfg);
-    assert!((slice.set_of(LineAddr(0x8000)) == slice.set_of(LineAddr(0x280))));
-    assert!(!(slice.set_of(LineAddr(0x8000)) == slice.set_of(LineAddr(0x0))));
+    assert!(slice.set_of(LineAddr(0x8000)) == slice.set_of(LineAddr(0x280)));
+    assert!(slice.set_of(LineAddr(0x8000)) != slice.set_of(LineAddr(0x0)));
     let linear = l2_slice(&paper);
-    assert!((linear.set_of(LineAddr(0x8000)) == linear.set_of(LineAddr(0x0))));
+    assert!(linear.set_of(LineAddr(0x8000)) == linear.set_of(LineAddr(0x0)));
 }
 
 #[test]
