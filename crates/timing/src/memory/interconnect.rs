@@ -38,15 +38,73 @@ pub struct Interconnect {
     latency: Cycles,
     /// Flit size in bytes (`None`: packets are not rounded to flits).
     flit: Option<Divisor>,
-    sm_out: Vec<BandwidthPort<Core>>,
+    bytes_per_cycle: u32,
+    head_of_line_blocking: bool,
     slice_in: Vec<BandwidthPort<Core>>,
     slice_out: Vec<BandwidthPort<Core>>,
     sm_in: Vec<BandwidthPort<Core>>,
-    /// `head_of_line_blocking`: the cycle until which each SM's (each slice's) head
-    /// packet holds its output port while crossing; empty when off.
-    sm_held: Vec<Cycle>,
+    /// `head_of_line_blocking`: the cycle until which each slice's head packet holds its
+    /// output port while crossing; empty when off. (An SM's is in its [`SmOutPort`].)
     slice_held: Vec<Cycle>,
     stats: InterconnectStats,
+}
+
+/// An SM's output port on the crossbar, with the counters of its packets' first stage
+/// ([`SmOutPort::leave`]). It is kept apart from [`Interconnect`], in the SM's memory
+/// front end, so that a packet joining it (the SM half of sending) reads and writes only
+/// its SM's state: the ground for stepping SMs in windows (`docs/parallel.md`). The
+/// crossing to a slice ([`Interconnect::enter_slice`]) is the shared half; with
+/// `head_of_line_blocking` it also holds this port.
+#[derive(Clone, Debug)]
+pub struct SmOutPort {
+    port: BandwidthPort<Core>,
+    flit: Option<Divisor>,
+    /// `head_of_line_blocking`: the cycle until which its head packet holds it while
+    /// crossing (`None` when off).
+    held: Option<Cycle>,
+    /// Packets and bytes that joined it and the cycles they queued there (summed into
+    /// [`InterconnectStats`] by the memory system).
+    packets: u64,
+    bytes: u64,
+    queue_cycles: u64,
+}
+
+impl SmOutPort {
+    /// A packet of `bytes` ready at `ready` joins the port: it starts leaving at the
+    /// returned cycle (after earlier packets). Call [`Interconnect::enter_slice`] at that
+    /// cycle.
+    pub fn leave(&mut self, ready: Cycle, bytes: u32) -> Cycle {
+        let bytes = on_wire(self.flit, bytes);
+        self.packets += 1;
+        self.bytes += u64::from(bytes);
+        leave(&mut self.port, ready, bytes, &mut self.queue_cycles)
+    }
+
+    /// Bytes queued for injection at `now`.
+    pub fn backlog(&self, now: Cycle) -> u64 {
+        self.port.backlog_bytes(now)
+    }
+
+    /// The first cycle at which the backlog is at most `bytes`.
+    pub fn drained_to(&self, bytes: u64) -> Cycle {
+        self.port.drained_to(bytes)
+    }
+
+    /// Adds its counters to `stats`.
+    pub fn count_into(&self, stats: &mut InterconnectStats) {
+        stats.packets_to_l2 += self.packets;
+        stats.bytes_to_l2 += self.bytes;
+        stats.queue_cycles += self.queue_cycles;
+    }
+}
+
+/// Bytes of port bandwidth a packet of `bytes` occupies (whole flits of `flit`).
+#[inline(always)]
+fn on_wire(flit: Option<Divisor>, bytes: u32) -> u32 {
+    match &flit {
+        None => bytes,
+        Some(f) => (f.div_ceil(u64::from(bytes)) * f.divisor()) as u32,
+    }
 }
 
 fn ports(n: usize, bpc: u32) -> Vec<BandwidthPort<Core>> {
@@ -110,13 +168,25 @@ impl Interconnect {
         Self {
             latency: cfg.latency,
             flit: (cfg.flit_bytes > 0).then(|| Divisor::new(u64::from(cfg.flit_bytes))),
-            sm_out: ports(sms, b),
+            bytes_per_cycle: b,
+            head_of_line_blocking: cfg.head_of_line_blocking,
             slice_in: ports(slices, b),
             slice_out: ports(slices, b),
             sm_in: ports(sms, b),
-            sm_held: held(sms),
             slice_held: held(slices),
             stats: InterconnectStats::default(),
+        }
+    }
+
+    /// An idle output port for one SM (each SM's front end owns its own).
+    pub fn sm_out_port(&self) -> SmOutPort {
+        SmOutPort {
+            port: BandwidthPort::new(self.bytes_per_cycle),
+            flit: self.flit,
+            held: self.head_of_line_blocking.then_some(Cycle::ZERO),
+            packets: 0,
+            bytes: 0,
+            queue_cycles: 0,
         }
     }
 
@@ -128,24 +198,23 @@ impl Interconnect {
     /// Sends `bytes` from SM `sm` to slice `slice`, ready at `ready`; returns arrival.
     /// Bytes of port bandwidth a packet of `bytes` occupies (whole flits).
     fn on_wire(&self, bytes: u32) -> u32 {
-        match &self.flit {
-            None => bytes,
-            Some(f) => (f.div_ceil(u64::from(bytes)) * f.divisor()) as u32,
-        }
+        on_wire(self.flit, bytes)
     }
 
-    pub fn to_l2(&mut self, sm: usize, slice: usize, ready: Cycle, bytes: u32) -> Cycle {
+    /// Sends `bytes` from SM port `sm` to slice `slice` in one stage, ready at `ready`;
+    /// returns arrival. (Counted in `sm`'s counters, as [`SmOutPort::leave`].)
+    pub fn to_l2(&mut self, sm: &mut SmOutPort, slice: usize, ready: Cycle, bytes: u32) -> Cycle {
         let bytes = self.on_wire(bytes);
-        self.stats.packets_to_l2 += 1;
-        self.stats.bytes_to_l2 += u64::from(bytes);
-        let (src, dst) = (&mut self.sm_out[sm], &mut self.slice_in[slice]);
+        sm.packets += 1;
+        sm.bytes += u64::from(bytes);
+        let dst = &mut self.slice_in[slice];
         send(
-            src,
+            &mut sm.port,
             dst,
             ready,
             u64::from(bytes),
             self.latency,
-            &mut self.stats.queue_cycles,
+            &mut sm.queue_cycles,
         )
     }
 
@@ -165,36 +234,21 @@ impl Interconnect {
         )
     }
 
-    /// Bytes SM `sm` has queued for injection at `now`.
-    /// Two-stage sending, for callers that reserve in time order: a packet ready at
-    /// `ready` on SM `sm`'s output port starts leaving at the returned cycle (after
-    /// earlier packets of that port). Call [`Interconnect::enter_slice`] at that cycle.
-    pub fn leave_sm(&mut self, sm: usize, ready: Cycle, bytes: u32) -> Cycle {
-        let bytes = self.on_wire(bytes);
-        self.stats.packets_to_l2 += 1;
-        self.stats.bytes_to_l2 += u64::from(bytes);
-        leave(
-            &mut self.sm_out[sm],
-            ready,
-            bytes,
-            &mut self.stats.queue_cycles,
-        )
-    }
-
-    /// The second stage of [`Interconnect::leave_sm`]: the packet that started leaving
-    /// SM `sm` at `start` crosses to slice `slice`'s input port; returns its arrival, or
-    /// with `head_of_line_blocking`, `Err(cycle)` to call again at `cycle` while SM
-    /// `sm`'s port is still held by an earlier packet.
+    /// The second stage of [`SmOutPort::leave`] (two-stage sending, for callers that
+    /// reserve in time order): the packet that started leaving SM port `sm` at `start`
+    /// crosses to slice `slice`'s input port; returns its arrival, or with
+    /// `head_of_line_blocking`, `Err(cycle)` to call again at `cycle` while `sm` is still
+    /// held by an earlier packet.
     pub fn enter_slice(
         &mut self,
-        sm: usize,
+        sm: &mut SmOutPort,
         slice: usize,
         start: Cycle,
         bytes: u32,
     ) -> Result<Cycle, Cycle> {
         let bytes = self.on_wire(bytes);
         enter(
-            (&mut self.sm_out[sm], self.sm_held.get_mut(sm)),
+            (&mut sm.port, sm.held.as_mut()),
             &mut self.slice_in[slice],
             start,
             bytes,
@@ -203,7 +257,7 @@ impl Interconnect {
         )
     }
 
-    /// Like [`Interconnect::leave_sm`], from slice `slice` towards the SMs.
+    /// Like [`SmOutPort::leave`], from slice `slice` towards the SMs.
     pub fn leave_slice(&mut self, slice: usize, ready: Cycle, bytes: u32) -> Cycle {
         let bytes = self.on_wire(bytes);
         self.stats.packets_to_sm += 1;
@@ -234,15 +288,6 @@ impl Interconnect {
             &mut self.stats.queue_cycles,
         )
     }
-
-    pub fn injection_backlog(&self, sm: usize, now: Cycle) -> u64 {
-        self.sm_out[sm].backlog_bytes(now)
-    }
-
-    /// The first cycle at which SM `sm`'s injection backlog is at most `bytes`.
-    pub fn injection_drained_to(&self, sm: usize, bytes: u64) -> Cycle {
-        self.sm_out[sm].drained_to(bytes)
-    }
 }
 
 #[cfg(test)]
@@ -265,24 +310,35 @@ mod tests {
         Interconnect::new(&free_cfg(), 2, 2)
     }
 
+    /// The crossbar's counters with those of its SM ports.
+    fn counted(x: &Interconnect, sms: &[SmOutPort]) -> InterconnectStats {
+        let mut s = *x.stats();
+        for p in sms {
+            p.count_into(&mut s);
+        }
+        s
+    }
+
     #[test]
     fn unloaded_packet_takes_serialization_plus_latency() {
         let mut x = icnt();
+        let mut sm = x.sm_out_port();
         assert_eq!(
-            x.to_l2(0, 0, Cycle::new(100), 136),
+            x.to_l2(&mut sm, 0, Cycle::new(100), 136),
             Cycle::new(100 + 5 + 10)
         );
-        assert_eq!(x.stats().queue_cycles, 0);
+        assert_eq!(counted(&x, &[sm]).queue_cycles, 0);
     }
 
     #[test]
     fn two_sms_to_one_slice_queue_at_the_destination() {
         let mut x = icnt();
-        assert_eq!(x.to_l2(0, 1, Cycle::new(0), 128), Cycle::new(14));
-        assert_eq!(x.to_l2(1, 1, Cycle::new(0), 128), Cycle::new(18));
+        let mut sms = [x.sm_out_port(), x.sm_out_port()];
+        assert_eq!(x.to_l2(&mut sms[0], 1, Cycle::new(0), 128), Cycle::new(14));
+        assert_eq!(x.to_l2(&mut sms[1], 1, Cycle::new(0), 128), Cycle::new(18));
         // A different slice is not delayed.
         assert_eq!(
-            x.to_l2(1, 0, Cycle::new(0), 128),
+            x.to_l2(&mut sms[1], 0, Cycle::new(0), 128),
             Cycle::new(22),
             "source port busy"
         );
@@ -291,7 +347,7 @@ mod tests {
             Cycle::new(14),
             "other direction free"
         );
-        assert_eq!(x.stats().queue_cycles, 4 + 8);
+        assert_eq!(counted(&x, &sms).queue_cycles, 4 + 8);
     }
 
     #[test]
@@ -306,31 +362,43 @@ mod tests {
             injection_backpressure: Default::default(),
         };
         let mut x = Interconnect::new(&cfg, 1, 1);
+        let mut sm = x.sm_out_port();
         // 8-byte request: one flit; 32-byte sector + 8-byte header: one flit; a 128-byte
         // line + header (136 bytes): four flits.
-        assert_eq!(x.to_l2(0, 0, Cycle::new(0), 8), Cycle::new(1 + 3));
+        assert_eq!(x.to_l2(&mut sm, 0, Cycle::new(0), 8), Cycle::new(1 + 3));
         assert_eq!(x.to_sm(0, 0, Cycle::new(0), 40), Cycle::new(1 + 3));
         assert_eq!(x.to_sm(0, 0, Cycle::new(10), 136), Cycle::new(10 + 4 + 3));
         assert_eq!(x.stats().bytes_to_sm, 40 + 160);
+        assert_eq!(counted(&x, &[sm]).bytes_to_l2, 40);
     }
 
     #[test]
     fn two_stage_sending_does_not_hold_the_destination_for_a_busy_source() {
         let mut x = icnt();
+        let mut sms = [x.sm_out_port(), x.sm_out_port()];
         // SM 0 queues four 128-byte packets (4 cycles each) for slice 0 at cycle 0.
-        let starts: Vec<Cycle> = (0..4).map(|_| x.leave_sm(0, Cycle::new(0), 128)).collect();
+        let starts: Vec<Cycle> = (0..4).map(|_| sms[0].leave(Cycle::new(0), 128)).collect();
         assert_eq!(starts, [0, 4, 8, 12].map(Cycle::new));
+        assert_eq!(sms[0].backlog(Cycle::new(2)), 4 * 128 - 2 * 32);
+        assert_eq!(sms[0].drained_to(128), Cycle::new(12));
         // Each crosses when it starts leaving. SM 1's packet at cycle 5 waits for the
         // burst in progress (to cycle 8), not for SM 0's packets still queued at SM 0.
-        assert_eq!(x.enter_slice(0, 0, starts[0], 128), Ok(Cycle::new(4 + 10)));
-        assert_eq!(x.enter_slice(0, 0, starts[1], 128), Ok(Cycle::new(8 + 10)));
-        let s1 = x.leave_sm(1, Cycle::new(5), 8);
         assert_eq!(
-            x.enter_slice(1, 0, s1, 8),
+            x.enter_slice(&mut sms[0], 0, starts[0], 128),
+            Ok(Cycle::new(4 + 10))
+        );
+        assert_eq!(
+            x.enter_slice(&mut sms[0], 0, starts[1], 128),
+            Ok(Cycle::new(8 + 10))
+        );
+        let s1 = sms[1].leave(Cycle::new(5), 8);
+        assert_eq!(
+            x.enter_slice(&mut sms[1], 0, s1, 8),
             Ok(Cycle::new(9 + 10)),
             "queued 3 cycles"
         );
-        assert_eq!(x.stats().queue_cycles, 4 + 8 + 12 + 3);
+        assert_eq!(counted(&x, &sms).queue_cycles, 4 + 8 + 12 + 3);
+        assert_eq!(counted(&x, &sms).packets_to_l2, 5);
     }
 
     /// Two-stage sending of `packets` (source slice, destination SM), all ready at cycle
@@ -396,12 +464,34 @@ mod tests {
         let mut cfg = free_cfg();
         cfg.head_of_line_blocking = true;
         let mut held = Interconnect::new(&cfg, 2, 2);
-        let start = held.leave_sm(1, Cycle::new(100), 136);
+        let mut sm = held.sm_out_port();
+        let start = sm.leave(Cycle::new(100), 136);
         assert_eq!(
-            held.enter_slice(1, 0, start, 136),
+            held.enter_slice(&mut sm, 0, start, 136),
             Ok(Cycle::new(100 + 5 + 10))
         );
-        assert_eq!(held.stats().queue_cycles, 0);
+        assert_eq!(counted(&held, &[sm]).queue_cycles, 0);
+    }
+
+    #[test]
+    fn head_of_line_blocking_holds_the_sm_port_its_front_end_owns() {
+        let mut cfg = free_cfg();
+        for hol in [false, true] {
+            cfg.head_of_line_blocking = hol;
+            let mut x = Interconnect::new(&cfg, 2, 2);
+            let (mut a, mut b) = (x.sm_out_port(), x.sm_out_port());
+            // SM 1's 128-byte packet takes slice 0's input port for cycles 0 to 4.
+            let s = b.leave(Cycle::ZERO, 128);
+            assert_eq!(x.enter_slice(&mut b, 0, s, 128), Ok(Cycle::new(14)));
+            // SM 0's starts leaving at 0 and crosses 4 to 8: with blocking it holds SM
+            // 0's port until 8, so SM 0's next packet, ready at 1, starts leaving at 8
+            // instead of 4, and SM 0's backlog at 1 counts the hold.
+            let s = a.leave(Cycle::ZERO, 128);
+            assert_eq!(x.enter_slice(&mut a, 0, s, 128), Ok(Cycle::new(18)));
+            let next = if hol { 8 } else { 4 };
+            assert_eq!(a.backlog(Cycle::new(1)), (next - 1) * 32, "hol {hol}");
+            assert_eq!(a.leave(Cycle::new(1), 8), Cycle::new(next), "hol {hol}");
+        }
     }
 
     #[test]

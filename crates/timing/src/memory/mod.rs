@@ -62,7 +62,8 @@ pub mod shared_memory;
 pub mod texture_cache;
 
 use crate::config::{
-    CacheConfig, GpuConfig, InjectionBackpressure, RegisterFileDesign, WritePolicy, WARP_SIZE,
+    CacheConfig, GpuConfig, InjectionBackpressure, InterconnectConfig, RegisterFileDesign,
+    WritePolicy, WARP_SIZE,
 };
 use crate::memory::cache::{
     Cache, CacheOp, CacheStats, Eviction, LineAddr, Outcome, RegisterLineStats, RegisterWrite,
@@ -71,7 +72,7 @@ use crate::memory::cache::{
 use crate::memory::coalescer::{LineAccess, MAX_LINES};
 use crate::memory::dram::{DramChannel, DramCompletion, DramRequest, DramStats};
 use crate::memory::event::EventQueue;
-use crate::memory::interconnect::{Interconnect, InterconnectStats};
+use crate::memory::interconnect::{Interconnect, InterconnectStats, SmOutPort};
 use crate::memory::l1_banks::{L1Banks, LookupSchedule};
 use crate::memory::l2::AddressMap;
 use crate::memory::miss_queue::{MissQueue, ReservationFailCycles};
@@ -300,6 +301,13 @@ enum LocalEvent {
     L1Retry {
         l1: L1,
     },
+    /// The SM half of [`Event::IcntLeaveSm`] ([`SmMemory::leave_sm`]), with its shared
+    /// half (the crossing to the slice) run at its marker.
+    LeaveSm {
+        slice: u32,
+        packet: Packet,
+        bytes: u32,
+    },
 }
 
 impl LocalEvent {
@@ -316,6 +324,15 @@ impl LocalEvent {
                 sectors,
             },
             LocalEvent::L1Retry { l1 } => Event::L1Retry { sm, l1 },
+            LocalEvent::LeaveSm {
+                slice,
+                packet,
+                bytes,
+            } => Event::IcntLeaveSm {
+                slice,
+                packet,
+                bytes,
+            },
         }
     }
 }
@@ -354,7 +371,8 @@ enum Event {
         channel: u32,
     },
     L2Fill(DramToken),
-    /// A packet ready at an SM's output port.
+    /// A packet ready at an SM's output port: its SM half ([`SmMemory::leave_sm`]), then
+    /// its shared half (the crossing, now or at an `IcntEnterSlice`).
     IcntLeaveSm {
         slice: u32,
         packet: Packet,
@@ -445,6 +463,8 @@ pub struct SmMemory {
     /// Packets scheduled for its output port but not yet reserved there (they count
     /// against the injection buffer).
     pending_injection: PendingInjection,
+    /// Its output port on the interconnect (the injection buffer's backlog).
+    out_port: SmOutPort,
     /// Its requests, by slot ([`RequestId::slot`]).
     requests: Vec<RequestState>,
     free_slots: Vec<u32>,
@@ -475,6 +495,42 @@ impl SmMemory {
         self.outbox.push((at, event));
     }
 
+    /// The SM half of sending a packet of `bytes` ready at `t` (an `IcntLeaveSm`): it
+    /// leaves the pending injection, joins the SM's output port, and a read's entry
+    /// passes from its L1's miss queue to the injection buffer. Reads and writes only
+    /// this SM's state. Returns the cycle the packet starts leaving, at which it crosses
+    /// to its slice (the shared half, [`MemorySystem::enter_slice`]).
+    #[inline(always)]
+    fn leave_sm(
+        &mut self,
+        ic: &InterconnectConfig,
+        t: Cycle,
+        packet: &Packet,
+        bytes: u32,
+    ) -> Cycle {
+        self.pending_injection.leave(t, bytes);
+        let start = self.out_port.leave(t, bytes);
+        if let Some(l1) = packet.kind.miss_queue_of() {
+            let handoff = if l1 == L1::Data
+                && ic.injection_backpressure == InjectionBackpressure::MissQueue
+            {
+                // The request passes to the injection buffer once the port's backlog,
+                // itself included, and the packets refused by their slices fit in the
+                // buffer. (Refused bytes change at shared events: only with bounded
+                // slice input queues, which step cycle by cycle.)
+                let fits =
+                    u64::from(ic.input_buffer_bytes).saturating_sub(self.pending_injection.refused);
+                self.out_port.drained_to(fits).max(t)
+            } else {
+                t
+            };
+            self.l1[l1.index()]
+                .miss_queue
+                .enter(handoff, packet.sectors);
+        }
+        start
+    }
+
     /// CERF: an access or a fill at `t` is about to change the integrated array (the
     /// L1D), whose register side may sleep and take the state samples of the skipped
     /// cycles when it wakes ([`ArrayBanks::watch_states`]).
@@ -492,7 +548,6 @@ impl SmMemory {
 pub struct FrontEnds<'a> {
     cfg: &'a GpuConfig,
     map: &'a AddressMap,
-    icnt: &'a Interconnect,
     now: Cycle,
 }
 
@@ -503,7 +558,6 @@ impl FrontEnds<'_> {
         SmPort(Port::Split(FrontEnd {
             cfg: self.cfg,
             map: self.map,
-            icnt: self.icnt,
             now: self.now,
             s: sm.0 as usize,
             m,
@@ -531,7 +585,6 @@ impl SmPort<'_> {
             Port::Split(fe) => Port::Split(FrontEnd {
                 cfg: fe.cfg,
                 map: fe.map,
-                icnt: fe.icnt,
                 now: fe.now,
                 s: fe.s,
                 m: fe.m,
@@ -656,7 +709,6 @@ impl SmPort<'_> {
 struct FrontEnd<'a> {
     cfg: &'a GpuConfig,
     map: &'a AddressMap,
-    icnt: &'a Interconnect,
     now: Cycle,
     s: usize,
     m: &'a mut SmMemory,
@@ -783,6 +835,11 @@ impl MemorySystem {
             fail_cycles: ReservationFailCycles::default(),
             banks: L1Banks::new(c),
         };
+        let icnt = Interconnect::new(
+            &cfg.interconnect,
+            cfg.gpu.num_sms as usize,
+            cfg.l2.slices as usize,
+        );
         // Under CERF the L1D is the integrated register-file array (`GpuConfig::l1d_array`).
         let l1d = cfg.l1d_array();
         let sms = (0..cfg.gpu.num_sms)
@@ -799,6 +856,7 @@ impl MemorySystem {
                     shared: SharedMemory::new(&cfg.shared_memory),
                     array_banks: None,
                     pending_injection: PendingInjection::default(),
+                    out_port: icnt.sm_out_port(),
                     requests: Vec::with_capacity(64),
                     free_slots: Vec::with_capacity(64),
                     outbox: Vec::with_capacity(64),
@@ -860,11 +918,7 @@ impl MemorySystem {
             ratio,
             map,
             sms,
-            icnt: Interconnect::new(
-                &cfg.interconnect,
-                cfg.gpu.num_sms as usize,
-                cfg.l2.slices as usize,
-            ),
+            icnt,
             parked_sm: (0..cfg.gpu.num_sms).map(|_| VecDeque::new()).collect(),
             parked_slice: (0..cfg.l2.slices).map(|_| VecDeque::new()).collect(),
             slices,
@@ -989,7 +1043,6 @@ impl MemorySystem {
         FrontEnd {
             cfg: &self.cfg,
             map: &self.map,
-            icnt: &self.icnt,
             now: self.now,
             s,
             m: &mut self.sms[s],
@@ -1038,10 +1091,7 @@ impl FrontEnd<'_> {
         // the buffer instead (see the `IcntLeaveSm` event).
         let checked = l1 != L1::Data || ic.injection_backpressure == InjectionBackpressure::Issue;
         if checked
-            && self.icnt.injection_backlog(self.s, self.now)
-                + self.m.pending_injection.bytes
-                + refused
-                > room
+            && self.m.out_port.backlog(self.now) + self.m.pending_injection.bytes + refused > room
         {
             // Refused packets leave when their slice takes them, an event: until then
             // try each cycle.
@@ -1086,7 +1136,7 @@ impl FrontEnd<'_> {
     fn injection_room_at(&self, room: u64) -> Cycle {
         let pending = &self.m.pending_injection;
         match room.checked_sub(pending.bytes) {
-            Some(left) => self.icnt.injection_drained_to(self.s, left),
+            Some(left) => self.m.out_port.drained_to(left),
             None => pending.first_ready().unwrap_or(self.now),
         }
     }
@@ -1189,6 +1239,9 @@ impl MemorySystem {
             m.l2 += *s.cache.stats();
         }
         m.interconnect = *self.icnt.stats();
+        for sm in &self.sms {
+            sm.out_port.count_into(&mut m.interconnect);
+        }
         for c in &self.channels {
             m.dram += *c.dram.stats();
         }
@@ -1224,7 +1277,6 @@ impl MemorySystem {
         let shared = FrontEnds {
             cfg: &self.cfg,
             map: &self.map,
-            icnt: &self.icnt,
             now: self.now,
         };
         (shared, &mut self.sms)
@@ -1330,25 +1382,9 @@ impl MemorySystem {
                 bytes,
             } => {
                 let sm = packet.sm as usize;
-                self.sms[sm].pending_injection.leave(t, bytes);
-                let start = self.icnt.leave_sm(sm, t, bytes);
-                if let Some(l1) = packet.kind.miss_queue_of() {
-                    let ic = &self.cfg.interconnect;
-                    let handoff = if l1 == L1::Data
-                        && ic.injection_backpressure == InjectionBackpressure::MissQueue
-                    {
-                        // The request passes to the injection buffer once the port's
-                        // backlog, itself included, and the packets refused by their
-                        // slices fit in the buffer.
-                        let refused = self.sms[sm].pending_injection.refused;
-                        let fits = u64::from(ic.input_buffer_bytes).saturating_sub(refused);
-                        self.icnt.injection_drained_to(sm, fits).max(t)
-                    } else {
-                        t
-                    };
-                    let queue = &mut self.sms[sm].l1[l1.index()].miss_queue;
-                    queue.enter(handoff, packet.sectors);
-                }
+                let start = self.sms[sm].leave_sm(&self.cfg.interconnect, t, &packet, bytes);
+                // The shared half: the crossing to the slice, when the packet starts
+                // leaving.
                 if start > t {
                     let event = Event::IcntEnterSlice {
                         slice,
@@ -1431,7 +1467,8 @@ impl MemorySystem {
             return self.icnt_enter(t, (true, sm), event);
         }
         if self.parked_sm[sm as usize].is_empty() {
-            match self.icnt.enter_slice(sm as usize, slice as usize, t, bytes) {
+            let port = &mut self.sms[sm as usize].out_port;
+            match self.icnt.enter_slice(port, slice as usize, t, bytes) {
                 Ok(arrival) => {
                     return self
                         .events
@@ -1566,7 +1603,7 @@ impl MemorySystem {
                 }
                 let arrival = self
                     .icnt
-                    .enter_slice(sm, slice as usize, t, bytes)
+                    .enter_slice(&mut self.sms[sm].out_port, slice as usize, t, bytes)
                     .map_err(|retry| (retry, event))?;
                 if limit > 0 {
                     self.slices[slice as usize].inbound += entries;
@@ -1812,14 +1849,12 @@ impl FrontEnd<'_> {
         // Ports are reserved in time order: the packet joins its SM's output port when
         // it is ready (an event), and its slice's input port when it starts leaving.
         self.m.pending_injection.add(ready, bytes);
-        self.m.outbox.push((
-            ready,
-            Event::IcntLeaveSm {
-                slice: slice as u32,
-                packet,
-                bytes,
-            },
-        ));
+        let leave = LocalEvent::LeaveSm {
+            slice: slice as u32,
+            packet,
+            bytes,
+        };
+        self.m.schedule_local(self.s, ready, leave);
     }
 }
 

@@ -17,6 +17,9 @@ pub enum PerCycle {
     /// refuses gives its bytes back to its SM's injection backlog, which the SM reads
     /// when it issues, in the same cycle.
     SliceInputQueues,
+    /// `interconnect.head_of_line_blocking`: a packet crossing to its slice (a shared
+    /// event) holds its SM's output port, whose backlog the SM reads when it issues.
+    HeadOfLineBlocking,
     /// WIR's value-based reuse reads each result's values at issue, before a global
     /// load's or atomic's value is performed at the merge.
     ValuesReadAtIssue,
@@ -33,6 +36,9 @@ pub enum PerCycle {
 pub fn window_cycles(cfg: &GpuConfig) -> Result<u64, PerCycle> {
     if cfg.l2.input_queue_entries > 0 {
         return Err(PerCycle::SliceInputQueues);
+    }
+    if cfg.interconnect.head_of_line_blocking {
+        return Err(PerCycle::HeadOfLineBlocking);
     }
     if cfg.register_file.design == RegisterFileDesign::Wir {
         return Err(PerCycle::ValuesReadAtIssue);
@@ -97,5 +103,7 @@ mod tests {
             &["memory.model=paper", "l2.input_queue_entries=8"],
         );
         assert_eq!(window_cycles(&g), Err(PerCycle::SliceInputQueues));
+        let g = load("gtx480", &["interconnect.head_of_line_blocking=true"]);
+        assert_eq!(window_cycles(&g), Err(PerCycle::HeadOfLineBlocking));
     }
 }
