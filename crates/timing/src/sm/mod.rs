@@ -2083,10 +2083,14 @@ impl Sm {
                 true
             }
             Err(stall) => {
-                self.fetch_retry = stall
-                    .retry_at()
-                    .or_else(|| ctx.memory.next_event_cycle())
-                    .unwrap_or(now + Cycles::new(1));
+                // A port or injection stall names its end. A reservation failure of the
+                // instruction cache ends with an unblock report of this SM's own memory
+                // events (its icache's fill or retry, `MemorySystem::unblocked`), which
+                // wakes the SM (`memory_unblocked`): no retry before it. (Until session 11
+                // this read the whole memory system's next event, a shared read a window
+                // of cycles cannot make; cycle skipping is exact, so the statistics are
+                // the same: `docs/parallel.md`.)
+                self.fetch_retry = stall.retry_at().unwrap_or(Cycle::NEVER);
                 false
             }
         }
