@@ -1338,13 +1338,10 @@ impl MemorySystem {
         // call site per handler below: two made the compiler stop inlining `l1_fill`,
         // +1.7 % host instructions on one thread, where the queues are off.)
         if let Event::Local { sm } = event {
-            let s = sm as usize;
-            let Some((at, local)) = self.sms[s].local.pop() else {
-                debug_assert!(false, "a marker without an event of SM {s}");
+            let Some(local) = self.pop_local(t, sm) else {
                 return;
             };
-            debug_assert_eq!(at, t, "SM {s}'s queue out of the shared order");
-            event = local.direct(sm);
+            event = local;
         }
         match event {
             Event::Local { .. } => unreachable!("a marker was replaced by its event"),
@@ -1449,6 +1446,20 @@ impl MemorySystem {
                 bytes,
             } => self.enter_sm(t, slice, sm, delivery, bytes),
         }
+    }
+
+    /// The front event of SM `sm`'s own queue, whose marker runs at `t`, as the shared
+    /// queue would hold it. Out of line: only with the SMs' own queues on, and `handle`
+    /// stays as small as before them (the one-thread path).
+    #[inline(never)]
+    fn pop_local(&mut self, t: Cycle, sm: u32) -> Option<Event> {
+        let s = sm as usize;
+        let Some((at, local)) = self.sms[s].local.pop() else {
+            debug_assert!(false, "a marker without an event of SM {s}");
+            return None;
+        };
+        debug_assert_eq!(at, t, "SM {s}'s queue out of the shared order");
+        Some(local.direct(sm))
     }
 
     /// `packet`, starting to leave its SM at `t`, crosses to slice `slice`: behind the
@@ -1849,12 +1860,26 @@ impl FrontEnd<'_> {
         // Ports are reserved in time order: the packet joins its SM's output port when
         // it is ready (an event), and its slice's input port when it starts leaving.
         self.m.pending_injection.add(ready, bytes);
-        let leave = LocalEvent::LeaveSm {
-            slice: slice as u32,
-            packet,
-            bytes,
+        let slice = slice as u32;
+        // `schedule_local`, with the event built in the form it takes (one thread: the
+        // shared one, as before the SMs' own queues; building the local form and
+        // converting it cost 1 % host instructions on matvec_rows).
+        let event = if self.m.local_queues {
+            let leave = LocalEvent::LeaveSm {
+                slice,
+                packet,
+                bytes,
+            };
+            self.m.local.schedule_cold(ready, leave);
+            Event::Local { sm: self.s as u32 }
+        } else {
+            Event::IcntLeaveSm {
+                slice,
+                packet,
+                bytes,
+            }
         };
-        self.m.schedule_local(self.s, ready, leave);
+        self.m.outbox.push((ready, event));
     }
 }
 
