@@ -9,7 +9,7 @@ use crate::{lower, Function, Operand, Program};
 
 const HEADER: &str = "\
 .version 7.8
-.target sm_70
+.target sm_90a
 .address_size 64
 .global .align 4 .b8 gbuf[64];
 .global .texref tref;

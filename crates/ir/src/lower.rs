@@ -162,6 +162,7 @@ pub fn lower(module: &ast::Module, file_name: &str, source: &str) -> Result<Prog
         functions.push(FnLower::lower(&mut cx, f));
     }
     check_call_signatures(&mut cx, &functions);
+    check_targets(&mut cx, &module.target, &functions);
 
     if !cx.errors.is_empty() {
         cx.errors.sort_by_key(|e| (e.line, e.column));
@@ -178,6 +179,44 @@ pub fn lower(module: &ast::Module, file_name: &str, source: &str) -> Result<Prog
         func_names: cx.func_names,
         var_names: cx.var_names,
     })
+}
+
+/// The module's `.target` (`sm_80`, `sm_90a`) allows each instruction's form, as ptxas
+/// requires ([`crate::op::Op::target_need`]): an instruction newer than the target is an
+/// error at its line. A module without an `sm_NN` target is not checked.
+fn check_targets(cx: &mut ModuleScope<'_>, target: &[ast::Ident], functions: &[Function]) {
+    let Some((sm, arch_specific, name)) = target.iter().find_map(|t| {
+        let rest = t.name.strip_prefix("sm_")?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let sm = digits.parse::<u32>().ok()?;
+        Some((sm, rest[digits.len()..].starts_with('a'), t.name.clone()))
+    }) else {
+        return;
+    };
+    for f in functions {
+        for inst in &f.insts {
+            let Some(need) = inst.op.target_need() else {
+                continue;
+            };
+            if need.met_by(sm, arch_specific) {
+                continue;
+            }
+            let wanted = if need.arch_specific {
+                format!(".target {}", need.target_name())
+            } else {
+                format!(".target {} or higher", need.target_name())
+            };
+            cx.error(
+                Some(f.describe()),
+                inst.span,
+                inst.span,
+                format!(
+                    "{} requires {wanted}; the module's .target is {name}",
+                    need.feature
+                ),
+            );
+        }
+    }
 }
 
 /// Direct calls pass as many arguments and return slots as the callee declares.

@@ -1601,6 +1601,112 @@ pub enum Op {
     Movmatrix,
 }
 
+/// The oldest `.target` an instruction assembles for: `sm` (e.g. 89 for `sm_89`), or with
+/// `arch_specific` exactly that architecture's `a` target (`sm_90a`). `feature` names the
+/// instruction form in errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TargetNeed {
+    pub sm: u32,
+    pub arch_specific: bool,
+    pub feature: &'static str,
+}
+
+impl TargetNeed {
+    const fn new(sm: u32, feature: &'static str) -> Self {
+        Self {
+            sm,
+            arch_specific: false,
+            feature,
+        }
+    }
+
+    /// `sm_89`, `sm_90a`.
+    pub fn target_name(&self) -> String {
+        format!(
+            "sm_{}{}",
+            self.sm,
+            if self.arch_specific { "a" } else { "" }
+        )
+    }
+
+    /// Whether a module whose `.target` is `sm_{sm}{a if arch_specific}` may use it.
+    pub fn met_by(&self, sm: u32, arch_specific: bool) -> bool {
+        if self.arch_specific {
+            sm == self.sm && arch_specific
+        } else {
+            sm >= self.sm
+        }
+    }
+}
+
+impl Op {
+    /// The `.target` the instruction needs, for the tensor-core, asynchronous-copy and
+    /// cluster forms the PTX ISA's "Target ISA notes" restrict beyond sm_70. The table
+    /// was read from the ISA and checked form by form against ptxas 12.9, which refuses
+    /// each one below the target given here ("Feature ... requires .target sm_NN or
+    /// higher"). `None`: any target.
+    pub fn target_need(&self) -> Option<TargetNeed> {
+        use ScalarType as T;
+        let need = TargetNeed::new;
+        Some(match self {
+            Op::Mma(m) if !m.wmma => {
+                let fp8 = matches!(m.ab_ty, T::E4m3 | T::E5m2);
+                match (m.shape, m.ab_ty) {
+                    _ if fp8 => need(89, "mma with an fp8 (.e4m3/.e5m2) type"),
+                    (MmaShape::M16n8k8, T::F16) => need(75, "mma.m16n8k8 with .f16"),
+                    (MmaShape::M8n8k16 | MmaShape::M8n8k32, _) => {
+                        need(75, "mma.m8n8k16/m8n8k32 (8- and 4-bit integers)")
+                    }
+                    _ => need(80, "mma of this shape and type"),
+                }
+            }
+            // wmma: f16 on sm_70; 8-bit integers sm_72; bf16/tf32/f64 sm_80.
+            Op::Mma(m) => match m.ab_ty {
+                T::F16 => return None,
+                T::S8 | T::U8 => need(72, "wmma with 8-bit integers"),
+                _ => need(80, "wmma with .bf16, .tf32 or .f64"),
+            },
+            Op::Ldmatrix(_) => need(75, "ldmatrix"),
+            Op::Movmatrix => need(75, "movmatrix"),
+            Op::Stmatrix(_) => need(90, "stmatrix"),
+            // Not checked: cp.async (sm_80), which regsim's own calibration PTX, built for
+            // sm_70, uses to time LDGSTS (scripts/build-calibrate.sh); regsim runs it.
+            Op::CreatePolicy(_) => need(80, "createpolicy"),
+            Op::Redux { .. } => need(80, "redux.sync"),
+            Op::Mbarrier(b) => match b.kind {
+                MbarrierKind::Arrive {
+                    expect_tx: true, ..
+                }
+                | MbarrierKind::ExpectTx
+                | MbarrierKind::CompleteTx
+                | MbarrierKind::Wait { try_wait: true, .. } => {
+                    need(90, "mbarrier with transaction counts or try_wait")
+                }
+                _ => need(80, "mbarrier"),
+            },
+            Op::CpAsyncBulk(_)
+            | Op::CpAsyncBulkTensor(_)
+            | Op::CpAsyncBulkCommit
+            | Op::CpAsyncBulkWait { .. } => need(90, "cp.async.bulk"),
+            Op::Bar { cluster: true, .. } => need(90, "barrier.cluster"),
+            Op::Mapa { .. } => need(90, "mapa"),
+            Op::Getctarank { .. } => need(90, "getctarank"),
+            Op::Elect => need(90, "elect.sync"),
+            Op::FenceProxy(ProxyFence::Async(_)) => need(90, "fence.proxy.async"),
+            Op::GridDepControl { .. } => need(90, "griddepcontrol"),
+            Op::Wgmma(_) | Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => TargetNeed {
+                arch_specific: true,
+                ..need(90, "wgmma")
+            },
+            Op::Setmaxnreg { .. } => TargetNeed {
+                arch_specific: true,
+                ..need(90, "setmaxnreg")
+            },
+            _ => return None,
+        })
+    }
+}
+
 impl Op {
     /// True if the instruction may transfer control somewhere other than the next one.
     pub fn is_branch(&self) -> bool {

@@ -67,12 +67,15 @@ pub enum SimError {
     /// The kernel uses an instruction the simulated GPU's compute capability lacks.
     #[error(
         "kernel {kernel} cannot run: it executes {what}, which needs compute capability \
-         {needs} (sm_90a); the simulated GPU has {has} (gpu.compute_capability)"
+         {needs} ({target}); the simulated GPU has {has} (gpu.compute_capability); first at \
+         line {line} of the PTX"
     )]
     UnsupportedOnTarget {
         kernel: String,
         what: &'static str,
         needs: String,
+        target: &'static str,
+        line: u32,
         has: String,
     },
     /// A thread-block cluster cannot be resident on one GPC.
@@ -417,15 +420,18 @@ impl TimingSimulator {
                 launched,
             });
         }
-        // Ours: regsim runs any PTX on any GPU, except that warpgroup matrix products,
-        // which only sm_90a GPUs execute, are refused on GPUs reporting less than 9.0.
-        if self.cfg.gpu.compute_capability < 90 && info.uses_wgmma() {
+        // Ours: regsim runs any PTX on any GPU, except that warpgroup matrix products
+        // (sm_90a) and fp8 mma.sync (sm_89) are refused on GPUs reporting less.
+        let has = self.cfg.gpu.compute_capability;
+        if let Some(need) = info.gpu_need().filter(|n| n.cc > has) {
             let cc = |v: u32| format!("{}.{}", v / 10, v % 10);
             return Err(SimError::UnsupportedOnTarget {
                 kernel: info.name.clone(),
-                what: "wgmma.mma_async",
-                needs: cc(90),
-                has: cc(self.cfg.gpu.compute_capability),
+                what: need.what,
+                needs: cc(need.cc),
+                target: need.target,
+                line: need.line,
+                has: cc(has),
             });
         }
         // Ours: designs whose per-operand state is a 32-bit mask refuse wider instructions.

@@ -209,13 +209,15 @@ impl AsyncCopyRole {
 /// (each the `tensor` class's initiation interval) and completes `steps - 1` intervals
 /// plus the class's latency after it starts; `wgmma.commit_group` closes the warp's open
 /// group; `wgmma.wait_group n` holds the warp until at most `n` of its committed groups
-/// are incomplete.
+/// are incomplete. `smem_bytes` is the warp's share of the operands the tensor cores read
+/// from shared memory through descriptors, which occupy the SM's shared-memory banks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum WgmmaRole {
     #[default]
     None,
     Mma {
         steps: u16,
+        smem_bytes: u16,
     },
     Commit,
     Wait(u32),
@@ -227,7 +229,15 @@ impl WgmmaRole {
             // A warp's share of an m64nNkK is N/8 m16n8kK products: at the whitepaper rates
             // each takes one tensor-class interval whatever the type (K is 8 for tf32, 16
             // for f16/bf16 and 32 for 8-bit types, in step with the rates).
-            Op::Wgmma(w) => WgmmaRole::Mma { steps: w.n / 8 },
+            //
+            // A row of K elements is 32 bytes for every type (8 x tf32, 16 x f16, 32 x
+            // 8-bit). Ours: each warp reads its 16 rows of A when A comes from a
+            // descriptor, and a quarter of B's N rows, so that the four warps of a
+            // warpgroup read the instruction's A (64 x K) and B (K x N) once between them.
+            Op::Wgmma(w) => WgmmaRole::Mma {
+                steps: w.n / 8,
+                smem_bytes: if w.a_regs { 0 } else { 16 * 32 } + w.n / 4 * 32,
+            },
             Op::WgmmaCommit => WgmmaRole::Commit,
             Op::WgmmaWait { n } => WgmmaRole::Wait(*n),
             _ => WgmmaRole::None,
@@ -325,6 +335,42 @@ pub struct FunctionInfo {
     /// LTRF: the interval (index into `intervals`) of each instruction; empty when the
     /// intervals pass did not run.
     pub interval_of: Vec<u32>,
+    /// The first instruction of the newest kind only some GPUs execute.
+    pub gpu_need: Option<GpuNeed>,
+}
+
+/// An instruction that GPUs below a compute capability do not execute. Ours: regsim runs
+/// any PTX on any simulated GPU, except the forms that need new tensor-core hardware:
+/// warpgroup products (sm_90a) and fp8 `mma.sync` (sm_89, PTX ISA "Target ISA notes";
+/// ptxas 12.9: "Feature 'mma with FP8 floating point type' requires .target sm_89").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuNeed {
+    /// Compute capability x 10 (89, 90).
+    pub cc: u32,
+    pub what: &'static str,
+    /// The PTX target that has it (`sm_89`, `sm_90a`).
+    pub target: &'static str,
+    /// The instruction's line in the PTX file.
+    pub line: u32,
+}
+
+impl GpuNeed {
+    fn of(op: &Op, line: u32) -> Option<GpuNeed> {
+        use ir::op::ScalarType as T;
+        let (cc, what, target) = match op {
+            Op::Wgmma(_) => (90, "wgmma.mma_async", "sm_90a"),
+            Op::Mma(m) if !m.wmma && matches!(m.ab_ty, T::E4m3 | T::E5m2) => {
+                (89, "mma.sync with fp8 (.e4m3/.e5m2) inputs", "sm_89")
+            }
+            _ => return None,
+        };
+        Some(GpuNeed {
+            cc,
+            what,
+            target,
+            line,
+        })
+    }
 }
 
 impl FunctionInfo {
@@ -716,6 +762,15 @@ impl KernelInfo {
             .unwrap_or(0)
     }
 
+    /// The newest kind of instruction the kernel's call tree executes that only some GPUs
+    /// have ([`GpuNeed`]), at its first line.
+    pub fn gpu_need(&self) -> Option<GpuNeed> {
+        self.funcs
+            .iter()
+            .filter_map(|f| f.gpu_need)
+            .reduce(|a, b| if b.cc > a.cc { b } else { a })
+    }
+
     /// The kernel's call tree executes `wgmma.mma_async` (sm_90a).
     pub fn uses_wgmma(&self) -> bool {
         self.funcs
@@ -822,7 +877,15 @@ fn build_function(
         operands: Vec::new(),
         intervals: Vec::new(),
         interval_of: Vec::new(),
+        gpu_need: None,
     };
+    for inst in &func.insts {
+        if let Some(n) = GpuNeed::of(&inst.op, inst.line) {
+            if out.gpu_need.is_none_or(|o| n.cc > o.cc) {
+                out.gpu_need = Some(n);
+            }
+        }
+    }
     let operand = |inst: InstId, vreg: RegId| -> Result<Option<RegOperand>, KernelInfoError> {
         let Some((file, reg)) = locate(inst, vreg) else {
             return Ok(None);

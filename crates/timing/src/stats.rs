@@ -519,7 +519,8 @@ pub fn memory_since(after: &MemoryStats, before: &MemoryStats) -> MemoryStats {
     d.l1d_reservation_fail_cycles = a
         .l1d_reservation_fail_cycles
         .since(&b.l1d_reservation_fail_cycles);
-    sub!(d.shared_memory, a.shared_memory, b.shared_memory; accesses, passes, bank_conflicts);
+    sub!(d.shared_memory, a.shared_memory, b.shared_memory; accesses, passes, bank_conflicts,
+         tensor_passes);
     sub!(d.interconnect, a.interconnect, b.interconnect; packets_to_l2, bytes_to_l2,
          packets_to_sm, bytes_to_sm, queue_cycles);
     sub!(d.dram, a.dram, b.dram; reads, writes, read_bytes, write_bytes, row_hits, row_misses,

@@ -21,6 +21,9 @@ $NVCC never_ends.cu -o bin/never_ends
 # The same kernel with the CUDA runtime linked statically (nvcc's default): regsim run
 # must refuse it and say how to rebuild.
 nvcc -O2 -arch=sm_70 unsupported_api.cu -o bin/static_cudart
+# __cluster_dims__ (sm_90): nvcc 11.8 emits .explicitcluster and .reqnctapercluster for it
+# (clang-19 ignores the attribute).
+nvcc -O2 -arch=sm_90 -cudart shared cluster_dims.cu -o bin/cluster_dims
 # A driver-API program (host code only; it loads its kernel as PTX text at run time).
 g++ -O2 -x c++ driver_api.cu -lcuda -o bin/driver_api
 # Issue 26: a driver-API launcher of any PTX file at any size (plain C, dlopen: no CUDA needed).

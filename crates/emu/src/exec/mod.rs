@@ -506,9 +506,30 @@ impl<'e> Launch<'e> {
                 )))
             }
             (Some(c), _) | (None, Some(c)) => c,
-            (None, None) => [1, 1, 1],
+            (None, None) => {
+                // PTX ISA, ".explicitcluster": the kernel must be launched with cluster
+                // dimensions (its own `.reqnctapercluster` or the launch's).
+                if f.directives.explicitcluster {
+                    return Err(bad(
+                        "the kernel declares .explicitcluster without .reqnctapercluster, so \
+                         the launch must give a cluster shape (cudaLaunchKernelEx's cluster \
+                         dimension attribute)"
+                            .to_string(),
+                    ));
+                }
+                [1, 1, 1]
+            }
         };
         let size: u64 = cluster_shape.iter().map(|&c| u64::from(c)).product();
+        // PTX ISA, ".maxclusterrank": at most that many CTAs in a cluster.
+        if let Some(max) = f.directives.maxclusterrank {
+            if size > u64::from(max) {
+                return Err(bad(format!(
+                    "a cluster of {cluster_shape:?} = {size} CTAs, but the kernel declares \
+                     .maxclusterrank {max}"
+                )));
+            }
+        }
         if cluster_shape.contains(&0) || size > u64::from(cluster::MAX_CLUSTER_CTAS) {
             return Err(bad(format!(
                 "cluster shape {cluster_shape:?} is not from 1 to {} CTAs",

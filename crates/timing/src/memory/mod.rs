@@ -640,6 +640,12 @@ impl SmPort<'_> {
             .map_err(|until| Stall::PortBusy { until })
     }
 
+    /// A tensor core reads `wgmma` operands from the SM's shared memory from `at`: the
+    /// banks are busy for `passes` ([`SharedMemory::reserve_tensor_read`]).
+    pub fn reserve_tensor_read(&mut self, at: Cycle, passes: u32) -> Cycle {
+        self.sm_mut().shared.reserve_tensor_read(at, passes)
+    }
+
     /// CERF: writes a register line into the SM's integrated array (its L1D) at `now`;
     /// dirty data or a register it displaces is written to the L2 (a spill). `None` when
     /// the set is locked by fills (retry later). See [`Cache::write_register`].

@@ -78,6 +78,14 @@ pub struct SharedMemoryStats {
     pub passes: u64,
     /// Extra passes caused by bank conflicts (`passes - accesses`).
     pub bank_conflicts: u64,
+    /// Passes the tensor cores' `wgmma` operand reads took (not in `passes`; absent from
+    /// the statistics when zero).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tensor_passes: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl std::ops::AddAssign for SharedMemoryStats {
@@ -85,6 +93,7 @@ impl std::ops::AddAssign for SharedMemoryStats {
         self.accesses += o.accesses;
         self.passes += o.passes;
         self.bank_conflicts += o.bank_conflicts;
+        self.tensor_passes += o.tensor_passes;
     }
 }
 
@@ -135,6 +144,19 @@ impl SharedMemory {
         self.stats.passes += passes;
         self.stats.bank_conflicts += passes - 1;
         Ok(now + self.latency + Cycles::new(passes - 1))
+    }
+
+    /// A tensor core's read of `wgmma` operands from `at` (which may be a cycle the SM
+    /// has passed: the banks then count from when they were last free), `passes` rows of
+    /// the banks (`banks x bank width` bytes a pass, 128 on sm_90; ours: whole rows
+    /// without conflicts, as the canonical layouts and swizzles exist to make the reads
+    /// conflict-free, PTX ISA "Shared Memory Matrix Layout"). Returns the cycle the banks
+    /// are free again; warp accesses wait for it.
+    pub fn reserve_tensor_read(&mut self, at: Cycle, passes: u32) -> Cycle {
+        let passes = u64::from(passes);
+        self.free = self.free.max(at) + Cycles::new(passes);
+        self.stats.tensor_passes += passes;
+        self.free
     }
 }
 

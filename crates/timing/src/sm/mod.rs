@@ -607,6 +607,11 @@ pub(crate) struct Sm {
     unit_free: Vec<Cycle>,
     /// Per scheduler (sub-core): when its tensor core can start the next `wgmma` product.
     tensor_free: Vec<Cycle>,
+    /// Passes of `wgmma` operand reads from shared memory, from the earliest issue cycle,
+    /// not yet booked on the banks.
+    tensor_smem_reads: Option<(Cycle, u32)>,
+    /// Bytes one shared-memory pass delivers (`banks x bank_width_bytes`).
+    smem_row_bytes: u32,
     unit_range: [(usize, usize); 5],
     inflight: Vec<InFlight>,
     free_tokens: Vec<u32>,
@@ -763,6 +768,8 @@ impl Sm {
             rf: rf::build(cfg),
             unit_free: vec![Cycle::ZERO; n],
             tensor_free: vec![Cycle::ZERO; (sm.schedulers as usize).max(1)],
+            tensor_smem_reads: None,
+            smem_row_bytes: (cfg.shared_memory.banks * cfg.shared_memory.bank_width_bytes).max(1),
             unit_range,
             inflight: Vec::with_capacity(256),
             free_tokens: Vec::with_capacity(256),
@@ -1074,7 +1081,11 @@ impl Sm {
             }
         }
 
-        // 2. Execute: the LD/ST stage.
+        // 2. Execute: the tensor cores' shared-memory reads of the wgmmas issued since the
+        // last cycle take the banks first, then the LD/ST stage.
+        if let Some((at, passes)) = self.tensor_smem_reads.take() {
+            port.reserve_tensor_read(at, passes);
+        }
         progress |= self.ldst_stage(now, info, &mut port);
 
         // 3. Operand collection, dispatch, register writes.
@@ -1827,7 +1838,14 @@ impl Sm {
             self.yielded = bits.yield_;
         }
         match ii.wgmma {
-            WgmmaRole::Mma { steps } => {
+            WgmmaRole::Mma { steps, smem_bytes } => {
+                // Its descriptor operands pass the SM's shared-memory banks from issue
+                // (booked at the SM's next cycle, where the memory port is at hand).
+                if smem_bytes > 0 {
+                    let passes = u32::from(smem_bytes).div_ceil(self.smem_row_bytes);
+                    let (at, booked) = self.tensor_smem_reads.unwrap_or((now, 0));
+                    self.tensor_smem_reads = Some((at.min(now), booked + passes));
+                }
                 // The warp's sub-core tensor core: one product after another.
                 let t = self.pipeline.timing(OpClass::Tensor);
                 let (interval, latency) = (t.initiation_interval, t.latency);
