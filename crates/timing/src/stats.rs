@@ -442,7 +442,12 @@ pub fn memory_energy_events(m: &MemoryStats) -> Vec<EnergyEvent> {
         e("l1d", "write", m.l1d.writes),
         e("l2", "read", m.l2.reads),
         e("l2", "write", m.l2.writes),
-        e("shared_memory", "access", m.shared_memory.passes),
+        // An atomic's write pass takes the banks as a read pass does.
+        e(
+            "shared_memory",
+            "access",
+            m.shared_memory.passes + m.shared_memory.atomic_write_passes,
+        ),
         e("dram", "read_byte", m.dram.read_bytes),
         e("dram", "write_byte", m.dram.write_bytes),
     ]

@@ -469,7 +469,7 @@ fn shared_memory_conflicts_serialize() {
     }
     let t = mem
         .port(SmId(0))
-        .issue_shared(Cycle::new(10), u32::MAX, &addrs, 4)
+        .issue_shared(Cycle::new(10), u32::MAX, &addrs, 4, false)
         .unwrap();
     assert_eq!(t, Cycle::new(10 + 24 + 1));
     assert_eq!(mem.stats().shared_memory.bank_conflicts, 1);

@@ -291,17 +291,16 @@ fn run_paper(args: &PaperArgs, paper: &str, out: &Path) -> Result<ExitCode> {
     };
     let mut sweep_spec = SweepSpec::parse(&spec)?;
     let file = figures::figure_file()?;
+    let left_out = if args.quick {
+        file.quick.leave_out_of(paper)
+    } else {
+        Vec::new()
+    };
     if args.quick {
         let builtin = regsim::sweep::spec::builtin_workloads(
             &regsim::sweep::spec::find_workloads_dir(std::env::current_exe().ok().as_deref()),
         );
-        quick_subset(
-            &mut sweep_spec,
-            paper,
-            &file.figure,
-            &file.quick.leave_out_of(paper),
-            &builtin,
-        );
+        quick_subset(&mut sweep_spec, paper, &file.figure, &left_out, &builtin);
     }
     let dir = find_configs_dir(std::env::current_exe().ok().as_deref());
     let unavailable = drop_unavailable_designs(&mut sweep_spec, &dir)?;
@@ -343,6 +342,7 @@ fn run_paper(args: &PaperArgs, paper: &str, out: &Path) -> Result<ExitCode> {
                 points: &ran.points,
                 failures: ran.failures.len(),
                 quick: args.quick,
+                left_out: &left_out,
                 classes: &classes,
             },
         )?;

@@ -27,6 +27,8 @@ pub struct Run<'a> {
     /// Points that failed (left out of the tables).
     pub failures: usize,
     pub quick: bool,
+    /// The workloads a `--quick` run left out (`figures.toml`'s `[quick]`, for this paper).
+    pub left_out: &'a [String],
     pub classes: &'a Classes,
 }
 
@@ -145,10 +147,17 @@ pub fn page(
         },
         stamp.date,
         if run.quick {
-            " (`--quick`: every workload but atomics_cas, and of each swept setting only \
-             the values the figures below name)"
+            format!(
+                " (`--quick`: every workload{}, and of each swept setting only the values \
+                 the figures below name)",
+                if run.left_out.is_empty() {
+                    String::new()
+                } else {
+                    format!(" but {}", run.left_out.join(", "))
+                }
+            )
         } else {
-            " (every point of the paper's experiment)"
+            " (every point of the paper's experiment)".to_string()
         },
         run.points.len(),
         a.workloads.len(),
@@ -361,6 +370,7 @@ mod tests {
             points: &[],
             failures: 0,
             quick: true,
+            left_out: &["atomics_cas".to_string()],
             classes: &Classes::default(),
         };
         let stamp = Stamp {
@@ -374,6 +384,17 @@ mod tests {
             Some(("malekeh".into(), "abc123".into(), false, "quick".into()))
         );
         assert!(md.contains("A note.") && md.contains("1970-01-01"), "{md}");
+        assert!(md.contains("every workload but atomics_cas,"), "{md}");
+        // A quick run that keeps every workload (modern-core) says so.
+        let all = Run {
+            left_out: &[],
+            ..run
+        };
+        let (md_all, _) = page(&all, &stamp, None).unwrap();
+        assert!(
+            md_all.contains("(`--quick`: every workload, and of each swept"),
+            "{md_all}"
+        );
         // No runs: the headlines say "not run" and no figure is drawn.
         assert!(md.contains("not run") && svgs.is_empty(), "{md}");
     }

@@ -378,6 +378,12 @@ pub struct SharedMemoryConfig {
     /// (distributed shared memory, through the GPC's SM-to-SM network); default 0.
     #[serde(default, skip_serializing_if = "Cycles::is_zero")]
     pub remote_latency: Cycles,
+    /// A shared-memory atomic (SASS's ATOMS) as a read pass and then a write pass through
+    /// the banks: the write pass takes the banks again (as many passes as the read's bank
+    /// conflicts need) and ends this many cycles after the read's data is ready, when the
+    /// atomic's result returns. Default 0: an atomic is one pass, like a load.
+    #[serde(default, skip_serializing_if = "Cycles::is_zero")]
+    pub atomic_write_latency: Cycles,
 }
 
 /// `[interconnect]`: crossbar between SMs and L2 slices, one port per SM and per slice in
@@ -489,6 +495,23 @@ pub struct L2Config {
     /// while the slice holds this many the slice looks nothing up. Default 0: unbounded.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub dram_queue_entries: u32,
+    /// Each slice's atomic unit, which performs a global atomic's read-modify-write once
+    /// its line is in the slice (absent: an atomic's reply leaves as a read hit's would).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic_unit: Option<AtomicUnitConfig>,
+}
+
+/// `l2.atomic_unit`: the read-modify-write stage of an L2 slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AtomicUnitConfig {
+    /// Cycles from the start of an atomic's operation to its reply leaving the slice
+    /// (the read, the ALU and the write back into the line), added to the slice's hit
+    /// latency.
+    pub latency: Cycles,
+    /// Cycles the unit is busy per atomic request (the atomics of one warp instruction
+    /// to one line); a request that finds it busy waits. At least 1.
+    pub interval: u32,
 }
 
 /// DRAM request scheduling policy.

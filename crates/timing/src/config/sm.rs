@@ -87,6 +87,12 @@ pub struct SmConfig {
     /// Default 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub async_copy_address_cycles: u32,
+    /// Cycles a `cp.async` spends writing its data into shared memory after its global
+    /// read returns, before the copy counts as complete (the end of LDGSTS's read step,
+    /// which releases its dependence and a `cp.async.wait`). Default 0: the copy
+    /// completes when its read returns.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub async_copy_write_cycles: u32,
     /// The modern core times a scalar `ld.param` (and an `ld.const` at a constant
     /// address) whose every consumer can take it as SASS's constant-bank operand
     /// (`c[bank][offset]`) as that operand: the load takes no issue slot and no register,
@@ -99,6 +105,10 @@ pub struct SmConfig {
     /// 0 (the default): none. Needs `sm.core = "modern"`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub l0_stream_buffer: u32,
+    /// Each sub-core's L0 instruction cache on the modern core (absent: 16 KB, 4 ways,
+    /// Jia et al.'s Turing figure; see `sm/front_end.rs`). Needs `sm.core = "modern"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l0_icache: Option<L0CacheConfig>,
     /// A modern config's own collector-core settings, `key=value` (the syntax of `--set`)
     /// or `unset key` each: applied when the config is loaded with `sm.core =
     /// "collector"` (in the file or by `--set sm.core=collector`), before the user's own
@@ -107,6 +117,17 @@ pub struct SmConfig {
     /// `sm.core` or `sm.collector`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub collector: Vec<String>,
+}
+
+/// `sm.l0_icache`: one sub-core's L0 instruction cache (lines of `icache.line_bytes`,
+/// LRU within a set).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L0CacheConfig {
+    /// Capacity in bytes: a whole number of sets of `ways` lines.
+    pub size_bytes: u32,
+    /// Lines per set (1 to 32).
+    pub ways: u32,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -633,10 +633,11 @@ impl SmPort<'_> {
         active_mask: u32,
         addrs: &[u64; WARP_SIZE as usize],
         access_bytes: u32,
+        atomic: bool,
     ) -> Result<Cycle, Stall> {
         self.sm_mut()
             .shared
-            .access(now, active_mask, addrs, access_bytes)
+            .access(now, active_mask, addrs, access_bytes, atomic)
             .map_err(|until| Stall::PortBusy { until })
     }
 
@@ -738,6 +739,8 @@ struct Slice {
     /// channel's scheduler, and whether the slice stopped its lookups for want of room.
     to_dram: u32,
     dram_full: bool,
+    /// `l2.atomic_unit`: the cycle the slice's atomic unit takes its next request.
+    atomic_free: Cycle,
 }
 
 struct Channel {
@@ -899,6 +902,7 @@ impl MemorySystem {
                 output_full: false,
                 to_dram: 0,
                 dram_full: false,
+                atomic_free: Cycle::ZERO,
             })
             .collect();
         let ratio = ClockRatio::new(cfg.gpu.core_clock_mhz, cfg.gpu.memory_clock_mhz);
@@ -2086,8 +2090,10 @@ impl MemorySystem {
         sl.port_free = t + occupancy;
         match (access.outcome, target) {
             (Outcome::Hit, Some(target)) => {
+                let mut ready = ready;
                 if let Reply::Atomic(_) = target.reply {
                     self.slices[slice].cache.mark_dirty(p.line, p.sectors);
+                    ready = self.atomic_done(slice, ready);
                 }
                 self.reply(slice, p.line, target, ready);
             }
@@ -2114,6 +2120,20 @@ impl MemorySystem {
             );
         }
         self.kick_slice(slice, t + Cycles::new(1));
+    }
+
+    /// `l2.atomic_unit`: the cycle an atomic whose line is in `slice` from `ready` leaves
+    /// with its result. The slice's atomic unit takes one request every `interval` cycles
+    /// (a request that finds it busy waits) and performs the read-modify-write in
+    /// `latency`; without the key the reply leaves at `ready`, as a read hit's.
+    fn atomic_done(&mut self, slice: usize, ready: Cycle) -> Cycle {
+        let Some(unit) = self.cfg.l2.atomic_unit else {
+            return ready;
+        };
+        let sl = &mut self.slices[slice];
+        let start = ready.max(sl.atomic_free);
+        sl.atomic_free = start + Cycles::new(u64::from(unit.interval));
+        start + unit.latency
     }
 
     /// Cycles `sectors` hold an L2 slice's data port (at least 1).
@@ -2240,12 +2260,14 @@ impl MemorySystem {
             .cache
             .fill(token.line, token.sectors, &mut targets);
         for &target in &targets {
+            let mut at = t;
             if let Reply::Atomic(_) = target.reply {
                 self.slices[slice]
                     .cache
                     .mark_dirty(token.line, target.sectors);
+                at = self.atomic_done(slice, t);
             }
-            self.reply(slice, token.line, target, t);
+            self.reply(slice, token.line, target, at);
         }
         self.scratch_targets = targets;
         if let Some(e) = eviction {

@@ -82,10 +82,13 @@ pub struct SharedMemoryStats {
     /// the statistics when zero).
     #[serde(skip_serializing_if = "is_zero")]
     pub tensor_passes: u64,
+    /// Write passes of atomics (`shared_memory.atomic_write_latency`; not in `passes`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub atomic_write_passes: u64,
 }
 
-fn is_zero(v: &u64) -> bool {
-    *v == 0
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl std::ops::AddAssign for SharedMemoryStats {
@@ -94,6 +97,7 @@ impl std::ops::AddAssign for SharedMemoryStats {
         self.passes += o.passes;
         self.bank_conflicts += o.bank_conflicts;
         self.tensor_passes += o.tensor_passes;
+        self.atomic_write_passes += o.atomic_write_passes;
     }
 }
 
@@ -102,6 +106,8 @@ impl std::ops::AddAssign for SharedMemoryStats {
 pub struct SharedMemory {
     conflicts: BankConflicts,
     latency: Cycles,
+    /// `shared_memory.atomic_write_latency` (zero: atomics are one pass).
+    atomic_write_latency: Cycles,
     free: Cycle,
     stats: SharedMemoryStats,
 }
@@ -112,6 +118,7 @@ impl SharedMemory {
         Self {
             conflicts: BankConflicts::new(cfg.banks, cfg.bank_width_bytes),
             latency: cfg.latency,
+            atomic_write_latency: cfg.atomic_write_latency,
             free: Cycle::ZERO,
             stats: SharedMemoryStats::default(),
         }
@@ -124,12 +131,19 @@ impl SharedMemory {
 
     /// Starts a warp access at `now`. Returns the cycle its data is ready
     /// (`now + latency + passes - 1`), or `Err(c)` if the banks are busy until `c`.
+    ///
+    /// An `atomic` with `shared_memory.atomic_write_latency` is a read pass and then a
+    /// write pass of the modified words: the banks are booked for both at once (the
+    /// write's passes right after the read's: our simplification, which keeps one free
+    /// cycle per SM), and the result returns when the write ends, `atomic_write_latency`
+    /// plus the write's conflict passes after the read's data.
     pub fn access(
         &mut self,
         now: Cycle,
         active_mask: u32,
         addrs: &[u64; WARP_SIZE as usize],
         access_bytes: u32,
+        atomic: bool,
     ) -> Result<Cycle, Cycle> {
         if self.free > now {
             return Err(self.free);
@@ -139,11 +153,17 @@ impl SharedMemory {
                 .passes(active_mask, addrs, access_bytes)
                 .max(1),
         );
-        self.free = now + Cycles::new(passes);
         self.stats.accesses += 1;
         self.stats.passes += passes;
         self.stats.bank_conflicts += passes - 1;
-        Ok(now + self.latency + Cycles::new(passes - 1))
+        let read = now + self.latency + Cycles::new(passes - 1);
+        if atomic && !self.atomic_write_latency.is_zero() {
+            self.free = now + Cycles::new(2 * passes);
+            self.stats.atomic_write_passes += passes;
+            return Ok(read + self.atomic_write_latency + Cycles::new(passes - 1));
+        }
+        self.free = now + Cycles::new(passes);
+        Ok(read)
     }
 
     /// A tensor core's read of `wgmma` operands from `at` (which may be a cycle the SM
@@ -201,6 +221,7 @@ mod tests {
             bank_width_bytes: 4,
             latency: Cycles::new(20),
             remote_latency: Cycles::ZERO,
+            atomic_write_latency: Cycles::ZERO,
         };
         let mut sm = SharedMemory::new(&cfg);
         let mut a = [0u64; 32];
@@ -208,15 +229,73 @@ mod tests {
             *x = 8 * l as u64;
         }
         assert_eq!(
-            sm.access(Cycle::new(100), u32::MAX, &a, 4),
+            sm.access(Cycle::new(100), u32::MAX, &a, 4, false),
             Ok(Cycle::new(121))
         );
         assert_eq!(
-            sm.access(Cycle::new(101), u32::MAX, &a, 4),
+            sm.access(Cycle::new(101), u32::MAX, &a, 4, false),
             Err(Cycle::new(102))
         );
-        assert_eq!(sm.access(Cycle::new(102), 1, &a, 4), Ok(Cycle::new(122)));
+        assert_eq!(
+            sm.access(Cycle::new(102), 1, &a, 4, true),
+            Ok(Cycle::new(122))
+        );
         assert_eq!(sm.stats().bank_conflicts, 1);
         assert_eq!(sm.stats().passes, 3);
+    }
+
+    /// Known answers for `shared_memory.atomic_write_latency`: a read pass, then a write
+    /// pass; the banks are busy for both, and the result is back when the write ends.
+    #[test]
+    fn an_atomic_is_a_read_pass_and_a_write_pass() {
+        let cfg = SharedMemoryConfig {
+            banks: 32,
+            bank_width_bytes: 4,
+            latency: Cycles::new(16),
+            remote_latency: Cycles::ZERO,
+            atomic_write_latency: Cycles::new(22),
+        };
+        let mut sm = SharedMemory::new(&cfg);
+        let one = [0u64; 32];
+        // One lane: read data at 100 + 16, write done 22 later; banks busy 2 cycles.
+        assert_eq!(
+            sm.access(Cycle::new(100), 1, &one, 4, true),
+            Ok(Cycle::new(138))
+        );
+        assert_eq!(
+            sm.access(Cycle::new(101), 1, &one, 4, false),
+            Err(Cycle::new(102))
+        );
+        // A load is one pass as before.
+        assert_eq!(
+            sm.access(Cycle::new(102), 1, &one, 4, false),
+            Ok(Cycle::new(118))
+        );
+        // A 2-way conflict: 2 read passes and 2 write passes (busy 4 cycles), each
+        // pass's conflict cycle on the result: 200 + 16 + 1 + 22 + 1.
+        let mut a = [0u64; 32];
+        for (l, x) in a.iter_mut().enumerate() {
+            *x = 8 * l as u64;
+        }
+        assert_eq!(
+            sm.access(Cycle::new(200), u32::MAX, &a, 4, true),
+            Ok(Cycle::new(240))
+        );
+        assert_eq!(
+            sm.access(Cycle::new(203), 1, &one, 4, false),
+            Err(Cycle::new(204))
+        );
+        let s = sm.stats();
+        assert_eq!((s.accesses, s.passes, s.atomic_write_passes), (3, 4, 3));
+        // Without the key an atomic is one pass, as a load.
+        let mut plain = SharedMemory::new(&SharedMemoryConfig {
+            atomic_write_latency: Cycles::ZERO,
+            ..cfg
+        });
+        assert_eq!(
+            plain.access(Cycle::new(0), 1, &one, 4, true),
+            Ok(Cycle::new(16))
+        );
+        assert_eq!(plain.stats().atomic_write_passes, 0);
     }
 }

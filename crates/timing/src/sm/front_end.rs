@@ -10,7 +10,8 @@
 //!   fetch (one warp per SM, only into an empty buffer) cannot (`regsim calibrate`'s
 //!   `fp32_indep`);
 //! - the line of the warp's PC is looked up in the sub-core's L0 instruction cache
-//!   ([`L0_BYTES`], [`L0_WAYS`]-way, LRU, the SM instruction cache's line size): a hit
+//!   (`sm.l0_icache`: its size and ways, by default [`L0_BYTES`], [`L0_WAYS`]-way; LRU,
+//!   the SM instruction cache's line size): a hit
 //!   fills the buffer the next cycle; a miss goes to the SM's instruction cache through
 //!   the memory system (one line per cycle per SM; the other sub-cores retry) and the
 //!   line is placed in the L0.
@@ -41,24 +42,32 @@ use crate::memory::{AccessKind, MemRequest, Space};
 use crate::time::{Cycle, Cycles};
 use ir::InstId;
 
-/// L0 instruction cache capacity per sub-core: 16 KB, Jia et al.'s measurement on
-/// Turing ("Dissecting the NVidia Turing T4 GPU via Microbenchmarking", arXiv:1903.07486);
-/// assumed for Ampere and Hopper, for which no figure with a source was found.
-pub const L0_BYTES: u64 = 16 * 1024;
-/// Ways of the L0 (assumed).
-pub const L0_WAYS: usize = 4;
+/// L0 instruction cache capacity per sub-core without `sm.l0_icache`: 16 KB, Jia et
+/// al.'s measurement on Turing ("Dissecting the NVidia Turing T4 GPU via
+/// Microbenchmarking", arXiv:1903.07486).
+pub const L0_BYTES: u32 = 16 * 1024;
+/// Ways of the L0 without `sm.l0_icache` (assumed).
+pub const L0_WAYS: u32 = 4;
 
-/// One sub-core's L0 instruction cache: tags per set, most recently used first.
+/// One sub-core's L0 instruction cache: `ways` tags per set, most recently used first.
 #[derive(Clone, Debug)]
 struct L0Cache {
-    sets: Vec<[Option<u64>; L0_WAYS]>,
+    tags: Vec<Option<u64>>,
+    ways: usize,
+    sets: u64,
 }
 
 impl L0Cache {
-    fn new(line_bytes: u64) -> Self {
-        let lines = (L0_BYTES / line_bytes.max(1)).max(L0_WAYS as u64) as usize;
+    /// `size_bytes` of `line_bytes` lines, `ways` per set (validated: a whole number of
+    /// sets; the `max` calls only keep a bad value from dividing by zero).
+    fn new(size_bytes: u32, ways: u32, line_bytes: u64) -> Self {
+        let ways = ways.max(1) as usize;
+        let lines = (u64::from(size_bytes) / line_bytes.max(1)).max(ways as u64);
+        let sets = (lines / ways as u64).max(1);
         L0Cache {
-            sets: vec![[None; L0_WAYS]; lines / L0_WAYS],
+            tags: vec![None; sets as usize * ways],
+            ways,
+            sets,
         }
     }
 
@@ -75,20 +84,21 @@ impl L0Cache {
 
     /// Whether `line` is held (no change to the recency order).
     fn holds(&self, line: u64) -> bool {
-        let n = self.sets.len() as u64;
-        self.sets[(line % n) as usize].contains(&Some(line))
+        let at = (line % self.sets) as usize * self.ways;
+        self.tags[at..at + self.ways].contains(&Some(line))
     }
 
     /// Places `line` as the most recently used of its set, evicting the least.
     fn install(&mut self, line: u64) {
+        let ways = self.ways;
         let set = self.set(line);
-        set.copy_within(0..L0_WAYS - 1, 1);
+        set.copy_within(0..ways - 1, 1);
         set[0] = Some(line);
     }
 
-    fn set(&mut self, line: u64) -> &mut [Option<u64>; L0_WAYS] {
-        let n = self.sets.len() as u64;
-        &mut self.sets[(line % n) as usize]
+    fn set(&mut self, line: u64) -> &mut [Option<u64>] {
+        let at = (line % self.sets) as usize * self.ways;
+        &mut self.tags[at..at + self.ways]
     }
 }
 
@@ -161,9 +171,13 @@ impl FrontEnd {
     pub fn new(cfg: &GpuConfig) -> Self {
         let subs = cfg.sm.schedulers.max(1) as usize;
         let stream_lines = cfg.sm.l0_stream_buffer as usize;
+        let (size, ways) = cfg
+            .sm
+            .l0_icache
+            .map_or((L0_BYTES, L0_WAYS), |l0| (l0.size_bytes, l0.ways));
         FrontEnd {
             l0: (0..subs)
-                .map(|_| L0Cache::new(u64::from(cfg.icache.line_bytes)))
+                .map(|_| L0Cache::new(size, ways, u64::from(cfg.icache.line_bytes)))
                 .collect(),
             rr: vec![0; subs],
             streams: if stream_lines > 0 {
@@ -362,8 +376,8 @@ mod tests {
 
     #[test]
     fn the_l0_keeps_the_most_recent_lines_of_a_set() {
-        let mut c = L0Cache::new(128);
-        let sets = c.sets.len() as u64;
+        let mut c = L0Cache::new(L0_BYTES, L0_WAYS, 128);
+        let sets = c.sets;
         assert_eq!(sets, 32, "16 KB of 128 B lines, 4 ways");
         let mut access = |line| {
             let hit = c.hit(line);
@@ -383,5 +397,25 @@ mod tests {
         assert!(access(7 + 4 * sets));
         assert!(!access(7 + 9 * sets));
         assert!(access(7 + 4 * sets));
+    }
+
+    #[test]
+    fn the_l0_takes_its_geometry_from_the_config() {
+        // qv100's 12 KB of 128 B lines in 4 ways: 24 sets, not a power of two.
+        let mut c = L0Cache::new(12 * 1024, 4, 128);
+        assert_eq!((c.sets, c.ways), (24, 4));
+        for k in 0..4 {
+            c.install(5 + k * 24);
+        }
+        assert!((0..4).all(|k| c.holds(5 + k * 24)));
+        // A fifth line of set 5 evicts the least recently used; line 6 is another set.
+        c.install(5 + 4 * 24);
+        assert!(!c.holds(5) && c.holds(5 + 24) && !c.holds(6));
+        // Direct mapped: each line evicts the one before it in its set.
+        let mut d = L0Cache::new(1024, 1, 128);
+        assert_eq!(d.sets, 8);
+        d.install(3);
+        d.install(11);
+        assert!(!d.hit(3) && d.hit(11));
     }
 }

@@ -637,6 +637,8 @@ pub(crate) struct Sm {
     per_thread_address: Cycles,
     /// `sm.async_copy_address_cycles`.
     async_copy_address: Cycles,
+    /// `sm.async_copy_write_cycles`.
+    async_copy_write: u32,
     resident_ctas: u32,
     resident_warps: u32,
     accounted_until: Cycle,
@@ -787,6 +789,7 @@ impl Sm {
             l1d_return_bits: cfg.l1d.return_bits_per_cycle,
             per_thread_address: Cycles::new(u64::from(sm.per_thread_address_cycles)),
             async_copy_address: Cycles::new(u64::from(sm.async_copy_address_cycles)),
+            async_copy_write: sm.async_copy_write_cycles,
             resident_ctas: 0,
             resident_warps: 0,
             accounted_until: Cycle::ZERO,
@@ -1774,6 +1777,11 @@ impl Sm {
                 {
                     (WARP_SIZE * 8 * mi.bytes).div_ceil(self.l1d_return_bits)
                 }
+                // `sm.async_copy_write_cycles`: a cp.async's data goes on into shared
+                // memory, and the copy completes when it is written there.
+                Some(_) if ii.async_copy == AsyncCopyRole::Copy && op.parts & PART_L1D != 0 => {
+                    self.async_copy_write
+                }
                 _ => 0,
             };
         }
@@ -1985,13 +1993,19 @@ impl Sm {
                     } else {
                         Cycles::ZERO
                     };
-                    port.issue_shared(now, op.shared_mask, &op.shared_addrs, op.bytes)
-                        .map(|ready| {
-                            let ready = ready + remote;
-                            if waits {
-                                self.events.push(ready, tok, EventKind::PartDone);
-                            }
-                        })
+                    port.issue_shared(
+                        now,
+                        op.shared_mask,
+                        &op.shared_addrs,
+                        op.bytes,
+                        kind == AccessKind::Atomic,
+                    )
+                    .map(|ready| {
+                        let ready = ready + remote;
+                        if waits {
+                            self.events.push(ready, tok, EventKind::PartDone);
+                        }
+                    })
                 } else {
                     let (space, lines) = match part {
                         PART_L1D => (op.l1d_space, op.l1d.lines()),
