@@ -12,6 +12,12 @@ binary); a run stopped by its limit is listed as incomplete. Launches are matche
 have the same grid and block. Silicon cycles are printed as measured and less a launch
 floor (the shortest event time in the file, taken as the cost of an empty launch), both
 at the clock the file measured; the ratio is regsim over silicon less the floor.
+
+A program whose silicon block has no verdict line was cut by run-on-gpu.sh's line cap
+(400 lines in the 2026-11-28 run: lu_decomp's 510 launches): its recorded launches are
+compared with regsim's first as many, and the row says so. With --launches, each launch
+is printed too (the first launch of a kernel in a process pays cold costs, see
+docs/correlate.md); with --steady, a second ratio leaves out each kernel's first launch.
 """
 import json
 import os
@@ -20,15 +26,18 @@ import subprocess
 
 
 def parse(path):
-    """{name: (mhz, [(grid, block, us)])} from the second run of each program."""
+    """{name: (mhz, [(grid, block, us)], complete)} from the second run of each program;
+    complete is False when the block has no verdict (PASS/FAIL) line: the log was cut."""
     runs, cur, floor = {}, None, None
     for line in open(path):
         m = re.match(r"== (\S+) (\S+) rep(\d+)", line)
         if m:
             cur = (m.group(1), m.group(3) == "2")
             if cur[1]:
-                runs[cur[0]] = [None, []]
+                runs[cur[0]] = [None, [], False]
             continue
+        if cur and cur[1] and re.match(r"(PASS|FAIL)", line):
+            runs[cur[0]][2] = True
         m = re.match(r"KCLOCK ([0-9.]+) MHz", line)
         if m and cur and cur[1]:
             runs[cur[0]][0] = float(m.group(1))
@@ -49,15 +58,19 @@ def main():
     ap.add_argument("--gpu", default="h100")
     ap.add_argument("--run", action="store_true")
     ap.add_argument("--timeout", type=int, default=900, help="seconds for each simulation")
+    ap.add_argument("--launches", action="store_true", help="print each launch too")
+    ap.add_argument("--steady", action="store_true",
+                    help="add a ratio without each kernel's first launch in the process")
     a = ap.parse_args()
     kt, stats_dir, gpu = a.kt, a.stats_dir, a.gpu
     large = "large" in os.path.basename(kt)
     runs, floor = parse(kt)
     os.makedirs(stats_dir, exist_ok=True)
     print(f"# {kt}: launch floor {floor:.3f} us; regsim --gpu {gpu}{' --large' if large else ''}")
-    print(f"{'workload':16} {'launches':>8} {'silicon':>12} {'less floor':>12} {'regsim':>12} {'ratio':>7}")
+    print(f"{'workload':16} {'launches':>8} {'silicon':>12} {'less floor':>12} {'regsim':>12} {'ratio':>7}"
+          + (f" {'steady':>7}" if a.steady else ""))
     for name in sorted(runs):
-        mhz, launches = runs[name]
+        mhz, launches, complete = runs[name]
         stats = os.path.join(stats_dir, name + ".json")
         if not os.path.exists(stats) and a.run:
             cmd = [os.environ.get("REGSIM", "target/release/regsim"), "run", "--gpu", gpu,
@@ -72,6 +85,10 @@ def main():
             print(f"{name:16} regsim's run is incomplete (stopped by a limit)")
             continue
         kernels = run["kernels"]
+        note = ""
+        if not complete and len(kernels) > len(launches):
+            kernels = kernels[:len(launches)]
+            note = f"  (silicon's log cut: first {len(launches)} of regsim's {len(run['kernels'])} launches)"
         if len(kernels) != len(launches):
             print(f"{name:16} launches differ: silicon {len(launches)}, regsim {len(kernels)}")
             continue
@@ -86,7 +103,21 @@ def main():
             less = sum(max(us - floor, 0.0) for _, _, us in launches) * mhz
             sim = sum(k["cycles"] for k in kernels)
             ratio = sim / less if less > 0 else float("nan")
-            print(f"{name:16} {len(launches):8} {raw:12.0f} {less:12.0f} {sim:12} {ratio:7.2f}")
+            steady = ""
+            if a.steady:
+                seen, s_sil, s_sim = set(), 0.0, 0
+                for (_, _, us), k in zip(launches, kernels):
+                    if k["name"] in seen:
+                        s_sil += max(us - floor, 0.0) * mhz
+                        s_sim += k["cycles"]
+                    seen.add(k["name"])
+                steady = f" {s_sim / s_sil:7.2f}" if s_sil > 0 else f" {'-':>7}"
+            print(f"{name:16} {len(launches):8} {raw:12.0f} {less:12.0f} {sim:12} {ratio:7.2f}{steady}{note}")
+            if a.launches:
+                for i, ((grid, block, us), k) in enumerate(zip(launches, kernels)):
+                    sil = max(us - floor, 0.0) * mhz
+                    r = k["cycles"] / sil if sil > 0 else float("nan")
+                    print(f"  {i:4} {grid:>12} {block:>10} {us * mhz:12.0f} {sil:12.0f} {k['cycles']:12} {r:7.2f}  {k['name'][:40]}")
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ run)
             for rep in 1 2; do
                 echo "== $n $size rep$rep"
                 LD_PRELOAD=$build/libktime.so timeout 30 "$w" "${arg[@]}" 2>&1 |
-                    grep -E 'KTIME|KCLOCK|PASS|FAIL|rror' | head -400 || true
+                    grep -E 'KTIME|KCLOCK|PASS|FAIL|rror' | head -5000 || true
             done
         done > "$out/kt-$size.txt"
     done

@@ -59,16 +59,17 @@ fn the_ldgsts_address_step_adds_two_cycles_to_every_width_and_nothing_else() {
     }
 }
 
-/// h100's L1, L2 and shared-memory rows are compared with our microbenchmark run on Hopper
-/// silicon (an H200, whose SM and L2 are the H100's), its main memory with mt4g's H100 SXM5
-/// sample results (the H200's HBM3e differs); each row names its source.
+/// h100's L1, L2, shared-memory and main-memory rows are compared with our microbenchmark
+/// run on Hopper silicon (an H200, whose SM, L2 and memory controllers are the H100's; its
+/// HBM3e differs); each row names its source, and the DRAM row names mt4g's H100 figure,
+/// which includes TLB misses regsim does not model.
 #[test]
 fn h100_memory_rows_have_a_published_hopper_figure_with_its_source() {
     let v = calibrate(&["--gpu", "h100"]);
     for (t, published, source) in [
         ("chase_l1", 36.81, "H200"),
         ("chase_l2", 280.46, "H200"),
-        ("chase_dram", 834.5, "mt4g"),
+        ("chase_dram", 656.96, "H200"),
         ("chase_shared", 23.09, "H200"),
         ("mma_dep", 24.28, "H200"),
         ("atom_global_dep", 312.06, "H200"),
@@ -78,6 +79,8 @@ fn h100_memory_rows_have_a_published_hopper_figure_with_its_source() {
         assert!(r["source"].as_str().unwrap().contains(source), "{r}");
         assert!(r["error"].as_f64().is_some(), "{r}");
     }
+    let dram = row(&v, "chase_dram");
+    assert!(dram["source"].as_str().unwrap().contains("mt4g"), "{dram}");
 }
 
 // h100's latencies corrected by stage against our microbenchmark run on Hopper silicon
@@ -94,6 +97,7 @@ fn h100_rows_with_an_identified_stage_are_within_two_percent_of_silicon() {
         ("chase_l1", 0.02),
         ("chase_l2", 0.02),
         ("chase_shared", 0.02),
+        ("chase_dram", 0.02),
         ("fp32_dep", 0.02),
         ("int_dep", 0.02),
         ("fp64_dep", 0.02),

@@ -8,6 +8,7 @@
 pub mod control_bits;
 pub mod inst_info;
 pub mod liveness_bits;
+pub mod load_schedule;
 pub mod ltrf;
 pub mod orf_lrf;
 pub mod pipeline;

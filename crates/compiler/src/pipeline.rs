@@ -12,6 +12,9 @@
 //!    With [`PassSet::ltrf_renumber`] the whole program is instead rewritten by LTRF's
 //!    bank-aware renumbering ([`crate::ltrf::renumbered_program`]) and its allocation is
 //!    the one its architectural register names give ([`allocation_from_names`]).
+//! 0. **Load schedule**, when [`PassSet::load_schedule`] asks for it (`sm.load_schedule`):
+//!    every block reordered so that loads issue early ([`crate::load_schedule`]), as
+//!    ptxas's latency scheduling does; the allocation and everything after run on it.
 //! 2. **Reuse schedule**, when [`PassSet::reuse_schedule`] asks for it (the reuse-cache
 //!    design's default): every block reordered for operand reuse
 //!    ([`crate::reuse_schedule`]), checked by the allocation checker; the program runs in
@@ -82,6 +85,10 @@ pub struct PassSet {
     pub reuse_schedule: bool,
     /// Rewrite the program with LTRF's bank-aware renumbering first.
     pub ltrf_renumber: Option<LtrfRenumber>,
+    /// Reorder each block so that loads issue as early as their dependences allow
+    /// ([`crate::load_schedule`]), before register allocation; the program runs in that
+    /// order.
+    pub load_schedule: bool,
 }
 
 impl PassSet {
@@ -96,6 +103,7 @@ impl PassSet {
             reuse_bits: self.reuse_bits || other.reuse_bits,
             reuse_schedule: self.reuse_schedule || other.reuse_schedule,
             ltrf_renumber: self.ltrf_renumber.or(other.ltrf_renumber),
+            load_schedule: self.load_schedule || other.load_schedule,
         }
     }
 
@@ -282,6 +290,13 @@ impl CompiledProgram {
 
 /// Runs the pipeline (see the module docs) on every function of `program`.
 pub fn compile(program: &Program, options: &LoadOptions) -> Result<CompiledProgram, PipelineError> {
+    let scheduled;
+    let program = if options.passes.load_schedule {
+        scheduled = crate::load_schedule::schedule_program(program);
+        &scheduled
+    } else {
+        program
+    };
     let (mut program, mut allocations) = match options.passes.ltrf_renumber {
         Some(l) => renumber(program, l, options)?,
         None => allocate_with_spill_code(program, options)?,

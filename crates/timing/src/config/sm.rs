@@ -59,6 +59,11 @@ pub struct SmConfig {
     /// 63 on compute capability 2.x, 255 since 3.5). The allocator allocates every kernel
     /// under min(this, `--max-registers`) and spills what does not fit, as ptxas does.
     pub max_registers_per_thread: u32,
+    /// Whether kernels run with their loads scheduled early in each block, as ptxas's
+    /// latency scheduling places them, rather than in PTX order (default false: PTX order,
+    /// as GPGPU-Sim runs it). See `compiler::load_schedule`.
+    #[serde(default, skip_serializing_if = "super::memory::is_false")]
+    pub load_schedule: bool,
     /// How a warp waits for a fixed-latency result (default `scoreboard`).
     #[serde(default, skip_serializing_if = "Dependence::is_scoreboard")]
     pub dependence: Dependence,

@@ -507,7 +507,9 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
         .reuse_cache
         .schedule_for(cfg.register_file.design)
         == crate::config::ReuseSchedule::Reuse;
-    match cfg.register_file.design {
+    // The load schedule is the compiler's, whatever the design (`sm.load_schedule`).
+    let load_schedule = cfg.sm.load_schedule;
+    let passes = match cfg.register_file.design {
         // The liveness bits mark each register's last read (CERF §III.D).
         RegisterFileDesign::Cerf => PassSet {
             liveness_bits: true,
@@ -555,6 +557,10 @@ pub fn required_passes(cfg: &GpuConfig) -> PassSet {
             liveness_bits: cfg.register_file.bow.write_bypass,
             ..PassSet::default()
         },
+    };
+    PassSet {
+        load_schedule,
+        ..passes
     }
 }
 
