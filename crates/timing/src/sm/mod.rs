@@ -131,7 +131,7 @@ pub(crate) enum Addresses<'a> {
     /// The whole map: a global allocation gets its simulated base on first touch.
     Whole(&'a mut AddressMap),
     /// Read-only, in the parallel phase: a CTA-private instruction has only shared,
-    /// local and parameter lanes; a deferred global load's lanes use the allocations
+    /// local and parameter lanes; a deferred global access's lanes use the allocations
     /// already placed, and one that would place an allocation (its first touch) is
     /// noted in `unplaced` and translated in its SM's turn ([`Sm::complete_accesses`]).
     Private { map: &'a AddressMap, unplaced: bool },
