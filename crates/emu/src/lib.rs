@@ -22,7 +22,7 @@ use std::io::Write;
 
 pub use error::{ErrorKind, ExecError, Location};
 pub use exec::{
-    is_cta_private, is_deferrable_load, AccessKind, Cta, DeferredLoad, DeviceStandIn,
+    is_cta_private, is_deferrable_access, AccessKind, Cta, DeferredAccess, DeviceStandIn,
     FunctionalStop, Launch, LaunchConfig, Limits, LiveWarp, MemInfo, MemSpace, RunBound, RunStats,
     StepEvent, StepObserver, StopCause, WarpStatus, WarpStep,
 };

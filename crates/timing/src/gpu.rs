@@ -592,12 +592,13 @@ impl TimingSimulator {
         if self.threads.threads() > 1 && !launch.is_observed() && cluster_size == 1 {
             stand_ins.resize_with(self.threads.threads(), Default::default);
         }
-        // Global loads issue there too, their reads waiting for the SM's turn; not under
-        // WIR, whose reuse reads each result's values at issue.
-        let defer_loads = self.cfg.register_file.design != crate::config::RegisterFileDesign::Wir;
+        // Global loads, stores, atomics and reductions issue there too, their memory
+        // accesses waiting for the SM's turn; not under WIR, whose reuse reads each
+        // result's values at issue.
+        let defer_global = self.cfg.register_file.design != crate::config::RegisterFileDesign::Wir;
         let mut executors: Vec<emu::Launch<'_>> = stand_ins
             .iter_mut()
-            .map(|s| launch.cta_private_executor(s, defer_loads))
+            .map(|s| launch.cta_private_executor(s, defer_global))
             .collect();
         let texture_path = self.memory.config().texture_cache.is_some();
         let start = self.now;

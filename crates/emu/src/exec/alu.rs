@@ -782,30 +782,28 @@ fn atomic_op(op: AtomOp, ty: ScalarType, old: u64, b: u64, c: u64) -> Result<u64
 }
 
 impl Launch<'_> {
-    /// Executes the next instruction of warp `w`; errors carry the faulting lane.
-    /// Performs `load`, a global load an executor deferred: reads each lane's elements
-    /// at its address into the registers of the load's frame, as executing it would have.
-    pub(super) fn load_deferred(
+    /// Performs `access`, a global access an executor deferred, with `values`, the
+    /// operands it read at issue: lane by lane in lane order, a load reads each lane's
+    /// elements into the registers of the access's frame, a store writes its elements,
+    /// an atomic or reduction reads, combines and writes (an atomic's old value into its
+    /// destination), each with the checks, errors and stray notes executing it would
+    /// have given.
+    pub(super) fn perform_deferred(
         &mut self,
         cta: &mut Cta,
         w: usize,
-        load: &super::DeferredLoad,
+        access: &super::DeferredAccess,
+        values: &[u64],
     ) -> Result<(), LaneError> {
         let module = self.module;
-        let ef: &ExecFunction = &module.funcs[load.func.index()];
-        let f = &module.program.functions[load.func.index()];
+        let ef: &ExecFunction = &module.funcs[access.func.index()];
+        let f = &module.program.functions[access.func.index()];
         let inst = f
             .insts
-            .get(load.inst.0 as usize)
-            .ok_or_else(|| unsupported("a deferred load outside its function"))?;
-        let (Op::Ld(ma) | Op::Ldu(ma)) = &inst.op else {
-            return Err(unsupported(format!("{}: not a deferred load", inst.op)));
-        };
+            .get(access.inst.0 as usize)
+            .ok_or_else(|| unsupported("a deferred access outside its function"))?;
         let start = inst.operands_start as usize;
         let dsts = &ef.srcs[start..start + inst.num_dsts as usize];
-        let esize = (ma.ty.bits() / 8).max(1);
-        let n = ma.lanes.max(1) as u32;
-        let elements = (esize, n, ma.ty.is_signed_int() && esize < 8);
         let Cta {
             shared,
             warps,
@@ -821,32 +819,91 @@ impl Launch<'_> {
         };
         let warp = warps
             .get_mut(w)
-            .ok_or_else(|| unsupported("a deferred load of a warp that is gone"))?;
-        let sp = Spaces {
+            .ok_or_else(|| unsupported("a deferred access of a warp that is gone"))?;
+        let in_kernel = access.frame == 0;
+        let mut sp = Spaces {
             global: self.mem,
             shared,
             local: &mut warp.local,
             params: &self.params,
             cluster: member.as_ref(),
         };
-        // The load's frame returned meanwhile (`ret` in the same cycle): nothing to write.
-        let Some(frame) = warp.frames.get_mut(load.frame) else {
-            return Ok(());
+        let mut values = values.iter().copied();
+        let mut value = || {
+            values
+                .next()
+                .ok_or_else(|| unsupported("a deferred access without its operands"))
         };
-        for l in lanes(load.exec_mask) {
-            let addr = load.addrs[l];
-            check_aligned(addr, (esize * n).min(16).next_power_of_two())
-                .map_err(|e| (e.into(), Some(l)))?;
-            let p = resolve(ma.space, Base::Reg(0), addr, load.frame == 0);
-            load_lane(&sp, p, elements, (dsts, &ef.reg_bits), &mut frame.regs, l)
-                .map_err(|k| (k, Some(l)))?;
-            if self.stray_lane.is_none() && sp.global.has_stray() {
-                self.stray_lane = Some(l);
+        match &inst.op {
+            Op::Ld(ma) | Op::Ldu(ma) => {
+                let esize = (ma.ty.bits() / 8).max(1);
+                let n = ma.lanes.max(1) as u32;
+                let elements = (esize, n, ma.ty.is_signed_int() && esize < 8);
+                // The load's frame returned meanwhile (`ret` in the same cycle): nothing
+                // to write.
+                let Some(frame) = warp.frames.get_mut(access.frame) else {
+                    return Ok(());
+                };
+                for l in lanes(access.exec_mask) {
+                    let addr = access.addrs[l];
+                    check_aligned(addr, (esize * n).min(16).next_power_of_two())
+                        .map_err(|e| (e.into(), Some(l)))?;
+                    let p = resolve(ma.space, Base::Reg(0), addr, in_kernel);
+                    load_lane(&sp, p, elements, (dsts, &ef.reg_bits), &mut frame.regs, l)
+                        .map_err(|k| (k, Some(l)))?;
+                    if self.stray_lane.is_none() && sp.global.has_stray() {
+                        self.stray_lane = Some(l);
+                    }
+                }
             }
+            Op::St(ma) => {
+                let esize = (ma.ty.bits() / 8).max(1);
+                let n = ma.lanes.max(1) as u32;
+                for l in lanes(access.exec_mask) {
+                    let addr = access.addrs[l];
+                    check_aligned(addr, (esize * n).min(16).next_power_of_two())
+                        .map_err(|e| (e.into(), Some(l)))?;
+                    let p = resolve(ma.space, Base::Reg(0), addr, in_kernel);
+                    for e in 0..n {
+                        let pe = offset_phys(p, (e * esize) as u64);
+                        let v = value()?;
+                        sp.write(pe, esize.min(8), l, v).map_err(|k| (k, Some(l)))?;
+                        if self.stray_lane.is_none() && sp.global.has_stray() {
+                            self.stray_lane = Some(l);
+                        }
+                    }
+                }
+            }
+            Op::Atom(a) | Op::Red(a) => {
+                let size = (a.ty.bits() / 8).max(4);
+                let m = mask_bits(size * 8);
+                let dst = match (&inst.op, dsts.first()) {
+                    (Op::Atom(_), Some(Src::Reg(r))) => Some(*r as usize),
+                    _ => None,
+                };
+                for l in lanes(access.exec_mask) {
+                    let addr = access.addrs[l];
+                    let (bv, cv) = (value()?, value()?);
+                    check_aligned(addr, size).map_err(|e| (e.into(), Some(l)))?;
+                    let p = resolve(a.space, Base::Reg(0), addr, in_kernel);
+                    let old = sp.read(p, size, l).map_err(|k| (k, Some(l)))?;
+                    let new = atomic_op(a.op, a.ty, old, bv, cv)? & m;
+                    sp.write(p, size, l, new).map_err(|k| (k, Some(l)))?;
+                    if self.stray_lane.is_none() && sp.global.has_stray() {
+                        self.stray_lane = Some(l);
+                    }
+                    // The atomic's frame returned meanwhile: its old values go nowhere.
+                    if let (Some(r), Some(frame)) = (dst, warp.frames.get_mut(access.frame)) {
+                        frame.regs[r * 32 + l] = old;
+                    }
+                }
+            }
+            op => return Err(unsupported(format!("{op}: not a deferred access"))),
         }
         Ok(())
     }
 
+    /// Executes the next instruction of warp `w`; errors carry the faulting lane.
     pub(super) fn step_warp(&mut self, cta: &mut Cta, w: usize) -> Result<(), LaneError> {
         let module = self.module;
         let Cta {
@@ -898,7 +955,7 @@ impl Launch<'_> {
         step.mem = None;
         step.num_dsts = 0;
         step.event = StepEvent::None;
-        step.deferred_load = None;
+        step.deferred_access = None;
         step.bulk_copy = None;
         step.remote_shared = 0;
         let Some(inst) = f.insts.get(pc as usize) else {
@@ -1642,20 +1699,25 @@ impl Launch<'_> {
                     },
                     bytes: esize * n,
                 });
-                // An executor of the parallel phase leaves a global load's read to the
-                // launch (`Launch::complete_load`), in the one-thread order.
-                let defer = self.defer_global_loads && !is_store && ma.space == Space::Global;
+                // An executor of the parallel phase leaves a global load's read and a
+                // global store's write to the launch (`Launch::complete_access`), in the
+                // one-thread order; a store's values are read here, at issue.
+                let defer = self.defer_global && ma.space == Space::Global;
                 if defer {
+                    let frame = &warp.frames[frame_i];
+                    step.deferred_values.clear();
                     for l in lanes(exec) {
-                        step.addrs[l] = effective_address(
-                            ma.space,
-                            base,
-                            read(&warp.frames[frame_i], &sc, addr_src, l),
-                            &ef.reg_bits,
-                        );
+                        step.addrs[l] =
+                            effective_address(ma.space, base, read(frame, &sc, addr_src, l), &ef.reg_bits);
                         step.lane_spaces[l] = MemSpace::Global;
+                        if is_store {
+                            for e in 0..n as usize {
+                                let src = srcs.get(1 + e).copied().unwrap_or(Src::Sink);
+                                step.deferred_values.push(read(frame, &sc, src, l));
+                            }
+                        }
                     }
-                    step.deferred_load = Some(frame_i);
+                    step.deferred_access = Some(frame_i);
                 }
                 let signed = ma.ty.is_signed_int() && esize < 8;
                 let address_mask = address_mask(ma.space, base, &ef.reg_bits);
@@ -2545,7 +2607,23 @@ impl Launch<'_> {
                 });
                 let mut sp = spaces!();
                 let m = mask_bits(size * 8);
-                for l in lanes(exec) {
+                // An executor of the parallel phase reads the addresses and operands here
+                // and leaves the read-modify-write, and an atomic's old values, to the
+                // launch (`Launch::complete_access`), in the one-thread order.
+                let defer = self.defer_global && a.space == Space::Global;
+                if defer {
+                    let frame = &warp.frames[frame_i];
+                    step.deferred_values.clear();
+                    for l in lanes(exec) {
+                        step.addrs[l] =
+                            effective_address(a.space, base, read(frame, &sc, addr_src, l), &ef.reg_bits);
+                        step.lane_spaces[l] = MemSpace::Global;
+                        step.deferred_values.push(read(frame, &sc, b, l));
+                        step.deferred_values.push(read(frame, &sc, c, l));
+                    }
+                    step.deferred_access = Some(frame_i);
+                }
+                for l in lanes(if defer { 0 } else { exec }) {
                     let addr = effective_address(
                         a.space,
                         base,

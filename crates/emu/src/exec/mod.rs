@@ -17,6 +17,8 @@ mod alu;
 mod bulk;
 pub mod cluster;
 #[cfg(test)]
+mod deferred_tests;
+#[cfg(test)]
 mod local_at_exit;
 mod matrix;
 mod mbarrier;
@@ -25,7 +27,7 @@ mod private;
 pub mod run_bound;
 pub mod wgmma;
 
-pub use private::{is_cta_private, is_deferrable_load, DeferredLoad, DeviceStandIn};
+pub use private::{is_cta_private, is_deferrable_access, DeferredAccess, DeviceStandIn};
 pub use run_bound::{FunctionalStop, LiveWarp, RunBound, StopCause};
 
 use std::io::Write;
@@ -181,10 +183,16 @@ pub struct WarpStep {
     /// Lanes whose `.shared::cluster` access went to another CTA's shared memory
     /// (distributed shared memory, through the SM-to-SM network).
     pub remote_shared: u32,
-    /// A global load an executor of deferred loads did not perform
-    /// ([`Launch::cta_private_executor`]): the index of the call frame whose registers it
-    /// writes. Its addresses are in `addrs`; [`Launch::complete_load`] performs it.
-    pub deferred_load: Option<usize>,
+    /// A global access (load, store, atomic or reduction) an executor of deferred
+    /// accesses did not perform ([`Launch::cta_private_executor`]): the index of the call
+    /// frame whose registers it reads and writes. Its addresses are in `addrs`, the
+    /// operands it read at issue in `deferred_values`; [`Launch::complete_access`]
+    /// performs it.
+    pub deferred_access: Option<usize>,
+    /// The operands a deferred access read at issue, lane by lane in lane order: a
+    /// store's elements, an atomic's or reduction's two operands (`b`, `c`); empty for a
+    /// load. Valid when `deferred_access` is `Some`.
+    pub deferred_values: Vec<u64>,
 }
 
 impl Default for WarpStep {
@@ -205,7 +213,8 @@ impl Default for WarpStep {
             event: StepEvent::None,
             bulk_copy: None,
             remote_shared: 0,
-            deferred_load: None,
+            deferred_access: None,
+            deferred_values: Vec::new(),
         }
     }
 }
@@ -400,10 +409,11 @@ pub struct Launch<'e> {
     pub stats: RunStats,
     /// The lane of the first stray access of the executing instruction.
     stray_lane: Option<usize>,
-    /// Global loads compute their addresses and leave the read to
-    /// [`Launch::complete_load`] (`WarpStep::deferred_load`): executors of the parallel
-    /// phase only.
-    pub(crate) defer_global_loads: bool,
+    /// Global loads, stores, atomics and reductions compute their addresses, read their
+    /// operands and leave the memory access to [`Launch::complete_access`]
+    /// (`WarpStep::deferred_access`): executors of the parallel phase only.
+    pub(crate) defer_global: bool,
+
     /// Global-to-shared `cp.async.bulk` copies keep their bytes until
     /// [`Launch::complete_bulk_copy`] (the timing model, which knows when they arrive);
     /// otherwise they land when they issue.
@@ -566,7 +576,7 @@ impl<'e> Launch<'e> {
             clock: None,
             stats: RunStats::default(),
             stray_lane: None,
-            defer_global_loads: false,
+            defer_global: false,
             defer_bulk_copies: false,
             step_over: None,
             cluster_shape,

@@ -83,11 +83,13 @@ pub fn is_cta_private(program: &ir::Program, inst: &ir::Inst) -> bool {
     }
 }
 
-/// A global load an executor deferred ([`WarpStep::deferred_load`]), for
-/// [`Launch::complete_load`]: the instruction, the call frame whose registers it writes,
-/// its lanes and their addresses.
+/// A global access an executor deferred ([`WarpStep::deferred_access`]), for
+/// [`Launch::complete_access`]: the instruction (a load, store, atomic or reduction), the
+/// call frame whose registers it reads and writes, its lanes and their addresses. The
+/// operands it read at issue (a store's values, an atomic's operands) travel beside it
+/// ([`WarpStep::deferred_values`]).
 #[derive(Clone, Copy, Debug)]
-pub struct DeferredLoad {
+pub struct DeferredAccess {
     pub func: ir::FuncId,
     pub inst: ir::InstId,
     pub frame: usize,
@@ -95,10 +97,10 @@ pub struct DeferredLoad {
     pub addrs: [u64; 32],
 }
 
-impl DeferredLoad {
-    /// The load `step` deferred, if it deferred one.
-    pub fn of(step: &WarpStep) -> Option<DeferredLoad> {
-        step.deferred_load.map(|frame| DeferredLoad {
+impl DeferredAccess {
+    /// The access `step` deferred, if it deferred one.
+    pub fn of(step: &WarpStep) -> Option<DeferredAccess> {
+        step.deferred_access.map(|frame| DeferredAccess {
             func: step.func,
             inst: step.inst,
             frame,
@@ -108,11 +110,16 @@ impl DeferredLoad {
     }
 }
 
-/// Whether `inst` is a load an executor of deferred loads executes without its read
-/// (`ld.global`, `ldu.global`: an explicit global address, never shared or local memory,
-/// which later instructions of the CTA may change before the read).
-pub fn is_deferrable_load(inst: &ir::Inst) -> bool {
-    matches!(&inst.op, Op::Ld(a) | Op::Ldu(a) if a.space == Space::Global)
+/// Whether `inst` is a global access an executor of deferred accesses executes without
+/// touching memory: `ld.global`, `ldu.global`, `st.global`, and `atom.global` /
+/// `red.global` (an explicit global address, never shared or local memory, which later
+/// instructions of the CTA may read or change before the access is performed).
+pub fn is_deferrable_access(inst: &ir::Inst) -> bool {
+    match &inst.op {
+        Op::Ld(a) | Op::Ldu(a) | Op::St(a) => a.space == Space::Global,
+        Op::Atom(a) | Op::Red(a) => a.space == Space::Global,
+        _ => false,
+    }
 }
 
 impl<'e> Launch<'e> {
@@ -120,14 +127,16 @@ impl<'e> Launch<'e> {
     /// documentation): it shares the launch's read-only part, owns its step record and
     /// counts (its `clock` is unset) and uses `stand_in` instead of the device. It
     /// borrows nothing from `self`, so the launch keeps executing meanwhile. With
-    /// `defer_global_loads` it also executes global loads ([`is_deferrable_load`])
-    /// without their read: the step reports the addresses and the load
-    /// ([`WarpStep::deferred_load`]), and [`Launch::complete_load`] on the launch itself
-    /// reads memory and writes the registers later, in the one-thread order.
+    /// `defer_global` it also executes global accesses ([`is_deferrable_access`]) without
+    /// touching memory: the step reports the addresses and the access
+    /// ([`WarpStep::deferred_access`]), the operands it read are in
+    /// [`WarpStep::deferred_values`], and [`Launch::complete_access`] on the launch itself
+    /// performs it later (reads, writes, the atomic's old values into the registers), in
+    /// the one-thread order.
     pub fn cta_private_executor<'s>(
         &self,
         stand_in: &'s mut DeviceStandIn,
-        defer_global_loads: bool,
+        defer_global: bool,
     ) -> Launch<'s>
     where
         'e: 's,
@@ -146,7 +155,7 @@ impl<'e> Launch<'e> {
             clock: None,
             stats: RunStats::default(),
             stray_lane: None,
-            defer_global_loads,
+            defer_global,
             defer_bulk_copies: self.defer_bulk_copies,
             step_over: None,
             cluster_shape: self.cluster_shape,
@@ -157,26 +166,30 @@ impl<'e> Launch<'e> {
         }
     }
 
-    /// Performs `load`, deferred by an executor of warp `w` of `cta`
-    /// ([`Launch::cta_private_executor`]): reads global memory and writes the registers,
-    /// with the errors and stray-access warnings executing the load would have given,
-    /// located at the load.
-    pub fn complete_load(
+    /// Performs `access`, deferred by an executor of warp `w` of `cta`
+    /// ([`Launch::cta_private_executor`]) with `values`, the operands that executor read at
+    /// issue ([`WarpStep::deferred_values`]): a load reads global memory into the
+    /// registers, a store writes the values, an atomic or reduction performs its
+    /// read-modify-write (an atomic's old values into its destination), lane by lane as
+    /// executing the instruction would, with the same errors and stray-access warnings,
+    /// located at the instruction.
+    pub fn complete_access(
         &mut self,
         cta: &mut Cta,
         w: usize,
-        load: &DeferredLoad,
+        access: &DeferredAccess,
+        values: &[u64],
     ) -> Result<(), crate::ExecError> {
-        let at = (load.func, load.inst);
-        match self.load_deferred(cta, w, load) {
+        let at = (access.func, access.inst);
+        match self.perform_deferred(cta, w, access, values) {
             Ok(()) => {
-                if let Some(access) = self.mem.take_stray() {
-                    self.note_stray(cta, w, at, access);
+                if let Some(stray) = self.mem.take_stray() {
+                    self.note_stray(cta, w, at, stray);
                 }
                 Ok(())
             }
             Err((kind, lane)) => {
-                let at = Some((load.func.index(), load.inst.0));
+                let at = Some((access.func.index(), access.inst.0));
                 Err(self.error_at_inst(cta, w, at, kind, lane))
             }
         }
@@ -190,7 +203,7 @@ impl<'e> Launch<'e> {
 
     /// Whether the next instruction of warp `w` of `cta` is CTA-private
     /// ([`is_cta_private`]; running off the end of a body, an implicit exit, is) or, on an
-    /// executor of deferred loads, a deferrable load ([`is_deferrable_load`]). Settles
+    /// executor of deferred accesses, a deferrable access ([`is_deferrable_access`]). Settles
     /// the warp's reconvergence stack first, as executing it would.
     pub fn next_is_cta_private(&self, cta: &mut Cta, w: usize) -> bool {
         let Some(warp) = cta.warps.get_mut(w) else {
@@ -208,8 +221,7 @@ impl<'e> Launch<'e> {
             .get(frame.func)
             .and_then(|f| f.insts.get(top.pc as usize))
             .is_none_or(|inst| {
-                is_cta_private(program, inst)
-                    || (self.defer_global_loads && is_deferrable_load(inst))
+                is_cta_private(program, inst) || (self.defer_global && is_deferrable_access(inst))
             })
     }
 
@@ -344,10 +356,11 @@ mod tests {
             launch.execute(&mut on_launch, 0).unwrap();
             executor.execute(&mut on_executor, 0).unwrap();
         }
-        // `ld.global` runs on an executor of deferred loads, without its read.
+        // `ld.global` runs on an executor of deferred accesses, without its read.
         assert!(executor.next_is_cta_private(&mut on_executor, 0));
         let step = executor.execute(&mut on_executor, 0).unwrap();
-        let load = DeferredLoad::of(step).expect("the load is deferred");
+        let load = DeferredAccess::of(step).expect("the load is deferred");
+        assert!(step.deferred_values.is_empty());
         assert_eq!(
             (load.addrs[0], load.frame, load.exec_mask),
             (out, 0, u32::MAX)
@@ -355,7 +368,9 @@ mod tests {
         launch.execute(&mut on_launch, 0).unwrap();
         let regs = |c: &Cta| c.warps[0].frames[0].regs.clone();
         assert_ne!(regs(&on_launch), regs(&on_executor));
-        launch.complete_load(&mut on_executor, 0, &load).unwrap();
+        launch
+            .complete_access(&mut on_executor, 0, &load, &[])
+            .unwrap();
         assert_eq!(regs(&on_launch), regs(&on_executor));
         // The generic load after it is neither CTA-private nor deferrable.
         assert!(!executor.next_is_cta_private(&mut on_executor, 0));

@@ -16,13 +16,15 @@
 //! instructions that touch only the SM and the warp's CTA (registers, shared, local and
 //! parameter memory, barriers; `emu::is_cta_private`) issue on the part's own emulator
 //! executor ([`emu::Launch::cta_private_executor`]), and the stage stops before the first
-//! other one. Global loads (`ld.global`) issue there too, with their reads deferred: the
-//! executor computes the addresses, the SM builds the memory operation and keeps the
-//! load (`PendingLoad`), and the SM's turn performs the reads in issue order before
-//! anything else, so each sees the stores of every lower SM's cycle, as with one thread
-//! (not under WIR, which reads values at issue). Then, on the calling thread in SM
-//! order, each SM's outbox goes onto the
-//! event queue ([`MemorySystem::flush_sm`]) and its shared part runs, going on with issue
+//! other one. Global loads, stores, atomics and reductions (`ld.global`, `st.global`,
+//! `atom.global`, `red.global`) issue there too, their memory accesses deferred: the
+//! executor computes the addresses and reads the operands (a store's values, an atomic's
+//! operands), the SM builds the memory operation and keeps the access
+//! (`PendingAccess`), and the SM's turn performs them in issue order before anything
+//! else (an atomic's old values written to its registers there), so each sees the
+//! effects of every lower SM's cycle, as with one thread (not under WIR, which reads
+//! values at issue). Then, on the calling thread in SM order, each SM's outbox goes
+//! onto the event queue ([`MemorySystem::flush_sm`]) and its shared part runs, going on with issue
 //! where it stopped. That is the one-thread order of every event and every global effect:
 //! an event a front end schedules is at least a cycle later (config validation refuses
 //! zero latencies), no event runs during the SMs' phase (the memory system has run up to
@@ -32,11 +34,10 @@
 //! time). So every statistic, value, line of output and error is the same for every
 //! thread count by construction; tests compare them.
 //!
-//! What is *not* parallel: the other instructions with global effects (global stores,
-//! constant, generic and texture accesses, atomics outside shared memory, `printf`),
-//! everything after the first of them in its SM's cycle, the reads of the deferred
-//! loads, fetch (it follows issue within the cycle and reads the shared queue) and the
-//! shared memory system. Under a step observer issue stays serial. `docs/parallel.md`
+//! What is *not* parallel: the other instructions with global effects (constant, generic
+//! and texture accesses, generic atomics, bulk copies, `printf`), everything after the
+//! first of them in its SM's cycle, the deferred accesses themselves, fetch (it follows
+//! issue within the cycle and reads the shared queue) and the shared memory system. Under a step observer issue stays serial. `docs/parallel.md`
 //! measures the split and describes what is left: windows of several cycles between
 //! merges, whose bound per config [`window`] computes (designed, not built).
 

@@ -131,9 +131,9 @@ pub(crate) enum Addresses<'a> {
     /// The whole map: a global allocation gets its simulated base on first touch.
     Whole(&'a mut AddressMap),
     /// Read-only, in the parallel phase: a CTA-private instruction has only shared,
-    /// local and parameter lanes; a deferred global load's lanes use the allocations
+    /// local and parameter lanes; a deferred global access's lanes use the allocations
     /// already placed, and one that would place an allocation (its first touch) is
-    /// noted in `unplaced` and translated in its SM's turn ([`Sm::complete_loads`]).
+    /// noted in `unplaced` and translated in its SM's turn ([`Sm::complete_accesses`]).
     Private { map: &'a AddressMap, unplaced: bool },
 }
 
@@ -166,16 +166,18 @@ impl Addresses<'_> {
     }
 }
 
-/// A global load issued in the parallel phase without its read
-/// ([`emu::WarpStep::deferred_load`]), which its SM's turn performs
-/// ([`Sm::complete_loads`]): the warp's CTA slot and index in the CTA, the load, its
-/// memory operation and, for one that touched an allocation first, what rebuilding the
+/// A global access (load, store, atomic, reduction) issued in the parallel phase
+/// without touching memory ([`emu::WarpStep::deferred_access`]), which its SM's turn
+/// performs ([`Sm::complete_accesses`]): the warp's CTA slot and index in the CTA, the
+/// access, where the operands it read at issue are in `Sm::pending_values`, its memory
+/// operation and, for one that touched an allocation first, what rebuilding the
 /// operation with the whole address map needs.
 #[derive(Clone, Copy)]
-struct PendingLoad {
+struct PendingAccess {
     cta_slot: usize,
     in_cta: usize,
-    load: emu::DeferredLoad,
+    access: emu::DeferredAccess,
+    values: (u32, u32),
     memop: u32,
     slot: LocalSlot,
     /// The access (`Some` only when the operation waits for the address map).
@@ -666,9 +668,11 @@ pub(crate) struct Sm {
     /// An emulator error of [`Sm::issue_private`], which [`Sm::cycle_shared`] returns in
     /// its turn.
     issue_error: Option<Box<emu::ExecError>>,
-    /// The global loads [`Sm::issue_private`] issued this cycle without their reads, in
-    /// issue order.
-    pending_loads: Vec<PendingLoad>,
+    /// The global accesses [`Sm::issue_private`] issued this cycle without performing
+    /// them, in issue order (one log, so loads, stores and atomics keep their order).
+    pending: Vec<PendingAccess>,
+    /// The operands the pending accesses read at issue (`PendingAccess::values`).
+    pending_values: Vec<u64>,
     /// Bulk copies retired since the last issue stage, to land on the launch.
     bulk_landed: Vec<BulkLanding>,
 }
@@ -802,7 +806,8 @@ impl Sm {
             constant_ledger: Ledger::new(OperandBuffer::Collector),
             private_progress: false,
             issue_at: IssueAt::START,
-            pending_loads: Vec::new(),
+            pending: Vec::new(),
+            pending_values: Vec::new(),
             bulk_landed: Vec::new(),
             issue_error: None,
         }
@@ -842,7 +847,8 @@ impl Sm {
 
     /// Starts a kernel at `start`: counters reset, stall accounting from `start`.
     pub fn begin_kernel(&mut self, start: Cycle) {
-        self.pending_loads.clear();
+        self.pending.clear();
+        self.pending_values.clear();
         self.stats = SmStats::default();
         self.accounted_until = start;
         self.reasons.iter_mut().for_each(|r| *r = StallReason::Idle);
@@ -1135,8 +1141,9 @@ impl Sm {
     }
 
     /// The parallel phase's part of the issue stage at `now`, after
-    /// [`Sm::cycle_private`]: issues CTA-private instructions and global loads (their
-    /// reads deferred to [`Sm::complete_loads`]) on `cx`'s executor
+    /// [`Sm::cycle_private`]: issues CTA-private instructions and global loads, stores,
+    /// atomics and reductions (their memory accesses deferred to
+    /// [`Sm::complete_accesses`]) on `cx`'s executor
     /// (`cx.private_only`) and stops before the first other one, where
     /// [`Sm::cycle_shared`] goes on in SM order. Issue reads and writes only this SM and
     /// its warps' CTAs, so the order of every shared effect stays the one-thread order.
@@ -1167,10 +1174,10 @@ impl Sm {
         if !self.bulk_landed.is_empty() {
             self.land_bulk_copies(&mut issue)?;
         }
-        // The reads of the loads [`Sm::issue_private`] issued, before anything this SM
+        // The global accesses [`Sm::issue_private`] issued, before anything this SM
         // issues now and after every lower SM's cycle: the one-thread order.
-        if !self.pending_loads.is_empty() {
-            self.complete_loads(&mut issue)?;
+        if !self.pending.is_empty() {
+            self.complete_accesses(&mut issue)?;
         }
         if let Some(e) = self.issue_error.take() {
             return Err(*e);
@@ -1231,18 +1238,20 @@ impl Sm {
         result
     }
 
-    /// Performs the reads of this cycle's deferred loads in issue order on the launch
-    /// (values, faults and stray-access warnings as issuing them there would give), and
-    /// builds the memory operation of each that touched an allocation first, placing
-    /// it as the one-thread run does.
-    fn complete_loads(&mut self, cx: &mut IssueCtx<'_, '_>) -> Result<(), emu::ExecError> {
-        let mut pending = std::mem::take(&mut self.pending_loads);
+    /// Performs this cycle's deferred global accesses in issue order on the launch
+    /// (values, faults and stray-access warnings as issuing them there would give: a
+    /// load's read, a store's write, an atomic's read-modify-write with its old values
+    /// written to its registers), and builds the memory operation of each that touched
+    /// an allocation first, placing it as the one-thread run does.
+    fn complete_accesses(&mut self, cx: &mut IssueCtx<'_, '_>) -> Result<(), emu::ExecError> {
+        let mut pending = std::mem::take(&mut self.pending);
+        let mut result = Ok(());
         for p in &pending {
             if let Some(mem) = p.rebuild {
                 let mut step = emu::WarpStep {
-                    exec_mask: p.load.exec_mask,
+                    exec_mask: p.access.exec_mask,
                     mem: Some(mem),
-                    addrs: p.load.addrs,
+                    addrs: p.access.addrs,
                     ..Default::default()
                 };
                 step.lane_spaces = [MemSpace::Global; WARP_SIZE as usize];
@@ -1258,16 +1267,20 @@ impl Sm {
                 debug_assert_eq!(op.parts, parts);
             }
             if let Some(slot) = self.ctas[p.cta_slot].as_mut() {
-                if let Err(e) = cx.launch.complete_load(&mut slot.cta, p.in_cta, &p.load) {
-                    pending.clear();
-                    self.pending_loads = pending;
-                    return Err(e);
+                let (start, len) = (p.values.0 as usize, p.values.1 as usize);
+                let values = &self.pending_values[start..start + len];
+                result = cx
+                    .launch
+                    .complete_access(&mut slot.cta, p.in_cta, &p.access, values);
+                if result.is_err() {
+                    break;
                 }
             }
         }
         pending.clear();
-        self.pending_loads = pending;
-        Ok(())
+        self.pending = pending;
+        self.pending_values.clear();
+        result
     }
 
     fn writeback(&mut self, tok: InstToken, now: Cycle, info: &KernelInfo) {
@@ -1521,9 +1534,9 @@ impl Sm {
             };
             // The check of the instruction a stop came before has passed.
             let checked = resumed.map(|(_, k)| k);
-            // A deferred load's registers are written in the SM's turn: nothing more of
-            // its warp issues before that.
-            let deferred_before = self.pending_loads.len();
+            // A deferred access is performed (an atomic's or load's registers written) in
+            // the SM's turn: nothing more of its warp issues before that.
+            let deferred_before = self.pending.len();
             for k in first..self.issue_width {
                 if k > 0 && checked != Some(k) {
                     let mut earliest_ib = self.issue_at.earliest_ib;
@@ -1534,8 +1547,7 @@ impl Sm {
                     }
                 }
                 if cx.private_only
-                    && (self.pending_loads.len() > deferred_before
-                        || !self.next_is_cta_private(w, cx))
+                    && (self.pending.len() > deferred_before || !self.next_is_cta_private(w, cx))
                 {
                     self.issue_at.stopped = Some((w, k));
                     return Ok(());
@@ -1754,17 +1766,6 @@ impl Sm {
                 step,
                 ctx.texture_path,
             );
-            if let Some(load) = emu::DeferredLoad::of(step) {
-                let unplaced = ctx.addresses.take_unplaced();
-                self.pending_loads.push(PendingLoad {
-                    cta_slot,
-                    in_cta,
-                    load,
-                    memop,
-                    slot,
-                    rebuild: step.mem.filter(|_| unplaced),
-                });
-            }
             // Huerta et al. MICRO'25 §5.4: a load's data reaches the register file at
             // `l1d.return_bits_per_cycle` (a warp's 32 lanes of `bytes` each).
             let op = &mut self.memops[memop as usize];
@@ -1784,6 +1785,28 @@ impl Sm {
                 }
                 _ => 0,
             };
+        }
+        // A deferred global access is performed in the SM's turn whatever the timing
+        // model makes of it (a memory operation or not): the log must hold every one.
+        if let Some(access) = emu::DeferredAccess::of(step) {
+            let unplaced = ctx.addresses.take_unplaced();
+            let values = &step.deferred_values;
+            let start = self.pending_values.len() as u32;
+            self.pending_values.extend_from_slice(values);
+            self.pending.push(PendingAccess {
+                cta_slot,
+                in_cta,
+                access,
+                values: (start, values.len() as u32),
+                memop,
+                slot: LocalSlot {
+                    warp: u64::from(self.id.0) * self.warps.len() as u64 + u64::from(w),
+                    sm: self.id.0,
+                    cta: u32::from(self.warps[wi].cta),
+                    in_cta: u32::from(self.warps[wi].in_cta),
+                },
+                rebuild: step.mem.filter(|_| unplaced && memop != NO_MEMOP),
+            });
         }
         let scheduler = self.warps[wi].scheduler;
         // Huerta et al. MICRO'25 (issue stage): the compiler's stall count holds a
