@@ -581,8 +581,10 @@ pub struct DramAddressMapping {
     /// leaving the channel-local address `((a >> channel_bit) / channels) << channel_bit
     /// | (a mod 2^channel_bit)`.
     pub channel_bit: u32,
-    /// Channel selection function over `a >> channel_bit` (default linear, i.e. modulo);
-    /// a polynomial needs a power-of-two channel count.
+    /// Channel selection function over `a >> channel_bit` (default linear, i.e. modulo).
+    /// A polynomial of degree `k` needs `channels = odd x 2^k`: with `odd = 1` the channel
+    /// is the residue, otherwise `(x mod odd) << k | residue(x / odd)` (see
+    /// `memory::l2::AddressMap::locate`).
     #[serde(default, skip_serializing_if = "is_linear")]
     pub channel_index: IndexFunction,
     /// Bit pattern of the channel-local address, most significant bit first, dots
