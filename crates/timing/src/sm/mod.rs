@@ -628,6 +628,8 @@ pub(crate) struct Sm {
     coalescer: Coalescer,
     /// `l1d.return_bits_per_cycle` (0: loads take no transfer time).
     l1d_return_bits: u32,
+    /// `l1d.bypass_global_loads`.
+    bypass_global_loads: bool,
     /// `sm.per_thread_address_cycles`.
     per_thread_address: Cycles,
     /// `sm.async_copy_address_cycles`.
@@ -778,6 +780,7 @@ impl Sm {
             owners: Vec::with_capacity(64),
             coalescer: Coalescer::new(cfg.l1d.line_bytes, cfg.l1d.sector_bytes),
             l1d_return_bits: cfg.l1d.return_bits_per_cycle,
+            bypass_global_loads: cfg.l1d.bypass_global_loads,
             per_thread_address: Cycles::new(u64::from(sm.per_thread_address_cycles)),
             async_copy_address: Cycles::new(u64::from(sm.async_copy_address_cycles)),
             resident_ctas: 0,
@@ -1233,7 +1236,7 @@ impl Sm {
                 };
                 step.lane_spaces = [MemSpace::Global; WARP_SIZE as usize];
                 let op = &mut self.memops[p.memop as usize];
-                let parts = op.parts;
+                let (parts, space) = (op.parts, op.l1d_space);
                 build_memop(
                     op,
                     (&mut self.coalescer, &mut cx.addresses),
@@ -1242,6 +1245,8 @@ impl Sm {
                     cx.texture_path,
                 );
                 debug_assert_eq!(op.parts, parts);
+                // A global load keeps its L1D choice (`Space::GlobalBypass`).
+                op.l1d_space = space;
             }
             if let Some(slot) = self.ctas[p.cta_slot].as_mut() {
                 if let Err(e) = cx.launch.complete_load(&mut slot.cta, p.in_cta, &p.load) {
@@ -1740,6 +1745,14 @@ impl Sm {
                 step,
                 ctx.texture_path,
             );
+            let op = &mut self.memops[memop as usize];
+            if self.bypass_global_loads
+                && op.l1d_space == Space::Global
+                && op.kind == EmuAccess::Load
+                && !ii.l1_cached_load
+            {
+                op.l1d_space = Space::GlobalBypass;
+            }
             if let Some(load) = emu::DeferredLoad::of(step) {
                 let unplaced = ctx.addresses.take_unplaced();
                 self.pending_loads.push(PendingLoad {
