@@ -164,6 +164,9 @@ pub struct InstInfo {
     pub registers: RegisterRequest,
     /// Its part in `wgmma` groups.
     pub wgmma: WgmmaRole,
+    /// A global load the L1D caches even under `l1d.bypass_global_loads`:
+    /// `ld.global.nc`, `ldu`, or an explicit `.ca` (what `-dlcm=ca` compiles to).
+    pub l1_cached_load: bool,
     srcs_start: u32,
     num_srcs: u8,
     dsts_start: u32,
@@ -312,6 +315,7 @@ const IMPLICIT_EXIT: InstInfo = InstInfo {
     async_copy: AsyncCopyRole::None,
     registers: RegisterRequest::None,
     wgmma: WgmmaRole::None,
+    l1_cached_load: false,
     srcs_start: 0,
     num_srcs: 0,
     dsts_start: 0,
@@ -958,6 +962,11 @@ fn build_function(
             async_copy: AsyncCopyRole::of(&inst.op),
             registers: RegisterRequest::of(&inst.op),
             wgmma: WgmmaRole::of(&inst.op),
+            l1_cached_load: match &inst.op {
+                Op::Ldu(_) => true,
+                Op::Ld(a) => a.nc || a.cache == ir::op::CacheOp::Ca,
+                _ => false,
+            },
             srcs_start,
             num_srcs,
             dsts_start,

@@ -280,6 +280,13 @@ pub struct CacheConfig {
     /// Drop every line when a kernel starts (default false: contents persist).
     #[serde(default, skip_serializing_if = "is_false")]
     pub invalidate_between_kernels: bool,
+    /// L1D only: global loads bypass this cache and are served by the L2, except
+    /// `ld.global.nc`, `ldu` and an explicit `ld.global.ca` (GPGPU-Sim's
+    /// `-gpgpu_gmem_skip_L1D`; Maxwell's default, CUDA C Programming Guide, compute
+    /// capability 5.x, "Global Memory"). Local loads, stores and atomics are unchanged.
+    /// Default false: global loads are cached.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bypass_global_loads: bool,
     /// L1D only: the shared-memory sizes (bytes) the L1D's storage can be split at, the
     /// L1D and shared memory being one array of `size_bytes`. At each launch the
     /// smallest carve-out that holds the shared memory of the CTAs resident per SM is
@@ -604,8 +611,10 @@ pub struct DramAddressMapping {
     /// leaving the channel-local address `((a >> channel_bit) / channels) << channel_bit
     /// | (a mod 2^channel_bit)`.
     pub channel_bit: u32,
-    /// Channel selection function over `a >> channel_bit` (default linear, i.e. modulo);
-    /// a polynomial needs a power-of-two channel count.
+    /// Channel selection function over `a >> channel_bit` (default linear, i.e. modulo).
+    /// A polynomial of degree `k` needs `channels = odd x 2^k`: with `odd = 1` the channel
+    /// is the residue, otherwise `(x mod odd) << k | residue(x / odd)` (see
+    /// `memory::l2::AddressMap::locate`).
     #[serde(default, skip_serializing_if = "is_linear")]
     pub channel_index: IndexFunction,
     /// Bit pattern of the channel-local address, most significant bit first, dots

@@ -660,6 +660,21 @@ impl GpuConfig {
         }
         validate_cache("constant_cache", &self.constant_cache)?;
         validate_cache("icache", &self.icache)?;
+        for (name, c) in [
+            ("constant_cache", &self.constant_cache),
+            ("icache", &self.icache),
+            ("l2.slice", &self.l2.slice),
+        ]
+        .into_iter()
+        .chain(self.texture_cache.as_ref().map(|t| ("texture_cache", t)))
+        {
+            if c.bypass_global_loads {
+                return Err(invalid(
+                    format!("{name}.bypass_global_loads"),
+                    "only the L1D (l1d.bypass_global_loads) can be bypassed by global loads",
+                ));
+            }
+        }
         if let Some(t) = &self.texture_cache {
             validate_cache("texture_cache", t)?;
         }

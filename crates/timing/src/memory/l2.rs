@@ -12,7 +12,9 @@
 //! **Bit pattern** (`[dram.address_mapping]`, the form of GPGPU-Sim's
 //! `-gpgpu_mem_addr_mapping dramid@N;<pattern>`): the channel is
 //! `(a >> channel_bit) mod channels` (or a [`crate::memory::hashing`] function of `a >>
-//! channel_bit`), and the channel-local address `((a >> channel_bit) / channels) <<
+//! channel_bit`; for a channel count that is not a power of two, `odd x 2^k`, the hash
+//! picks the low `k` bits and `(a >> channel_bit) mod odd` the rest: see
+//! [`AddressMap::locate`]), and the channel-local address `((a >> channel_bit) / channels) <<
 //! channel_bit | (a mod 2^channel_bit)` is split by the pattern, one letter per bit from
 //! the most significant: `R` row, `B` bank, `C` column, `S` byte within a burst, `0`
 //! unused; each field is its letters' bits gathered in order. The L2 slice within the
@@ -57,6 +59,9 @@ struct Pattern {
     channels: Divisor,
     /// A polynomial channel index (`None`: modulo).
     channel_hash: Option<Indexer>,
+    /// With a hash and `channels = odd x 2^k`, odd > 1: the odd factor (see
+    /// [`AddressMap::locate`]); `None` for a power-of-two count.
+    channel_odd: Option<(Divisor, u32)>,
     /// The row and bank fields: their pattern bits gathered in order.
     row: BitRuns,
     bank: BitRuns,
@@ -125,11 +130,13 @@ pub fn check_mapping(
         ));
     }
     if m.channel_index != IndexFunction::Linear {
-        if !channels.is_power_of_two() {
+        // channels = odd x 2^k: the hash picks k bits (see `AddressMap::locate`).
+        if channels.trailing_zeros() == 0 {
             return Err((
                 "channel_index",
                 format!(
-                    "a hashed channel index needs a power-of-two channel count, not {channels}"
+                    "a hashed channel index needs an even channel count (odd x 2^k, k >= 1), \
+                     not {channels}"
                 ),
             ));
         }
@@ -146,11 +153,21 @@ impl AddressMap {
         let pattern = cfg.dram.address_mapping.as_ref().map(|m| {
             let (row, bank, _) = parse_pattern(&m.pattern).unwrap_or((0, 0, 0));
             let channels = u64::from(cfg.dram.channels);
+            let hashed = m.channel_index != IndexFunction::Linear;
+            let k = channels.trailing_zeros();
+            let odd = channels >> k;
             Pattern {
                 channel_bit: m.channel_bit,
                 channels: Divisor::new(channels),
-                channel_hash: (m.channel_index != IndexFunction::Linear)
-                    .then(|| Indexer::new(&m.channel_index, channels, 1u64 << m.channel_bit)),
+                channel_hash: hashed.then(|| {
+                    if odd == 1 {
+                        Indexer::new(&m.channel_index, channels, 1u64 << m.channel_bit)
+                    } else {
+                        // Applied to (a >> channel_bit) / odd, already shifted.
+                        Indexer::new(&m.channel_index, 1u64 << k, 1)
+                    }
+                }),
+                channel_odd: (hashed && odd > 1).then(|| (Divisor::new(odd), k)),
                 row: BitRuns::gather(row),
                 bank: BitRuns::gather(bank),
             }
@@ -194,10 +211,22 @@ impl AddressMap {
     pub fn locate(&self, line: LineAddr) -> Location {
         if let Some(p) = &self.pattern {
             let a = line.0;
-            let (local_above, modulo) = p.channels.div_rem(a >> p.channel_bit);
-            let channel = match &p.channel_hash {
-                Some(h) => h.index(a),
-                None => modulo,
+            let x = a >> p.channel_bit;
+            let (local_above, modulo) = p.channels.div_rem(x);
+            let channel = match (&p.channel_hash, &p.channel_odd) {
+                (Some(h), None) => h.index(a),
+                // channels = odd x 2^k (our generalisation of the polynomial index to
+                // counts that are not powers of two): the channel's high part is x mod
+                // odd, its low k bits the polynomial residue of x / odd. Within each
+                // run of `channels` consecutive x (one channel-local address) the pair
+                // (x mod odd, x / odd mod 2^k) takes every value once and the residue
+                // adds the same bits of the run's number to all, so the mapping stays
+                // one to one; power-of-two strides reach every channel.
+                (Some(h), Some((odd, k))) => {
+                    let (q, r) = odd.div_rem(x);
+                    r << k | h.index(q)
+                }
+                (None, _) => modulo,
             };
             let local = local_above << p.channel_bit | (a & ((1u64 << p.channel_bit) - 1));
             let bank = p.bank.apply(local);
@@ -340,5 +369,12 @@ mod tests {
             "channel_index"
         );
         assert!(check_mapping(&m(ok, poly), 32, 16, 2).is_ok());
+        // Not a power of two: the degree is that of the count's power-of-two factor.
+        let cubic = IndexFunction::Polynomial { polynomial: 11 };
+        assert!(check_mapping(&m(ok, cubic.clone()), 40, 16, 2).is_ok());
+        let e = check_mapping(&m(ok, cubic.clone()), 12, 16, 2).unwrap_err();
+        assert!(e.0 == "channel_index" && e.1.contains("degree 3"), "{e:?}");
+        let e = check_mapping(&m(ok, cubic), 5, 16, 2).unwrap_err();
+        assert!(e.1.contains("even channel count"), "{e:?}");
     }
 }

@@ -126,6 +126,11 @@ pub enum AccessKind {
 pub enum Space {
     /// Global memory, through the L1D.
     Global,
+    /// A global load that bypasses the L1D (`l1d.bypass_global_loads`): it takes the
+    /// L1D's port for its lookup cycles, as any global access, but neither looks up
+    /// nor allocates lines nor takes a miss-queue entry; each line is a read of the
+    /// requested sectors from the L2, whose reply completes the request.
+    GlobalBypass,
     /// Thread-local memory (spills), through the L1D.
     Local,
     /// Constant memory, through the constant cache (loads only).
@@ -240,6 +245,8 @@ impl L1 {
 enum Reply {
     Fill(L1),
     Atomic(RequestId),
+    /// A read that bypassed the L1D: the data go to the request, not to a cache.
+    Direct(RequestId),
 }
 
 /// A request waiting in an L2 MSHR.
@@ -257,15 +264,18 @@ enum PacketKind {
     /// A store's write that the L2 acknowledges (`l2.write_ack`).
     AckedWrite(RequestId),
     Atomic(RequestId),
+    /// A global load's read that bypassed the L1D (`Space::GlobalBypass`).
+    Bypass(RequestId),
 }
 
 impl PacketKind {
-    /// The L1 whose miss queue the packet waits in (atomics bypass the L1s).
+    /// The L1 whose miss queue the packet waits in (atomics and bypassing loads go to
+    /// the interconnect directly).
     fn miss_queue_of(self) -> Option<L1> {
         match self {
             PacketKind::Read(l1) => Some(l1),
             PacketKind::Write | PacketKind::AckedWrite(_) => Some(L1::Data),
-            PacketKind::Atomic(_) => None,
+            PacketKind::Atomic(_) | PacketKind::Bypass(_) => None,
         }
     }
 }
@@ -1132,6 +1142,10 @@ impl FrontEnd<'_> {
             slot,
         };
         let local = req.space == Space::Local;
+        if req.space == Space::GlobalBypass && req.kind == AccessKind::Load {
+            self.bypass_lines(id, req.lines);
+            return Ok(id);
+        }
         self.process_lines(l1, id, (req.kind, local), req.lines, self.now);
         Ok(id)
     }
@@ -1850,6 +1864,37 @@ impl FrontEnd<'_> {
         }
     }
 
+    /// A global load bypassing the L1D (`l1d.bypass_global_loads`): its lines take the
+    /// L1D's port as lookups would (one per cycle, or as `l1d.banks` schedule them) and
+    /// leave for the L2 `l1d.latency` later, as a miss does (our choice: GPGPU-Sim's
+    /// bypass skips the L1's latency queue; regsim keeps the one path through the
+    /// LD/ST unit for every L1D access). No lookup, no allocation, no miss-queue entry:
+    /// nothing here can refuse, so the request is accepted whole.
+    fn bypass_lines(&mut self, id: RequestId, lines: &[LineAccess]) {
+        let start = self.now;
+        let l1 = L1::Data;
+        let latency = self.m.l1[l1.index()].cache.config().latency;
+        let control = self.cfg.interconnect.control_bytes;
+        let banks = self.m.l1[l1.index()].banks.take();
+        let mut schedule = LookupSchedule::new(banks.as_ref(), start);
+        for la in lines {
+            let t = schedule.place(la);
+            let pkt = PacketKind::Bypass(id);
+            self.send_to_l2(t + latency, la.line, la.sectors, pkt, control);
+        }
+        let end = schedule.end();
+        self.m.l1[l1.index()].banks = banks;
+        self.m.l1[l1.index()].free = end;
+        let r = &mut self.m.requests[id.slot()];
+        r.parts += lines.len() as u32;
+        r.accepted = true;
+        if r.parts == 0 {
+            r.parts = 1;
+            self.m
+                .schedule_local(self.s, start + latency, LocalEvent::PartDone(id));
+        }
+    }
+
     // Inlined as before the SMs' own queues (their check made `process_lines` larger).
     #[inline]
     fn send_to_l2(
@@ -2028,11 +2073,15 @@ impl MemorySystem {
                     Some(target),
                 )
             }
-            PacketKind::Atomic(id) => {
+            PacketKind::Atomic(id) | PacketKind::Bypass(id) => {
+                let reply = match p.kind {
+                    PacketKind::Atomic(_) => Reply::Atomic(id),
+                    _ => Reply::Direct(id),
+                };
                 let target = L2Target {
                     sm: p.sm,
                     sectors: p.sectors,
-                    reply: Reply::Atomic(id),
+                    reply,
                 };
                 (
                     sl.cache.access(p.line, p.sectors, CacheOp::Read, target),
@@ -2076,7 +2125,9 @@ impl MemorySystem {
         // A hit's or a write's data passes the data port; a miss only looks up the tags.
         let moves_data = match p.kind {
             PacketKind::Write | PacketKind::AckedWrite(_) => true,
-            PacketKind::Read(_) | PacketKind::Atomic(_) => access.outcome == Outcome::Hit,
+            PacketKind::Read(_) | PacketKind::Atomic(_) | PacketKind::Bypass(_) => {
+                access.outcome == Outcome::Hit
+            }
         };
         let mut occupancy = if moves_data {
             self.l2_data_port_cycles(p.sectors)
@@ -2155,7 +2206,7 @@ impl MemorySystem {
                 line,
                 sectors: target.sectors,
             },
-            Reply::Atomic(id) => Delivery::Done(id),
+            Reply::Atomic(id) | Reply::Direct(id) => Delivery::Done(id),
         };
         self.events.schedule(
             ready,

@@ -886,6 +886,7 @@ mod tests {
             data_port_bytes: 0,
             perfect: false,
             invalidate_between_kernels: false,
+            bypass_global_loads: false,
             shared_carveouts: Vec::new(),
             miss_queue_entries: 0,
             return_bits_per_cycle: 0,

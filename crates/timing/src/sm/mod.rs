@@ -635,6 +635,8 @@ pub(crate) struct Sm {
     coalescer: Coalescer,
     /// `l1d.return_bits_per_cycle` (0: loads take no transfer time).
     l1d_return_bits: u32,
+    /// `l1d.bypass_global_loads`.
+    bypass_global_loads: bool,
     /// `sm.per_thread_address_cycles`.
     per_thread_address: Cycles,
     /// `sm.async_copy_address_cycles`.
@@ -791,6 +793,7 @@ impl Sm {
             owners: Vec::with_capacity(64),
             coalescer: Coalescer::new(cfg.l1d.line_bytes, cfg.l1d.sector_bytes),
             l1d_return_bits: cfg.l1d.return_bits_per_cycle,
+            bypass_global_loads: cfg.l1d.bypass_global_loads,
             per_thread_address: Cycles::new(u64::from(sm.per_thread_address_cycles)),
             async_copy_address: Cycles::new(u64::from(sm.async_copy_address_cycles)),
             async_copy_write: sm.async_copy_write_cycles,
@@ -1256,7 +1259,7 @@ impl Sm {
                 };
                 step.lane_spaces = [MemSpace::Global; WARP_SIZE as usize];
                 let op = &mut self.memops[p.memop as usize];
-                let parts = op.parts;
+                let (parts, space) = (op.parts, op.l1d_space);
                 build_memop(
                     op,
                     (&mut self.coalescer, &mut cx.addresses),
@@ -1265,6 +1268,8 @@ impl Sm {
                     cx.texture_path,
                 );
                 debug_assert_eq!(op.parts, parts);
+                // A global load keeps its L1D choice (`Space::GlobalBypass`).
+                op.l1d_space = space;
             }
             if let Some(slot) = self.ctas[p.cta_slot].as_mut() {
                 let (start, len) = (p.values.0 as usize, p.values.1 as usize);
@@ -1766,6 +1771,14 @@ impl Sm {
                 step,
                 ctx.texture_path,
             );
+            let op = &mut self.memops[memop as usize];
+            if self.bypass_global_loads
+                && op.l1d_space == Space::Global
+                && op.kind == EmuAccess::Load
+                && !ii.l1_cached_load
+            {
+                op.l1d_space = Space::GlobalBypass;
+            }
             // Huerta et al. MICRO'25 §5.4: a load's data reaches the register file at
             // `l1d.return_bits_per_cycle` (a warp's 32 lanes of `bytes` each).
             let op = &mut self.memops[memop as usize];
