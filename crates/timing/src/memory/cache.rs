@@ -290,6 +290,102 @@ const FREE: u64 = u64::MAX;
 /// of scanning its set: a 256-way L1 (qv100, h100) would compare 256 tags per lookup.
 const WAY_INDEX_MIN_WAYS: usize = 32;
 
+/// Caches with more ways than this compare every way's last use to choose a victim, as
+/// caches below [`WAY_INDEX_MIN_WAYS`] do: measured (cachegrind, 2026-11-28), the use order
+/// of h100's 256-way L1D cost more on its many hits than it saved on its few misses
+/// (`gesummv` +2.1%, `matvec_rows` +0.4% host instructions), while rtx2060-scaled's 64-way
+/// L1D, which misses on most lines, gained (`gesummv` -10%, `matvec_rows` -5%).
+const LRU_ORDER_MAX_WAYS: usize = 64;
+
+/// "No way" in [`LruOrder`]'s links.
+const NIL: u32 = u32::MAX;
+
+/// With [`WAY_INDEX_MIN_WAYS`] to [`LRU_ORDER_MAX_WAYS`] ways: each set's present lines
+/// (tag not [`FREE`]) in a circular doubly linked list, least recently used first, so that
+/// a victim is found by walking from the oldest line past the few locked ones instead of
+/// comparing the use counters of every way (a 64-way L1D that misses on every line spent a
+/// tenth of a run there). Node `w < sets * ways` is way `w`; node `sets * ways + s` is set
+/// `s`'s anchor, whose `next` is the oldest line and whose `prev` the newest. Every present
+/// line was made the newest when it was last touched, and `last_use` values are unique, so
+/// the list's order is the order of `last_use`.
+#[derive(Clone, Debug)]
+struct LruOrder {
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    /// Present lines of each set.
+    present: Vec<u32>,
+    /// The set of a way: `way / ways`.
+    set_of: Divisor,
+    /// `sets * ways`: the first anchor node.
+    anchors: u32,
+}
+
+impl LruOrder {
+    fn new(sets: usize, ways: usize) -> Self {
+        let nodes = sets * ways + sets;
+        let anchors = (sets * ways) as u32;
+        let mut order = Self {
+            next: vec![NIL; nodes],
+            prev: vec![NIL; nodes],
+            present: vec![0; sets],
+            set_of: Divisor::new(ways as u64),
+            anchors,
+        };
+        for s in 0..sets as u32 {
+            let a = (anchors + s) as usize;
+            order.next[a] = anchors + s;
+            order.prev[a] = anchors + s;
+        }
+        order
+    }
+
+    fn anchor(&self, way: usize) -> usize {
+        self.anchors as usize + self.set_of.div(way as u64) as usize
+    }
+
+    fn unlink(&mut self, w: usize) {
+        let (p, n) = (self.prev[w], self.next[w]);
+        self.next[p as usize] = n;
+        self.prev[n as usize] = p;
+    }
+
+    /// Links `w` (not in the list) as its set's newest line.
+    fn link_newest(&mut self, w: usize) {
+        let a = self.anchor(w);
+        let last = self.prev[a];
+        self.next[last as usize] = w as u32;
+        self.prev[w] = last;
+        self.next[w] = a as u32;
+        self.prev[a] = w as u32;
+    }
+
+    /// Way `w`'s tag goes from `old` to `new` (either may be [`FREE`]).
+    fn retag(&mut self, w: usize, old: u64, new: u64) {
+        match (old == FREE, new == FREE) {
+            (true, false) => {
+                self.link_newest(w);
+                self.present[self.set_of.div(w as u64) as usize] += 1;
+            }
+            (false, true) => {
+                self.unlink(w);
+                self.present[self.set_of.div(w as u64) as usize] -= 1;
+            }
+            _ => {}
+        }
+    }
+
+    /// Makes present way `w` its set's newest line.
+    #[inline]
+    fn touch(&mut self, w: usize) {
+        // Only the newest line links to the anchor (a hit on the line just used costs no
+        // set lookup).
+        if self.next[w] < self.anchors {
+            self.unlink(w);
+            self.link_newest(w);
+        }
+    }
+}
+
 /// Hashes a line address for the MSHR index: a multiply and a fold, which spreads
 /// aligned addresses (low bits zero) over the table. Lookups only: iteration order never
 /// matters.
@@ -332,6 +428,9 @@ pub struct Cache<T> {
     /// is in at most one way, and only in its own set). Lookups only: iteration order
     /// never matters.
     way_index: Option<HashMap<u64, u32, BuildHasherDefault<LineHasher>>>,
+    /// With [`WAY_INDEX_MIN_WAYS`] to [`LRU_ORDER_MAX_WAYS`] ways: the present lines in
+    /// order of use ([`LruOrder`]). Kept by [`Cache::set_tag`] and [`Cache::touch`].
+    lru: Option<LruOrder>,
     /// The MSHR entry of each line with a fetch in flight. A hash map, not a scan of the
     /// entries: an L2 slice has hundreds, and a memory-bound run looks one up for every
     /// miss and every fill (scanning them was a fifth of such a run's time).
@@ -360,6 +459,10 @@ impl<T: Copy> Cache<T> {
             // A hash table entry (line, way) and its control byte, at 7/8 load.
             per_line += 20;
         }
+        if (WAY_INDEX_MIN_WAYS..=LRU_ORDER_MAX_WAYS).contains(&(cfg.ways as usize)) {
+            // The way's two links in the use order.
+            per_line += 8;
+        }
         let per_mshr = (std::mem::size_of::<MshrEntry<T>>() + 2 * std::mem::size_of::<u64>())
             as u64
             + u64::from(cfg.mshr_max_merge) * std::mem::size_of::<(T, SectorMask)>() as u64;
@@ -386,6 +489,8 @@ impl<T: Copy> Cache<T> {
             way_index: (ways >= WAY_INDEX_MIN_WAYS && !cfg.perfect).then(|| {
                 HashMap::with_capacity_and_hasher(sets * ways, BuildHasherDefault::default())
             }),
+            lru: ((WAY_INDEX_MIN_WAYS..=LRU_ORDER_MAX_WAYS).contains(&ways) && !cfg.perfect)
+                .then(|| LruOrder::new(sets, ways)),
             mshr_index: HashMap::with_capacity_and_hasher(
                 cfg.mshrs as usize,
                 BuildHasherDefault::default(),
@@ -487,6 +592,9 @@ impl<T: Copy> Cache<T> {
     /// Makes `tag` (a line address or [`FREE`]) way `way`'s, keeping the way index.
     fn set_tag(&mut self, way: usize, tag: u64) {
         let old = std::mem::replace(&mut self.tags[way], tag);
+        if let Some(lru) = &mut self.lru {
+            lru.retag(way, old, tag);
+        }
         if let Some(index) = &mut self.way_index {
             if old != FREE {
                 index.remove(&old);
@@ -512,6 +620,30 @@ impl<T: Copy> Cache<T> {
     ///
     /// This is the replacement hook of the CERF extension point (see the module docs).
     fn choose_victim(&self, base: usize) -> Option<usize> {
+        if let (Some(lru), None) = (&self.lru, self.sharing) {
+            // Without register lines, only data ways hold lines.
+            let set = lru.set_of.div(base as u64) as usize;
+            let way = if (lru.present[set] as usize) < self.data_ways {
+                self.tags[base..base + self.data_ways]
+                    .iter()
+                    .position(|&t| t == FREE)
+                    .map(|w| base + w)
+            } else {
+                let anchor = lru.anchors as usize + set;
+                let mut w = lru.next[anchor] as usize;
+                while w != anchor && self.lines[w].locked {
+                    w = lru.next[w] as usize;
+                }
+                (w != anchor).then_some(w)
+            };
+            debug_assert_eq!(way, self.choose_victim_by_scan(base));
+            return way;
+        }
+        self.choose_victim_by_scan(base)
+    }
+
+    /// [`Self::choose_victim`] by comparing every data way.
+    fn choose_victim_by_scan(&self, base: usize) -> Option<usize> {
         // CERF LRU-prioritized: memory data never displaces a register.
         let spare_registers = self.sharing == Some(CerfPolicy::LruPrioritized);
         // One pass: the first empty way wins outright; otherwise the first way with the
@@ -556,6 +688,9 @@ impl<T: Copy> Cache<T> {
     fn touch(&mut self, way: usize) {
         self.use_clock += 1;
         self.lines[way].last_use = self.use_clock;
+        if let Some(lru) = &mut self.lru {
+            lru.touch(way);
+        }
     }
 
     /// Puts `line` in `way`, returning the displaced dirty data if any.
@@ -1379,6 +1514,65 @@ mod tests {
         }
         check(&indexed);
         assert!(filled > 1000 && indexed.stats().evictions > 100);
+    }
+
+    /// The use order of a highly associative cache picks the victim a comparison of every
+    /// way's last use would, with lines locked by outstanding fills (completed out of
+    /// order), empty ways after invalidation and data-way reservation, under both
+    /// allocation policies.
+    #[test]
+    fn the_use_order_picks_the_victim_a_scan_would() {
+        for allocation in [AllocationPolicy::OnMiss, AllocationPolicy::OnFill] {
+            let (ways, sets) = (WAY_INDEX_MIN_WAYS as u32 * 2, 4u64);
+            let mut config = cfg(u64::from(ways) * sets * 128, ways, 24, 4);
+            config.allocation = allocation;
+            let mut c: Cache<u32> = Cache::new(&config);
+            assert!(c.lru.is_some());
+            let check = |c: &Cache<u32>| {
+                for base in (0..c.lines.len()).step_by(c.ways) {
+                    assert_eq!(c.choose_victim(base), c.choose_victim_by_scan(base));
+                }
+            };
+            let (mut done, mut in_flight, mut evicted) = (vec![], vec![], vec![]);
+            let (mut x, mut victims): (u64, u64) = (7, 0);
+            for step in 0..20_000u32 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                if (x >> 60) < 5 && !in_flight.is_empty() {
+                    let (line, fetch) = in_flight.swap_remove((x >> 8) as usize % in_flight.len());
+                    c.fill(line, fetch, &mut done);
+                } else {
+                    let line = addr((x >> 33) % sets, (x >> 40) % (3 * u64::from(ways)), sets);
+                    let op = if (x >> 20).is_multiple_of(5) {
+                        CacheOp::Write
+                    } else {
+                        CacheOp::Read
+                    };
+                    let a = c.access(line, ALL, op, step);
+                    if !a.fetch.is_empty() {
+                        in_flight.push((line, a.fetch));
+                    }
+                    victims += u64::from(a.eviction.is_some());
+                }
+                check(&c);
+                if step % 2500 == 2499 {
+                    c.invalidate(&mut evicted);
+                    check(&c);
+                    if in_flight.is_empty() {
+                        let n = ways as usize / 2 + step as usize % 7;
+                        assert!(c.set_data_ways(n, &mut evicted));
+                        check(&c);
+                    }
+                }
+            }
+            assert!(
+                c.stats().evictions > 1000 && victims > 100,
+                "{:?}",
+                c.stats()
+            );
+            assert!(c.stats().reservation_fails > 0);
+        }
     }
 
     #[test]
