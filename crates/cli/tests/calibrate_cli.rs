@@ -126,9 +126,13 @@ fn the_modern_core_needs_its_reuse_cache_and_front_end_for_one_ffma_per_cycle() 
     // kernel parameters are constant operands (`sm.constant_operands`), no bank read.
     let no_cache = indep(&["--rf", "baseline"]);
     assert!(no_cache > 1.5 && no_cache > modern + 0.3, "{no_cache}");
+    // Without constant operands the parameters are loaded once before the loop, so the
+    // loop's bank reads are the same; the two differ only in the prolog the per-instruction
+    // figure includes (on the session-11 tree 1.54 against 1.55 cycles), hence the 0.02
+    // allowance.
     let no_cache_no_constants = indep(&["--rf", "baseline", "--set", "sm.constant_operands=false"]);
     assert!(
-        no_cache_no_constants >= no_cache,
+        no_cache_no_constants >= no_cache - 0.02,
         "{no_cache_no_constants} {no_cache}"
     );
     // The collector core has no control bits: it takes the scoreboard with stall counts.
