@@ -524,6 +524,7 @@ pub fn memory_since(after: &MemoryStats, before: &MemoryStats) -> MemoryStats {
     d.l1d_reservation_fail_cycles = a
         .l1d_reservation_fail_cycles
         .since(&b.l1d_reservation_fail_cycles);
+    d.fill_ports = a.fill_ports.since(&b.fill_ports);
     sub!(d.shared_memory, a.shared_memory, b.shared_memory; accesses, passes, bank_conflicts,
          tensor_passes);
     sub!(d.interconnect, a.interconnect, b.interconnect; packets_to_l2, bytes_to_l2,

@@ -274,6 +274,20 @@ pub struct CacheConfig {
     /// one access per cycle whatever its size).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub data_port_bytes: u32,
+    /// L1 caches and L2 slices: bytes the data array takes per cycle from a fill, through
+    /// a fill port apart from the data port (GPGPU-Sim's caches: a fill holds their fill
+    /// port for `atom / data_port_width` cycles, the atom being a sector in a sectored
+    /// cache and the line otherwise, and waits while it is busy; the port width is the
+    /// last field of `-gpgpu_cache:*`, the line size when absent). A fill holds this
+    /// cache's fill port for `ceil(atom / fill_port_bytes)` cycles, atom = a sector under
+    /// `fetch = "sector"`, else the line; fills take it one at a time in arrival order
+    /// and one that finds it busy waits, and so do the requests it completes. An L1's
+    /// fills wait in the SM's reply FIFO (`interconnect.ejection_buffer_entries`), an L2
+    /// slice's in its DRAM-to-L2 queue; with the key an L2 fill no longer holds the data
+    /// port (`data_port_bytes`). 0 (default): no fill port (an L1 takes a fill the cycle
+    /// it arrives; an L2 fill holds the data port).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub fill_port_bytes: u32,
     /// Every read hits and nothing is fetched (an idealised cache; default false).
     #[serde(default, skip_serializing_if = "is_false")]
     pub perfect: bool,
@@ -424,6 +438,18 @@ pub struct InterconnectConfig {
     /// What a full injection buffer (`input_buffer_bytes`) stops (default `issue`).
     #[serde(default, skip_serializing_if = "InjectionBackpressure::is_issue")]
     pub injection_backpressure: InjectionBackpressure,
+    /// Replies an SM may hold between the interconnect and its caches (GPGPU-Sim's
+    /// `-gpgpu_n_cluster_ejection_buffer_size`, the cluster's response FIFO, which takes
+    /// a packet from the network only while it has room): a reply takes an entry when it
+    /// crosses to its SM and frees it when the SM takes it from its reply FIFO. The SM
+    /// takes one reply per cycle, in arrival order, and a fill only when its cache's fill
+    /// port (`fill_port_bytes`) is free (GPGPU-Sim's LD/ST unit handles the head of its
+    /// response FIFO once per cycle). A reply that would overfill the buffer is refused
+    /// at the crossing and waits at its slice, holding the replies behind it, until the
+    /// SM takes one. Default 0: unbounded (and without any L1 `fill_port_bytes`, no reply
+    /// FIFO: a reply is taken the cycle it arrives).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub ejection_buffer_entries: u32,
 }
 
 /// Where an SM's full interconnect injection buffer pushes back.

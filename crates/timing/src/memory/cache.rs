@@ -1248,6 +1248,7 @@ mod tests {
             fetch: Default::default(),
             local_write_policy: None,
             data_port_bytes: 0,
+            fill_port_bytes: 0,
             perfect: false,
             invalidate_between_kernels: false,
             bypass_global_loads: false,

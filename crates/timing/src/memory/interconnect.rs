@@ -303,6 +303,7 @@ mod tests {
             flit_bytes: 0,
             head_of_line_blocking: false,
             injection_backpressure: Default::default(),
+            ejection_buffer_entries: 0,
         }
     }
 
@@ -360,6 +361,7 @@ mod tests {
             flit_bytes: 40,
             head_of_line_blocking: false,
             injection_backpressure: Default::default(),
+            ejection_buffer_entries: 0,
         };
         let mut x = Interconnect::new(&cfg, 1, 1);
         let mut sm = x.sm_out_port();

@@ -51,6 +51,7 @@ pub mod cache;
 pub mod coalescer;
 pub mod dram;
 mod event;
+pub mod fill_port;
 pub mod hashing;
 pub mod interconnect;
 pub mod l1_banks;
@@ -72,6 +73,7 @@ use crate::memory::cache::{
 use crate::memory::coalescer::{LineAccess, MAX_LINES};
 use crate::memory::dram::{DramChannel, DramCompletion, DramRequest, DramStats};
 use crate::memory::event::EventQueue;
+use crate::memory::fill_port::FillPortStats;
 use crate::memory::interconnect::{Interconnect, InterconnectStats, SmOutPort};
 use crate::memory::l1_banks::{L1Banks, LookupSchedule};
 use crate::memory::l2::AddressMap;
@@ -225,6 +227,10 @@ pub struct MemoryStats {
     /// reservation failures (left out of the stats file when there were none).
     #[serde(skip_serializing_if = "ReservationFailCycles::is_zero")]
     pub l1d_reservation_fail_cycles: ReservationFailCycles,
+    /// Waits at the fill ports and the SMs' reply FIFOs (left out of the stats file when
+    /// there were none; see [`crate::memory::fill_port`]).
+    #[serde(skip_serializing_if = "FillPortStats::is_unused")]
+    pub fill_ports: FillPortStats,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -381,6 +387,15 @@ enum Event {
         channel: u32,
     },
     L2Fill(DramToken),
+    /// `fill_port_bytes` of the L2: the slice's fill port takes its next waiting fill.
+    L2FillPort {
+        slice: u32,
+    },
+    /// The SM's reply FIFO (`interconnect.ejection_buffer_entries`, an L1
+    /// `fill_port_bytes`): the SM takes its head reply if it can.
+    SmReply {
+        sm: u32,
+    },
     /// A packet ready at an SM's output port: its SM half ([`SmMemory::leave_sm`]), then
     /// its shared half (the crossing, now or at an `IcntEnterSlice`).
     IcntLeaveSm {
@@ -458,6 +473,10 @@ struct L1Port {
     fail_cycles: ReservationFailCycles,
     /// `l1d.banks` (the L1D only; `None`: one line looked up per cycle).
     banks: Option<L1Banks>,
+    /// `fill_port_bytes`: cycles a fill holds the fill port (0: no fill port), and the
+    /// first cycle it is free.
+    fill_cycles: Cycles,
+    fill_free: Cycle,
 }
 
 /// The part of the memory system one SM owns: its L1 caches, shared memory, requests and
@@ -487,6 +506,16 @@ pub struct SmMemory {
     local_queues: bool,
     /// Read requests and their sectors its texture cache sent to the L2.
     texture_l2_reads: (u64, u64),
+    /// The reply FIFO (with `interconnect.ejection_buffer_entries` or an L1's
+    /// `fill_port_bytes`): replies crossed to the SM and not yet taken, in crossing
+    /// order, each with its arrival cycle; the cycle of the scheduled `SmReply`
+    /// (`Cycle::NEVER`: none), the first cycle the SM may take another reply, and the
+    /// slices whose replies its full ejection buffer refused (woken when it takes one).
+    replies: VecDeque<(Cycle, Delivery)>,
+    reply_at: Cycle,
+    next_take: Cycle,
+    refused_slices: Vec<u32>,
+    fill_stats: FillPortStats,
 }
 
 impl SmMemory {
@@ -751,6 +780,12 @@ struct Slice {
     dram_full: bool,
     /// `l2.atomic_unit`: the cycle the slice's atomic unit takes its next request.
     atomic_free: Cycle,
+    /// `l2.slice.fill_port_bytes`: the first cycle the fill port is free, the fills from
+    /// DRAM waiting for it (the DRAM-to-L2 queue), with their arrival cycles, and whether
+    /// an `L2FillPort` is scheduled.
+    fill_free: Cycle,
+    fills: VecDeque<(Cycle, DramToken)>,
+    fill_scheduled: bool,
 }
 
 struct Channel {
@@ -823,6 +858,12 @@ pub struct MemorySystem {
     scratch_dram: Vec<DramCompletion<DramToken>>,
     /// Slices woken by [`MemorySystem::admit_to_dram`].
     scratch_slices: Vec<u32>,
+    /// Replies pass the SMs' reply FIFOs (`interconnect.ejection_buffer_entries` or an
+    /// L1's `fill_port_bytes`); `l2.slice.fill_port_bytes` as cycles (0: none).
+    reply_fifo: bool,
+    l2_fill_cycles: Cycles,
+    /// L2 fill-port counters (the SMs keep theirs).
+    l2_fill_stats: FillPortStats,
 }
 
 impl MemorySystem {
@@ -853,6 +894,8 @@ impl MemorySystem {
             ),
             fail_cycles: ReservationFailCycles::default(),
             banks: L1Banks::new(c),
+            fill_cycles: Cycles::new(fill_port::fill_cycles(c).unwrap_or(0)),
+            fill_free: Cycle::ZERO,
         };
         let icnt = Interconnect::new(
             &cfg.interconnect,
@@ -882,6 +925,11 @@ impl MemorySystem {
                     local: local::LocalQueue::new(),
                     local_queues: false,
                     texture_l2_reads: (0, 0),
+                    replies: VecDeque::new(),
+                    reply_at: Cycle::NEVER,
+                    next_take: Cycle::ZERO,
+                    refused_slices: Vec::new(),
+                    fill_stats: FillPortStats::default(),
                 };
                 if cfg.register_file.design == RegisterFileDesign::Cerf {
                     m.l1[L1::Data.index()]
@@ -913,6 +961,9 @@ impl MemorySystem {
                 to_dram: 0,
                 dram_full: false,
                 atomic_free: Cycle::ZERO,
+                fill_free: Cycle::ZERO,
+                fills: VecDeque::new(),
+                fill_scheduled: false,
             })
             .collect();
         let ratio = ClockRatio::new(cfg.gpu.core_clock_mhz, cfg.gpu.memory_clock_mhz);
@@ -952,6 +1003,13 @@ impl MemorySystem {
             scratch_targets: Vec::with_capacity(64),
             scratch_dram: Vec::with_capacity(64),
             scratch_slices: Vec::with_capacity(8),
+            reply_fifo: cfg.interconnect.ejection_buffer_entries > 0
+                || [&l1d, &cfg.constant_cache, &cfg.icache]
+                    .into_iter()
+                    .chain(cfg.texture_cache.as_ref())
+                    .any(|c| c.fill_port_bytes > 0),
+            l2_fill_cycles: Cycles::new(fill_port::fill_cycles(&cfg.l2.slice).unwrap_or(0)),
+            l2_fill_stats: FillPortStats::default(),
         }
     }
 
@@ -1258,7 +1316,9 @@ impl MemorySystem {
             m.shared_memory += *sm.shared.stats();
             m.texture_cache.l2_reads += sm.texture_l2_reads.0;
             m.texture_cache.l2_read_sectors += sm.texture_l2_reads.1;
+            m.fill_ports += sm.fill_stats;
         }
+        m.fill_ports += self.l2_fill_stats;
         for s in &self.slices {
             m.l2 += *s.cache.stats();
         }
@@ -1397,6 +1457,8 @@ impl MemorySystem {
                 }
             }
             Event::L2Fill(token) => self.l2_fill(t, token),
+            Event::L2FillPort { slice } => self.l2_fill_port(t, slice as usize),
+            Event::SmReply { sm } => self.take_reply(t, sm as usize),
             Event::IcntLeaveSm {
                 slice,
                 packet,
@@ -1521,6 +1583,16 @@ impl MemorySystem {
 
     /// Like [`MemorySystem::enter_slice`], a reply from slice `slice` to SM `sm`.
     fn enter_sm(&mut self, t: Cycle, slice: u32, sm: u32, delivery: Delivery, bytes: u32) {
+        if self.cfg.interconnect.ejection_buffer_entries > 0 {
+            // A bounded ejection buffer: the crossing that counts entries and parks.
+            let event = Event::IcntEnterSm {
+                slice,
+                sm,
+                delivery,
+                bytes,
+            };
+            return self.icnt_enter(t, (false, slice), event);
+        }
         if self.parked_slice[slice as usize].is_empty() {
             match self.icnt.enter_sm(slice as usize, sm as usize, t, bytes) {
                 Ok(arrival) => {
@@ -1546,6 +1618,16 @@ impl MemorySystem {
 
     /// A reply that crossed to SM `sm` arrives there at `arrival`.
     fn arrive_at_sm(&mut self, arrival: Cycle, sm: u32, delivery: Delivery) {
+        if self.reply_fifo {
+            let m = &mut self.sms[sm as usize];
+            m.replies.push_back((arrival, delivery));
+            if m.reply_at == Cycle::NEVER {
+                let at = arrival.max(m.next_take);
+                m.reply_at = at;
+                self.events.schedule(at, Event::SmReply { sm });
+            }
+            return;
+        }
         let event = match delivery {
             Delivery::Fill { l1, line, sectors } => LocalEvent::L1Fill { l1, line, sectors },
             Delivery::Done(id) => LocalEvent::PartDone(id),
@@ -1653,6 +1735,15 @@ impl MemorySystem {
                 delivery,
                 bytes,
             } => {
+                let limit = self.cfg.interconnect.ejection_buffer_entries;
+                let m = &mut self.sms[sm as usize];
+                if limit > 0 && m.replies.len() >= limit as usize {
+                    m.fill_stats.ejection_refusals += 1;
+                    if !m.refused_slices.contains(&slice) {
+                        m.refused_slices.push(slice);
+                    }
+                    return Err((Cycle::NEVER, event));
+                }
                 let arrival = self
                     .icnt
                     .enter_sm(slice as usize, sm as usize, t, bytes)
@@ -2303,7 +2394,127 @@ impl MemorySystem {
         self.scratch_slices = woken;
     }
 
+    /// The reply FIFO of SM `s` at `t` (its `SmReply`): the SM takes its head reply if it
+    /// has arrived, the SM took none this cycle and, for a fill, its L1's fill port is
+    /// free; otherwise it tries again when it can. A reply taken frees its entry of the
+    /// ejection buffer and wakes the slices it refused.
+    fn take_reply(&mut self, t: Cycle, s: usize) {
+        let m = &mut self.sms[s];
+        m.reply_at = Cycle::NEVER;
+        let Some(&(arrival, delivery)) = m.replies.front() else {
+            return;
+        };
+        let mut at = arrival.max(m.next_take);
+        if let Delivery::Fill { l1, .. } = delivery {
+            at = at.max(m.l1[l1.index()].fill_free);
+        }
+        if at > t {
+            m.reply_at = at;
+            self.events.schedule(at, Event::SmReply { sm: s as u32 });
+            return;
+        }
+        m.replies.pop_front();
+        if t > arrival {
+            m.fill_stats.delayed_replies += 1;
+            m.fill_stats.reply_wait_cycles += (t - arrival).get();
+        }
+        // GPGPU-Sim's LD/ST unit handles the head of its response FIFO once per cycle.
+        m.next_take = t + Cycles::new(1);
+        if let Some(&(next, _)) = m.replies.front() {
+            let at = next.max(m.next_take);
+            m.reply_at = at;
+            self.events.schedule(at, Event::SmReply { sm: s as u32 });
+        }
+        for slice in m.refused_slices.drain(..) {
+            // The slices it refused try again next cycle, in the order it refused them.
+            self.events.schedule(
+                t + Cycles::new(1),
+                Event::IcntWake {
+                    to_slice: false,
+                    source: slice,
+                },
+            );
+        }
+        match delivery {
+            Delivery::Fill { l1, line, sectors } => {
+                let port = &mut self.sms[s].l1[l1.index()];
+                if port.fill_cycles.get() > 0 {
+                    port.fill_free = t + port.fill_cycles;
+                }
+                self.l1_fill(t, s, l1, line, sectors);
+            }
+            Delivery::Done(id) => self.part_done(id, t),
+        }
+    }
+
+    /// A read's data from DRAM reaches its slice at `t`. With `l2.slice.fill_port_bytes`
+    /// it takes the slice's fill port, after the fills waiting for it (the DRAM-to-L2
+    /// queue), and does not hold the data port; without, it fills at once.
     fn l2_fill(&mut self, t: Cycle, token: DramToken) {
+        if self.l2_fill_cycles.get() > 0 {
+            let slice = token.slice as usize;
+            let cycles = self.l2_fill_port_cycles(token.sectors);
+            let sl = &mut self.slices[slice];
+            if sl.fills.is_empty() && sl.fill_free <= t {
+                sl.fill_free = t + cycles;
+                return self.l2_fill_now(t, token);
+            }
+            sl.fills.push_back((t, token));
+            if !sl.fill_scheduled {
+                sl.fill_scheduled = true;
+                let at = sl.fill_free.max(t);
+                self.events.schedule(
+                    at,
+                    Event::L2FillPort {
+                        slice: slice as u32,
+                    },
+                );
+            }
+            return;
+        }
+        self.l2_fill_now(t, token);
+    }
+
+    /// `l2.slice.fill_port_bytes`: slice `slice`'s fill port takes its first waiting fill
+    /// at `t` and schedules the next.
+    fn l2_fill_port(&mut self, t: Cycle, slice: usize) {
+        let Some(&(_, front)) = self.slices[slice].fills.front() else {
+            return;
+        };
+        let cycles = self.l2_fill_port_cycles(front.sectors);
+        let sl = &mut self.slices[slice];
+        sl.fill_scheduled = false;
+        let Some((arrival, token)) = sl.fills.pop_front() else {
+            return;
+        };
+        debug_assert!(sl.fill_free <= t);
+        sl.fill_free = t + cycles;
+        if !sl.fills.is_empty() {
+            sl.fill_scheduled = true;
+            self.events.schedule(
+                sl.fill_free,
+                Event::L2FillPort {
+                    slice: slice as u32,
+                },
+            );
+        }
+        self.l2_fill_stats.delayed_l2_fills += 1;
+        self.l2_fill_stats.l2_fill_wait_cycles += (t - arrival).get();
+        self.l2_fill_now(t, token);
+    }
+
+    /// Cycles a fill of `sectors` holds its slice's fill port: one atom's cycles, or
+    /// under `l2.sector_lookups` one per sector (GPGPU-Sim splits a request into sector
+    /// requests, and each comes back from DRAM as a fill of its own).
+    fn l2_fill_port_cycles(&self, sectors: SectorMask) -> Cycles {
+        if self.cfg.l2.sector_lookups {
+            Cycles::new(self.l2_fill_cycles.get() * u64::from(sectors.count().max(1)))
+        } else {
+            self.l2_fill_cycles
+        }
+    }
+
+    fn l2_fill_now(&mut self, t: Cycle, token: DramToken) {
         let slice = token.slice as usize;
         let mut targets = std::mem::take(&mut self.scratch_targets);
         targets.clear();
@@ -2324,10 +2535,10 @@ impl MemorySystem {
         if let Some(e) = eviction {
             self.send_to_dram(slice, t, e.line, e.dirty, true);
         }
-        // The fill's data passes the data port.
+        // The fill's data passes the data port (unless it has a fill port of its own).
         let fill = self.l2_data_port_cycles(token.sectors);
         let sl = &mut self.slices[slice];
-        if self.cfg.l2.slice.data_port_bytes > 0 {
+        if self.cfg.l2.slice.data_port_bytes > 0 && self.l2_fill_cycles.get() == 0 {
             sl.port_free = sl.port_free.max(t) + fill;
         }
         if sl.blocked {

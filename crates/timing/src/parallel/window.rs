@@ -17,6 +17,10 @@ pub enum PerCycle {
     /// refuses gives its bytes back to its SM's injection backlog, which the SM reads
     /// when it issues, in the same cycle.
     SliceInputQueues,
+    /// Bounded SM ejection buffers (`interconnect.ejection_buffer_entries`): a slice's
+    /// reply crosses (a shared event) only while its SM's reply FIFO has room, which the
+    /// SM's own takes change in the same cycle.
+    EjectionBuffers,
     /// `interconnect.head_of_line_blocking`: a packet crossing to its slice (a shared
     /// event) holds its SM's output port, whose backlog the SM reads when it issues.
     HeadOfLineBlocking,
@@ -36,6 +40,9 @@ pub enum PerCycle {
 pub fn window_cycles(cfg: &GpuConfig) -> Result<u64, PerCycle> {
     if cfg.l2.input_queue_entries > 0 {
         return Err(PerCycle::SliceInputQueues);
+    }
+    if cfg.interconnect.ejection_buffer_entries > 0 {
+        return Err(PerCycle::EjectionBuffers);
     }
     if cfg.interconnect.head_of_line_blocking {
         return Err(PerCycle::HeadOfLineBlocking);
@@ -105,5 +112,7 @@ mod tests {
         assert_eq!(window_cycles(&g), Err(PerCycle::SliceInputQueues));
         let g = load("gtx480", &["interconnect.head_of_line_blocking=true"]);
         assert_eq!(window_cycles(&g), Err(PerCycle::HeadOfLineBlocking));
+        let g = load("gtx480", &["interconnect.ejection_buffer_entries=4"]);
+        assert_eq!(window_cycles(&g), Err(PerCycle::EjectionBuffers));
     }
 }
