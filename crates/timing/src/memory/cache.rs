@@ -42,6 +42,7 @@ use crate::bits::Divisor;
 use crate::config::{AllocationPolicy, CacheConfig, CerfPolicy, FetchGranularity, WritePolicy};
 use crate::memory::hashing::Indexer;
 use serde::Serialize;
+use std::cell::Cell;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -417,6 +418,13 @@ pub struct Cache<T> {
     /// `(start bit, channels)`: index the address with the channel removed (see
     /// [`Cache::set_partition`]).
     partition: Option<(u32, Divisor)>,
+    /// The last line whose set [`Cache::set_base`] computed, and that set: a lookup is
+    /// often followed by another of the same line (an L1D with a bounded miss queue asks
+    /// whether the line is present, then accesses it; a refused line's set is kept; a
+    /// fill compares its set with a blocked line's), and an L2 slice's set index (a
+    /// division by the channel count and a hash) costs tens of instructions. Always
+    /// valid: set at creation and by [`Cache::set_partition`].
+    last_set: Cell<(u64, usize)>,
     line_shift: u32,
     line_fetch: bool,
     lines: Vec<Line>,
@@ -476,12 +484,13 @@ impl<T: Copy> Cache<T> {
         let sets = cfg.sets() as usize;
         let ways = cfg.ways as usize;
         let merge = cfg.mshr_max_merge as usize;
-        Self {
+        let cache = Self {
             cfg: cfg.clone(),
             ways,
             data_ways: ways,
             indexer: Indexer::new(&cfg.set_index, sets as u64, u64::from(cfg.line_bytes)),
             partition: None,
+            last_set: Cell::new((0, 0)),
             line_shift: cfg.line_bytes.trailing_zeros(),
             line_fetch: cfg.fetch == FetchGranularity::Line,
             lines: vec![Line::default(); sets * ways],
@@ -508,7 +517,9 @@ impl<T: Copy> Cache<T> {
             sharing: None,
             register_stats: RegisterLineStats::default(),
             evicted_registers: Vec::new(),
-        }
+        };
+        cache.last_set.set((0, cache.compute_set_base(LineAddr(0))));
+        cache
     }
 
     /// Lets register lines share the ways under `policy` (CERF).
@@ -541,9 +552,22 @@ impl<T: Copy> Cache<T> {
     /// and leave sets unused.
     pub fn set_partition(&mut self, start_bit: u32, channels: u64) {
         self.partition = (channels > 1).then(|| (start_bit, Divisor::new(channels)));
+        self.last_set.set((0, self.compute_set_base(LineAddr(0))));
     }
 
+    /// The first way of `line`'s set, remembered for the next call ([`Cache::last_set`]).
+    #[inline]
     fn set_base(&self, line: LineAddr) -> usize {
+        let (last, base) = self.last_set.get();
+        if last == line.0 {
+            return base;
+        }
+        let base = self.compute_set_base(line);
+        self.last_set.set((line.0, base));
+        base
+    }
+
+    fn compute_set_base(&self, line: LineAddr) -> usize {
         let addr = match self.partition {
             None => line.0,
             Some((s, ch)) => ch.div(line.0 >> s) << s | (line.0 & ((1u64 << s) - 1)),
@@ -996,15 +1020,20 @@ impl<T: Copy> Cache<T> {
             let e = *slot.get() as usize;
             let entry = &mut self.mshrs[e];
             entry.pending = entry.pending.minus(sectors);
-            entry.targets.retain_mut(|(t, need)| {
-                *need = need.minus(sectors);
+            // `retain_mut` by hand (it was a call of its own per fill): the satisfied
+            // targets go to `done` in order, the others keep theirs.
+            let mut kept = 0;
+            for i in 0..entry.targets.len() {
+                let (t, need) = entry.targets[i];
+                let need = need.minus(sectors);
                 if need.is_empty() {
-                    done.push(*t);
-                    false
+                    done.push(t);
                 } else {
-                    true
+                    entry.targets[kept] = (t, need);
+                    kept += 1;
                 }
-            });
+            }
+            entry.targets.truncate(kept);
             if entry.pending.is_empty() {
                 // Each target's needed sectors were pending, so none can be left waiting.
                 debug_assert!(entry.targets.is_empty());
