@@ -769,22 +769,24 @@ impl TimingSimulator {
                 break KernelEnd::Stopped(now, reason.clone());
             }
             let mut progressed = false;
-            for c in self.memory.completed(now) {
-                progressed = true;
-                let sm = c.id.sm().0 as usize;
-                if let Some(s) = self.sms.get_mut(sm) {
+            // What the SMs' own memory events reported (completions, unblocks), SM by SM:
+            // each report changes only its SM, so the order among SMs changes nothing.
+            self.memory.advance(now);
+            while let Some((sm, reports)) = self.memory.take_reports() {
+                let Some(s) = self.sms.get_mut(sm) else {
+                    continue;
+                };
+                for c in reports.done {
+                    progressed = true;
                     if let Some(owner) = s.take_owner(c.id) {
                         s.memory_done(owner, c.at);
-                        wake.set(sm, s.next_wake);
                     }
                 }
-            }
-            for (sm, at) in self.memory.unblocked() {
-                progressed = true;
-                if let Some(s) = self.sms.get_mut(sm.0 as usize) {
+                for at in reports.unblocked {
+                    progressed = true;
                     s.memory_unblocked(at);
-                    wake.set(sm.0 as usize, s.next_wake);
                 }
+                wake.set(sm, s.next_wake);
             }
             let mut any_retired = false;
             let issued_before = issued;

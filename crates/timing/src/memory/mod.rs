@@ -516,6 +516,19 @@ pub struct SmMemory {
     next_take: Cycle,
     refused_slices: Vec<u32>,
     fill_stats: FillPortStats,
+    /// Its requests completed since the GPU last took them, in completion order: made by
+    /// its own events (a hit's or an atomic's `PartDone`, an `L1Fill`), so they stay
+    /// with the SM ([`MemorySystem::take_reports`]).
+    done: Vec<Completion>,
+    /// The cycles at which its request blocked by a reservation failure was accepted
+    /// since the GPU last took them (made by its own `L1Fill` and `L1Retry`).
+    unblocked: Vec<Cycle>,
+    /// Whether it is on `MemorySystem::reported` (it has a completion or an unblock).
+    listed: bool,
+    /// A fill's waiting requests while the fill runs.
+    scratch_ids: Vec<RequestId>,
+    /// A blocked request's remaining lines while a retry processes them.
+    scratch_lines: Vec<LineAccess>,
 }
 
 impl SmMemory {
@@ -848,12 +861,12 @@ pub struct MemorySystem {
     channels: Vec<Channel>,
     events: EventQueue<Event>,
     now: Cycle,
-    done: Vec<Completion>,
-    /// SMs whose blocked request was accepted (see [`MemorySystem::unblocked`]).
-    unblocked: Vec<(SmId, Cycle)>,
-    scratch_ids: Vec<RequestId>,
-    /// A blocked request's remaining lines while a retry processes them.
-    scratch_lines: Vec<LineAccess>,
+    /// The SMs with a completion or an unblock not yet taken (`SmMemory::done`,
+    /// `SmMemory::unblocked`), each once, in the order they first reported.
+    reported: Vec<u32>,
+    /// [`MemorySystem::completed`]'s and [`MemorySystem::unblocked`]'s gathered lists.
+    gathered_done: Vec<Completion>,
+    gathered_unblocked: Vec<(SmId, Cycle)>,
     scratch_targets: Vec<L2Target>,
     scratch_dram: Vec<DramCompletion<DramToken>>,
     /// Slices woken by [`MemorySystem::admit_to_dram`].
@@ -930,6 +943,11 @@ impl MemorySystem {
                     next_take: Cycle::ZERO,
                     refused_slices: Vec::new(),
                     fill_stats: FillPortStats::default(),
+                    done: Vec::with_capacity(64),
+                    unblocked: Vec::with_capacity(4),
+                    listed: false,
+                    scratch_ids: Vec::with_capacity(64),
+                    scratch_lines: Vec::with_capacity(MAX_LINES),
                 };
                 if cfg.register_file.design == RegisterFileDesign::Cerf {
                     m.l1[L1::Data.index()]
@@ -996,10 +1014,9 @@ impl MemorySystem {
             channels,
             events: EventQueue::new(),
             now: Cycle::ZERO,
-            done: Vec::with_capacity(256),
-            unblocked: Vec::with_capacity(64),
-            scratch_ids: Vec::with_capacity(64),
-            scratch_lines: Vec::with_capacity(MAX_LINES),
+            reported: Vec::with_capacity(cfg.gpu.num_sms as usize),
+            gathered_done: Vec::new(),
+            gathered_unblocked: Vec::new(),
             scratch_targets: Vec::with_capacity(64),
             scratch_dram: Vec::with_capacity(64),
             scratch_slices: Vec::with_capacity(8),
@@ -1236,20 +1253,81 @@ impl FrontEnd<'_> {
 impl MemorySystem {
     /// Runs the memory system up to `now` and returns the requests completed at or
     /// before `now`, in completion order.
+    ///
+    /// The list is gathered from the SMs' own lists, SM by SM in the order they first
+    /// reported (each SM's in its order); the GPU's loop takes them SM by SM instead
+    /// ([`Self::advance`], [`Self::take_reports`]).
     pub fn completed(&mut self, now: Cycle) -> std::vec::Drain<'_, Completion> {
         self.advance_to(now);
-        for c in &self.done {
-            let m = &mut self.sms[c.id.sm().0 as usize];
-            m.requests[c.id.slot()].live = false;
-            m.free_slots.push(c.id.slot);
+        self.gathered_done.clear();
+        for &s in &self.reported {
+            let m = &mut self.sms[s as usize];
+            m.free_done_slots();
+            self.gathered_done.append(&mut m.done);
         }
-        self.done.drain(..)
+        self.unlist_empty();
+        self.gathered_done.drain(..)
+    }
+
+    /// Runs the memory system up to `now` (what [`Self::completed`] does before taking
+    /// the completions); then [`Self::take_reports`] takes them, SM by SM.
+    #[inline]
+    pub fn advance(&mut self, now: Cycle) {
+        self.advance_to(now);
+    }
+
+    /// An SM with completions or unblocks not yet taken, and those (its requests
+    /// completed, in completion order, their slots already free; the cycles its blocked
+    /// request was accepted), or `None` if no SM has any. Each SM's reports concern only
+    /// that SM, so the order among SMs changes nothing (the last to report comes first).
+    #[inline]
+    pub fn take_reports(&mut self) -> Option<(usize, SmReports<'_>)> {
+        let s = self.reported.pop()? as usize;
+        let m = &mut self.sms[s];
+        m.listed = false;
+        m.free_done_slots();
+        Some((
+            s,
+            SmReports {
+                done: m.done.drain(..),
+                unblocked: m.unblocked.drain(..),
+            },
+        ))
+    }
+
+    /// Takes the SMs whose lists are both empty off `reported`.
+    fn unlist_empty(&mut self) {
+        let sms = &mut self.sms;
+        self.reported.retain(|&s| {
+            let m = &mut sms[s as usize];
+            m.listed = !m.done.is_empty() || !m.unblocked.is_empty();
+            m.listed
+        });
+    }
+
+    /// Whether an SM has a completion not yet taken (an unblock alone does not count: a
+    /// caller that never takes unblocks still sees the memory system go idle).
+    fn any_done(&self) -> bool {
+        self.reported
+            .iter()
+            .any(|&s| !self.sms[s as usize].done.is_empty())
+    }
+
+    /// Puts SM `s` on `reported` if its own event just completed a request or unblocked
+    /// it.
+    #[inline(always)]
+    fn note_report(&mut self, s: usize) {
+        let m = &mut self.sms[s];
+        if !m.listed && (!m.done.is_empty() || !m.unblocked.is_empty()) {
+            m.listed = true;
+            self.reported.push(s as u32);
+        }
     }
 
     /// The next cycle at which something happens (a completion, or internal progress),
     /// or `None` if the memory system is idle.
     pub fn next_event_cycle(&self) -> Option<Cycle> {
-        if self.done.is_empty() {
+        if !self.any_done() {
             self.events.next_cycle()
         } else {
             Some(self.now)
@@ -1266,7 +1344,7 @@ impl MemorySystem {
     /// commands) need no SM to look, so a memory-bound kernel's many such cycles cost
     /// only their events. The events run exactly as [`Self::completed`] would run them.
     pub fn run_until_report(&mut self, limit: Cycle) -> Cycle {
-        if !self.done.is_empty() || !self.unblocked.is_empty() {
+        if !self.reported.is_empty() {
             return self.now;
         }
         while let Some(t) = self.events.next_cycle() {
@@ -1274,7 +1352,7 @@ impl MemorySystem {
                 break;
             }
             self.run_cycle(t);
-            if !self.done.is_empty() || !self.unblocked.is_empty() {
+            if !self.reported.is_empty() {
                 return t;
             }
         }
@@ -1298,7 +1376,7 @@ impl MemorySystem {
 
     /// Whether nothing is in flight anywhere.
     pub fn is_idle(&self) -> bool {
-        let idle = self.done.is_empty() && self.events.next_cycle().is_none();
+        let idle = !self.any_done() && self.events.next_cycle().is_none();
         // Every SM's own event has its marker on the shared queue.
         debug_assert!(!idle || self.sms.iter().all(|m| m.local.is_empty()));
         idle
@@ -1767,7 +1845,8 @@ impl MemorySystem {
 
     fn part_done(&mut self, id: RequestId, t: Cycle) {
         let s = id.sm().0 as usize;
-        part_done(&mut self.sms[s], &mut self.done, id, t);
+        self.sms[s].part_done(id, t);
+        self.note_report(s);
     }
 }
 
@@ -2030,26 +2109,47 @@ impl FrontEnd<'_> {
 }
 
 impl MemorySystem {
+    /// SM `s`'s own `L1Fill` at `t` ([`FrontEnd::l1_fill`]); what it scheduled goes on
+    /// the queue, in its order.
     fn l1_fill(&mut self, t: Cycle, s: usize, l1: L1, line: LineAddr, sectors: SectorMask) {
-        let mut ids = std::mem::take(&mut self.scratch_ids);
+        self.front_end(s).l1_fill(t, l1, line, sectors);
+        self.flush_outbox(s);
+        self.note_report(s);
+    }
+
+    /// SM `s`'s own `L1Retry` at `t` ([`FrontEnd::l1_retry`]).
+    fn l1_retry(&mut self, t: Cycle, s: usize, l1: L1) {
+        self.front_end(s).l1_retry(t, l1);
+        self.flush_outbox(s);
+        self.note_report(s);
+    }
+}
+
+impl FrontEnd<'_> {
+    /// The SM's own `L1Fill` at `t`: line `line` (`sectors`) of a reply fills cache
+    /// `l1`; the requests waiting for it complete, a victim leaves for the L2, and a
+    /// blocked request may retry. Reads and writes only this SM's front end: what it
+    /// schedules goes to the outbox, its completions and unblock to the SM's own lists.
+    fn l1_fill(&mut self, t: Cycle, l1: L1, line: LineAddr, sectors: SectorMask) {
+        let mut ids = std::mem::take(&mut self.m.scratch_ids);
         ids.clear();
-        self.sms[s].log_array_states(t, l1);
-        let cache = &mut self.sms[s].l1[l1.index()].cache;
+        self.m.log_array_states(t, l1);
+        let cache = &mut self.m.l1[l1.index()].cache;
         let freed_before = cache.entries_freed();
         let eviction = cache.fill(line, sectors, &mut ids);
         let freed = cache.entries_freed() != freed_before;
         for &id in &ids {
-            self.part_done(id, t);
+            self.m.part_done(id, t);
         }
-        self.scratch_ids = ids;
-        if let (Some(banks), L1::Data) = (self.sms[s].array_banks.as_mut(), l1) {
+        self.m.scratch_ids = ids;
+        if let (Some(banks), L1::Data) = (self.m.array_banks.as_mut(), l1) {
             // CERF: the fill writes the array (its data went on to the waiting loads).
             banks.line_data(line, t, LineData::Write);
         }
         if let Some(e) = eviction {
-            self.front_end(s).send_victim(l1, e, t);
+            self.send_victim(l1, e, t);
         }
-        let port = &mut self.sms[s].l1[l1.index()];
+        let port = &mut self.m.l1[l1.index()];
         if port.blocked.active {
             // Whether this fill may have cleared the blocked line's failure: a fill of
             // that line (its sectors may now be present, its merge slots free), a freed
@@ -2067,9 +2167,9 @@ impl MemorySystem {
                 };
             if port.free > t {
                 let (at, retry) = (port.free, LocalEvent::L1Retry { l1 });
-                self.sms[s].schedule_local(s, at, retry);
+                self.m.schedule_local(self.s, at, retry);
             } else if port.blocked.changed {
-                self.l1_retry(t, s, l1);
+                self.l1_retry(t, l1);
             } else {
                 // Nothing the blocked line's lookup depends on changed since its last
                 // attempt, so a retry would fail the same way: count that failure without
@@ -2078,34 +2178,46 @@ impl MemorySystem {
                 port.cache.count_reservation_fail();
             }
         }
-        self.flush_outbox(s);
     }
 
-    fn l1_retry(&mut self, t: Cycle, s: usize, l1: L1) {
-        let port = &self.sms[s].l1[l1.index()];
+    /// The SM's own `L1Retry` at `t`: cache `l1`'s blocked request tries its remaining
+    /// lines again, and if all are accepted the SM's unblock is reported. Reads and
+    /// writes only this SM's front end.
+    fn l1_retry(&mut self, t: Cycle, l1: L1) {
+        let port = &self.m.l1[l1.index()];
         if !port.blocked.active || port.free > t {
             return;
         }
         let b = &port.blocked;
         let (id, kind, local) = (b.id, b.kind, b.local);
         // Only the remaining lines are copied (the process may refill `blocked`).
-        let mut lines = std::mem::take(&mut self.scratch_lines);
+        let mut lines = std::mem::take(&mut self.m.scratch_lines);
         lines.clear();
         lines.extend_from_slice(&b.lines[..b.len]);
-        self.front_end(s)
-            .process_lines(l1, id, (kind, local), &lines, t);
-        self.scratch_lines = lines;
-        self.flush_outbox(s);
-        if !self.sms[s].l1[l1.index()].blocked.active {
-            self.unblocked.push((SmId(s as u32), t));
+        self.process_lines(l1, id, (kind, local), &lines, t);
+        self.m.scratch_lines = lines;
+        if !self.m.l1[l1.index()].blocked.active {
+            self.m.unblocked.push(t);
         }
     }
+}
 
+impl MemorySystem {
     /// SMs whose request blocked by a reservation failure was accepted since the last
     /// call, with the cycle; they may issue again. Every [`Stall::ReservationFail`] ends
     /// with such a report, so a stalled SM may sleep until then instead of polling.
+    ///
+    /// Gathered from the SMs' own lists like [`Self::completed`]'s.
     pub fn unblocked(&mut self) -> std::vec::Drain<'_, (SmId, Cycle)> {
-        self.unblocked.drain(..)
+        self.gathered_unblocked.clear();
+        for &s in &self.reported {
+            let m = &mut self.sms[s as usize];
+            let sm = SmId(s);
+            self.gathered_unblocked
+                .extend(m.unblocked.drain(..).map(|t| (sm, t)));
+        }
+        self.unlist_empty();
+        self.gathered_unblocked.drain(..)
     }
 
     fn kick_slice(&mut self, slice: usize, t: Cycle) {
@@ -2562,13 +2674,34 @@ impl FrontEnd<'_> {
     }
 }
 
-/// One part of request `id` of SM `m` is done at `t`; the request completes with its
-/// last part once all its lines were accepted.
-fn part_done(m: &mut SmMemory, done: &mut Vec<Completion>, id: RequestId, t: Cycle) {
-    let r = &mut m.requests[id.slot()];
-    debug_assert!(r.live && r.parts > 0);
-    r.parts -= 1;
-    if r.parts == 0 && r.accepted {
-        done.push(Completion { id, at: t });
+/// What an SM's own events reported to it since the GPU last looked
+/// ([`MemorySystem::take_reports`]).
+pub struct SmReports<'a> {
+    /// Its requests completed, in completion order.
+    pub done: std::vec::Drain<'a, Completion>,
+    /// The cycles at which its blocked request was accepted.
+    pub unblocked: std::vec::Drain<'a, Cycle>,
+}
+
+impl SmMemory {
+    /// One part of request `id` of this SM is done at `t`; the request completes with its
+    /// last part once all its lines were accepted.
+    #[inline(always)]
+    fn part_done(&mut self, id: RequestId, t: Cycle) {
+        let r = &mut self.requests[id.slot()];
+        debug_assert!(r.live && r.parts > 0);
+        r.parts -= 1;
+        if r.parts == 0 && r.accepted {
+            self.done.push(Completion { id, at: t });
+        }
+    }
+
+    /// Frees the slots of the requests in `done` (taken by the GPU next).
+    #[inline]
+    fn free_done_slots(&mut self) {
+        for c in &self.done {
+            self.requests[c.id.slot()].live = false;
+            self.free_slots.push(c.id.slot);
+        }
     }
 }
