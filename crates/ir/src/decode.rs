@@ -2356,7 +2356,8 @@ impl FnLower<'_, '_> {
             return self.decode_cp_async_bulk_tensor(inst, m);
         }
         let (direction, mbarrier, hints) = bulk_direction(inst, m, "cp.async.bulk")?;
-        let n = 3 + usize::from(mbarrier) + usize::from(hints.cache_hint);
+        let multicast = direction.multicast();
+        let n = 3 + usize::from(mbarrier) + usize::from(multicast) + usize::from(hints.cache_hint);
         self.need_count(inst, n)?;
         let d = self.address(&inst.operands[0])?;
         let a = self.address(&inst.operands[1])?;
@@ -2373,6 +2374,9 @@ impl FnLower<'_, '_> {
         if mbarrier {
             let b = self.address(&inst.operands[3])?;
             self.srcs.push(b);
+        }
+        if multicast {
+            self.cta_mask_operand(&inst.operands[4])?;
         }
         self.cache_policy_operand(inst, hints)?;
         Ok(Op::CpAsyncBulk(CpAsyncBulk { direction, hints }))
@@ -2412,7 +2416,8 @@ impl FnLower<'_, '_> {
             })?;
         m.other("tile");
         let (direction, mbarrier, hints) = bulk_direction(inst, m, "cp.async.bulk.tensor")?;
-        let n = 2 + usize::from(mbarrier) + usize::from(hints.cache_hint);
+        let multicast = direction.multicast();
+        let n = 2 + usize::from(mbarrier) + usize::from(multicast) + usize::from(hints.cache_hint);
         self.need_count(inst, n)?;
         let to_shared = mbarrier;
         let (map_op, shared_op) = if to_shared {
@@ -2456,12 +2461,31 @@ impl FnLower<'_, '_> {
             let b = self.address(&inst.operands[2])?;
             self.srcs.push(b);
         }
+        if multicast {
+            self.cta_mask_operand(&inst.operands[3])?;
+        }
         self.cache_policy_operand(inst, hints)?;
         Ok(Op::CpAsyncBulkTensor(CpAsyncBulkTensor {
             direction,
             dims,
             hints,
         }))
+    }
+
+    /// The 16-bit ctaMask of a `.multicast::cluster` bulk copy (PTX ISA 8.0,
+    /// `cp.async.bulk`): bit `r` names the CTA of rank `r` in the cluster.
+    fn cta_mask_operand(&mut self, op: &ast::Operand) -> Result<()> {
+        if let ast::Operand::Immediate(Immediate::Int(v), span) = op {
+            if !(0..=0xFFFF).contains(v) {
+                return Err(DecodeError::at(
+                    *span,
+                    "the ctaMask of a .multicast::cluster copy is a 16-bit value",
+                ));
+            }
+        }
+        let mask = self.src(op, B16, Fit::Exact)?;
+        self.srcs.push(mask);
+        Ok(())
     }
 
     fn decode_createpolicy(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
@@ -3483,12 +3507,7 @@ fn bulk_direction(
     m: &mut Mods<'_>,
     what: &str,
 ) -> Result<(BulkCopyDirection, bool, MemHints)> {
-    if m.other("multicast::cluster") {
-        return Err(DecodeError::new(format!(
-            "'{what}' with .multicast::cluster is not supported: regsim runs clusters of one \
-             CTA"
-        )));
-    }
+    let multicast = m.other("multicast::cluster");
     let spaces: Vec<&'static str> = inst
         .modifiers
         .iter()
@@ -3517,23 +3536,37 @@ fn bulk_direction(
     let mbarrier = m.other("mbarrier::complete_tx::bytes");
     let group = m.other("bulk_group");
     let direction = match (spaces.as_slice(), mbarrier, group) {
-        (["shared::cluster", "global"], true, false) => {
-            BulkCopyDirection::GlobalToShared { cluster: true }
+        (["shared::cluster", "global"], true, false) => BulkCopyDirection::GlobalToShared {
+            cluster: true,
+            multicast,
+        },
+        (["shared::cta", "global"], true, false) if !multicast => {
+            BulkCopyDirection::GlobalToShared {
+                cluster: false,
+                multicast,
+            }
         }
-        (["shared::cta", "global"], true, false) => {
-            BulkCopyDirection::GlobalToShared { cluster: false }
+        (["global", "shared::cta"], false, true) if !multicast => BulkCopyDirection::SharedToGlobal,
+        (["shared::cluster", "shared::cta"], true, false)
+            if !multicast && what == "cp.async.bulk" =>
+        {
+            BulkCopyDirection::SharedToCluster
         }
-        (["global", "shared::cta"], false, true) => BulkCopyDirection::SharedToGlobal,
-        (["shared::cluster", "shared::cta"], _, _) => {
+        _ if multicast => {
             return Err(DecodeError::new(format!(
-                "'{what}.shared::cluster.shared::cta' (a copy to another CTA of the cluster) \
-                 is not supported: regsim runs clusters of one CTA"
+                "'{what}' with .multicast::cluster copies .shared::cluster.global with \
+                 .mbarrier::complete_tx::bytes"
             )))
         }
         _ => {
             return Err(DecodeError::new(format!(
                 "'{what}' copies .shared::cluster.global (or .shared::cta.global) with \
-                 .mbarrier::complete_tx::bytes, or .global.shared::cta with .bulk_group"
+                 .mbarrier::complete_tx::bytes, .global.shared::cta with .bulk_group{}",
+                if what == "cp.async.bulk" {
+                    ", or .shared::cluster.shared::cta with .mbarrier::complete_tx::bytes"
+                } else {
+                    ""
+                }
             )))
         }
     };
@@ -3541,6 +3574,11 @@ fn bulk_direction(
     if hints.l1.is_some() || hints.l2.is_some() || hints.l2_prefetch.is_some() {
         return Err(DecodeError::new(format!(
             "'{what}' takes only .L2::cache_hint"
+        )));
+    }
+    if direction == BulkCopyDirection::SharedToCluster && hints.cache_hint {
+        return Err(DecodeError::new(format!(
+            "'{what}.shared::cluster.shared::cta' takes no cache hint"
         )));
     }
     Ok((direction, mbarrier, hints))
@@ -3604,3 +3642,7 @@ mod tests {
 #[cfg(test)]
 #[path = "decode_tests.rs"]
 mod decode_tests;
+
+#[cfg(test)]
+#[path = "decode_tests_cluster_copies.rs"]
+mod decode_tests_cluster_copies;

@@ -1501,10 +1501,6 @@ fn tensor_copy_forms_and_their_errors() {
             ".im2col is not supported",
         ),
         (
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1, {%r2, %r3}], [%r4], %rs1;",
-            ".multicast::cluster",
-        ),
-        (
             "cp.async.bulk.tensor.2d.global.shared::cta.mbarrier::complete_tx::bytes [%rd1, {%r2, %r3}], [%r4], [%r5];",
             "copies .shared::cluster.global",
         ),
@@ -1567,14 +1563,6 @@ fn bulk_copy_forms_and_their_errors() {
         (
             "cp.async.bulk.global.shared::cta.mbarrier::complete_tx::bytes [%rd1], [%r1], 64, [%r2];",
             "copies .shared::cluster.global",
-        ),
-        (
-            "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r1], [%r2], 64, [%r3];",
-            "clusters of one CTA",
-        ),
-        (
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1], 64, [%r2], %rs1;",
-            ".multicast::cluster",
         ),
         (
             "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1], [%r3];",

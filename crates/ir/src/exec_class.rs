@@ -232,7 +232,9 @@ pub fn exec_class(op: &Op) -> ExecClass {
         Op::CpAsyncCommit | Op::CpAsyncWait { .. } => E::Fence,
         Op::CpAsyncBulk(CpAsyncBulk { direction, .. })
         | Op::CpAsyncBulkTensor(CpAsyncBulkTensor { direction, .. }) => match direction {
-            BulkCopyDirection::GlobalToShared { .. } => E::Load,
+            BulkCopyDirection::GlobalToShared { .. } | BulkCopyDirection::SharedToCluster => {
+                E::Load
+            }
             BulkCopyDirection::SharedToGlobal => E::Store,
         },
         Op::CpAsyncBulkCommit | Op::CpAsyncBulkWait { .. } => E::Fence,

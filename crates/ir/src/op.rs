@@ -605,11 +605,19 @@ pub struct CpAsync {
 pub enum BulkCopyDirection {
     /// `.shared::cluster.global.mbarrier::complete_tx::bytes` (`cluster`) or
     /// `.shared::cta.global...`: global memory to the CTA's shared memory; the copy
-    /// completes `size` transaction bytes on the mbarrier operand.
-    GlobalToShared { cluster: bool },
+    /// completes `size` transaction bytes on the mbarrier operand. With `multicast`
+    /// (`.multicast::cluster`, only with `.shared::cluster`), a 16-bit ctaMask operand
+    /// follows the mbarrier: the bytes land at the same offset in the shared memory of
+    /// every CTA of the cluster the mask names, and complete on each one's mbarrier at the
+    /// mbarrier's offset.
+    GlobalToShared { cluster: bool, multicast: bool },
     /// `.global.shared::cta.bulk_group`: shared memory to global, completed through the
     /// thread's bulk async-groups.
     SharedToGlobal,
+    /// `.shared::cluster.shared::cta.mbarrier::complete_tx::bytes` (non-tensor only): the
+    /// executing CTA's shared memory to a CTA of the cluster (distributed shared memory),
+    /// completing on an mbarrier of the destination's CTA.
+    SharedToCluster,
 }
 
 impl BulkCopyDirection {
@@ -617,7 +625,7 @@ impl BulkCopyDirection {
     /// spells them.
     pub fn qualifiers(self) -> (&'static str, &'static str, &'static str) {
         match self {
-            BulkCopyDirection::GlobalToShared { cluster } => (
+            BulkCopyDirection::GlobalToShared { cluster, .. } => (
                 if cluster {
                     "shared::cluster"
                 } else {
@@ -627,7 +635,28 @@ impl BulkCopyDirection {
                 "mbarrier::complete_tx::bytes",
             ),
             BulkCopyDirection::SharedToGlobal => ("global", "shared::cta", "bulk_group"),
+            BulkCopyDirection::SharedToCluster => (
+                "shared::cluster",
+                "shared::cta",
+                "mbarrier::complete_tx::bytes",
+            ),
         }
+    }
+
+    /// True when the copy lands in shared memory and completes on an mbarrier.
+    pub fn to_shared(self) -> bool {
+        !matches!(self, BulkCopyDirection::SharedToGlobal)
+    }
+
+    /// True for `.multicast::cluster` (a ctaMask operand follows the mbarrier).
+    pub fn multicast(self) -> bool {
+        matches!(
+            self,
+            BulkCopyDirection::GlobalToShared {
+                multicast: true,
+                ..
+            }
+        )
     }
 }
 
@@ -2217,6 +2246,9 @@ impl fmt::Display for Op {
                 for q in [dst, src, completion] {
                     m.push(q);
                 }
+                if c.direction.multicast() {
+                    m.push("multicast::cluster");
+                }
                 m.hints(&c.hints);
             }
             Op::CpAsyncBulkTensor(c) => {
@@ -2231,6 +2263,9 @@ impl fmt::Display for Op {
                 let (dst, src, completion) = c.direction.qualifiers();
                 for q in [dst, src, "tile", completion] {
                     m.push(q);
+                }
+                if c.direction.multicast() {
+                    m.push("multicast::cluster");
                 }
                 m.hints(&c.hints);
             }

@@ -199,7 +199,8 @@ impl AsyncCopyRole {
             Op::CpAsyncBulk(ir::op::CpAsyncBulk { direction, .. })
             | Op::CpAsyncBulkTensor(ir::op::CpAsyncBulkTensor { direction, .. }) => match direction
             {
-                ir::op::BulkCopyDirection::GlobalToShared { .. } => AsyncCopyRole::BulkToShared,
+                ir::op::BulkCopyDirection::GlobalToShared { .. }
+                | ir::op::BulkCopyDirection::SharedToCluster => AsyncCopyRole::BulkToShared,
                 ir::op::BulkCopyDirection::SharedToGlobal => AsyncCopyRole::Copy,
             },
             _ => AsyncCopyRole::None,

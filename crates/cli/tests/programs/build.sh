@@ -51,6 +51,13 @@ if [ -f "$cuda12/include/cuda_runtime.h" ]; then
     $SM90 --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/b.fatbin" \
         -c bulk_copy.cu -o "$tmp/b.o"
     clang++-19 "$tmp/b.o" -L$cuda12/lib64 -lcudart -o bin/bulk_copy
+    # Multicast and peer bulk copies across a cluster (sm_90), packed the same way (nvcc
+    # 11.8 cannot: its PTX ISA 7.8 has no cp.async.bulk).
+    $SM90 --cuda-device-only -S multicast.cu -o "$tmp/m.ptx"
+    fatbinary -64 --create "$tmp/m.fatbin" --image=profile=compute_90,file="$tmp/m.ptx"
+    $SM90 --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/m.fatbin" \
+        -c multicast.cu -o "$tmp/m.o"
+    clang++-19 "$tmp/m.o" -L$cuda12/lib64 -lcudart -o bin/multicast
     # TMA (cp.async.bulk.tensor, sm_90a) with tensor maps from the driver API (through
     # cudaGetDriverEntryPoint: the wheels' libcuda stub is CUDA 11.8's, without it).
     $SM90A --cuda-device-only -S tma.cu -o "$tmp/t.ptx"

@@ -1933,6 +1933,47 @@ impl Launch<'_> {
                     });
                 }
             }
+            Op::CpAsyncBulk(c) if c.direction == op::BulkCopyDirection::SharedToCluster => {
+                let defer = self.defer_bulk_copies;
+                let id = warp.bulk_next;
+                let sp = spaces!();
+                let mut remote = 0u32;
+                for l in lanes(exec) {
+                    let frame = &warp.frames[frame_i];
+                    let copy = peer_bulk_copy(&sp, frame, &sc, srcs, l, &ef.reg_bits, in_kernel)
+                        .map_err(|k| (k, Some(l)))?;
+                    step.addrs[l] = copy.source;
+                    step.lane_spaces[l] = MemSpace::Shared;
+                    if copy.remote {
+                        remote |= 1 << l;
+                    }
+                    let copy = super::bulk::PendingBulkCopy {
+                        id,
+                        shared_offset: copy.destination,
+                        mbarrier: copy.mbarrier,
+                        data: copy.data,
+                        swizzle: 0,
+                        at: (fidx, pc),
+                    };
+                    super::bulk::arrive_in(copy, defer, &mut warp.bulk_copies, sp.shared, member)
+                        .map_err(|k| (k, Some(l)))?;
+                }
+                if exec != 0 {
+                    // Timed as a read of the source through this SM's shared-memory banks,
+                    // plus the SM-to-SM network's latency where the destination is another
+                    // CTA's (docs/tensor-cores.md).
+                    step.mem = Some(MemInfo {
+                        space: MemSpace::Shared,
+                        kind: AccessKind::Load,
+                        bytes: 16,
+                    });
+                    step.remote_shared |= remote;
+                    if defer {
+                        step.bulk_copy = Some(id);
+                        warp.bulk_next = id.wrapping_add(1);
+                    }
+                }
+            }
             Op::CpAsyncBulk(c) => {
                 let (dst, src, size_src) = (src!(0), src!(1), src!(2));
                 let (Src::Addr { base: dbase, .. }, Src::Addr { base: sbase, .. }) = (dst, src)
@@ -1940,7 +1981,10 @@ impl Launch<'_> {
                     return Err(unsupported("cp.async.bulk: address operands expected"));
                 };
                 let to_shared = matches!(c.direction, op::BulkCopyDirection::GlobalToShared { .. });
-                let (dspace, sspace) = if to_shared {
+                let multicast = c.direction.multicast();
+                let (dspace, sspace) = if multicast {
+                    (Space::SharedCluster, Space::Global)
+                } else if to_shared {
                     (Space::Shared, Space::Global)
                 } else {
                     (Space::Global, Space::Shared)
@@ -1974,15 +2018,22 @@ impl Launch<'_> {
                         resolve(sspace, sbase, a, in_kernel),
                     );
                     let (shared_side, global_addr) = if to_shared { (pd, a) } else { (ps, d) };
-                    let Phys::Shared(shared_offset) = shared_side else {
-                        return Err(fail(format!(
-                            "the {} is not shared memory",
-                            if to_shared { "destination" } else { "source" }
-                        )));
+                    let shared_offset = match shared_side {
+                        Phys::Shared(o) => o,
+                        // Multicast: the offset within each destination CTA.
+                        Phys::Cluster(_, o) if multicast => o,
+                        _ => {
+                            return Err(fail(format!(
+                                "the {} is not shared memory",
+                                if to_shared { "destination" } else { "source" }
+                            )))
+                        }
                     };
                     // Both ends in bounds before anything moves.
-                    sp.read(offset_phys(pd, u64::from(size) - 8), 8, l)
-                        .map_err(|k| (k, Some(l)))?;
+                    if !multicast {
+                        sp.read(offset_phys(pd, u64::from(size) - 8), 8, l)
+                            .map_err(|k| (k, Some(l)))?;
+                    }
                     let mut data = Vec::with_capacity(size as usize);
                     for k in (0..u64::from(size)).step_by(8) {
                         let v = sp
@@ -1995,7 +2046,25 @@ impl Launch<'_> {
                     // The memory system sees at most 63 lines of one lane's block (the
                     // coalescer's 64-line capacity).
                     timed = timed.max(size.min(63 * 128 - (global_addr % 128) as u32));
-                    if to_shared {
+                    if multicast {
+                        let copy = super::bulk::PendingBulkCopy {
+                            id,
+                            shared_offset,
+                            mbarrier: 0,
+                            data,
+                            swizzle: 0,
+                            at: (fidx, pc),
+                        };
+                        let operands = (src!(3), src!(4));
+                        let mc = MulticastCtx {
+                            frame,
+                            sc: &sc,
+                            reg_bits: &ef.reg_bits,
+                            in_kernel,
+                        };
+                        mc.copy(&mut sp, operands, l, copy, defer, &mut warp.bulk_copies)
+                            .map_err(|k| (k, Some(l)))?;
+                    } else if to_shared {
                         let moff =
                             bulk_mbarrier(&sp, frame, &sc, src!(3), l, &ef.reg_bits, in_kernel)
                                 .map_err(|k| (k, Some(l)))?;
@@ -2029,6 +2098,12 @@ impl Launch<'_> {
                 let n = usize::from(t.dims);
                 let (map_src, shared_src) = (src!(0), src!(n + 1));
                 let to_shared = matches!(t.direction, op::BulkCopyDirection::GlobalToShared { .. });
+                let multicast = t.direction.multicast();
+                let box_space = if multicast {
+                    Space::SharedCluster
+                } else {
+                    Space::Shared
+                };
                 let defer = self.defer_bulk_copies && to_shared;
                 let id = warp.bulk_next;
                 let mut timed = 0u32;
@@ -2072,14 +2147,18 @@ impl Launch<'_> {
                         _ => Base::Reg(0),
                     };
                     let s = effective_address(
-                        Space::Shared,
+                        box_space,
                         sbase,
                         read(frame, &sc, shared_src, l),
                         &ef.reg_bits,
                     );
-                    let Phys::Shared(shared_offset) = resolve(Space::Shared, sbase, s, in_kernel)
-                    else {
-                        return Err(fail(format!("the box at {s:#x} is not in shared memory")));
+                    let shared_offset = match resolve(box_space, sbase, s, in_kernel) {
+                        Phys::Shared(o) => o,
+                        // Multicast: the offset within each destination CTA.
+                        Phys::Cluster(_, o) if multicast => o,
+                        _ => {
+                            return Err(fail(format!("the box at {s:#x} is not in shared memory")))
+                        }
                     };
                     if !s.is_multiple_of(128) {
                         return Err(fail(format!(
@@ -2113,19 +2192,46 @@ impl Launch<'_> {
                                 None => dst.copy_from_slice(&fill[..eb]),
                             }
                         }
-                        let moff =
-                            bulk_mbarrier(&sp, frame, &sc, src!(n + 2), l, &ef.reg_bits, in_kernel)
+                        if multicast {
+                            let copy = super::bulk::PendingBulkCopy {
+                                id,
+                                shared_offset,
+                                mbarrier: 0,
+                                data,
+                                swizzle: map.swizzle,
+                                at: (fidx, pc),
+                            };
+                            let operands = (src!(n + 2), src!(n + 3));
+                            let mc = MulticastCtx {
+                                frame,
+                                sc: &sc,
+                                reg_bits: &ef.reg_bits,
+                                in_kernel,
+                            };
+                            mc.copy(&mut sp, operands, l, copy, defer, &mut warp.bulk_copies)
                                 .map_err(|k| (k, Some(l)))?;
-                        let copy = super::bulk::PendingBulkCopy {
-                            id,
-                            shared_offset,
-                            mbarrier: moff,
-                            data,
-                            swizzle: map.swizzle,
-                            at: (fidx, pc),
-                        };
-                        super::bulk::arrive(copy, defer, &mut warp.bulk_copies, sp.shared)
+                        } else {
+                            let moff = bulk_mbarrier(
+                                &sp,
+                                frame,
+                                &sc,
+                                src!(n + 2),
+                                l,
+                                &ef.reg_bits,
+                                in_kernel,
+                            )
                             .map_err(|k| (k, Some(l)))?;
+                            let copy = super::bulk::PendingBulkCopy {
+                                id,
+                                shared_offset,
+                                mbarrier: moff,
+                                data,
+                                swizzle: map.swizzle,
+                                at: (fidx, pc),
+                            };
+                            super::bulk::arrive(copy, defer, &mut warp.bulk_copies, sp.shared)
+                                .map_err(|k| (k, Some(l)))?;
+                        }
                     } else {
                         let data = super::bulk::gather(sp.shared, shared_offset, size, map.swizzle)
                             .map_err(|k| (k, Some(l)))?;
@@ -3561,6 +3667,210 @@ fn bulk_mbarrier(
     mbarrier::check_initialised(word)
         .map_err(|e| fail(format!("{e} (mbarrier at shared offset {moff:#x})")))?;
     Ok(moff)
+}
+
+/// What a `.multicast::cluster` copy needs to read its mbarrier and ctaMask operands.
+struct MulticastCtx<'a> {
+    frame: &'a Frame,
+    sc: &'a SpecialCtx,
+    reg_bits: &'a [u8],
+    in_kernel: bool,
+}
+
+impl MulticastCtx<'_> {
+    /// Lands (or keeps, when `defer`) the bytes `copy` read in every CTA of the cluster the
+    /// lane's ctaMask names (PTX ISA 8.0, `cp.async.bulk`: the data land at the same
+    /// CTA-relative offset as the destination in each destination CTA, and the mbarrier
+    /// signal goes to the same CTA-relative offset as the mbarrier operand in each of
+    /// them). `copy` carries the destination's offset within a CTA; `operands` are the
+    /// mbarrier and the mask. Everything is checked before anything lands: the mask names
+    /// only ranks of the cluster, each destination's block fits its shared memory and each
+    /// destination's mbarrier is initialised.
+    fn copy(
+        &self,
+        sp: &mut Spaces<'_>,
+        (mbar, mask_src): (Src, Src),
+        l: usize,
+        copy: super::bulk::PendingBulkCopy,
+        defer: bool,
+        pending: &mut Vec<super::bulk::PendingBulkCopy>,
+    ) -> Result<(), ErrorKind> {
+        let fail = |m: String| ErrorKind::BulkCopy(m);
+        let size = sp.cluster.map_or(1, |c| c.state.size());
+        let mask = read(self.frame, self.sc, mask_src, l) & 0xFFFF;
+        if mask == 0 {
+            return Err(fail(
+                "the ctaMask of a .multicast::cluster copy is 0: it names no CTA".into(),
+            ));
+        }
+        if mask >> size != 0 {
+            let rank = 63 - mask.leading_zeros();
+            return Err(fail(format!(
+                "the ctaMask {mask:#06x} names CTA rank {rank}, outside the cluster of {size} \
+                 CTA{}",
+                if size == 1 { "" } else { "s" }
+            )));
+        }
+        let mbase = match mbar {
+            Src::Addr { base, .. } => base,
+            _ => Base::Reg(0),
+        };
+        let m = effective_address(
+            Space::SharedCluster,
+            mbase,
+            read(self.frame, self.sc, mbar, l),
+            self.reg_bits,
+        );
+        let moff = match resolve(Space::SharedCluster, mbase, m, self.in_kernel) {
+            Phys::Shared(o) | Phys::Cluster(_, o) => o,
+            _ => {
+                return Err(fail(format!(
+                    "the mbarrier at {m:#x} is not in shared memory"
+                )))
+            }
+        };
+        if !m.is_multiple_of(8) {
+            return Err(fail(format!(
+                "the mbarrier at {m:#x} is not 8-byte aligned"
+            )));
+        }
+        let bytes = copy.data.len() as u64;
+        let ranks = (0..size).filter(|r| mask >> r & 1 != 0);
+        for r in ranks.clone() {
+            let end = copy.shared_offset + bytes.max(8) - 8;
+            sp.read(Phys::Cluster(r, end), 8, l).map_err(|e| {
+                fail(format!(
+                    "the block of {bytes} bytes at shared offset {:#x} of CTA rank {r}: {e}",
+                    copy.shared_offset
+                ))
+            })?;
+            let word = sp.read(Phys::Cluster(r, moff), 8, l)?;
+            mbarrier::check_initialised(word).map_err(|e| {
+                fail(format!(
+                    "{e} (mbarrier at shared offset {moff:#x} of CTA rank {r})"
+                ))
+            })?;
+        }
+        let mut data = Some(copy.data);
+        let last = ranks.clone().next_back();
+        for r in ranks {
+            let bytes = if Some(r) == last {
+                data.take().unwrap_or_default()
+            } else {
+                data.clone().unwrap_or_default()
+            };
+            let one = super::bulk::PendingBulkCopy {
+                id: copy.id,
+                shared_offset: cluster::cluster_address(r, copy.shared_offset),
+                mbarrier: cluster::cluster_address(r, moff),
+                data: bytes,
+                swizzle: copy.swizzle,
+                at: copy.at,
+            };
+            super::bulk::arrive_in(one, defer, pending, sp.shared, sp.cluster)?;
+        }
+        Ok(())
+    }
+}
+
+/// A `cp.async.bulk.shared::cluster.shared::cta` copy's lane, read and checked.
+struct PeerCopy {
+    /// The source's `.shared::cta` offset.
+    source: u64,
+    /// The destination and its mbarrier, `.shared::cluster`-encoded with their rank.
+    destination: u64,
+    mbarrier: u64,
+    /// True when the destination is another CTA's shared memory.
+    remote: bool,
+    data: Vec<u8>,
+}
+
+/// Reads lane `l`'s `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
+/// [dst], [src], size, [mbar]` (PTX ISA 8.0): the block at `src` in the executing CTA's
+/// shared memory, bound for `dst` in the shared memory of a CTA of the cluster (a `mapa`ed
+/// address, or the CTA's own), completing on `mbar`, which must be in the destination's
+/// CTA (the ISA's rule for this form). Sizes and addresses are multiples of 16 bytes.
+fn peer_bulk_copy(
+    sp: &Spaces<'_>,
+    frame: &Frame,
+    sc: &SpecialCtx,
+    srcs: &[Src],
+    l: usize,
+    reg_bits: &[u8],
+    in_kernel: bool,
+) -> Result<PeerCopy, ErrorKind> {
+    let fail = |m: String| ErrorKind::BulkCopy(m);
+    let [dst, src, size_src, mbar] = srcs[..] else {
+        return Err(fail("expected [dst], [src], size, [mbar]".into()));
+    };
+    let own = sp.cluster.map_or(0, |c| c.rank);
+    let base = |s: Src| match s {
+        Src::Addr { base, .. } => base,
+        _ => Base::Reg(0),
+    };
+    // A `.shared::cluster` address: its rank and offset within that CTA.
+    let cluster_side = |s: Src, what: &str| -> Result<(u64, u32, u64), ErrorKind> {
+        let b = base(s);
+        let a = effective_address(Space::SharedCluster, b, read(frame, sc, s, l), reg_bits);
+        match resolve(Space::SharedCluster, b, a, in_kernel) {
+            Phys::Shared(o) => Ok((a, own, o)),
+            Phys::Cluster(r, o) => Ok((a, r, o)),
+            _ => Err(fail(format!("the {what} at {a:#x} is not shared memory"))),
+        }
+    };
+    let size = read(frame, sc, size_src, l) as u32;
+    if size == 0 || !size.is_multiple_of(16) {
+        return Err(fail(format!(
+            "size {size} is not a positive multiple of 16 bytes"
+        )));
+    }
+    let (d, drank, doff) = cluster_side(dst, "destination")?;
+    let (m, mrank, moff) = cluster_side(mbar, "mbarrier")?;
+    let sb = base(src);
+    let a = effective_address(Space::Shared, sb, read(frame, sc, src, l), reg_bits);
+    let Phys::Shared(soff) = resolve(Space::Shared, sb, a, in_kernel) else {
+        return Err(fail(format!(
+            "the source at {a:#x} is not the CTA's shared memory"
+        )));
+    };
+    for (what, x) in [("destination", d), ("source", a)] {
+        if !x.is_multiple_of(16) {
+            return Err(fail(format!(
+                "the {what} address {x:#x} is not 16-byte aligned"
+            )));
+        }
+    }
+    if !m.is_multiple_of(8) {
+        return Err(fail(format!(
+            "the mbarrier at {m:#x} is not 8-byte aligned"
+        )));
+    }
+    if mrank != drank {
+        return Err(fail(format!(
+            "the mbarrier at {m:#x} is in CTA rank {mrank} of the cluster and the destination \
+             at {d:#x} in rank {drank}: they must be in the same CTA"
+        )));
+    }
+    let len = u64::from(size);
+    // Both ends in bounds and the mbarrier initialised before anything moves.
+    sp.read(Phys::Cluster(drank, doff + len - 8), 8, l)?;
+    let word = sp.read(Phys::Cluster(drank, moff), 8, l)?;
+    mbarrier::check_initialised(word).map_err(|e| {
+        fail(format!(
+            "{e} (mbarrier at shared offset {moff:#x} of CTA rank {drank})"
+        ))
+    })?;
+    let mut data = Vec::with_capacity(size as usize);
+    for k in (0..len).step_by(8) {
+        data.extend_from_slice(&sp.read(Phys::Shared(soff + k), 8, l)?.to_le_bytes());
+    }
+    Ok(PeerCopy {
+        source: soff,
+        destination: cluster::cluster_address(drank, doff),
+        mbarrier: cluster::cluster_address(drank, moff),
+        remote: drank != own,
+        data,
+    })
 }
 
 /// What the timing model learns of a bulk copy: a global load (to shared memory) or store

@@ -15,6 +15,7 @@
 //! the tensor (with the out-of-bounds fill) into its dense image, lands in 16-byte chunks
 //! at the addresses the tensor map's swizzle gives them ([`crate::tensor_map`]).
 
+use super::cluster::{self, ClusterMember};
 use super::mbarrier;
 use crate::error::ErrorKind;
 use crate::memory::FlatSpace;
@@ -25,27 +26,19 @@ use crate::tensor_map::swizzle_address;
 pub(crate) struct PendingBulkCopy {
     /// The step's [`super::WarpStep::bulk_copy`]: every lane's copy of one instruction.
     pub id: u32,
+    /// Where the bytes land: a `.shared::cta` offset of the issuing CTA, or a
+    /// `.shared::cluster` offset naming the destination CTA's rank
+    /// ([`cluster::cluster_address`]: multicast copies and copies into another CTA's
+    /// shared memory, which [`land_in`] lands there).
     pub shared_offset: u64,
-    /// The mbarrier's shared-memory offset.
+    /// The mbarrier's shared-memory offset (`.shared::cluster`-encoded like
+    /// `shared_offset`; always in the destination's CTA).
     pub mbarrier: u64,
     pub data: Vec<u8>,
     /// The tensor map's swizzle (0 for a non-tensor copy).
     pub swizzle: u32,
     /// The instruction (function index, pc), for errors at completion.
     pub at: (usize, u32),
-}
-
-impl PendingBulkCopy {
-    /// Lands the copy now ([`land`] of its bytes at its offset with its swizzle).
-    pub(super) fn land(&self, shared: &mut FlatSpace) -> Result<(), ErrorKind> {
-        land(
-            shared,
-            self.shared_offset,
-            &self.data,
-            self.swizzle,
-            self.mbarrier,
-        )
-    }
 }
 
 /// A global-to-shared copy (bulk or tensor) whose bytes have been read: kept in `pending`
@@ -57,11 +50,58 @@ pub(super) fn arrive(
     pending: &mut Vec<PendingBulkCopy>,
     shared: &mut FlatSpace,
 ) -> Result<(), ErrorKind> {
+    arrive_in(copy, defer, pending, shared, None)
+}
+
+/// [`arrive`] for a copy whose destination may be another CTA of the cluster `member`
+/// belongs to (`own` is the issuing CTA's shared memory, locked by the caller).
+pub(super) fn arrive_in(
+    copy: PendingBulkCopy,
+    defer: bool,
+    pending: &mut Vec<PendingBulkCopy>,
+    own: &mut FlatSpace,
+    member: Option<&ClusterMember>,
+) -> Result<(), ErrorKind> {
     if defer {
         pending.push(copy);
         Ok(())
     } else {
-        copy.land(shared)
+        land_in(&copy, own, member)
+    }
+}
+
+/// Lands `copy` in the CTA its offsets name: the issuing CTA's `own` shared memory, or
+/// another rank's of the cluster of `member` (locked here: the caller holds only its own
+/// rank's lock, as every distributed-shared-memory access does). A destination CTA that
+/// has exited is an error (its shared memory is gone).
+pub(super) fn land_in(
+    copy: &PendingBulkCopy,
+    own: &mut FlatSpace,
+    member: Option<&ClusterMember>,
+) -> Result<(), ErrorKind> {
+    let (rank, offset) = cluster::split_cluster_address(copy.shared_offset);
+    let (_, mbar) = cluster::split_cluster_address(copy.mbarrier);
+    match (rank, member) {
+        (Some(r), Some(m)) if r != m.rank => {
+            let exited = cluster::lock(&m.state.finished)
+                .get(r as usize)
+                .copied()
+                .unwrap_or(true);
+            let Some(memory) = m.state.shared.get(r as usize).filter(|_| !exited) else {
+                return Err(ErrorKind::BulkCopy(format!(
+                    "the copy's destination, CTA rank {r} of the cluster, has exited before \
+                     the copy landed (wait at the cluster barrier before exiting)"
+                )));
+            };
+            land(
+                &mut cluster::lock(memory),
+                offset,
+                &copy.data,
+                copy.swizzle,
+                mbar,
+            )
+        }
+        _ => land(own, offset, &copy.data, copy.swizzle, mbar),
     }
 }
 

@@ -1075,10 +1075,8 @@ impl<'e> Launch<'e> {
         };
         let mut copies = std::mem::take(&mut warp.bulk_copies);
         let mut result = Ok(());
-        let mut guard = cta
-            .cluster
-            .as_ref()
-            .map(|c| cluster::lock(&c.state.shared[c.rank as usize]));
+        let member = cta.cluster.as_ref();
+        let mut guard = member.map(|c| cluster::lock(&c.state.shared[c.rank as usize]));
         let shared = match guard.as_deref_mut() {
             Some(s) => s,
             None => &mut cta.shared,
@@ -1087,7 +1085,7 @@ impl<'e> Launch<'e> {
             if c.id != id || result.is_err() {
                 return true;
             }
-            if let Err(kind) = c.land(shared) {
+            if let Err(kind) = bulk::land_in(c, shared, member) {
                 result = Err((kind, c.at));
             }
             false

@@ -793,3 +793,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "wgmma_bank_tests.rs"]
+mod bank_tests;
