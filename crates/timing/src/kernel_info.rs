@@ -806,6 +806,21 @@ impl KernelInfo {
         at
     }
 
+    /// [`Self::issue_point`] and its instruction, with one lookup per instruction visited
+    /// (the scheduler's check under control bits needs both).
+    #[inline]
+    pub fn issue_inst(&self, func: FuncId, pc: InstId) -> (InstId, &InstInfo) {
+        let mut at = pc;
+        let mut ii = self.inst(func, at);
+        if self.folds {
+            while ii.hint.folded {
+                at = InstId(at.0 + 1);
+                ii = self.inst(func, at);
+            }
+        }
+        (at, ii)
+    }
+
     /// Source register operands of `inst` (guard predicate and address registers
     /// included; a register read by several operands appears once).
     #[inline]

@@ -29,6 +29,10 @@ pub(crate) enum Wait {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct DependenceCounters {
     count: [u16; COUNTERS as usize],
+    /// Bit `c`: counter `c` is not zero (kept with `count`, so that [`Self::wait`], asked
+    /// for every warp a scheduler considers, is one mask test instead of a loop over
+    /// the counters).
+    nonzero: u8,
     /// Bit `c`: counter `c` has a memory producer in flight.
     memory: u8,
     /// The warp may issue again from this cycle (the last stall count).
@@ -41,12 +45,7 @@ impl DependenceCounters {
     /// the hold runs out with time.
     #[inline]
     pub fn wait(&self, mask: u8, now: Cycle) -> Option<Wait> {
-        let mut held = 0u8;
-        for c in 0..COUNTERS {
-            if mask & (1 << c) != 0 && self.count[c as usize] != 0 {
-                held |= 1 << c;
-            }
-        }
+        let held = mask & self.nonzero;
         if held & self.memory != 0 {
             Some(Wait::Memory)
         } else if held != 0 {
@@ -65,6 +64,7 @@ impl DependenceCounters {
         if let Some(c) = bits.write_counter {
             let c = c % COUNTERS;
             self.count[c as usize] = self.count[c as usize].saturating_add(1);
+            self.nonzero |= 1 << c;
             if memory {
                 self.memory |= 1 << c;
             }
@@ -80,6 +80,7 @@ impl DependenceCounters {
         let n = &mut self.count[c as usize];
         *n = n.saturating_sub(1);
         if *n == 0 {
+            self.nonzero &= !(1 << c);
             self.memory &= !(1 << c);
         }
     }

@@ -1414,19 +1414,21 @@ impl Sm {
         // fetched: a warp waiting on a register is reported as such, not as a fetch wait.
         // Operands are looked up only when the scoreboard's memo does not answer (a warp
         // waiting on memory is checked again each time its SM is evaluated).
-        let (func, pc) = (warp.func, info.issue_point(warp.func, warp.pc));
-        if self.control_bits && info.control_bits {
+        let func = warp.func;
+        let ii = if self.control_bits && info.control_bits {
             // MICRO'25: the wait mask's counters and the stall count, no scoreboard.
             // A stall hold ends by an event (`HoldOver`) that bumps the epoch.
-            let mask = info.inst(func, pc).hint.control.wait_mask;
-            match warp.deps.wait(mask, now) {
+            let (_, ii) = info.issue_inst(func, warp.pc);
+            match warp.deps.wait(ii.hint.control.wait_mask, now) {
                 Some(dependence::Wait::Memory) => return Err(StallReason::Memory),
                 Some(dependence::Wait::Counter | dependence::Wait::Stall) => {
                     return Err(StallReason::Scoreboard)
                 }
                 None => {}
             }
+            ii
         } else {
+            let pc = info.issue_point(func, warp.pc);
             let key = u64::from(func.0) << 32 | u64::from(pc.0);
             let hazard = warp.scoreboard.check_memo(key, || {
                 let ii = info.inst(func, pc);
@@ -1437,9 +1439,9 @@ impl Sm {
                 Hazard::Long => return Err(StallReason::Memory),
                 Hazard::None => {}
             }
-        }
+            info.inst(func, pc)
+        };
         let warp = &self.warps[w as usize];
-        let ii = info.inst(func, pc);
         if ii.async_copy == AsyncCopyRole::Wait && warp.async_copies > 0 {
             return Err(StallReason::Memory);
         }
