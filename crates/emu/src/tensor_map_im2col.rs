@@ -84,7 +84,7 @@ impl TensorMap {
         .into_iter()
         .enumerate()
         {
-            for i in 0..spatial {
+            for (i, corner) in corners[k].iter_mut().enumerate().take(spatial) {
                 let v = src.get(i).copied().unwrap_or(0);
                 if !(-limit..limit).contains(&v) {
                     return Err(format!(
@@ -93,7 +93,7 @@ impl TensorMap {
                         limit - 1
                     ));
                 }
-                corners[k][i] = v;
+                *corner = v;
             }
         }
         // The box of the tiled checks: channels by pixels (channels within 1..256, their
@@ -147,13 +147,13 @@ impl TensorMap {
         let lo = |s: usize| i64::from(ic.lower[s]);
         let hi = |s: usize| dim(s + 1) - 1 + i64::from(ic.upper[s]);
         let mut base = [0i64; 3];
-        for s in 0..spatial {
-            base[s] = i64::from(coords.get(s + 1).copied().unwrap_or(0));
-            if base[s] < lo(s) || base[s] > hi(s) {
+        for (s, b) in base.iter_mut().enumerate().take(spatial) {
+            *b = i64::from(coords.get(s + 1).copied().unwrap_or(0));
+            if *b < lo(s) || *b > hi(s) {
                 return Err(format!(
                     "the filter base {} in dimension {} is outside the bounding box {}..={} \
                      (the ISA: it must lie within it)",
-                    base[s],
+                    *b,
                     s + 1,
                     lo(s),
                     hi(s)
@@ -172,8 +172,8 @@ impl TensorMap {
             if inside {
                 addr = addr.wrapping_add(n as u64 * self.strides[rank - 1]);
             }
-            for s in 0..spatial {
-                let p = base[s] + i64::from(offsets.get(s).copied().unwrap_or(0));
+            for (s, b) in base.iter().enumerate().take(spatial) {
+                let p = b + i64::from(offsets.get(s).copied().unwrap_or(0));
                 if (0..dim(s + 1)).contains(&p) {
                     addr = addr.wrapping_add(p as u64 * self.strides[s + 1]);
                 } else {
@@ -263,6 +263,7 @@ mod tests {
     use super::*;
 
     /// An NHWC tensor of u16 elements: C channels, W x H pixels, N images, packed.
+    #[allow(clippy::too_many_arguments)]
     fn nhwc(
         c: u64,
         w: u64,
