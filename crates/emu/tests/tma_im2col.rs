@@ -7,49 +7,7 @@
 use emu::tensor_map::TensorMap;
 use emu::{Emulator, LaunchConfig};
 
-const KERNEL: &str = r#"
-.version 8.0
-.target sm_90
-.address_size 64
-
-.visible .entry im2col(.param .align 64 .b8 map[128], .param .u64 pout, .param .u32 pc,
-    .param .u32 pw, .param .u32 ph, .param .u32 pn, .param .u16 pos, .param .u16 por)
-{
-  .reg .pred %p<4>;
-  .reg .b16 %rs<4>;
-  .reg .b32 %r<16>;
-  .reg .b64 %rd<8>;
-  .shared .align 128 .b8 col[512];
-  .shared .align 8 .b64 bar;
-  ld.param.u64 %rd1, [pout];
-  cvta.to.global.u64 %rd1, %rd1;
-  mov.u32 %r1, %tid.x;
-  setp.eq.u32 %p1, %r1, 0;
-  @!%p1 bra WAIT;
-  ld.param.u32 %r2, [pc];
-  ld.param.u32 %r3, [pw];
-  ld.param.u32 %r4, [ph];
-  ld.param.u32 %r5, [pn];
-  ld.param.u16 %rs1, [pos];
-  ld.param.u16 %rs2, [por];
-  mbarrier.init.shared::cta.b64 [bar], 1;
-  mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 512;
-  cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [col], [map, {%r2, %r3, %r4, %r5}], [bar], {%rs1, %rs2};
-WAIT:
-  bar.sync 0;
-TRY:
-  mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;
-  @!%p2 bra TRY;
-  mov.u32 %r6, col;
-  shl.b32 %r7, %r1, 4;
-  add.u32 %r8, %r6, %r7;
-  ld.shared.v4.u32 {%r9, %r10, %r11, %r12}, [%r8];
-  mul.wide.u32 %rd2, %r1, 16;
-  add.s64 %rd3, %rd1, %rd2;
-  st.global.v4.u32 [%rd3], {%r9, %r10, %r11, %r12};
-  ret;
-}
-"#;
+const KERNEL: &str = include_str!("data/modern/tma_im2col.sm90.ptx");
 
 /// The NHWC tensor: 16 channels of u16, 6 x 5 pixels, 2 images; element i holds i + 1.
 const C: i64 = 16;
