@@ -16,6 +16,7 @@ pub mod memory;
 pub mod module;
 pub mod semantics;
 pub mod tensor_map;
+pub mod tensor_map_im2col;
 pub mod texture;
 
 use std::io::Write;

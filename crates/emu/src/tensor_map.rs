@@ -56,6 +56,8 @@ pub struct TensorMap {
     pub l2_promotion: u32,
     /// `CUtensorMapFloatOOBfill`: 0 zeros, 1 NaN.
     pub oob_fill: u32,
+    /// A map of `cuTensorMapEncodeIm2col` (`crate::tensor_map_im2col`); `None` when tiled.
+    pub im2col: Option<crate::tensor_map_im2col::Im2col>,
 }
 
 /// An element of a box: its byte offset in the box's dense shared-memory image and its
@@ -95,6 +97,7 @@ impl TensorMap {
             swizzle,
             l2_promotion,
             oob_fill,
+            im2col: None,
         };
         let n = rank as usize;
         if (1..=5).contains(&rank) {
@@ -131,6 +134,11 @@ impl TensorMap {
 
     /// The bytes one copy moves (what it completes on the mbarrier).
     pub fn box_bytes(&self) -> u64 {
+        if let Some(ic) = self.im2col {
+            return u64::from(ic.channels_per_pixel)
+                * u64::from(ic.pixels_per_column)
+                * u64::from(self.element_size());
+        }
         (0..self.rank as usize)
             .map(|i| self.box_count(i))
             .product::<u64>()
@@ -308,6 +316,7 @@ impl TensorMap {
             b[96 + 2 * i..98 + 2 * i].copy_from_slice(&(self.box_dims[i] as u16).to_le_bytes());
             b[106 + i] = self.element_strides[i] as u8;
         }
+        crate::tensor_map_im2col::encode(self, &mut b);
         b
     }
 
@@ -334,6 +343,7 @@ impl TensorMap {
             swizzle: u32::from(b[7]),
             l2_promotion: u32::from(b[8]),
             oob_fill: u32::from(b[9]),
+            im2col: None,
         };
         for i in 0..5 {
             m.dims[i] = u64_at(24 + 8 * i);
@@ -343,6 +353,8 @@ impl TensorMap {
             m.box_dims[i] = u32::from(u16::from_le_bytes([b[96 + 2 * i], b[97 + 2 * i]]));
             m.element_strides[i] = u32::from(b[106 + i]);
         }
+        crate::tensor_map_im2col::decode(&mut m, b)
+            .map_err(|e| format!("the tensor map is corrupt: {e}"))?;
         m.check()
             .map_err(|e| format!("the tensor map is corrupt: {e}"))?;
         Ok(m)

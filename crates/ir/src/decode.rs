@@ -187,6 +187,18 @@ enum Kind {
 }
 
 /// `mMnNkK`: a matrix shape modifier.
+/// `.and.popc` or `.xor.popc`, which a single-bit `mma` must name (PTX ISA "mma":
+/// `.bitOp.popc`, `.bitOp = {.xor, .and}`).
+fn mma_bit_op(m: &mut Mods<'_>) -> Result<MmaBitOp> {
+    let op = m.pick(&[(Flag::And, MmaBitOp::And), (Flag::Xor, MmaBitOp::Xor)]);
+    match (op, m.flag(Flag::Popc)) {
+        (Some(op), true) => Ok(op),
+        _ => Err(DecodeError::new(
+            "'mma' with .b1 inputs needs .and.popc or .xor.popc after its types",
+        )),
+    }
+}
+
 fn is_shape(o: &str) -> bool {
     let rest = match o.strip_prefix('m') {
         Some(r) => r,
@@ -676,6 +688,13 @@ impl FnLower<'_, '_> {
     /// `self.dsts`/`self.srcs`.
     pub(crate) fn decode(&mut self, inst: &ast::Instruction) -> Result<Op> {
         let mut m = Mods::new(inst)?;
+        // `.b1` is a type of mma's A and B only; refused here for every other opcode.
+        if inst.opcode != Opcode::Mma && inst.modifiers.contains(&Modifier::Type(B1)) {
+            return Err(DecodeError::new(format!(
+                "type .b1 is not supported by '{}' (only mma's A and B are .b1)",
+                inst.opcode
+            )));
+        }
         let op = self.decode_op(inst, &mut m)?;
         m.finish()?;
         Ok(op)
@@ -1647,6 +1666,9 @@ impl FnLower<'_, '_> {
                     MmaShape::M8n8k4,
                     MmaShape::M8n8k16,
                     MmaShape::M8n8k32,
+                    MmaShape::M8n8k128,
+                    MmaShape::M16n8k128,
+                    MmaShape::M16n8k256,
                 ],
             )?
         };
@@ -1698,13 +1720,14 @@ impl FnLower<'_, '_> {
             // PTX ISA 8.4 (m16n8k32, sm_89) and 8.7 (m16n8k16, f16 accumulators).
             E4m3 | E5m2 if !wmma => (&[S::M16n8k16, S::M16n8k32], &[F16, F32]),
             F64 if !wmma => (&[S::M8n8k4], &[F64]),
+            B1 if !wmma => (&[S::M8n8k128, S::M16n8k128, S::M16n8k256], &[S32]),
             _ => {
                 return Err(DecodeError::new(format!(
                     "type .{ab_ty} is not supported by '{name}' (supported: .f16, .bf16{})",
                     if wmma {
                         ""
                     } else {
-                        ", .tf32, .s8, .u8, .s4, .u4, .e4m3, .e5m2, .f64"
+                        ", .tf32, .s8, .u8, .s4, .u4, .e4m3, .e5m2, .f64, .b1"
                     }
                 )))
             }
@@ -1733,6 +1756,11 @@ impl FnLower<'_, '_> {
                 "'{name}' with .{ab_ty} inputs does not take .satfinite"
             )));
         }
+        let bit_op = if ab_ty == B1 {
+            Some(mma_bit_op(m)?)
+        } else {
+            None
+        };
         let op = MmaOp {
             wmma,
             shape,
@@ -1743,6 +1771,7 @@ impl FnLower<'_, '_> {
             b_ty,
             c_ty,
             satfinite,
+            bit_op,
         };
         self.need_count(inst, 4)?;
         let [na, nb, nc, nd] = op.regs();
@@ -2390,11 +2419,10 @@ impl FnLower<'_, '_> {
         inst: &ast::Instruction,
         m: &mut Mods<'_>,
     ) -> Result<Op> {
-        const NOT_MODELLED: [(&str, &str); 8] = [
-            ("im2col", "im2col mode"),
-            ("im2col::w", "im2col mode"),
-            ("im2col::w::128", "im2col mode"),
-            ("im2col_no_offs", "im2col mode"),
+        const NOT_MODELLED: [(&str, &str); 7] = [
+            ("im2col::w", "im2col::w mode"),
+            ("im2col::w::128", "im2col::w::128 mode"),
+            ("im2col_no_offs", "im2col mode without offsets"),
             ("tile::gather4", "gather4 mode"),
             ("tile::scatter4", "scatter4 mode"),
             ("cta_group::1", "CTA-pair copies (sm_100)"),
@@ -2404,7 +2432,7 @@ impl FnLower<'_, '_> {
             if m.other(q) {
                 return Err(DecodeError::new(format!(
                     "'cp.async.bulk.tensor' with .{q} is not supported ({what}; regsim \
-                     models tile mode)"
+                     models tile and im2col modes)"
                 )));
             }
         }
@@ -2414,10 +2442,23 @@ impl FnLower<'_, '_> {
             .ok_or_else(|| {
                 DecodeError::new("'cp.async.bulk.tensor' needs a dimension (.1d to .5d)")
             })?;
-        m.other("tile");
+        let im2col = m.other("im2col");
+        if !im2col {
+            m.other("tile");
+        }
         let (direction, mbarrier, hints) = bulk_direction(inst, m, "cp.async.bulk.tensor")?;
         let multicast = direction.multicast();
-        let n = 2 + usize::from(mbarrier) + usize::from(multicast) + usize::from(hints.cache_hint);
+        if im2col && (!mbarrier || dims < 3) {
+            return Err(DecodeError::new(
+                "'cp.async.bulk.tensor' with .im2col copies a 3- to 5-D tensor from global \
+                 to shared memory (.shared::cluster.global.mbarrier::complete_tx::bytes)",
+            ));
+        }
+        let n = 2
+            + usize::from(mbarrier)
+            + usize::from(im2col)
+            + usize::from(multicast)
+            + usize::from(hints.cache_hint);
         self.need_count(inst, n)?;
         let to_shared = mbarrier;
         let (map_op, shared_op) = if to_shared {
@@ -2461,13 +2502,19 @@ impl FnLower<'_, '_> {
             let b = self.address(&inst.operands[2])?;
             self.srcs.push(b);
         }
+        // PTX ISA order: [dst], [map, coords], [mbar] {, im2colOffsets} {, ctaMask}
+        // {, cache-policy}.
+        if im2col {
+            self.im2col_offsets(&inst.operands[3], dims)?;
+        }
         if multicast {
-            self.cta_mask_operand(&inst.operands[3])?;
+            self.cta_mask_operand(&inst.operands[3 + usize::from(im2col)])?;
         }
         self.cache_policy_operand(inst, hints)?;
         Ok(Op::CpAsyncBulkTensor(CpAsyncBulkTensor {
             direction,
             dims,
+            im2col,
             hints,
         }))
     }
@@ -2485,6 +2532,34 @@ impl FnLower<'_, '_> {
         }
         let mask = self.src(op, B16, Fit::Exact)?;
         self.srcs.push(mask);
+        Ok(())
+    }
+
+    /// The im2col offsets of a `.Nd` tensor copy: a vector of `N - 2` 16-bit values
+    /// (registers or constants), W first (PTX ISA "cp.async.bulk.tensor": `im2colInfo`).
+    fn im2col_offsets(&mut self, op: &ast::Operand, dims: u8) -> Result<()> {
+        let want = usize::from(dims) - 2;
+        let ast::Operand::Vector(items, span) = op else {
+            return Err(DecodeError::at(
+                op.span(),
+                format!(
+                    "'cp.async.bulk.tensor.{dims}d.im2col' needs {want} im2col offsets in braces"
+                ),
+            ));
+        };
+        if items.len() != want {
+            return Err(DecodeError::at(
+                *span,
+                format!(
+                    "'cp.async.bulk.tensor.{dims}d.im2col' needs {want} im2col offsets, found {}",
+                    items.len()
+                ),
+            ));
+        }
+        for item in items {
+            let o = self.src(item, B16, Fit::Exact)?;
+            self.srcs.push(o);
+        }
         Ok(())
     }
 

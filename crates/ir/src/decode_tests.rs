@@ -734,8 +734,8 @@ fn rejected_instructions_name_the_problem() {
             "unsupported shape '.m32n8k16' on 'wmma' (supported: .m16n16k16)",
         ),
         (
-            "mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.and.popc {%r0, %r1}, {%r2}, {%r3}, {%r0, %r1};",
-            "unsupported shape '.m8n8k128' on 'mma' (supported: .m16n8k16, .m16n8k8, .m16n8k4, .m16n8k32, .m16n8k64, .m8n8k4, .m8n8k16, .m8n8k32)",
+            "mma.sync.aligned.m8n8k256.row.col.s32.b1.b1.s32.and.popc {%r0, %r1}, {%r2}, {%r3}, {%r0, %r1};",
+            "unsupported shape '.m8n8k256' on 'mma' (supported: .m16n8k16, .m16n8k8, .m16n8k4, .m16n8k32, .m16n8k64, .m8n8k4, .m8n8k16, .m8n8k32, .m8n8k128, .m16n8k128, .m16n8k256)",
         ),
         (
             "mma.sync.aligned.m16n8k16.row.col.s32.e4m3.e4m3.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%r6}, {%r0, %r1, %r2, %r3};",
@@ -1042,6 +1042,7 @@ fn matrix_instructions_decode_with_every_fragment_register() {
             b_ty: ScalarType::Bf16,
             c_ty: ScalarType::F32,
             satfinite: false,
+            bit_op: None,
         })
     );
     let k8 = "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%r0, %r1}, {%r2, %r3}, {%r4}, {%r5, %r6};";
@@ -1213,7 +1214,23 @@ fn mma_tf32_integer_and_f64_shapes() {
             "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd0, %fd1}, {%fd2}, {%fd3}, {%fd0, %fd1};",
             "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd0, %fd1}, {%fd2}, {%fd3}, {%fd0, %fd1};",
         ),
+        (
+            "mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc {%r0, %r1}, {%r4}, {%r6}, {%r0, %r1};",
+            "mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc {%r0, %r1}, {%r4}, {%r6}, {%r0, %r1};",
+        ),
+        (
+            "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%s0, %s1}, {%r0, %r1, %r2, %r3};",
+            "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%s0, %s1}, {%r0, %r1, %r2, %r3};",
+        ),
     ]);
+    let Op::Mma(o) = op_of(
+        "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%s0, %s1}, {%r0, %r1, %r2, %r3};",
+    ) else {
+        panic!("not an mma")
+    };
+    // A: 4 registers of 32 bits, B: 2, C and D: 4 s32.
+    assert_eq!(o.regs(), [4, 2, 4, 4]);
+    assert_eq!(o.bit_op, Some(MmaBitOp::Xor));
     let Op::Mma(o) = op_of(
         "mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%r6}, {%r0, %r1, %r2, %r3};",
     ) else {
@@ -1235,8 +1252,8 @@ fn mma_tf32_integer_and_f64_shapes() {
             "does not support .f32 D with .s32 C",
         ),
         (
-            "mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc {%r0, %r1}, {%r4}, {%r6}, {%r0, %r1};",
-            "unsupported shape '.m8n8k128'",
+            "mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%r6}, {%r0, %r1, %r2, %r3};",
+            "'mma' with .b1 inputs needs .and.popc or .xor.popc after its types",
         ),
         (
             "mma.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32 {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%r0, %r1}, {%r0, %r1, %r2, %r3};",
@@ -1497,8 +1514,8 @@ fn tensor_copy_forms_and_their_errors() {
             "needs 2 coordinates, found 1",
         ),
         (
-            "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3, %r5}], [%r4], {%rs1};",
-            ".im2col is not supported",
+            "cp.async.bulk.tensor.3d.shared::cluster.global.im2col::w.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3, %r5}], [%r4], {%h1, %h2};",
+            ".im2col::w is not supported",
         ),
         (
             "cp.async.bulk.tensor.2d.global.shared::cta.mbarrier::complete_tx::bytes [%rd1, {%r2, %r3}], [%r4], [%r5];",
@@ -1581,4 +1598,25 @@ fn bulk_copy_forms_and_their_errors() {
         let e = error_of(inst);
         assert!(e.contains(want), "{inst}: {e}");
     }
+}
+
+#[test]
+fn im2col_tensor_copies_round_trip() {
+    check_all(&[
+        (
+            "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3, %r5}], [%r4], {%h1};",
+            "cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3, %r5}], [%r4], {%h1};",
+        ),
+        (
+            "cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint [%r1], [%rd1, {%r2, %r3, %r5, %r6, %r7}], [%r4], {%h1, 2, %h3}, %rd2;",
+            "cp.async.bulk.tensor.5d.shared::cta.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint [%r1], [%rd1, {%r2, %r3, %r5, %r6, %r7}], [%r4], {%h1, 2, %h3}, %rd2;",
+        ),
+    ]);
+    let Op::CpAsyncBulkTensor(c) = op_of(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3, %r5, %r6}], [%r4], {%h1, %h2};",
+    ) else {
+        panic!("not a tensor copy")
+    };
+    assert!(c.im2col);
+    assert_eq!(exec_class(&Op::CpAsyncBulkTensor(c)), ExecClass::Load);
 }

@@ -576,7 +576,7 @@ impl<'a, 'm> FnLower<'a, 'm> {
     }
 
     fn reg_decl(&mut self, d: &ast::RegDecl) {
-        if matches!(d.ty, ScalarType::S4 | ScalarType::U4) {
+        if matches!(d.ty, ScalarType::S4 | ScalarType::U4 | ScalarType::B1) {
             self.func_error(
                 d.span,
                 d.span,
@@ -821,6 +821,13 @@ pub(crate) fn layout_variable(
         ast::VariableType::Scalar(t) => Some(t),
         _ => None,
     };
+    if scalar == Some(ScalarType::B1) {
+        return Err((
+            decl.span,
+            "variables of type .b1 are not supported (.b1 is a type of mma's inputs only)"
+                .to_string(),
+        ));
+    }
     // Texture, sampler and surface references are 64-bit handles.
     let scalar_size = scalar.map_or(8, scalar_bytes);
     let lanes = decl.vector.map_or(1, |v| v.lanes()) as u64;

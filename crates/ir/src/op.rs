@@ -677,6 +677,9 @@ pub struct CpAsyncBulkTensor {
     pub direction: BulkCopyDirection,
     /// 1 to 5.
     pub dims: u8,
+    /// `.im2col` (global to shared memory, 3 to 5 dimensions): the sources after the
+    /// mbarrier hold `dims - 2` 16-bit im2col offsets (W first); else `.tile`.
+    pub im2col: bool,
     pub hints: MemHints,
 }
 
@@ -701,6 +704,12 @@ pub enum MmaShape {
     M8n8k16,
     /// `mma.sync` `.m8n8k32` (4-bit integers).
     M8n8k32,
+    /// `mma.sync` `.m8n8k128` (single-bit inputs).
+    M8n8k128,
+    /// `mma.sync` `.m16n8k128` (single-bit inputs).
+    M16n8k128,
+    /// `mma.sync` `.m16n8k256` (single-bit inputs).
+    M16n8k256,
 }
 
 impl MmaShape {
@@ -715,6 +724,9 @@ impl MmaShape {
             MmaShape::M8n8k4 => "m8n8k4",
             MmaShape::M8n8k16 => "m8n8k16",
             MmaShape::M8n8k32 => "m8n8k32",
+            MmaShape::M8n8k128 => "m8n8k128",
+            MmaShape::M16n8k128 => "m16n8k128",
+            MmaShape::M16n8k256 => "m16n8k256",
         }
     }
 
@@ -730,6 +742,9 @@ impl MmaShape {
             MmaShape::M8n8k4 => (8, 8, 4),
             MmaShape::M8n8k16 => (8, 8, 16),
             MmaShape::M8n8k32 => (8, 8, 32),
+            MmaShape::M8n8k128 => (8, 8, 128),
+            MmaShape::M16n8k128 => (16, 8, 128),
+            MmaShape::M16n8k256 => (16, 8, 256),
         }
     }
 }
@@ -834,6 +849,27 @@ pub struct MmaOp {
     pub c_ty: ScalarType,
     /// `.satfinite` (integer types): D saturates to the s32 range instead of wrapping.
     pub satfinite: bool,
+    /// `.and.popc` / `.xor.popc` of single-bit (`.b1`) inputs; `None` for every other type.
+    pub bit_op: Option<MmaBitOp>,
+}
+
+/// What a single-bit `mma` does in place of multiplying (PTX ISA "mma": `D = C +
+/// popc(A-row op B-column)` over K bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MmaBitOp {
+    /// `.and.popc` (sm_80).
+    And,
+    /// `.xor.popc` (sm_75).
+    Xor,
+}
+
+impl MmaBitOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MmaBitOp::And => "and",
+            MmaBitOp::Xor => "xor",
+        }
+    }
 }
 
 impl MmaOp {
@@ -1669,8 +1705,9 @@ impl TargetNeed {
 }
 
 impl Op {
-    /// The `.target` the instruction needs, for the tensor-core, asynchronous-copy and
-    /// cluster forms the PTX ISA's "Target ISA notes" restrict beyond sm_70. The table
+    /// The `.target` the instruction needs, for the tensor-core, asynchronous-copy,
+    /// cluster and half-precision atomic forms the PTX ISA's "Target ISA notes" restrict
+    /// (most beyond sm_70; the `.f16x2` atomics from sm_60). The table
     /// was read from the ISA and checked form by form against ptxas 12.9, which refuses
     /// each one below the target given here ("Feature ... requires .target sm_NN or
     /// higher"). `None`: any target.
@@ -1682,6 +1719,16 @@ impl Op {
                 let fp8 = matches!(m.ab_ty, T::E4m3 | T::E5m2);
                 match (m.shape, m.ab_ty) {
                     _ if fp8 => need(89, "mma with an fp8 (.e4m3/.e5m2) type"),
+                    // ptxas 12.9: "Feature '.b1' requires .target sm_75", "Modifier '.and'
+                    // on 'mma' requires .target sm_80", "Feature '.m16n8k128' requires
+                    // .target sm_80".
+                    (MmaShape::M8n8k128, _) if m.bit_op == Some(MmaBitOp::Xor) => {
+                        need(75, "mma with .b1 inputs")
+                    }
+                    (_, T::B1) if m.bit_op == Some(MmaBitOp::And) => {
+                        need(80, "mma with .b1 inputs and .and.popc")
+                    }
+                    (_, T::B1) => need(80, "mma.m16n8k128/m16n8k256 with .b1 inputs"),
                     (MmaShape::M16n8k8, T::F16) => need(75, "mma.m16n8k8 with .f16"),
                     (MmaShape::M8n8k16 | MmaShape::M8n8k32, _) => {
                         need(75, "mma.m8n8k16/m8n8k32 (8- and 4-bit integers)")
@@ -1694,6 +1741,25 @@ impl Op {
                 T::F16 => return None,
                 T::S8 | T::U8 => need(72, "wmma with 8-bit integers"),
                 _ => need(80, "wmma with .bf16, .tf32 or .f64"),
+            },
+            // `.shared::cluster` addresses (ptxas 12.9: "Feature '::cluster' requires
+            // .target sm_90 or higher" for ld, st, atom, red, cvta and isspacep alike).
+            Op::Ld(a) | Op::Ldu(a) | Op::St(a) if a.space == Space::SharedCluster => {
+                need(90, "ld/st on .shared::cluster")
+            }
+            Op::Cvta { space, .. } | Op::Isspacep { space } if *space == Space::SharedCluster => {
+                need(90, "cvta/isspacep with .shared::cluster")
+            }
+            Op::Atom(a) | Op::Red(a) => match (a.space, a.ty) {
+                (Space::SharedCluster, _) => need(90, "atom/red on .shared::cluster"),
+                // ptxas 12.9: "Instruction 'atom.add.bf16x2.global' requires .target
+                // sm_90", the same for .bf16 and for red; .f16 add and 16-bit cas sm_70,
+                // .f16x2 add sm_60.
+                (_, T::Bf16 | T::Bf16x2) => need(90, "atom/red add with .bf16 or .bf16x2"),
+                (_, T::F16) => need(70, "atom/red add with .f16"),
+                (_, T::B16) => need(70, "atom.cas with .b16"),
+                (_, T::F16x2) => need(60, "atom/red add with .f16x2"),
+                _ => return None,
             },
             Op::Ldmatrix(_) => need(75, "ldmatrix"),
             Op::Movmatrix => need(75, "movmatrix"),
@@ -2261,7 +2327,8 @@ impl fmt::Display for Op {
                     m.push(q);
                 }
                 let (dst, src, completion) = c.direction.qualifiers();
-                for q in [dst, src, "tile", completion] {
+                let mode = if c.im2col { "im2col" } else { "tile" };
+                for q in [dst, src, mode, completion] {
                     m.push(q);
                 }
                 if c.direction.multicast() {
@@ -2318,6 +2385,10 @@ impl fmt::Display for Op {
                     m.ty(o.b_ty);
                 }
                 m.ty(o.c_ty);
+                if let Some(b) = o.bit_op {
+                    m.push(b.as_str());
+                    m.push("popc");
+                }
             }
             Op::Mbarrier(b) => {
                 match b.kind {

@@ -281,7 +281,18 @@ pub fn inst_to_string(program: Option<&Program>, f: &Function, inst: &Inst) -> S
                 out.push_str(", ");
                 out.push_str(&tensor);
             }
-            for e in rest {
+            // im2col: the mbarrier, then the offsets as a vector.
+            let offsets = if c.im2col { n.saturating_sub(2) } else { 0 };
+            let (head, tail) = rest.split_at(rest.len().min(1));
+            for e in head {
+                out.push_str(", ");
+                write_operand(&mut out, p, f, e, imm_ty);
+            }
+            if offsets > 0 && tail.len() >= offsets {
+                out.push_str(", ");
+                vector(&mut out, &tail[..offsets]);
+            }
+            for e in &tail[offsets.min(tail.len())..] {
                 out.push_str(", ");
                 write_operand(&mut out, p, f, e, imm_ty);
             }

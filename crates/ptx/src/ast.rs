@@ -440,6 +440,9 @@ pub enum ScalarType {
     F64,
     S4,
     U4,
+    /// `.b1`: single-bit elements, only in `mma`'s A and B types (PTX ISA "mma",
+    /// `.s32.b1.b1.s32.{and,xor}.popc`); no register or variable has this type.
+    B1,
     Pred,
 }
 
@@ -700,6 +703,7 @@ impl ScalarType {
             F64 => "f64",
             S4 => "s4",
             U4 => "u4",
+            B1 => "b1",
             Pred => "pred",
         }
     }
@@ -731,6 +735,7 @@ impl ScalarType {
             "f64" => F64,
             "s4" => S4,
             "u4" => U4,
+            "b1" => B1,
             "pred" => Pred,
             _ => return None,
         })
@@ -740,7 +745,7 @@ impl ScalarType {
     pub fn bits(self) -> u32 {
         use ScalarType::*;
         match self {
-            Pred => 1,
+            Pred | B1 => 1,
             S4 | U4 => 4,
             S8 | U8 | B8 | E4m3 | E5m2 => 8,
             S16 | U16 | B16 | F16 | Bf16 => 16,

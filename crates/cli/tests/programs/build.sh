@@ -24,6 +24,8 @@ nvcc -O2 -arch=sm_70 unsupported_api.cu -o bin/static_cudart
 # __cluster_dims__ (sm_90): nvcc 11.8 emits .explicitcluster and .reqnctapercluster for it
 # (clang-19 ignores the attribute).
 nvcc -O2 -arch=sm_90 -cudart shared cluster_dims.cu -o bin/cluster_dims
+# Single-bit tensor-core products (mma.sync .b1 and/xor popc, sm_80), inline PTX.
+nvcc -O2 -arch=sm_80 -cudart shared mma_b1.cu -o bin/mma_b1
 # A driver-API program (host code only; it loads its kernel as PTX text at run time).
 g++ -O2 -x c++ driver_api.cu -lcuda -o bin/driver_api
 # Issue 26: a driver-API launcher of any PTX file at any size (plain C, dlopen: no CUDA needed).

@@ -64,7 +64,11 @@ fn cu_call(
     // the runtime has initialised the driver.
     let needs_init = !matches!(
         name,
-        "cuInit" | "cuDriverGetVersion" | "cuTensorMapEncodeTiled" | "cuTensorMapReplaceAddress"
+        "cuInit"
+            | "cuDriverGetVersion"
+            | "cuTensorMapEncodeTiled"
+            | "cuTensorMapEncodeIm2col"
+            | "cuTensorMapReplaceAddress"
     );
     if needs_init && !INITIALIZED.load(Ordering::SeqCst) {
         return 3; // CUDA_ERROR_NOT_INITIALIZED
@@ -477,15 +481,17 @@ pub extern "C" fn cuGetErrorName(code: CUresult, out: *const *const c_char) -> C
 // ----- tensor maps (TMA) --------------------------------------------------------------------
 
 /// `len` values at `p`, or the error naming the null argument.
-unsafe fn tensor_map_array<'a, T>(p: *const T, len: usize, what: &str) -> CudaResult<&'a [T]> {
+unsafe fn tensor_map_array<'a, T>(
+    func: &str,
+    p: *const T,
+    len: usize,
+    what: &str,
+) -> CudaResult<&'a [T]> {
     if len == 0 {
         return Ok(&[]);
     }
     if p.is_null() {
-        return Err(tensor_map_error(
-            "cuTensorMapEncodeTiled",
-            &format!("{what} is null"),
-        ));
+        return Err(tensor_map_error(func, &format!("{what} is null")));
     }
     // SAFETY: the API's contract: the array holds one value per dimension.
     Ok(unsafe { std::slice::from_raw_parts(p, len) })
@@ -528,10 +534,10 @@ cu_fn!(fn cuTensorMapEncodeTiled(_rt, tensor_map: *mut u8, data_type: c_uint, ra
         data_type,
         rank,
         global_address as u64,
-        tensor_map_array(global_dim, n, "globalDim")?,
-        tensor_map_array(global_strides, n.saturating_sub(1), "globalStrides")?,
-        tensor_map_array(box_dim, n, "boxDim")?,
-        tensor_map_array(element_strides, n, "elementStrides")?,
+        tensor_map_array("cuTensorMapEncodeTiled", global_dim, n, "globalDim")?,
+        tensor_map_array("cuTensorMapEncodeTiled", global_strides, n.saturating_sub(1), "globalStrides")?,
+        tensor_map_array("cuTensorMapEncodeTiled", box_dim, n, "boxDim")?,
+        tensor_map_array("cuTensorMapEncodeTiled", element_strides, n, "elementStrides")?,
         interleave,
         swizzle,
         l2_promotion,
@@ -539,6 +545,28 @@ cu_fn!(fn cuTensorMapEncodeTiled(_rt, tensor_map: *mut u8, data_type: c_uint, ra
     )
     .map_err(|e| tensor_map_error("cuTensorMapEncodeTiled", &e))?;
     write_tensor_map("cuTensorMapEncodeTiled", tensor_map, &map)
+});
+// An im2col map (emu::tensor_map_im2col): the corners hold rank - 2 values, W first.
+cu_fn!(fn cuTensorMapEncodeIm2col(_rt, tensor_map: *mut u8, data_type: c_uint, rank: c_uint, global_address: *mut c_void, global_dim: *const u64, global_strides: *const u64, lower_corner: *const c_int, upper_corner: *const c_int, channels_per_pixel: c_uint, pixels_per_column: c_uint, element_strides: *const c_uint, interleave: c_uint, swizzle: c_uint, l2_promotion: c_uint, oob_fill: c_uint) {
+    let n = if (3..=5).contains(&rank) { rank as usize } else { 0 };
+    let map = emu::tensor_map::TensorMap::im2col(
+        data_type,
+        rank,
+        global_address as u64,
+        tensor_map_array("cuTensorMapEncodeIm2col", global_dim, n, "globalDim")?,
+        tensor_map_array("cuTensorMapEncodeIm2col", global_strides, n.saturating_sub(1), "globalStrides")?,
+        tensor_map_array("cuTensorMapEncodeIm2col", lower_corner, n.saturating_sub(2), "pixelBoxLowerCorner")?,
+        tensor_map_array("cuTensorMapEncodeIm2col", upper_corner, n.saturating_sub(2), "pixelBoxUpperCorner")?,
+        channels_per_pixel,
+        pixels_per_column,
+        tensor_map_array("cuTensorMapEncodeIm2col", element_strides, n, "elementStrides")?,
+        interleave,
+        swizzle,
+        l2_promotion,
+        oob_fill,
+    )
+    .map_err(|e| tensor_map_error("cuTensorMapEncodeIm2col", &e))?;
+    write_tensor_map("cuTensorMapEncodeIm2col", tensor_map, &map)
 });
 cu_fn!(fn cuTensorMapReplaceAddress(_rt, tensor_map: *mut u8, global_address: *mut c_void) {
     if tensor_map.is_null() {
@@ -549,6 +577,26 @@ cu_fn!(fn cuTensorMapReplaceAddress(_rt, tensor_map: *mut u8, global_address: *m
     unsafe { std::ptr::copy_nonoverlapping(tensor_map, bytes.as_mut_ptr(), 128) };
     let mut map = emu::tensor_map::TensorMap::decode(&bytes).map_err(|e| tensor_map_error("cuTensorMapReplaceAddress", &e))?;
     map.global_address = global_address as u64;
+    if let Some(ic) = map.im2col {
+        let map = emu::tensor_map::TensorMap::im2col(
+            map.data_type,
+            map.rank,
+            map.global_address,
+            &map.dims,
+            &map.strides[1..],
+            &ic.lower,
+            &ic.upper,
+            ic.channels_per_pixel,
+            ic.pixels_per_column,
+            &map.element_strides,
+            map.interleave,
+            map.swizzle,
+            map.l2_promotion,
+            map.oob_fill,
+        )
+        .map_err(|e| tensor_map_error("cuTensorMapReplaceAddress", &e))?;
+        return write_tensor_map("cuTensorMapReplaceAddress", tensor_map, &map);
+    }
     let map = emu::tensor_map::TensorMap::tiled(
         map.data_type,
         map.rank,
@@ -631,6 +679,10 @@ fn driver_entry(name: &str) -> *const c_void {
         (
             "cuTensorMapEncodeTiled",
             cuTensorMapEncodeTiled as *const c_void,
+        ),
+        (
+            "cuTensorMapEncodeIm2col",
+            cuTensorMapEncodeIm2col as *const c_void,
         ),
         (
             "cuTensorMapReplaceAddress",

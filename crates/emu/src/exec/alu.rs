@@ -2176,10 +2176,29 @@ impl Launch<'_> {
                     let esize = map.element_size();
                     let eb = esize as usize;
                     let mut first = None;
+                    if t.im2col != map.im2col.is_some() {
+                        return Err(fail(format!(
+                            "the tensor map at {ma:#x} is {}, the copy .{}",
+                            if t.im2col { "tiled" } else { "an im2col map" },
+                            if t.im2col { "im2col" } else { "tile" }
+                        )));
+                    }
                     if to_shared {
                         let fill = map.fill_value().to_le_bytes();
                         let mut data = vec![0u8; size as usize];
-                        for e in map.box_elements(&coords[..n]) {
+                        let elements: Vec<crate::tensor_map::BoxElement> = if t.im2col {
+                            // The offsets follow the mbarrier (W first, 16 bits each).
+                            let mut offsets = [0u32; 3];
+                            for (i, o) in offsets.iter_mut().enumerate().take(n - 2) {
+                                *o = u32::from(read(frame, &sc, src!(n + 3 + i), l) as u16);
+                            }
+                            let offsets = &offsets[..n - 2];
+                            map.im2col_elements(&coords[..n], offsets)
+                                .map_err(|e| fail(format!("the tensor map at {ma:#x}: {e}")))?
+                        } else {
+                            map.box_elements(&coords[..n]).collect()
+                        };
+                        for e in elements {
                             let dst = &mut data[e.offset as usize..][..eb];
                             match e.global {
                                 Some(a) => {
@@ -2201,7 +2220,10 @@ impl Launch<'_> {
                                 swizzle: map.swizzle,
                                 at: (fidx, pc),
                             };
-                            let operands = (src!(n + 2), src!(n + 3));
+                            // The ctaMask follows the im2col offsets, if any (PTX ISA
+                            // operand order).
+                            let offsets = if t.im2col { n - 2 } else { 0 };
+                            let operands = (src!(n + 2), src!(n + 3 + offsets));
                             let mc = MulticastCtx {
                                 frame,
                                 sc: &sc,

@@ -101,7 +101,7 @@ pub(super) fn coords(frag: Frag, shape: MmaShape, ty: ScalarType, lane: u32, e: 
         (Frag::A, S::M8n8k4) => (g, t),
         (Frag::B, S::M8n8k4) => (t, g),
         // Every m8n8 accumulator: row g, column 2t + e (f64 m8n8k4; s32 m8n8k16/k32).
-        (Frag::Acc, S::M8n8k4 | S::M8n8k16 | S::M8n8k32) => (g, 2 * t + e),
+        (Frag::Acc, S::M8n8k4 | S::M8n8k16 | S::M8n8k32 | S::M8n8k128) => (g, 2 * t + e),
         // 16-bit floating-point inputs.
         (Frag::A, S::M16n8k16 | S::M16n16k16) => {
             (g + 8 * ((e / 2) % 2), 2 * t + e % 2 + 8 * (e / 4))
@@ -119,16 +119,23 @@ pub(super) fn coords(frag: Frag, shape: MmaShape, ty: ScalarType, lane: u32, e: 
         }
         // Shapes only 8- and 4-bit inputs have (the decoder's rule), handled above.
         (Frag::A | Frag::B, S::M16n8k32 | S::M16n8k64 | S::M8n8k16 | S::M8n8k32) => packed(4),
+        // Single-bit shapes (32 elements a register), handled above for `.b1`.
+        (Frag::A | Frag::B, S::M8n8k128 | S::M16n8k128 | S::M16n8k256) => packed(32),
         (Frag::Acc, _) => (g + 8 * (e / 2), 2 * t + e % 2),
     }
 }
 
-/// Elements per 32-bit register of the 8- and 4-bit input types, `None` for the others.
+/// Elements per 32-bit register of the 8-, 4- and 1-bit input types, `None` for the
+/// others. The single-bit fragments ("Matrix Fragments for mma.m8n8k128", "…m16n8k128",
+/// "…m16n8k256") follow the same family with 32 elements a register: A's element `e` at
+/// row `g` (m8n8k128) or `g + 8·((e/32)%2)`, column `32t + e%32 + 128·(e/64)`; B's at row
+/// `32t + e%32 + 128·(e/32)`, column `g`.
 fn packed_per_register(ty: ScalarType) -> Option<u32> {
-    use ScalarType::{E4m3, E5m2, S4, S8, U4, U8};
+    use ScalarType::{E4m3, E5m2, B1, S4, S8, U4, U8};
     match ty {
         S8 | U8 | E4m3 | E5m2 => Some(4),
         S4 | U4 => Some(8),
+        B1 => Some(32),
         _ => None,
     }
 }
@@ -136,6 +143,7 @@ fn packed_per_register(ty: ScalarType) -> Option<u32> {
 /// Bits of one element of `ty` in a fragment register.
 fn element_bits(ty: ScalarType) -> u32 {
     match ty {
+        ScalarType::B1 => 1,
         ScalarType::S4 | ScalarType::U4 => 4,
         ScalarType::S8 | ScalarType::U8 | ScalarType::E4m3 | ScalarType::E5m2 => 8,
         ScalarType::F16 | ScalarType::Bf16 => 16,
@@ -275,6 +283,9 @@ pub(super) fn multiply(
     b: &[[u64; 8]; 32],
     c: &[[u64; 8]; 32],
 ) -> [[u64; 8]; 32] {
+    if op.bit_op.is_some() {
+        return super::matrix_b1::multiply(op, a, b, c);
+    }
     let shape = op.shape;
     let (_, n, k) = shape.dims();
     let (n, k) = (n as usize, k as usize);
@@ -401,6 +412,7 @@ mod tests {
             b_ty: ab,
             c_ty: c,
             satfinite: false,
+            bit_op: None,
         }
     }
 

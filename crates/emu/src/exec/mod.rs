@@ -21,6 +21,7 @@ mod deferred_tests;
 #[cfg(test)]
 mod local_at_exit;
 mod matrix;
+mod matrix_b1;
 mod mbarrier;
 pub mod printf;
 mod private;
