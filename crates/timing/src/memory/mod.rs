@@ -2590,15 +2590,14 @@ impl MemorySystem {
     /// `l2.slice.fill_port_bytes`: slice `slice`'s fill port takes its first waiting fill
     /// at `t` and schedules the next.
     fn l2_fill_port(&mut self, t: Cycle, slice: usize) {
-        let Some(&(_, front)) = self.slices[slice].fills.front() else {
-            return;
-        };
-        let cycles = self.l2_fill_port_cycles(front.sectors);
         let sl = &mut self.slices[slice];
         sl.fill_scheduled = false;
+        // Scheduled only while a fill waits.
         let Some((arrival, token)) = sl.fills.pop_front() else {
             return;
         };
+        let cycles = self.l2_fill_port_cycles(token.sectors);
+        let sl = &mut self.slices[slice];
         debug_assert!(sl.fill_free <= t);
         sl.fill_free = t + cycles;
         if !sl.fills.is_empty() {
