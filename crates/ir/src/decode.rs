@@ -189,6 +189,17 @@ enum Kind {
 /// `mMnNkK`: a matrix shape modifier.
 /// `.and.popc` or `.xor.popc`, which a single-bit `mma` must name (PTX ISA "mma":
 /// `.bitOp.popc`, `.bitOp = {.xor, .and}`).
+/// Every `wmma` shape (PTX ISA "wmma.load", "wmma.mma").
+const WMMA_SHAPES: &[MmaShape] = &[
+    MmaShape::M16n16k16,
+    MmaShape::M32n8k16,
+    MmaShape::M8n32k16,
+    MmaShape::M16n16k8,
+    MmaShape::M8n8k4,
+    MmaShape::M8n8k32,
+    MmaShape::M8n8k128,
+];
+
 fn mma_bit_op(m: &mut Mods<'_>) -> Result<MmaBitOp> {
     let op = m.pick(&[(Flag::And, MmaBitOp::And), (Flag::Xor, MmaBitOp::Xor)]);
     match (op, m.flag(Flag::Popc)) {
@@ -688,10 +699,13 @@ impl FnLower<'_, '_> {
     /// `self.dsts`/`self.srcs`.
     pub(crate) fn decode(&mut self, inst: &ast::Instruction) -> Result<Op> {
         let mut m = Mods::new(inst)?;
-        // `.b1` is a type of mma's A and B only; refused here for every other opcode.
-        if inst.opcode != Opcode::Mma && inst.modifiers.contains(&Modifier::Type(B1)) {
+        // `.b1` is a type of mma's and wmma's A and B only; refused here for every other
+        // opcode.
+        if !matches!(inst.opcode, Opcode::Mma | Opcode::Wmma)
+            && inst.modifiers.contains(&Modifier::Type(B1))
+        {
             return Err(DecodeError::new(format!(
-                "type .b1 is not supported by '{}' (only mma's A and B are .b1)",
+                "type .b1 is not supported by '{}' (only mma's and wmma's A and B are .b1)",
                 inst.opcode
             )));
         }
@@ -1572,23 +1586,49 @@ impl FnLower<'_, '_> {
         };
         self.sync_aligned(inst, m)?;
         let layout = self.matrix_layout(inst, m)?;
-        let shape = self.mma_shape(inst, m, &[MmaShape::M16n16k16])?;
+        let shape = self.mma_shape(inst, m, WMMA_SHAPES)?;
         let space = self.matrix_space(inst, m)?;
         let ty = m.need_ty()?;
-        let allowed: &[ScalarType] = match role {
-            Some(MatrixRole::A | MatrixRole::B) => &[F16, Bf16],
-            Some(MatrixRole::C) | None => &[F16, F32],
+        let what = if load { "load" } else { "store" };
+        // The element types of each shape's fragments (PTX ISA "wmma.load").
+        use MmaShape as S;
+        let allowed: &[ScalarType] = match (shape, role) {
+            (S::M16n16k16, Some(MatrixRole::A | MatrixRole::B)) => &[F16, Bf16, S8, U8],
+            (S::M32n8k16 | S::M8n32k16, Some(MatrixRole::A | MatrixRole::B)) => &[S8, U8],
+            (S::M16n16k16, _) => &[F16, F32, S32],
+            (S::M32n8k16 | S::M8n32k16, _) => &[S32],
+            (S::M16n16k8, Some(MatrixRole::A | MatrixRole::B)) => &[Tf32],
+            (S::M16n16k8, _) => &[F32],
+            (S::M8n8k4, _) => &[F64],
+            (S::M8n8k32, Some(MatrixRole::A | MatrixRole::B)) => &[S4, U4],
+            (S::M8n8k128, Some(MatrixRole::A | MatrixRole::B)) => &[B1],
+            _ => &[S32],
         };
         if !allowed.contains(&ty) {
             return Err(DecodeError::new(format!(
-                "type .{ty} is not supported by 'wmma.{}' (supported: {})",
-                if load { "load" } else { "store" },
+                "type .{ty} is not supported by 'wmma.{what}.{}' (supported: {})",
+                shape.as_str(),
                 allowed
                     .iter()
                     .map(|t| format!(".{t}"))
                     .collect::<Vec<_>>()
                     .join(", ")
             )));
+        }
+        // Sub-byte A and B are stored along K: A row-major, B column-major (ISA "wmma.load").
+        let sub_byte = matches!(ty, S4 | U4 | B1);
+        match role {
+            Some(MatrixRole::A) if sub_byte && layout != MatrixLayout::Row => {
+                return Err(DecodeError::new(format!(
+                    "'wmma.load.a' of .{ty} needs .row"
+                )))
+            }
+            Some(MatrixRole::B) if sub_byte && layout != MatrixLayout::Col => {
+                return Err(DecodeError::new(format!(
+                    "'wmma.load.b' of .{ty} needs .col"
+                )))
+            }
+            _ => {}
         }
         let w = WmmaMemory {
             role,
@@ -1652,7 +1692,7 @@ impl FnLower<'_, '_> {
         let name = if wmma { "wmma.mma" } else { "mma" };
         self.sync_aligned(inst, m)?;
         let shape = if wmma {
-            self.mma_shape(inst, m, &[MmaShape::M16n16k16])?
+            self.mma_shape(inst, m, WMMA_SHAPES)?
         } else {
             self.mma_shape(
                 inst,
@@ -1680,7 +1720,9 @@ impl FnLower<'_, '_> {
                 shape.as_str()
             )));
         }
-        let satfinite = !wmma && m.flag(Flag::Satfinite);
+        let satfinite = m.flag(Flag::Satfinite);
+        // wmma.mma's `.rnd` (f64 only, checked below).
+        let rnd = if wmma { m.rounding() } else { None };
         let mut tys = Vec::with_capacity(4);
         while let Some(t) = m.ty() {
             tys.push(t);
@@ -1714,21 +1756,23 @@ impl FnLower<'_, '_> {
         let (shapes, accumulators): (&[MmaShape], &[ScalarType]) = match ab_ty {
             F16 => (&[S::M16n16k16, S::M16n8k16, S::M16n8k8], &[F16, F32]),
             Bf16 => (&[S::M16n16k16, S::M16n8k16, S::M16n8k8], &[F32]),
-            Tf32 if !wmma => (&[S::M16n8k8, S::M16n8k4], &[F32]),
-            S8 | U8 if !wmma => (&[S::M8n8k16, S::M16n8k16, S::M16n8k32], &[S32]),
-            S4 | U4 if !wmma => (&[S::M8n8k32, S::M16n8k32, S::M16n8k64], &[S32]),
+            Tf32 if wmma => (&[S::M16n16k8], &[F32]),
+            S8 | U8 if wmma => (&[S::M16n16k16, S::M32n8k16, S::M8n32k16], &[S32]),
+            S4 | U4 if wmma => (&[S::M8n8k32], &[S32]),
+            F64 if wmma => (&[S::M8n8k4], &[F64]),
+            B1 if wmma => (&[S::M8n8k128], &[S32]),
+            Tf32 => (&[S::M16n8k8, S::M16n8k4], &[F32]),
+            S8 | U8 => (&[S::M8n8k16, S::M16n8k16, S::M16n8k32], &[S32]),
+            S4 | U4 => (&[S::M8n8k32, S::M16n8k32, S::M16n8k64], &[S32]),
             // PTX ISA 8.4 (m16n8k32, sm_89) and 8.7 (m16n8k16, f16 accumulators).
             E4m3 | E5m2 if !wmma => (&[S::M16n8k16, S::M16n8k32], &[F16, F32]),
-            F64 if !wmma => (&[S::M8n8k4], &[F64]),
-            B1 if !wmma => (&[S::M8n8k128, S::M16n8k128, S::M16n8k256], &[S32]),
+            F64 => (&[S::M8n8k4], &[F64]),
+            B1 => (&[S::M8n8k128, S::M16n8k128, S::M16n8k256], &[S32]),
             _ => {
                 return Err(DecodeError::new(format!(
-                    "type .{ab_ty} is not supported by '{name}' (supported: .f16, .bf16{})",
-                    if wmma {
-                        ""
-                    } else {
-                        ", .tf32, .s8, .u8, .s4, .u4, .e4m3, .e5m2, .f64, .b1"
-                    }
+                    "type .{ab_ty} is not supported by '{name}' (supported: .f16, .bf16, \
+                     .tf32, .s8, .u8, .s4, .u4{}, .f64, .b1)",
+                    if wmma { "" } else { ", .e4m3, .e5m2" }
                 )))
             }
         };
@@ -1756,6 +1800,26 @@ impl FnLower<'_, '_> {
                 "'{name}' with .{ab_ty} inputs does not take .satfinite"
             )));
         }
+        if let Some(r) = rnd {
+            if ab_ty != F64
+                || !matches!(r, Rounding::Rn | Rounding::Rz | Rounding::Rm | Rounding::Rp)
+            {
+                return Err(DecodeError::new(format!(
+                    "'{name}' with .{ab_ty} inputs does not take .{} (only .f64 takes .rn, .rz, \
+                     .rm or .rp)",
+                    r.as_str()
+                )));
+            }
+        }
+        // Sub-byte wmma.mma multiplies a row-major A by a column-major B (ISA "wmma.mma").
+        if wmma
+            && matches!(ab_ty, S4 | U4 | B1)
+            && (a_layout, b_layout) != (MatrixLayout::Row, MatrixLayout::Col)
+        {
+            return Err(DecodeError::new(format!(
+                "'wmma.mma' with .{ab_ty} inputs needs .row.col"
+            )));
+        }
         let bit_op = if ab_ty == B1 {
             Some(mma_bit_op(m)?)
         } else {
@@ -1772,6 +1836,7 @@ impl FnLower<'_, '_> {
             c_ty,
             satfinite,
             bit_op,
+            rnd,
         };
         self.need_count(inst, 4)?;
         let [na, nb, nc, nd] = op.regs();

@@ -730,8 +730,12 @@ fn rejected_instructions_name_the_problem() {
             "expected a vector of 8 elements, found 1",
         ),
         (
+            "wmma.load.a.sync.aligned.row.m16n8k16.f16 {%r1}, [%rd1], 16;",
+            "unsupported shape '.m16n8k16' on 'wmma' (supported: .m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8, .m8n8k4, .m8n8k32, .m8n8k128)",
+        ),
+        (
             "wmma.load.a.sync.aligned.row.m32n8k16.f16 {%r1}, [%rd1], 16;",
-            "unsupported shape '.m32n8k16' on 'wmma' (supported: .m16n16k16)",
+            "type .f16 is not supported by 'wmma.load.m32n8k16' (supported: .s8, .u8)",
         ),
         (
             "mma.sync.aligned.m8n8k256.row.col.s32.b1.b1.s32.and.popc {%r0, %r1}, {%r2}, {%r3}, {%r0, %r1};",
@@ -1043,6 +1047,7 @@ fn matrix_instructions_decode_with_every_fragment_register() {
             c_ty: ScalarType::F32,
             satfinite: false,
             bit_op: None,
+            rnd: None,
         })
     );
     let k8 = "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%r0, %r1}, {%r2, %r3}, {%r4}, {%r5, %r6};";
@@ -1064,9 +1069,9 @@ fn matrix_instructions_decode_with_every_fragment_register() {
 
 #[test]
 fn unsupported_matrix_forms_name_the_kernel_and_instruction() {
-    let e = error_of("wmma.load.a.sync.aligned.row.m8n32k16.f16 {%r1}, [%rd1], 16;");
+    let e = error_of("wmma.load.a.sync.aligned.row.m16n8k8.f16 {%r1}, [%rd1], 16;");
     assert!(
-        e.contains("in kernel 'k': unsupported shape '.m8n32k16' on 'wmma'"),
+        e.contains("in kernel 'k': unsupported shape '.m16n8k8' on 'wmma'"),
         "{e}"
     );
     assert!(e.contains("(in `wmma.load.a.sync"), "{e}");

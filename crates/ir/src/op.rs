@@ -686,8 +686,14 @@ pub struct CpAsyncBulkTensor {
 /// Matrix shapes of the warp-level matrix instructions (ISA §9.7.14): `.mMnNkK`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MmaShape {
-    /// `wmma` `.m16n16k16`.
+    /// `wmma` `.m16n16k16` (f16, bf16, 8-bit integers).
     M16n16k16,
+    /// `wmma` `.m16n16k8` (tf32).
+    M16n16k8,
+    /// `wmma` `.m32n8k16` (8-bit integers).
+    M32n8k16,
+    /// `wmma` `.m8n32k16` (8-bit integers).
+    M8n32k16,
     /// `mma.sync` `.m16n8k16`.
     M16n8k16,
     /// `mma.sync` `.m16n8k8`.
@@ -716,6 +722,9 @@ impl MmaShape {
     pub fn as_str(self) -> &'static str {
         match self {
             MmaShape::M16n16k16 => "m16n16k16",
+            MmaShape::M16n16k8 => "m16n16k8",
+            MmaShape::M32n8k16 => "m32n8k16",
+            MmaShape::M8n32k16 => "m8n32k16",
             MmaShape::M16n8k16 => "m16n8k16",
             MmaShape::M16n8k8 => "m16n8k8",
             MmaShape::M16n8k4 => "m16n8k4",
@@ -734,6 +743,9 @@ impl MmaShape {
     pub fn dims(self) -> (u32, u32, u32) {
         match self {
             MmaShape::M16n16k16 => (16, 16, 16),
+            MmaShape::M16n16k8 => (16, 16, 8),
+            MmaShape::M32n8k16 => (32, 8, 16),
+            MmaShape::M8n32k16 => (8, 32, 16),
             MmaShape::M16n8k16 => (16, 8, 16),
             MmaShape::M16n8k8 => (16, 8, 8),
             MmaShape::M16n8k4 => (16, 8, 4),
@@ -785,7 +797,8 @@ impl MatrixLayout {
 
 /// `wmma.load.{a,b,c}.sync.aligned.layout.shape{.space}.type` and
 /// `wmma.store.d.sync.aligned.layout.shape{.space}.type`: one fragment between memory and
-/// registers. `ty` is the element type (`.f16`, `.bf16` or `.f32`).
+/// registers. `ty` is the element type (A, B: `.f16`, `.bf16`, `.tf32`, `.f64`, `.s8`,
+/// `.u8`, `.s4`, `.u4`, `.b1`; C, D: `.f16`, `.f32`, `.f64`, `.s32`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WmmaMemory {
     /// `None` for a store (`.d`).
@@ -851,6 +864,9 @@ pub struct MmaOp {
     pub satfinite: bool,
     /// `.and.popc` / `.xor.popc` of single-bit (`.b1`) inputs; `None` for every other type.
     pub bit_op: Option<MmaBitOp>,
+    /// `wmma.mma`'s `.rnd` of f64 inputs (`.rn`, `.rz`, `.rm`, `.rp`: each FMA of the chain
+    /// rounds so); `None` is `.rn`, and every other form has none.
+    pub rnd: Option<Rounding>,
 }
 
 /// What a single-bit `mma` does in place of multiplying (PTX ISA "mma": `D = C +
@@ -1736,11 +1752,32 @@ impl Op {
                     _ => need(80, "mma of this shape and type"),
                 }
             }
-            // wmma: f16 on sm_70; 8-bit integers sm_72; bf16/tf32/f64 sm_80.
+            // wmma: f16 on sm_70; 8-bit integers sm_72; 4-bit integers and b1 .xor.popc
+            // sm_75; bf16/tf32/f64 and b1 .and.popc sm_80 (PTX ISA "wmma.mma", Target ISA
+            // notes).
             Op::Mma(m) => match m.ab_ty {
                 T::F16 => return None,
                 T::S8 | T::U8 => need(72, "wmma with 8-bit integers"),
+                T::S4 | T::U4 => need(75, "wmma with 4-bit integers"),
+                T::B1 if m.bit_op == Some(MmaBitOp::And) => {
+                    need(80, "wmma with .b1 inputs and .and.popc")
+                }
+                T::B1 => need(75, "wmma with .b1 inputs"),
                 _ => need(80, "wmma with .bf16, .tf32 or .f64"),
+            },
+            // The fragments' loads and stores follow their wmma.mma (ptxas 12.9 refuses a
+            // wmma.load of each below the same target).
+            Op::WmmaLoad(w) | Op::WmmaStore(w) => match (w.shape, w.ty) {
+                (MmaShape::M16n16k8 | MmaShape::M8n8k4, _) => {
+                    need(80, "wmma.load/store of .tf32 or .f64 fragments")
+                }
+                (MmaShape::M8n8k32 | MmaShape::M8n8k128, _) => {
+                    need(75, "wmma.load/store of .s4, .u4 or .b1 fragments")
+                }
+                (_, T::S8 | T::U8 | T::S32) => {
+                    need(72, "wmma.load/store of 8-bit integer fragments")
+                }
+                _ => return None,
             },
             // `.shared::cluster` addresses (ptxas 12.9: "Feature '::cluster' requires
             // .target sm_90 or higher" for ld, st, atom, red, cvta and isspacep alike).
@@ -2364,8 +2401,15 @@ impl fmt::Display for Op {
                 m.ty(w.ty);
             }
             Op::Mma(o) => {
+                // The ISA's orders: `wmma.mma{.op.popc}.sync.aligned.alayout.blayout.shape
+                // {.rnd}.types{.satfinite}` and `mma.sync.aligned.shape.row.col
+                // {.satfinite}.types{.op.popc}`.
                 if o.wmma {
                     m.push("mma");
+                    if let Some(b) = o.bit_op {
+                        m.push(b.as_str());
+                        m.push("popc");
+                    }
                 }
                 m.push("sync");
                 m.push("aligned");
@@ -2373,19 +2417,24 @@ impl fmt::Display for Op {
                     m.push(o.a_layout.as_str());
                     m.push(o.b_layout.as_str());
                     m.push(o.shape.as_str());
+                    if let Some(r) = o.rnd {
+                        m.push(r.as_str());
+                    }
                 } else {
                     m.push(o.shape.as_str());
                     m.push(o.a_layout.as_str());
                     m.push(o.b_layout.as_str());
+                    m.flag(o.satfinite, "satfinite");
                 }
-                m.flag(o.satfinite, "satfinite");
                 m.ty(o.d_ty);
                 if !o.wmma || o.ab_ty != ScalarType::F16 {
                     m.ty(o.ab_ty);
                     m.ty(o.b_ty);
                 }
                 m.ty(o.c_ty);
-                if let Some(b) = o.bit_op {
+                if o.wmma {
+                    m.flag(o.satfinite, "satfinite");
+                } else if let Some(b) = o.bit_op {
                     m.push(b.as_str());
                     m.push("popc");
                 }

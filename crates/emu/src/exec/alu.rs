@@ -2294,7 +2294,11 @@ impl Launch<'_> {
                 let frag = matrix::Frag::of(w.role);
                 let nregs = (w.fragment_regs() as usize).min(8);
                 let distinct = matrix::distinct_regs(frag, w.shape, w.ty);
-                let esize = w.ty.bits() / 8;
+                // Elements of 1 (.b1) and 4 (.s4/.u4) bits are addressed in bits: the
+                // stride and the offsets count elements, as for every type (ISA
+                // "wmma.load").
+                let ebits = matrix::element_bits(w.ty);
+                let esize = ebits.div_ceil(8);
                 let (rows, cols) = frag.dims(w.shape);
                 let (majors, minor) = match w.layout {
                     op::MatrixLayout::Row => (rows, cols),
@@ -2303,8 +2307,10 @@ impl Launch<'_> {
                 // What the memory system sees: the warp covers the tile, each lane a
                 // contiguous share of one row (the hardware's loads move the tile once;
                 // the replicated registers are filled inside the SM).
-                let row_bytes = minor * esize;
-                let chunk = (majors * minor * esize / WARP_SIZE).min(row_bytes).max(1);
+                let row_bytes = (minor * ebits).div_ceil(8);
+                let chunk = ((majors * minor * ebits).div_ceil(8 * WARP_SIZE))
+                    .min(row_bytes)
+                    .max(1);
                 let lanes_per_row = (row_bytes / chunk).max(1);
                 step.mem = Some(MemInfo {
                     space: MemSpace::Global,
@@ -2328,7 +2334,7 @@ impl Launch<'_> {
                     let ld = read(frame, &sc, stride_src, l) & 0xFFFF_FFFF;
                     let lane = l as u32;
                     step.addrs[l] = start
-                        .wrapping_add(u64::from(lane / lanes_per_row) * ld * u64::from(esize))
+                        .wrapping_add(u64::from(lane / lanes_per_row) * (ld * u64::from(ebits) / 8))
                         .wrapping_add(u64::from(lane % lanes_per_row * chunk));
                     let p0 = resolve(w.space, base, start, in_kernel);
                     step.lane_spaces[l] = phys_space(p0, w.space);
@@ -2338,25 +2344,26 @@ impl Launch<'_> {
                         }
                         first = false;
                     }
-                    let mut regs = [0u32; 8];
+                    let mut regs = [0u64; 8];
                     if is_store {
                         for (i, r) in regs.iter_mut().enumerate().take(nregs) {
-                            *r = read(frame, &sc, src!(1 + i), l) as u32;
+                            *r = read(frame, &sc, src!(1 + i), l);
                         }
                     }
                     for e in 0..frag.elements(w.shape) {
                         let (r, c) = matrix::coords(frag, w.shape, w.ty, lane, e);
-                        let a = start.wrapping_add(
-                            matrix::element_offset(w.layout, ld, r, c) * u64::from(esize),
-                        );
+                        let bit = matrix::element_offset(w.layout, ld, r, c) * u64::from(ebits);
+                        let a = start.wrapping_add(bit / 8);
+                        let shift = (bit % 8) as u32;
                         check_aligned(a, esize).map_err(|e| (e.into(), Some(l)))?;
                         let p = resolve(w.space, base, a, in_kernel);
                         if is_store {
-                            let v = u64::from(matrix::get(&regs, w.ty, e));
+                            // D is never narrower than 16 bits (the decoder's rule).
+                            let v = matrix::get_bits(&regs, w.ty, e);
                             sp.write(p, esize, l, v).map_err(|k| (k, Some(l)))?;
                         } else {
                             let v = sp.read(p, esize, l).map_err(|k| (k, Some(l)))?;
-                            matrix::set(&mut regs, w.ty, e, v as u32);
+                            matrix::set_bits(&mut regs, w.ty, e, v >> shift);
                         }
                     }
                     if self.stray_lane.is_none() && sp.global.has_stray() {
@@ -2366,7 +2373,7 @@ impl Launch<'_> {
                         matrix::replicate(&mut regs[..nregs], distinct);
                         for (i, v) in regs.iter().enumerate().take(nregs) {
                             if let Some(Src::Reg(r)) = dsts.get(i) {
-                                warp.frames[frame_i].regs[*r as usize * 32 + l] = u64::from(*v);
+                                warp.frames[frame_i].regs[*r as usize * 32 + l] = *v;
                             }
                         }
                     }

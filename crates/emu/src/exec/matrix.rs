@@ -16,7 +16,12 @@
 //! of 8 is m16n8k16's element `e%4` of the n-block of columns `8·(e/4)…`). Volta's f16
 //! A and B fragments are 8 registers for 8 distinct elements: registers 4–7 repeat
 //! registers 0–3, and `wmma.mma` reads the first copy (it still reads all eight
-//! registers, as the register file sees them).
+//! registers, as the register file sees them). The other `wmma` shapes tile `mma.sync`'s
+//! fragments of their type the same way (our choice; `wmma.load`, `wmma.mma` and
+//! `wmma.store` share the map, which is all a program can observe): tf32 m16n16k8 is two
+//! m16n8k8s side by side, 8-bit m32n8k16 two m16n8k16s stacked, m8n32k16 an m8n8k16 A with
+//! four m16n8k16 Bs and four m8n8 accumulators side by side; f64 m8n8k4, s4/u4 m8n8k32 and
+//! b1 m8n8k128 are the `mma.sync` shapes themselves.
 //!
 //! Elements are packed two per 32-bit register for 16-bit types (element `2i` in the low
 //! half of register `i`), four for 8-bit types (s8, u8, e4m3, e5m2), eight for 4-bit
@@ -34,7 +39,7 @@
 
 use ir::op::{Ldmatrix, MatrixLayout, MatrixRole, MmaOp, MmaShape, ScalarType};
 
-use crate::semantics::exact::Rounding;
+use crate::semantics::exact::{self, Format, Rounding};
 use crate::semantics::half::{self, HalfKind};
 
 /// Which fragment of `D = A x B + C`.
@@ -88,10 +93,42 @@ pub(super) fn coords(frag: Frag, shape: MmaShape, ty: ScalarType, lane: u32, e: 
         Frag::A => (g + 8 * ((e / p) % 2), p * t + e % p + 4 * p * (e / (2 * p))),
         _ => (p * t + e % p + 4 * p * (e / p), g),
     };
-    if let (Some(p), Frag::A | Frag::B) = (packed_per_register(ty), frag) {
+    // wmma's shapes tile mma.sync's fragments below (an 8-bit m16n16k16 A is m16n8k16's).
+    let wmma_tiles = matches!(shape, S::M16n16k8 | S::M32n8k16 | S::M8n32k16)
+        || (shape == S::M16n16k16 && frag == Frag::B);
+    if let (Some(p), Frag::A | Frag::B, false) = (packed_per_register(ty), frag, wmma_tiles) {
         return packed(p);
     }
     match (frag, shape) {
+        // wmma's own shapes: tiles of the mma.sync fragments of the same type (module docs).
+        // tf32 m16n16k8: A is m16n8k8's; B two m16n8k8 Bs side by side (n-block e/2).
+        (Frag::A, S::M16n16k8) => coords(Frag::A, S::M16n8k8, Tf32, lane, e),
+        (Frag::B, S::M16n16k8) => {
+            let (k, n) = coords(Frag::B, S::M16n8k8, Tf32, lane, e % 2);
+            (k, n + 8 * (e / 2))
+        }
+        // m32n8k16: A two m16n8k16 As stacked (m-block e/8), B m16n8k16's, C/D two
+        // m16n8 accumulators stacked (m-block e/4).
+        (Frag::A, S::M32n8k16) => {
+            let (r, c) = coords(Frag::A, S::M16n8k16, ty, lane, e % 8);
+            (r + 16 * (e / 8), c)
+        }
+        (Frag::B, S::M32n8k16) => coords(Frag::B, S::M16n8k16, ty, lane, e),
+        (Frag::Acc, S::M32n8k16) => {
+            let (r, c) = coords(Frag::Acc, S::M16n8k16, ty, lane, e % 4);
+            (r + 16 * (e / 4), c)
+        }
+        // m8n32k16: A m8n8k16's, B four m16n8k16 Bs side by side (n-block e/4), C/D four
+        // m8n8 accumulators side by side (n-block e/2).
+        (Frag::A, S::M8n32k16) => coords(Frag::A, S::M8n8k16, ty, lane, e),
+        (Frag::B, S::M8n32k16) => {
+            let (k, n) = coords(Frag::B, S::M16n8k16, ty, lane, e % 4);
+            (k, n + 8 * (e / 4))
+        }
+        (Frag::Acc, S::M8n32k16) => {
+            let (r, c) = coords(Frag::Acc, S::M8n8k16, ty, lane, e % 2);
+            (r, c + 8 * (e / 2))
+        }
         // tf32 ("Matrix Fragments for mma.m16n8k8", ".tf32"; "…for mma.m16n8k4").
         (Frag::A, S::M16n8k8) if ty == Tf32 => (g + 8 * (e % 2), t + 4 * (e / 2)),
         (Frag::B, S::M16n8k8) if ty == Tf32 => (t + 4 * e, g),
@@ -109,11 +146,12 @@ pub(super) fn coords(frag: Frag, shape: MmaShape, ty: ScalarType, lane: u32, e: 
         (Frag::A, S::M16n8k8) => (g + 8 * (e / 2), 2 * t + e % 2),
         (Frag::B, S::M16n8k16) => (2 * t + e % 2 + 8 * (e / 2), g),
         (Frag::B, S::M16n8k8) => (2 * t + e, g),
+        // m16n16k16 (16- and 8-bit): two m16n8k16 Bs side by side (n-block e/4).
         (Frag::B, S::M16n16k16) => {
             let (k, n) = coords(Frag::B, S::M16n8k16, ty, lane, e % 4);
             (k, n + 8 * (e / 4))
         }
-        (Frag::Acc, S::M16n16k16) => {
+        (Frag::Acc, S::M16n16k16 | S::M16n16k8) => {
             let (r, c) = coords(Frag::Acc, S::M16n8k16, ty, lane, e % 4);
             (r, c + 8 * (e / 4))
         }
@@ -141,7 +179,7 @@ fn packed_per_register(ty: ScalarType) -> Option<u32> {
 }
 
 /// Bits of one element of `ty` in a fragment register.
-fn element_bits(ty: ScalarType) -> u32 {
+pub(super) fn element_bits(ty: ScalarType) -> u32 {
     match ty {
         ScalarType::B1 => 1,
         ScalarType::S4 | ScalarType::U4 => 4,
@@ -184,35 +222,9 @@ pub(super) fn set_bits(regs: &mut [u64], ty: ScalarType, e: u32, v: u64) {
     }
 }
 
-/// Element `e` of a fragment from its registers' values (`regs[i]` is register `i`).
-#[inline]
-pub(super) fn get(regs: &[u32], ty: ScalarType, e: u32) -> u32 {
-    let e = e as usize;
-    if ty == ScalarType::F32 {
-        regs.get(e).copied().unwrap_or(0)
-    } else {
-        regs.get(e / 2)
-            .map_or(0, |r| (r >> (16 * (e % 2))) & 0xFFFF)
-    }
-}
-
-/// Sets element `e` (the raw bits of `ty`) in the registers' values.
-#[inline]
-pub(super) fn set(regs: &mut [u32], ty: ScalarType, e: u32, bits: u32) {
-    let e = e as usize;
-    if ty == ScalarType::F32 {
-        if let Some(r) = regs.get_mut(e) {
-            *r = bits;
-        }
-    } else if let Some(r) = regs.get_mut(e / 2) {
-        let shift = 16 * (e % 2);
-        *r = (*r & !(0xFFFF << shift)) | ((bits & 0xFFFF) << shift);
-    }
-}
-
 /// Fills the replicated registers of a fragment (Volta's f16 multiplicands) from the
 /// first copy.
-pub(super) fn replicate(regs: &mut [u32], distinct_regs: usize) {
+pub(super) fn replicate(regs: &mut [u64], distinct_regs: usize) {
     if distinct_regs == 0 {
         return;
     }
@@ -223,8 +235,11 @@ pub(super) fn replicate(regs: &mut [u32], distinct_regs: usize) {
 
 /// 32-bit registers holding the distinct elements of a fragment.
 pub(super) fn distinct_regs(frag: Frag, shape: MmaShape, ty: ScalarType) -> usize {
-    let per = if ty == ScalarType::F32 { 1 } else { 2 };
-    (frag.elements(shape) / per) as usize
+    let bits = element_bits(ty);
+    if bits == 64 {
+        return frag.elements(shape) as usize;
+    }
+    (frag.elements(shape) * bits).div_ceil(32) as usize
 }
 
 fn to_f32(bits: u32, ty: ScalarType) -> f32 {
@@ -312,11 +327,17 @@ pub(super) fn multiply(
         let (row, col) = (&am[i * k..(i + 1) * k], (0..k).map(|kk| bm[kk * n + j]));
         let cv = cm[i * n + j];
         match op.d_ty {
-            ScalarType::F64 => row
-                .iter()
-                .zip(col)
-                .fold(cv, |acc, (x, y)| x.mul_add(y, acc))
-                .to_bits(),
+            // wmma's `.rz`/`.rm`/`.rp`: each FMA of the chain rounds so.
+            ScalarType::F64 => match op.rnd.and_then(directed) {
+                Some(mode) => row.iter().zip(col).fold(cv.to_bits(), |acc, (x, y)| {
+                    exact::fma(x.to_bits(), y.to_bits(), acc, Format::F64, mode)
+                }),
+                None => row
+                    .iter()
+                    .zip(col)
+                    .fold(cv, |acc, (x, y)| x.mul_add(y, acc))
+                    .to_bits(),
+            },
             ScalarType::S32 => {
                 let sum = row
                     .iter()
@@ -347,6 +368,17 @@ pub(super) fn multiply(
         }
     }
     d
+}
+
+/// The emulator's rounding of an f64 `wmma.mma`'s `.rz`, `.rm`, `.rp`; `None` for `.rn`
+/// (the host's `mul_add`).
+fn directed(r: ir::op::Rounding) -> Option<Rounding> {
+    match r {
+        ir::op::Rounding::Rz => Some(Rounding::Zero),
+        ir::op::Rounding::Rm => Some(Rounding::Down),
+        ir::op::Rounding::Rp => Some(Rounding::Up),
+        _ => None,
+    }
 }
 
 /// `ldmatrix`: `rows[i]` is the 16 bytes of row `i % 8` of matrix `i / 8` (the row whose
@@ -413,11 +445,18 @@ mod tests {
             c_ty: c,
             satfinite: false,
             bit_op: None,
+            rnd: None,
         }
     }
 
     /// Every (shape, input type) `mma.sync`/`wmma` supports.
-    const SHAPES: [(MmaShape, ScalarType); 17] = [
+    const SHAPES: [(MmaShape, ScalarType); 23] = [
+        (MmaShape::M16n16k8, Tf32),
+        (MmaShape::M16n16k16, S8),
+        (MmaShape::M32n8k16, U8),
+        (MmaShape::M8n32k16, S8),
+        (MmaShape::M8n8k32, U4),
+        (MmaShape::M8n8k128, B1),
         (MmaShape::M16n8k16, F16),
         (MmaShape::M16n8k8, F16),
         (MmaShape::M16n16k16, F16),
