@@ -39,6 +39,7 @@ fn bits(ty: &str) -> u32 {
         "b1" => 1,
         "s4" | "u4" => 4,
         "s8" | "u8" => 8,
+        "f16" | "bf16" => 16,
         "f64" => 64,
         _ => 32,
     }
@@ -79,8 +80,14 @@ fn offset(layout: &str, ld: u32, r: u32, c: u32) -> u64 {
     })
 }
 
-/// Registers per thread of a fragment of `elements` matrix elements of type `ty`.
-fn regs(elements: u32, ty: &str) -> u32 {
+/// Registers per thread of a fragment of `elements` matrix elements of type `ty` (`ab`:
+/// an A or B fragment).
+fn regs(elements: u32, ty: &str, ab: bool) -> u32 {
+    // f16 A and B fragments are always 8 registers (mma.h: 16 halves), repeated when the
+    // tile has fewer distinct elements.
+    if ty == "f16" && ab {
+        return 8;
+    }
     let per_lane = elements / 32;
     if bits(ty) == 64 {
         per_lane
@@ -100,8 +107,32 @@ fn value(raw: u64, ty: &str) -> f64 {
         "s4" => f64::from(((raw as u8) << 4) as i8 >> 4),
         "u4" | "b1" => raw as f64,
         "s32" => f64::from(raw as u32 as i32),
+        "bf16" => f64::from(f32::from_bits((raw as u32) << 16)),
+        "f16" => half(raw as u16),
         _ => unreachable!(),
     }
+}
+
+/// An IEEE binary16 value.
+fn half(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let (e, f) = (i32::from((h >> 10) & 0x1F), f64::from(h & 0x3FF));
+    sign * match e {
+        0 => f * 2f64.powi(-24),
+        31 => f64::INFINITY,
+        _ => (1.0 + f / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+/// The binary16 encoding of a small integer (|x| < 2048: exact).
+fn half_of_int(x: i32) -> u64 {
+    if x == 0 {
+        return 0;
+    }
+    let m = x.unsigned_abs();
+    let e = 31 - m.leading_zeros();
+    let frac = (m << (10 - e)) & 0x3FF;
+    u64::from(u32::from(x < 0) << 15 | (e + 15) << 10 | frac)
 }
 
 fn raw_element(rng: &mut Rng, ty: &str, i: u32) -> u64 {
@@ -118,6 +149,12 @@ fn raw_element(rng: &mut Rng, ty: &str, i: u32) -> u64 {
             1 => i32::MIN + (rng.next() % 40000) as i32,
             _ => (rng.next() % 2001) as i32 - 1000,
         } as u32),
+        // 16-bit floats: small integers (C below 1000), so every sum is exact in f32 and
+        // in an f16 D.
+        "f16" => {
+            half_of_int((rng.next() % 17) as i32 - 8 + if i > 0 { (i % 1000) as i32 } else { 0 })
+        }
+        "bf16" => u64::from(((rng.next() % 17) as f32 - 8.0).to_bits() >> 16),
         t => u64::from(rng.next()) & ((1 << bits(t)) - 1),
     }
 }
@@ -126,6 +163,7 @@ fn reg_decl(ty: &str, name: &str, n: u32) -> String {
     let t = match ty {
         "f32" => ".f32",
         "f64" => ".f64",
+        "f16" => ".b32",
         _ => ".b32",
     };
     format!(".reg {t} %{name}<{}>;\n", n.max(1))
@@ -201,6 +239,11 @@ fn check(case: &Case, seed: u64) -> usize {
             "f64" => (0..k)
                 .fold(f64::from_bits(c), |acc, kk| a(kk).mul_add(b(kk), acc))
                 .to_bits(),
+            // Integer-valued, so the f32 chain is exact and the f16 D holds it exactly.
+            "f16" => {
+                let sum = (0..k).fold(value(c, "f16"), |acc, kk| acc + a(kk) * b(kk));
+                half_of_int(sum as i32)
+            }
             _ => {
                 let sum: i64 = (0..k)
                     .map(|kk| {
@@ -224,9 +267,9 @@ fn check(case: &Case, seed: u64) -> usize {
         }
     };
     let (na, nb, nc) = (
-        regs(m * k, case.ab),
-        regs(k * n, case.ab),
-        regs(m * n, case.cd),
+        regs(m * k, case.ab, true),
+        regs(k * n, case.ab, true),
+        regs(m * n, case.cd, false),
     );
     let (bit_op, rest) = if case.extra.ends_with("popc") {
         (case.extra, "")
@@ -375,6 +418,28 @@ fn eight_bit_products_of_every_shape_are_exact_and_saturate_with_satfinite() {
                     // Accumulators start near the limits: some sums leave the s32 range.
                     assert!(special > 0, "{shape} {ab} {la}.{lb} {extra}: none wrapped");
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn sixteen_bit_products_of_the_tall_and_wide_shapes_match_a_cpu_product() {
+    let mut seed = 51;
+    for shape in ["m32n8k16", "m8n32k16", "m16n16k16"] {
+        for (ab, cd) in [("f16", "f32"), ("f16", "f16"), ("bf16", "f32")] {
+            for (la, lb) in [("row", "col"), ("col", "row")] {
+                seed += 1;
+                check(
+                    &Case {
+                        shape,
+                        ab,
+                        cd,
+                        layouts: [la, lb, "row", "col"],
+                        extra: "",
+                    },
+                    seed * 0x9E37_79B9,
+                );
             }
         }
     }

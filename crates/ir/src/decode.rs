@@ -1593,10 +1593,10 @@ impl FnLower<'_, '_> {
         // The element types of each shape's fragments (PTX ISA "wmma.load").
         use MmaShape as S;
         let allowed: &[ScalarType] = match (shape, role) {
-            (S::M16n16k16, Some(MatrixRole::A | MatrixRole::B)) => &[F16, Bf16, S8, U8],
-            (S::M32n8k16 | S::M8n32k16, Some(MatrixRole::A | MatrixRole::B)) => &[S8, U8],
-            (S::M16n16k16, _) => &[F16, F32, S32],
-            (S::M32n8k16 | S::M8n32k16, _) => &[S32],
+            (S::M16n16k16 | S::M32n8k16 | S::M8n32k16, Some(MatrixRole::A | MatrixRole::B)) => {
+                &[F16, Bf16, S8, U8]
+            }
+            (S::M16n16k16 | S::M32n8k16 | S::M8n32k16, _) => &[F16, F32, S32],
             (S::M16n16k8, Some(MatrixRole::A | MatrixRole::B)) => &[Tf32],
             (S::M16n16k8, _) => &[F32],
             (S::M8n8k4, _) => &[F64],
@@ -1754,8 +1754,10 @@ impl FnLower<'_, '_> {
         use MmaShape as S;
         // (shapes, accumulator types) each input type supports.
         let (shapes, accumulators): (&[MmaShape], &[ScalarType]) = match ab_ty {
-            F16 => (&[S::M16n16k16, S::M16n8k16, S::M16n8k8], &[F16, F32]),
-            Bf16 => (&[S::M16n16k16, S::M16n8k16, S::M16n8k8], &[F32]),
+            F16 if wmma => (&[S::M16n16k16, S::M32n8k16, S::M8n32k16], &[F16, F32]),
+            Bf16 if wmma => (&[S::M16n16k16, S::M32n8k16, S::M8n32k16], &[F32]),
+            F16 => (&[S::M16n8k16, S::M16n8k8], &[F16, F32]),
+            Bf16 => (&[S::M16n8k16, S::M16n8k8], &[F32]),
             Tf32 if wmma => (&[S::M16n16k8], &[F32]),
             S8 | U8 if wmma => (&[S::M16n16k16, S::M32n8k16, S::M8n32k16], &[S32]),
             S4 | U4 if wmma => (&[S::M8n8k32], &[S32]),

@@ -734,8 +734,8 @@ fn rejected_instructions_name_the_problem() {
             "unsupported shape '.m16n8k16' on 'wmma' (supported: .m16n16k16, .m32n8k16, .m8n32k16, .m16n16k8, .m8n8k4, .m8n8k32, .m8n8k128)",
         ),
         (
-            "wmma.load.a.sync.aligned.row.m32n8k16.f16 {%r1}, [%rd1], 16;",
-            "type .f16 is not supported by 'wmma.load.m32n8k16' (supported: .s8, .u8)",
+            "wmma.load.a.sync.aligned.row.m32n8k16.tf32 {%r1}, [%rd1], 16;",
+            "type .tf32 is not supported by 'wmma.load.m32n8k16' (supported: .f16, .bf16, .s8, .u8)",
         ),
         (
             "mma.sync.aligned.m8n8k256.row.col.s32.b1.b1.s32.and.popc {%r0, %r1}, {%r2}, {%r3}, {%r0, %r1};",

@@ -690,9 +690,9 @@ pub enum MmaShape {
     M16n16k16,
     /// `wmma` `.m16n16k8` (tf32).
     M16n16k8,
-    /// `wmma` `.m32n8k16` (8-bit integers).
+    /// `wmma` `.m32n8k16` (f16, bf16, 8-bit integers).
     M32n8k16,
-    /// `wmma` `.m8n32k16` (8-bit integers).
+    /// `wmma` `.m8n32k16` (f16, bf16, 8-bit integers).
     M8n32k16,
     /// `mma.sync` `.m16n8k16`.
     M16n8k16,
@@ -830,15 +830,19 @@ pub fn fragment_regs(shape: MmaShape, role: Option<MatrixRole>, ty: ScalarType) 
     // Volta's f16 wmma multiplicand fragments hold every element twice: eight registers
     // where four carry the matrix (CUDA C++ Programming Guide, `fragment::num_elements`
     // is 16 for these fragments on every architecture).
-    let replication = if shape == MmaShape::M16n16k16
-        && ty == ScalarType::F16
+    // The same holds for m32n8k16 and m8n32k16 (`__frag_base<__half, 16>` for A and B in
+    // CUDA 11.8's mma.h; the PTX ISA's "eight .f16x2 registers"): the 4 distinct elements of
+    // an m32n8k16 B or an m8n32k16 A take 2 registers, repeated 4 times.
+    if ty == ScalarType::F16
         && matches!(role, Some(MatrixRole::A | MatrixRole::B))
+        && matches!(
+            shape,
+            MmaShape::M16n16k16 | MmaShape::M32n8k16 | MmaShape::M8n32k16
+        )
     {
-        2
-    } else {
-        1
-    };
-    (bits / reg_bits * replication) as u8
+        return 8;
+    }
+    (bits / reg_bits) as u8
 }
 
 /// `wmma.mma.sync.aligned.alayout.blayout.shape.dtype{.atype.btype}.ctype` and

@@ -1,4 +1,5 @@
 // wmma of every type nvcc 11.8 emits for sm_80 (<mma.h>): tf32 m16n16k8, double m8n8k4,
+// __half m32n8k16 and m8n32k16 (float accumulators),
 // signed/unsigned char m16n16k16, m32n8k16 and m8n32k16 (with and without saturation),
 // experimental::precision::s4/u4 m8n8k32 and b1 m8n8k128 (XOR and AND popc). Each case is
 // a small GEMM D = A x B + C, one warp per output tile, through load_matrix_sync,
@@ -7,6 +8,7 @@
 // from the host's FMA chain in the last bits on a GPU (its adders truncate), so they pass
 // within a relative 1e-5 (tf32) or 1e-12 (double); "exact" counts the bit-identical ones.
 // Integer results must be exact. Prints one line per case and PASS.
+#include <cuda_fp16.h>
 #include <mma.h>
 #include <cmath>
 #include <cstdint>
@@ -98,6 +100,10 @@ static float tf32_rna(float x) {
     return x;
 }
 
+static inline float as_float(__half x) { return __half2float(x); }
+static inline float as_float(float x) { return x; }
+static inline double as_float(double x) { return x; }
+
 template <int TM, int TN, int TK, typename AT, typename ET, typename CT, typename LA, typename LB,
           bool TF32>
 void run_float(const char* name, int M, int N, int K, double tol, bool d_row) {
@@ -106,8 +112,8 @@ void run_float(const char* name, int M, int N, int K, double tol, bool d_row) {
     std::vector<ET> a(size_t(M) * K), b(size_t(K) * N);
     std::vector<CT> c(size_t(M) * N);
     // Values with many mantissa bits, so tf32 rounding and the FMA order matter.
-    for (auto& x : a) x = ET((int(next_rand() % 20001) - 10000) / 1237.0);
-    for (auto& x : b) x = ET((int(next_rand() % 20001) - 10000) / 731.0);
+    for (auto& x : a) x = ET(float((int(next_rand() % 20001) - 10000) / 1237.0));
+    for (auto& x : b) x = ET(float((int(next_rand() % 20001) - 10000) / 731.0));
     for (auto& x : c) x = CT((int(next_rand() % 2001) - 1000) / 17.0);
     ET *da = to_device(a), *db = to_device(b);
     CT *dc = to_device(c), *dd;
@@ -121,7 +127,7 @@ void run_float(const char* name, int M, int N, int K, double tol, bool d_row) {
         for (int j = 0; j < N; j++) {
             CT acc = c[size_t(i) * N + j];
             for (int k = 0; k < K; k++) {
-                ET x = a[at(a_row, M, K, i, k)], y = b[at(b_row, K, N, k, j)];
+                CT x = as_float(a[at(a_row, M, K, i, k)]), y = as_float(b[at(b_row, K, N, k, j)]);
                 if (TF32) {
                     x = tf32_rna(x);
                     y = tf32_rna(y);
@@ -291,6 +297,12 @@ int main() {
     run_float<8, 8, 4, double, double, double, R, C, false>("f64 row.col", 16, 8, 8, 1e-12, false);
     run_float<8, 8, 4, double, double, double, C, R, false>("f64 col.row", 8, 16, 8, 1e-12, true);
     run_float<8, 8, 4, double, double, double, C, C, false>("f64 col.col", 16, 16, 12, 1e-12, false);
+    // __half in the tall and wide shapes (A and B fragments of 16 halves, 4 distinct in an
+    // m32n8k16 B or an m8n32k16 A).
+    run_float<32, 8, 16, __half, __half, float, R, C, false>("f16 m32n8k16 row.col", 32, 16, 32, 1e-5, true);
+    run_float<32, 8, 16, __half, __half, float, C, R, false>("f16 m32n8k16 col.row", 32, 8, 16, 1e-5, false);
+    run_float<8, 32, 16, __half, __half, float, R, R, false>("f16 m8n32k16 row.row", 16, 32, 32, 1e-5, false);
+    run_float<8, 32, 16, __half, __half, float, C, C, false>("f16 m8n32k16 col.col", 8, 32, 16, 1e-5, true);
     // 8-bit integers: the three shapes, both signs, saturation on and off.
     run_int8<16, 16, 16, signed char, R, C>("s8 m16n16k16 row.col", 32, 32, 32, false, true);
     run_int8<16, 16, 16, signed char, C, R>("s8 m16n16k16 col.row satf", 32, 32, 32, true, false);
