@@ -231,7 +231,7 @@ impl Sm {
                     b.waiting.push((w as u16, line));
                     self.sync_fetchable(w);
                 }
-            } else if self.fetch_from_icache(w, now, ctx) {
+            } else if !demand_refused && self.fetch_from_icache(w, now, ctx) {
                 self.stats.l0_icache.misses += 1;
                 fe.l0[s].install(line);
                 if let Some(b) = fe.streams.get_mut(s) {
@@ -243,7 +243,10 @@ impl Sm {
                     );
                 }
             } else {
-                // The SM's instruction cache refused; the sub-core tries again.
+                // The SM's instruction cache refused; the sub-core tries again. (After a
+                // refusal the other sub-cores' requests of this cycle are not made: the
+                // refusal is the instruction cache port's state, whatever the line, and
+                // nothing changes it before the next cycle.)
                 demand_refused = true;
                 continue;
             }
