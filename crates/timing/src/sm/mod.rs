@@ -636,6 +636,10 @@ pub(crate) struct Sm {
     /// change of those fields, so the fetch stage finds its warp without reading every
     /// warp slot each cycle.
     fetchable: BitSet,
+    /// The modern core: `fetchable` split by sub-core, warp slot `s + subs * i` as member
+    /// `i` of set `s` (slots belong to schedulers by slot modulo their count), so each
+    /// sub-core's fetch finds its own warps without walking the other sub-cores'.
+    fetchable_by_sub: Vec<BitSet>,
     writes_done: Vec<InstToken>,
     /// Who waits for each of this SM's memory requests, by [`RequestId::slot`].
     owners: Vec<Option<Owner>>,
@@ -796,6 +800,16 @@ impl Sm {
             fetch_rr: 0,
             fetch_retry: Cycle::ZERO,
             fetchable: BitSet::new_empty(sm.max_warps as usize),
+            fetchable_by_sub: if sm.core == Core::Modern {
+                let subs = sm.schedulers.max(1) as usize;
+                (0..subs)
+                    .map(|s| {
+                        BitSet::new_empty((sm.max_warps as usize).saturating_sub(s).div_ceil(subs))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
             writes_done: Vec::with_capacity(64),
             owners: Vec::with_capacity(64),
             coalescer: Coalescer::new(cfg.l1d.line_bytes, cfg.l1d.sector_bytes),
@@ -1030,11 +1044,12 @@ impl Sm {
             Owner::Inst(t) => {
                 let m = self.inflight[t.0 as usize].memop;
                 let transfer = self.memops.get(m as usize).map_or(0, |op| op.return_cycles);
-                self.events.push(
-                    at + Cycles::new(u64::from(transfer)),
-                    t,
-                    EventKind::PartDone,
-                );
+                let done = at + Cycles::new(u64::from(transfer));
+                self.events.push(done, t, EventKind::PartDone);
+                // Nothing happens before the data has crossed to the register file: the
+                // SM need not wake before then for it.
+                self.next_wake = self.next_wake.min(done);
+                return;
             }
             Owner::Prefetch { sub, line } => self.prefetch_arrived(sub, line, at),
             Owner::Nobody => {}
@@ -1224,7 +1239,11 @@ impl Sm {
             if self.fetch_retry > now {
                 t = t.min(self.fetch_retry);
             }
-            if self.front_end.as_ref().is_some_and(|f| f.wants_prefetch()) {
+            // A stream buffer's prefetch waits while a memory instruction waits in the
+            // LD/ST queue (`fetch_per_sub_core`), and the queue empties only in a cycle of
+            // progress, which one of the other timers wakes the SM for: no need to be
+            // evaluated every cycle until then.
+            if self.ldst.is_empty() && self.front_end.as_ref().is_some_and(|f| f.wants_prefetch()) {
                 t = now + Cycles::new(1);
             }
             t.max(now + Cycles::new(1))
@@ -2130,10 +2149,20 @@ impl Sm {
 
     /// Recomputes warp slot `w`'s bit of `fetchable`.
     fn sync_fetchable(&mut self, w: usize) {
-        if self.warps[w].wants_fetch(self.refill_below) {
+        let wants = self.warps[w].wants_fetch(self.refill_below);
+        if wants {
             self.fetchable.insert(w);
         } else {
             self.fetchable.remove(w);
+        }
+        let subs = self.fetchable_by_sub.len();
+        if subs > 0 {
+            let set = &mut self.fetchable_by_sub[w % subs];
+            if wants {
+                set.insert(w / subs);
+            } else {
+                set.remove(w / subs);
+            }
         }
     }
 
