@@ -193,8 +193,9 @@ impl RegisterFile for ReuseCache {
         let mut n_seen = 0;
         let mut banks = [0u8; MAX_REGS];
         let mut n_banks = 0;
-        let mut per_bank = [0u32; 256];
-        let mut touched = [0u8; MAX_REGS];
+        // The banks read, in first-read order, and how many reads each (a short list:
+        // an instruction reads few banks, so no table indexed by bank to clear).
+        let mut touched = [(0u8, 0u32); MAX_REGS];
         let mut n_touched = 0;
         let generals = i
             .inst
@@ -254,19 +255,18 @@ impl RegisterFile for ReuseCache {
                 } else {
                     banks[n_banks] = bank as u8;
                     n_banks += 1;
-                    if per_bank[bank & 255] == 0 {
-                        touched[n_touched] = bank as u8;
-                        n_touched += 1;
+                    let b = bank as u8;
+                    match touched[..n_touched].iter_mut().find(|t| t.0 == b) {
+                        Some(t) => t.1 += 1,
+                        None => {
+                            touched[n_touched] = (b, 1);
+                            n_touched += 1;
+                        }
                     }
-                    per_bank[bank & 255] += 1;
                 }
             }
         }
-        let busiest = touched[..n_touched]
-            .iter()
-            .map(|&b| per_bank[usize::from(b)])
-            .max()
-            .unwrap_or(0);
+        let busiest = touched[..n_touched].iter().map(|t| t.1).max().unwrap_or(0);
         if queued {
             // Its reads wait for the ports the fixed-latency instructions leave free.
             self.c.queued += 1;
@@ -276,11 +276,12 @@ impl RegisterFile for ReuseCache {
         }
         let b = if let Some(a) = &mut self.allocate {
             // The modern core: reservations over the next three cycles (MICRO'25 §5.3).
-            let mut reads = [(0u8, 0u32); MAX_REGS];
-            for (r, &b) in reads.iter_mut().zip(&touched[..n_touched]) {
-                *r = (b, per_bank[usize::from(b)]);
-            }
-            a.reserve(i.inst.scheduler, &reads[..n_touched], self.read_ports, now)
+            a.reserve(
+                i.inst.scheduler,
+                &touched[..n_touched],
+                self.read_ports,
+                now,
+            )
         } else {
             allocate::bubbles(busiest, self.read_ports)
         };

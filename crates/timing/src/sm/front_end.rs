@@ -231,7 +231,7 @@ impl Sm {
                     b.waiting.push((w as u16, line));
                     self.sync_fetchable(w);
                 }
-            } else if self.fetch_from_icache(w, now, ctx) {
+            } else if !demand_refused && self.fetch_from_icache(w, now, ctx) {
                 self.stats.l0_icache.misses += 1;
                 fe.l0[s].install(line);
                 if let Some(b) = fe.streams.get_mut(s) {
@@ -243,7 +243,10 @@ impl Sm {
                     );
                 }
             } else {
-                // The SM's instruction cache refused; the sub-core tries again.
+                // The SM's instruction cache refused; the sub-core tries again. (After a
+                // refusal the other sub-cores' requests of this cycle are not made: the
+                // refusal is the instruction cache port's state, whatever the line, and
+                // nothing changes it before the next cycle.)
                 demand_refused = true;
                 continue;
             }
@@ -352,21 +355,14 @@ impl Sm {
     /// Sub-core `s`'s first fetchable warp in round-robin order from its `from`-th warp
     /// slot: its slots are s, s + subs, ... (slot modulo schedulers), so the order is the
     /// fetchable slots from `s + subs * from` up, then from `s` up to there. Walks the
-    /// members of `fetchable` (a memory-bound SM has few), not every slot.
+    /// members of the sub-core's own set (`fetchable_by_sub`), not every slot nor the
+    /// other sub-cores' warps.
     fn next_fetchable(&self, s: usize, subs: usize, from: usize) -> Option<usize> {
-        let start = s + subs * from;
-        let ours = |lo: usize, hi: usize| {
-            let mut at = lo;
-            while let Some(w) = self.fetchable.next_member(at).filter(|&w| w < hi) {
-                if w % subs == s {
-                    return Some(w);
-                }
-                at = w + 1;
-            }
-            None
-        };
-        let n = self.warps.len();
-        ours(start, n).or_else(|| ours(s, start.min(n)))
+        debug_assert_eq!(subs, self.fetchable_by_sub.len());
+        let set = &self.fetchable_by_sub[s];
+        set.next_member(from)
+            .or_else(|| set.next_member(0).filter(|&i| i < from))
+            .map(|i| s + subs * i)
     }
 }
 

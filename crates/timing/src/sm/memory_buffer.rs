@@ -72,11 +72,21 @@ impl MemoryInstructionBuffer {
 
     /// The earliest cycle after `now` at which an entry of a full buffer frees.
     pub fn next_free(&self, now: Cycle) -> Option<Cycle> {
-        self.held
-            .iter()
-            .filter(|q| q.len() >= self.entries)
-            .filter_map(|q| q.iter().copied().find(|&d| d > now))
-            .min()
+        // A plain loop: asked at every SM evaluation that sleeps, and most buffers are
+        // not full.
+        let mut next: Option<Cycle> = None;
+        for q in &self.held {
+            if q.len() < self.entries {
+                continue;
+            }
+            for &d in q {
+                if d > now {
+                    next = Some(next.map_or(d, |n| n.min(d)));
+                    break;
+                }
+            }
+        }
+        next
     }
 }
 

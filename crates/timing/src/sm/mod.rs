@@ -588,18 +588,25 @@ pub(crate) struct Sm {
     ctas: Vec<Option<CtaSlot>>,
     schedulers: Vec<WarpScheduler>,
     reasons: Vec<StallReason>,
-    /// Bumped whenever a warp's state that the issue stage's first checks read (live,
-    /// exited, barrier, next instruction, scoreboard) or a scheduler's order may have
-    /// changed: at issue, register writes, warp launch and retirement, and active-set
-    /// changes. The instruction buffer and fetch state do not bump it (see `quiet`).
-    warp_epoch: u64,
-    /// Per scheduler: `(epoch, reason)` when its last evaluation rejected every warp
-    /// before the instruction-buffer check (idle, barrier, scoreboard, memory). While
-    /// `warp_epoch` is unchanged the same evaluation would give the same reason and touch
-    /// nothing, so it is not repeated: a memory-bound SM re-evaluated at every memory
-    /// completion otherwise checks all of its waiting warps each time.
-    quiet: Vec<Option<(u64, StallReason)>>,
-    /// Per scheduler: `warp_epoch` after its last active-set rebalance. The rebalance
+    /// Per scheduler: bumped whenever the state of one of its warps that the issue
+    /// stage's checks up to the instruction buffer read (live, exited, barrier, next
+    /// instruction, scoreboard or dependence counters, register pool, instruction buffer)
+    /// or the scheduler's order may have changed: at issue, register writes, counter
+    /// releases, stall holds running out, fetches returning, warp launch and retirement,
+    /// and active-set changes. A change that reaches warps of other schedulers (a barrier
+    /// released, an exit, a register pool moved, a kernel start) bumps every scheduler's.
+    /// Kept per scheduler so that one sub-core's issue does not make the others look
+    /// again at warps that nothing changed (see `quiet`).
+    epochs: Vec<u64>,
+    /// Per scheduler: `(epoch, reason, until)` when its last evaluation rejected every
+    /// warp before the memory-buffer and register-file checks (idle, barrier, scoreboard,
+    /// memory, instruction buffer). While its epoch is unchanged and the clock is before
+    /// `until` (the earliest instruction-buffer readiness those checks met) the same
+    /// evaluation would give the same reason and touch nothing, so it is not repeated: a
+    /// memory-bound SM re-evaluated at every memory completion otherwise checks all of its
+    /// waiting warps each time.
+    quiet: Vec<Option<(u64, StallReason, Cycle)>>,
+    /// Per scheduler: its epoch after its last active-set rebalance. The rebalance
     /// reads only state that bumps the epoch, and with nothing changed a second one
     /// changes nothing (blocked warps were demoted, the pending ones left are blocked or
     /// the active set is full), so it is skipped until the epoch moves.
@@ -629,6 +636,10 @@ pub(crate) struct Sm {
     /// change of those fields, so the fetch stage finds its warp without reading every
     /// warp slot each cycle.
     fetchable: BitSet,
+    /// The modern core: `fetchable` split by sub-core, warp slot `s + subs * i` as member
+    /// `i` of set `s` (slots belong to schedulers by slot modulo their count), so each
+    /// sub-core's fetch finds its own warps without walking the other sub-cores'.
+    fetchable_by_sub: Vec<BitSet>,
     writes_done: Vec<InstToken>,
     /// Who waits for each of this SM's memory requests, by [`RequestId::slot`].
     owners: Vec<Option<Owner>>,
@@ -769,7 +780,7 @@ impl Sm {
             ctas: (0..sm.max_ctas).map(|_| None).collect(),
             schedulers,
             reasons: vec![StallReason::Idle; sm.schedulers as usize],
-            warp_epoch: 0,
+            epochs: vec![0; sm.schedulers as usize],
             quiet: vec![None; sm.schedulers as usize],
             rebalanced: vec![None; sm.schedulers as usize],
             order: Vec::with_capacity(sm.max_warps as usize),
@@ -789,6 +800,16 @@ impl Sm {
             fetch_rr: 0,
             fetch_retry: Cycle::ZERO,
             fetchable: BitSet::new_empty(sm.max_warps as usize),
+            fetchable_by_sub: if sm.core == Core::Modern {
+                let subs = sm.schedulers.max(1) as usize;
+                (0..subs)
+                    .map(|s| {
+                        BitSet::new_empty((sm.max_warps as usize).saturating_sub(s).div_ceil(subs))
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
             writes_done: Vec::with_capacity(64),
             owners: Vec::with_capacity(64),
             coalescer: Coalescer::new(cfg.l1d.line_bytes, cfg.l1d.sector_bytes),
@@ -855,7 +876,7 @@ impl Sm {
         self.stats = SmStats::default();
         self.accounted_until = start;
         self.reasons.iter_mut().for_each(|r| *r = StallReason::Idle);
-        self.warp_epoch += 1;
+        self.touch_all();
         self.next_wake = Cycle::NEVER;
         self.cta_retired = false;
         self.issue_error = None;
@@ -904,7 +925,7 @@ impl Sm {
             };
             self.sync_fetchable(w);
             self.schedulers[scheduler as usize].add(w as u16);
-            self.warp_epoch += 1;
+            self.touch(w);
             self.rf.warp_launched(WarpLaunch {
                 warp: WarpSlot(w as u16),
                 scheduler,
@@ -953,7 +974,7 @@ impl Sm {
         for w in woke {
             self.sync_fetchable(w);
         }
-        self.warp_epoch += 1;
+        self.touch_all();
         self.next_wake = self.next_wake.min(now + Cycles::new(1));
     }
 
@@ -1017,16 +1038,18 @@ impl Sm {
                     }
                     warp.ib_count = self.ibuffer_entries.max(1);
                     self.sync_fetchable(w as usize);
+                    self.touch(w as usize);
                 }
             }
             Owner::Inst(t) => {
                 let m = self.inflight[t.0 as usize].memop;
                 let transfer = self.memops.get(m as usize).map_or(0, |op| op.return_cycles);
-                self.events.push(
-                    at + Cycles::new(u64::from(transfer)),
-                    t,
-                    EventKind::PartDone,
-                );
+                let done = at + Cycles::new(u64::from(transfer));
+                self.events.push(done, t, EventKind::PartDone);
+                // Nothing happens before the data has crossed to the register file: the
+                // SM need not wake before then for it.
+                self.next_wake = self.next_wake.min(done);
+                return;
             }
             Owner::Prefetch { sub, line } => self.prefetch_arrived(sub, line, at),
             Owner::Nobody => {}
@@ -1080,7 +1103,8 @@ impl Sm {
                     }
                 }
                 EventKind::StallCountDone => self.stall_count_done(tok, now, info),
-                EventKind::HoldOver => self.warp_epoch += 1,
+                // Its token is the warp's slot, not an instruction's.
+                EventKind::HoldOver => self.touch(tok.0 as usize),
                 EventKind::PartDone => {
                     let m = self.inflight[tok.0 as usize].memop;
                     if let Some(op) = self.memops.get_mut(m as usize) {
@@ -1134,7 +1158,7 @@ impl Sm {
             if !f.stall_counted || f.early_release.is_some() {
                 self.warps[f.warp as usize].scoreboard.release(dsts);
             }
-            self.warp_epoch += 1;
+            self.touch(f.warp as usize);
             self.retire(tok);
         }
         done.clear();
@@ -1215,7 +1239,11 @@ impl Sm {
             if self.fetch_retry > now {
                 t = t.min(self.fetch_retry);
             }
-            if self.front_end.as_ref().is_some_and(|f| f.wants_prefetch()) {
+            // A stream buffer's prefetch waits while a memory instruction waits in the
+            // LD/ST queue (`fetch_per_sub_core`), and the queue empties only in a cycle of
+            // progress, which one of the other timers wakes the SM for: no need to be
+            // evaluated every cycle until then.
+            if self.ldst.is_empty() && self.front_end.as_ref().is_some_and(|f| f.wants_prefetch()) {
                 t = now + Cycles::new(1);
             }
             t.max(now + Cycles::new(1))
@@ -1322,7 +1350,7 @@ impl Sm {
         self.warps[f.warp as usize]
             .scoreboard
             .release(info.dsts(f.func, ii));
-        self.warp_epoch += 1;
+        self.touch(f.warp as usize);
     }
 
     fn retire(&mut self, tok: InstToken) {
@@ -1335,7 +1363,7 @@ impl Sm {
         let warp = &mut self.warps[w];
         if let Some(c) = f.counter {
             warp.deps.written(c);
-            self.warp_epoch += 1;
+            self.touch(w);
         }
         if let Some(id) = f.bulk_copy {
             let warp = &self.warps[w];
@@ -1358,7 +1386,7 @@ impl Sm {
         if f.async_copy {
             // A `cp.async.wait` of this warp may issue now: schedulers that found nothing
             // to issue re-examine their warps only when the epoch moves.
-            self.warp_epoch += 1;
+            self.touch(w);
         }
         if done {
             self.retire_warp(w);
@@ -1372,7 +1400,7 @@ impl Sm {
         }
         self.warps[w].live = false;
         self.warps[w].scoreboard.clear();
-        self.warp_epoch += 1;
+        self.touch(w);
         self.sync_fetchable(w);
         let sched = &mut self.schedulers[warp.scheduler as usize];
         if sched.remove(w as u16) {
@@ -1465,8 +1493,6 @@ impl Sm {
             }
         }
         let warp = &self.warps[w as usize];
-        let srcs = info.srcs(func, ii);
-        let dsts = info.dsts(func, ii);
         if warp.ib_count == 0 {
             return Err(StallReason::NoReadyWarp);
         }
@@ -1488,8 +1514,8 @@ impl Sm {
             scheduler: warp.scheduler,
             unit: self.pipeline.timing(ii.class).unit,
             class: ii.class,
-            srcs,
-            dsts,
+            srcs: info.srcs(func, ii),
+            dsts: info.dsts(func, ii),
             hint: ii.hint,
         };
         self.rf.can_accept(&c, now).map_err(|e| {
@@ -1587,10 +1613,10 @@ impl Sm {
     /// Scheduler `s` picks a warp that can issue, or counts why none can. Notes progress
     /// in `private_progress`.
     fn select_warp(&mut self, s: usize, now: Cycle, info: &KernelInfo) -> Option<u16> {
-        if self.rebalanced[s] != Some(self.warp_epoch) {
+        if self.rebalanced[s] != Some(self.epochs[s]) {
             let warps = &self.warps;
             let rf = &mut self.rf;
-            let epoch = &mut self.warp_epoch;
+            let epoch = &mut self.epochs[s];
             let progress = &mut self.private_progress;
             let strand_rule = rf.deschedules_at_strand_ends();
             self.schedulers[s].rebalance(
@@ -1616,12 +1642,14 @@ impl Sm {
                     }
                 },
             );
-            self.rebalanced[s] = Some(self.warp_epoch);
+            self.rebalanced[s] = Some(self.epochs[s]);
         }
-        if let Some((epoch, reason)) = self.quiet[s] {
-            if epoch == self.warp_epoch {
+        if let Some((epoch, reason, until)) = self.quiet[s] {
+            if epoch == self.epochs[s] && now < until {
                 self.stats.stalls.add(reason, 1);
                 self.reasons[s] = reason;
+                // The warps that waited for their instruction buffers still do.
+                self.issue_at.earliest_ib = self.issue_at.earliest_ib.min(until);
                 return None;
             }
         }
@@ -1632,7 +1660,8 @@ impl Sm {
         let mut chosen: Option<(u16, u32)> = None;
         // Every warp rejected by the checks that only warp state decides.
         let mut all_early = true;
-        let mut earliest_ib = self.issue_at.earliest_ib;
+        // The earliest instruction-buffer readiness of this scheduler's warps.
+        let mut earliest_ib = Cycle::NEVER;
         for &w in &order {
             let checked = self.check(w, now, info, &mut earliest_ib);
             all_early &= matches!(
@@ -1641,7 +1670,8 @@ impl Sm {
                     | StallReason::Barrier
                     | StallReason::ClusterBarrier
                     | StallReason::Scoreboard
-                    | StallReason::Memory)
+                    | StallReason::Memory
+                    | StallReason::NoReadyWarp)
             );
             match checked {
                 Ok(()) => {
@@ -1658,13 +1688,13 @@ impl Sm {
             }
         }
         self.order = order;
-        self.issue_at.earliest_ib = earliest_ib;
+        self.issue_at.earliest_ib = self.issue_at.earliest_ib.min(earliest_ib);
         match chosen {
             Some((w, _)) => Some(w),
             None => {
                 self.stats.stalls.add(best, 1);
                 self.reasons[s] = best;
-                self.quiet[s] = all_early.then_some((self.warp_epoch, best));
+                self.quiet[s] = all_early.then_some((self.epochs[s], best, earliest_ib));
                 None
             }
         }
@@ -1702,7 +1732,7 @@ impl Sm {
         ctx: &mut IssueCtx<'_, '_>,
     ) -> Result<(), emu::ExecError> {
         let wi = w as usize;
-        self.warp_epoch += 1;
+        self.touch(wi);
         let (cta_slot, in_cta) = (self.warps[wi].cta as usize, self.warps[wi].in_cta as usize);
         let Some(slot) = self.ctas[cta_slot].as_mut() else {
             return Ok(());
@@ -1749,6 +1779,8 @@ impl Sm {
                 (slot.register_pool + u32::from(have)).saturating_sub(u32::from(n));
             warp.max_registers = n;
             warp.pool_wait = false;
+            // The pool's other warps may be on other schedulers.
+            self.epochs.iter_mut().for_each(|e| *e += 1);
         }
         let srcs = info.srcs(step.func, ii);
         let dsts = info.dsts(step.func, ii);
@@ -1879,7 +1911,8 @@ impl Sm {
             let bits = ii.hint.control;
             let hold = warp.deps.issued(bits, now, ii.class == OpClass::Mem);
             if hold > now + Cycles::new(1) {
-                self.events.push(hold, token, EventKind::HoldOver);
+                self.events
+                    .push(hold, InstToken(u32::from(w)), EventKind::HoldOver);
             }
             self.yielded = bits.yield_;
         }
@@ -1903,7 +1936,8 @@ impl Sm {
                 let warp = &mut self.warps[wi];
                 warp.wgmma_open = Some(warp.wgmma_open.map_or(done, |d| d.max(done)));
                 // The warp's wait_group may end then: look again.
-                self.events.push(done, token, EventKind::HoldOver);
+                self.events
+                    .push(done, InstToken(u32::from(w)), EventKind::HoldOver);
             }
             WgmmaRole::Commit => {
                 let warp = &mut self.warps[wi];
@@ -1991,6 +2025,8 @@ impl Sm {
                     other.at_barrier = false;
                 }
             }
+            // The CTA's other warps may be on other schedulers.
+            self.epochs.iter_mut().for_each(|e| *e += 1);
         }
         self.sync_fetchable(wi);
         Ok(())
@@ -2098,12 +2134,35 @@ impl Sm {
         true
     }
 
+    /// Warp slot `w`'s state that its scheduler's checks read may have changed: bumps that
+    /// scheduler's epoch (see `epochs`).
+    #[inline]
+    fn touch(&mut self, w: usize) {
+        let s = usize::from(self.warps[w].scheduler);
+        self.epochs[s] += 1;
+    }
+
+    /// Bumps every scheduler's epoch.
+    fn touch_all(&mut self) {
+        self.epochs.iter_mut().for_each(|e| *e += 1);
+    }
+
     /// Recomputes warp slot `w`'s bit of `fetchable`.
     fn sync_fetchable(&mut self, w: usize) {
-        if self.warps[w].wants_fetch(self.refill_below) {
+        let wants = self.warps[w].wants_fetch(self.refill_below);
+        if wants {
             self.fetchable.insert(w);
         } else {
             self.fetchable.remove(w);
+        }
+        let subs = self.fetchable_by_sub.len();
+        if subs > 0 {
+            let set = &mut self.fetchable_by_sub[w % subs];
+            if wants {
+                set.insert(w / subs);
+            } else {
+                set.remove(w / subs);
+            }
         }
     }
 
