@@ -1553,7 +1553,7 @@ impl FnLower<'_, '_> {
             ));
         }
         if mma {
-            return self.decode_matrix_multiply(inst, m, true);
+            return self.decode_matrix_multiply(inst, m, true, None);
         }
         let role = if load {
             Some(
@@ -1634,25 +1634,46 @@ impl FnLower<'_, '_> {
     }
 
     fn decode_mma(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
-        if m.other("sp") || m.other("sp::ordered_metadata") {
-            return Err(DecodeError::new(
-                "unsupported instruction 'mma.sp' (sparse mma is not modelled)",
-            ));
-        }
-        self.decode_matrix_multiply(inst, m, false)
+        let sparse = if m.other("sp::ordered_metadata") {
+            Some(true)
+        } else if m.other("sp") {
+            Some(false)
+        } else {
+            None
+        };
+        self.decode_matrix_multiply(inst, m, false, sparse)
     }
 
-    /// `wmma.mma` (`wmma` true) and `mma.sync`.
+    /// `wmma.mma` (`wmma` true), `mma.sync` and (`sparse` `Some(ordered)`) `mma.sp`.
     fn decode_matrix_multiply(
         &mut self,
         inst: &ast::Instruction,
         m: &mut Mods<'_>,
         wmma: bool,
+        sparse: Option<bool>,
     ) -> Result<Op> {
-        let name = if wmma { "wmma.mma" } else { "mma" };
+        let name = if wmma {
+            "wmma.mma"
+        } else if sparse.is_some() {
+            "mma.sp"
+        } else {
+            "mma"
+        };
         self.sync_aligned(inst, m)?;
         let shape = if wmma {
             self.mma_shape(inst, m, &[MmaShape::M16n16k16])?
+        } else if sparse.is_some() {
+            self.mma_shape(
+                inst,
+                m,
+                &[
+                    MmaShape::M16n8k16,
+                    MmaShape::M16n8k32,
+                    MmaShape::M16n8k8,
+                    MmaShape::M16n8k64,
+                    MmaShape::M16n8k128,
+                ],
+            )?
         } else {
             self.mma_shape(
                 inst,
@@ -1712,6 +1733,20 @@ impl FnLower<'_, '_> {
         use MmaShape as S;
         // (shapes, accumulator types) each input type supports.
         let (shapes, accumulators): (&[MmaShape], &[ScalarType]) = match ab_ty {
+            // mma.sp (PTX ISA "mma.sp"): K twice the dense shapes'; fp8 m16n8k64 (sm_89)
+            // with f32 accumulators; no .b1 or .f64.
+            F16 if sparse.is_some() => (&[S::M16n8k16, S::M16n8k32], &[F16, F32]),
+            Bf16 if sparse.is_some() => (&[S::M16n8k16, S::M16n8k32], &[F32]),
+            Tf32 if sparse.is_some() => (&[S::M16n8k8, S::M16n8k16], &[F32]),
+            S8 | U8 if sparse.is_some() => (&[S::M16n8k32, S::M16n8k64], &[S32]),
+            S4 | U4 if sparse.is_some() => (&[S::M16n8k64, S::M16n8k128], &[S32]),
+            E4m3 | E5m2 if sparse.is_some() => (&[S::M16n8k64], &[F32]),
+            F64 | B1 if sparse.is_some() => {
+                return Err(DecodeError::new(format!(
+                    "type .{ab_ty} is not supported by 'mma.sp' (supported: .f16, .bf16, \
+                     .tf32, .s8, .u8, .s4, .u4, .e4m3, .e5m2)"
+                )))
+            }
             F16 => (&[S::M16n16k16, S::M16n8k16, S::M16n8k8], &[F16, F32]),
             Bf16 => (&[S::M16n16k16, S::M16n8k16, S::M16n8k8], &[F32]),
             Tf32 if !wmma => (&[S::M16n8k8, S::M16n8k4], &[F32]),
@@ -1761,6 +1796,37 @@ impl FnLower<'_, '_> {
         } else {
             None
         };
+        let sparse = match sparse {
+            None => None,
+            Some(ordered) => {
+                self.need_count(inst, 6)?;
+                // The selector's values per shape (PTX ISA "Sparse matrix storage"): one
+                // thread of four holds metadata (0..=3), a pair (0 or 1) or all four (0).
+                // Other values are undefined behaviour there; regsim refuses them.
+                let threads = sparse_meta_threads(shape, ab_ty);
+                let max = 4 / threads - 1;
+                let sel_op = &inst.operands[5];
+                let selector = match sel_op {
+                    ast::Operand::Immediate(Immediate::Int(v), _)
+                        if (0..=i64::from(max)).contains(v) =>
+                    {
+                        *v as u8
+                    }
+                    op => {
+                        return Err(DecodeError::at(
+                            op.span(),
+                            format!(
+                                "'mma.sp.{}' with .{ab_ty} inputs needs a sparsity selector \
+                                 constant from 0 to {max} (metadata threads per group of \
+                                 four: {threads})",
+                                shape.as_str()
+                            ),
+                        ))
+                    }
+                };
+                Some(MmaSparse { ordered, selector })
+            }
+        };
         let op = MmaOp {
             wmma,
             shape,
@@ -1772,13 +1838,20 @@ impl FnLower<'_, '_> {
             c_ty,
             satfinite,
             bit_op,
+            sparse,
         };
-        self.need_count(inst, 4)?;
+        if sparse.is_none() {
+            self.need_count(inst, 4)?;
+        }
         let [na, nb, nc, nd] = op.regs();
         self.fragment(&inst.operands[0], nd, d_ty, true)?;
         self.fragment(&inst.operands[1], na, ab_ty, false)?;
         self.fragment(&inst.operands[2], nb, b_ty, false)?;
         self.fragment(&inst.operands[3], nc, c_ty, false)?;
+        if sparse.is_some() {
+            let e = self.src(&inst.operands[4], B32, Fit::Exact)?;
+            self.srcs.push(e);
+        }
         Ok(Op::Mma(op))
     }
 
@@ -3721,3 +3794,7 @@ mod decode_tests;
 #[cfg(test)]
 #[path = "decode_tests_cluster_copies.rs"]
 mod decode_tests_cluster_copies;
+
+#[cfg(test)]
+#[path = "decode_tests_sparse_mma.rs"]
+mod decode_tests_sparse_mma;

@@ -8,8 +8,9 @@ use ir::op::{self, AtomOp, BarrierKind, BoolOp, Callee, CmpOp, Op, Precision, Sc
 
 use super::cluster::{self, ClusterMember};
 use super::{
-    lanes, matrix, mbarrier, printf, AccessKind, Barrier, Cta, Frame, LaneError, Launch, MemInfo,
-    MemSpace, PendingCopy, PendingRed, SimtEntry, StepEvent, Warp, WarpStatus, WarpStep, WARP_SIZE,
+    lanes, matrix, matrix_sparse, mbarrier, printf, AccessKind, Barrier, Cta, Frame, LaneError,
+    Launch, MemInfo, MemSpace, PendingCopy, PendingRed, SimtEntry, StepEvent, Warp, WarpStatus,
+    WarpStep, WARP_SIZE,
 };
 use crate::error::ErrorKind;
 use crate::memory::local::{LocalMemory, LocalOverflow};
@@ -2374,7 +2375,8 @@ impl Launch<'_> {
             }
             Op::Mma(o) => {
                 let [na, nb, nc, nd] = o.regs().map(usize::from);
-                if na.max(nb).max(nc).max(nd) > 8 || srcs.len() < na + nb + nc {
+                let nm = usize::from(o.sparse.is_some());
+                if na.max(nb).max(nc).max(nd) > 8 || srcs.len() < na + nb + nc + nm {
                     return Err(unsupported(format!("{}: malformed fragments", inst.op)));
                 }
                 let frame = &warp.frames[frame_i];
@@ -2390,7 +2392,15 @@ impl Launch<'_> {
                 let a = gather(0, na);
                 let b = gather(na, nb);
                 let c = gather(na + nb, nc);
-                let d = matrix::multiply(o, &a, &b, &c);
+                let d = if o.sparse.is_some() {
+                    let meta: [u32; 32] = std::array::from_fn(|lane| {
+                        read(frame, &sc, srcs[na + nb + nc], lane) as u32
+                    });
+                    matrix_sparse::multiply(o, &a, &b, &c, &meta)
+                        .map_err(|(lane, m)| (ErrorKind::MmaSparse(m), Some(lane)))?
+                } else {
+                    matrix::multiply(o, &a, &b, &c)
+                };
                 for l in lanes(exec) {
                     for (i, v) in d[l].iter().enumerate().take(nd) {
                         if let Some(&dst) = dsts.get(i) {

@@ -88,6 +88,7 @@ mod tests {
             c_ty: ScalarType::S32,
             satfinite: false,
             bit_op: Some(bit_op),
+            sparse: None,
         }
     }
 
