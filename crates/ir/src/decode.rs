@@ -689,9 +689,11 @@ impl FnLower<'_, '_> {
     pub(crate) fn decode(&mut self, inst: &ast::Instruction) -> Result<Op> {
         let mut m = Mods::new(inst)?;
         // `.b1` is a type of mma's A and B only; refused here for every other opcode.
-        if inst.opcode != Opcode::Mma && inst.modifiers.contains(&Modifier::Type(B1)) {
+        if !matches!(inst.opcode, Opcode::Mma | Opcode::Wgmma)
+            && inst.modifiers.contains(&Modifier::Type(B1))
+        {
             return Err(DecodeError::new(format!(
-                "type .b1 is not supported by '{}' (only mma's A and B are .b1)",
+                "type .b1 is not supported by '{}' (only mma's and wgmma's A and B are .b1)",
                 inst.opcode
             )));
         }
@@ -1942,13 +1944,26 @@ impl FnLower<'_, '_> {
             (Tf32, Tf32) => (8, &[F32]),
             (a, b) if fp8(a) && fp8(b) => (32, &[F16, F32]),
             (a, b) if int8(a) && int8(b) => (32, &[S32]),
+            // `.s32.b1.b1.and.popc` (PTX ISA 8.0): the only bit operation wgmma has.
+            (B1, B1) => (256, &[S32]),
             _ => {
                 return Err(DecodeError::new(format!(
                     "'wgmma.mma_async' with .{a_ty} A and .{b_ty} B is not supported \
-                     (supported: .f16, .bf16, .tf32, .e4m3/.e5m2, .s8/.u8; b1 is not)"
+                     (supported: .f16, .bf16, .tf32, .e4m3/.e5m2, .s8/.u8, .b1)"
                 )))
             }
         };
+        // b1 counts like the 8-bit integers below (N, no scales or transposes).
+        let int8 = |t: ScalarType| int8(t) || t == B1;
+        if a_ty == B1 {
+            let op = m.pick(&[(Flag::And, 0u8), (Flag::Xor, 1)]);
+            if op != Some(0) || !m.flag(Flag::Popc) {
+                return Err(DecodeError::new(
+                    "'wgmma.mma_async' with .b1 inputs needs .and.popc after its types \
+                     (wgmma has no .xor.popc)",
+                ));
+            }
+        }
         // N: multiples of 8 up to 256; integer inputs 8, 16, 24 and multiples of 16.
         let n_ok = (8..=256).contains(&n) && n % 8 == 0 && (!int8(a_ty) || n <= 24 || n % 16 == 0);
         if mm != 64 || k != want_k || !n_ok {
@@ -1963,7 +1978,7 @@ impl FnLower<'_, '_> {
                 "'wgmma.mma_async' with .{a_ty} inputs does not support a .{d_ty} D"
             )));
         }
-        if satfinite && !int8(a_ty) {
+        if satfinite && !matches!(a_ty, S8 | U8) {
             return Err(DecodeError::new(format!(
                 "'wgmma.mma_async' with .{a_ty} inputs does not take .satfinite"
             )));
@@ -2012,7 +2027,7 @@ impl FnLower<'_, '_> {
         }
         let op = WgmmaOp {
             n: n as u16,
-            k: k as u8,
+            k: k as u16,
             d_ty,
             a_ty,
             b_ty,

@@ -943,8 +943,8 @@ impl MmaOp {
 pub struct WgmmaOp {
     /// 8..=256, a multiple of 8 (a multiple of 16 for 8-bit integer inputs).
     pub n: u16,
-    /// 8 (tf32), 16 (f16, bf16) or 32 (e4m3, e5m2, s8, u8).
-    pub k: u8,
+    /// 8 (tf32), 16 (f16, bf16), 32 (e4m3, e5m2, s8, u8) or 256 (b1, `.and.popc`).
+    pub k: u16,
     /// `.f16`, `.f32` or `.s32`.
     pub d_ty: ScalarType,
     pub a_ty: ScalarType,
@@ -2513,6 +2513,10 @@ impl fmt::Display for Op {
                 m.ty(o.d_ty);
                 m.ty(o.a_ty);
                 m.ty(o.b_ty);
+                if o.a_ty == ScalarType::B1 {
+                    m.push("and");
+                    m.push("popc");
+                }
             }
             Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => {
                 m.push(match self {
