@@ -1871,15 +1871,11 @@ impl FnLower<'_, '_> {
             ])
             .ok_or_else(|| {
                 DecodeError::new(
-                    "unsupported instruction 'wgmma' (wgmma.mma_async, .fence, .commit_group \
-                     and .wait_group are supported; sparse wgmma.mma_async.sp is not)",
+                    "unsupported instruction 'wgmma' (wgmma.mma_async{.sp}, .fence, \
+                     .commit_group and .wait_group are supported)",
                 )
             })?;
-        if m.other("sp") {
-            return Err(DecodeError::new(
-                "unsupported instruction 'wgmma.mma_async.sp' (sparse wgmma is not modelled)",
-            ));
-        }
+        let sparse = kind == 0 && m.other("sp");
         self.sync_aligned(inst, m)?;
         match kind {
             1 => {
@@ -1955,6 +1951,13 @@ impl FnLower<'_, '_> {
         };
         // b1 counts like the 8-bit integers below (N, no scales or transposes).
         let int8 = |t: ScalarType| int8(t) || t == B1;
+        // `.sp` (PTX ISA 8.2 "wgmma.mma_async.sp"): K twice the dense one; no b1.
+        if sparse && a_ty == B1 {
+            return Err(DecodeError::new(
+                "'wgmma.mma_async.sp' does not take .b1 inputs",
+            ));
+        }
+        let want_k = if sparse { 2 * want_k } else { want_k };
         if a_ty == B1 {
             let op = m.pick(&[(Flag::And, 0u8), (Flag::Xor, 1)]);
             if op != Some(0) || !m.flag(Flag::Popc) {
@@ -1984,20 +1987,44 @@ impl FnLower<'_, '_> {
             )));
         }
         let a_regs = matches!(inst.operands.get(1), Some(ast::Operand::Vector(..)));
-        // Operand counts: integers take no scales; only f16/bf16 take transposes.
+        // Operand counts: integers take no scales; only f16/bf16 take transposes; `.sp`
+        // adds sp-meta and sp-sel after b-desc.
         let transposes = matches!(a_ty, F16 | Bf16);
-        let count = if int8(a_ty) {
-            4
-        } else if transposes {
-            if a_regs {
-                7
+        let off = if sparse { 2 } else { 0 };
+        let count = off
+            + if int8(a_ty) {
+                4
+            } else if transposes {
+                if a_regs {
+                    7
+                } else {
+                    8
+                }
             } else {
-                8
+                6
+            };
+        self.need_count(inst, count)?;
+        // The sparsity selector: a thread pair (0 or 1) for f16/bf16/tf32, all four
+        // threads (0) for 8-bit inputs (the ISA's table of sp-sel values).
+        let sparse = if sparse {
+            let max = if int8(a_ty) || fp8(a_ty) { 0 } else { 1 };
+            match &inst.operands[4] {
+                ast::Operand::Immediate(Immediate::Int(v), _) if (0..=max).contains(v) => {
+                    Some(*v as u8)
+                }
+                op => {
+                    return Err(DecodeError::at(
+                        op.span(),
+                        format!(
+                            "'wgmma.mma_async.sp' with .{a_ty} inputs needs a sparsity \
+                             selector constant from 0 to {max}"
+                        ),
+                    ))
+                }
             }
         } else {
-            6
+            None
         };
-        self.need_count(inst, count)?;
         let imm = |i: usize, allowed: &[i64]| -> Result<i64> {
             match &inst.operands[i] {
                 ast::Operand::Immediate(Immediate::Int(v), _) if allowed.contains(v) => Ok(*v),
@@ -2015,15 +2042,15 @@ impl FnLower<'_, '_> {
             }
         };
         let (mut neg_a, mut neg_b, mut trans_a, mut trans_b) = (false, false, false, false);
-        if count >= 6 {
-            neg_a = imm(4, &[1, -1])? == -1;
-            neg_b = imm(5, &[1, -1])? == -1;
+        if count - off >= 6 {
+            neg_a = imm(4 + off, &[1, -1])? == -1;
+            neg_b = imm(5 + off, &[1, -1])? == -1;
         }
-        if count == 8 {
-            trans_a = imm(6, &[0, 1])? == 1;
-            trans_b = imm(7, &[0, 1])? == 1;
-        } else if count == 7 {
-            trans_b = imm(6, &[0, 1])? == 1;
+        if count - off == 8 {
+            trans_a = imm(6 + off, &[0, 1])? == 1;
+            trans_b = imm(7 + off, &[0, 1])? == 1;
+        } else if count - off == 7 {
+            trans_b = imm(6 + off, &[0, 1])? == 1;
         }
         let op = WgmmaOp {
             n: n as u16,
@@ -2037,9 +2064,10 @@ impl FnLower<'_, '_> {
             trans_a,
             trans_b,
             satfinite,
+            sparse,
         };
         // scale-d: a predicate, or the constant 0 or 1.
-        let scale_d = match &inst.operands[3] {
+        let scale_d = match &inst.operands[3 + off] {
             ast::Operand::Immediate(Immediate::Int(v), _) if matches!(v, 0 | 1) => {
                 Operand::Imm(*v as u64)
             }
@@ -2062,6 +2090,11 @@ impl FnLower<'_, '_> {
         let d_reg_ty = if d_ty == F16 { B32 } else { d_ty };
         self.fragment(&inst.operands[0], nd as u8, d_reg_ty, false)?;
         self.fragment(&inst.operands[0], nd as u8, d_reg_ty, true)?;
+        if op.sparse.is_some() {
+            // sp-meta: the last source (after D's registers).
+            let e = self.src(&inst.operands[3], B32, Fit::Exact)?;
+            self.srcs.push(e);
+        }
         Ok(Op::Wgmma(op))
     }
 

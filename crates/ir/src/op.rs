@@ -960,9 +960,22 @@ pub struct WgmmaOp {
     pub trans_b: bool,
     /// `.satfinite` (integer inputs).
     pub satfinite: bool,
+    /// `wgmma.mma_async.sp` (PTX ISA 8.2): A is structured sparse, given as 64 x K/2
+    /// (registers or descriptor, the dense layout of that K), with a metadata register
+    /// (the last source) and this sparsity selector; `None` for dense.
+    pub sparse: Option<u8>,
 }
 
 impl WgmmaOp {
+    /// K of A as stored: half the instruction's for `.sp`.
+    pub fn a_k(&self) -> u16 {
+        if self.sparse.is_some() {
+            self.k / 2
+        } else {
+            self.k
+        }
+    }
+
     /// 32-bit registers of A's fragment per thread when `a_regs` (else 0).
     pub fn a_fragment_regs(&self) -> u8 {
         if self.a_regs {
@@ -2505,7 +2518,11 @@ impl fmt::Display for Op {
                 }
             }
             Op::Wgmma(o) => {
-                for q in ["mma_async", "sync", "aligned"] {
+                m.push("mma_async");
+                if o.sparse.is_some() {
+                    m.push("sp");
+                }
+                for q in ["sync", "aligned"] {
                     m.push(q);
                 }
                 m.push(&format!("m64n{}k{}", o.n, o.k));

@@ -239,9 +239,13 @@ impl WgmmaRole {
             // 8-bit, 256 x b1). Ours: each warp reads its 16 rows of A when A comes from a
             // descriptor, and a quarter of B's N rows, so that the four warps of a
             // warpgroup read the instruction's A (64 x K) and B (K x N) once between them.
+            // `.sp`: K doubles at the sparse tensor cores' doubled rate (A100 and H100
+            // whitepapers), so the steps are the dense K/2's; A is stored as K/2 (32
+            // bytes a row), B's rows are K (64 bytes).
             Op::Wgmma(w) => WgmmaRole::Mma {
                 steps: w.n / 8,
-                smem_bytes: if w.a_regs { 0 } else { 16 * 32 } + w.n / 4 * 32,
+                smem_bytes: if w.a_regs { 0 } else { 16 * 32 }
+                    + w.n / 4 * if w.sparse.is_some() { 64 } else { 32 },
             },
             Op::WgmmaCommit => WgmmaRole::Commit,
             Op::WgmmaWait { n } => WgmmaRole::Wait(*n),

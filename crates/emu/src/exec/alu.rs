@@ -2471,13 +2471,20 @@ impl Launch<'_> {
                             .read_uint("shared", at, bytes)
                             .map_err(|e| e.to_string())
                     };
-                    let d = super::wgmma::multiply(
+                    let meta: [u32; 32] = match o.sparse {
+                        Some(_) if srcs.len() > 2 + na + nd => std::array::from_fn(|lane| {
+                            read(frame, &sc, srcs[2 + na + nd], lane) as u32
+                        }),
+                        _ => [0; 32],
+                    };
+                    let d = super::wgmma::multiply_sparse(
                         o,
                         (w % 4) as u32,
                         a,
                         b_desc,
                         &c,
                         scale_d,
+                        &meta,
                         &mut rd_shared,
                     )
                     .map_err(|m| (ErrorKind::Wgmma(m), Some(l0)))?;

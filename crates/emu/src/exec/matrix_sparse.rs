@@ -32,25 +32,85 @@
 //! the row, the chunk and its value (our choice: a located error rather than an invented
 //! result, so that a wrong metadata computation is found where it happens).
 
-use ir::op::{sparse_chunk_width, sparse_meta_threads, MmaOp, ScalarType};
+use ir::op::{sparse_chunk_width, MmaOp, ScalarType};
 
 use super::matrix::{a_value, coords, product, Frag, A_MAX};
 
-/// The lane holding `row`'s metadata nibble for `chunk`, and the nibble's bit position.
-pub(super) fn meta_place(op: &MmaOp, selector: u32, row: u32, chunk: u32) -> (u32, u32) {
-    let threads = sparse_meta_threads(op.shape, op.ab_ty);
+/// The lane holding `row`'s metadata nibble for `chunk`, and the nibble's bit position,
+/// for a product of K `k` with `ty` inputs.
+pub(super) fn meta_place(
+    ty: ScalarType,
+    k: u32,
+    selector: u32,
+    row: u32,
+    chunk: u32,
+) -> (u32, u32) {
+    let threads = (k / sparse_chunk_width(ty) / 4).max(1);
     let lane = 4 * (row % 8) + selector * threads + chunk / 4;
     (lane, 16 * (row / 8) + 4 * (chunk % 4))
 }
 
-/// Whether a nibble is meaningful (see the module docs).
-fn nibble_ok(ty: ScalarType, ordered: bool, v: u32) -> bool {
+/// Whether a nibble is meaningful (see the module docs); `fp8_ordered`: mma.sp's fp8
+/// forms, whose list has the increasing pairs only.
+fn nibble_ok(ty: ScalarType, ordered: bool, fp8_ordered: bool, v: u32) -> bool {
     let (i0, i1) = (v & 3, v >> 2);
     match ty {
         ScalarType::Tf32 => v == 0b0100 || v == 0b1110,
-        ScalarType::E4m3 | ScalarType::E5m2 => i0 < i1,
+        ScalarType::E4m3 | ScalarType::E5m2 if fp8_ordered => i0 < i1,
         _ if ordered => i0 < i1,
         _ => i0 != i1,
+    }
+}
+
+/// How one sparse product reads its metadata.
+pub(super) struct Sparse<'a> {
+    pub ty: ScalarType,
+    /// The dense K of the rows (a warp's 16).
+    pub k: u32,
+    pub ordered: bool,
+    pub fp8_ordered: bool,
+    pub selector: u32,
+    pub meta: &'a [u32; 32],
+    /// The instruction, for messages (`mma.sp.m16n8k16.f16`).
+    pub what: String,
+}
+
+impl Sparse<'_> {
+    /// The dense column of the stored element at row `r` (0..16), column `c` of the
+    /// compressed K/2; `Err((lane, message))` for a nibble the ISA leaves undefined.
+    pub(super) fn dense_col(&self, r: u32, c: u32) -> Result<u32, (usize, String)> {
+        let ty = self.ty;
+        let width = sparse_chunk_width(ty);
+        let stored = (width / 2).max(1);
+        let unit = if matches!(ty, ScalarType::S4 | ScalarType::U4) {
+            2
+        } else {
+            1
+        };
+        let chunk = c / stored;
+        let (holder, shift) = meta_place(ty, self.k, self.selector, r, chunk);
+        let nibble = (self.meta[holder as usize] >> shift) & 0xF;
+        if !nibble_ok(ty, self.ordered, self.fp8_ordered, nibble) {
+            return Err((
+                holder as usize,
+                format!(
+                    "the metadata of row {r}, chunk {chunk} (bits {}..{} of lane {holder}'s \
+                     metadata register) is {nibble:#06b}, which the PTX ISA leaves undefined \
+                     for {}",
+                    shift + 3,
+                    shift,
+                    self.what,
+                ),
+            ));
+        }
+        Ok(if ty == ScalarType::Tf32 {
+            2 * chunk + u32::from(nibble == 0b1110)
+        } else {
+            let p = c % stored;
+            let (slot, sub) = (p / unit, p % unit);
+            let index = (nibble >> (2 * slot)) & 3;
+            chunk * width + index * unit + sub
+        })
     }
 }
 
@@ -64,43 +124,25 @@ pub(super) fn decompress(
     let sp = op.sparse.expect("decompress of a dense mma");
     let ty = op.ab_ty;
     let k = op.shape.dims().2;
-    let width = sparse_chunk_width(ty);
-    let stored = (width / 2).max(1); // stored elements per chunk
-    let unit = if matches!(ty, ScalarType::S4 | ScalarType::U4) {
-        2
-    } else {
-        1
+    let s = Sparse {
+        ty,
+        k,
+        ordered: sp.ordered,
+        fp8_ordered: true,
+        selector: u32::from(sp.selector),
+        meta,
+        what: format!(
+            "mma.sp{}.{}.{ty}",
+            if sp.ordered { "::ordered_metadata" } else { "" },
+            op.shape.as_str()
+        ),
     };
     let a_shape = op.a_shape();
     let mut am = [0f64; A_MAX];
     for lane in 0..32u32 {
         for e in 0..Frag::A.elements(a_shape) {
             let (r, c) = coords(Frag::A, a_shape, ty, lane, e);
-            let chunk = c / stored;
-            let (holder, shift) = meta_place(op, u32::from(sp.selector), r, chunk);
-            let nibble = (meta[holder as usize] >> shift) & 0xF;
-            if !nibble_ok(ty, sp.ordered, nibble) {
-                return Err((
-                    holder as usize,
-                    format!(
-                        "the metadata of row {r}, chunk {chunk} (bits {}..{} of lane {holder}'s \
-                         metadata register) is {nibble:#06b}, which the PTX ISA leaves \
-                         undefined for mma.sp{}.{}.{ty}",
-                        shift + 3,
-                        shift,
-                        if sp.ordered { "::ordered_metadata" } else { "" },
-                        op.shape.as_str(),
-                    ),
-                ));
-            }
-            let col = if ty == ScalarType::Tf32 {
-                2 * chunk + u32::from(nibble == 0b1110)
-            } else {
-                let p = c % stored;
-                let (slot, sub) = (p / unit, p % unit);
-                let index = (nibble >> (2 * slot)) & 3;
-                chunk * width + index * unit + sub
-            };
+            let col = s.dense_col(r, c)?;
             am[(r * k + col) as usize] = a_value(a, ty, lane, e);
         }
     }

@@ -5,7 +5,7 @@
 use super::*;
 use crate::semantics::exact::Rounding;
 use crate::semantics::half::{self, HalfKind};
-use ir::op::{MatrixLayout, MmaShape, MmaSparse};
+use ir::op::{sparse_meta_threads, MatrixLayout, MmaShape, MmaSparse};
 use ScalarType::*;
 
 fn op(shape: MmaShape, d: ScalarType, ab: ScalarType, ordered: bool, selector: u8) -> MmaOp {

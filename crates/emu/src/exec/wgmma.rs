@@ -173,7 +173,7 @@ fn fp8(b: u8, mbits: u32, bias: i32, ieee: bool) -> f64 {
 
 /// The MmaShape whose A fragment is the warp's A fragment of `op` (see the module docs).
 fn a_fragment_shape(op: &WgmmaOp) -> ir::op::MmaShape {
-    match op.k {
+    match op.a_k() {
         8 => ir::op::MmaShape::M16n8k8,
         16 => ir::op::MmaShape::M16n8k16,
         256 => ir::op::MmaShape::M16n8k256,
@@ -200,7 +200,27 @@ pub fn multiply(
     scale_d: bool,
     read: &mut dyn FnMut(u64, u32) -> Result<u64, String>,
 ) -> Result<Vec<Vec<u32>>, String> {
-    let (n, k) = (usize::from(op.n), usize::from(op.k));
+    multiply_sparse(op, quarter, a, b_desc, c, scale_d, &[0; 32], read)
+}
+
+/// [`multiply`] with the warp's metadata registers `meta` for `wgmma.mma_async.sp`
+/// (ignored when dense). A's stored 16 x K/2 (registers: the dense wgmma A fragment of
+/// K/2; descriptor: the dense canonical layout of K/2, our reading of the ISA's sparse
+/// storage section) is decompressed as `mma.sp` of the warp's 16 rows and K does
+/// (`super::matrix_sparse`: the same chunks, nibbles, and selector thread sets, the ISA's
+/// sp-sel table giving a pair for f16/bf16/tf32 and all four threads for 8-bit types).
+#[allow(clippy::too_many_arguments)]
+pub fn multiply_sparse(
+    op: &WgmmaOp,
+    quarter: u32,
+    a: ASource<'_>,
+    b_desc: u64,
+    c: &[Vec<u32>],
+    scale_d: bool,
+    meta: &[u32; 32],
+    read: &mut dyn FnMut(u64, u32) -> Result<u64, String>,
+) -> Result<Vec<Vec<u32>>, String> {
+    let (n, k) = (usize::from(op.n), usize::from(op.a_k()));
     let int = matches!(op.a_ty, ScalarType::S8 | ScalarType::U8 | ScalarType::B1);
     // `.b1` (`.and.popc`): elements are bits, 0 or 1, so the integer path's sum of
     // products is popc(A-row AND B-column). In registers they are mma.m16n8k256's A
@@ -269,6 +289,31 @@ pub fn multiply(
             }
         }
     }
+    let (am, k) = match op.sparse {
+        None => (am, k),
+        Some(selector) => {
+            let kd = usize::from(op.k);
+            let sp = super::matrix_sparse::Sparse {
+                ty: op.a_ty,
+                k: u32::from(op.k),
+                ordered: false,
+                fp8_ordered: false,
+                selector: u32::from(selector),
+                meta,
+                what: format!("wgmma.mma_async.sp.m64n{}k{}.{}", op.n, op.k, op.a_ty),
+            };
+            let mut dense = vec![0f64; 16 * kd];
+            for r in 0..16 {
+                for cc in 0..k {
+                    let col = sp
+                        .dense_col(r as u32, cc as u32)
+                        .map_err(|(lane, m)| format!("lane {lane}: {m}"))?;
+                    dense[r * kd + col as usize] = am[r * k + cc];
+                }
+            }
+            (dense, kd)
+        }
+    };
     let desc = Descriptor::decode(b_desc);
     let es = es_of(op.b_ty);
     let mut bm = vec![0f64; k * n];
@@ -553,6 +598,7 @@ mod tests {
             trans_a: false,
             trans_b: false,
             satfinite: false,
+            sparse: None,
         }
     }
 
@@ -833,3 +879,7 @@ mod bank_tests;
 #[cfg(test)]
 #[path = "wgmma_b1_tests.rs"]
 mod b1_tests;
+
+#[cfg(test)]
+#[path = "wgmma_sparse_tests.rs"]
+mod sparse_tests;

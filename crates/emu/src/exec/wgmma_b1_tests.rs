@@ -30,6 +30,7 @@ fn op(n: u16, a_regs: bool) -> WgmmaOp {
         trans_a: false,
         trans_b: false,
         satfinite: false,
+        sparse: None,
     }
 }
 
