@@ -75,6 +75,12 @@ if [ -f "$cuda12/include/cuda_runtime.h" ]; then
     $SM90A --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/w.fatbin" \
         -c wgmma.cu -o "$tmp/w.o"
     clang++-19 "$tmp/w.o" -L$cuda12/lib64 -lcudart -o bin/wgmma
+    # Sparse warpgroup products (wgmma.mma_async.sp, sm_90a), packed the same way.
+    $SM90A --cuda-device-only -S wgmma_sparse.cu -o "$tmp/ws.ptx"
+    fatbinary -64 --create "$tmp/ws.fatbin" --image=profile=compute_90,file="$tmp/ws.ptx"
+    $SM90A --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/ws.fatbin" \
+        -c wgmma_sparse.cu -o "$tmp/ws.o"
+    clang++-19 "$tmp/ws.o" -L$cuda12/lib64 -lcudart -o bin/wgmma_sparse
     # Thread-block clusters (sm_90): distributed shared memory and the cluster barrier.
     $SM90 --cuda-device-only -S cluster.cu -o "$tmp/c.ptx"
     fatbinary -64 --create "$tmp/c.fatbin" --image=profile=compute_90,file="$tmp/c.ptx"
