@@ -43,6 +43,8 @@ pub enum ErrorKind {
     BulkCopy(String),
     #[error("wgmma: {0}")]
     Wgmma(String),
+    #[error("mma.sp: {0}")]
+    MmaSparse(String),
     #[error("warp {0} cannot execute: it has exited or waits at a barrier")]
     WarpNotReady(u32),
 }

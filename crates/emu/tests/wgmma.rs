@@ -92,6 +92,19 @@ fn every_form_decodes_and_the_rest_is_refused_with_the_reason() {
         "wgmma.commit_group.sync.aligned;".into(),
         "wgmma.wait_group.sync.aligned 3;".into(),
         format!(
+            "wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {}, %rd1, %rd2, %r1, 1, 0, 1, 1, 0, 0;",
+            d(4)
+        ),
+        format!(
+            "wgmma.mma_async.sp.sync.aligned.m64n16k64.satfinite.s32.s8.u8 {}, {}, %rd2, %r1, 0, %p1;",
+            r(8),
+            r(4)
+        ),
+        format!(
+            "wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.tf32.tf32 {}, %rd1, %rd2, %r1, 1, 1, 1, -1;",
+            d(4)
+        ),
+        format!(
             "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {}, %rd1, %rd2, %p1, 1, -1, 0, 1;",
             d(4)
         ),
@@ -135,7 +148,8 @@ fn every_form_decodes_and_the_rest_is_refused_with_the_reason() {
         (format!("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {}, %rd1, %rd2, 0, 1, 1, 0, 0;", d(4)), "expects 6 operands"),
         (format!("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {}, %rd1, %rd2, 0, 2, 1, 0, 0;", d(4)), "integer constant (1 or -1)"),
         (format!("wgmma.mma_async.sync.aligned.m64n8k16.satfinite.f32.f16.f16 {}, %rd1, %rd2, 0, 1, 1, 0, 0;", d(4)), "does not take .satfinite"),
-        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {}, %rd1, %rd2, %r1, 0, 0, 1, 1, 0, 0;", d(4)), "sparse"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {}, %rd1, %rd2, %r1, 2, 0, 1, 1, 0, 0;", d(4)), "sparsity selector constant from 0 to 1"),
+        (format!("wgmma.mma_async.sp.sync.aligned.m64n8k16.f32.f16.f16 {}, %rd1, %rd2, %r1, 0, 0, 1, 1, 0, 0;", d(4)), "m64nNk32"),
         ("wgmma.wait_group.sync.aligned %r1;".to_string(), "non-negative integer constant"),
         ("wgmma.fence;".to_string(), "needs .sync.aligned"),
     ] {

@@ -699,13 +699,13 @@ impl FnLower<'_, '_> {
     /// `self.dsts`/`self.srcs`.
     pub(crate) fn decode(&mut self, inst: &ast::Instruction) -> Result<Op> {
         let mut m = Mods::new(inst)?;
-        // `.b1` is a type of mma's and wmma's A and B only; refused here for every other
-        // opcode.
-        if !matches!(inst.opcode, Opcode::Mma | Opcode::Wmma)
+        // `.b1` is a type of mma's, wmma's and wgmma's A and B only; refused here for
+        // every other opcode.
+        if !matches!(inst.opcode, Opcode::Mma | Opcode::Wmma | Opcode::Wgmma)
             && inst.modifiers.contains(&Modifier::Type(B1))
         {
             return Err(DecodeError::new(format!(
-                "type .b1 is not supported by '{}' (only mma's and wmma's A and B are .b1)",
+                "type .b1 is not supported by '{}' (only mma's, wmma's and wgmma's A and B are .b1)",
                 inst.opcode
             )));
         }
@@ -1567,7 +1567,7 @@ impl FnLower<'_, '_> {
             ));
         }
         if mma {
-            return self.decode_matrix_multiply(inst, m, true);
+            return self.decode_matrix_multiply(inst, m, true, None);
         }
         let role = if load {
             Some(
@@ -1674,25 +1674,46 @@ impl FnLower<'_, '_> {
     }
 
     fn decode_mma(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
-        if m.other("sp") || m.other("sp::ordered_metadata") {
-            return Err(DecodeError::new(
-                "unsupported instruction 'mma.sp' (sparse mma is not modelled)",
-            ));
-        }
-        self.decode_matrix_multiply(inst, m, false)
+        let sparse = if m.other("sp::ordered_metadata") {
+            Some(true)
+        } else if m.other("sp") {
+            Some(false)
+        } else {
+            None
+        };
+        self.decode_matrix_multiply(inst, m, false, sparse)
     }
 
-    /// `wmma.mma` (`wmma` true) and `mma.sync`.
+    /// `wmma.mma` (`wmma` true), `mma.sync` and (`sparse` `Some(ordered)`) `mma.sp`.
     fn decode_matrix_multiply(
         &mut self,
         inst: &ast::Instruction,
         m: &mut Mods<'_>,
         wmma: bool,
+        sparse: Option<bool>,
     ) -> Result<Op> {
-        let name = if wmma { "wmma.mma" } else { "mma" };
+        let name = if wmma {
+            "wmma.mma"
+        } else if sparse.is_some() {
+            "mma.sp"
+        } else {
+            "mma"
+        };
         self.sync_aligned(inst, m)?;
         let shape = if wmma {
             self.mma_shape(inst, m, WMMA_SHAPES)?
+        } else if sparse.is_some() {
+            self.mma_shape(
+                inst,
+                m,
+                &[
+                    MmaShape::M16n8k16,
+                    MmaShape::M16n8k32,
+                    MmaShape::M16n8k8,
+                    MmaShape::M16n8k64,
+                    MmaShape::M16n8k128,
+                ],
+            )?
         } else {
             self.mma_shape(
                 inst,
@@ -1754,6 +1775,20 @@ impl FnLower<'_, '_> {
         use MmaShape as S;
         // (shapes, accumulator types) each input type supports.
         let (shapes, accumulators): (&[MmaShape], &[ScalarType]) = match ab_ty {
+            // mma.sp (PTX ISA "mma.sp"): K twice the dense shapes'; fp8 m16n8k64 (sm_89)
+            // with f32 accumulators; no .b1 or .f64.
+            F16 if sparse.is_some() => (&[S::M16n8k16, S::M16n8k32], &[F16, F32]),
+            Bf16 if sparse.is_some() => (&[S::M16n8k16, S::M16n8k32], &[F32]),
+            Tf32 if sparse.is_some() => (&[S::M16n8k8, S::M16n8k16], &[F32]),
+            S8 | U8 if sparse.is_some() => (&[S::M16n8k32, S::M16n8k64], &[S32]),
+            S4 | U4 if sparse.is_some() => (&[S::M16n8k64, S::M16n8k128], &[S32]),
+            E4m3 | E5m2 if sparse.is_some() => (&[S::M16n8k64], &[F32]),
+            F64 | B1 if sparse.is_some() => {
+                return Err(DecodeError::new(format!(
+                    "type .{ab_ty} is not supported by 'mma.sp' (supported: .f16, .bf16, \
+                     .tf32, .s8, .u8, .s4, .u4, .e4m3, .e5m2)"
+                )))
+            }
             F16 if wmma => (&[S::M16n16k16, S::M32n8k16, S::M8n32k16], &[F16, F32]),
             Bf16 if wmma => (&[S::M16n16k16, S::M32n8k16, S::M8n32k16], &[F32]),
             F16 => (&[S::M16n8k16, S::M16n8k8], &[F16, F32]),
@@ -1827,6 +1862,37 @@ impl FnLower<'_, '_> {
         } else {
             None
         };
+        let sparse = match sparse {
+            None => None,
+            Some(ordered) => {
+                self.need_count(inst, 6)?;
+                // The selector's values per shape (PTX ISA "Sparse matrix storage"): one
+                // thread of four holds metadata (0..=3), a pair (0 or 1) or all four (0).
+                // Other values are undefined behaviour there; regsim refuses them.
+                let threads = sparse_meta_threads(shape, ab_ty);
+                let max = 4 / threads - 1;
+                let sel_op = &inst.operands[5];
+                let selector = match sel_op {
+                    ast::Operand::Immediate(Immediate::Int(v), _)
+                        if (0..=i64::from(max)).contains(v) =>
+                    {
+                        *v as u8
+                    }
+                    op => {
+                        return Err(DecodeError::at(
+                            op.span(),
+                            format!(
+                                "'mma.sp.{}' with .{ab_ty} inputs needs a sparsity selector \
+                                 constant from 0 to {max} (metadata threads per group of \
+                                 four: {threads})",
+                                shape.as_str()
+                            ),
+                        ))
+                    }
+                };
+                Some(MmaSparse { ordered, selector })
+            }
+        };
         let op = MmaOp {
             wmma,
             shape,
@@ -1839,13 +1905,20 @@ impl FnLower<'_, '_> {
             satfinite,
             bit_op,
             rnd,
+            sparse,
         };
-        self.need_count(inst, 4)?;
+        if sparse.is_none() {
+            self.need_count(inst, 4)?;
+        }
         let [na, nb, nc, nd] = op.regs();
         self.fragment(&inst.operands[0], nd, d_ty, true)?;
         self.fragment(&inst.operands[1], na, ab_ty, false)?;
         self.fragment(&inst.operands[2], nb, b_ty, false)?;
         self.fragment(&inst.operands[3], nc, c_ty, false)?;
+        if sparse.is_some() {
+            let e = self.src(&inst.operands[4], B32, Fit::Exact)?;
+            self.srcs.push(e);
+        }
         Ok(Op::Mma(op))
     }
 
@@ -1863,15 +1936,11 @@ impl FnLower<'_, '_> {
             ])
             .ok_or_else(|| {
                 DecodeError::new(
-                    "unsupported instruction 'wgmma' (wgmma.mma_async, .fence, .commit_group \
-                     and .wait_group are supported; sparse wgmma.mma_async.sp is not)",
+                    "unsupported instruction 'wgmma' (wgmma.mma_async{.sp}, .fence, \
+                     .commit_group and .wait_group are supported)",
                 )
             })?;
-        if m.other("sp") {
-            return Err(DecodeError::new(
-                "unsupported instruction 'wgmma.mma_async.sp' (sparse wgmma is not modelled)",
-            ));
-        }
+        let sparse = kind == 0 && m.other("sp");
         self.sync_aligned(inst, m)?;
         match kind {
             1 => {
@@ -1936,13 +2005,33 @@ impl FnLower<'_, '_> {
             (Tf32, Tf32) => (8, &[F32]),
             (a, b) if fp8(a) && fp8(b) => (32, &[F16, F32]),
             (a, b) if int8(a) && int8(b) => (32, &[S32]),
+            // `.s32.b1.b1.and.popc` (PTX ISA 8.0): the only bit operation wgmma has.
+            (B1, B1) => (256, &[S32]),
             _ => {
                 return Err(DecodeError::new(format!(
                     "'wgmma.mma_async' with .{a_ty} A and .{b_ty} B is not supported \
-                     (supported: .f16, .bf16, .tf32, .e4m3/.e5m2, .s8/.u8; b1 is not)"
+                     (supported: .f16, .bf16, .tf32, .e4m3/.e5m2, .s8/.u8, .b1)"
                 )))
             }
         };
+        // b1 counts like the 8-bit integers below (N, no scales or transposes).
+        let int8 = |t: ScalarType| int8(t) || t == B1;
+        // `.sp` (PTX ISA 8.2 "wgmma.mma_async.sp"): K twice the dense one; no b1.
+        if sparse && a_ty == B1 {
+            return Err(DecodeError::new(
+                "'wgmma.mma_async.sp' does not take .b1 inputs",
+            ));
+        }
+        let want_k = if sparse { 2 * want_k } else { want_k };
+        if a_ty == B1 {
+            let op = m.pick(&[(Flag::And, 0u8), (Flag::Xor, 1)]);
+            if op != Some(0) || !m.flag(Flag::Popc) {
+                return Err(DecodeError::new(
+                    "'wgmma.mma_async' with .b1 inputs needs .and.popc after its types \
+                     (wgmma has no .xor.popc)",
+                ));
+            }
+        }
         // N: multiples of 8 up to 256; integer inputs 8, 16, 24 and multiples of 16.
         let n_ok = (8..=256).contains(&n) && n % 8 == 0 && (!int8(a_ty) || n <= 24 || n % 16 == 0);
         if mm != 64 || k != want_k || !n_ok {
@@ -1957,26 +2046,50 @@ impl FnLower<'_, '_> {
                 "'wgmma.mma_async' with .{a_ty} inputs does not support a .{d_ty} D"
             )));
         }
-        if satfinite && !int8(a_ty) {
+        if satfinite && !matches!(a_ty, S8 | U8) {
             return Err(DecodeError::new(format!(
                 "'wgmma.mma_async' with .{a_ty} inputs does not take .satfinite"
             )));
         }
         let a_regs = matches!(inst.operands.get(1), Some(ast::Operand::Vector(..)));
-        // Operand counts: integers take no scales; only f16/bf16 take transposes.
+        // Operand counts: integers take no scales; only f16/bf16 take transposes; `.sp`
+        // adds sp-meta and sp-sel after b-desc.
         let transposes = matches!(a_ty, F16 | Bf16);
-        let count = if int8(a_ty) {
-            4
-        } else if transposes {
-            if a_regs {
-                7
+        let off = if sparse { 2 } else { 0 };
+        let count = off
+            + if int8(a_ty) {
+                4
+            } else if transposes {
+                if a_regs {
+                    7
+                } else {
+                    8
+                }
             } else {
-                8
+                6
+            };
+        self.need_count(inst, count)?;
+        // The sparsity selector: a thread pair (0 or 1) for f16/bf16/tf32, all four
+        // threads (0) for 8-bit inputs (the ISA's table of sp-sel values).
+        let sparse = if sparse {
+            let max = if int8(a_ty) || fp8(a_ty) { 0 } else { 1 };
+            match &inst.operands[4] {
+                ast::Operand::Immediate(Immediate::Int(v), _) if (0..=max).contains(v) => {
+                    Some(*v as u8)
+                }
+                op => {
+                    return Err(DecodeError::at(
+                        op.span(),
+                        format!(
+                            "'wgmma.mma_async.sp' with .{a_ty} inputs needs a sparsity \
+                             selector constant from 0 to {max}"
+                        ),
+                    ))
+                }
             }
         } else {
-            6
+            None
         };
-        self.need_count(inst, count)?;
         let imm = |i: usize, allowed: &[i64]| -> Result<i64> {
             match &inst.operands[i] {
                 ast::Operand::Immediate(Immediate::Int(v), _) if allowed.contains(v) => Ok(*v),
@@ -1994,19 +2107,19 @@ impl FnLower<'_, '_> {
             }
         };
         let (mut neg_a, mut neg_b, mut trans_a, mut trans_b) = (false, false, false, false);
-        if count >= 6 {
-            neg_a = imm(4, &[1, -1])? == -1;
-            neg_b = imm(5, &[1, -1])? == -1;
+        if count - off >= 6 {
+            neg_a = imm(4 + off, &[1, -1])? == -1;
+            neg_b = imm(5 + off, &[1, -1])? == -1;
         }
-        if count == 8 {
-            trans_a = imm(6, &[0, 1])? == 1;
-            trans_b = imm(7, &[0, 1])? == 1;
-        } else if count == 7 {
-            trans_b = imm(6, &[0, 1])? == 1;
+        if count - off == 8 {
+            trans_a = imm(6 + off, &[0, 1])? == 1;
+            trans_b = imm(7 + off, &[0, 1])? == 1;
+        } else if count - off == 7 {
+            trans_b = imm(6 + off, &[0, 1])? == 1;
         }
         let op = WgmmaOp {
             n: n as u16,
-            k: k as u8,
+            k: k as u16,
             d_ty,
             a_ty,
             b_ty,
@@ -2016,9 +2129,10 @@ impl FnLower<'_, '_> {
             trans_a,
             trans_b,
             satfinite,
+            sparse,
         };
         // scale-d: a predicate, or the constant 0 or 1.
-        let scale_d = match &inst.operands[3] {
+        let scale_d = match &inst.operands[3 + off] {
             ast::Operand::Immediate(Immediate::Int(v), _) if matches!(v, 0 | 1) => {
                 Operand::Imm(*v as u64)
             }
@@ -2041,6 +2155,11 @@ impl FnLower<'_, '_> {
         let d_reg_ty = if d_ty == F16 { B32 } else { d_ty };
         self.fragment(&inst.operands[0], nd as u8, d_reg_ty, false)?;
         self.fragment(&inst.operands[0], nd as u8, d_reg_ty, true)?;
+        if op.sparse.is_some() {
+            // sp-meta: the last source (after D's registers).
+            let e = self.src(&inst.operands[3], B32, Fit::Exact)?;
+            self.srcs.push(e);
+        }
         Ok(Op::Wgmma(op))
     }
 
@@ -3788,3 +3907,7 @@ mod decode_tests;
 #[cfg(test)]
 #[path = "decode_tests_cluster_copies.rs"]
 mod decode_tests_cluster_copies;
+
+#[cfg(test)]
+#[path = "decode_tests_sparse_mma.rs"]
+mod decode_tests_sparse_mma;

@@ -754,8 +754,8 @@ fn rejected_instructions_name_the_problem() {
             "'mma.m16n8k16' needs .row.col",
         ),
         (
-            "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1}, {%r4, %r5}, {%f4, %f5, %f6, %f7}, %r6, 0;",
-            "unsupported instruction 'mma.sp'",
+            "mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r0, %r1}, {%r4, %r5}, {%f4, %f5, %f6, %f7}, %r6, 4;",
+            "needs a sparsity selector constant from 0 to 3",
         ),
         (
             "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r0, %r1}, [%r2];",
@@ -1048,6 +1048,7 @@ fn matrix_instructions_decode_with_every_fragment_register() {
             satfinite: false,
             bit_op: None,
             rnd: None,
+            sparse: None,
         })
     );
     let k8 = "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%r0, %r1}, {%r2, %r3}, {%r4}, {%r5, %r6};";

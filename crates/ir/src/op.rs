@@ -871,6 +871,39 @@ pub struct MmaOp {
     /// `wmma.mma`'s `.rnd` of f64 inputs (`.rn`, `.rz`, `.rm`, `.rp`: each FMA of the chain
     /// rounds so); `None` is `.rn`, and every other form has none.
     pub rnd: Option<Rounding>,
+    /// `mma.sp` / `mma.sp::ordered_metadata`: A is structured sparse; `None` for dense.
+    pub sparse: Option<MmaSparse>,
+}
+
+/// `mma.sp{::ordered_metadata}.sync.aligned...` (PTX ISA §9.7.14.6, sm_80; the ordered
+/// form PTX ISA 8.5): A (M x K) is given compressed as M x K/2 in the A fragment of the
+/// dense shape with half the K, and a metadata register (a source after C's registers)
+/// places each stored element in its row: 2:4 (`.f16`, `.bf16`, 8-bit types), 1:2
+/// (`.tf32`) or pairwise 4:8 (4-bit integers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MmaSparse {
+    /// `::ordered_metadata`: each chunk's indices must be increasing.
+    pub ordered: bool,
+    /// The sparsity selector (an immediate): which threads of each group of four hold
+    /// the metadata.
+    pub selector: u8,
+}
+
+/// Elements of A's row one metadata nibble covers (PTX ISA "Sparse matrix storage"):
+/// a 4-wide chunk (2:4), a 2-wide one (`.tf32`, 1:2) or an 8-wide one (4-bit, 4:8).
+pub fn sparse_chunk_width(ty: ScalarType) -> u32 {
+    match ty {
+        ScalarType::Tf32 => 2,
+        ScalarType::S4 | ScalarType::U4 => 8,
+        _ => 4,
+    }
+}
+
+/// Threads of each group of four that hold metadata for `mma.sp` of `shape` with `ty`
+/// inputs: 1, 2 or 4 (each holds 16 bits, four chunks, of each of its group's two rows).
+pub fn sparse_meta_threads(shape: MmaShape, ty: ScalarType) -> u32 {
+    let (_, _, k) = shape.dims();
+    (k / sparse_chunk_width(ty) / 4).max(1)
 }
 
 /// What a single-bit `mma` does in place of multiplying (PTX ISA "mma": `D = C +
@@ -893,10 +926,26 @@ impl MmaBitOp {
 }
 
 impl MmaOp {
+    /// The shape of A's fragment: the instruction's, or for `mma.sp` the dense shape with
+    /// half its K (A's compressed M x K/2 is laid out as that shape's A).
+    pub fn a_shape(&self) -> MmaShape {
+        if self.sparse.is_none() {
+            return self.shape;
+        }
+        match self.shape {
+            MmaShape::M16n8k8 => MmaShape::M16n8k4,
+            MmaShape::M16n8k16 => MmaShape::M16n8k8,
+            MmaShape::M16n8k32 => MmaShape::M16n8k16,
+            MmaShape::M16n8k64 => MmaShape::M16n8k32,
+            MmaShape::M16n8k128 => MmaShape::M16n8k64,
+            s => s,
+        }
+    }
+
     /// Registers per thread of A, B, C and D, in that order.
     pub fn regs(&self) -> [u8; 4] {
         [
-            fragment_regs(self.shape, Some(MatrixRole::A), self.ab_ty),
+            fragment_regs(self.a_shape(), Some(MatrixRole::A), self.ab_ty),
             fragment_regs(self.shape, Some(MatrixRole::B), self.b_ty),
             fragment_regs(self.shape, None, self.c_ty),
             fragment_regs(self.shape, None, self.d_ty),
@@ -914,8 +963,8 @@ impl MmaOp {
 pub struct WgmmaOp {
     /// 8..=256, a multiple of 8 (a multiple of 16 for 8-bit integer inputs).
     pub n: u16,
-    /// 8 (tf32), 16 (f16, bf16) or 32 (e4m3, e5m2, s8, u8).
-    pub k: u8,
+    /// 8 (tf32), 16 (f16, bf16), 32 (e4m3, e5m2, s8, u8) or 256 (b1, `.and.popc`).
+    pub k: u16,
     /// `.f16`, `.f32` or `.s32`.
     pub d_ty: ScalarType,
     pub a_ty: ScalarType,
@@ -931,9 +980,22 @@ pub struct WgmmaOp {
     pub trans_b: bool,
     /// `.satfinite` (integer inputs).
     pub satfinite: bool,
+    /// `wgmma.mma_async.sp` (PTX ISA 8.2): A is structured sparse, given as 64 x K/2
+    /// (registers or descriptor, the dense layout of that K), with a metadata register
+    /// (the last source) and this sparsity selector; `None` for dense.
+    pub sparse: Option<u8>,
 }
 
 impl WgmmaOp {
+    /// K of A as stored: half the instruction's for `.sp`.
+    pub fn a_k(&self) -> u16 {
+        if self.sparse.is_some() {
+            self.k / 2
+        } else {
+            self.k
+        }
+    }
+
     /// 32-bit registers of A's fragment per thread when `a_regs` (else 0).
     pub fn a_fragment_regs(&self) -> u8 {
         if self.a_regs {
@@ -1739,6 +1801,8 @@ impl Op {
                 let fp8 = matches!(m.ab_ty, T::E4m3 | T::E5m2);
                 match (m.shape, m.ab_ty) {
                     _ if fp8 => need(89, "mma with an fp8 (.e4m3/.e5m2) type"),
+                    // PTX ISA "mma.sp": sm_80 (fp8 sm_89, above).
+                    _ if m.sparse.is_some() => need(80, "mma.sp (sparse A)"),
                     // ptxas 12.9: "Feature '.b1' requires .target sm_75", "Modifier '.and'
                     // on 'mma' requires .target sm_80", "Feature '.m16n8k128' requires
                     // .target sm_80".
@@ -2415,6 +2479,11 @@ impl fmt::Display for Op {
                         m.push("popc");
                     }
                 }
+                match o.sparse {
+                    Some(sp) if sp.ordered => m.push("sp::ordered_metadata"),
+                    Some(_) => m.push("sp"),
+                    None => {}
+                }
                 m.push("sync");
                 m.push("aligned");
                 if o.wmma {
@@ -2502,7 +2571,11 @@ impl fmt::Display for Op {
                 }
             }
             Op::Wgmma(o) => {
-                for q in ["mma_async", "sync", "aligned"] {
+                m.push("mma_async");
+                if o.sparse.is_some() {
+                    m.push("sp");
+                }
+                for q in ["sync", "aligned"] {
                     m.push(q);
                 }
                 m.push(&format!("m64n{}k{}", o.n, o.k));
@@ -2510,6 +2583,10 @@ impl fmt::Display for Op {
                 m.ty(o.d_ty);
                 m.ty(o.a_ty);
                 m.ty(o.b_ty);
+                if o.a_ty == ScalarType::B1 {
+                    m.push("and");
+                    m.push("popc");
+                }
             }
             Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } => {
                 m.push(match self {

@@ -251,10 +251,23 @@ pub fn inst_to_string(program: Option<&Program>, f: &Function, inst: &Inst) -> S
             vector(&mut out, dsts);
             let [na, nb, _, _] = m.regs().map(usize::from);
             let (a, rest) = srcs.split_at(na.min(srcs.len()));
-            let (b, c) = rest.split_at(nb.min(rest.len()));
+            let (b, rest) = rest.split_at(nb.min(rest.len()));
+            let nc = if m.sparse.is_some() {
+                rest.len().saturating_sub(1)
+            } else {
+                rest.len()
+            };
+            let (c, meta) = rest.split_at(nc);
             for part in [a, b, c] {
                 out.push_str(", ");
                 vector(&mut out, part);
+            }
+            if let Some(sp) = m.sparse {
+                for e in meta {
+                    out.push_str(", ");
+                    write_operand(&mut out, p, f, e, imm_ty);
+                }
+                out.push_str(&format!(", {}", sp.selector));
             }
         }
         Op::Stmatrix(_) if !srcs.is_empty() => {

@@ -232,15 +232,20 @@ impl WgmmaRole {
         match op {
             // A warp's share of an m64nNkK is N/8 m16n8kK products: at the whitepaper rates
             // each takes one tensor-class interval whatever the type (K is 8 for tf32, 16
-            // for f16/bf16 and 32 for 8-bit types, in step with the rates).
+            // for f16/bf16 and 32 for 8-bit types, in step with the rates; 256 for b1,
+            // timed as b1 `mma.sync` is, one interval per m16n8k256: our choice).
             //
             // A row of K elements is 32 bytes for every type (8 x tf32, 16 x f16, 32 x
-            // 8-bit). Ours: each warp reads its 16 rows of A when A comes from a
+            // 8-bit, 256 x b1). Ours: each warp reads its 16 rows of A when A comes from a
             // descriptor, and a quarter of B's N rows, so that the four warps of a
             // warpgroup read the instruction's A (64 x K) and B (K x N) once between them.
+            // `.sp`: K doubles at the sparse tensor cores' doubled rate (A100 and H100
+            // whitepapers), so the steps are the dense K/2's; A is stored as K/2 (32
+            // bytes a row), B's rows are K (64 bytes).
             Op::Wgmma(w) => WgmmaRole::Mma {
                 steps: w.n / 8,
-                smem_bytes: if w.a_regs { 0 } else { 16 * 32 } + w.n / 4 * 32,
+                smem_bytes: if w.a_regs { 0 } else { 16 * 32 }
+                    + w.n / 4 * if w.sparse.is_some() { 64 } else { 32 },
             },
             Op::WgmmaCommit => WgmmaRole::Commit,
             Op::WgmmaWait { n } => WgmmaRole::Wait(*n),

@@ -28,6 +28,8 @@ nvcc -O2 -arch=sm_90 -cudart shared cluster_dims.cu -o bin/cluster_dims
 nvcc -O2 -arch=sm_80 -cudart shared mma_b1.cu -o bin/mma_b1
 # wmma of every type (<mma.h>: tf32, double, 8-bit, experimental s4/u4/b1), sm_80.
 nvcc -O2 -std=c++17 -arch=sm_80 -cudart shared wmma_types.cu -o bin/wmma_types
+# Sparse tensor-core products (mma.sp f16/s8/tf32, sm_80), inline PTX.
+nvcc -O2 -arch=sm_80 -cudart shared mma_sparse.cu -o bin/mma_sparse
 # A driver-API program (host code only; it loads its kernel as PTX text at run time).
 g++ -O2 -x c++ driver_api.cu -lcuda -o bin/driver_api
 # Issue 26: a driver-API launcher of any PTX file at any size (plain C, dlopen: no CUDA needed).
@@ -75,6 +77,12 @@ if [ -f "$cuda12/include/cuda_runtime.h" ]; then
     $SM90A --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/w.fatbin" \
         -c wgmma.cu -o "$tmp/w.o"
     clang++-19 "$tmp/w.o" -L$cuda12/lib64 -lcudart -o bin/wgmma
+    # Sparse warpgroup products (wgmma.mma_async.sp, sm_90a), packed the same way.
+    $SM90A --cuda-device-only -S wgmma_sparse.cu -o "$tmp/ws.ptx"
+    fatbinary -64 --create "$tmp/ws.fatbin" --image=profile=compute_90,file="$tmp/ws.ptx"
+    $SM90A --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/ws.fatbin" \
+        -c wgmma_sparse.cu -o "$tmp/ws.o"
+    clang++-19 "$tmp/ws.o" -L$cuda12/lib64 -lcudart -o bin/wgmma_sparse
     # Thread-block clusters (sm_90): distributed shared memory and the cluster barrier.
     $SM90 --cuda-device-only -S cluster.cu -o "$tmp/c.ptx"
     fatbinary -64 --create "$tmp/c.fatbin" --image=profile=compute_90,file="$tmp/c.ptx"

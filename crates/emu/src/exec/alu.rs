@@ -8,8 +8,9 @@ use ir::op::{self, AtomOp, BarrierKind, BoolOp, Callee, CmpOp, Op, Precision, Sc
 
 use super::cluster::{self, ClusterMember};
 use super::{
-    lanes, matrix, mbarrier, printf, AccessKind, Barrier, Cta, Frame, LaneError, Launch, MemInfo,
-    MemSpace, PendingCopy, PendingRed, SimtEntry, StepEvent, Warp, WarpStatus, WarpStep, WARP_SIZE,
+    lanes, matrix, matrix_sparse, mbarrier, printf, AccessKind, Barrier, Cta, Frame, LaneError,
+    Launch, MemInfo, MemSpace, PendingCopy, PendingRed, SimtEntry, StepEvent, Warp, WarpStatus,
+    WarpStep, WARP_SIZE,
 };
 use crate::error::ErrorKind;
 use crate::memory::local::{LocalMemory, LocalOverflow};
@@ -2381,7 +2382,8 @@ impl Launch<'_> {
             }
             Op::Mma(o) => {
                 let [na, nb, nc, nd] = o.regs().map(usize::from);
-                if na.max(nb).max(nc).max(nd) > 8 || srcs.len() < na + nb + nc {
+                let nm = usize::from(o.sparse.is_some());
+                if na.max(nb).max(nc).max(nd) > 8 || srcs.len() < na + nb + nc + nm {
                     return Err(unsupported(format!("{}: malformed fragments", inst.op)));
                 }
                 let frame = &warp.frames[frame_i];
@@ -2397,7 +2399,15 @@ impl Launch<'_> {
                 let a = gather(0, na);
                 let b = gather(na, nb);
                 let c = gather(na + nb, nc);
-                let d = matrix::multiply(o, &a, &b, &c);
+                let d = if o.sparse.is_some() {
+                    let meta: [u32; 32] = std::array::from_fn(|lane| {
+                        read(frame, &sc, srcs[na + nb + nc], lane) as u32
+                    });
+                    matrix_sparse::multiply(o, &a, &b, &c, &meta)
+                        .map_err(|(lane, m)| (ErrorKind::MmaSparse(m), Some(lane)))?
+                } else {
+                    matrix::multiply(o, &a, &b, &c)
+                };
                 for l in lanes(exec) {
                     for (i, v) in d[l].iter().enumerate().take(nd) {
                         if let Some(&dst) = dsts.get(i) {
@@ -2468,13 +2478,20 @@ impl Launch<'_> {
                             .read_uint("shared", at, bytes)
                             .map_err(|e| e.to_string())
                     };
-                    let d = super::wgmma::multiply(
+                    let meta: [u32; 32] = match o.sparse {
+                        Some(_) if srcs.len() > 2 + na + nd => std::array::from_fn(|lane| {
+                            read(frame, &sc, srcs[2 + na + nd], lane) as u32
+                        }),
+                        _ => [0; 32],
+                    };
+                    let d = super::wgmma::multiply_sparse(
                         o,
                         (w % 4) as u32,
                         a,
                         b_desc,
                         &c,
                         scale_d,
+                        &meta,
                         &mut rd_shared,
                     )
                     .map_err(|m| (ErrorKind::Wgmma(m), Some(l0)))?;

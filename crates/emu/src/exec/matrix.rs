@@ -132,6 +132,9 @@ pub(super) fn coords(frag: Frag, shape: MmaShape, ty: ScalarType, lane: u32, e: 
         // tf32 ("Matrix Fragments for mma.m16n8k8", ".tf32"; "…for mma.m16n8k4").
         (Frag::A, S::M16n8k8) if ty == Tf32 => (g + 8 * (e % 2), t + 4 * (e / 2)),
         (Frag::B, S::M16n8k8) if ty == Tf32 => (t + 4 * e, g),
+        // Sparse tf32 m16n8k16's B (PTX ISA "Matrix Fragments for sparse mma.m16n8k16
+        // with .tf32"): four registers, the m16n8k8 family's rows t + 4e.
+        (Frag::B, S::M16n8k16) if ty == Tf32 => (t + 4 * e, g),
         (Frag::A, S::M16n8k4) => (g + 8 * e, t),
         (Frag::B, S::M16n8k4) => (t, g),
         // f64 ("…for mma.m8n8k4 with .f64 floating point type").
@@ -144,7 +147,11 @@ pub(super) fn coords(frag: Frag, shape: MmaShape, ty: ScalarType, lane: u32, e: 
             (g + 8 * ((e / 2) % 2), 2 * t + e % 2 + 8 * (e / 4))
         }
         (Frag::A, S::M16n8k8) => (g + 8 * (e / 2), 2 * t + e % 2),
+        // Sparse m16n8k32's B with 16-bit inputs (eight elements) continues m16n8k16's.
         (Frag::B, S::M16n8k16) => (2 * t + e % 2 + 8 * (e / 2), g),
+        (Frag::B, S::M16n8k32) if matches!(ty, ScalarType::F16 | ScalarType::Bf16) => {
+            (2 * t + e % 2 + 8 * (e / 2), g)
+        }
         (Frag::B, S::M16n8k8) => (2 * t + e, g),
         // m16n16k16 (16- and 8-bit): two m16n8k16 Bs side by side (n-block e/4).
         (Frag::B, S::M16n16k16) => {
@@ -302,18 +309,40 @@ pub(super) fn multiply(
         return super::matrix_b1::multiply(op, a, b, c);
     }
     let shape = op.shape;
+    let k = shape.dims().2 as usize;
+    let mut am = [0f64; A_MAX];
+    for lane in 0..32u32 {
+        for e in 0..Frag::A.elements(shape) {
+            let (r, col) = coords(Frag::A, shape, op.ab_ty, lane, e);
+            am[r as usize * k + col as usize] = a_value(a, op.ab_ty, lane, e);
+        }
+    }
+    product(op, &am, b, c)
+}
+
+/// Elements of the largest A (16 x 128, sparse 4-bit m16n8k128, decompressed).
+pub(super) const A_MAX: usize = 2048;
+
+/// Element `e` of `lane`'s A fragment, as a number.
+pub(super) fn a_value(a: &[[u64; 8]; 32], ty: ScalarType, lane: u32, e: u32) -> f64 {
+    value(get_bits(&a[lane as usize], ty, e), ty)
+}
+
+/// `D = A x B + C` with A given as a row-major M x K matrix `am` (see [`multiply`]).
+pub(super) fn product(
+    op: &MmaOp,
+    am: &[f64; A_MAX],
+    b: &[[u64; 8]; 32],
+    c: &[[u64; 8]; 32],
+) -> [[u64; 8]; 32] {
+    let shape = op.shape;
     let (_, n, k) = shape.dims();
     let (n, k) = (n as usize, k as usize);
-    // Matrices row-major, at most 16 x 64 (A), 64 x 8 or 16 x 16 (B), 16 x 16 (C).
-    let mut am = [0f64; 1024];
-    let mut bm = [0f64; 512];
+    // B and C row-major, at most 128 x 8 or 16 x 16 (B), 16 x 16 (C).
+    let mut bm = [0f64; 1024];
     let mut cm = [0f64; 256];
     for lane in 0..32u32 {
         let l = lane as usize;
-        for e in 0..Frag::A.elements(shape) {
-            let (r, col) = coords(Frag::A, shape, op.ab_ty, lane, e);
-            am[r as usize * k + col as usize] = value(get_bits(&a[l], op.ab_ty, e), op.ab_ty);
-        }
         for e in 0..Frag::B.elements(shape) {
             let (r, col) = coords(Frag::B, shape, op.b_ty, lane, e);
             bm[r as usize * n + col as usize] = value(get_bits(&b[l], op.b_ty, e), op.b_ty);
@@ -446,6 +475,7 @@ mod tests {
             satfinite: false,
             bit_op: None,
             rnd: None,
+            sparse: None,
         }
     }
 

@@ -89,6 +89,7 @@ mod tests {
             satfinite: false,
             bit_op: Some(bit_op),
             rnd: None,
+            sparse: None,
         }
     }
 

@@ -22,6 +22,7 @@ mod deferred_tests;
 mod local_at_exit;
 mod matrix;
 mod matrix_b1;
+mod matrix_sparse;
 mod mbarrier;
 pub mod printf;
 mod private;

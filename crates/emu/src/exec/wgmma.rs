@@ -173,9 +173,10 @@ fn fp8(b: u8, mbits: u32, bias: i32, ieee: bool) -> f64 {
 
 /// The MmaShape whose A fragment is the warp's A fragment of `op` (see the module docs).
 fn a_fragment_shape(op: &WgmmaOp) -> ir::op::MmaShape {
-    match op.k {
+    match op.a_k() {
         8 => ir::op::MmaShape::M16n8k8,
         16 => ir::op::MmaShape::M16n8k16,
+        256 => ir::op::MmaShape::M16n8k256,
         _ => ir::op::MmaShape::M16n8k32,
     }
 }
@@ -199,21 +200,56 @@ pub fn multiply(
     scale_d: bool,
     read: &mut dyn FnMut(u64, u32) -> Result<u64, String>,
 ) -> Result<Vec<Vec<u32>>, String> {
-    let (n, k) = (usize::from(op.n), usize::from(op.k));
-    let int = matches!(op.a_ty, ScalarType::S8 | ScalarType::U8);
+    multiply_sparse(op, quarter, a, b_desc, c, scale_d, &[0; 32], read)
+}
+
+/// [`multiply`] with the warp's metadata registers `meta` for `wgmma.mma_async.sp`
+/// (ignored when dense). A's stored 16 x K/2 (registers: the dense wgmma A fragment of
+/// K/2; descriptor: the dense canonical layout of K/2, our reading of the ISA's sparse
+/// storage section) is decompressed as `mma.sp` of the warp's 16 rows and K does
+/// (`super::matrix_sparse`: the same chunks, nibbles, and selector thread sets, the ISA's
+/// sp-sel table giving a pair for f16/bf16/tf32 and all four threads for 8-bit types).
+#[allow(clippy::too_many_arguments)]
+pub fn multiply_sparse(
+    op: &WgmmaOp,
+    quarter: u32,
+    a: ASource<'_>,
+    b_desc: u64,
+    c: &[Vec<u32>],
+    scale_d: bool,
+    meta: &[u32; 32],
+    read: &mut dyn FnMut(u64, u32) -> Result<u64, String>,
+) -> Result<Vec<Vec<u32>>, String> {
+    let (n, k) = (usize::from(op.n), usize::from(op.a_k()));
+    let int = matches!(op.a_ty, ScalarType::S8 | ScalarType::U8 | ScalarType::B1);
+    // `.b1` (`.and.popc`): elements are bits, 0 or 1, so the integer path's sum of
+    // products is popc(A-row AND B-column). In registers they are mma.m16n8k256's A
+    // fragment (32 a register, bit 0 first); in shared memory each byte of the canonical
+    // K-major layout holds 8 consecutive K elements, bit 0 first (a 16-byte core-matrix
+    // row is 128 elements; our reading of the ISA's "T = 128 / sizeof-bits" layouts).
+    let b1 = op.a_ty == ScalarType::B1;
+    let es_of = |ty: ScalarType| if b1 { 1 } else { element_bytes(ty) };
+    let per_read = if b1 { 8 } else { 1 };
     // A's 16 rows and B, row-major, as exact values.
     let mut am = vec![0f64; 16 * k];
     match a {
         ASource::Regs(regs) => {
             let shape = a_fragment_shape(op);
-            let bits = 8 * element_bytes(op.a_ty) as u32;
+            let bits = if b1 {
+                1
+            } else {
+                8 * element_bytes(op.a_ty) as u32
+            };
             let per = 32 / bits;
             for (lane, r) in regs.iter().enumerate() {
                 for e in 0..(16 * k as u32 / 32) {
                     let (row, col) = super::matrix::coords(
                         super::matrix::Frag::A,
                         shape,
-                        if bits == 8 { ScalarType::S8 } else { op.a_ty },
+                        match bits {
+                            8 => ScalarType::S8,
+                            _ => op.a_ty,
+                        },
                         lane as u32,
                         e,
                     );
@@ -224,34 +260,75 @@ pub fn multiply(
                         (1 << bits) - 1
                     };
                     let v = (word >> (bits * (e % per))) & mask;
-                    am[row as usize * k + col as usize] = value(u64::from(v), op.a_ty);
+                    am[row as usize * k + col as usize] = if b1 {
+                        f64::from(v)
+                    } else {
+                        value(u64::from(v), op.a_ty)
+                    };
                 }
             }
         }
         ASource::Desc(d) => {
             let desc = Descriptor::decode(d);
-            let es = element_bytes(op.a_ty);
+            let es = es_of(op.a_ty);
             for r in 0..16 {
-                for kk in 0..k {
+                for kk in (0..k).step_by(per_read) {
                     let mn = u64::from(16 * quarter) + r as u64;
-                    let at = desc.address(op.trans_a, mn, kk as u64, es);
+                    let at = desc.address(op.trans_a, mn, (kk / per_read) as u64, es);
                     let v = read(at, es as u32).map_err(|m| {
                         format!("A's element ({mn}, {kk}) at shared address {at:#x}: {m}")
                     })?;
-                    am[r * k + kk] = value(v, op.a_ty);
+                    if b1 {
+                        for bit in 0..8 {
+                            am[r * k + kk + bit] = ((v >> bit) & 1) as f64;
+                        }
+                    } else {
+                        am[r * k + kk] = value(v, op.a_ty);
+                    }
                 }
             }
         }
     }
+    let (am, k) = match op.sparse {
+        None => (am, k),
+        Some(selector) => {
+            let kd = usize::from(op.k);
+            let sp = super::matrix_sparse::Sparse {
+                ty: op.a_ty,
+                k: u32::from(op.k),
+                ordered: false,
+                fp8_ordered: false,
+                selector: u32::from(selector),
+                meta,
+                what: format!("wgmma.mma_async.sp.m64n{}k{}.{}", op.n, op.k, op.a_ty),
+            };
+            let mut dense = vec![0f64; 16 * kd];
+            for r in 0..16 {
+                for cc in 0..k {
+                    let col = sp
+                        .dense_col(r as u32, cc as u32)
+                        .map_err(|(lane, m)| format!("lane {lane}: {m}"))?;
+                    dense[r * kd + col as usize] = am[r * k + cc];
+                }
+            }
+            (dense, kd)
+        }
+    };
     let desc = Descriptor::decode(b_desc);
-    let es = element_bytes(op.b_ty);
+    let es = es_of(op.b_ty);
     let mut bm = vec![0f64; k * n];
     for j in 0..n {
-        for kk in 0..k {
-            let at = desc.address(op.trans_b, j as u64, kk as u64, es);
+        for kk in (0..k).step_by(per_read) {
+            let at = desc.address(op.trans_b, j as u64, (kk / per_read) as u64, es);
             let v = read(at, es as u32)
                 .map_err(|m| format!("B's element ({kk}, {j}) at shared address {at:#x}: {m}"))?;
-            bm[kk * n + j] = value(v, op.b_ty);
+            if b1 {
+                for bit in 0..8 {
+                    bm[(kk + bit) * n + j] = ((v >> bit) & 1) as f64;
+                }
+            } else {
+                bm[kk * n + j] = value(v, op.b_ty);
+            }
         }
     }
     let sa = if op.neg_a { -1.0 } else { 1.0 };
@@ -521,6 +598,7 @@ mod tests {
             trans_a: false,
             trans_b: false,
             satfinite: false,
+            sparse: None,
         }
     }
 
@@ -797,3 +875,11 @@ mod tests {
 #[cfg(test)]
 #[path = "wgmma_bank_tests.rs"]
 mod bank_tests;
+
+#[cfg(test)]
+#[path = "wgmma_b1_tests.rs"]
+mod b1_tests;
+
+#[cfg(test)]
+#[path = "wgmma_sparse_tests.rs"]
+mod sparse_tests;
