@@ -20,6 +20,7 @@ fn op(shape: MmaShape, d: ScalarType, ab: ScalarType, ordered: bool, selector: u
         c_ty: d,
         satfinite: false,
         bit_op: None,
+        rnd: None,
         sparse: Some(MmaSparse { ordered, selector }),
     }
 }
