@@ -43,6 +43,9 @@ pub enum ErrorKind {
     BulkCopy(String),
     #[error("wgmma: {0}")]
     Wgmma(String),
+    /// `st.async`/`red.async` whose destination is not shared memory.
+    #[error("{0}")]
+    AsyncStore(String),
     #[error("warp {0} cannot execute: it has exited or waits at a barrier")]
     WarpNotReady(u32),
 }

@@ -379,6 +379,10 @@ pub struct MemAccess {
     pub nc: bool,
     /// Eviction priorities, L2 prefetch size and cache-policy operand (sm_70+/sm_80+).
     pub hints: MemHints,
+    /// `st.async{.weak}{.shared::cluster}.mbarrier::complete_tx::bytes` (PTX ISA 8.1,
+    /// sm_90): the last source is the address of an mbarrier on which the store's bytes
+    /// complete (`complete_tx`) when the data has landed.
+    pub complete_tx: bool,
 }
 
 /// Hashes as the derived hash did before `hints` existed when the hints are the default:
@@ -394,6 +398,9 @@ impl std::hash::Hash for MemAccess {
         self.nc.hash(h);
         if self.hints != MemHints::default() {
             self.hints.hash(h);
+        }
+        if self.complete_tx {
+            self.complete_tx.hash(h);
         }
     }
 }
@@ -499,6 +506,10 @@ pub struct Atomic {
     pub ty: ScalarType,
     /// `Weak` when no ordering is written (relaxed at gpu scope by the ISA's default).
     pub order: MemOrder,
+    /// `red.async.relaxed.cluster{.shared::cluster}.mbarrier::complete_tx::bytes` (PTX ISA
+    /// 8.1, sm_90): the last source is the address of an mbarrier on which the
+    /// reduction's bytes complete.
+    pub complete_tx: bool,
 }
 
 /// What a CTA barrier instruction does.
@@ -1744,6 +1755,9 @@ impl Op {
             },
             // `.shared::cluster` addresses (ptxas 12.9: "Feature '::cluster' requires
             // .target sm_90 or higher" for ld, st, atom, red, cvta and isspacep alike).
+            // st.async/red.async: PTX ISA 8.1, "Target ISA notes: requires sm_90".
+            Op::St(a) if a.complete_tx => need(90, "st.async"),
+            Op::Red(a) if a.complete_tx => need(90, "red.async"),
             Op::Ld(a) | Op::Ldu(a) | Op::St(a) if a.space == Space::SharedCluster => {
                 need(90, "ld/st on .shared::cluster")
             }
@@ -2008,11 +2022,13 @@ impl Mods<'_> {
         }
     }
     fn mem(&mut self, m: &MemAccess) {
+        self.flag(m.complete_tx, "async");
         self.order(m.order);
         self.push(m.space.as_str());
         self.push(m.cache.as_str());
         self.flag(m.nc, "nc");
         self.hints(&m.hints);
+        self.flag(m.complete_tx, "mbarrier::complete_tx::bytes");
         if m.lanes > 1 {
             self.push(&format!("v{}", m.lanes));
         }
@@ -2219,8 +2235,10 @@ impl fmt::Display for Op {
                 });
             }
             Op::Atom(a) | Op::Red(a) => {
+                m.flag(a.complete_tx, "async");
                 m.order(a.order);
                 m.push(a.space.as_str());
+                m.flag(a.complete_tx, "mbarrier::complete_tx::bytes");
                 m.push(a.op.as_str());
                 m.ty(a.ty);
             }
@@ -2568,6 +2586,7 @@ mod tests {
                 l2_prefetch: Some(PrefetchSize::B128),
                 ..MemHints::default()
             },
+            complete_tx: false,
         });
         assert_eq!(
             op.to_string(),

@@ -79,6 +79,12 @@ if [ -f "$cuda12/include/cuda_runtime.h" ]; then
     $SM90 --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/c.fatbin" \
         -c cluster.cu -o "$tmp/c.o"
     clang++-19 "$tmp/c.o" -L$cuda12/lib64 -lcudart -o bin/cluster
+    # st.async/red.async (sm_90) into the next CTA of a cluster, packed the same way.
+    $SM90 --cuda-device-only -S async_store.cu -o "$tmp/a.ptx"
+    fatbinary -64 --create "$tmp/a.fatbin" --image=profile=compute_90,file="$tmp/a.ptx"
+    $SM90 --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/a.fatbin" \
+        -c async_store.cu -o "$tmp/a.o"
+    clang++-19 "$tmp/a.o" -L$cuda12/lib64 -lcudart -o bin/async_store
     rm -rf "$tmp"
 else
     echo "skipped the CUDA 12 programs: no toolchain in $cuda12 (scripts/install-cuda12-toolchain.sh)" >&2
