@@ -1719,7 +1719,8 @@ impl FnLower<'_, '_> {
             S4 | U4 if !wmma => (&[S::M8n8k32, S::M16n8k32, S::M16n8k64], &[S32]),
             // PTX ISA 8.4 (m16n8k32, sm_89) and 8.7 (m16n8k16, f16 accumulators).
             E4m3 | E5m2 if !wmma => (&[S::M16n8k16, S::M16n8k32], &[F16, F32]),
-            F64 if !wmma => (&[S::M8n8k4], &[F64]),
+            // m16n8k4/k8/k16: PTX ISA 7.8, sm_90.
+            F64 if !wmma => (&[S::M8n8k4, S::M16n8k4, S::M16n8k8, S::M16n8k16], &[F64]),
             B1 if !wmma => (&[S::M8n8k128, S::M16n8k128, S::M16n8k256], &[S32]),
             _ => {
                 return Err(DecodeError::new(format!(

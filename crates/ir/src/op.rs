@@ -703,7 +703,7 @@ pub enum MmaShape {
     M16n8k16,
     /// `mma.sync` `.m16n8k8`.
     M16n8k8,
-    /// `mma.sync` `.m16n8k4` (tf32).
+    /// `mma.sync` `.m16n8k4` (tf32, f64).
     M16n8k4,
     /// `mma.sync` `.m16n8k32` (8-bit integers, fp8, 4-bit integers).
     M16n8k32,
@@ -1741,6 +1741,11 @@ impl Op {
                     }
                     (_, T::B1) => need(80, "mma.m16n8k128/m16n8k256 with .b1 inputs"),
                     (MmaShape::M16n8k8, T::F16) => need(75, "mma.m16n8k8 with .f16"),
+                    // PTX ISA 7.8 "Target ISA notes": the m16n8k4/k8/k16 .f64 shapes need
+                    // sm_90.
+                    (MmaShape::M16n8k4 | MmaShape::M16n8k8 | MmaShape::M16n8k16, T::F64) => {
+                        need(90, "mma.m16n8k4/m16n8k8/m16n8k16 with .f64")
+                    }
                     (MmaShape::M8n8k16 | MmaShape::M8n8k32, _) => {
                         need(75, "mma.m8n8k16/m8n8k32 (8- and 4-bit integers)")
                     }

@@ -92,9 +92,16 @@ pub(super) fn coords(frag: Frag, shape: MmaShape, ty: ScalarType, lane: u32, e: 
         return packed(p);
     }
     match (frag, shape) {
-        // tf32 ("Matrix Fragments for mma.m16n8k8", ".tf32"; "…for mma.m16n8k4").
+        // tf32 ("Matrix Fragments for mma.m16n8k8", ".tf32"; "…for mma.m16n8k4"), and f64
+        // with one element a register in the same places ("…for mma.m16n8k4 / m16n8k8 /
+        // m16n8k16 with .f64", sm_90): A's element `e` at row `g + 8·(e%2)`, column
+        // `t + 4·(e/2)` (m16n8k4: row `g + 8e`, column `t`); B's at row `t + 4e`, column `g`.
         (Frag::A, S::M16n8k8) if ty == Tf32 => (g + 8 * (e % 2), t + 4 * (e / 2)),
         (Frag::B, S::M16n8k8) if ty == Tf32 => (t + 4 * e, g),
+        (Frag::A, S::M16n8k8 | S::M16n8k16) if ty == ScalarType::F64 => {
+            (g + 8 * (e % 2), t + 4 * (e / 2))
+        }
+        (Frag::B, S::M16n8k8 | S::M16n8k16) if ty == ScalarType::F64 => (t + 4 * e, g),
         (Frag::A, S::M16n8k4) => (g + 8 * e, t),
         (Frag::B, S::M16n8k4) => (t, g),
         // f64 ("…for mma.m8n8k4 with .f64 floating point type").
