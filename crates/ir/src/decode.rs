@@ -1674,7 +1674,11 @@ impl FnLower<'_, '_> {
         };
         let a_layout = self.matrix_layout(inst, m)?;
         let b_layout = self.matrix_layout(inst, m)?;
-        if !wmma && (a_layout, b_layout) != (MatrixLayout::Row, MatrixLayout::Col) {
+        // Volta's f16 m8n8k4 takes any combination (checked once the types are known).
+        if !wmma
+            && shape != MmaShape::M8n8k4
+            && (a_layout, b_layout) != (MatrixLayout::Row, MatrixLayout::Col)
+        {
             return Err(DecodeError::new(format!(
                 "'mma.{}' needs .row.col",
                 shape.as_str()
@@ -1712,6 +1716,8 @@ impl FnLower<'_, '_> {
         use MmaShape as S;
         // (shapes, accumulator types) each input type supports.
         let (shapes, accumulators): (&[MmaShape], &[ScalarType]) = match ab_ty {
+            // m8n8k4: Volta's quad-pair shape (PTX ISA 6.4, sm_70).
+            F16 if !wmma => (&[S::M16n8k16, S::M16n8k8, S::M8n8k4], &[F16, F32]),
             F16 => (&[S::M16n16k16, S::M16n8k16, S::M16n8k8], &[F16, F32]),
             Bf16 => (&[S::M16n16k16, S::M16n8k16, S::M16n8k8], &[F32]),
             Tf32 if !wmma => (&[S::M16n8k8, S::M16n8k4], &[F32]),
@@ -1750,6 +1756,14 @@ impl FnLower<'_, '_> {
         if !accumulators_ok {
             return Err(DecodeError::new(format!(
                 "'{name}' with .{ab_ty} inputs does not support .{d_ty} D with .{c_ty} C"
+            )));
+        }
+        if shape == MmaShape::M8n8k4
+            && ab_ty != F16
+            && (a_layout, b_layout) != (MatrixLayout::Row, MatrixLayout::Col)
+        {
+            return Err(DecodeError::new(format!(
+                "'{name}.m8n8k4' with .{ab_ty} inputs needs .row.col"
             )));
         }
         if satfinite && !int8(ab_ty) && !int4(ab_ty) {

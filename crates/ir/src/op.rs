@@ -709,7 +709,7 @@ pub enum MmaShape {
     M16n8k32,
     /// `mma.sync` `.m16n8k64` (4-bit integers).
     M16n8k64,
-    /// `mma.sync` `.m8n8k4` (f64).
+    /// `mma.sync` `.m8n8k4` (f64; f16 inputs: Volta's four quad-pair products).
     M8n8k4,
     /// `mma.sync` `.m8n8k16` (8-bit integers).
     M8n8k16,
@@ -836,7 +836,15 @@ pub fn fragment_regs(shape: MmaShape, role: Option<MatrixRole>, ty: ScalarType) 
     } else {
         1
     };
-    (bits / reg_bits * replication) as u8
+    // Volta's f16 m8n8k4 is four products, one per quad pair, each 8x8x4 (PTX ISA
+    // "Matrix Fragments for mma.m8n8k4 with .f16 floating point type"): every fragment
+    // holds four times the elements one product spreads over 32 threads.
+    let quad_pairs = if shape == MmaShape::M8n8k4 && ty.bits() < 64 {
+        4
+    } else {
+        1
+    };
+    (bits * quad_pairs / reg_bits * replication) as u8
 }
 
 /// `wmma.mma.sync.aligned.alayout.blayout.shape.dtype{.atype.btype}.ctype` and
@@ -1740,6 +1748,7 @@ impl Op {
                         need(80, "mma with .b1 inputs and .and.popc")
                     }
                     (_, T::B1) => need(80, "mma.m16n8k128/m16n8k256 with .b1 inputs"),
+                    (MmaShape::M8n8k4, T::F16) => need(70, "mma.m8n8k4 with .f16"),
                     (MmaShape::M16n8k8, T::F16) => need(75, "mma.m16n8k8 with .f16"),
                     // PTX ISA 7.8 "Target ISA notes": the m16n8k4/k8/k16 .f64 shapes need
                     // sm_90.

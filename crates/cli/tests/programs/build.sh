@@ -26,6 +26,8 @@ nvcc -O2 -arch=sm_70 unsupported_api.cu -o bin/static_cudart
 nvcc -O2 -arch=sm_90 -cudart shared cluster_dims.cu -o bin/cluster_dims
 # Single-bit tensor-core products (mma.sync .b1 and/xor popc, sm_80), inline PTX.
 nvcc -O2 -arch=sm_80 -cudart shared mma_b1.cu -o bin/mma_b1
+# Volta's quad-pair mma.sync m8n8k4 with f16 inputs (every .row/.col, f16/f32 accumulators).
+$NVCC mma_volta.cu -o bin/mma_volta
 # Double-precision tensor-core products (mma.sync m16n8k4/k8/k16 .f64 sm_90, m8n8k4 .f64).
 nvcc -O2 -arch=sm_90 -cudart shared mma_f64.cu -o bin/mma_f64
 # A driver-API program (host code only; it loads its kernel as PTX text at run time).
