@@ -45,6 +45,9 @@ pub enum ErrorKind {
     Wgmma(String),
     #[error("mma.sp: {0}")]
     MmaSparse(String),
+    /// `st.async`/`red.async` whose destination is not shared memory.
+    #[error("{0}")]
+    AsyncStore(String),
     #[error("warp {0} cannot execute: it has exited or waits at a barrier")]
     WarpNotReady(u32),
 }

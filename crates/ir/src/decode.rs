@@ -1735,7 +1735,11 @@ impl FnLower<'_, '_> {
         };
         let a_layout = self.matrix_layout(inst, m)?;
         let b_layout = self.matrix_layout(inst, m)?;
-        if !wmma && (a_layout, b_layout) != (MatrixLayout::Row, MatrixLayout::Col) {
+        // Volta's f16 m8n8k4 takes any combination (checked once the types are known).
+        if !wmma
+            && shape != MmaShape::M8n8k4
+            && (a_layout, b_layout) != (MatrixLayout::Row, MatrixLayout::Col)
+        {
             return Err(DecodeError::new(format!(
                 "'mma.{}' needs .row.col",
                 shape.as_str()
@@ -1791,7 +1795,8 @@ impl FnLower<'_, '_> {
             }
             F16 if wmma => (&[S::M16n16k16, S::M32n8k16, S::M8n32k16], &[F16, F32]),
             Bf16 if wmma => (&[S::M16n16k16, S::M32n8k16, S::M8n32k16], &[F32]),
-            F16 => (&[S::M16n8k16, S::M16n8k8], &[F16, F32]),
+            // m8n8k4: Volta's quad-pair shape (PTX ISA 6.4, sm_70).
+            F16 => (&[S::M16n8k16, S::M16n8k8, S::M8n8k4], &[F16, F32]),
             Bf16 => (&[S::M16n8k16, S::M16n8k8], &[F32]),
             Tf32 if wmma => (&[S::M16n16k8], &[F32]),
             S8 | U8 if wmma => (&[S::M16n16k16, S::M32n8k16, S::M8n32k16], &[S32]),
@@ -1803,7 +1808,8 @@ impl FnLower<'_, '_> {
             S4 | U4 => (&[S::M8n8k32, S::M16n8k32, S::M16n8k64], &[S32]),
             // PTX ISA 8.4 (m16n8k32, sm_89) and 8.7 (m16n8k16, f16 accumulators).
             E4m3 | E5m2 if !wmma => (&[S::M16n8k16, S::M16n8k32], &[F16, F32]),
-            F64 => (&[S::M8n8k4], &[F64]),
+            // m16n8k4/k8/k16: PTX ISA 7.8, sm_90.
+            F64 => (&[S::M8n8k4, S::M16n8k4, S::M16n8k8, S::M16n8k16], &[F64]),
             B1 => (&[S::M8n8k128, S::M16n8k128, S::M16n8k256], &[S32]),
             _ => {
                 return Err(DecodeError::new(format!(
@@ -1830,6 +1836,14 @@ impl FnLower<'_, '_> {
         if !accumulators_ok {
             return Err(DecodeError::new(format!(
                 "'{name}' with .{ab_ty} inputs does not support .{d_ty} D with .{c_ty} C"
+            )));
+        }
+        if shape == MmaShape::M8n8k4
+            && ab_ty != F16
+            && (a_layout, b_layout) != (MatrixLayout::Row, MatrixLayout::Col)
+        {
+            return Err(DecodeError::new(format!(
+                "'{name}.m8n8k4' with .{ab_ty} inputs needs .row.col"
             )));
         }
         if satfinite && !int8(ab_ty) && !int4(ab_ty) {
@@ -3077,6 +3091,9 @@ impl FnLower<'_, '_> {
 
     fn decode_ld_st(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
         let opc = inst.opcode;
+        if opc == Opcode::St && m.other("async") {
+            return self.decode_st_async(inst, m);
+        }
         let order = self.mem_order(m, false)?;
         let space = match m.space() {
             None => Space::Generic,
@@ -3148,6 +3165,7 @@ impl FnLower<'_, '_> {
             cache,
             nc,
             hints,
+            complete_tx: false,
         };
         if is_load {
             if lanes == 1 {
@@ -3190,8 +3208,150 @@ impl FnLower<'_, '_> {
         Ok(())
     }
 
+    /// The `.shared::cluster` (or generic) destination and the completion mechanism of
+    /// `st.async` and `red.async` (PTX ISA 8.1).
+    fn async_store_space(m: &mut Mods<'_>, what: &str) -> Result<Space> {
+        if m.flag(Flag::Mmio) {
+            return Err(DecodeError::new(format!(
+                "'{what}.mmio' (a store to .global, PTX ISA 8.7, sm_100) is not supported"
+            )));
+        }
+        let space = match m.space() {
+            None => Space::Generic,
+            Some(StateSpace::SharedCluster) => Space::SharedCluster,
+            Some(s) => {
+                return Err(DecodeError::new(format!(
+                    "'{what}' writes .shared::cluster memory, not .{s}"
+                )))
+            }
+        };
+        if !m.other("mbarrier::complete_tx::bytes") {
+            return Err(DecodeError::new(format!(
+                "'{what}' needs .mbarrier::complete_tx::bytes"
+            )));
+        }
+        Ok(space)
+    }
+
+    /// `st.async{.weak}{.cluster}{.shared::cluster}.mbarrier::complete_tx::bytes{.v2,.v4}.type
+    /// [a], b, [mbar]` (PTX ISA 8.1, sm_90): `.type` is `.b32`, `.b64`, `.u32`, `.u64`,
+    /// `.s32`, `.s64`, `.f32` or `.f64`.
+    fn decode_st_async(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        if m.flag(Flag::Mmio) {
+            return Err(DecodeError::new(
+                "'st.async.mmio' (a store to .global, PTX ISA 8.7, sm_100) is not supported",
+            ));
+        }
+        let weak = m.flag(Flag::Weak);
+        match m.scope() {
+            None => {}
+            // ptxas 12.9: "Modifier '.weak' cannot be combined with modifier '.cluster'".
+            Some(Scope::Cluster) if weak => {
+                return Err(DecodeError::new(
+                    "'st.async' takes .weak or .cluster, not both (as ptxas)",
+                ))
+            }
+            Some(Scope::Cluster) => {}
+            Some(s) => {
+                return Err(DecodeError::new(format!(
+                    "'st.async' takes the .cluster scope only, not .{}",
+                    s.as_str()
+                )))
+            }
+        }
+        let space = Self::async_store_space(m, "st.async")?;
+        let lanes = m.vector().unwrap_or(1);
+        if lanes > 4 {
+            return Err(DecodeError::new("'st.async' takes .v2 or .v4 only"));
+        }
+        let ty = m.need_ty()?;
+        self.check_ty(inst, ty, &[B32, B64, U32, U64, S32, S64, F32, F64])?;
+        // ptxas 12.9: "Vector type too large, exceeds 128 bit limit".
+        if u32::from(lanes) * ty.bits() > 128 {
+            return Err(DecodeError::new(format!(
+                "'st.async' stores at most 128 bits: .v{lanes}.{ty} is {} (as ptxas)",
+                u32::from(lanes) * ty.bits()
+            )));
+        }
+        self.need_count(inst, 3)?;
+        let a = self.address(&inst.operands[0])?;
+        self.srcs.push(a);
+        if lanes == 1 {
+            let v = self.src(&inst.operands[1], ty, Fit::Wider)?;
+            self.srcs.push(v);
+        } else {
+            let v = self.vector(&inst.operands[1], lanes, ty, Fit::Wider, false)?;
+            self.srcs.extend(v);
+        }
+        let mbar = self.address(&inst.operands[2])?;
+        self.srcs.push(mbar);
+        Ok(Op::St(MemAccess {
+            space,
+            ty,
+            lanes,
+            order: MemOrder::Weak,
+            cache: CacheOp::Default,
+            nc: false,
+            hints: MemHints::default(),
+            complete_tx: true,
+        }))
+    }
+
+    /// `red.async.relaxed.cluster{.shared::cluster}.mbarrier::complete_tx::bytes.op.type
+    /// [a], b, [mbar]` (PTX ISA 8.1, sm_90): `.inc`/`.dec` `.u32`; `.min`/`.max` `.u32`,
+    /// `.s32`; `.and`/`.or`/`.xor` `.b32`; `.add` `.u32`, `.s32`, `.u64` (and `.s64`, which
+    /// ptxas 12.9 accepts too; it refuses 64-bit `.min`/`.max` and `.and.b64`).
+    fn decode_red_async(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
+        let order = self.mem_order(m, false)?;
+        if order != MemOrder::Relaxed(Scope::Cluster) {
+            return Err(DecodeError::new("'red.async' needs .relaxed.cluster"));
+        }
+        let space = Self::async_store_space(m, "red.async")?;
+        let op = m
+            .pick(&[
+                (Flag::Add, AtomOp::Add),
+                (Flag::Min, AtomOp::Min),
+                (Flag::Max, AtomOp::Max),
+                (Flag::Inc, AtomOp::Inc),
+                (Flag::Dec, AtomOp::Dec),
+                (Flag::And, AtomOp::And),
+                (Flag::Or, AtomOp::Or),
+                (Flag::Xor, AtomOp::Xor),
+            ])
+            .ok_or_else(|| {
+                DecodeError::new(
+                    "'red.async' needs .add, .min, .max, .inc, .dec, .and, .or or .xor",
+                )
+            })?;
+        let ty = m.need_ty()?;
+        let allowed: &[ScalarType] = match op {
+            AtomOp::Inc | AtomOp::Dec => &[U32],
+            AtomOp::Min | AtomOp::Max => &[U32, S32],
+            AtomOp::And | AtomOp::Or | AtomOp::Xor => &[B32],
+            _ => &[U32, S32, U64, S64],
+        };
+        self.check_ty(inst, ty, allowed)?;
+        self.need_count(inst, 3)?;
+        let a = self.address(&inst.operands[0])?;
+        self.srcs.push(a);
+        let b = self.src(&inst.operands[1], ty, Fit::Exact)?;
+        self.srcs.push(b);
+        let mbar = self.address(&inst.operands[2])?;
+        self.srcs.push(mbar);
+        Ok(Op::Red(Atomic {
+            space,
+            op,
+            ty,
+            order,
+            complete_tx: true,
+        }))
+    }
+
     fn decode_atomic(&mut self, inst: &ast::Instruction, m: &mut Mods<'_>) -> Result<Op> {
         let opc = inst.opcode;
+        if opc == Opcode::Red && m.other("async") {
+            return self.decode_red_async(inst, m);
+        }
         let order = match self.mem_order(m, true)? {
             MemOrder::Weak => MemOrder::Relaxed(Scope::Gpu),
             o @ (MemOrder::Relaxed(_)
@@ -3268,6 +3428,7 @@ impl FnLower<'_, '_> {
             op,
             ty,
             order,
+            complete_tx: false,
         };
         Ok(if opc == Opcode::Atom {
             Op::Atom(atomic)

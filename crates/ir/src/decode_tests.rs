@@ -614,6 +614,7 @@ fn decoded_fields_are_typed() {
             cache: CacheOp::Default,
             nc: true,
             hints: Default::default(),
+            complete_tx: false,
         })
     );
     assert_eq!(
@@ -634,7 +635,8 @@ fn decoded_fields_are_typed() {
             space: Space::Shared,
             op: AtomOp::Exch,
             ty: ScalarType::B32,
-            order: MemOrder::Acquire(Scope::Sys)
+            order: MemOrder::Acquire(Scope::Sys),
+            complete_tx: false,
         })
     );
     assert_eq!(

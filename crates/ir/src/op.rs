@@ -379,6 +379,10 @@ pub struct MemAccess {
     pub nc: bool,
     /// Eviction priorities, L2 prefetch size and cache-policy operand (sm_70+/sm_80+).
     pub hints: MemHints,
+    /// `st.async{.weak}{.shared::cluster}.mbarrier::complete_tx::bytes` (PTX ISA 8.1,
+    /// sm_90): the last source is the address of an mbarrier on which the store's bytes
+    /// complete (`complete_tx`) when the data has landed.
+    pub complete_tx: bool,
 }
 
 /// Hashes as the derived hash did before `hints` existed when the hints are the default:
@@ -394,6 +398,9 @@ impl std::hash::Hash for MemAccess {
         self.nc.hash(h);
         if self.hints != MemHints::default() {
             self.hints.hash(h);
+        }
+        if self.complete_tx {
+            self.complete_tx.hash(h);
         }
     }
 }
@@ -499,6 +506,10 @@ pub struct Atomic {
     pub ty: ScalarType,
     /// `Weak` when no ordering is written (relaxed at gpu scope by the ISA's default).
     pub order: MemOrder,
+    /// `red.async.relaxed.cluster{.shared::cluster}.mbarrier::complete_tx::bytes` (PTX ISA
+    /// 8.1, sm_90): the last source is the address of an mbarrier on which the
+    /// reduction's bytes complete.
+    pub complete_tx: bool,
 }
 
 /// What a CTA barrier instruction does.
@@ -698,13 +709,13 @@ pub enum MmaShape {
     M16n8k16,
     /// `mma.sync` `.m16n8k8`.
     M16n8k8,
-    /// `mma.sync` `.m16n8k4` (tf32).
+    /// `mma.sync` `.m16n8k4` (tf32, f64).
     M16n8k4,
     /// `mma.sync` `.m16n8k32` (8-bit integers, fp8, 4-bit integers).
     M16n8k32,
     /// `mma.sync` `.m16n8k64` (4-bit integers).
     M16n8k64,
-    /// `mma.sync` `.m8n8k4` (f64).
+    /// `mma.sync` `.m8n8k4` (f64; f16 inputs: Volta's four quad-pair products).
     M8n8k4,
     /// `mma.sync` `.m8n8k16` (8-bit integers).
     M8n8k16,
@@ -842,7 +853,15 @@ pub fn fragment_regs(shape: MmaShape, role: Option<MatrixRole>, ty: ScalarType) 
     {
         return 8;
     }
-    (bits / reg_bits) as u8
+    // Volta's f16 m8n8k4 is four products, one per quad pair, each 8x8x4 (PTX ISA
+    // "Matrix Fragments for mma.m8n8k4 with .f16 floating point type"): every fragment
+    // holds four times the elements one product spreads over 32 threads.
+    let quad_pairs = if shape == MmaShape::M8n8k4 && ty.bits() < 64 {
+        4
+    } else {
+        1
+    };
+    (bits * quad_pairs / reg_bits) as u8
 }
 
 /// `wmma.mma.sync.aligned.alayout.blayout.shape.dtype{.atype.btype}.ctype` and
@@ -1813,7 +1832,13 @@ impl Op {
                         need(80, "mma with .b1 inputs and .and.popc")
                     }
                     (_, T::B1) => need(80, "mma.m16n8k128/m16n8k256 with .b1 inputs"),
+                    (MmaShape::M8n8k4, T::F16) => need(70, "mma.m8n8k4 with .f16"),
                     (MmaShape::M16n8k8, T::F16) => need(75, "mma.m16n8k8 with .f16"),
+                    // PTX ISA 7.8 "Target ISA notes": the m16n8k4/k8/k16 .f64 shapes need
+                    // sm_90.
+                    (MmaShape::M16n8k4 | MmaShape::M16n8k8 | MmaShape::M16n8k16, T::F64) => {
+                        need(90, "mma.m16n8k4/m16n8k8/m16n8k16 with .f64")
+                    }
                     (MmaShape::M8n8k16 | MmaShape::M8n8k32, _) => {
                         need(75, "mma.m8n8k16/m8n8k32 (8- and 4-bit integers)")
                     }
@@ -1849,6 +1874,9 @@ impl Op {
             },
             // `.shared::cluster` addresses (ptxas 12.9: "Feature '::cluster' requires
             // .target sm_90 or higher" for ld, st, atom, red, cvta and isspacep alike).
+            // st.async/red.async: PTX ISA 8.1, "Target ISA notes: requires sm_90".
+            Op::St(a) if a.complete_tx => need(90, "st.async"),
+            Op::Red(a) if a.complete_tx => need(90, "red.async"),
             Op::Ld(a) | Op::Ldu(a) | Op::St(a) if a.space == Space::SharedCluster => {
                 need(90, "ld/st on .shared::cluster")
             }
@@ -2113,11 +2141,13 @@ impl Mods<'_> {
         }
     }
     fn mem(&mut self, m: &MemAccess) {
+        self.flag(m.complete_tx, "async");
         self.order(m.order);
         self.push(m.space.as_str());
         self.push(m.cache.as_str());
         self.flag(m.nc, "nc");
         self.hints(&m.hints);
+        self.flag(m.complete_tx, "mbarrier::complete_tx::bytes");
         if m.lanes > 1 {
             self.push(&format!("v{}", m.lanes));
         }
@@ -2324,8 +2354,10 @@ impl fmt::Display for Op {
                 });
             }
             Op::Atom(a) | Op::Red(a) => {
+                m.flag(a.complete_tx, "async");
                 m.order(a.order);
                 m.push(a.space.as_str());
+                m.flag(a.complete_tx, "mbarrier::complete_tx::bytes");
                 m.push(a.op.as_str());
                 m.ty(a.ty);
             }
@@ -2698,6 +2730,7 @@ mod tests {
                 l2_prefetch: Some(PrefetchSize::B128),
                 ..MemHints::default()
             },
+            complete_tx: false,
         });
         assert_eq!(
             op.to_string(),

@@ -187,7 +187,17 @@ pub fn inst_to_string(program: Option<&Program>, f: &Function, inst: &Inst) -> S
         Op::St(m) if m.lanes > 1 && !srcs.is_empty() => {
             write_operand(&mut out, p, f, &srcs[0], imm_ty);
             out.push_str(", ");
-            vector(&mut out, &srcs[1..]);
+            // st.async: the vector, then the mbarrier's address.
+            let end = if m.complete_tx {
+                (1 + usize::from(m.lanes)).min(srcs.len())
+            } else {
+                srcs.len()
+            };
+            vector(&mut out, &srcs[1..end]);
+            if end < srcs.len() {
+                out.push_str(", ");
+                write_list(&mut out, p, f, &srcs[end..], imm_ty, ", ");
+            }
         }
         Op::Pack { .. } => {
             write_list(&mut out, p, f, dsts, imm_ty, ", ");

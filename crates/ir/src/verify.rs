@@ -297,12 +297,14 @@ fn slot_type(op: &Op, is_dst: bool, i: usize) -> Option<(ScalarType, bool)> {
         Op::Selp { ty } => exact(if !is_dst && i == 2 { Pred } else { ty }),
         Op::Testp { ty, .. } => exact(if is_dst { Pred } else { ty }),
         Op::Ld(m) | Op::Ldu(m) if is_dst => Some((m.ty, true)),
-        Op::St(m) if !is_dst && i > 0 => Some((m.ty, true)),
+        // st.async's last source is its mbarrier's address.
+        Op::St(m) if !is_dst && i > 0 && i <= usize::from(m.lanes.max(1)) => Some((m.ty, true)),
         // A tf32 result is 32 bits in f32's layout, held in any 32-bit register.
         Op::Cvt { dst: Tf32, src, .. } => Some((if is_dst { B32 } else { src }, true)),
         Op::Cvt { dst, src, .. } => Some((if is_dst { dst } else { src }, true)),
         Op::Atom(a) if is_dst || i > 0 => exact(a.ty),
-        Op::Red(a) if i > 0 => exact(a.ty),
+        // red.async's last source (index 2) is its mbarrier's address.
+        Op::Red(a) if i == 1 => exact(a.ty),
         _ => None,
     }
 }

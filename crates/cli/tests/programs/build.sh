@@ -30,6 +30,10 @@ nvcc -O2 -arch=sm_80 -cudart shared mma_b1.cu -o bin/mma_b1
 nvcc -O2 -std=c++17 -arch=sm_80 -cudart shared wmma_types.cu -o bin/wmma_types
 # Sparse tensor-core products (mma.sp f16/s8/tf32, sm_80), inline PTX.
 nvcc -O2 -arch=sm_80 -cudart shared mma_sparse.cu -o bin/mma_sparse
+# Volta's quad-pair mma.sync m8n8k4 with f16 inputs (every .row/.col, f16/f32 accumulators).
+$NVCC mma_volta.cu -o bin/mma_volta
+# Double-precision tensor-core products (mma.sync m16n8k4/k8/k16 .f64 sm_90, m8n8k4 .f64).
+nvcc -O2 -arch=sm_90 -cudart shared mma_f64.cu -o bin/mma_f64
 # A driver-API program (host code only; it loads its kernel as PTX text at run time).
 g++ -O2 -x c++ driver_api.cu -lcuda -o bin/driver_api
 # Issue 26: a driver-API launcher of any PTX file at any size (plain C, dlopen: no CUDA needed).
@@ -89,6 +93,12 @@ if [ -f "$cuda12/include/cuda_runtime.h" ]; then
     $SM90 --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/c.fatbin" \
         -c cluster.cu -o "$tmp/c.o"
     clang++-19 "$tmp/c.o" -L$cuda12/lib64 -lcudart -o bin/cluster
+    # st.async/red.async (sm_90) into the next CTA of a cluster, packed the same way.
+    $SM90 --cuda-device-only -S async_store.cu -o "$tmp/a.ptx"
+    fatbinary -64 --create "$tmp/a.fatbin" --image=profile=compute_90,file="$tmp/a.ptx"
+    $SM90 --cuda-host-only -Xclang -fcuda-include-gpubinary -Xclang "$tmp/a.fatbin" \
+        -c async_store.cu -o "$tmp/a.o"
+    clang++-19 "$tmp/a.o" -L$cuda12/lib64 -lcudart -o bin/async_store
     rm -rf "$tmp"
 else
     echo "skipped the CUDA 12 programs: no toolchain in $cuda12 (scripts/install-cuda12-toolchain.sh)" >&2

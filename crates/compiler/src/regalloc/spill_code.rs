@@ -119,6 +119,7 @@ pub fn insert_spill_code(
         cache: CacheOp::Default,
         nc: false,
         hints: Default::default(),
+        complete_tx: false,
     };
     let temp_of = |inst: InstId, vreg: RegId| -> Result<RegId, SpillCodeError> {
         temp.get(&(inst, vreg))

@@ -375,6 +375,48 @@ fn is_remote(p: Phys, member: Option<&ClusterMember>) -> bool {
     matches!(p, Phys::Cluster(r, _) if member.is_some_and(|c| c.rank != r))
 }
 
+/// `st.async`/`red.async` (PTX ISA 8.1): after a lane's data has landed, its `bytes`
+/// complete on the mbarrier at `addr` (`complete_tx`), in whichever CTA of the cluster
+/// holds that barrier (the destination's, in the ISA's use).
+fn async_complete_tx(
+    sp: &mut Spaces<'_>,
+    (space, base, addr): (Space, Base, u64),
+    bytes: u32,
+    l: usize,
+    in_kernel: bool,
+) -> Result<(), (ErrorKind, Option<usize>)> {
+    let bad = |m: String| (ErrorKind::Mbarrier(m), Some(l));
+    check_aligned(addr, 8).map_err(|e| (e.into(), Some(l)))?;
+    let p = resolve(space, base, addr, in_kernel);
+    let (Phys::Shared(offset) | Phys::Cluster(_, offset)) = p else {
+        return Err(bad(format!(
+            "the mbarrier object at {addr:#x} is not in shared memory"
+        )));
+    };
+    let word = sp.read(p, 8, l).map_err(|k| (k, Some(l)))?;
+    let new = mbarrier::change_tx(word, -i64::from(bytes))
+        .map_err(|m| bad(format!("{m} (mbarrier at shared offset {offset:#x})")))?;
+    sp.write(p, 8, l, new).map_err(|k| (k, Some(l)))
+}
+
+/// The destination of `st.async`/`red.async` must be shared memory of the cluster.
+fn async_destination(
+    p: Phys,
+    opcode: &str,
+    addr: u64,
+    l: usize,
+) -> Result<(), (ErrorKind, Option<usize>)> {
+    match p {
+        Phys::Shared(_) | Phys::Cluster(..) => Ok(()),
+        _ => Err((
+            ErrorKind::AsyncStore(format!(
+                "{opcode}: address {addr:#x} is not in the shared memory of the cluster"
+            )),
+            Some(l),
+        )),
+    }
+}
+
 /// A `.shared::cluster` offset: the executing CTA's shared memory, or another rank's.
 #[inline]
 fn shared_cluster(a: u64) -> Phys {
@@ -1041,6 +1083,22 @@ impl Launch<'_> {
                     cluster: member,
                 }
             };
+        }
+        // The mbarrier operand (source `$i`) of st.async/red.async in lane `$l`:
+        // (space, base, effective address).
+        macro_rules! async_mbarrier {
+            ($space:expr, $i:expr, $l:expr) => {{
+                let (msrc, mbase) = match srcs.get($i).copied().unwrap_or(Src::Sink) {
+                    s @ Src::Addr { base, .. } => (s, base),
+                    s => (s, Base::Reg(0)),
+                };
+                let raw = read(&warp.frames[frame_i], &sc, msrc, $l);
+                (
+                    $space,
+                    mbase,
+                    effective_address($space, mbase, raw, &ef.reg_bits),
+                )
+            }};
         }
         macro_rules! map {
             (|$l:ident| $e:expr) => {{
@@ -1820,6 +1878,9 @@ impl Launch<'_> {
                     check_aligned(addr, (esize * n).min(16).next_power_of_two())
                         .map_err(|e| (e.into(), Some(l)))?;
                     let p = resolve(ma.space, base, addr, in_kernel);
+                    if ma.complete_tx {
+                        async_destination(p, "st.async", addr, l)?;
+                    }
                     step.lane_spaces[l] = phys_space(p, ma.space);
                     if is_remote(p, member) {
                         step.remote_shared |= 1 << l;
@@ -1852,6 +1913,10 @@ impl Launch<'_> {
                         if self.stray_lane.is_none() && sp.global.has_stray() {
                             self.stray_lane = Some(l);
                         }
+                    }
+                    if ma.complete_tx {
+                        let mbar = async_mbarrier!(ma.space, 1 + n as usize, l);
+                        async_complete_tx(&mut sp, mbar, esize * n, l, in_kernel)?;
                     }
                 }
             }
@@ -2751,7 +2816,12 @@ impl Launch<'_> {
                     s @ Src::Addr { base, .. } => (s, base),
                     s => (s, Base::Reg(0)),
                 };
-                let (b, c) = (src!(1), srcs.get(2).copied().unwrap_or(Src::Imm(0)));
+                // red.async's third source is its mbarrier, not a compare value.
+                let c = match srcs.get(2) {
+                    Some(&c) if !a.complete_tx => c,
+                    _ => Src::Imm(0),
+                };
+                let b = src!(1);
                 step.mem = Some(MemInfo {
                     space: MemSpace::Global,
                     kind: AccessKind::Atomic,
@@ -2785,6 +2855,9 @@ impl Launch<'_> {
                     step.addrs[l] = addr;
                     check_aligned(addr, size).map_err(|e| (e.into(), Some(l)))?;
                     let p = resolve(a.space, base, addr, in_kernel);
+                    if a.complete_tx {
+                        async_destination(p, "red.async", addr, l)?;
+                    }
                     step.lane_spaces[l] = phys_space(p, a.space);
                     if is_remote(p, member) {
                         step.remote_shared |= 1 << l;
@@ -2796,6 +2869,10 @@ impl Launch<'_> {
                     sp.write(p, size, l, new).map_err(|k| (k, Some(l)))?;
                     if self.stray_lane.is_none() && sp.global.has_stray() {
                         self.stray_lane = Some(l);
+                    }
+                    if a.complete_tx {
+                        let mbar = async_mbarrier!(a.space, 2, l);
+                        async_complete_tx(&mut sp, mbar, size, l, in_kernel)?;
                     }
                     if is_atom {
                         if let Some(Src::Reg(r)) = dsts.first() {

@@ -135,6 +135,12 @@ pub(super) fn coords(frag: Frag, shape: MmaShape, ty: ScalarType, lane: u32, e: 
         // Sparse tf32 m16n8k16's B (PTX ISA "Matrix Fragments for sparse mma.m16n8k16
         // with .tf32"): four registers, the m16n8k8 family's rows t + 4e.
         (Frag::B, S::M16n8k16) if ty == Tf32 => (t + 4 * e, g),
+        // f64 (sm_90) with one element a register in the same places as tf32 ("…for
+        // mma.m16n8k4 / m16n8k8 / m16n8k16 with .f64").
+        (Frag::A, S::M16n8k8 | S::M16n8k16) if ty == ScalarType::F64 => {
+            (g + 8 * (e % 2), t + 4 * (e / 2))
+        }
+        (Frag::B, S::M16n8k8 | S::M16n8k16) if ty == ScalarType::F64 => (t + 4 * e, g),
         (Frag::A, S::M16n8k4) => (g + 8 * e, t),
         (Frag::B, S::M16n8k4) => (t, g),
         // f64 ("…for mma.m8n8k4 with .f64 floating point type").
@@ -308,6 +314,9 @@ pub(super) fn multiply(
     if op.bit_op.is_some() {
         return super::matrix_b1::multiply(op, a, b, c);
     }
+    if op.shape == MmaShape::M8n8k4 && op.ab_ty == ScalarType::F16 {
+        return volta_m8n8k4(op, a, b, c);
+    }
     let shape = op.shape;
     let k = shape.dims().2 as usize;
     let mut am = [0f64; A_MAX];
@@ -408,6 +417,75 @@ fn directed(r: ir::op::Rounding) -> Option<Rounding> {
         ir::op::Rounding::Rp => Some(Rounding::Up),
         _ => None,
     }
+}
+
+/// `(row, column)` of element `i` of Volta's f16 m8n8k4 fragments (PTX ISA "Matrix
+/// Fragments for mma.m8n8k4 with .f16 floating point type"), for the lane's place in its
+/// quad pair: `q = lane % 4`, `hi = lane >= 16` (quad pair `(lane / 4) % 4` holds lanes
+/// `4p..4p+3` and `4p+16..4p+19`). A (8 x 4, 4 elements): `.row` row `q + 4hi`, column
+/// `i`; `.col` row `i + 4hi`, column `q`. B (4 x 8): `.row` row `q`, column `i + 4hi`;
+/// `.col` row `i`, column `q + 4hi`. C/D f16 (8 elements): row `q + 4hi`, column `i`;
+/// f32: row `(q & 1) + (i & 2) + 4hi`, column `(q & 2) + (i & 1) + (i & 4)`.
+pub(super) fn volta_coords(
+    frag: Frag,
+    layout: MatrixLayout,
+    ty: ScalarType,
+    lane: u32,
+    i: u32,
+) -> (u32, u32) {
+    let (q, h) = (lane % 4, 4 * u32::from(lane >= 16));
+    match (frag, layout) {
+        (Frag::A, MatrixLayout::Row) => (q + h, i),
+        (Frag::A, MatrixLayout::Col) => (i + h, q),
+        (Frag::B, MatrixLayout::Row) => (q, i + h),
+        (Frag::B, MatrixLayout::Col) => (i, q + h),
+        (Frag::Acc, _) if ty == ScalarType::F32 => {
+            ((q & 1) + (i & 2) + h, (q & 2) + (i & 1) + (i & 4))
+        }
+        (Frag::Acc, _) => (q + h, i),
+    }
+}
+
+/// Volta's `mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype`: each quad pair
+/// computes its own `D = A x B + C` (8 x 8 x 4) with the f32 FMA chain of the module docs.
+fn volta_m8n8k4(
+    op: &MmaOp,
+    a: &[[u64; 8]; 32],
+    b: &[[u64; 8]; 32],
+    c: &[[u64; 8]; 32],
+) -> [[u64; 8]; 32] {
+    let mut d = [[0u64; 8]; 32];
+    let reg = |regs: &[u64; 8], ty: ScalarType, i: u32| -> f32 {
+        to_f32(get_bits(regs, ty, i) as u32, ty)
+    };
+    for pair in 0..4u32 {
+        let lanes = [0, 1, 2, 3, 16, 17, 18, 19].map(|l| l + 4 * pair);
+        let (mut am, mut bm, mut cm) = ([[0f32; 4]; 8], [[0f32; 8]; 4], [[0f32; 8]; 8]);
+        for &lane in &lanes {
+            let l = lane as usize;
+            for i in 0..4 {
+                let (r, col) = volta_coords(Frag::A, op.a_layout, op.ab_ty, lane, i);
+                am[r as usize][col as usize] = reg(&a[l], op.ab_ty, i);
+                let (r, col) = volta_coords(Frag::B, op.b_layout, op.b_ty, lane, i);
+                bm[r as usize][col as usize] = reg(&b[l], op.b_ty, i);
+            }
+            for i in 0..8 {
+                let (r, col) = volta_coords(Frag::Acc, MatrixLayout::Row, op.c_ty, lane, i);
+                cm[r as usize][col as usize] = reg(&c[l], op.c_ty, i);
+            }
+        }
+        for &lane in &lanes {
+            let mut regs = [0u64; 8];
+            for i in 0..8 {
+                let (r, col) = volta_coords(Frag::Acc, MatrixLayout::Row, op.d_ty, lane, i);
+                let (r, col) = (r as usize, col as usize);
+                let v = (0..4).fold(cm[r][col], |acc, k| am[r][k].mul_add(bm[k][col], acc));
+                set_bits(&mut regs, op.d_ty, i, u64::from(from_f32(v, op.d_ty)));
+            }
+            d[lane as usize] = regs;
+        }
+    }
+    d
 }
 
 /// `ldmatrix`: `rows[i]` is the 16 bytes of row `i % 8` of matrix `i / 8` (the row whose
