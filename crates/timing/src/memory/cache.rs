@@ -43,7 +43,6 @@ use crate::config::{AllocationPolicy, CacheConfig, CerfPolicy, FetchGranularity,
 use crate::memory::hashing::Indexer;
 use serde::Serialize;
 use std::cell::Cell;
-use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::AddAssign;
@@ -287,6 +286,9 @@ struct MshrEntry<T> {
 
 const FREE: u64 = u64::MAX;
 
+/// No MSHR entry (in [`Cache`]'s `way_mshr`).
+const NO_ENTRY: u32 = u32::MAX;
+
 /// Caches with at least this many ways find a line's way through a hash index instead
 /// of scanning its set: a 256-way L1 (qv100, h100) would compare 256 tags per lookup.
 const WAY_INDEX_MIN_WAYS: usize = 32;
@@ -439,9 +441,16 @@ pub struct Cache<T> {
     /// With [`WAY_INDEX_MIN_WAYS`] to [`LRU_ORDER_MAX_WAYS`] ways: the present lines in
     /// order of use ([`LruOrder`]). Kept by [`Cache::set_tag`] and [`Cache::touch`].
     lru: Option<LruOrder>,
-    /// The MSHR entry of each line with a fetch in flight. A hash map, not a scan of the
-    /// entries: an L2 slice has hundreds, and a memory-bound run looks one up for every
-    /// miss and every fill (scanning them was a fifth of such a run's time).
+    /// The MSHR entry of the line in each way ([`NO_ENTRY`]: none), kept with
+    /// [`Cache::set_tag`]: a line with a fetch in flight that has a way (every one under
+    /// allocate-on-miss, which reserves the way at the miss) finds its entry by the way
+    /// the lookup found anyway, without a hash of its address (the hash map's insert,
+    /// lookup and removal were about 4% of a memory-bound run).
+    way_mshr: Vec<u32>,
+    /// The MSHR entry of each line with a fetch in flight that is in no way
+    /// (allocate-on-fill, or its way was given up), by line. A hash map, not a scan of
+    /// the entries: an L2 slice has hundreds. A line's entry is in exactly one of
+    /// `way_mshr` and `mshr_index`.
     mshr_index: HashMap<u64, u32, BuildHasherDefault<LineHasher>>,
     /// Unused MSHR entries (a stack).
     free_entries: Vec<u32>,
@@ -462,7 +471,10 @@ impl<T: Copy> Cache<T> {
     /// targets), for [`crate::limits::host_memory_estimate`].
     pub fn memory_estimate(cfg: &CacheConfig) -> u64 {
         let lines = cfg.size_bytes / u64::from(cfg.line_bytes.max(1));
-        let mut per_line = (std::mem::size_of::<Line>() + std::mem::size_of::<u64>()) as u64;
+        // A line, its tag and its way's MSHR entry.
+        let mut per_line = (std::mem::size_of::<Line>()
+            + std::mem::size_of::<u64>()
+            + std::mem::size_of::<u32>()) as u64;
         if cfg.ways as usize >= WAY_INDEX_MIN_WAYS {
             // A hash table entry (line, way) and its control byte, at 7/8 load.
             per_line += 20;
@@ -495,6 +507,7 @@ impl<T: Copy> Cache<T> {
             line_fetch: cfg.fetch == FetchGranularity::Line,
             lines: vec![Line::default(); sets * ways],
             tags: vec![FREE; sets * ways],
+            way_mshr: vec![NO_ENTRY; sets * ways],
             way_index: (ways >= WAY_INDEX_MIN_WAYS && !cfg.perfect).then(|| {
                 HashMap::with_capacity_and_hasher(sets * ways, BuildHasherDefault::default())
             }),
@@ -616,6 +629,19 @@ impl<T: Copy> Cache<T> {
     /// Makes `tag` (a line address or [`FREE`]) way `way`'s, keeping the way index.
     fn set_tag(&mut self, way: usize, tag: u64) {
         let old = std::mem::replace(&mut self.tags[way], tag);
+        if old != tag {
+            // An MSHR entry follows its line: out of the way the line leaves, into the
+            // way it enters.
+            let e = std::mem::replace(&mut self.way_mshr[way], NO_ENTRY);
+            if e != NO_ENTRY {
+                self.mshr_index.insert(old, e);
+            }
+            if tag != FREE && !self.mshr_index.is_empty() {
+                if let Some(e) = self.mshr_index.remove(&tag) {
+                    self.way_mshr[way] = e;
+                }
+            }
+        }
         if let Some(lru) = &mut self.lru {
             lru.retag(way, old, tag);
         }
@@ -629,7 +655,16 @@ impl<T: Copy> Cache<T> {
         }
     }
 
-    fn find_mshr(&self, line: LineAddr) -> Option<usize> {
+    /// The MSHR entry of `line`, whose way (if it has one) is `way`.
+    #[inline]
+    fn find_mshr(&self, line: LineAddr, way: Option<usize>) -> Option<usize> {
+        if let Some(w) = way {
+            let e = self.way_mshr[w];
+            return (e != NO_ENTRY).then_some(e as usize);
+        }
+        if self.mshr_index.is_empty() {
+            return None;
+        }
         self.mshr_index.get(&line.0).map(|&e| e as usize)
     }
 
@@ -838,7 +873,7 @@ impl<T: Copy> Cache<T> {
             }
             return access;
         }
-        let entry = self.find_mshr(line);
+        let entry = self.find_mshr(line, way);
         if let Some(e) = entry {
             if self.mshrs[e].targets.len() >= self.cfg.mshr_max_merge as usize {
                 return self.fail(ReservationFailure::MergeFull);
@@ -868,7 +903,12 @@ impl<T: Copy> Cache<T> {
             None => {
                 // Checked above: an entry is free.
                 let e = self.free_entries.pop().unwrap_or(0) as usize;
-                self.mshr_index.insert(line.0, e as u32);
+                match way {
+                    Some(w) => self.way_mshr[w] = e as u32,
+                    None => {
+                        self.mshr_index.insert(line.0, e as u32);
+                    }
+                }
                 self.mshrs[e].pending = SectorMask::EMPTY;
                 self.mshrs[e].targets.clear();
                 e
@@ -940,7 +980,7 @@ impl<T: Copy> Cache<T> {
         let pending = if absent.is_empty() {
             SectorMask::EMPTY
         } else {
-            self.find_mshr(line)
+            self.find_mshr(line, found)
                 .map_or(SectorMask::EMPTY, |e| self.mshrs[e].pending)
         };
         let way = match found {
@@ -1014,10 +1054,7 @@ impl<T: Copy> Cache<T> {
                 self.touch(w);
             }
         }
-        // One probe of the MSHR index for the lookup and, when the entry empties, the
-        // removal.
-        if let Entry::Occupied(slot) = self.mshr_index.entry(line.0) {
-            let e = *slot.get() as usize;
+        if let Some(e) = self.find_mshr(line, way) {
             let entry = &mut self.mshrs[e];
             entry.pending = entry.pending.minus(sectors);
             // `retain_mut` by hand (it was a call of its own per fill): the satisfied
@@ -1037,7 +1074,12 @@ impl<T: Copy> Cache<T> {
             if entry.pending.is_empty() {
                 // Each target's needed sectors were pending, so none can be left waiting.
                 debug_assert!(entry.targets.is_empty());
-                slot.remove();
+                match way {
+                    Some(w) => self.way_mshr[w] = NO_ENTRY,
+                    None => {
+                        self.mshr_index.remove(&line.0);
+                    }
+                }
                 self.free_entries.push(e as u32);
                 self.entries_freed += 1;
                 if let Some(w) = way {
@@ -1112,7 +1154,7 @@ impl<T: Copy> Cache<T> {
 
     /// Whether a fetch of `line` is in flight (it has an MSHR entry).
     pub fn fetching(&self, line: LineAddr) -> bool {
-        self.find_mshr(line).is_some()
+        self.find_mshr(line, self.find_way(line)).is_some()
     }
 
     /// Register-line counters (CERF).
@@ -1232,7 +1274,7 @@ impl<T: Copy> Cache<T> {
     /// dropped; their dirty data is appended to `evicted`. Refused (returns `false`) while
     /// any fill is outstanding, because in-flight lines may sit in those ways.
     pub fn set_data_ways(&mut self, n: usize, evicted: &mut Vec<Eviction>) -> bool {
-        if n == 0 || n > self.ways || !self.mshr_index.is_empty() {
+        if n == 0 || n > self.ways || self.free_entries.len() != self.mshrs.len() {
             return false;
         }
         for base in (0..self.lines.len()).step_by(self.ways) {
@@ -1550,6 +1592,82 @@ mod tests {
     /// way's last use would, with lines locked by outstanding fills (completed out of
     /// order), empty ways after invalidation and data-way reservation, under both
     /// allocation policies.
+    #[test]
+    fn mshr_entries_follow_their_lines_between_ways_and_the_index() {
+        // Sector misses on present lines, fills out of order, evictions of lines with a
+        // fetch in flight (allocate-on-fill), invalidations: after every step, a line is
+        // fetching exactly when a reference of the sectors in flight says so, and each
+        // live entry is held once, by its line's way or (in no way) by the index.
+        for allocation in [AllocationPolicy::OnMiss, AllocationPolicy::OnFill] {
+            let (ways, sets) = (4u32, 8u64);
+            let mut config = cfg(u64::from(ways) * sets * 128, ways, 12, 3);
+            config.allocation = allocation;
+            let mut c: Cache<u32> = Cache::new(&config);
+            let universe: Vec<LineAddr> = (0..sets)
+                .flat_map(|s| (0..3 * u64::from(ways)).map(move |i| addr(s, i, sets)))
+                .collect();
+            let mut reference: HashMap<u64, SectorMask> = HashMap::new();
+            let check = |c: &Cache<u32>, reference: &HashMap<u64, SectorMask>| {
+                for &line in &universe {
+                    assert_eq!(
+                        c.fetching(line),
+                        reference.contains_key(&line.0),
+                        "{line:?}"
+                    );
+                }
+                let in_ways = c.way_mshr.iter().filter(|&&e| e != NO_ENTRY).count();
+                assert_eq!(in_ways + c.mshr_index.len(), reference.len());
+                assert_eq!(c.free_mshrs(), c.mshrs.len() - reference.len());
+                for (w, &e) in c.way_mshr.iter().enumerate() {
+                    assert!(e == NO_ENTRY || c.tags[w] != FREE);
+                }
+            };
+            let (mut done, mut in_flight, mut evicted) = (vec![], vec![], vec![]);
+            let mut x: u64 = 11;
+            let mut wayless = 0;
+            for step in 0..20_000u32 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                if (x >> 60) < 6 && !in_flight.is_empty() {
+                    let i = (x >> 8) as usize % in_flight.len();
+                    let (line, fetch): (LineAddr, SectorMask) = in_flight.swap_remove(i);
+                    c.fill(line, fetch, &mut done);
+                    let left = reference[&line.0].minus(fetch);
+                    if left.is_empty() {
+                        reference.remove(&line.0);
+                    } else {
+                        reference.insert(line.0, left);
+                    }
+                } else {
+                    let line = universe[(x >> 33) as usize % universe.len()];
+                    let sectors = SectorMask(((x >> 44) as u32 % 15) + 1);
+                    let op = if (x >> 20).is_multiple_of(6) {
+                        CacheOp::Write
+                    } else {
+                        CacheOp::Read
+                    };
+                    let a = c.access(line, sectors, op, step);
+                    if !a.fetch.is_empty() {
+                        in_flight.push((line, a.fetch));
+                        let p = reference.entry(line.0).or_insert(SectorMask::EMPTY);
+                        *p = p.union(a.fetch);
+                    }
+                }
+                check(&c, &reference);
+                wayless = wayless.max(c.mshr_index.len());
+                if step % 2500 == 2499 {
+                    c.invalidate(&mut evicted);
+                    check(&c, &reference);
+                }
+            }
+            assert!(c.stats().sector_misses > 100 && c.stats().evictions > 1000);
+            // Allocate-on-fill keeps its entries in the index; allocate-on-miss, whose
+            // lines keep their locked ways, never does.
+            assert_eq!(wayless > 0, allocation == AllocationPolicy::OnFill);
+        }
+    }
+
     #[test]
     fn the_use_order_picks_the_victim_a_scan_would() {
         for allocation in [AllocationPolicy::OnMiss, AllocationPolicy::OnFill] {
