@@ -1838,7 +1838,9 @@ impl FnLower<'_, '_> {
                 "'{name}' with .{ab_ty} inputs does not support .{d_ty} D with .{c_ty} C"
             )));
         }
-        if shape == MmaShape::M8n8k4
+        // mma's f64 m8n8k4 is .row.col only; wmma's takes every layout.
+        if !wmma
+            && shape == MmaShape::M8n8k4
             && ab_ty != F16
             && (a_layout, b_layout) != (MatrixLayout::Row, MatrixLayout::Col)
         {
