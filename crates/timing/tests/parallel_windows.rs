@@ -158,9 +158,9 @@ fn a_cycle_limit_inside_a_window_stops_where_one_thread_stops() {
 }
 
 /// `fault(out)`: every thread loops `ctaid % 6 + 2` rounds of stores to its word of `out`
-/// (so that the kernel is well inside its windows), then thread `bad` moves its address
-/// far outside `out` and stores.
-fn fault_ptx(bad: u32) -> String {
+/// (so that the kernel is well inside its windows), then thread `far` moves its address
+/// far outside `out` and thread `odd` misaligns it, and they store.
+fn fault_ptx((far, odd): (u32, u32)) -> String {
     format!(
         "{HEADER}.visible .entry fault(.param .u64 out)\n{{\n\
          .reg .pred %p<3>;\n.reg .b32 %r<10>;\n.reg .b64 %rd<8>;\n\
@@ -171,13 +171,14 @@ fn fault_ptx(bad: u32) -> String {
          LOOP:\n\
          st.global.u32 [%rd3], %r6;\nld.global.u32 %r7, [%rd3];\nadd.u32 %r6, %r7, 1;\n\
          setp.lt.u32 %p1, %r6, %r5;\n@%p1 bra LOOP;\n\
-         setp.eq.u32 %p2, %r4, {bad};\n@%p2 add.u64 %rd3, %rd3, 1099511627776;\n\
+         setp.eq.u32 %p2, %r4, {far};\n@%p2 add.u64 %rd3, %rd3, 1099511627776;\n\
+         setp.eq.u32 %p2, %r4, {odd};\n@%p2 add.u64 %rd3, %rd3, 2;\n\
          st.global.u32 [%rd3], %r6;\n\
          ret;\n}}\n"
     )
 }
 
-fn fault_error(bad: u32, threads: usize) -> (String, u64) {
+fn fault_error(bad: (u32, u32), threads: usize) -> (String, u64) {
     let (mut emu, k, info) = load(&fault_ptx(bad), "fault");
     let out = alloc_u32(&mut emu, &[0; 64 * 64]);
     let p = params(&emu, k, &[out]);
@@ -191,17 +192,23 @@ fn fault_error(bad: u32, threads: usize) -> (String, u64) {
 
 #[test]
 fn a_fault_inside_a_window_is_the_one_thread_fault() {
-    // Threads of the first wave and of a later one (CTA 40 of 64: placed after retires).
-    for bad in [70, 2_600, 4_000] {
+    // Threads of the first wave and of later ones (CTA 40 of 64: placed after retires),
+    // alone or two faults on different SMs, whose order is the one-thread order.
+    let none = u32::MAX;
+    for bad in [
+        (70, none),
+        (none, 2_600),
+        (4_000, none),
+        (70, 200),
+        (2_600, 130),
+        (1_000, 4_000),
+    ] {
         let (one, _) = fault_error(bad, 1);
         assert!(one.contains("st.global.u32"), "{one}");
         for threads in [2, 4, 8] {
             let (many, windows) = fault_error(bad, threads);
-            assert!(
-                windows > 0,
-                "thread {bad}: no window ran on {threads} threads"
-            );
-            assert_eq!(many, one, "thread {bad}: {threads} threads");
+            assert!(windows > 0, "{bad:?}: no window ran on {threads} threads");
+            assert_eq!(many, one, "{bad:?}: {threads} threads");
         }
     }
 }
