@@ -37,9 +37,18 @@
 //! What is *not* parallel: the other instructions with global effects (constant, generic
 //! and texture accesses, generic atomics, bulk copies, `printf`), everything after the
 //! first of them in its SM's cycle, the deferred accesses themselves, fetch (it follows
-//! issue within the cycle and reads the shared queue) and the shared memory system. Under a step observer issue stays serial. `docs/parallel.md`
-//! measures the split and describes what is left: windows of several cycles between
-//! merges, whose bound per config [`window`] computes (designed, not built).
+//! issue within the cycle and reads the shared queue) and the shared memory system. Under a step observer issue stays serial.
+//!
+//! **Windows.** Where [`window::window_cycles`] allows W ≥ 2, the kernel loop runs one
+//! crew phase per window instead ([`SmThreads::window_phase`]): every SM steps the
+//! cycles `[t, t + W)` on its thread ([`Sm::step_window`]), its own memory events from
+//! its queue included (each logged with what it scheduled), its global accesses deferred
+//! and tagged by cycle, and stops at the first thing only the merge can do (an issue
+//! stage that stopped, a CTA retire). The merge, on the calling thread, replays the
+//! window cycle by cycle in the one-thread order ([`MemorySystem::replay_cycle`],
+//! [`MemorySystem::replay_phase`]; the deferred accesses in their cycle's SM turn; the
+//! stopped SMs live from their stop; CTA placement at each retire). `docs/parallel.md`
+//! measures both schemes.
 
 mod crew;
 pub mod window;

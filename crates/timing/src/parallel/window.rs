@@ -2,9 +2,10 @@
 //! cycles every SM could step without a merge while the statistics stay those of one
 //! thread, computed from the config, or why a config must stay cycle by cycle.
 //!
-//! Windows are designed, not built: today every thread count steps cycle by cycle. The
-//! bound is kept in code so that the scheme's premise is checked against every shipped
-//! config by test, and so that the window loop, when built, takes it from here.
+//! The kernel loop (`gpu.rs`) takes W from here at each kernel with `--threads` 2 or
+//! more and steps windows of `min(W, 64)` cycles; a config that must stay cycle by
+//! cycle uses the per-cycle scheme ([`crate::parallel`]). Tests check the bound against
+//! every shipped config.
 
 use crate::config::{GpuConfig, RegisterFileDesign};
 
