@@ -163,9 +163,10 @@ pub struct RunArgs {
     #[arg(long)]
     strict_memory: bool,
     /// Threads stepping the SMs (timing mode; default 1). The statistics are identical
-    /// for every count. Only the SM-private start of each cycle runs in parallel so far,
-    /// and on cores busy with other work two threads can be slower (docs/parallel.md);
-    /// `regsim sweep` runs one simulation per core and passes 1.
+    /// for every count. The SMs step windows of about 20 cycles between merges where the
+    /// config allows (else cycle by cycle); on cores busy with other work two threads
+    /// can be slower (docs/parallel.md); `regsim sweep` runs one simulation per core
+    /// and passes 1.
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u16).range(1..=timing::parallel::MAX_THREADS as i64))]
     threads: Option<u16>,

@@ -178,6 +178,8 @@ pub struct TimingSimulator {
     kernels: Vec<KernelStats>,
     wall_seconds: f64,
     skip_cycles: bool,
+    /// Windows of cycles run with several threads (host work, not a statistic).
+    windows_run: u64,
     limits: RunLimits,
     progress: Option<ProgressHook>,
     /// A kernel was stopped by a limit; its CTAs are still on the SMs.
@@ -212,6 +214,7 @@ impl TimingSimulator {
             kernels: Vec::new(),
             wall_seconds: 0.0,
             skip_cycles: true,
+            windows_run: 0,
             limits: RunLimits::default(),
             progress: None,
             stopped: false,
@@ -249,6 +252,12 @@ impl TimingSimulator {
     /// what sleeping through idle cycles saves (host work, not a statistic).
     pub fn sm_cycles_evaluated(&self) -> u64 {
         self.sms.iter().map(|s| s.evaluated_cycles).sum()
+    }
+
+    /// How many windows of cycles the SMs stepped between merges so far (`--threads` 2
+    /// or more; `docs/parallel.md`): host work, never part of the statistics.
+    pub fn windows_run(&self) -> u64 {
+        self.windows_run
     }
 
     /// Bounds every later kernel by `limits` (counted over the whole simulation).
@@ -640,7 +649,7 @@ impl TimingSimulator {
                          next_cta: &mut u64,
                          rest: &mut emu::RunStats,
                          now: Cycle,
-                         issued: u64|
+                         (issued, hidden): (u64, &[bool])|
          -> Result<Option<(StopReason, emu::FunctionalStop)>, SimError> {
             if cluster_size > 1 {
                 // Whole clusters, in order, each on SMs of one GPC (the first GPC from
@@ -680,8 +689,11 @@ impl TimingSimulator {
                 }
                 return Ok(None);
             }
+            // `hidden`: SMs whose CTA retires later in the window being merged (their
+            // room is not there yet).
             while let Some(s) = (0..n).map(|j| (rr + j) % n).find(|&s| {
-                sms[s].resident_ctas() < occ.ctas_per_sm
+                !hidden.get(s).copied().unwrap_or(false)
+                    && sms[s].resident_ctas() < occ.ctas_per_sm
                     && sms[s].free_warp_slots() >= warps_per_cta
             }) {
                 if *next_cta == plan.samples[sample].end {
@@ -739,7 +751,7 @@ impl TimingSimulator {
             &mut next_cta,
             &mut rest,
             now,
-            0,
+            (0, &[]),
         )?;
         for sm in &mut self.sms {
             // CTAs placed before the first cycle start at `first`.
@@ -763,6 +775,26 @@ impl TimingSimulator {
         let mut idle_iterations = 0u64;
         let mut check_in = CHECK_INTERVAL;
         let mut next_report = wall + PROGRESS_INTERVAL;
+        // Windows of cycles between merges (`docs/parallel.md`, "Step 3, second part"):
+        // with several threads, every SM's issue on an executor of its thread, and a
+        // config whose bound allows two cycles or more; never under sampling (its
+        // placement record) or WIR (no deferred accesses). At most 64 cycles (the
+        // merge's per-cycle bit masks).
+        let windows = (self.threads.threads() > 1
+            && executors.len() == self.threads.threads()
+            && defer_global
+            && self.skip_cycles
+            && self.sampler.is_none()
+            && cluster_size == 1)
+            .then(|| crate::parallel::window::window_cycles(&self.cfg).ok())
+            .flatten()
+            .map(|w| w.min(64));
+        let per_cycle_issue =
+            u64::from(self.cfg.sm.schedulers) * u64::from(self.cfg.sm.issue_width);
+        let mut steps = vec![crate::sm::WindowStep::default(); n];
+        let mut live_from: Vec<Cycle> = Vec::with_capacity(n);
+        let mut hidden: Vec<bool> = Vec::with_capacity(n);
+        let mut window_counts = WindowCounts::default();
 
         let end = loop {
             if let Some((reason, _)) = &functional_stop {
@@ -788,94 +820,251 @@ impl TimingSimulator {
                 }
                 wake.set(sm, s.next_wake);
             }
-            let mut any_retired = false;
-            let issued_before = issued;
-            let private_issue = (!executors.is_empty()).then(|| PrivateIssue {
-                executors: &mut executors,
-                addresses: &self.addresses,
-                texture_path,
+            // A window only where no limit can stop the kernel inside it: the cycle limit,
+            // the instruction budget (checked after every cycle; an SM issues at most its
+            // schedulers times the issue width a cycle) and the watchdog.
+            let window = windows.filter(|&w| {
+                functional_stop.is_none()
+                    && now.get().saturating_add(w) <= cycle_limit.get()
+                    && idle_iterations + w < self.limits.watchdog_iterations
+                    && (issued + rest.warp_instructions)
+                        .saturating_add(w * per_cycle_issue * n as u64)
+                        < instruction_budget
             });
-            let private_done = self.threads.private_phase(
-                &mut self.sms,
-                &mut self.memory,
-                wake.times(),
-                now,
-                info,
-                private_issue,
-            );
-            {
-                let mut ctx = Ctx {
-                    launch: &mut launch,
-                    info,
-                    memory: &mut self.memory,
-                    addresses: &mut self.addresses,
+            let visits = if let Some(w) = window {
+                // Every SM steps the window on its thread, then the merge replays it in
+                // the one-thread order, cycle by cycle.
+                let (t, end) = (now, now + Cycles::new(w));
+                let issue = PrivateIssue {
+                    executors: &mut executors,
+                    addresses: &self.addresses,
+                    texture_path,
                 };
-                // In SM order; a cycle changes only its own SM's wake-up time.
-                let mut from = 0;
-                while let Some(i) = wake.next_due(from, now) {
-                    let sm = &mut self.sms[i];
-                    let before = sm.stats.warp_instructions;
-                    if private_done {
-                        // What its private part scheduled goes first, as with one thread.
-                        ctx.memory.flush_sm(SmId(i as u32));
-                        sm.cycle_shared(now, &mut ctx)?;
-                    } else {
-                        sm.cycle(now, &mut ctx)?;
-                    }
-                    issued += sm.stats.warp_instructions - before;
-                    wake.set(i, sm.next_wake);
-                    // Only a cycle retires a CTA.
-                    any_retired |= std::mem::take(&mut sm.cta_retired);
-                    from = i + 1;
-                }
-            }
-            if launch.cluster_releases != cluster_releases {
-                // A cluster barrier completed: its waiters on every SM resume.
-                cluster_releases = launch.cluster_releases;
-                for (i, sm) in self.sms.iter_mut().enumerate() {
-                    sm.wake_cluster_waiters(now);
-                    wake.set(i, sm.next_wake);
-                }
-            }
-            if any_retired {
-                let resident: u64 = self.sms.iter().map(|s| u64::from(s.resident_ctas())).sum();
-                if next_cta == plan.total_end() && resident == 0 {
-                    break KernelEnd::Done(now);
-                }
-                functional_stop = place(
+                let all_placed = next_cta == plan.total_end();
+                self.threads.window_phase(
                     &mut self.sms,
-                    &mut launch,
                     &mut self.memory,
-                    &mut self.addresses,
-                    &mut next_cta,
-                    &mut rest,
-                    now,
-                    issued,
-                )?;
-                for (i, sm) in self.sms.iter().enumerate() {
-                    wake.set(i, sm.next_wake);
+                    (t, end),
+                    (info, all_placed),
+                    issue,
+                    &mut steps,
+                );
+                self.memory.begin_merge(end);
+                live_from.clear();
+                live_from.extend(steps.iter().map(|s| s.live_from));
+                window_counts.count(&steps, (t, end));
+                self.windows_run += 1;
+                let mut visits = 0u32;
+                let mut ended = None;
+                let mut d = t;
+                loop {
+                    let bit = 1u64 << (d - t).get();
+                    let mut visited = d == t;
+                    let mut progress = d == t && progressed;
+                    if d > t {
+                        self.memory.replay_cycle(d, &live_from);
+                        // The reports of the SMs running live.
+                        while let Some((sm, reports)) = self.memory.take_reports() {
+                            let Some(s) = self.sms.get_mut(sm) else {
+                                continue;
+                            };
+                            for c in reports.done {
+                                progress = true;
+                                if let Some(owner) = s.take_owner(c.id) {
+                                    s.memory_done(owner, c.at);
+                                }
+                            }
+                            for at in reports.unblocked {
+                                progress = true;
+                                s.memory_unblocked(at);
+                            }
+                            wake.set(sm, s.next_wake);
+                        }
+                    }
+                    for st in &steps {
+                        visited |= st.visited & bit != 0;
+                        progress |= st.progress & bit != 0;
+                    }
+                    let mut any_retired = false;
+                    {
+                        let mut ctx = Ctx {
+                            launch: &mut launch,
+                            info,
+                            memory: &mut self.memory,
+                            addresses: &mut self.addresses,
+                        };
+                        // In SM order: what each SM's cycle did on its thread, its
+                        // deferred accesses, or its cycle live.
+                        for (i, st) in steps.iter().enumerate() {
+                            let sm = &mut self.sms[i];
+                            let before = sm.stats.warp_instructions;
+                            if st.shared_at == Some(d) {
+                                ctx.memory.replay_phase(i, d);
+                                sm.cycle_shared(d, &mut ctx)?;
+                            } else if d < st.live_from {
+                                ctx.memory.replay_phase(i, d);
+                                sm.complete_window_accesses(d, &mut ctx)?;
+                            } else if sm.next_wake <= d {
+                                visited = true;
+                                sm.cycle(d, &mut ctx)?;
+                            }
+                            let issued_now = sm.stats.warp_instructions - before;
+                            progress |= issued_now > 0;
+                            issued += issued_now;
+                            wake.set(i, sm.next_wake);
+                            // A retire on its thread counts in its cycle.
+                            if d >= st.live_from
+                                || st.shared_at == Some(d)
+                                || st.retired_at == Some(d)
+                            {
+                                any_retired |= std::mem::take(&mut sm.cta_retired);
+                            }
+                        }
+                    }
+                    if any_retired {
+                        // An SM whose CTA retires later in the window held it at `d`.
+                        hidden.clear();
+                        hidden.extend(steps.iter().map(|s| s.retired_at.is_some_and(|r| r > d)));
+                        let resident: u64 = self
+                            .sms
+                            .iter()
+                            .zip(&hidden)
+                            .map(|(s, &h)| u64::from(s.resident_ctas().max(u32::from(h))))
+                            .sum();
+                        if next_cta == plan.total_end() && resident == 0 {
+                            ended = Some(d);
+                            break;
+                        }
+                        functional_stop = place(
+                            &mut self.sms,
+                            &mut launch,
+                            &mut self.memory,
+                            &mut self.addresses,
+                            &mut next_cta,
+                            &mut rest,
+                            d,
+                            (issued, &hidden),
+                        )?;
+                        for (i, sm) in self.sms.iter().enumerate() {
+                            wake.set(i, sm.next_wake);
+                        }
+                    }
+                    // The watchdog counts the cycles one thread visits (the window's
+                    // bound keeps it from firing inside).
+                    if visited {
+                        visits += 1;
+                        if progress {
+                            idle_iterations = 0;
+                        } else {
+                            idle_iterations += 1;
+                        }
+                    }
+                    if d + Cycles::new(1) == end {
+                        break;
+                    }
+                    d += Cycles::new(1);
                 }
-            }
-            if functional_stop.is_some() {
-                continue;
-            }
-            if issued + rest.warp_instructions >= instruction_budget {
-                let max = self.limits.max_instructions.unwrap_or(u64::MAX);
-                break KernelEnd::Stopped(now, StopReason::MaxInstructions(max));
-            }
-            if progressed || issued > issued_before {
-                idle_iterations = 0;
+                self.memory.finish_merge();
+                for sm in &mut self.sms {
+                    sm.end_window();
+                }
+                issued += steps.iter().map(|s| s.issued).sum::<u64>();
+                if let Some(d) = ended {
+                    break KernelEnd::Done(d);
+                }
+                now = d;
+                visits
             } else {
-                idle_iterations += 1;
-                if idle_iterations >= self.limits.watchdog_iterations {
-                    return Err(SimError::NoProgress {
-                        kernel: info.name.clone(),
-                        cycle: now.get(),
-                        warps: warp_states(&self.sms, &launch),
-                    });
+                let mut any_retired = false;
+                let issued_before = issued;
+                let private_issue = (!executors.is_empty()).then(|| PrivateIssue {
+                    executors: &mut executors,
+                    addresses: &self.addresses,
+                    texture_path,
+                });
+                let private_done = self.threads.private_phase(
+                    &mut self.sms,
+                    &mut self.memory,
+                    wake.times(),
+                    now,
+                    info,
+                    private_issue,
+                );
+                {
+                    let mut ctx = Ctx {
+                        launch: &mut launch,
+                        info,
+                        memory: &mut self.memory,
+                        addresses: &mut self.addresses,
+                    };
+                    // In SM order; a cycle changes only its own SM's wake-up time.
+                    let mut from = 0;
+                    while let Some(i) = wake.next_due(from, now) {
+                        let sm = &mut self.sms[i];
+                        let before = sm.stats.warp_instructions;
+                        if private_done {
+                            // What its private part scheduled goes first, as with one thread.
+                            ctx.memory.flush_sm(SmId(i as u32));
+                            sm.cycle_shared(now, &mut ctx)?;
+                        } else {
+                            sm.cycle(now, &mut ctx)?;
+                        }
+                        issued += sm.stats.warp_instructions - before;
+                        wake.set(i, sm.next_wake);
+                        // Only a cycle retires a CTA.
+                        any_retired |= std::mem::take(&mut sm.cta_retired);
+                        from = i + 1;
+                    }
                 }
-            }
-            check_in -= 1;
+                if launch.cluster_releases != cluster_releases {
+                    // A cluster barrier completed: its waiters on every SM resume.
+                    cluster_releases = launch.cluster_releases;
+                    for (i, sm) in self.sms.iter_mut().enumerate() {
+                        sm.wake_cluster_waiters(now);
+                        wake.set(i, sm.next_wake);
+                    }
+                }
+                if any_retired {
+                    let resident: u64 = self.sms.iter().map(|s| u64::from(s.resident_ctas())).sum();
+                    if next_cta == plan.total_end() && resident == 0 {
+                        break KernelEnd::Done(now);
+                    }
+                    functional_stop = place(
+                        &mut self.sms,
+                        &mut launch,
+                        &mut self.memory,
+                        &mut self.addresses,
+                        &mut next_cta,
+                        &mut rest,
+                        now,
+                        (issued, &[]),
+                    )?;
+                    for (i, sm) in self.sms.iter().enumerate() {
+                        wake.set(i, sm.next_wake);
+                    }
+                }
+                if functional_stop.is_some() {
+                    continue;
+                }
+                if issued + rest.warp_instructions >= instruction_budget {
+                    let max = self.limits.max_instructions.unwrap_or(u64::MAX);
+                    break KernelEnd::Stopped(now, StopReason::MaxInstructions(max));
+                }
+                if progressed || issued > issued_before {
+                    idle_iterations = 0;
+                } else {
+                    idle_iterations += 1;
+                    if idle_iterations >= self.limits.watchdog_iterations {
+                        return Err(SimError::NoProgress {
+                            kernel: info.name.clone(),
+                            cycle: now.get(),
+                            warps: warp_states(&self.sms, &launch),
+                        });
+                    }
+                }
+                1
+            };
+            check_in = check_in.saturating_sub(visits);
             if check_in == 0 {
                 check_in = CHECK_INTERVAL;
                 let t = Instant::now();
@@ -936,6 +1125,7 @@ impl TimingSimulator {
             now = next.max(now + Cycles::new(1));
         };
 
+        window_counts.report(&info.name);
         let (end, stop) = match end {
             KernelEnd::Done(end) => (end, None),
             KernelEnd::Stopped(end, reason) => {
@@ -1091,6 +1281,43 @@ impl TimingSimulator {
 }
 
 /// How the main loop of a kernel ended.
+/// Windows run and where their SMs stopped, for `REGSIM_WINDOW_STATS` (a diagnostic on
+/// standard error: host work, not a statistic).
+#[derive(Default)]
+struct WindowCounts {
+    windows: u64,
+    sm_windows: u64,
+    shared_stops: u64,
+    retire_stops: u64,
+    live: u64,
+}
+
+impl WindowCounts {
+    fn count(&mut self, steps: &[crate::sm::WindowStep], (t, end): (Cycle, Cycle)) {
+        self.windows += 1;
+        for s in steps {
+            self.sm_windows += 1;
+            if s.shared_at.is_some() {
+                self.shared_stops += 1;
+            } else if s.live_from == t {
+                self.live += 1;
+            } else if s.live_from < end {
+                self.retire_stops += 1;
+            }
+        }
+    }
+
+    fn report(&self, kernel: &str) {
+        if self.windows > 0 && std::env::var_os("REGSIM_WINDOW_STATS").is_some() {
+            eprintln!(
+                "windows {kernel}: {} windows, {} SM windows, {} stopped at a shared part, \
+                 {} at a retire, {} live",
+                self.windows, self.sm_windows, self.shared_stops, self.retire_stops, self.live
+            );
+        }
+    }
+}
+
 enum KernelEnd {
     /// The last CTA retired in this cycle.
     Done(Cycle),

@@ -225,6 +225,25 @@ impl<'e> Launch<'e> {
             })
     }
 
+    /// Whether the next instruction of warp `w` of `cta` changes its call frames: a
+    /// call, a return or an exit (running off the end of a body, or an exited warp,
+    /// counts). Settles the reconvergence stack first, as executing it would.
+    pub fn next_changes_frames(&self, cta: &mut Cta, w: usize) -> bool {
+        let Some(warp) = cta.warps.get_mut(w) else {
+            return true;
+        };
+        settle(warp);
+        let (Some(top), Some(frame)) = (warp.stack.last(), warp.frames.last()) else {
+            return true;
+        };
+        self.module
+            .program
+            .functions
+            .get(frame.func)
+            .and_then(|f| f.insts.get(top.pc as usize))
+            .is_none_or(|inst| matches!(inst.op, Op::Call(_) | Op::Ret { .. } | Op::Exit))
+    }
+
     /// Adds an executor's instruction counts to this launch's.
     pub fn add_stats(&mut self, other: RunStats) {
         self.stats.warp_instructions += other.warp_instructions;

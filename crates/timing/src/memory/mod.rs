@@ -504,6 +504,16 @@ pub struct SmMemory {
     local: local::LocalQueue<LocalEvent>,
     /// Whether its own events go in `local` ([`MemorySystem::set_local_queues`]).
     local_queues: bool,
+    /// Windowed stepping ([`FrontEnds::begin_window`]): its own events for this cycle
+    /// or later wait in `held`, in order, and enter `local` when the merge puts their
+    /// markers on the shared queue (`Cycle::NEVER`: no window on its thread).
+    window_end: Cycle,
+    held: VecDeque<(Cycle, LocalEvent)>,
+    /// What the window ran on its thread, in order ([`WindowItem`]), and how far the
+    /// merge has replayed them and `outbox`.
+    items: Vec<WindowItem>,
+    items_next: usize,
+    outbox_next: usize,
     /// Read requests and their sectors its texture cache sent to the L2.
     texture_l2_reads: (u64, u64),
     /// The reply FIFO (with `interconnect.ejection_buffer_entries` or an L1's
@@ -531,7 +541,42 @@ pub struct SmMemory {
     scratch_lines: Vec<LineAccess>,
 }
 
+/// One thing an SM's window ran on its thread, whose outbox entries (up to `end`) the
+/// merge puts on the shared queue where the one-thread run scheduled them: an own event
+/// of cycle `at`, at its marker (with the shared half of a `LeaveSm`, the crossing of the
+/// packet that starts leaving at `start`), or its SM's cycle `at`, in SM order after the
+/// cycle's events.
+#[derive(Clone, Copy, Debug)]
+struct WindowItem {
+    at: Cycle,
+    kind: ItemKind,
+    end: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum ItemKind {
+    Local,
+    Leave {
+        slice: u32,
+        packet: Packet,
+        bytes: u32,
+        start: Cycle,
+    },
+    Phase,
+}
+
 impl SmMemory {
+    /// Puts its own event `event` of cycle `at` in its queue, or during a window, for a
+    /// cycle at or after the window's end, in `held` (see `window_end`).
+    #[inline(never)]
+    fn push_local(&mut self, at: Cycle, event: LocalEvent) {
+        if at >= self.window_end {
+            self.held.push_back((at, event));
+        } else {
+            self.local.schedule(at, event);
+        }
+    }
+
     /// Schedules SM `s`'s own event `event` at `at`: in its queue, and its marker in its
     /// outbox (flushed to the shared queue in order with everything else it scheduled).
     /// With the SMs' own queues off, the event itself goes in the outbox, as before
@@ -539,7 +584,7 @@ impl SmMemory {
     #[inline(always)]
     fn schedule_local(&mut self, s: usize, at: Cycle, event: LocalEvent) {
         let event = if self.local_queues {
-            self.local.schedule_cold(at, event);
+            self.push_local(at, event);
             Event::Local { sm: s as u32 }
         } else {
             event.direct(s as u32)
@@ -607,13 +652,103 @@ impl FrontEnds<'_> {
     /// SM `sm`'s port, on its own front end `m` (the `sm`-th of
     /// [`MemorySystem::front_ends`]).
     pub fn port<'b>(&'b self, sm: SmId, m: &'b mut SmMemory) -> SmPort<'b> {
+        self.port_at(sm, m, self.now)
+    }
+
+    /// [`Self::port`] at cycle `now` of a window ([`Self::begin_window`]).
+    pub fn port_at<'b>(&'b self, sm: SmId, m: &'b mut SmMemory, now: Cycle) -> SmPort<'b> {
         SmPort(Port::Split(FrontEnd {
             cfg: self.cfg,
             map: self.map,
-            now: self.now,
+            now,
             s: sm.0 as usize,
             m,
         }))
+    }
+
+    /// Starts a window of cycles up to `end` (excluded) on SM front end `m`, after the
+    /// memory system ran every event up to the window's first cycle: from here the
+    /// SM's own events run on its thread ([`Self::run_local`]), what it schedules for
+    /// `end` or later is held until the merge ([`MemorySystem::replay_cycle`]) puts it
+    /// on the queues in the one-thread order, and everything it schedules stays in its
+    /// outbox, logged per item. Needs the SMs' own queues on.
+    pub fn begin_window(&self, m: &mut SmMemory, end: Cycle) {
+        debug_assert!(m.local_queues && m.outbox.is_empty() && m.held.is_empty());
+        debug_assert!(m.done.is_empty() && m.unblocked.is_empty() && !m.listed);
+        m.window_end = end;
+        m.items.clear();
+        m.items_next = 0;
+        m.outbox_next = 0;
+    }
+
+    /// Runs SM `sm`'s own events of cycle `t` (a cycle of its window after the first),
+    /// in its queue's order, which is the shared queue's order restricted to the SM
+    /// (`docs/parallel.md`), each logged for the merge. Their completions and unblocks
+    /// stay in its lists ([`Self::take_reports`]). Returns whether any ran.
+    pub fn run_local(&self, sm: SmId, m: &mut SmMemory, t: Cycle) -> bool {
+        debug_assert!(m.local.next_cycle().is_none_or(|c| c >= t));
+        let mut ran = false;
+        while m.local.next_cycle() == Some(t) {
+            let Some((_, event)) = m.local.pop() else {
+                break;
+            };
+            ran = true;
+            let kind = match event {
+                LocalEvent::PartDone(id) => {
+                    m.part_done(id, t);
+                    ItemKind::Local
+                }
+                LocalEvent::L1Fill { l1, line, sectors } => {
+                    self.port_at(sm, m, t)
+                        .front_end()
+                        .l1_fill(t, l1, line, sectors);
+                    ItemKind::Local
+                }
+                LocalEvent::L1Retry { l1 } => {
+                    self.port_at(sm, m, t).front_end().l1_retry(t, l1);
+                    ItemKind::Local
+                }
+                LocalEvent::LeaveSm {
+                    slice,
+                    packet,
+                    bytes,
+                } => {
+                    let start = m.leave_sm(&self.cfg.interconnect, t, &packet, bytes);
+                    ItemKind::Leave {
+                        slice,
+                        packet,
+                        bytes,
+                        start,
+                    }
+                }
+            };
+            m.items.push(WindowItem {
+                at: t,
+                kind,
+                end: m.outbox.len() as u32,
+            });
+        }
+        ran
+    }
+
+    /// Logs what SM front end `m` scheduled during its SM's cycle `t` of a window (the
+    /// outbox entries since the last item), for the merge's SM-order slot of `t`.
+    pub fn end_phase(&self, m: &mut SmMemory, t: Cycle) {
+        m.items.push(WindowItem {
+            at: t,
+            kind: ItemKind::Phase,
+            end: m.outbox.len() as u32,
+        });
+    }
+
+    /// The completions and unblocks SM front end `m`'s own events made on its thread
+    /// ([`MemorySystem::take_reports`] for a window), their slots freed.
+    pub fn take_reports<'b>(&self, m: &'b mut SmMemory) -> SmReports<'b> {
+        m.free_done_slots();
+        SmReports {
+            done: m.done.drain(..),
+            unblocked: m.unblocked.drain(..),
+        }
     }
 }
 
@@ -627,6 +762,16 @@ pub struct SmPort<'a>(Port<'a>);
 enum Port<'a> {
     Whole(&'a mut MemorySystem, SmId),
     Split(FrontEnd<'a>),
+}
+
+impl<'a> SmPort<'a> {
+    /// The split front end (a window's SM thread).
+    fn front_end(self) -> FrontEnd<'a> {
+        match self.0 {
+            Port::Split(fe) => fe,
+            Port::Whole(..) => unreachable!("a window's port is split"),
+        }
+    }
 }
 
 impl SmPort<'_> {
@@ -877,6 +1022,9 @@ pub struct MemorySystem {
     l2_fill_cycles: Cycles,
     /// L2 fill-port counters (the SMs keep theirs).
     l2_fill_stats: FillPortStats,
+    /// The end of the window being merged ([`MemorySystem::begin_merge`]; `Cycle::NEVER`
+    /// otherwise): an SM's own event scheduled for it or later was held on its thread.
+    window_end: Cycle,
 }
 
 impl MemorySystem {
@@ -937,6 +1085,11 @@ impl MemorySystem {
                     outbox: Vec::with_capacity(64),
                     local: local::LocalQueue::new(),
                     local_queues: false,
+                    window_end: Cycle::NEVER,
+                    held: VecDeque::new(),
+                    items: Vec::new(),
+                    items_next: 0,
+                    outbox_next: 0,
                     texture_l2_reads: (0, 0),
                     replies: VecDeque::new(),
                     reply_at: Cycle::NEVER,
@@ -1027,6 +1180,7 @@ impl MemorySystem {
                     .any(|c| c.fill_port_bytes > 0),
             l2_fill_cycles: Cycles::new(fill_port::fill_cycles(&cfg.l2.slice).unwrap_or(0)),
             l2_fill_stats: FillPortStats::default(),
+            window_end: Cycle::NEVER,
         }
     }
 
@@ -1448,6 +1602,125 @@ impl MemorySystem {
     /// queue.
     pub fn flush_sm(&mut self, sm: SmId) {
         self.flush_outbox(sm.0 as usize);
+    }
+
+    /// After the SMs' threads stepped a window ending at `end` ([`FrontEnds::begin_window`]),
+    /// before its merge: what the SMs schedule from here goes to their queues at once.
+    pub fn begin_merge(&mut self, end: Cycle) {
+        self.window_end = end;
+        for m in &mut self.sms {
+            m.window_end = Cycle::NEVER;
+        }
+    }
+
+    /// The merge's replay of cycle `t` of a window (after its first cycle, whose events
+    /// ran before it): the cycle's events in the shared queue's order, exactly as one
+    /// thread runs them, except that the marker of an own event of an SM that ran it on
+    /// its thread (`t < live_from[sm]`) puts what that event scheduled on the queue
+    /// (and runs its shared half: a packet's crossing) instead of running it. Every
+    /// `schedule` call happens in the one-thread order. Then the caller takes each SM's
+    /// cycle `t` in SM order ([`Self::replay_phase`], or the SM's live cycle).
+    pub fn replay_cycle(&mut self, t: Cycle, live_from: &[Cycle]) {
+        debug_assert!(t >= self.now);
+        self.events.start_cycle(t);
+        self.now = t;
+        while let Some(event) = self.events.pop_current() {
+            if let Event::Local { sm } = event {
+                if live_from.get(sm as usize).is_some_and(|&l| t < l) {
+                    self.replay_item(t, sm as usize);
+                    continue;
+                }
+            }
+            self.handle(t, event);
+        }
+    }
+
+    /// Puts on the queue what SM `s`'s cycle `t` scheduled on its thread in a window,
+    /// if it ran that cycle there (its SM-order slot of the merge).
+    pub fn replay_phase(&mut self, s: usize, t: Cycle) {
+        let m = &mut self.sms[s];
+        if let Some(&item) = m
+            .items
+            .get(m.items_next)
+            .filter(|i| i.at == t && matches!(i.kind, ItemKind::Phase))
+        {
+            m.items_next += 1;
+            self.flush_logged(s, item.end);
+        }
+    }
+
+    /// The merge is over: every item replayed.
+    pub fn finish_merge(&mut self) {
+        self.window_end = Cycle::NEVER;
+        for m in &mut self.sms {
+            // (A kernel that ended inside the window left nothing unreplayed: every SM
+            // stopped at or before its last retire.)
+            debug_assert!(m.items_next == m.items.len() && m.held.is_empty());
+            if !m.items.is_empty() {
+                m.outbox.clear();
+            }
+            m.items.clear();
+            m.items_next = 0;
+            m.outbox_next = 0;
+        }
+    }
+
+    /// The next logged own event of SM `s`, at its marker at `t`.
+    fn replay_item(&mut self, t: Cycle, s: usize) {
+        let m = &mut self.sms[s];
+        let Some(&item) = m.items.get(m.items_next) else {
+            debug_assert!(false, "a marker of SM {s} at {t} without its logged event");
+            return;
+        };
+        debug_assert!(item.at == t && !matches!(item.kind, ItemKind::Phase));
+        m.items_next += 1;
+        self.flush_logged(s, item.end);
+        if let ItemKind::Leave {
+            slice,
+            packet,
+            bytes,
+            start,
+        } = item.kind
+        {
+            // The shared half, as `handle` runs it after the SM half.
+            if start > t {
+                let event = Event::IcntEnterSlice {
+                    slice,
+                    packet,
+                    bytes,
+                };
+                self.events.schedule(start, event);
+            } else {
+                self.enter_slice(t, slice, packet, bytes);
+            }
+        }
+    }
+
+    /// Schedules SM `s`'s logged outbox entries up to `end`, in order; an own event held
+    /// on its thread (for the window's end or later) enters its queue now, in the
+    /// one-thread order of its marker.
+    fn flush_logged(&mut self, s: usize, end: u32) {
+        let (events, window_end) = (&mut self.events, self.window_end);
+        let m = &mut self.sms[s];
+        for i in m.outbox_next..end as usize {
+            let gone = (Cycle::NEVER, Event::Local { sm: u32::MAX });
+            let (at, event) = std::mem::replace(&mut m.outbox[i], gone);
+            if matches!(event, Event::Local { .. }) && at >= window_end {
+                if let Some((held_at, local)) = m.held.pop_front() {
+                    debug_assert_eq!(held_at, at);
+                    m.local.schedule_cold(at, local);
+                }
+            }
+            events.schedule(at, event);
+        }
+        m.outbox_next = end as usize;
+        if m.items_next == m.items.len() {
+            // Replayed: the SM goes on live, through its outbox as usual.
+            m.outbox.clear();
+            m.outbox_next = 0;
+            m.items.clear();
+            m.items_next = 0;
+        }
     }
 
     /// Latency of an isolated load of one line with `sectors` sectors through the L1D,
@@ -2095,7 +2368,7 @@ impl FrontEnd<'_> {
                 packet,
                 bytes,
             };
-            self.m.local.schedule_cold(ready, leave);
+            self.m.push_local(ready, leave);
             Event::Local { sm: self.s as u32 }
         } else {
             Event::IcntLeaveSm {

@@ -37,9 +37,18 @@
 //! What is *not* parallel: the other instructions with global effects (constant, generic
 //! and texture accesses, generic atomics, bulk copies, `printf`), everything after the
 //! first of them in its SM's cycle, the deferred accesses themselves, fetch (it follows
-//! issue within the cycle and reads the shared queue) and the shared memory system. Under a step observer issue stays serial. `docs/parallel.md`
-//! measures the split and describes what is left: windows of several cycles between
-//! merges, whose bound per config [`window`] computes (designed, not built).
+//! issue within the cycle and reads the shared queue) and the shared memory system. Under a step observer issue stays serial.
+//!
+//! **Windows.** Where [`window::window_cycles`] allows W ≥ 2, the kernel loop runs one
+//! crew phase per window instead ([`SmThreads::window_phase`]): every SM steps the
+//! cycles `[t, t + W)` on its thread ([`Sm::step_window`]), its own memory events from
+//! its queue included (each logged with what it scheduled), its global accesses deferred
+//! and tagged by cycle, and stops at the first thing only the merge can do (an issue
+//! stage that stopped, a CTA retire). The merge, on the calling thread, replays the
+//! window cycle by cycle in the one-thread order ([`MemorySystem::replay_cycle`],
+//! [`MemorySystem::replay_phase`]; the deferred accesses in their cycle's SM turn; the
+//! stopped SMs live from their stop; CTA placement at each retire). `docs/parallel.md`
+//! measures both schemes.
 
 mod crew;
 pub mod window;
@@ -47,7 +56,7 @@ pub mod window;
 use crate::kernel_info::KernelInfo;
 use crate::memory::address_map::AddressMap;
 use crate::memory::{MemorySystem, SmId};
-use crate::sm::{Addresses, IssueCtx, Sm};
+use crate::sm::{Addresses, IssueCtx, Sm, WindowStep};
 use crate::time::Cycle;
 use crew::Crew;
 
@@ -153,6 +162,7 @@ impl SmThreads {
                 },
                 texture_path,
                 private_only: true,
+                window: false,
             });
             let mut rank = 0;
             for (i, &t) in wake_at[..n].iter().enumerate() {
@@ -171,6 +181,63 @@ impl SmThreads {
                     }
                 }
                 rank += 1;
+            }
+        };
+        crew.run(&step);
+        true
+    }
+}
+
+impl SmThreads {
+    /// Steps every SM through the window `t..end` on its thread ([`Sm::step_window`]),
+    /// in parallel, and writes what each did to `out` (by SM); the caller merges
+    /// ([`MemorySystem::replay_cycle`]). Part `k` of `T` takes the SMs `k * n / T ..
+    /// (k + 1) * n / T` and executor `k`. Returns `false` and does nothing with one
+    /// thread.
+    pub fn window_phase(
+        &self,
+        sms: &mut [Sm],
+        memory: &mut MemorySystem,
+        (t, end): (Cycle, Cycle),
+        (info, all_placed): (&KernelInfo, bool),
+        issue: PrivateIssue<'_, '_>,
+        out: &mut [WindowStep],
+    ) -> bool {
+        let Some(crew) = &self.crew else {
+            return false;
+        };
+        let threads = crew.workers() + 1;
+        let (shared, fronts) = memory.front_ends();
+        let n = sms.len().min(fronts.len()).min(out.len());
+        let (map, texture_path) = (issue.addresses, issue.texture_path);
+        let sms = Disjoint::new(sms);
+        let fronts = Disjoint::new(fronts);
+        let out = Disjoint::new(out);
+        let executors = Disjoint::new(issue.executors);
+        let step = |k: usize| {
+            let (first, last) = (k * n / threads, (k + 1) * n / threads);
+            if first == last || k >= executors.len {
+                return;
+            }
+            // SAFETY: part `k` (run once, on one thread) alone takes executor `k` and the
+            // SMs, front ends and results `first..last`, which no other part's range
+            // holds; nothing else touches them until `Crew::run` returns.
+            let launch = unsafe { executors.get(k) };
+            let mut cx = IssueCtx {
+                launch,
+                info,
+                addresses: Addresses::Private {
+                    map,
+                    unplaced: false,
+                },
+                texture_path,
+                private_only: true,
+                window: true,
+            };
+            for i in first..last {
+                // SAFETY: as above; `i < n`, within every slice.
+                let (sm, front, o) = unsafe { (sms.get(i), fronts.get(i), out.get(i)) };
+                *o = sm.step_window((t, end), &shared, front, &mut cx, all_placed);
             }
         };
         crew.run(&step);

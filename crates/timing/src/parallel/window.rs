@@ -2,9 +2,10 @@
 //! cycles every SM could step without a merge while the statistics stay those of one
 //! thread, computed from the config, or why a config must stay cycle by cycle.
 //!
-//! Windows are designed, not built: today every thread count steps cycle by cycle. The
-//! bound is kept in code so that the scheme's premise is checked against every shipped
-//! config by test, and so that the window loop, when built, takes it from here.
+//! The kernel loop (`gpu.rs`) takes W from here at each kernel with `--threads` 2 or
+//! more and steps windows of `min(W, 64)` cycles; a config that must stay cycle by
+//! cycle uses the per-cycle scheme ([`crate::parallel`]). Tests check the bound against
+//! every shipped config.
 
 use crate::config::{GpuConfig, RegisterFileDesign};
 
@@ -27,6 +28,9 @@ pub enum PerCycle {
     /// WIR's value-based reuse reads each result's values at issue, before a global
     /// load's or atomic's value is performed at the merge.
     ValuesReadAtIssue,
+    /// An L1 fill port (`fill_port_bytes`): replies wait in the SM's reply FIFO, which a
+    /// shared event (`SmReply`) takes from, writing the SM's front end.
+    ReplyFifo,
 }
 
 /// The most cycles `W` every SM may step between merges, or why the config must be
@@ -46,6 +50,14 @@ pub fn window_cycles(cfg: &GpuConfig) -> Result<u64, PerCycle> {
     }
     if cfg.interconnect.head_of_line_blocking {
         return Err(PerCycle::HeadOfLineBlocking);
+    }
+    let l1d = cfg.l1d_array();
+    if [&l1d, &cfg.constant_cache, &cfg.icache]
+        .into_iter()
+        .chain(cfg.texture_cache.as_ref())
+        .any(|c| c.fill_port_bytes > 0)
+    {
+        return Err(PerCycle::ReplyFifo);
     }
     if cfg.register_file.design == RegisterFileDesign::Wir {
         return Err(PerCycle::ValuesReadAtIssue);
@@ -114,5 +126,7 @@ mod tests {
         assert_eq!(window_cycles(&g), Err(PerCycle::HeadOfLineBlocking));
         let g = load("gtx480", &["interconnect.ejection_buffer_entries=4"]);
         assert_eq!(window_cycles(&g), Err(PerCycle::EjectionBuffers));
+        let g = load("gtx480", &["l1d.fill_port_bytes=32"]);
+        assert_eq!(window_cycles(&g), Err(PerCycle::ReplyFifo));
     }
 }

@@ -34,11 +34,12 @@
 //!
 //! Not modelled: a fetch priority that follows the issue scheduler.
 
-use super::{inst_address, set_owner, Ctx, Owner, Sm};
+use super::{inst_address, set_owner, Owner, Sm};
 use crate::config::GpuConfig;
+use crate::kernel_info::KernelInfo;
 use crate::memory::cache::{LineAddr, SectorMask};
 use crate::memory::coalescer::LineAccess;
-use crate::memory::{AccessKind, MemRequest, Space};
+use crate::memory::{AccessKind, MemRequest, SmPort, Space};
 use crate::time::{Cycle, Cycles};
 use ir::InstId;
 
@@ -192,7 +193,12 @@ impl FrontEnd {
 
 impl Sm {
     /// The fetch stage of the modern core (see the module docs). Returns progress.
-    pub(super) fn fetch_per_sub_core(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
+    pub(super) fn fetch_per_sub_core(
+        &mut self,
+        now: Cycle,
+        info: &KernelInfo,
+        port: &mut SmPort<'_>,
+    ) -> bool {
         let Some(mut fe) = self.front_end.take() else {
             return false;
         };
@@ -231,12 +237,12 @@ impl Sm {
                     b.waiting.push((w as u16, line));
                     self.sync_fetchable(w);
                 }
-            } else if !demand_refused && self.fetch_from_icache(w, now, ctx) {
+            } else if !demand_refused && self.fetch_from_icache(w, now, port) {
                 self.stats.l0_icache.misses += 1;
                 fe.l0[s].install(line);
                 if let Some(b) = fe.streams.get_mut(s) {
                     let func = self.warps[w].func;
-                    let last = ctx.info.function(func).map_or(0, |f| f.len()).max(1) - 1;
+                    let last = info.function(func).map_or(0, |f| f.len()).max(1) - 1;
                     b.restart(
                         line,
                         inst_address(func, InstId(last as u32)) / self.icache_line,
@@ -257,7 +263,7 @@ impl Sm {
         // refused, and none while the SM's data accesses wait for the memory system.
         if !demand_refused && self.ldst.is_empty() {
             for s in 0..fe.streams.len() {
-                progress |= self.prefetch(&mut fe, s, now, ctx);
+                progress |= self.prefetch(&mut fe, s, now, port);
             }
         }
         self.front_end = Some(fe);
@@ -266,7 +272,7 @@ impl Sm {
 
     /// Sub-core `s`'s stream buffer requests its stream's next line, if it has a free
     /// entry and the SM's instruction cache takes the request. Returns progress.
-    fn prefetch(&mut self, fe: &mut FrontEnd, s: usize, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
+    fn prefetch(&mut self, fe: &mut FrontEnd, s: usize, now: Cycle, port: &mut SmPort<'_>) -> bool {
         let cap = fe.stream_lines;
         let b = &mut fe.streams[s];
         let Some(line) = b.next else {
@@ -292,7 +298,7 @@ impl Sm {
             space: Space::Inst,
             lines: &lines,
         };
-        let Ok(id) = ctx.memory.issue(self.id, now, req) else {
+        let Ok(id) = port.issue(now, req) else {
             return false;
         };
         set_owner(

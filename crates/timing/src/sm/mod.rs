@@ -71,7 +71,10 @@ use crate::kernel_info::{AsyncCopyRole, KernelInfo, RegFileKind, RegisterRequest
 use crate::memory::address_map::{AddressMap, LocalSlot};
 use crate::memory::cache::{LineAddr, SectorMask};
 use crate::memory::coalescer::{CoalescedAccess, Coalescer, LineAccess};
-use crate::memory::{AccessKind, MemRequest, MemorySystem, RequestId, SmId, SmPort, Space, Stall};
+use crate::memory::{
+    AccessKind, FrontEnds, MemRequest, MemorySystem, RequestId, SmId, SmMemory, SmPort, Space,
+    Stall,
+};
 use crate::rf::ledger::{Ledger, OperandBuffer, OperandCounts, Source};
 use crate::rf::{
     self, Candidate, Dispatch, DispatchPort, InstToken, IssuedInst, RegisterFile, RfCycle, RfStall,
@@ -124,6 +127,10 @@ pub(crate) struct IssueCtx<'a, 'e> {
     /// Issue only CTA-private instructions ([`emu::Launch::next_is_cta_private`]) and
     /// stop before any other: the parallel phase ([`Sm::issue_private`]).
     pub private_only: bool,
+    /// A window of cycles ([`Sm::step_window`]): also stop before a call, return or exit
+    /// of a warp whose deferred access waits for the merge (its frame must still be
+    /// the one the access writes when the merge performs it).
+    pub window: bool,
 }
 
 /// The address map as the issue stage holds it.
@@ -182,6 +189,28 @@ struct PendingAccess {
     slot: LocalSlot,
     /// The access (`Some` only when the operation waits for the address map).
     rebuild: Option<emu::MemInfo>,
+    /// The cycle it issued in (a window's merge performs each in its cycle's SM turn).
+    cycle: Cycle,
+}
+
+/// What a window did on an SM's thread ([`Sm::step_window`]), for the merge.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WindowStep {
+    /// The first cycle the SM runs live in the merge (its own events at their markers,
+    /// its whole cycles in its SM-order slot); the window's end if it ran it all.
+    pub live_from: Cycle,
+    /// The cycle whose shared part ([`Sm::cycle_shared`]) the merge runs live: its
+    /// issue stage stopped there (an instruction that is not CTA-private, an emulator
+    /// error, a bulk copy to land, an access that places an allocation).
+    pub shared_at: Option<Cycle>,
+    /// Bit `i`: cycle `t + i` was one the one-thread loop visits for this SM (it was
+    /// due, or its own events reported to it); `progress`: it progressed then.
+    pub visited: u64,
+    pub progress: u64,
+    /// Warp instructions it issued on its thread.
+    pub issued: u64,
+    /// The cycle (its last on its thread) in which a CTA retired.
+    pub retired_at: Option<Cycle>,
 }
 
 /// Where a cycle's issue stage stands: the next scheduler to run and, when the parallel
@@ -688,6 +717,10 @@ pub(crate) struct Sm {
     pending_values: Vec<u64>,
     /// Bulk copies retired since the last issue stage, to land on the launch.
     bulk_landed: Vec<BulkLanding>,
+    /// In a window ([`Sm::step_window`]) until its merge ends: a CTA that retires is kept
+    /// here (with its slot) for the deferred accesses the merge still performs on it.
+    windowing: bool,
+    retired_in_window: Vec<(usize, CtaSlot)>,
 }
 
 impl Sm {
@@ -834,6 +867,8 @@ impl Sm {
             pending_values: Vec::new(),
             bulk_landed: Vec::new(),
             issue_error: None,
+            windowing: false,
+            retired_in_window: Vec::new(),
         }
     }
 
@@ -1195,6 +1230,7 @@ impl Sm {
             addresses: Addresses::Whole(&mut *ctx.addresses),
             texture_path: ctx.memory.config().texture_cache.is_some(),
             private_only: false,
+            window: false,
         };
         // Bulk copies whose data arrived land (and complete on their mbarriers) before
         // anything issues: a waiter issuing now sees them.
@@ -1204,18 +1240,26 @@ impl Sm {
         // The global accesses [`Sm::issue_private`] issued, before anything this SM
         // issues now and after every lower SM's cycle: the one-thread order.
         if !self.pending.is_empty() {
-            self.complete_accesses(&mut issue)?;
+            self.complete_accesses(&mut issue, Cycle::NEVER)?;
         }
         if let Some(e) = self.issue_error.take() {
             return Err(*e);
         }
         // 4. Issue (from where [`Sm::issue_private`] stopped, if it ran).
         self.issue_stages(now, &mut issue)?;
+        self.cycle_tail(now, ctx.info, &mut ctx.memory.port(self.id));
+        Ok(())
+    }
+
+    /// The end of the cycle at `now`, after issue: fetch (on `port`), the cycle's
+    /// counters and the next wake-up. Reads and writes only this SM and its front end.
+    #[inline]
+    fn cycle_tail(&mut self, now: Cycle, info: &KernelInfo, port: &mut SmPort<'_>) {
         let mut progress = std::mem::take(&mut self.private_progress);
         let earliest_ib = self.issue_at.earliest_ib;
 
         // 5-6. Decode happened when fetches returned (`memory_done`); fetch.
-        progress |= self.fetch_stage(now, ctx);
+        progress |= self.fetch_stage(now, info, port);
 
         self.stats.resident_warp_cycles += u64::from(self.resident_warps);
         self.accounted_until = now + Cycles::new(1);
@@ -1248,7 +1292,125 @@ impl Sm {
             }
             t.max(now + Cycles::new(1))
         };
-        Ok(())
+    }
+
+    /// Steps this SM through the cycles of a window `t..end` on its own thread
+    /// (`docs/parallel.md`, "Step 3, second part"): at each cycle after the first, its
+    /// own memory events ([`FrontEnds::run_local`], logged for the merge) and their
+    /// reports, then, if it is due, its cycle: the private part, the issue stage on
+    /// `cx`'s executor (CTA-private instructions and deferred global accesses, which the
+    /// merge performs in their cycle's SM turn) and fetch. Stops at the first thing that
+    /// needs the merge: an issue stage that stopped ([`WindowStep::shared_at`]), or the
+    /// end of a cycle in which a CTA retired (CTA placement follows every retire in the
+    /// one-thread order). An SM without CTAs when every CTA is placed runs live (it may
+    /// be past the kernel's end). The caller ran the memory system up to `t` and took
+    /// the SM's reports.
+    pub(crate) fn step_window(
+        &mut self,
+        (t, end): (Cycle, Cycle),
+        fronts: &FrontEnds<'_>,
+        m: &mut SmMemory,
+        cx: &mut IssueCtx<'_, '_>,
+        all_placed: bool,
+    ) -> WindowStep {
+        let mut r = WindowStep {
+            live_from: end,
+            ..WindowStep::default()
+        };
+        if all_placed && self.resident_ctas == 0 {
+            r.live_from = t;
+            return r;
+        }
+        fronts.begin_window(m, end);
+        self.windowing = true;
+        let mut d = t;
+        while d < end {
+            let bit = 1u64 << (d - t).get();
+            if d > t && fronts.run_local(self.id, m, d) {
+                let reports = fronts.take_reports(m);
+                let mut any = false;
+                for c in reports.done {
+                    any = true;
+                    if let Some(owner) = self.take_owner(c.id) {
+                        self.memory_done(owner, c.at);
+                    }
+                }
+                for at in reports.unblocked {
+                    any = true;
+                    self.memory_unblocked(at);
+                }
+                if any {
+                    r.visited |= bit;
+                    r.progress |= bit;
+                }
+            }
+            if self.next_wake <= d {
+                r.visited |= bit;
+                let before = self.stats.warp_instructions;
+                let pending_before = self.pending.len();
+                self.cycle_private(d, cx.info, fronts.port_at(self.id, m, d));
+                if let Err(e) = self.issue_stages(d, cx) {
+                    self.issue_error = Some(Box::new(e));
+                }
+                let issued = self.stats.warp_instructions - before;
+                r.issued += issued;
+                if issued > 0 {
+                    r.progress |= bit;
+                }
+                let finished = self.issue_error.is_none()
+                    && self.bulk_landed.is_empty()
+                    && self.issue_at.stopped.is_none()
+                    && self.issue_at.scheduler >= self.schedulers.len()
+                    && self.pending[pending_before..]
+                        .iter()
+                        .all(|p| p.rebuild.is_none());
+                if !finished {
+                    fronts.end_phase(m, d);
+                    if self.cta_retired {
+                        r.retired_at = Some(d);
+                    }
+                    r.shared_at = Some(d);
+                    r.live_from = d + Cycles::new(1);
+                    return r;
+                }
+                self.cycle_tail(d, cx.info, &mut fronts.port_at(self.id, m, d));
+                fronts.end_phase(m, d);
+                if self.cta_retired {
+                    r.retired_at = Some(d);
+                    r.live_from = d + Cycles::new(1);
+                    return r;
+                }
+            }
+            d += Cycles::new(1);
+        }
+        r
+    }
+
+    /// The merge of a window, in this SM's turn of cycle `through`: performs the
+    /// deferred global accesses it issued on its thread up to that cycle, on the launch.
+    pub(crate) fn complete_window_accesses(
+        &mut self,
+        through: Cycle,
+        ctx: &mut Ctx<'_, '_>,
+    ) -> Result<(), emu::ExecError> {
+        if self.pending.first().is_none_or(|p| p.cycle > through) {
+            return Ok(());
+        }
+        let mut issue = IssueCtx {
+            launch: &mut *ctx.launch,
+            info: ctx.info,
+            addresses: Addresses::Whole(&mut *ctx.addresses),
+            texture_path: ctx.memory.config().texture_cache.is_some(),
+            private_only: false,
+            window: false,
+        };
+        self.complete_accesses(&mut issue, through)
+    }
+
+    /// The window's merge is over: retired CTAs kept for it go.
+    pub(crate) fn end_window(&mut self) {
+        self.windowing = false;
+        self.retired_in_window.clear();
     }
 
     /// Lands the bulk copies that retired, in retirement order, on the CTA that issued
@@ -1274,10 +1436,15 @@ impl Sm {
     /// load's read, a store's write, an atomic's read-modify-write with its old values
     /// written to its registers), and builds the memory operation of each that touched
     /// an allocation first, placing it as the one-thread run does.
-    fn complete_accesses(&mut self, cx: &mut IssueCtx<'_, '_>) -> Result<(), emu::ExecError> {
+    fn complete_accesses(
+        &mut self,
+        cx: &mut IssueCtx<'_, '_>,
+        through: Cycle,
+    ) -> Result<(), emu::ExecError> {
         let mut pending = std::mem::take(&mut self.pending);
+        let n = pending.iter().take_while(|p| p.cycle <= through).count();
         let mut result = Ok(());
-        for p in &pending {
+        for p in &pending[..n] {
             if let Some(mem) = p.rebuild {
                 let mut step = emu::WarpStep {
                     exec_mask: p.access.exec_mask,
@@ -1299,7 +1466,16 @@ impl Sm {
                 // A global load keeps its L1D choice (`Space::GlobalBypass`).
                 op.l1d_space = space;
             }
-            if let Some(slot) = self.ctas[p.cta_slot].as_mut() {
+            // A CTA that retired later in a window is kept for its accesses.
+            let slot = match self.ctas[p.cta_slot].as_mut() {
+                Some(slot) => Some(slot),
+                None => self
+                    .retired_in_window
+                    .iter_mut()
+                    .find(|(i, _)| *i == p.cta_slot)
+                    .map(|(_, slot)| slot),
+            };
+            if let Some(slot) = slot {
                 let (start, len) = (p.values.0 as usize, p.values.1 as usize);
                 let values = &self.pending_values[start..start + len];
                 result = cx
@@ -1310,9 +1486,11 @@ impl Sm {
                 }
             }
         }
-        pending.clear();
+        pending.drain(..n);
         self.pending = pending;
-        self.pending_values.clear();
+        if self.pending.is_empty() {
+            self.pending_values.clear();
+        }
         result
     }
 
@@ -1412,7 +1590,10 @@ impl Sm {
         if let Some(slot) = self.ctas[c].as_mut() {
             slot.warps_left -= 1;
             if slot.warps_left == 0 {
-                self.ctas[c] = None;
+                let gone = self.ctas[c].take();
+                if let (true, Some(gone)) = (self.windowing, gone) {
+                    self.retired_in_window.push((c, gone));
+                }
                 self.resident_ctas -= 1;
                 self.cta_retired = true;
             }
@@ -1580,7 +1761,9 @@ impl Sm {
                     }
                 }
                 if cx.private_only
-                    && (self.pending.len() > deferred_before || !self.next_is_cta_private(w, cx))
+                    && (self.pending.len() > deferred_before
+                        || !self.next_is_cta_private(w, cx)
+                        || (cx.window && self.frame_hazard(w, cx)))
                 {
                     self.issue_at.stopped = Some((w, k));
                     return Ok(());
@@ -1598,6 +1781,24 @@ impl Sm {
             self.issue_at.scheduler += 1;
         }
         Ok(())
+    }
+
+    /// In a window: whether warp `w` has a deferred access the merge has yet to perform
+    /// and its next instruction changes its call frames (a call, return or exit), so
+    /// that the frame the access writes might not be the same one at the merge.
+    fn frame_hazard(&mut self, w: u16, cx: &IssueCtx<'_, '_>) -> bool {
+        let warp = &self.warps[w as usize];
+        let (cta, in_cta) = (warp.cta as usize, warp.in_cta as usize);
+        if !self
+            .pending
+            .iter()
+            .any(|p| p.cta_slot == cta && p.in_cta == in_cta)
+        {
+            return false;
+        }
+        self.ctas[cta]
+            .as_mut()
+            .is_some_and(|slot| cx.launch.next_changes_frames(&mut slot.cta, in_cta))
     }
 
     /// Whether warp `w`'s next instruction is CTA-private (a warp without a CTA issues
@@ -1853,6 +2054,7 @@ impl Sm {
                     in_cta: u32::from(self.warps[wi].in_cta),
                 },
                 rebuild: step.mem.filter(|_| unplaced && memop != NO_MEMOP),
+                cycle: now,
             });
         }
         let scheduler = self.warps[wi].scheduler;
@@ -2168,13 +2370,13 @@ impl Sm {
 
     /// Fetch: one warp with an empty buffer reads its next instructions (the modern core:
     /// one warp per sub-core, [`front_end`]). Returns progress.
-    fn fetch_stage(&mut self, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
+    fn fetch_stage(&mut self, now: Cycle, info: &KernelInfo, port: &mut SmPort<'_>) -> bool {
         let n = self.warps.len();
         debug_assert!((0..n).all(|w| {
             self.warps[w].wants_fetch(self.refill_below) == self.fetchable.contains(w)
         }));
         if self.front_end.is_some() {
-            return self.fetch_per_sub_core(now, ctx);
+            return self.fetch_per_sub_core(now, info, port);
         }
         // Round robin from `fetch_rr`: the first warp wanting a fetch tries (most
         // evaluations of a memory-bound SM have none).
@@ -2182,14 +2384,14 @@ impl Sm {
             return false;
         }
         if let Some(w) = bits::RoundRobin::new(self.fetch_rr, n).next(&self.fetchable) {
-            return self.fetch_from_icache(w, now, ctx);
+            return self.fetch_from_icache(w, now, port);
         }
         false
     }
 
     /// Warp `w` reads the instruction cache line of its PC through the memory system.
     /// Returns whether the request was accepted.
-    fn fetch_from_icache(&mut self, w: usize, now: Cycle, ctx: &mut Ctx<'_, '_>) -> bool {
+    fn fetch_from_icache(&mut self, w: usize, now: Cycle, port: &mut SmPort<'_>) -> bool {
         let warp = &self.warps[w];
         // Instruction fetch moves whole lines (a miss fills every sector).
         let addr = inst_address(warp.func, warp.pc);
@@ -2203,7 +2405,7 @@ impl Sm {
             space: Space::Inst,
             lines: &lines,
         };
-        match ctx.memory.issue(self.id, now, req) {
+        match port.issue(now, req) {
             Ok(id) => {
                 set_owner(&mut self.owners, id, Owner::Fetch(w as u16));
                 self.warps[w].fetch_pending = true;
