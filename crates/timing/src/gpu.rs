@@ -800,26 +800,10 @@ impl TimingSimulator {
             if let Some((reason, _)) = &functional_stop {
                 break KernelEnd::Stopped(now, reason.clone());
             }
-            let mut progressed = false;
             // What the SMs' own memory events reported (completions, unblocks), SM by SM:
             // each report changes only its SM, so the order among SMs changes nothing.
             self.memory.advance(now);
-            while let Some((sm, reports)) = self.memory.take_reports() {
-                let Some(s) = self.sms.get_mut(sm) else {
-                    continue;
-                };
-                for c in reports.done {
-                    progressed = true;
-                    if let Some(owner) = s.take_owner(c.id) {
-                        s.memory_done(owner, c.at);
-                    }
-                }
-                for at in reports.unblocked {
-                    progressed = true;
-                    s.memory_unblocked(at);
-                }
-                wake.set(sm, s.next_wake);
-            }
+            let progressed = deliver_reports(&mut self.memory, &mut self.sms, &mut wake);
             // A window only where no limit can stop the kernel inside it: the cycle limit,
             // the instruction budget (checked after every cycle; an SM issues at most its
             // schedulers times the issue width a cycle) and the watchdog.
@@ -864,22 +848,7 @@ impl TimingSimulator {
                     if d > t {
                         self.memory.replay_cycle(d, &live_from);
                         // The reports of the SMs running live.
-                        while let Some((sm, reports)) = self.memory.take_reports() {
-                            let Some(s) = self.sms.get_mut(sm) else {
-                                continue;
-                            };
-                            for c in reports.done {
-                                progress = true;
-                                if let Some(owner) = s.take_owner(c.id) {
-                                    s.memory_done(owner, c.at);
-                                }
-                            }
-                            for at in reports.unblocked {
-                                progress = true;
-                                s.memory_unblocked(at);
-                            }
-                            wake.set(sm, s.next_wake);
-                        }
+                        progress |= deliver_reports(&mut self.memory, &mut self.sms, &mut wake);
                     }
                     for st in &steps {
                         visited |= st.visited & bit != 0;
@@ -1338,6 +1307,29 @@ struct KernelBegun {
 }
 
 /// Every live warp of `sms` and what it waits for.
+/// Hands every SM the completions and unblocks its own memory events reported, SM by SM
+/// (each changes only its SM), and updates its wake-up time; `true` if there were any.
+fn deliver_reports(memory: &mut MemorySystem, sms: &mut [Sm], wake: &mut WakeTimes) -> bool {
+    let mut any = false;
+    while let Some((sm, reports)) = memory.take_reports() {
+        let Some(s) = sms.get_mut(sm) else {
+            continue;
+        };
+        for c in reports.done {
+            any = true;
+            if let Some(owner) = s.take_owner(c.id) {
+                s.memory_done(owner, c.at);
+            }
+        }
+        for at in reports.unblocked {
+            any = true;
+            s.memory_unblocked(at);
+        }
+        wake.set(sm, s.next_wake);
+    }
+    any
+}
+
 fn warp_states(sms: &[Sm], launch: &emu::Launch<'_>) -> WarpStates {
     WarpStates(
         sms.iter()
