@@ -300,6 +300,22 @@ const BITS_PRED: &[ScalarType] = &[B16, B32, B64, Pred];
 const FLOATS: &[ScalarType] = &[F32, F64];
 const ALL_16_64: &[ScalarType] = &[B16, B32, B64, S16, U16, S32, U32, S64, U64, F16, F32, F64];
 
+/// `atom`'s and `red`'s operations; the first [`REDUCTION_OPS`] are also `red.async`'s
+/// (it has no `.exch` or `.cas`).
+const ATOM_OPS: &[(Flag, AtomOp)] = &[
+    (Flag::Add, AtomOp::Add),
+    (Flag::Min, AtomOp::Min),
+    (Flag::Max, AtomOp::Max),
+    (Flag::Inc, AtomOp::Inc),
+    (Flag::Dec, AtomOp::Dec),
+    (Flag::And, AtomOp::And),
+    (Flag::Or, AtomOp::Or),
+    (Flag::Xor, AtomOp::Xor),
+    (Flag::Exch, AtomOp::Exch),
+    (Flag::Cas, AtomOp::Cas),
+];
+const REDUCTION_OPS: usize = 8;
+
 pub(crate) fn widen(t: ScalarType) -> Option<ScalarType> {
     Some(match t {
         S16 => S32,
@@ -3309,22 +3325,9 @@ impl FnLower<'_, '_> {
             return Err(DecodeError::new("'red.async' needs .relaxed.cluster"));
         }
         let space = Self::async_store_space(m, "red.async")?;
-        let op = m
-            .pick(&[
-                (Flag::Add, AtomOp::Add),
-                (Flag::Min, AtomOp::Min),
-                (Flag::Max, AtomOp::Max),
-                (Flag::Inc, AtomOp::Inc),
-                (Flag::Dec, AtomOp::Dec),
-                (Flag::And, AtomOp::And),
-                (Flag::Or, AtomOp::Or),
-                (Flag::Xor, AtomOp::Xor),
-            ])
-            .ok_or_else(|| {
-                DecodeError::new(
-                    "'red.async' needs .add, .min, .max, .inc, .dec, .and, .or or .xor",
-                )
-            })?;
+        let op = m.pick(&ATOM_OPS[..REDUCTION_OPS]).ok_or_else(|| {
+            DecodeError::new("'red.async' needs .add, .min, .max, .inc, .dec, .and, .or or .xor")
+        })?;
         let ty = m.need_ty()?;
         let allowed: &[ScalarType] = match op {
             AtomOp::Inc | AtomOp::Dec => &[U32],
@@ -3373,22 +3376,9 @@ impl FnLower<'_, '_> {
                 _ => return Err(DecodeError::new(format!("'{opc}' cannot access .{s}"))),
             },
         };
-        let op = m
-            .pick(&[
-                (Flag::Add, AtomOp::Add),
-                (Flag::Min, AtomOp::Min),
-                (Flag::Max, AtomOp::Max),
-                (Flag::Inc, AtomOp::Inc),
-                (Flag::Dec, AtomOp::Dec),
-                (Flag::And, AtomOp::And),
-                (Flag::Or, AtomOp::Or),
-                (Flag::Xor, AtomOp::Xor),
-                (Flag::Exch, AtomOp::Exch),
-                (Flag::Cas, AtomOp::Cas),
-            ])
-            .ok_or_else(|| {
-                DecodeError::new(format!("'{opc}' needs an operation (.add, .cas, ...)"))
-            })?;
+        let op = m.pick(ATOM_OPS).ok_or_else(|| {
+            DecodeError::new(format!("'{opc}' needs an operation (.add, .cas, ...)"))
+        })?;
         let noftz = m.other("noftz");
         let ty = m.need_ty()?;
         let allowed: &[ScalarType] = match op {
